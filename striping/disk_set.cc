@@ -1,0 +1,236 @@
+#include "striping/disk_set.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/unique_fd.h"
+
+namespace graphfs {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct Identity {
+  std::string set_id;
+  uint32_t index = 0;
+  uint32_t count = 0;
+};
+
+Result<Identity> ReadIdentity(const std::string& disk) {
+  struct stat st;
+  if (::stat(disk.c_str(), &st) != 0) return Error::FromErrno("disk " + disk);
+  if (!S_ISDIR(st.st_mode)) return Error(ENOTDIR, "disk " + disk + " is not a directory");
+  auto text = ReadSmallFile(disk + "/" + kDiskIdentityFile, 64 << 10);
+  if (!text.ok()) return text.error();
+  try {
+    json j = json::parse(*text);
+    Identity id;
+    id.set_id = j.at("set").get<std::string>();
+    id.index = j.at("index").get<uint32_t>();
+    id.count = j.at("count").get<uint32_t>();
+    return id;
+  } catch (const std::exception& e) {
+    return Error(EINVAL, "disk " + disk + ": damaged identity file " + kDiskIdentityFile + ": " + e.what());
+  }
+}
+
+std::string Absolute(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) != nullptr) return buf;
+  return path;
+}
+
+}  // namespace
+
+std::string NewId() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Error::FromErrno("open " + path);
+  std::string out;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::FromErrno("read " + path);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > limit) return Error(EFBIG, path + " is larger than " + std::to_string(limit) + " bytes");
+  }
+  return out;
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd.valid()) return Error::FromErrno("create " + tmp);
+    size_t done = 0;
+    while (done < content.size()) {
+      ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        Error e = Error::FromErrno("write " + tmp);
+        ::unlink(tmp.c_str());
+        return e;
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0) {
+      Error e = Error::FromErrno("fsync " + tmp);
+      ::unlink(tmp.c_str());
+      return e;
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Error e = Error::FromErrno("rename " + tmp + " to " + path);
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  if (dir.empty()) dir = ".";
+  UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd.valid()) ::fsync(dfd.get());
+  return Status::Ok();
+}
+
+Result<DiskSet> DiskSet::Claim(const std::vector<std::string>& raw_paths) {
+  if (raw_paths.empty()) return Error(EINVAL, "no disks given");
+  std::vector<std::string> paths;
+  for (const auto& p : raw_paths) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) return Error::FromErrno("disk " + p);
+    if (!S_ISDIR(st.st_mode)) return Error(ENOTDIR, "disk " + p + " is not a directory");
+    paths.push_back(Absolute(p));
+  }
+  for (size_t i = 0; i < paths.size(); ++i)
+    for (size_t j = i + 1; j < paths.size(); ++j)
+      if (paths[i] == paths[j]) return Error(EINVAL, "disk " + paths[i] + " is listed twice");
+
+  // Existing identities decide the set; every stamped disk must agree with its position.
+  std::string set_id;
+  std::vector<bool> stamped(paths.size(), false);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto id = ReadIdentity(paths[i]);
+    if (!id.ok()) {
+      if (id.error().code() == ENOENT) continue;
+      return id.error();
+    }
+    stamped[i] = true;
+    if (set_id.empty()) set_id = id->set_id;
+    if (id->set_id != set_id)
+      return Error(EINVAL, "disk " + paths[i] + " belongs to another disk set (" + id->set_id +
+                               "); give disks of one set, or blank disks");
+    if (id->index != i || id->count != paths.size())
+      return Error(EINVAL, "disk " + paths[i] + " is disk " + std::to_string(id->index) + " of " +
+                               std::to_string(id->count) + " in its set, but was given as disk " +
+                               std::to_string(i) + " of " + std::to_string(paths.size()) +
+                               " (give the disks in their original order)");
+  }
+  if (set_id.empty()) set_id = NewId();
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (::mkdir((paths[i] + "/parts").c_str(), 0700) != 0 && errno != EEXIST)
+      return Error::FromErrno("create " + paths[i] + "/parts");
+    if (stamped[i]) continue;
+    json j = {{"version", 1}, {"set", set_id}, {"index", i}, {"count", paths.size()}};
+    GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(paths[i] + "/" + kDiskIdentityFile, j.dump() + "\n"));
+  }
+  return DiskSet(set_id, paths);
+}
+
+Result<DiskSet> DiskSet::Open(const DiskRegistry& registry) {
+  if (registry.disks.empty()) return Error(EINVAL, "disk set " + registry.set_id + " lists no disks");
+  for (size_t i = 0; i < registry.disks.size(); ++i) {
+    const std::string& disk = registry.disks[i];
+    const std::string label = "disk " + std::to_string(i) + " (" + disk + ")";
+    auto id = ReadIdentity(disk);
+    if (!id.ok()) {
+      if (id.error().code() == ENOENT)
+        return Error(ENODEV, label + " is missing: no " + std::string(kDiskIdentityFile) +
+                                 " there (not mounted?)");
+      return id.error().Wrap(label);
+    }
+    if (id->set_id != registry.set_id)
+      return Error(ENODEV, label + " is a foreign disk: it belongs to set " + id->set_id + ", expected " +
+                               registry.set_id);
+    if (id->index != i)
+      return Error(ENODEV, label + " carries disk " + std::to_string(id->index) +
+                               " of the set: disks swapped? expected disk " + std::to_string(i));
+    if (id->count != registry.disks.size())
+      return Error(ENODEV, label + " belongs to a set of " + std::to_string(id->count) + " disks, registry lists " +
+                               std::to_string(registry.disks.size()));
+    struct stat st;
+    if (::stat((disk + "/parts").c_str(), &st) != 0) return Error::FromErrno(label + ": parts directory");
+  }
+  return DiskSet(registry.set_id, registry.disks);
+}
+
+std::string DiskSet::PartPath(uint32_t disk, const std::string& file_id) const {
+  return paths_[disk] + "/parts/" + file_id;
+}
+
+Result<DiskRegistry> ReadRegistry(const std::string& graph_dir) {
+  const std::string path = graph_dir + "/" + kRegistryDir + "/" + kRegistryFile;
+  auto text = ReadSmallFile(path);
+  if (!text.ok()) return text.error();
+  try {
+    json j = json::parse(*text);
+    DiskRegistry r;
+    r.set_id = j.at("set").get<std::string>();
+    r.disks = j.at("disks").get<std::vector<std::string>>();
+    return r;
+  } catch (const std::exception& e) {
+    return Error(EINVAL, "damaged disk registry " + path + ": " + e.what());
+  }
+}
+
+Status WriteRegistry(const std::string& graph_dir, const DiskRegistry& registry) {
+  const std::string dir = graph_dir + "/" + kRegistryDir;
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("create " + dir);
+  json j = {{"version", 1}, {"set", registry.set_id}, {"disks", registry.disks}};
+  return WriteFileAtomic(dir + "/" + kRegistryFile, j.dump(2) + "\n");
+}
+
+std::vector<std::string> FindRegistries(const std::string& root, int max_depth) {
+  std::vector<std::string> found;
+  struct stat st;
+  if (::stat((root + "/" + kRegistryDir + "/" + kRegistryFile).c_str(), &st) == 0) found.push_back(root);
+  if (max_depth <= 0) return found;
+  DIR* dir = ::opendir(root.c_str());
+  if (dir == nullptr) return found;
+  while (struct dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
+    std::string child = root + "/" + e->d_name;
+    if (e->d_type == DT_UNKNOWN && (::lstat(child.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) continue;
+    auto sub = FindRegistries(child, max_depth - 1);
+    found.insert(found.end(), sub.begin(), sub.end());
+  }
+  ::closedir(dir);
+  return found;
+}
+
+}  // namespace graphfs

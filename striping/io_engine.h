@@ -1,0 +1,105 @@
+// One request queue and io_uring worker(s) per disk, so each disk streams on its own and
+// all disks work at once (CSMqGraph). For comparison the engine can instead run one shared
+// queue served by a pool of workers, the classic thread-pool model.
+//
+// Callers describe I/O as IoRuns: one contiguous range of one part file, scattered over
+// caller memory. Runs of one user request share an IoBatch; the caller waits on it.
+// Reads that reach the end of a part file come back zero-filled: a part shorter than its
+// share of the logical file holds a hole.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+
+namespace graphfs {
+
+enum class IoKind { kRead, kWrite, kSync };
+
+// Completion of a group of runs. Thread-safe; Wait() returns once every run finished.
+class IoBatch {
+ public:
+  void Add(int runs) { pending_.fetch_add(runs, std::memory_order_relaxed); }
+  void Finish(int error);  // error 0 = success; the first error wins
+  void Wait();
+  bool done() const { return pending_.load(std::memory_order_acquire) == 0; }
+  // errno of the first failed run, 0 if all succeeded. Valid after Wait().
+  int error() const { return error_.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<int> pending_{0};
+  std::atomic<int> error_{0};
+};
+
+struct IoRun {
+  IoKind kind = IoKind::kRead;
+  uint32_t disk = 0;
+  int fd = -1;
+  uint64_t offset = 0;
+  std::vector<iovec> iov;  // consumed as the run progresses (short transfers resubmit the rest)
+  IoBatch* batch = nullptr;
+  uint64_t Length() const;
+};
+
+struct DiskCounters {
+  std::atomic<uint64_t> bytes_read{0};
+  std::atomic<uint64_t> bytes_written{0};
+  std::atomic<uint64_t> reads{0};
+  std::atomic<uint64_t> writes{0};
+  std::atomic<uint64_t> errors{0};
+  std::atomic<uint64_t> queued{0};  // runs waiting or in flight now
+};
+
+struct IoEngineOptions {
+  enum class Mode { kPerDisk, kShared };
+  uint32_t disks = 1;
+  Mode mode = Mode::kPerDisk;
+  uint32_t workers_per_disk = 1;  // kPerDisk
+  uint32_t shared_workers = 4;    // kShared
+  uint32_t queue_depth = 4;       // runs in flight per worker
+};
+
+class IoQueue;
+
+class IoEngine {
+ public:
+  static Result<std::unique_ptr<IoEngine>> Start(const IoEngineOptions& options);
+  ~IoEngine();  // drains every queue, then stops the workers
+  IoEngine(const IoEngine&) = delete;
+  IoEngine& operator=(const IoEngine&) = delete;
+
+  // Queues the runs (their batch must already count them: batch->Add). The runs and
+  // their buffers must stay alive until the batch is done.
+  void Submit(IoRun* const* runs, size_t count);
+  // Convenience: adds all runs to `batch`, submits them and waits. Returns the first error.
+  Status SubmitAndWait(std::vector<IoRun>& runs, IoBatch& batch);
+
+  const IoEngineOptions& options() const { return options_; }
+  uint32_t disks() const { return options_.disks; }
+  const DiskCounters& counters(uint32_t disk) const { return *counters_[disk]; }
+  DiskCounters& counters(uint32_t disk) { return *counters_[disk]; }
+
+  // Fault injection for tests: every I/O to `disk` fails with `error` (0 clears it).
+  void InjectFault(uint32_t disk, int error);
+  int fault(uint32_t disk) const { return faults_[disk]->load(std::memory_order_relaxed); }
+
+ private:
+  explicit IoEngine(const IoEngineOptions& options);
+  IoEngineOptions options_;
+  std::vector<std::unique_ptr<IoQueue>> queues_;
+  std::vector<std::unique_ptr<DiskCounters>> counters_;
+  std::vector<std::unique_ptr<std::atomic<int>>> faults_;
+  friend class IoQueue;
+};
+
+}  // namespace graphfs

@@ -1,0 +1,46 @@
+// The manifest of a striped file: what replaces the file's bytes in the source directory.
+//
+// After striping, SOURCE/PATH is a small stub file; its extended attribute
+// `user.graphfs.stripe` holds the manifest (JSON): the file's id (its parts are
+// DISK/parts/<id>), its logical size, the stripe layout and the disk set. The xattr is
+// the single source of truth; it is updated with fsetxattr and made durable by fsync
+// of the stub, so size and layout survive crashes once fsync returned.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "striping/stripe_map.h"
+
+namespace graphfs {
+
+inline constexpr const char* kManifestXattr = "user.graphfs.stripe";
+// Every xattr under this prefix is graphfs's own: hidden from and refused to users of the mount.
+inline constexpr const char* kReservedXattrPrefix = "user.graphfs.";
+// Stubs are never larger than this; bigger files are not probed for a manifest.
+inline constexpr uint64_t kMaxStubSize = 4096;
+inline constexpr const char* kStubText =
+    "This file is striped by graphfs: its bytes live on the disks named in the xattr user.graphfs.stripe.\n"
+    "Read it through a graphfs mount, or bring the plain file back with scripts/graphfs-unstripe.\n";
+
+struct StripeManifest {
+  std::string file_id;
+  std::string set_id;
+  uint64_t size = 0;
+  StripeLayout layout;
+  // XXH3-64 of the whole content at striping time; cleared once the file is modified.
+  std::optional<uint64_t> checksum;
+
+  std::string Encode() const;
+  static Result<StripeManifest> Decode(const std::string& text);
+};
+
+// Reads the manifest of the file at `path` (not following a final symlink). Returns
+// nullopt when the file carries none (an ordinary file).
+Result<std::optional<StripeManifest>> ReadManifest(const std::string& path);
+Result<std::optional<StripeManifest>> ReadManifestFd(int fd);
+Status WriteManifestFd(int fd, const StripeManifest& manifest);
+
+}  // namespace graphfs

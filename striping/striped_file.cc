@@ -1,0 +1,361 @@
+#include "striping/striped_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace graphfs {
+
+bool MemoryBudget::TryTake(uint64_t bytes) {
+  uint64_t cur = used_.load(std::memory_order_relaxed);
+  while (cur + bytes <= limit_) {
+    if (used_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+AlignedBuffer::AlignedBuffer(size_t size) : size_(size) {
+  if (size == 0) return;
+  void* p = nullptr;
+  if (::posix_memalign(&p, kDirectAlign, size) != 0) {
+    size_ = 0;
+    return;
+  }
+  data_ = static_cast<char*>(p);
+}
+
+AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
+  if (this != &o) {
+    std::free(data_);
+    data_ = o.data_;
+    size_ = o.size_;
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+StripeUnit::~StripeUnit() {
+  // A unit is only destroyed once its load finished: loads hold a reference via the map
+  // or a reader, and ReadUnit waits before handing a unit out; but an evicted unit still
+  // loading must not free memory the disk is writing into.
+  batch.Wait();
+  if (budget != nullptr) budget->Give(charge);
+}
+
+namespace {
+
+bool Aligned(uint64_t v) { return v % kDirectAlign == 0; }
+
+}  // namespace
+
+Status StripedFile::CreateParts(const DiskSet& disks, const std::string& file_id) {
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    const std::string path = disks.PartPath(d, file_id);
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+    if (!fd.valid()) return Error::FromErrno("create part " + path);
+    if (::fsync(fd.get()) != 0) return Error::FromErrno("fsync part " + path);
+  }
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    UniqueFd dir(::open((disks.path(d) + "/parts").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.valid()) ::fsync(dir.get());
+  }
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoEngine* io, UniqueFd stub_fd,
+                                                       const StripeManifest& manifest,
+                                                       const StripedFileOptions& options) {
+  if (manifest.set_id != disks.set_id())
+    return Error(EIO, "striped file " + manifest.file_id + " belongs to disk set " + manifest.set_id +
+                          ", not to the mounted set " + disks.set_id());
+  if (manifest.layout.disks != disks.size())
+    return Error(EIO, "striped file " + manifest.file_id + " spans " + std::to_string(manifest.layout.disks) +
+                          " disks, the set has " + std::to_string(disks.size()));
+  if (io != nullptr && io->disks() != disks.size()) return Error(EINVAL, "I/O engine disk count mismatch");
+  auto map = StripeMap::Create(manifest.layout);
+  if (!map.ok()) return map.error();
+  std::shared_ptr<StripedFile> f(new StripedFile(disks, io, std::move(stub_fd), manifest, *map, options));
+  const int mode = options.writable ? O_RDWR : O_RDONLY;
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    Part& p = f->parts_[d];
+    p.path = disks.PartPath(d, manifest.file_id);
+    p.fd.reset(::open(p.path.c_str(), mode | O_CLOEXEC | O_NOFOLLOW));
+    if (!p.fd.valid())
+      return Error::FromErrno(EIO == errno ? EIO : errno,
+                              "part of striped file on disk " + std::to_string(d) + " (" + p.path + ")");
+    if (options.direct_io) {
+      p.direct.reset(::open(p.path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW));
+      // Filesystems without O_DIRECT (tmpfs) fall back to buffered reads.
+    }
+  }
+  return f;
+}
+
+StripedFile::StripedFile(const DiskSet& disks, IoEngine* io, UniqueFd stub_fd, const StripeManifest& m,
+                         StripeMap map, const StripedFileOptions& options)
+    : io_(io), stub_fd_(std::move(stub_fd)), map_(map), options_(options), parts_(disks.size()), manifest_(m) {
+  size_.store(m.size);
+}
+
+StripedFile::~StripedFile() {
+  if (options_.writable) (void)Flush();
+  std::lock_guard<std::mutex> lock(units_mu_);
+  units_.clear();
+}
+
+StripeManifest StripedFile::manifest() const {
+  std::lock_guard<std::mutex> lock(manifest_mu_);
+  StripeManifest m = manifest_;
+  m.size = size();
+  return m;
+}
+
+uint64_t StripedFile::unit_count() const { return (size() + map_.unit() - 1) / map_.unit(); }
+
+std::vector<IoRun> StripedFile::PlanRuns(IoKind kind, uint64_t offset, uint64_t length, char* buf) const {
+  std::vector<IoRun> runs;
+  for (const DiskRun& dr : StripeMap::MergeRuns(map_.Split(offset, length), options_.max_run_bytes)) {
+    IoRun run;
+    run.kind = kind;
+    run.disk = dr.disk;
+    run.offset = dr.disk_offset;
+    bool aligned = Aligned(dr.disk_offset) && Aligned(dr.length);
+    for (const StripeExtent& piece : dr.pieces) {
+      char* base = buf + (piece.file_offset - offset);
+      run.iov.push_back({base, piece.length});
+      aligned = aligned && Aligned(reinterpret_cast<uintptr_t>(base)) && Aligned(piece.length);
+    }
+    const Part& part = parts_[dr.disk];
+    run.fd = (kind == IoKind::kRead && aligned && part.direct.valid()) ? part.direct.get() : part.fd.get();
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+Result<uint64_t> StripedFile::Read(uint64_t offset, uint64_t length, char* buf) {
+  std::shared_lock<std::shared_mutex> lock(rw_);
+  const uint64_t size = this->size();
+  if (offset >= size || length == 0) return uint64_t{0};
+  length = std::min(length, size - offset);
+  std::vector<IoRun> runs = PlanRuns(IoKind::kRead, offset, length, buf);
+  IoBatch batch;
+  read_stats_.direct_reads.fetch_add(1, std::memory_order_relaxed);
+  Status s = io_->SubmitAndWait(runs, batch);
+  if (!s.ok()) return s.error().Wrap("read of striped file " + manifest_.file_id);
+  return length;
+}
+
+void StripedFile::MarkModified() {
+  std::lock_guard<std::mutex> lock(manifest_mu_);
+  if (manifest_.checksum) manifest_.checksum.reset();
+  manifest_dirty_ = true;
+}
+
+void StripedFile::InvalidateUnits() {
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  std::lock_guard<std::mutex> lock(units_mu_);
+  units_.clear();
+  unit_last_use_.clear();
+}
+
+Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t length) {
+  if (!options_.writable) return Error(EROFS, "striped file opened read-only");
+  if (length == 0) return uint64_t{0};
+  if (offset + length < offset) return Error(EFBIG, "write past the largest offset");
+  std::shared_lock<std::shared_mutex> lock(rw_);
+  InvalidateUnits();
+  std::vector<IoRun> runs = PlanRuns(IoKind::kWrite, offset, length, const_cast<char*>(buf));
+  IoBatch batch;
+  Status s = io_->SubmitAndWait(runs, batch);
+  InvalidateUnits();  // a read-ahead that overlapped the write must not be served
+  if (!s.ok()) return s.error().Wrap("write of striped file " + manifest_.file_id);
+  uint64_t cur = size_.load();
+  while (offset + length > cur && !size_.compare_exchange_weak(cur, offset + length)) {
+  }
+  MarkModified();
+  return length;
+}
+
+Status StripedFile::Truncate(uint64_t new_size) {
+  if (!options_.writable) return Error(EROFS, "striped file opened read-only");
+  std::unique_lock<std::shared_mutex> lock(rw_);
+  InvalidateUnits();
+  // Parts never hold bytes past their share of the logical size, so growing leaves a
+  // hole (read as zeros) and shrinking cuts every part to its new share.
+  if (new_size < size()) {
+    for (uint32_t d = 0; d < parts_.size(); ++d) {
+      struct stat st;
+      if (::fstat(parts_[d].fd.get(), &st) != 0) return Error::FromErrno("stat part " + parts_[d].path);
+      const uint64_t share = map_.PartSize(d, new_size);
+      if (static_cast<uint64_t>(st.st_size) > share && ::ftruncate(parts_[d].fd.get(), static_cast<off_t>(share)) != 0)
+        return Error::FromErrno("truncate part " + parts_[d].path);
+    }
+  }
+  size_.store(new_size);
+  MarkModified();
+  lock.unlock();
+  return Flush();
+}
+
+Status StripedFile::Flush() {
+  StripeManifest m;
+  {
+    std::lock_guard<std::mutex> lock(manifest_mu_);
+    if (!manifest_dirty_) return Status::Ok();
+    manifest_.size = size();
+    m = manifest_;
+    manifest_dirty_ = false;
+  }
+  Status s = WriteManifestFd(stub_fd_.get(), m);
+  if (!s.ok()) {
+    std::lock_guard<std::mutex> lock(manifest_mu_);
+    manifest_dirty_ = true;
+    return s;
+  }
+  // The stub's mtime is the file's mtime.
+  struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+  ::futimens(stub_fd_.get(), times);
+  return Status::Ok();
+}
+
+Status StripedFile::Sync() {
+  if (options_.writable) {
+    std::vector<IoRun> runs(parts_.size());
+    for (uint32_t d = 0; d < parts_.size(); ++d) {
+      runs[d].kind = IoKind::kSync;
+      runs[d].disk = d;
+      runs[d].fd = parts_[d].fd.get();
+    }
+    IoBatch batch;
+    GRAPHFS_RETURN_IF_ERROR(io_->SubmitAndWait(runs, batch));
+  }
+  GRAPHFS_RETURN_IF_ERROR(Flush());
+  if (::fsync(stub_fd_.get()) != 0) return Error::FromErrno("fsync stub of " + manifest_.file_id);
+  return Status::Ok();
+}
+
+std::shared_ptr<StripeUnit> StripedFile::StartUnitLoad(uint64_t index) {
+  const uint64_t unit = map_.unit();
+  const uint64_t start = index * unit;
+  const uint64_t size = this->size();
+  if (start >= size) return nullptr;
+  const uint64_t valid = std::min(unit, size - start);
+  const uint64_t buf_size = (unit + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+  MemoryBudget* budget = options_.readahead_budget;
+  if (!budget->TryTake(buf_size)) {
+    // Make room from units no reader holds, least recently used first.
+    while (true) {
+      uint64_t victim = UINT64_MAX, oldest = UINT64_MAX;
+      for (auto& [i, u] : units_) {
+        if (u.use_count() == 1 && u->batch.done() && unit_last_use_[i] < oldest) {
+          oldest = unit_last_use_[i];
+          victim = i;
+        }
+      }
+      if (victim == UINT64_MAX) return nullptr;
+      units_.erase(victim);
+      unit_last_use_.erase(victim);
+      if (budget->TryTake(buf_size)) break;
+    }
+  }
+  auto u = std::make_shared<StripeUnit>(index, generation_.load(std::memory_order_acquire), budget, buf_size);
+  u->data = AlignedBuffer(buf_size);
+  if (!u->data.ok()) return nullptr;
+  u->valid = valid;
+  const DiskLocation loc = map_.Locate(start);
+  const Part& part = parts_[loc.disk];
+  IoRun& run = u->run;
+  run.kind = IoKind::kRead;
+  run.disk = loc.disk;
+  run.offset = loc.disk_offset;
+  const bool direct = part.direct.valid() && Aligned(loc.disk_offset) && Aligned(unit);
+  // A direct read must be a multiple of the alignment; the buffer has room and the part ends short.
+  const uint64_t len = direct ? (valid + kDirectAlign - 1) / kDirectAlign * kDirectAlign : valid;
+  run.fd = direct ? part.direct.get() : part.fd.get();
+  run.iov = {{u->data.data(), len}};
+  run.batch = &u->batch;
+  u->batch.Add(1);
+  IoRun* p = &run;
+  io_->Submit(&p, 1);
+  read_stats_.readahead_loads.fetch_add(1, std::memory_order_relaxed);
+  units_[index] = u;
+  unit_last_use_[index] = ++use_tick_;
+  return u;
+}
+
+Result<std::shared_ptr<StripeUnit>> StripedFile::ReadUnit(uint64_t index, uint32_t ahead) {
+  if (options_.readahead_budget == nullptr) return std::shared_ptr<StripeUnit>();
+  std::shared_lock<std::shared_mutex> lock(rw_);
+  std::shared_ptr<StripeUnit> wanted;
+  {
+    std::lock_guard<std::mutex> guard(units_mu_);
+    const uint64_t gen = generation_.load(std::memory_order_acquire);
+    const uint64_t count = unit_count();
+    for (uint64_t i = index; i <= index + ahead && i < count; ++i) {
+      auto it = units_.find(i);
+      std::shared_ptr<StripeUnit> u;
+      if (it != units_.end() && it->second->generation == gen) {
+        u = it->second;
+        unit_last_use_[i] = ++use_tick_;
+        if (i == index) read_stats_.readahead_hits.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        if (it != units_.end()) {
+          units_.erase(it);
+          unit_last_use_.erase(i);
+        }
+        u = StartUnitLoad(i);
+        if (u == nullptr) break;  // out of budget: read ahead less
+      }
+      if (i == index) wanted = u;
+    }
+  }
+  if (wanted == nullptr) return wanted;
+  wanted->batch.Wait();
+  if (wanted->batch.error() != 0) {
+    std::lock_guard<std::mutex> guard(units_mu_);
+    auto it = units_.find(index);
+    if (it != units_.end() && it->second == wanted) {
+      units_.erase(it);
+      unit_last_use_.erase(index);
+    }
+    return Error::FromErrno(wanted->batch.error(), "read-ahead of striped file " + manifest_.file_id + " unit " +
+                                                       std::to_string(index));
+  }
+  return wanted;
+}
+
+bool ReadStreams::Continues(uint64_t offset, uint64_t length) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++tick_;
+  Slot* best = nullptr;
+  for (Slot& s : slots_) {
+    if (s.next == UINT64_MAX) continue;
+    const uint64_t lo = s.next > kSlack ? s.next - kSlack : 0;
+    if (offset >= lo && offset <= s.next + kSlack) {
+      best = &s;
+      break;
+    }
+  }
+  if (best != nullptr) {
+    best->next = std::max(best->next, offset + length);
+    best->last_use = tick_;
+    ++best->hits;
+    return true;
+  }
+  Slot* victim = &slots_[0];
+  for (Slot& s : slots_)
+    if (s.last_use < victim->last_use) victim = &s;
+  *victim = {offset + length, tick_, 0};
+  // A read from the start of the file starts a stream right away.
+  return offset == 0;
+}
+
+}  // namespace graphfs

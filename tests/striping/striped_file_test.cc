@@ -1,0 +1,321 @@
+#include "striping/striped_file.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+
+#include "striping/disk_set.h"
+#include "striping/manifest.h"
+#include "tests/striping/test_dirs.h"
+
+namespace graphfs {
+namespace {
+
+using testing::TempDir;
+
+struct Fixture {
+  TempDir tmp;
+  std::vector<std::string> disk_paths;
+  std::unique_ptr<DiskSet> disks;
+  std::unique_ptr<IoEngine> io;
+  std::string stub;
+  MemoryBudget budget{256ull << 20};
+
+  Fixture(uint32_t n, IoEngineOptions::Mode mode = IoEngineOptions::Mode::kPerDisk) {
+    for (uint32_t i = 0; i < n; ++i) disk_paths.push_back(tmp.Sub("d" + std::to_string(i)));
+    auto set = DiskSet::Claim(disk_paths);
+    EXPECT_TRUE(set.ok()) << (set.ok() ? "" : set.error().message());
+    disks = std::make_unique<DiskSet>(*set);
+    IoEngineOptions o;
+    o.disks = n;
+    o.mode = mode;
+    o.shared_workers = 3;
+    auto e = IoEngine::Start(o);
+    EXPECT_TRUE(e.ok());
+    io = std::move(*e);
+    stub = tmp.path() + "/stub";
+  }
+
+  StripeManifest NewFile(uint64_t unit, uint32_t first = 0) {
+    StripeManifest m;
+    m.file_id = NewId();
+    m.set_id = disks->set_id();
+    m.layout = {unit, disks->size(), first};
+    EXPECT_TRUE(StripedFile::CreateParts(*disks, m.file_id).ok());
+    std::ofstream(stub) << kStubText;
+    UniqueFd fd(::open(stub.c_str(), O_RDONLY));
+    EXPECT_TRUE(WriteManifestFd(fd.get(), m).ok());
+    return m;
+  }
+
+  std::shared_ptr<StripedFile> Open(bool readahead = false) {
+    auto m = ReadManifest(stub);
+    EXPECT_TRUE(m.ok() && m->has_value());
+    StripedFileOptions o;
+    if (readahead) o.readahead_budget = &budget;
+    auto f = StripedFile::Open(*disks, io.get(), UniqueFd(::open(stub.c_str(), O_RDONLY)), **m, o);
+    EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.error().message());
+    return f.ok() ? *f : nullptr;
+  }
+};
+
+TEST(DiskSet, ClaimStampsAndOpenVerifies) {
+  TempDir tmp;
+  std::vector<std::string> d = {tmp.Sub("a"), tmp.Sub("b"), tmp.Sub("c")};
+  auto set = DiskSet::Claim(d);
+  ASSERT_TRUE(set.ok());
+  // Claiming again in the same order keeps the set.
+  auto again = DiskSet::Claim(d);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->set_id(), set->set_id());
+  ASSERT_TRUE(DiskSet::Open(set->registry()).ok());
+
+  // Swapped order is refused, naming the disk.
+  DiskRegistry swapped = set->registry();
+  std::swap(swapped.disks[0], swapped.disks[1]);
+  auto s = DiskSet::Open(swapped);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("swapped"), std::string::npos) << s.error().message();
+  EXPECT_NE(s.error().message().find(swapped.disks[0]), std::string::npos);
+  EXPECT_FALSE(DiskSet::Claim({d[1], d[0], d[2]}).ok());
+
+  // A foreign disk (another set) is refused.
+  std::string other = tmp.Sub("other");
+  ASSERT_TRUE(DiskSet::Claim({other}).ok());
+  DiskRegistry foreign = set->registry();
+  foreign.disks[2] = other;
+  auto f = DiskSet::Open(foreign);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message().find("foreign"), std::string::npos) << f.error().message();
+
+  // A missing disk is refused, naming it.
+  DiskRegistry missing = set->registry();
+  missing.disks[1] = tmp.path() + "/nowhere";
+  auto m = DiskSet::Open(missing);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("disk 1"), std::string::npos) << m.error().message();
+  EXPECT_NE(m.error().message().find("nowhere"), std::string::npos);
+
+  // A blank disk cannot join the middle of a set that already has stamped disks elsewhere.
+  EXPECT_FALSE(DiskSet::Claim({d[0], d[1], d[2], other}).ok());
+}
+
+TEST(DiskSet, RegistryRoundTripAndDiscovery) {
+  TempDir tmp;
+  auto set = DiskSet::Claim({tmp.Sub("d0"), tmp.Sub("d1")});
+  ASSERT_TRUE(set.ok());
+  std::string g = tmp.Sub("src/graphs/g1");
+  ASSERT_TRUE(WriteRegistry(g, set->registry()).ok());
+  auto r = ReadRegistry(g);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->set_id, set->set_id());
+  EXPECT_EQ(r->disks, set->registry().disks);
+  auto found = FindRegistries(tmp.path() + "/src", 4);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0], g);
+  EXPECT_TRUE(FindRegistries(tmp.path() + "/src", 1).empty());
+  std::ofstream(g + "/.graphfs/disks.json") << "{not json";
+  EXPECT_FALSE(ReadRegistry(g).ok());
+}
+
+TEST(Manifest, EncodeDecodeAndRejectDamage) {
+  StripeManifest m;
+  m.file_id = "abc123";
+  m.set_id = "set";
+  m.size = 123456789012ull;
+  m.layout = {16u << 20, 4, 2};
+  m.checksum = 0xfedcba9876543210ull;
+  auto d = StripeManifest::Decode(m.Encode());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->size, m.size);
+  EXPECT_EQ(d->layout.first_disk, 2u);
+  EXPECT_EQ(*d->checksum, *m.checksum);
+  EXPECT_FALSE(StripeManifest::Decode("{}").ok());
+  EXPECT_FALSE(StripeManifest::Decode("garbage").ok());
+  m.file_id = "../etc";
+  EXPECT_FALSE(StripeManifest::Decode(m.Encode()).ok());
+  m.file_id = "x";
+  m.layout.disks = 0;
+  EXPECT_FALSE(StripeManifest::Decode(m.Encode()).ok());
+}
+
+TEST(IoEngine, CountsBytesPerDiskAndZeroFillsHoles) {
+  Fixture fx(2);
+  fx.NewFile(4096);
+  auto f = fx.Open();
+  ASSERT_NE(f, nullptr);
+  std::vector<char> data(4 * 4096, 'x');
+  ASSERT_TRUE(f->Write(0, data.data(), data.size()).ok());
+  EXPECT_EQ(fx.io->counters(0).bytes_written.load(), 2 * 4096u);
+  EXPECT_EQ(fx.io->counters(1).bytes_written.load(), 2 * 4096u);
+  // Grow by truncate: the new bytes are a hole and read as zeros.
+  ASSERT_TRUE(f->Truncate(8 * 4096).ok());
+  std::vector<char> out(8 * 4096, 'q');
+  auto n = f->Read(0, out.size(), out.data());
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, out.size());
+  EXPECT_EQ(out[4 * 4096 - 1], 'x');
+  EXPECT_EQ(out[4 * 4096], 0);
+  EXPECT_EQ(out.back(), 0);
+}
+
+TEST(IoEngine, InjectedFaultFailsOnlyThatDisk) {
+  Fixture fx(2);
+  fx.NewFile(4096);
+  auto f = fx.Open();
+  std::vector<char> data(4 * 4096, 'x');
+  ASSERT_TRUE(f->Write(0, data.data(), data.size()).ok());
+  fx.io->InjectFault(1, EIO);
+  std::vector<char> out(4096);
+  EXPECT_TRUE(f->Read(0, 4096, out.data()).ok());  // unit 0 is on disk 0
+  auto bad = f->Read(4096, 4096, out.data());       // unit 1 is on disk 1
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), EIO);
+  EXPECT_GT(fx.io->counters(1).errors.load(), 0u);
+  fx.io->InjectFault(1, 0);
+  EXPECT_TRUE(f->Read(4096, 4096, out.data()).ok());
+}
+
+// Random reads, writes and truncates on a striped file, checked against a byte vector.
+void RandomOps(IoEngineOptions::Mode mode, uint64_t unit, uint32_t disks, uint32_t first) {
+  Fixture fx(disks, mode);
+  fx.NewFile(unit, first);
+  auto f = fx.Open(/*readahead=*/true);
+  ASSERT_NE(f, nullptr);
+  std::vector<char> model;
+  std::mt19937_64 rng(42 + unit + disks);
+  const uint64_t max_size = unit * disks * 5 + 777;
+  for (int op = 0; op < 1500; ++op) {
+    int kind = static_cast<int>(rng() % 10);
+    uint64_t off = rng() % max_size;
+    uint64_t len = 1 + rng() % (unit * 3);
+    if (kind < 4) {
+      std::vector<char> buf(len);
+      for (auto& c : buf) c = static_cast<char>(rng());
+      ASSERT_TRUE(f->Write(off, buf.data(), len).ok());
+      if (model.size() < off + len) model.resize(off + len, 0);
+      std::copy(buf.begin(), buf.end(), model.begin() + static_cast<long>(off));
+    } else if (kind < 8) {
+      std::vector<char> buf(len, 'Z');
+      auto n = f->Read(off, len, buf.data());
+      ASSERT_TRUE(n.ok());
+      uint64_t want = off >= model.size() ? 0 : std::min<uint64_t>(len, model.size() - off);
+      ASSERT_EQ(*n, want) << "op " << op;
+      ASSERT_TRUE(std::equal(buf.begin(), buf.begin() + static_cast<long>(want),
+                             model.begin() + static_cast<long>(std::min<uint64_t>(off, model.size()))))
+          << "op " << op << " off " << off << " len " << len;
+    } else if (kind == 8) {
+      uint64_t ns = rng() % max_size;
+      ASSERT_TRUE(f->Truncate(ns).ok());
+      model.resize(ns, 0);
+    } else {
+      // Read-ahead path: whole units.
+      uint64_t idx = model.empty() ? 0 : (rng() % model.size()) / unit;
+      auto u = f->ReadUnit(idx, 2);
+      ASSERT_TRUE(u.ok());
+      if (*u != nullptr) {
+        uint64_t start = idx * unit;
+        ASSERT_EQ((*u)->valid, std::min<uint64_t>(unit, model.size() - start));
+        ASSERT_TRUE(std::equal((*u)->data.data(), (*u)->data.data() + (*u)->valid,
+                               model.begin() + static_cast<long>(start)))
+            << "unit " << idx;
+      }
+    }
+    ASSERT_EQ(f->size(), model.size());
+  }
+  // Durable after Sync: reopen and compare everything.
+  ASSERT_TRUE(f->Sync().ok());
+  f.reset();
+  auto g = fx.Open();
+  ASSERT_EQ(g->size(), model.size());
+  std::vector<char> all(model.size());
+  ASSERT_TRUE(g->Read(0, all.size(), all.data()).ok());
+  EXPECT_TRUE(all == model);
+  auto m = ReadManifest(fx.stub);
+  EXPECT_FALSE((*m)->checksum.has_value());
+}
+
+TEST(StripedFile, RandomOpsPerDiskQueues) { RandomOps(IoEngineOptions::Mode::kPerDisk, 4096, 4, 1); }
+TEST(StripedFile, RandomOpsSharedQueueOddUnit) { RandomOps(IoEngineOptions::Mode::kShared, 5000, 3, 2); }
+TEST(StripedFile, RandomOpsSingleDisk) { RandomOps(IoEngineOptions::Mode::kPerDisk, 8192, 1, 0); }
+
+TEST(StripedFile, SizeDurableAfterSyncAndPartsTruncated) {
+  Fixture fx(3);
+  auto m = fx.NewFile(4096);
+  auto f = fx.Open();
+  std::vector<char> data(10 * 4096 + 100, 'a');
+  ASSERT_TRUE(f->Write(0, data.data(), data.size()).ok());
+  ASSERT_TRUE(f->Sync().ok());
+  auto on_disk = ReadManifest(fx.stub);
+  EXPECT_EQ((*on_disk)->size, data.size());
+  ASSERT_TRUE(f->Truncate(4096 + 10).ok());
+  struct stat st;
+  ASSERT_EQ(::stat(fx.disks->PartPath(0, m.file_id).c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 4096);
+  ASSERT_EQ(::stat(fx.disks->PartPath(1, m.file_id).c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 10);
+  ASSERT_EQ(::stat(fx.disks->PartPath(2, m.file_id).c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+  EXPECT_EQ((*ReadManifest(fx.stub))->size, 4096u + 10);
+}
+
+TEST(StripedFile, MissingPartIsAnErrorNamingTheDisk) {
+  Fixture fx(2);
+  auto m = fx.NewFile(4096);
+  ::unlink(fx.disks->PartPath(1, m.file_id).c_str());
+  auto mm = ReadManifest(fx.stub);
+  auto f = StripedFile::Open(*fx.disks, fx.io.get(), UniqueFd(::open(fx.stub.c_str(), O_RDONLY)), **mm, {});
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message().find("disk 1"), std::string::npos) << f.error().message();
+}
+
+TEST(StripedFile, ConcurrentReadersSeeConsistentData) {
+  Fixture fx(4);
+  fx.NewFile(64 << 10);
+  auto f = fx.Open(true);
+  std::vector<char> data(4 << 20);
+  std::mt19937 rng(7);
+  for (auto& c : data) c = static_cast<char>(rng());
+  ASSERT_TRUE(f->Write(0, data.data(), data.size()).ok());
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 6; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937 r(t);
+      std::vector<char> buf(300000);
+      for (int i = 0; i < 200; ++i) {
+        uint64_t off = r() % data.size();
+        if (t % 2 == 0) {
+          auto n = f->Read(off, buf.size(), buf.data());
+          if (!n.ok() || !std::equal(buf.begin(), buf.begin() + static_cast<long>(*n), data.begin() + static_cast<long>(off)))
+            ++bad;
+        } else {
+          auto u = f->ReadUnit(off / (64 << 10), 3);
+          if (!u.ok() || (*u && !std::equal((*u)->data.data(), (*u)->data.data() + (*u)->valid,
+                                              data.begin() + static_cast<long>((off / (64 << 10)) * (64 << 10)))))
+            ++bad;
+        }
+      }
+    });
+  }
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_LE(fx.budget.used(), fx.budget.limit());
+}
+
+TEST(ReadStreams, DetectsSequentialAndInterleavedStreams) {
+  ReadStreams s;
+  EXPECT_TRUE(s.Continues(0, 1 << 20));  // start of file
+  EXPECT_TRUE(s.Continues(1 << 20, 1 << 20));
+  EXPECT_FALSE(s.Continues(500ull << 20, 1 << 20));  // a second stream starts elsewhere
+  EXPECT_TRUE(s.Continues(501ull << 20, 1 << 20));
+  EXPECT_TRUE(s.Continues(2 << 20, 1 << 20));  // first stream goes on
+  EXPECT_FALSE(s.Continues(9000ull << 20, 4096));
+}
+
+}  // namespace
+}  // namespace graphfs
