@@ -1,0 +1,74 @@
+#include "engines/apps/app_main.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+#include "engines/apps/apps.h"
+
+namespace graphfs::engine {
+
+namespace {
+
+const char* Name(AppKind kind) {
+  switch (kind) {
+    case AppKind::kBfs: return "bfs";
+    case AppKind::kWcc: return "wcc";
+    case AppKind::kSssp: return "sssp";
+    case AppKind::kPageRank: return "pagerank";
+    case AppKind::kPageRankDelta: return "pagerank-delta";
+    case AppKind::kSpmv: return "spmv";
+  }
+  return "app";
+}
+
+}  // namespace
+
+int AppMain(AppKind kind, int argc, char** argv) {
+  const char* name = Name(kind);
+  CLI::App cli(std::string(name) + ": GridGraph-style out-of-core " + name + " over a grid directory", name);
+  AppConfig config;
+  int64_t start = 0;
+  int64_t iterations = 0;
+  double epsilon = 0;
+  cli.add_option("PATH", config.graph_dir, "graph directory made by preprocess")->required();
+  switch (kind) {
+    case AppKind::kBfs:
+    case AppKind::kSssp:
+      cli.add_option("START", start, "start vertex id")->required();
+      break;
+    case AppKind::kPageRank:
+      cli.add_option("ITERATIONS", iterations, "number of iterations")->required();
+      break;
+    case AppKind::kPageRankDelta:
+      cli.add_option("EPSILON", epsilon, "a vertex stays active while its residual exceeds this")->required();
+      break;
+    default:
+      break;
+  }
+  cli.add_option("MEM_GB", config.mem_gb, "memory budget in GiB (default 8); below the active edge bytes the "
+                                          "edge files are read with O_DIRECT")
+      ->capture_default_str();
+  cli.add_option("--threads", config.threads, "reader threads (default: one per core)");
+  cli.add_flag("--verbose", config.verbose, "print one line per iteration on stderr");
+  if (std::getenv("GRAPHFS_ENGINE_VERBOSE") != nullptr) config.verbose = true;
+  CLI11_PARSE(cli, argc, argv);
+
+  Result<AppResult> result = Error(EINVAL, "unknown app");
+  switch (kind) {
+    case AppKind::kBfs: result = RunBfs(config, start); break;
+    case AppKind::kWcc: result = RunWcc(config); break;
+    case AppKind::kSssp: result = RunSssp(config, start); break;
+    case AppKind::kPageRank: result = RunPageRank(config, iterations); break;
+    case AppKind::kPageRankDelta: result = RunPageRankDelta(config, epsilon); break;
+    case AppKind::kSpmv: result = RunSpmv(config); break;
+  }
+  if (!result.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", name, result.error().message().c_str());
+    return 1;
+  }
+  std::printf("%s\n", result->line.c_str());
+  return 0;
+}
+
+}  // namespace graphfs::engine

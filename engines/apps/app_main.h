@@ -1,0 +1,15 @@
+// Command lines of the app binaries, in GridGraph's shape:
+//   bfs PATH START [MEM_GB]          wcc PATH [MEM_GB]
+//   sssp PATH START [MEM_GB]         pagerank PATH ITERATIONS [MEM_GB]
+//   pagerank-delta PATH EPSILON [MEM_GB]   spmv PATH [MEM_GB]
+// MEM_GB defaults to 8 like GridGraph's and may be fractional. Prints the
+// result line on stdout; errors on stderr with exit status 1 (2 for usage).
+#pragma once
+
+namespace graphfs::engine {
+
+enum class AppKind { kBfs, kWcc, kSssp, kPageRank, kPageRankDelta, kSpmv };
+
+int AppMain(AppKind kind, int argc, char** argv);
+
+}  // namespace graphfs::engine

@@ -1,0 +1,45 @@
+// The graph apps, as library calls (the binaries are thin mains over these).
+// Every app opens a grid directory, streams its edges out-of-core the
+// GridGraph way (engines/core/edge_stream.h), keeps vertex state in files in
+// the graph directory, and returns a one-line summary.
+//
+// Results written to the graph directory, one value per vertex:
+//   bfs             bfs.level            int32, BFS depth from START, -1 unreachable
+//   wcc             wcc.label            int32, min id of a vertex reaching it along edges
+//   sssp            sssp.distance        float32, shortest distance from START, +inf unreachable
+//   pagerank        pagerank.rank        float64, GridGraph's PageRank (0.15 + 0.85 * sum)
+//   pagerank-delta  pagerank-delta.rank  float64, same fixpoint, computed by pushing residuals
+//   spmv            spmv.output          float64, y = A^T x with x[i] = i (GridGraph's spmv)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+
+namespace graphfs::engine {
+
+struct AppConfig {
+  std::string graph_dir;
+  double mem_gb = 8;     // GridGraph's MEM budget: O_DIRECT and source windows
+  int threads = 0;       // 0 = one per core
+  bool verbose = false;  // one line per iteration on stderr
+};
+
+struct AppResult {
+  std::string line;         // the one-line summary
+  std::string result_file;  // path of the per-vertex result
+  uint64_t iterations = 0;
+  double seconds = 0;
+  uint64_t bytes_read = 0;  // edge bytes streamed
+  uint64_t direct_streams = 0;
+};
+
+Result<AppResult> RunBfs(const AppConfig& config, int64_t start);
+Result<AppResult> RunWcc(const AppConfig& config);
+Result<AppResult> RunSssp(const AppConfig& config, int64_t start);
+Result<AppResult> RunPageRank(const AppConfig& config, int64_t iterations);
+Result<AppResult> RunPageRankDelta(const AppConfig& config, double epsilon);
+Result<AppResult> RunSpmv(const AppConfig& config);
+
+}  // namespace graphfs::engine

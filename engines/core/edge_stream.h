@@ -1,0 +1,157 @@
+// EdgeStream: GridGraph's out-of-core edge streaming over `column` or `row`.
+//
+// The file is read with large preads (up to 24 MiB) whose offsets are rounded
+// down and lengths rounded up to the I/O page (4096 B, or 12288 B weighted),
+// so reads run past block ends and past EOF and come back short. Partitions
+// (source ranges) with no active vertex are skipped; every edge is still
+// checked against the active set and the current source window, because
+// rounded reads pull in edges of neighbouring blocks. One reader thread per
+// core, each with its own aligned buffer; the file is opened with O_DIRECT
+// when the memory budget is smaller than the active edge bytes.
+//
+// Column (target-oriented) streams are split into source windows when the
+// vertex state does not fit the budget (GridGraph's partition batches).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "engines/core/bitmap.h"
+#include "engines/core/edge.h"
+#include "engines/core/grid_layout.h"
+#include "engines/core/posix_io.h"
+
+namespace graphfs::engine {
+
+struct StreamOptions {
+  EdgeOrder order = EdgeOrder::kColumn;
+  const Bitmap* active = nullptr;   // sources to process; null = every vertex
+  uint64_t vertex_state_bytes = 0;  // column streams: state to keep in memory per pass
+};
+
+struct ReadTask {
+  uint64_t offset;
+  uint64_t length;
+};
+
+// One sweep over the file with a single source window.
+struct StreamPass {
+  VertexRange window;
+  std::vector<ReadTask> reads;
+};
+
+// Which reads a stream issues; separate from the reading so tests can check it.
+// `use_partition[i]` says whether source partition i has active vertices.
+std::vector<ReadTask> PlanReads(const GridLayout& layout, EdgeOrder order, const std::vector<bool>& use_partition,
+                                uint64_t first_partition, uint64_t end_partition);
+
+// GridGraph's partition batch: how many source partitions one column pass covers.
+uint64_t PartitionBatch(uint64_t partitions, uint64_t vertex_state_bytes, uint64_t memory_bytes);
+
+struct StreamStats {
+  uint64_t streams = 0;
+  uint64_t passes = 0;
+  uint64_t reads = 0;
+  uint64_t bytes_read = 0;
+  uint64_t direct_streams = 0;  // streams opened with O_DIRECT
+};
+
+class EdgeStream {
+ public:
+  // `memory_bytes` is the app's MEM budget; `threads` 0 = one per core.
+  EdgeStream(const GridLayout& layout, uint64_t memory_bytes, int threads = 0);
+
+  // Calls fn(source, target, weight) -> T for every edge whose source is in
+  // the active set, and returns the sum of the results. fn runs concurrently
+  // on several threads. Unweighted graphs pass weight 1.
+  template <typename T, typename Fn>
+  Result<T> Stream(const StreamOptions& options, Fn&& fn);
+
+  const StreamStats& stats() const { return stats_; }
+  int threads() const { return threads_; }
+
+ private:
+  struct Plan {
+    UniqueFd fd;
+    std::string path;
+    std::vector<StreamPass> passes;
+  };
+  Result<Plan> MakePlan(const StreamOptions& options);
+  // Runs the reads on the worker threads; on_buffer(worker, data, bytes).
+  Status RunReads(int fd, const std::string& path, const std::vector<ReadTask>& reads,
+                  const std::function<void(int, const char*, size_t)>& on_buffer);
+
+  template <typename Record, typename T, typename Fn>
+  T ProcessBuffer(const char* data, size_t bytes, VertexRange window, const Bitmap* active, Fn& fn);
+
+  const GridLayout& layout_;
+  uint64_t memory_bytes_;
+  int threads_;
+  std::vector<AlignedBuffer> buffers_;
+  std::atomic<uint64_t> bad_edges_{0};
+  StreamStats stats_;
+};
+
+template <typename Record, typename T, typename Fn>
+T EdgeStream::ProcessBuffer(const char* data, size_t bytes, VertexRange window, const Bitmap* active, Fn& fn) {
+  const Record* edges = reinterpret_cast<const Record*>(data);
+  const size_t count = bytes / sizeof(Record);
+  const uint32_t lo = static_cast<uint32_t>(window.begin);
+  const uint32_t span = static_cast<uint32_t>(window.end - window.begin);
+  const uint32_t vertices = static_cast<uint32_t>(layout_.vertices());
+  T sum{};
+  uint64_t bad = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const uint32_t source = static_cast<uint32_t>(edges[k].source);
+    if (source - lo >= span) continue;  // outside this pass's source window
+    if (active != nullptr && !active->Get(source)) continue;
+    const uint32_t target = static_cast<uint32_t>(edges[k].target);
+    if (target >= vertices) {
+      ++bad;
+      continue;
+    }
+    if constexpr (std::is_same_v<Record, WeightedEdge>) {
+      sum += fn(source, target, edges[k].weight);
+    } else {
+      sum += fn(source, target, 1.0f);
+    }
+  }
+  if (bad != 0) bad_edges_.fetch_add(bad, std::memory_order_relaxed);
+  return sum;
+}
+
+template <typename T, typename Fn>
+Result<T> EdgeStream::Stream(const StreamOptions& options, Fn&& fn) {
+  auto plan = MakePlan(options);
+  if (!plan.ok()) return plan.error();
+  struct alignas(64) Partial {
+    T value{};
+  };
+  std::vector<Partial> partial(static_cast<size_t>(threads_));
+  const bool weighted = layout_.edge_type() == EdgeType::kWeighted;
+  bad_edges_.store(0);
+  for (const StreamPass& pass : plan->passes) {
+    auto on_buffer = [&](int worker, const char* data, size_t bytes) {
+      T local = weighted ? ProcessBuffer<WeightedEdge, T>(data, bytes, pass.window, options.active, fn)
+                         : ProcessBuffer<UnweightedEdge, T>(data, bytes, pass.window, options.active, fn);
+      partial[static_cast<size_t>(worker)].value += local;
+    };
+    GRAPHFS_RETURN_IF_ERROR(RunReads(plan->fd.get(), plan->path, pass.reads, on_buffer));
+  }
+  if (uint64_t bad = bad_edges_.load(); bad != 0) {
+    return Error(EINVAL, layout_.OrderFile(options.order) + ": " + std::to_string(bad) +
+                             " edges have a target id >= vertices (" + std::to_string(layout_.vertices()) +
+                             "); the graph is corrupt");
+  }
+  T total{};
+  for (const Partial& p : partial) total += p.value;
+  return total;
+}
+
+}  // namespace graphfs::engine

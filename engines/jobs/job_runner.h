@@ -1,0 +1,59 @@
+// run-jobs: start graph jobs as separate processes (fork/exec of the app
+// binaries), all at once, staggered, or one after another; optionally each in
+// its own memory cgroup; wait; report wall times, result lines and the bytes
+// each disk read meanwhile.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "engines/jobs/disk_stats.h"
+#include "engines/jobs/job_spec.h"
+
+namespace graphfs::engine {
+
+struct RunJobsOptions {
+  std::string graph_dir;
+  std::vector<JobSpec> jobs;
+  std::string bin_dir;                // where the app binaries are
+  std::string mem_gb = "8";           // MEM_GB passed to every app
+  std::optional<uint64_t> mem_cap;    // per-job cgroup memory limit
+  std::string cgroup_root = "/sys/fs/cgroup/memory";
+  double stagger_seconds = 0;         // delay between starts
+  bool sequential = false;            // one job after another
+};
+
+struct JobOutcome {
+  JobSpec spec;
+  std::vector<std::string> argv;
+  double start_seconds = 0;  // since the run began
+  double wall_seconds = 0;
+  int exit_code = -1;        // when it exited
+  int signal = 0;            // when it was killed
+  std::string result_line;   // last non-empty stdout line
+  uint64_t max_memory = 0;   // cgroup peak, when capped
+  bool ok() const { return signal == 0 && exit_code == 0; }
+};
+
+struct DiskDelta {
+  std::string name;  // e.g. loop3
+  uint64_t bytes_read = 0;
+};
+
+struct RunReport {
+  std::string graph_dir;
+  std::vector<JobOutcome> jobs;
+  double total_seconds = 0;
+  std::vector<DiskDelta> devices;
+  std::optional<std::string> graphfs_mount;
+  std::vector<GraphfsDiskCounters> graphfs_disks;  // deltas over the run
+  bool all_ok() const;
+};
+
+Result<RunReport> RunJobs(const RunJobsOptions& options);
+std::string FormatReport(const RunReport& report);
+
+}  // namespace graphfs::engine
