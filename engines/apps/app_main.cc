@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "engines/apps/apps.h"
+#include "engines/tools/cli_util.h"
 
 namespace graphfs::engine {
 
@@ -52,7 +53,7 @@ int AppMain(AppKind kind, int argc, char** argv) {
   cli.add_option("--threads", config.threads, "reader threads (default: one per core)");
   cli.add_flag("--verbose", config.verbose, "print one line per iteration on stderr");
   if (std::getenv("GRAPHFS_ENGINE_VERBOSE") != nullptr) config.verbose = true;
-  CLI11_PARSE(cli, argc, argv);
+  if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
 
   Result<AppResult> result = Error(EINVAL, "unknown app");
   switch (kind) {

@@ -21,6 +21,9 @@ std::vector<ReadTask> PlanReads(const GridLayout& layout, EdgeOrder order, const
   auto add_block = [&](uint64_t i, uint64_t j) {
     const uint64_t begin = layout.BlockBegin(order, i, j);
     const uint64_t end = layout.BlockEnd(order, i, j);
+    // Unlike GridGraph, an empty block costs nothing (GridGraph reads the
+    // page around its position when that is not page-aligned).
+    if (begin == end) return;
     if (begin >= offset + page) offset = begin / page * page;
     if (end <= offset) return;
     while (end - offset >= kMaxIoBytes) {

@@ -183,8 +183,9 @@ Result<PreprocessStats> Preprocess(const PreprocessOptions& options) {
   FirstError first_error;
 
   auto scatter_worker = [&]() {
-    std::vector<char> in(kChunkBytes), out(kChunkBytes);
-    std::vector<uint32_t> block_of(kChunkBytes / edge_size);
+    const size_t buffer_bytes = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, *input_size));
+    std::vector<char> in(buffer_bytes), out(buffer_bytes);
+    std::vector<uint32_t> block_of(buffer_bytes / edge_size);
     std::vector<uint64_t> cursor(p * p + 1);
     while (!first_error.failed.load()) {
       const uint64_t k = next_chunk.fetch_add(1);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,6 +99,7 @@ Status StartJob(const RunJobsOptions& options, size_t index, JobOutcome& outcome
       return group.error();
     }
     job.cgroup = std::move(*group);
+    outcome.cgroup_limit = *options.mem_cap;
   }
   const std::string binary = options.bin_dir + "/" + outcome.spec.app;
   std::vector<char*> argv;
@@ -140,14 +142,16 @@ Status StartJob(const RunJobsOptions& options, size_t index, JobOutcome& outcome
   return Status::Ok();
 }
 
-void FinishJob(JobOutcome& outcome, RunningJob& job, int status) {
+void FinishJob(JobOutcome& outcome, RunningJob& job, int status, const struct rusage& usage) {
   outcome.wall_seconds = Since(job.started);
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
   auto text = ReadWholeFile(job.stdout_path);
   if (text.ok()) outcome.result_line = LastLine(*text);
   ::unlink(job.stdout_path.c_str());
-  outcome.max_memory = job.cgroup.MaxUsage();
+  outcome.max_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  outcome.cgroup = job.cgroup.path();
+  outcome.cgroup_peak = job.cgroup.MaxUsage();
   Status removed = job.cgroup.Remove();
   if (!removed.ok()) std::fprintf(stderr, "run-jobs: warning: %s\n", removed.error().message().c_str());
   job.done = true;
@@ -208,9 +212,10 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
     for (size_t i = 0; i < started; ++i) {
       if (running[i].done) continue;
       int status = 0;
-      pid_t r = ::waitpid(running[i].pid, &status, WNOHANG);
+      struct rusage usage = {};
+      pid_t r = ::wait4(running[i].pid, &status, WNOHANG, &usage);
       if (r == running[i].pid) {
-        FinishJob(report.jobs[i], running[i], status);
+        FinishJob(report.jobs[i], running[i], status, usage);
         ++finished;
       }
     }
@@ -243,8 +248,8 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
 std::string FormatReport(const RunReport& report) {
   std::string out;
   char line[1024];
-  std::snprintf(line, sizeof(line), "%-4s %-15s %-16s %8s %8s %-9s %s\n", "job", "app", "args", "start_s", "wall_s",
-                "status", "result");
+  std::snprintf(line, sizeof(line), "%-4s %-15s %-16s %8s %8s %10s %-9s %s\n", "job", "app", "args", "start_s",
+                "wall_s", "max_rss", "status", "result");
   out += line;
   for (size_t i = 0; i < report.jobs.size(); ++i) {
     const JobOutcome& job = report.jobs[i];
@@ -253,9 +258,16 @@ std::string FormatReport(const RunReport& report) {
     std::string status = job.ok() ? "ok"
                          : job.signal != 0 ? "signal " + std::to_string(job.signal)
                                            : "exit " + std::to_string(job.exit_code);
-    std::snprintf(line, sizeof(line), "%-4zu %-15s %-16s %8.2f %8.2f %-9s %s\n", i, job.spec.app.c_str(), args.c_str(),
-                  job.start_seconds, job.wall_seconds, status.c_str(),
+    std::snprintf(line, sizeof(line), "%-4zu %-15s %-16s %8.2f %8.2f %10s %-9s %s\n", i, job.spec.app.c_str(),
+                  args.c_str(), job.start_seconds, job.wall_seconds, FormatSize(job.max_rss).c_str(), status.c_str(),
                   job.result_line.empty() ? "-" : job.result_line.c_str());
+    out += line;
+  }
+  for (size_t i = 0; i < report.jobs.size(); ++i) {
+    const JobOutcome& job = report.jobs[i];
+    if (job.cgroup.empty()) continue;
+    std::snprintf(line, sizeof(line), "job %zu memory cgroup %s: limit %s, peak %s (incl. page cache)\n", i,
+                  job.cgroup.c_str(), FormatSize(job.cgroup_limit).c_str(), FormatSize(job.cgroup_peak).c_str());
     out += line;
   }
   std::snprintf(line, sizeof(line), "total wall time: %.2f s\n", report.total_seconds);

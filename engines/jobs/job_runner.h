@@ -34,7 +34,10 @@ struct JobOutcome {
   int exit_code = -1;        // when it exited
   int signal = 0;            // when it was killed
   std::string result_line;   // last non-empty stdout line
-  uint64_t max_memory = 0;   // cgroup peak, when capped
+  uint64_t max_rss = 0;      // peak resident set (getrusage of the child)
+  std::string cgroup;        // the job's memory cgroup, when capped
+  uint64_t cgroup_limit = 0;
+  uint64_t cgroup_peak = 0;  // memory.max_usage_in_bytes (includes page cache)
   bool ok() const { return signal == 0 && exit_code == 0; }
 };
 

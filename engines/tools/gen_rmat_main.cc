@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engines/core/rmat.h"
+#include "engines/tools/cli_util.h"
 
 int main(int argc, char** argv) {
   graphfs::engine::RmatOptions options;
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
   cli.add_flag("--weighted", options.weighted, "add float weights uniform in [0, 256) (12-byte records)");
   cli.add_option("-o,--output", options.output, "output file")->required();
   cli.add_option("--threads", options.threads, "worker threads (default: one per core)");
-  CLI11_PARSE(cli, argc, argv);
+  if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
   auto stats = graphfs::engine::GenerateRmat(options);
   if (!stats.ok()) {
     std::fprintf(stderr, "gen-rmat: error: %s\n", stats.error().message().c_str());

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engines/core/edge_import.h"
+#include "engines/tools/cli_util.h"
 
 int main(int argc, char** argv) {
   graphfs::engine::ImportOptions options;
@@ -11,7 +12,7 @@ int main(int argc, char** argv) {
   cli.add_option("-o,--output", options.output, "binary output")->required();
   cli.add_flag("--weighted", options.weighted, "write weighted 12-byte records from the third column");
   cli.add_option("--default-weight", options.default_weight, "weight for lines without one")->capture_default_str();
-  CLI11_PARSE(cli, argc, argv);
+  if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
   auto stats = graphfs::engine::ImportEdges(options);
   if (!stats.ok()) {
     std::fprintf(stderr, "import-edges: error: %s\n", stats.error().message().c_str());

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "engines/core/preprocess.h"
+#include "engines/tools/cli_util.h"
 
 int main(int argc, char** argv) {
   graphfs::engine::PreprocessOptions options;
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
   cli.add_flag("--sort-sources", options.sort_sources, "sort each block's edges by source vertex");
   cli.add_option("--threads", options.threads, "worker threads (default: one per core)");
   cli.add_flag("--progress", options.progress, "show progress on stderr");
-  CLI11_PARSE(cli, argc, argv);
+  if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
   auto stats = graphfs::engine::Preprocess(options);
   if (!stats.ok()) {
     std::fprintf(stderr, "preprocess: error: %s\n", stats.error().message().c_str());

@@ -8,6 +8,7 @@
 
 #include "common/size_parse.h"
 #include "engines/jobs/job_runner.h"
+#include "engines/tools/cli_util.h"
 
 namespace {
 
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   cli.add_option("--stagger", options.stagger_seconds, "seconds between job starts")->check(CLI::NonNegativeNumber);
   cli.add_flag("--sequential", options.sequential, "run the jobs one after another instead");
   cli.add_option("--bin-dir", options.bin_dir, "directory of the app binaries (default: run-jobs' own)");
-  CLI11_PARSE(cli, argc, argv);
+  if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
 
   auto specs = graphfs::engine::ParseJobList(jobs);
   if (!specs.ok()) {

@@ -1,0 +1,417 @@
+// Every app against a small in-memory reference implementation, over graphs
+// with isolated vertices, self-loops, duplicate edges, zero weights, P = 1 and
+// V not divisible by P, with a large and a tiny memory budget.
+#include "engines/apps/apps.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <limits>
+#include <queue>
+
+#include "engine_test_util.h"
+#include "engines/core/preprocess.h"
+
+namespace graphfs::engine {
+namespace {
+
+using testing::ReadArray;
+using testing::TempDir;
+using testing::TestEdge;
+using testing::TestGraph;
+
+// ---- reference implementations (plain adjacency lists, sequential) ----
+
+std::vector<std::vector<const TestEdge*>> OutEdges(const TestGraph& g) {
+  std::vector<std::vector<const TestEdge*>> out(g.vertices);
+  for (const TestEdge& e : g.edges) out[e.source].push_back(&e);
+  return out;
+}
+
+std::vector<int32_t> ReferenceBfs(const TestGraph& g, uint32_t start) {
+  auto out = OutEdges(g);
+  std::vector<int32_t> level(g.vertices, -1);
+  std::deque<uint32_t> queue = {start};
+  level[start] = 0;
+  while (!queue.empty()) {
+    uint32_t u = queue.front();
+    queue.pop_front();
+    for (const TestEdge* e : out[u]) {
+      if (level[e->target] == -1) {
+        level[e->target] = level[u] + 1;
+        queue.push_back(e->target);
+      }
+    }
+  }
+  return level;
+}
+
+// label[v] = smallest u from which v is reachable: search from each u in
+// increasing order, claiming only unlabelled vertices.
+std::vector<int32_t> ReferenceLabels(const TestGraph& g) {
+  auto out = OutEdges(g);
+  std::vector<int32_t> label(g.vertices, -1);
+  for (uint32_t u = 0; u < g.vertices; ++u) {
+    if (label[u] != -1) continue;
+    std::vector<uint32_t> stack = {u};
+    label[u] = static_cast<int32_t>(u);
+    while (!stack.empty()) {
+      uint32_t x = stack.back();
+      stack.pop_back();
+      for (const TestEdge* e : out[x]) {
+        if (label[e->target] == -1) {
+          label[e->target] = static_cast<int32_t>(u);
+          stack.push_back(e->target);
+        }
+      }
+    }
+  }
+  return label;
+}
+
+std::vector<float> ReferenceDijkstra(const TestGraph& g, uint32_t start) {
+  auto out = OutEdges(g);
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> dist(g.vertices, inf);
+  using Item = std::pair<float, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+  dist[start] = 0;
+  queue.push({0.0f, start});
+  while (!queue.empty()) {
+    auto [d, u] = queue.top();
+    queue.pop();
+    if (d > dist[u]) continue;
+    for (const TestEdge* e : out[u]) {
+      float nd = dist[u] + e->weight;
+      if (nd < dist[e->target]) {
+        dist[e->target] = nd;
+        queue.push({nd, e->target});
+      }
+    }
+  }
+  return dist;
+}
+
+std::vector<uint32_t> Degrees(const TestGraph& g) {
+  std::vector<uint32_t> degree(g.vertices, 0);
+  for (const TestEdge& e : g.edges) ++degree[e.source];
+  return degree;
+}
+
+// GridGraph's pagerank: rank 1 everywhere, then `iterations` rounds of
+// rank = 0.15 + 0.85 * sum(rank[u] / deg[u]).
+std::vector<double> ReferencePageRank(const TestGraph& g, int iterations) {
+  auto degree = Degrees(g);
+  std::vector<double> rank(g.vertices, 1.0);
+  for (int it = 0; it < iterations; ++it) {
+    std::vector<double> sum(g.vertices, 0.0);
+    for (const TestEdge& e : g.edges) sum[e.target] += rank[e.source] / degree[e.source];
+    for (uint32_t v = 0; v < g.vertices; ++v) rank[v] = 0.15 + 0.85 * sum[v];
+  }
+  return rank;
+}
+
+std::vector<double> ConvergedPageRank(const TestGraph& g) {
+  auto degree = Degrees(g);
+  std::vector<double> rank(g.vertices, 1.0);
+  for (int it = 0; it < 10000; ++it) {
+    std::vector<double> sum(g.vertices, 0.0);
+    for (const TestEdge& e : g.edges) sum[e.target] += rank[e.source] / degree[e.source];
+    double change = 0;
+    for (uint32_t v = 0; v < g.vertices; ++v) {
+      double r = 0.15 + 0.85 * sum[v];
+      change = std::max(change, std::fabs(r - rank[v]));
+      rank[v] = r;
+    }
+    if (change < 1e-14) break;
+  }
+  return rank;
+}
+
+// Synchronous residual pushing, the algorithm pagerank-delta documents.
+std::vector<double> ReferencePageRankDelta(const TestGraph& g, double epsilon) {
+  auto degree = Degrees(g);
+  std::vector<double> rank(g.vertices, 0.0), residual(g.vertices, 0.15);
+  std::vector<bool> active(g.vertices, 0.15 > epsilon);
+  while (std::find(active.begin(), active.end(), true) != active.end()) {
+    std::vector<double> push(g.vertices, 0.0);
+    for (uint32_t v = 0; v < g.vertices; ++v) {
+      if (!active[v]) continue;
+      push[v] = degree[v] ? 0.85 * residual[v] / degree[v] : 0.0;
+      rank[v] += residual[v];
+      residual[v] = 0;
+    }
+    for (const TestEdge& e : g.edges) {
+      if (active[e.source]) residual[e.target] += push[e.source];
+    }
+    for (uint32_t v = 0; v < g.vertices; ++v) active[v] = residual[v] > epsilon;
+  }
+  for (uint32_t v = 0; v < g.vertices; ++v) rank[v] += residual[v];
+  return rank;
+}
+
+std::vector<double> ReferenceSpmv(const TestGraph& g) {
+  std::vector<double> y(g.vertices, 0.0);
+  for (const TestEdge& e : g.edges) y[e.target] += static_cast<double>(e.source) * e.weight;
+  return y;
+}
+
+void ExpectClose(const std::vector<double>& got, const std::vector<double>& want, double rel) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t v = 0; v < want.size(); ++v) {
+    ASSERT_LE(std::fabs(got[v] - want[v]), rel * std::max(std::fabs(want[v]), 1e-12))
+        << "vertex " << v << ": got " << got[v] << ", want " << want[v];
+  }
+}
+
+// ---- test graphs ----
+
+TestGraph SelfLoopsAndDuplicates() {
+  // 5 and 6 isolated; 0->1 twice; self-loops on 0, 2, 4; zero weights.
+  return TestGraph{7, true, {{0, 0, 2.0f}, {0, 1, 3.0f}, {0, 1, 1.0f}, {1, 2, 0.0f}, {2, 2, 0.0f},
+                             {2, 0, 5.0f}, {3, 4, 1.0f}, {4, 3, 0.5f}, {4, 4, 0.0f}, {1, 3, 7.5f}}};
+}
+
+TestGraph Chain(uint32_t n) {
+  TestGraph g{n + 3, true, {}};  // three isolated vertices at the end
+  for (uint32_t v = 0; v + 1 < n; ++v) g.edges.push_back({static_cast<int32_t>(v), static_cast<int32_t>(v + 1), static_cast<float>(v % 3)});
+  g.edges.push_back({static_cast<int32_t>(n - 1), 0, 1.0f});  // closes a cycle
+  return g;
+}
+
+std::vector<std::pair<std::string, TestGraph>> Graphs() {
+  return {
+      {"random", testing::RandomGraph(60, 48, 400, true, 1)},
+      {"sparse", testing::RandomGraph(200, 200, 180, true, 2)},
+      {"dense-small", testing::RandomGraph(9, 9, 120, true, 3)},
+      {"loops-dups", SelfLoopsAndDuplicates()},
+      {"chain", Chain(70)},
+      {"one-vertex", TestGraph{1, true, {{0, 0, 4.0f}}}},
+  };
+}
+
+struct Case {
+  std::string name;
+  TestGraph graph;
+  uint32_t partitions;
+  double mem_gb;
+};
+
+// Each graph with P = 1, 3 (V % 3 != 0 for most) and 4, and a generous
+// budget and a tiny one (O_DIRECT reads, one source window per partition).
+std::vector<Case> Cases() {
+  std::vector<Case> setups;
+  for (auto& [name, graph] : Graphs()) {
+    for (uint32_t p : {1u, 3u, 4u}) {
+      for (double mem : {8.0, 1e-9}) setups.push_back({name, graph, p, mem});
+    }
+  }
+  return setups;
+}
+
+std::string Describe(const Case& s) {
+  return s.name + " V=" + std::to_string(s.graph.vertices) + " P=" + std::to_string(s.partitions) +
+         " mem=" + std::to_string(s.mem_gb);
+}
+
+class PreparedGraph {
+ public:
+  PreparedGraph(const TestGraph& g, uint32_t p, bool as_weighted = true) {
+    TestGraph copy = g;
+    copy.weighted = as_weighted;
+    testing::WriteFile(tmp_.File("edges"), testing::EdgeBytes(copy));
+    PreprocessOptions options;
+    options.input = tmp_.File("edges");
+    options.output_dir = tmp_.File("grid");
+    options.vertices = g.vertices;
+    options.partitions = p;
+    options.edge_type = as_weighted ? 1 : 0;
+    options.threads = 2;
+    auto stats = Preprocess(options);
+    EXPECT_TRUE(stats.ok()) << stats.error().message();
+  }
+  std::string dir() const { return tmp_.File("grid"); }
+  AppConfig Config(double mem_gb) const {
+    AppConfig config;
+    config.graph_dir = dir();
+    config.mem_gb = mem_gb;
+    config.threads = 2;
+    return config;
+  }
+
+ private:
+  TempDir tmp_;
+};
+
+TEST(Apps, BfsLevelsAreExact) {
+  for (const Case& s : Cases()) {
+    SCOPED_TRACE(Describe(s));
+    for (bool weighted : {false, true}) {
+      PreparedGraph prepared(s.graph, s.partitions, weighted);
+      for (uint32_t start : {0u, s.graph.vertices - 1, s.graph.vertices / 2}) {
+        auto result = RunBfs(prepared.Config(s.mem_gb), start);
+        ASSERT_TRUE(result.ok()) << result.error().message();
+        auto want = ReferenceBfs(s.graph, start);
+        EXPECT_EQ(ReadArray<int32_t>(prepared.dir() + "/bfs.level"), want) << "start " << start;
+        const auto discovered = std::count_if(want.begin(), want.end(), [](int32_t l) { return l >= 0; });
+        EXPECT_NE(result->line.find("discovered " + std::to_string(discovered) + " of"), std::string::npos)
+            << result->line;
+      }
+    }
+  }
+}
+
+TEST(Apps, WccLabelsAreExact) {
+  for (const Case& s : Cases()) {
+    SCOPED_TRACE(Describe(s));
+    PreparedGraph prepared(s.graph, s.partitions, s.partitions != 3);  // also unweighted files
+    auto result = RunWcc(prepared.Config(s.mem_gb));
+    ASSERT_TRUE(result.ok()) << result.error().message();
+    auto want = ReferenceLabels(s.graph);
+    EXPECT_EQ(ReadArray<int32_t>(prepared.dir() + "/wcc.label"), want);
+    size_t components = 0;
+    for (uint32_t v = 0; v < want.size(); ++v) components += want[v] == static_cast<int32_t>(v);
+    EXPECT_EQ(result->line.rfind("wcc: " + std::to_string(components) + " components", 0), 0u) << result->line;
+  }
+}
+
+TEST(Apps, SsspDistancesAreExact) {
+  for (const Case& s : Cases()) {
+    SCOPED_TRACE(Describe(s));
+    PreparedGraph prepared(s.graph, s.partitions);
+    for (uint32_t start : {0u, s.graph.vertices - 1, s.graph.vertices / 3}) {
+      auto result = RunSssp(prepared.Config(s.mem_gb), start);
+      ASSERT_TRUE(result.ok()) << result.error().message();
+      auto got = ReadArray<float>(prepared.dir() + "/sssp.distance");
+      auto want = ReferenceDijkstra(s.graph, start);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t v = 0; v < want.size(); ++v) EXPECT_EQ(got[v], want[v]) << "vertex " << v << " start " << start;
+    }
+  }
+}
+
+TEST(Apps, PageRankWithinOneMillionth) {
+  for (const Case& s : Cases()) {
+    SCOPED_TRACE(Describe(s));
+    PreparedGraph prepared(s.graph, s.partitions, s.partitions == 1);
+    for (int iterations : {1, 7}) {
+      auto result = RunPageRank(prepared.Config(s.mem_gb), iterations);
+      ASSERT_TRUE(result.ok()) << result.error().message();
+      ExpectClose(ReadArray<double>(prepared.dir() + "/pagerank.rank"), ReferencePageRank(s.graph, iterations), 1e-6);
+    }
+  }
+}
+
+TEST(Apps, PageRankDeltaMatchesResidualReferenceAndConvergedPageRank) {
+  for (const Case& s : Cases()) {
+    SCOPED_TRACE(Describe(s));
+    PreparedGraph prepared(s.graph, s.partitions);
+    auto result = RunPageRankDelta(prepared.Config(s.mem_gb), 1e-3);
+    ASSERT_TRUE(result.ok()) << result.error().message();
+    ExpectClose(ReadArray<double>(prepared.dir() + "/pagerank-delta.rank"), ReferencePageRankDelta(s.graph, 1e-3), 1e-6);
+    // With a tiny epsilon it reaches the PageRank fixpoint.
+    auto exact = RunPageRankDelta(prepared.Config(s.mem_gb), 1e-12);
+    ASSERT_TRUE(exact.ok()) << exact.error().message();
+    ExpectClose(ReadArray<double>(prepared.dir() + "/pagerank-delta.rank"), ConvergedPageRank(s.graph), 1e-6);
+  }
+}
+
+TEST(Apps, SpmvMatchesReference) {
+  for (const Case& s : Cases()) {
+    SCOPED_TRACE(Describe(s));
+    PreparedGraph prepared(s.graph, s.partitions);
+    auto result = RunSpmv(prepared.Config(s.mem_gb));
+    ASSERT_TRUE(result.ok()) << result.error().message();
+    ExpectClose(ReadArray<double>(prepared.dir() + "/spmv.output"), ReferenceSpmv(s.graph), 1e-12);
+  }
+}
+
+TEST(Apps, ActivePartitionsOnlyAreRead) {
+  // A 50-vertex chain inside partition 0, and 20000 edges among partitions
+  // 1..3 that a BFS from vertex 0 never activates: each iteration may read
+  // only partition 0's blocks (about a page), not the whole 160 KB file.
+  TestGraph g = testing::RandomGraph(4000, 3000, 20000, false, 4);
+  for (auto& e : g.edges) {
+    e.source += 1000;
+    e.target += 1000;
+  }
+  for (int32_t v = 0; v < 49; ++v) g.edges.push_back({v, v + 1});
+  PreparedGraph prepared(g, 4, false);
+  auto result = RunBfs(prepared.Config(8), 0);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(ReadArray<int32_t>(prepared.dir() + "/bfs.level"), ReferenceBfs(g, 0));
+  EXPECT_EQ(result->iterations, 50u);
+  EXPECT_LE(result->bytes_read, 50u * 2 * 4096);
+  // The same stream over every partition reads it all each time.
+  auto all = RunWcc(prepared.Config(8));
+  ASSERT_TRUE(all.ok());
+  EXPECT_GE(all->bytes_read, g.edges.size() * 8);
+}
+
+TEST(Apps, StartOutOfRangeIsAnError) {
+  PreparedGraph prepared(SelfLoopsAndDuplicates(), 3);
+  for (int64_t start : {int64_t{7}, int64_t{-1}, int64_t{1} << 40}) {
+    auto bfs = RunBfs(prepared.Config(8), start);
+    ASSERT_FALSE(bfs.ok());
+    EXPECT_NE(bfs.error().message().find("out of range [0, 7)"), std::string::npos) << bfs.error().message();
+    EXPECT_FALSE(RunSssp(prepared.Config(8), start).ok());
+  }
+}
+
+TEST(Apps, RejectsBadArgumentsAndWrongEdgeType) {
+  PreparedGraph unweighted(SelfLoopsAndDuplicates(), 2, false);
+  EXPECT_FALSE(RunSssp(unweighted.Config(8), 0).ok());
+  EXPECT_FALSE(RunSpmv(unweighted.Config(8)).ok());
+  EXPECT_FALSE(RunPageRank(unweighted.Config(8), 0).ok());
+  EXPECT_FALSE(RunPageRankDelta(unweighted.Config(8), 0).ok());
+  EXPECT_FALSE(RunWcc(unweighted.Config(0)).ok());
+  AppConfig missing;
+  missing.graph_dir = "/nonexistent/graph";
+  EXPECT_FALSE(RunWcc(missing).ok());
+}
+
+TEST(AppBinaries, PrintOneLineAndExitCodes) {
+  PreparedGraph prepared(SelfLoopsAndDuplicates(), 3);
+  const std::string dir = prepared.dir();
+  struct Case {
+    std::string command;
+    int exit_code;
+    std::string output_prefix;
+  };
+  const std::vector<Case> cases = {
+      {"bfs " + dir + " 0 1", 0, "bfs: discovered 5 of 7 vertices from 0, depth 3"},
+      {"bfs " + dir + " 5 1", 0, "bfs: discovered 1 of 7 vertices from 5, depth 0"},  // isolated start
+      {"bfs " + dir + " 7 1", 1, ""},
+      {"bfs " + dir + " -3 1", 1, ""},
+      {"bfs " + dir + " abc 1", 2, ""},
+      {"bfs " + dir, 2, ""},
+      {"bfs " + dir + " 0 0", 1, ""},
+      {"bfs /nonexistent 0 1", 1, ""},
+      {"wcc " + dir + " 1", 0, "wcc: 3 components among 7 vertices"},
+      {"wcc " + dir, 0, "wcc: "},  // MEM_GB defaults to 8
+      {"sssp " + dir + " 0 1", 0, "sssp: reached 5 of 7 vertices from 0, max distance 9.5,"},
+      {"sssp " + dir + " 99 1", 1, ""},
+      {"pagerank " + dir + " 3 1", 0, "pagerank: sum of ranks "},
+      {"pagerank " + dir + " 0 1", 1, ""},
+      {"pagerank-delta " + dir + " 0.001 1", 0, "pagerank-delta: sum of ranks "},
+      {"pagerank-delta " + dir + " -1 1", 1, ""},
+      {"spmv " + dir + " 1", 0, "spmv: sum of output "},
+  };
+  for (const Case& c : cases) {
+    auto r = testing::RunCommand(testing::Bin(c.command) + " 2>/dev/null");
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.command << "\n" << r.output;
+    if (c.exit_code == 0) {
+      EXPECT_EQ(r.output.rfind(c.output_prefix, 0), 0u) << c.command << "\n" << r.output;
+      EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    }
+  }
+  for (const char* file : {"bfs.level", "wcc.label", "sssp.distance", "pagerank.rank", "pagerank-delta.rank",
+                           "spmv.output"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
+  }
+}
+
+}  // namespace
+}  // namespace graphfs::engine

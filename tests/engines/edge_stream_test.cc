@@ -1,0 +1,178 @@
+#include "engines/core/edge_stream.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "engine_test_util.h"
+#include "engines/core/preprocess.h"
+
+namespace graphfs::engine {
+namespace {
+
+using testing::TempDir;
+using testing::TestGraph;
+
+std::string BuildGrid(const TempDir& tmp, const TestGraph& g, uint32_t p) {
+  testing::WriteFile(tmp.File("edges"), testing::EdgeBytes(g));
+  PreprocessOptions options;
+  options.input = tmp.File("edges");
+  options.output_dir = tmp.File("grid");
+  options.vertices = g.vertices;
+  options.partitions = p;
+  options.edge_type = g.weighted ? 1 : 0;
+  options.threads = 2;
+  auto stats = Preprocess(options);
+  EXPECT_TRUE(stats.ok()) << stats.error().message();
+  return options.output_dir;
+}
+
+// Every read is page-aligned, at most 24 MiB, reads never overlap or go
+// backwards, and together they cover every byte of every used block.
+void CheckPlan(const GridLayout& layout, EdgeOrder order, const std::vector<bool>& use) {
+  const uint64_t page = IoPage(layout.edge_type());
+  const uint64_t p = layout.partitions();
+  auto reads = PlanReads(layout, order, use, 0, p);
+  uint64_t last_end = 0;
+  for (const ReadTask& r : reads) {
+    ASSERT_EQ(r.offset % page, 0u);
+    ASSERT_EQ(r.length % page, 0u);
+    ASSERT_GT(r.length, 0u);
+    ASSERT_LE(r.length, kMaxIoBytes);
+    ASSERT_GE(r.offset, last_end);
+    last_end = r.offset + r.length;
+  }
+  for (uint64_t i = 0; i < p; ++i) {
+    if (!use[i]) continue;
+    for (uint64_t j = 0; j < p; ++j) {
+      for (uint64_t byte = layout.BlockBegin(order, i, j); byte < layout.BlockEnd(order, i, j);
+           byte += layout.edge_size()) {
+        bool covered = false;
+        for (const ReadTask& r : reads) covered |= byte >= r.offset && byte + layout.edge_size() <= r.offset + r.length;
+        ASSERT_TRUE(covered) << "byte " << byte << " of block " << i << "," << j;
+      }
+    }
+  }
+}
+
+TEST(PlanReads, AlignedMonotonicAndComplete) {
+  for (bool weighted : {false, true}) {
+    for (uint32_t p : {1u, 3u, 4u}) {
+      TempDir tmp;
+      TestGraph g = testing::RandomGraph(3000, 3000, 5000, weighted, p);
+      auto layout = GridLayout::Open(BuildGrid(tmp, g, p));
+      ASSERT_TRUE(layout.ok());
+      for (EdgeOrder order : {EdgeOrder::kColumn, EdgeOrder::kRow}) {
+        CheckPlan(*layout, order, std::vector<bool>(p, true));
+        std::vector<bool> some(p, false);
+        some[p / 2] = true;
+        CheckPlan(*layout, order, some);
+        auto none = PlanReads(*layout, order, std::vector<bool>(p, false), 0, p);
+        EXPECT_TRUE(none.empty());
+      }
+    }
+  }
+}
+
+TEST(PartitionBatch, FollowsGridGraph) {
+  EXPECT_EQ(PartitionBatch(8, 0, 1000), 8u);
+  EXPECT_EQ(PartitionBatch(8, 100, 1000), 8u);   // fits in 0.8 * budget
+  EXPECT_EQ(PartitionBatch(8, 1600, 1000), 4u);  // two windows
+  EXPECT_EQ(PartitionBatch(8, 1u << 30, 1), 1u);
+}
+
+struct Counts {
+  uint64_t edges = 0;
+  uint64_t weight_sum = 0;  // weights are small integers here, so sums are exact
+};
+
+TEST(EdgeStream, SeesEveryActiveEdgeOnceInAnyMode) {
+  TempDir tmp;
+  TestGraph g = testing::RandomGraph(5000, 4000, 40000, true, 5);
+  for (auto& e : g.edges) e.weight = static_cast<float>((e.source + e.target) % 7);
+  auto layout = GridLayout::Open(BuildGrid(tmp, g, 4));
+  ASSERT_TRUE(layout.ok());
+  Bitmap active(g.vertices);
+  for (uint32_t v = 0; v < g.vertices; v += 3) active.SetUnsynchronized(v);
+  uint64_t expect_all = 0, expect_active = 0, expect_active_weight = 0;
+  for (const auto& e : g.edges) {
+    ++expect_all;
+    if (e.source % 3 == 0) {
+      ++expect_active;
+      expect_active_weight += static_cast<uint64_t>(e.weight);
+    }
+  }
+  // Budgets: plenty (buffered, one pass) and tiny (O_DIRECT, one pass per source window).
+  for (uint64_t memory : {uint64_t{8} << 30, uint64_t{1024}}) {
+    EdgeStream stream(*layout, memory, 2);
+    for (EdgeOrder order : {EdgeOrder::kColumn, EdgeOrder::kRow}) {
+      StreamOptions options;
+      options.order = order;
+      options.vertex_state_bytes = g.vertices * 4;
+      auto all = stream.Stream<uint64_t>(options, [](VertexId, VertexId, float) -> uint64_t { return 1; });
+      ASSERT_TRUE(all.ok()) << all.error().message();
+      EXPECT_EQ(*all, expect_all);
+      options.active = &active;
+      auto some = stream.Stream<uint64_t>(options, [&](VertexId s, VertexId, float) -> uint64_t {
+        EXPECT_TRUE(active.Get(s));
+        return 1;
+      });
+      ASSERT_TRUE(some.ok());
+      EXPECT_EQ(*some, expect_active);
+      auto weights = stream.Stream<uint64_t>(options, [](VertexId, VertexId, float w) -> uint64_t {
+        return static_cast<uint64_t>(w);
+      });
+      ASSERT_TRUE(weights.ok());
+      EXPECT_EQ(*weights, expect_active_weight);
+    }
+    if (memory < 4096) {
+      EXPECT_GT(stream.stats().direct_streams, 0u) << "tiny budget should use O_DIRECT on ext4";
+      EXPECT_GT(stream.stats().passes, stream.stats().streams) << "tiny budget should split column streams";
+    } else {
+      EXPECT_EQ(stream.stats().direct_streams, 0u);
+    }
+  }
+}
+
+TEST(EdgeStream, LargeBlockIsReadIn24MiBPieces) {
+  TempDir tmp;
+  TestGraph g = testing::RandomGraph(100, 100, 3'300'000, false, 9);  // 26.4 MB in one block
+  auto layout = GridLayout::Open(BuildGrid(tmp, g, 1));
+  ASSERT_TRUE(layout.ok());
+  auto reads = PlanReads(*layout, EdgeOrder::kColumn, {true}, 0, 1);
+  ASSERT_EQ(reads.size(), 2u);
+  EXPECT_EQ(reads[0].length, kMaxIoBytes);
+  EdgeStream stream(*layout, 1, 2);  // O_DIRECT; the last read runs past EOF
+  auto n = stream.Stream<uint64_t>(StreamOptions{}, [](VertexId, VertexId, float) -> uint64_t { return 1; });
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  EXPECT_EQ(*n, g.edges.size());
+  EXPECT_EQ(stream.stats().bytes_read, g.edges.size() * 8);
+}
+
+TEST(EdgeStream, TruncatedOrCorruptFilesAreErrorsNotCrashes) {
+  TempDir tmp;
+  TestGraph g = testing::RandomGraph(50, 50, 3000, false, 2);
+  const std::string dir = BuildGrid(tmp, g, 2);
+  auto layout = GridLayout::Open(dir);
+  ASSERT_TRUE(layout.ok());
+  std::filesystem::resize_file(dir + "/column", 3000 * 8 - 4096 - 8);
+  EdgeStream stream(*layout, 8ull << 30, 2);
+  auto n = stream.Stream<uint64_t>(StreamOptions{}, [](VertexId, VertexId, float) -> uint64_t { return 1; });
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message().find("truncated"), std::string::npos) << n.error().message();
+
+  // A target id >= V inside `row` (sources are checked against the window).
+  std::string row = testing::ReadFile(dir + "/row");
+  int32_t bad = 1000;
+  std::memcpy(row.data() + 4, &bad, 4);
+  testing::WriteFile(dir + "/row", row);
+  StreamOptions options;
+  options.order = EdgeOrder::kRow;
+  auto m = stream.Stream<uint64_t>(options, [](VertexId, VertexId t, float) -> uint64_t { return t < 50 ? 1 : 1000000; });
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("corrupt"), std::string::npos) << m.error().message();
+}
+
+}  // namespace
+}  // namespace graphfs::engine

@@ -1,0 +1,120 @@
+// Helpers for the engine tests: temporary directories, in-memory edge lists
+// written in the binary format, reading result files, running binaries.
+#pragma once
+
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace graphfs::engine::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "graphfs-engine-test-XXXXXX").string();
+    char* p = ::mkdtemp(tmpl.data());
+    if (p != nullptr) path_ = p;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct TestEdge {
+  int32_t source;
+  int32_t target;
+  float weight = 1.0f;
+};
+
+struct TestGraph {
+  uint32_t vertices = 0;
+  bool weighted = false;
+  std::vector<TestEdge> edges;
+};
+
+inline std::string EdgeBytes(const TestGraph& g) {
+  std::string bytes;
+  for (const TestEdge& e : g.edges) {
+    bytes.append(reinterpret_cast<const char*>(&e.source), 4);
+    bytes.append(reinterpret_cast<const char*>(&e.target), 4);
+    if (g.weighted) bytes.append(reinterpret_cast<const char*>(&e.weight), 4);
+  }
+  return bytes;
+}
+
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+template <typename T>
+std::vector<T> ReadArray(const std::string& path) {
+  std::string bytes = ReadFile(path);
+  std::vector<T> values(bytes.size() / sizeof(T));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
+// Random graph: ids drawn from [0, used) with used <= vertices, so ids in
+// [used, vertices) are isolated; small ranges produce duplicates and
+// self-loops. Weights include exact zeros.
+inline TestGraph RandomGraph(uint32_t vertices, uint32_t used, size_t edges, bool weighted, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(used) - 1);
+  std::uniform_int_distribution<int> pick(0, 4);
+  std::uniform_real_distribution<float> real(0.0f, 256.0f);
+  TestGraph g;
+  g.vertices = vertices;
+  g.weighted = weighted;
+  for (size_t k = 0; k < edges; ++k) {
+    TestEdge e{id(rng), id(rng), 1.0f};
+    if (weighted) {
+      int p = pick(rng);
+      e.weight = p == 0 ? 0.0f : p == 1 ? 1.0f : real(rng);
+    }
+    g.edges.push_back(e);
+  }
+  return g;
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout
+};
+
+// Runs a shell command line, capturing stdout (stderr goes to the test log).
+inline CommandResult RunCommand(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
+  int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+inline std::string Bin(const std::string& name) { return std::string(GRAPHFS_ENGINE_BIN_DIR) + "/" + name; }
+
+}  // namespace graphfs::engine::testing

@@ -1,0 +1,214 @@
+#include "engines/jobs/job_runner.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "engine_test_util.h"
+#include "engines/core/preprocess.h"
+
+namespace graphfs::engine {
+namespace {
+
+using testing::TempDir;
+
+TEST(ParseJobList, DefaultsArgumentsAndErrors) {
+  auto jobs = ParseJobList("pagerank-delta,wcc,sssp:12,bfs:3,pagerank,spmv,bfs");
+  ASSERT_TRUE(jobs.ok()) << jobs.error().message();
+  ASSERT_EQ(jobs->size(), 7u);
+  EXPECT_EQ((*jobs)[0].app, "pagerank-delta");
+  EXPECT_EQ((*jobs)[0].arg, "0.01");
+  EXPECT_EQ((*jobs)[1].arg, "");
+  EXPECT_EQ((*jobs)[2].arg, "12");
+  EXPECT_EQ((*jobs)[4].arg, "10");
+  EXPECT_EQ((*jobs)[6].arg, "0");
+  EXPECT_EQ(JobArgv((*jobs)[2], "/g", "1.5"), (std::vector<std::string>{"sssp", "/g", "12", "1.5"}));
+  EXPECT_EQ(JobArgv((*jobs)[1], "/g", "8"), (std::vector<std::string>{"wcc", "/g", "8"}));
+  for (const char* bad : {"", "wcc,", "bogus", "wcc:3", "bfs:x", "bfs:-1", "pagerank-delta:0", "bfs:", ",bfs"}) {
+    EXPECT_FALSE(ParseJobList(bad).ok()) << bad;
+  }
+}
+
+TEST(GraphfsStats, ParsesDisksAndToleratesMissingKeys) {
+  auto disks = ParseGraphfsStats(
+      R"({"disks":[{"index":0,"path":"/d0","bytes_read":4096,"bytes_written":12},)"
+      R"({"index":3,"path":"/d3"},{"bytes_read":7}],"cache":{"hits":1}})");
+  ASSERT_TRUE(disks.ok());
+  ASSERT_EQ(disks->size(), 3u);
+  EXPECT_EQ((*disks)[0].path, "/d0");
+  EXPECT_EQ((*disks)[0].bytes_read, 4096u);
+  EXPECT_EQ((*disks)[0].bytes_written, 12u);
+  EXPECT_EQ((*disks)[1].index, 3);
+  EXPECT_FALSE((*disks)[1].bytes_read.has_value());
+  EXPECT_EQ((*disks)[2].index, 2);  // position when no index is given
+  EXPECT_EQ((*disks)[2].bytes_read, 7u);
+  EXPECT_TRUE(ParseGraphfsStats("{}")->empty());
+  EXPECT_TRUE(ParseGraphfsStats(R"({"disks":5})")->empty());
+  EXPECT_FALSE(ParseGraphfsStats("{not json").ok());
+}
+
+TEST(GraphfsStats, FindsMountByWalkingUp) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.File("mnt/.graphfs"));
+  std::filesystem::create_directories(tmp.File("mnt/graphs/g1"));
+  testing::WriteFile(tmp.File("mnt/.graphfs/stats"), "{}");
+  EXPECT_EQ(FindGraphfsMount(tmp.File("mnt/graphs/g1")), tmp.File("mnt"));
+  EXPECT_EQ(FindGraphfsMount(tmp.File("mnt")), tmp.File("mnt"));
+  std::filesystem::create_directories(tmp.File("plain/g"));
+  EXPECT_EQ(FindGraphfsMount(tmp.File("plain/g")), std::nullopt);
+}
+
+TEST(DiskStats, ResolvesDevicesAndPartitionsThroughSysfs) {
+  TempDir tmp;
+  struct stat st;
+  ASSERT_EQ(::stat(tmp.path().c_str(), &st), 0);
+  const std::string sys = tmp.File("sys");
+  const std::string dev = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  // A fake sysfs where our filesystem is partition 1 of "fakedisk".
+  std::filesystem::create_directories(sys + "/dev/block");
+  std::filesystem::create_directories(sys + "/devices/virtual/block/fakedisk/fakedisk1");
+  testing::WriteFile(sys + "/devices/virtual/block/fakedisk/fakedisk1/partition", "1\n");
+  std::filesystem::create_directory_symlink(sys + "/devices/virtual/block/fakedisk/fakedisk1",
+                                            sys + "/dev/block/" + dev);
+  EXPECT_EQ(BlockDeviceOf(tmp.path(), sys), "fakedisk");
+  std::filesystem::create_directories(sys + "/block/loop7");
+  testing::WriteFile(sys + "/block/loop7/stat", "     120        3     2048      55        0        0        0        0\n");
+  EXPECT_EQ(*DeviceBytesRead("loop7", sys), 2048u * 512);
+  EXPECT_FALSE(DeviceBytesRead("loop8", sys).ok());
+  EXPECT_EQ(BlockDeviceOf(tmp.File("missing"), sys), std::nullopt);
+}
+
+class RunJobsBinary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The graph sits under a directory that looks like a graphfs mount.
+    std::filesystem::create_directories(tmp_.File("mnt/.graphfs"));
+    testing::WriteFile(tmp_.File("mnt/.graphfs/stats"),
+                       R"({"disks":[{"index":0,"path":"/d0","bytes_read":100,"bytes_written":5},{"index":1}]})");
+    testing::TestGraph g = testing::RandomGraph(300, 250, 3000, true, 8);
+    testing::WriteFile(tmp_.File("edges"), testing::EdgeBytes(g));
+    PreprocessOptions options;
+    options.input = tmp_.File("edges");
+    options.output_dir = tmp_.File("mnt/graph");
+    options.vertices = g.vertices;
+    options.partitions = 3;
+    options.edge_type = 1;
+    ASSERT_TRUE(Preprocess(options).ok());
+  }
+  testing::CommandResult Run(const std::string& args) {
+    return testing::RunCommand(testing::Bin("run-jobs") + " --graph " + tmp_.File("mnt/graph") + " " + args +
+                               " 2>&1");
+  }
+  static std::vector<std::string> Lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+  TempDir tmp_;
+};
+
+TEST_F(RunJobsBinary, RunsTheMixConcurrentlyAndPrintsTheTable) {
+  auto r = Run("--jobs pagerank-delta,wcc,sssp:1,bfs:1 --mem-gb 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto lines = Lines(r.output);
+  ASSERT_GE(lines.size(), 8u) << r.output;
+  EXPECT_EQ(lines[0].rfind("job  app", 0), 0u) << lines[0];
+  const char* apps[] = {"pagerank-delta", "wcc", "sssp", "bfs"};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(lines[1 + i].rfind(std::to_string(i) + "    " + apps[i], 0), 0u) << lines[1 + i];
+    EXPECT_NE(lines[1 + i].find(" ok "), std::string::npos) << lines[1 + i];
+    EXPECT_NE(lines[1 + i].find(std::string(apps[i]) + ": "), std::string::npos) << lines[1 + i];
+  }
+  EXPECT_NE(lines[3].find("1 1"), std::string::npos) << "sssp args: START MEM_GB";
+  EXPECT_EQ(lines[5].rfind("total wall time: ", 0), 0u);
+  EXPECT_NE(r.output.find("graphfs disk 0 /d0 bytes read 0 (0 B), bytes written 0 (0 B)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("graphfs disk 1 - bytes read ?"), std::string::npos) << r.output;
+}
+
+TEST_F(RunJobsBinary, FailingJobMeansNonZeroExit) {
+  auto r = Run("--jobs wcc,bfs:300");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("exit 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("out of range"), std::string::npos) << "the app's stderr passes through";
+  EXPECT_EQ(Run("--jobs nosuchapp").exit_code, 2);
+  EXPECT_EQ(Run("--jobs wcc --bin-dir /nonexistent").exit_code, 1);
+}
+
+TEST_F(RunJobsBinary, SequentialAndStaggeredStarts) {
+  auto seq = Run("--jobs wcc,bfs:2,spmv --sequential");
+  ASSERT_EQ(seq.exit_code, 0) << seq.output;
+  auto lines = Lines(seq.output);
+  double previous_end = 0;
+  for (int i = 1; i <= 3; ++i) {
+    std::istringstream in(lines[static_cast<size_t>(i)]);
+    std::string job, app, arg;
+    double start, wall;
+    in >> job >> app;
+    if (app != "wcc" && app != "spmv") in >> arg;
+    in >> arg >> start >> wall;
+    EXPECT_GE(start + 1e-3, previous_end) << lines[static_cast<size_t>(i)];
+    previous_end = start + wall;
+  }
+  auto staggered = Run("--jobs wcc,wcc --stagger 0.3");
+  ASSERT_EQ(staggered.exit_code, 0) << staggered.output;
+  std::istringstream second(Lines(staggered.output)[2]);
+  std::string job, app, mem;
+  double start = 0;
+  second >> job >> app >> mem >> start;
+  EXPECT_GE(start, 0.3);
+}
+
+bool CgroupV1MemoryWritable() {
+  return ::access("/sys/fs/cgroup/memory/cgroup.procs", W_OK) == 0 && ::geteuid() == 0;
+}
+
+int CountJobCgroups() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/fs/cgroup/memory")) {
+    n += e.path().filename().string().rfind("graphfs-job-", 0) == 0;
+  }
+  return n;
+}
+
+TEST_F(RunJobsBinary, MemoryCapRunsInCgroupsAndRemovesThem) {
+  if (!CgroupV1MemoryWritable()) GTEST_SKIP() << "needs root and the cgroup-v1 memory controller";
+  const int before = CountJobCgroups();
+  auto r = Run("--jobs wcc,bfs:1 --mem-cap 256M");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  auto lines = Lines(r.output);
+  ASSERT_GE(lines.size(), 5u) << r.output;
+  EXPECT_NE(lines[1].find(" 0.25 "), std::string::npos) << "MEM_GB follows the cap: " << lines[1];
+  EXPECT_NE(r.output.find("job 1 memory cgroup /sys/fs/cgroup/memory/graphfs-job-"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("limit 256 MiB, peak "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("peak 0 B"), std::string::npos) << "the job ran inside its cgroup\n" << r.output;
+  EXPECT_EQ(CountJobCgroups(), before);
+}
+
+TEST(RunJobsCgroup, JobOverItsCapIsKilledAndReported) {
+  if (!CgroupV1MemoryWritable()) GTEST_SKIP() << "needs root and the cgroup-v1 memory controller";
+  // 8 M vertices: wcc's two active bitmaps alone are 2 MiB of anonymous memory.
+  TempDir tmp;
+  testing::TestGraph g{1u << 23, false, {{0, 1}, {5, 7}}};
+  testing::WriteFile(tmp.File("edges"), testing::EdgeBytes(g));
+  PreprocessOptions options;
+  options.input = tmp.File("edges");
+  options.output_dir = tmp.File("graph");
+  options.vertices = g.vertices;
+  options.partitions = 2;
+  ASSERT_TRUE(Preprocess(options).ok());
+  const int before = CountJobCgroups();
+  auto r = testing::RunCommand(testing::Bin("run-jobs") + " --graph " + tmp.File("graph") +
+                               " --jobs wcc --mem-cap 1M 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("signal 9"), std::string::npos) << r.output;
+  EXPECT_EQ(CountJobCgroups(), before);
+}
+
+}  // namespace
+}  // namespace graphfs::engine
