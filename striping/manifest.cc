@@ -61,9 +61,10 @@ Result<StripeManifest> StripeManifest::Decode(const std::string& text) {
   }
 }
 
-Result<std::optional<StripeManifest>> ReadManifest(const std::string& path) {
+Result<std::optional<StripeManifest>> ReadManifest(const std::string& path, bool follow) {
   char buf[4096];
-  ssize_t n = ::lgetxattr(path.c_str(), kManifestXattr, buf, sizeof buf);
+  ssize_t n = follow ? ::getxattr(path.c_str(), kManifestXattr, buf, sizeof buf)
+                     : ::lgetxattr(path.c_str(), kManifestXattr, buf, sizeof buf);
   return DecodeXattr(n, buf, path);
 }
 

@@ -39,7 +39,7 @@ struct StripeManifest {
 
 // Reads the manifest of the file at `path` (not following a final symlink). Returns
 // nullopt when the file carries none (an ordinary file).
-Result<std::optional<StripeManifest>> ReadManifest(const std::string& path);
+Result<std::optional<StripeManifest>> ReadManifest(const std::string& path, bool follow = false);
 Result<std::optional<StripeManifest>> ReadManifestFd(int fd);
 Status WriteManifestFd(int fd, const StripeManifest& manifest);
 

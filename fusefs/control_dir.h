@@ -1,0 +1,29 @@
+// The control directory MOUNTPOINT/.graphfs/: files a shell can read and write.
+//   stats  JSON snapshot: bytes and requests per disk, read-ahead, mount counters.
+//   fault  (root only) "DISK ERRNO" makes every I/O to DISK fail with ERRNO, "DISK 0"
+//          clears it; for fault-injection tests.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace graphfs {
+
+struct GraphFs;
+struct Inode;
+
+inline constexpr const char* kControlDirName = ".graphfs";
+
+const std::vector<const char*>& ControlFileNames();
+void FillControlStat(const Inode& inode, struct stat* st);
+// Content a reader of the file sees, generated at open. Checks permissions for writers.
+Result<std::string> OpenControlFile(GraphFs& fs, const Inode& inode, int flags, uid_t caller);
+Status WriteControlFile(GraphFs& fs, const Inode& inode, const std::string& data, uid_t caller);
+std::string RenderStats(GraphFs& fs);
+
+}  // namespace graphfs

@@ -1,0 +1,42 @@
+// What an open file or directory of the mount carries between requests.
+#pragma once
+
+#include <dirent.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "striping/striped_file.h"
+
+namespace graphfs {
+
+struct Inode;
+
+struct FileHandle {
+  enum class Kind { kPlain, kStriped, kControl };
+  Kind kind = Kind::kPlain;
+  Inode* inode = nullptr;
+  UniqueFd fd;                           // kPlain
+  std::shared_ptr<StripedFile> striped;  // kStriped
+  ReadStreams streams;                   // kStriped: sequential readers of this handle
+  std::string content;                   // kControl: snapshot taken at open
+};
+
+struct DirEntry {
+  std::string name;
+  ino_t ino;
+  unsigned char type;  // DT_*
+};
+
+struct DirHandle {
+  UniqueFd fd;
+  bool is_root = false;
+  bool is_control = false;
+  std::vector<DirEntry> entries;  // read at opendir and on rewind; offsets are indexes + 1
+  bool loaded = false;
+};
+
+}  // namespace graphfs

@@ -1,0 +1,74 @@
+// State of one mount, shared by every operation group.
+#pragma once
+
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
+#include <fuse_lowlevel.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "fusefs/inode_table.h"
+#include "fusefs/mount_options.h"
+#include "striping/disk_set.h"
+#include "striping/io_engine.h"
+#include "striping/striped_file.h"
+
+namespace graphfs {
+
+struct MountCounters {
+  std::atomic<uint64_t> striped_reads{0};
+  std::atomic<uint64_t> striped_writes{0};
+  std::atomic<uint64_t> passthrough_reads{0};
+  std::atomic<uint64_t> passthrough_writes{0};
+  std::atomic<uint64_t> bytes_read{0};      // replied to readers, all files
+  std::atomic<uint64_t> bytes_written{0};   // accepted from writers, all files
+  std::atomic<uint64_t> errors{0};
+};
+
+struct GraphFs {
+  MountOptions options;
+  std::string source;  // absolute
+  InodeTable inodes;
+  std::unique_ptr<DiskSet> disks;  // null when nothing under SOURCE is striped
+  std::unique_ptr<IoEngine> io;
+  std::unique_ptr<MemoryBudget> readahead_budget;
+  MountCounters counters;
+  fuse_session* session = nullptr;
+  double timeout = 1.0;  // attribute and entry cache timeout (seconds)
+};
+
+GraphFs& Fs(fuse_req_t req);
+
+// Operation tables, one group per file.
+void AddEntryOps(fuse_lowlevel_ops& ops);
+void AddDirOps(fuse_lowlevel_ops& ops);
+void AddFileOps(fuse_lowlevel_ops& ops);
+void AddXattrOps(fuse_lowlevel_ops& ops);
+
+// Shared helpers (ops_common.cc).
+Inode& GetInode(fuse_req_t req, fuse_ino_t ino);
+std::string ProcPath(int fd);
+// Stats `inode` and fixes up what graphfs presents differently (striped size).
+int StatInode(Inode& inode, struct stat* st);
+// Looks `name` up in `parent`, registering the inode; fills `e`. Returns 0 or an errno.
+int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_param* e);
+// The striped file behind an inode, opened on first use.
+Result<std::shared_ptr<StripedFile>> OpenStriped(GraphFs& fs, Inode& inode);
+void ReplyErr(fuse_req_t req, int err);
+void LogError(const std::string& message);
+
+// Runs a creation call with the caller's fsuid, fsgid and groups, so new files belong to
+// the caller and the backing filesystem applies its own rules (setgid directories).
+class CallerCredentials {
+ public:
+  explicit CallerCredentials(fuse_req_t req);
+  ~CallerCredentials();
+  CallerCredentials(const CallerCredentials&) = delete;
+  CallerCredentials& operator=(const CallerCredentials&) = delete;
+
+ private:
+  bool switched_ = false;
+};
+
+}  // namespace graphfs

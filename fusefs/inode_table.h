@@ -1,0 +1,65 @@
+// Inodes the kernel knows about, keyed by the backing file's (dev, ino).
+//
+// Like libfuse's passthrough_hp, each inode holds an O_PATH descriptor of the backing
+// file and the kernel's lookup count; the FUSE node id is the Inode's address. Virtual
+// inodes (the control directory) have no backing file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/unique_fd.h"
+#include "striping/manifest.h"
+
+namespace graphfs {
+
+class StripedFile;
+
+struct Inode {
+  enum class Kind { kBacked, kControlDir, kControlFile };
+  Kind kind = Kind::kBacked;
+  UniqueFd fd;  // O_PATH; invalid for virtual inodes
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::atomic<uint64_t> nlookup{0};
+  std::string control_name;  // virtual files: which one
+
+  std::mutex mu;  // guards the fields below
+  std::optional<StripeManifest> manifest;  // set when the file is striped
+  std::shared_ptr<StripedFile> striped;    // opened on first use
+  bool remove_parts = false;               // last name unlinked: drop the parts when forgotten
+};
+
+class InodeTable {
+ public:
+  InodeTable();
+  ~InodeTable();
+  Inode& root() { return *root_; }
+  Inode& control_dir() { return *control_dir_; }
+  void SetRoot(UniqueFd fd, dev_t dev, ino_t ino);
+
+  // The inode for (dev, ino): an existing one (its nlookup raised) or `fresh`, adopted.
+  // Returns the inode to use; `fresh` is dropped if one existed.
+  Inode& Intern(std::unique_ptr<Inode> fresh);
+  Inode* Find(dev_t dev, ino_t ino);
+  // Lowers nlookup; at zero the inode is removed and returned (caller disposes of it).
+  std::unique_ptr<Inode> Forget(Inode& inode, uint64_t n);
+  Inode* Control(const std::string& name);  // virtual files under .graphfs/
+
+  size_t size();
+
+ private:
+  std::mutex mu_;
+  std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> by_id_;
+  std::unique_ptr<Inode> root_;
+  std::unique_ptr<Inode> control_dir_;
+  std::map<std::string, std::unique_ptr<Inode>> control_files_;
+};
+
+}  // namespace graphfs

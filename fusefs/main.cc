@@ -1,0 +1,290 @@
+// graphfs [-f] [-d] [-s] [-o key=value,...] SOURCE MOUNTPOINT
+//
+// Also usable as `mount -t fuse.graphfs SOURCE MOUNTPOINT -o ...` and from /etc/fstab:
+// mount.fuse3 calls this program with the same shape. Everything that can be wrong with
+// the source or its disks is checked before mounting, so a bad mount fails with a message
+// and a non-zero exit instead of serving wrong bytes.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/size_parse.h"
+#include "fusefs/graphfs.h"
+
+namespace graphfs {
+
+void SetLogFile(FILE* f);
+
+namespace {
+
+void Init(void* userdata, fuse_conn_info* conn) {
+  (void)userdata;
+  if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
+  // Let the kernel clear setuid/setgid on write and chown, as it does for ext4.
+  conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+  // The kernel applies the caller's umask before create/mkdir reach us.
+  conn->want &= ~FUSE_CAP_DONT_MASK;
+  conn->max_write = 1u << 20;
+}
+
+void Destroy(void* userdata) {
+  (void)userdata;
+}
+
+struct CommandLine {
+  std::string source;
+  std::string mountpoint;
+  std::vector<std::string> fuse_args;  // passed on to libfuse (mountpoint last)
+  MountOptions options;
+  bool help = false;
+  bool version = false;
+};
+
+void Usage(const char* prog) {
+  std::printf("usage: %s [-f] [-d] [-s] [-o opt,...] SOURCE MOUNTPOINT\n\n", prog);
+  std::printf("Mounts the graph directory SOURCE at MOUNTPOINT. Striped files are read from their disks.\n\n");
+  std::printf("%s\n", MountOptionsHelp());
+  std::printf("FUSE options: allow_other, ro, fsname=..., max_threads via threads=N; -f foreground, -d debug,\n"
+              "-s single-threaded. Unmount with `fusermount3 -u MOUNTPOINT` or `umount MOUNTPOINT`.\n");
+}
+
+Result<CommandLine> ParseCommandLine(int argc, char** argv) {
+  CommandLine cl;
+  cl.fuse_args.push_back(argv[0]);
+  std::vector<std::string> positional;
+  std::vector<std::string> fuse_opts;
+  auto take_options = [&](const std::string& list) -> Status {
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t comma = list.find(',', start);
+      std::string opt = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!opt.empty()) {
+        auto ours = ApplyMountOption(cl.options, opt);
+        if (!ours.ok()) return ours.error();
+        if (!*ours) fuse_opts.push_back(opt);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return Status::Ok();
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-o") {
+      if (i + 1 >= argc) return Error(EINVAL, "-o needs a list of options");
+      GRAPHFS_RETURN_IF_ERROR(take_options(argv[++i]));
+    } else if (a.rfind("-o", 0) == 0) {
+      GRAPHFS_RETURN_IF_ERROR(take_options(a.substr(2)));
+    } else if (a == "-h" || a == "--help") {
+      cl.help = true;
+    } else if (a == "-V" || a == "--version") {
+      cl.version = true;
+    } else if (a == "-f" || a == "-d" || a == "-s" || a == "--debug" || a == "--foreground") {
+      cl.fuse_args.push_back(a);
+    } else if (!a.empty() && a[0] == '-') {
+      return Error(EINVAL, "unknown flag " + a + " (see --help)");
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (cl.help || cl.version) return cl;
+  if (positional.size() != 2)
+    return Error(EINVAL, "expected SOURCE and MOUNTPOINT, got " + std::to_string(positional.size()) + " arguments");
+  cl.source = positional[0];
+  cl.mountpoint = positional[1];
+  // The kernel checks permissions as ext4 would; without this, allow_other would let
+  // every user act with the daemon's (root's) rights.
+  fuse_opts.push_back("default_permissions");
+  bool has_fsname = false, has_subtype = false;
+  for (const auto& o : fuse_opts) {
+    has_fsname |= o.rfind("fsname=", 0) == 0;
+    has_subtype |= o.rfind("subtype=", 0) == 0;
+  }
+  if (!has_fsname) {
+    std::string escaped;  // libfuse splits -o on commas; a comma in a path needs a backslash
+    for (char c : cl.source) {
+      if (c == ',' || c == '\\') escaped += '\\';
+      escaped += c;
+    }
+    fuse_opts.push_back("fsname=" + escaped);
+  }
+  if (!has_subtype) fuse_opts.push_back("subtype=graphfs");
+  std::string joined;
+  for (const auto& o : fuse_opts) joined += (joined.empty() ? "" : ",") + o;
+  cl.fuse_args.push_back("-o");
+  cl.fuse_args.push_back(joined);
+  cl.fuse_args.push_back(cl.mountpoint);
+  return cl;
+}
+
+// Finds the disk set of the striped graphs under SOURCE and verifies every disk.
+Result<std::unique_ptr<DiskSet>> OpenDisks(const std::string& source, const MountOptions& options) {
+  std::vector<std::string> graphs = FindRegistries(source, 6);
+  std::set<std::string> sets;
+  DiskRegistry registry;
+  for (const auto& g : graphs) {
+    auto r = ReadRegistry(g);
+    if (!r.ok()) return r.error();
+    if (!sets.empty() && !sets.count(r->set_id))
+      return Error(EINVAL, "graphs under " + source + " are striped over different disk sets (" + g +
+                               " uses " + r->set_id + ", another uses " + *sets.begin() +
+                               "); mount them separately");
+    sets.insert(r->set_id);
+    registry = *r;
+  }
+  if (sets.empty()) {
+    if (!options.disks.empty())
+      std::fprintf(stderr, "graphfs: note: disks= given, but nothing under %s is striped yet\n", source.c_str());
+    return std::unique_ptr<DiskSet>();
+  }
+  if (!options.disks.empty()) {
+    if (options.disks.size() != registry.disks.size())
+      return Error(EINVAL, "disks= lists " + std::to_string(options.disks.size()) + " disks, the registered set has " +
+                               std::to_string(registry.disks.size()));
+    registry.disks = options.disks;
+  }
+  auto set = DiskSet::Open(registry);
+  if (!set.ok()) return set.error();
+  return std::make_unique<DiskSet>(std::move(*set));
+}
+
+int Run(int argc, char** argv) {
+  auto cl = ParseCommandLine(argc, argv);
+  if (!cl.ok()) {
+    std::fprintf(stderr, "graphfs: %s\n", cl.error().message().c_str());
+    return 2;
+  }
+  if (cl->help) {
+    Usage(argv[0]);
+    return 0;
+  }
+  if (cl->version) {
+    std::printf("graphfs 0.1 (libfuse %s)\n", fuse_pkgversion());
+    return 0;
+  }
+  GraphFs fs;
+  fs.options = cl->options;
+  Status resolved = ResolveMountOptions(fs.options);
+  if (!resolved.ok()) {
+    std::fprintf(stderr, "graphfs: %s\n", resolved.error().message().c_str());
+    return 2;
+  }
+  fs.timeout = fs.options.timeout;
+
+  char real[PATH_MAX];
+  if (::realpath(cl->source.c_str(), real) == nullptr) {
+    std::fprintf(stderr, "graphfs: source %s: %s\n", cl->source.c_str(), std::strerror(errno));
+    return 1;
+  }
+  fs.source = real;
+  UniqueFd root(::open(fs.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  struct stat st;
+  if (!root.valid() || ::fstatat(root.get(), "", &st, AT_EMPTY_PATH) != 0) {
+    std::fprintf(stderr, "graphfs: source %s is not a directory: %s\n", fs.source.c_str(), std::strerror(errno));
+    return 1;
+  }
+  fs.inodes.SetRoot(std::move(root), st.st_dev, st.st_ino);
+
+  auto disks = OpenDisks(fs.source, fs.options);
+  if (!disks.ok()) {
+    std::fprintf(stderr, "graphfs: cannot mount %s: %s\n", fs.source.c_str(), disks.error().message().c_str());
+    return 1;
+  }
+  fs.disks = std::move(*disks);
+  IoEngineOptions io;
+  io.disks = fs.disks ? fs.disks->size() : 1;
+  io.mode = fs.options.shared_queue ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;
+  io.workers_per_disk = fs.options.io_workers != 0 ? fs.options.io_workers : 1;
+  io.shared_workers = fs.options.io_workers != 0 ? fs.options.io_workers : io.disks;
+  io.queue_depth = fs.options.queue_depth;
+  // Try the engine once before mounting, so a machine without io_uring fails here with
+  // a message. The real one starts after fuse_daemonize(): threads do not survive its fork.
+  {
+    auto probe = IoEngine::Start(io);
+    if (!probe.ok()) {
+      std::fprintf(stderr, "graphfs: %s\n", probe.error().message().c_str());
+      return 1;
+    }
+  }
+  if (!fs.options.readahead_off) fs.readahead_budget = std::make_unique<MemoryBudget>(fs.options.readahead_mem);
+
+  FILE* log = nullptr;
+  if (!fs.options.log_file.empty()) {
+    log = std::fopen(fs.options.log_file.c_str(), "a");
+    if (log == nullptr) {
+      std::fprintf(stderr, "graphfs: log file %s: %s\n", fs.options.log_file.c_str(), std::strerror(errno));
+      return 1;
+    }
+    SetLogFile(log);
+  }
+
+  std::vector<char*> args;
+  for (auto& a : cl->fuse_args) args.push_back(a.data());
+  fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(args.size()), args.data());
+  fuse_cmdline_opts opts;
+  if (fuse_parse_cmdline(&fargs, &opts) != 0) return 2;
+  fuse_lowlevel_ops ops;
+  std::memset(&ops, 0, sizeof ops);
+  ops.init = Init;
+  ops.destroy = Destroy;
+  AddEntryOps(ops);
+  AddDirOps(ops);
+  AddFileOps(ops);
+  AddXattrOps(ops);
+
+  ::umask(0);  // modes arrive with the caller's umask already applied
+  int ret = 1;
+  fuse_session* se = fuse_session_new(&fargs, &ops, sizeof ops, &fs);
+  if (se != nullptr) {
+    fs.session = se;
+    if (fuse_set_signal_handlers(se) == 0) {
+      if (fuse_session_mount(se, opts.mountpoint) == 0) {
+        fuse_daemonize(opts.foreground);
+        auto engine = IoEngine::Start(io);
+        if (!engine.ok()) {
+          LogError(engine.error().message());
+          fuse_session_exit(se);
+        } else {
+          fs.io = std::move(*engine);
+        }
+        if (!engine.ok()) {
+          ret = 1;
+        } else if (opts.singlethread) {
+          ret = fuse_session_loop(se);
+        } else {
+          fuse_loop_config* cfg = fuse_loop_cfg_create();
+          fuse_loop_cfg_set_clone_fd(cfg, 0);
+          fuse_loop_cfg_set_max_threads(cfg, fs.options.threads);
+          fuse_loop_cfg_set_idle_threads(cfg, std::min(10u, fs.options.threads));
+          ret = fuse_session_loop_mt(se, cfg);
+          fuse_loop_cfg_destroy(cfg);
+        }
+        fuse_session_unmount(se);
+        fs.io.reset();  // drain the queues before the inodes (and their files) go
+      } else {
+        std::fprintf(stderr, "graphfs: could not mount at %s\n", opts.mountpoint);
+      }
+      fuse_remove_signal_handlers(se);
+    }
+    fuse_session_destroy(se);
+  }
+  free(opts.mountpoint);
+  fuse_opt_free_args(&fargs);
+  if (log != nullptr) {
+    SetLogFile(stderr);
+    std::fclose(log);
+  }
+  return ret == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace graphfs
+
+int main(int argc, char** argv) { return graphfs::Run(argc, argv); }

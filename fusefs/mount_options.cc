@@ -1,0 +1,162 @@
+#include "fusefs/mount_options.h"
+
+#include <unistd.h>
+
+#include <charconv>
+
+#include "common/size_parse.h"
+
+namespace graphfs {
+
+namespace {
+
+Result<unsigned> ParseCount(const std::string& key, const std::string& value, unsigned lo, unsigned hi) {
+  unsigned v = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || ptr != value.data() + value.size() || v < lo || v > hi)
+    return Error(EINVAL, "option " + key + "=" + value + ": expected a whole number from " + std::to_string(lo) +
+                             " to " + std::to_string(hi));
+  return v;
+}
+
+Result<bool> ParseBool(const std::string& key, const std::string& value) {
+  if (value == "1" || value == "yes" || value == "true" || value == "on") return true;
+  if (value == "0" || value == "no" || value == "false" || value == "off") return false;
+  return Error(EINVAL, "option " + key + "=" + value + ": expected 0 or 1");
+}
+
+}  // namespace
+
+Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
+  const size_t eq = option.find('=');
+  const std::string key = option.substr(0, eq);
+  const bool has_value = eq != std::string::npos;
+  const std::string value = has_value ? option.substr(eq + 1) : "";
+  auto need_value = [&]() -> Status {
+    if (!has_value || value.empty()) return Error(EINVAL, "option " + key + " needs a value (" + key + "=...)");
+    return Status::Ok();
+  };
+  if (key == "ro") {
+    o.read_only = true;
+    return false;  // libfuse needs it too
+  }
+  if (key == "rw") {
+    o.read_only = false;
+    return false;
+  }
+  if (key == "cache_size") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseSizeOrPercent(value, 100);
+    if (!v.ok()) return v.error().Wrap("option cache_size");
+    o.cache_size = value;
+    return true;
+  }
+  if (key == "threads") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseCount(key, value, 1, 1024);
+    if (!v.ok()) return v.error();
+    o.threads = *v;
+    return true;
+  }
+  if (key == "io") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    if (value == "perdisk") o.shared_queue = false;
+    else if (value == "shared") o.shared_queue = true;
+    else return Error(EINVAL, "option io=" + value + ": expected io=perdisk or io=shared");
+    return true;
+  }
+  if (key == "io_workers") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseCount(key, value, 1, 256);
+    if (!v.ok()) return v.error();
+    o.io_workers = *v;
+    return true;
+  }
+  if (key == "queue_depth") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseCount(key, value, 1, 1024);
+    if (!v.ok()) return v.error();
+    o.queue_depth = *v;
+    return true;
+  }
+  if (key == "readahead") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseCount(key, value, 0, 4096);
+    if (!v.ok()) return v.error();
+    o.readahead_off = *v == 0;
+    o.readahead_units = *v;
+    return true;
+  }
+  if (key == "readahead_mem") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseSize(value);
+    if (!v.ok()) return v.error().Wrap("option readahead_mem");
+    o.readahead_mem = *v;
+    return true;
+  }
+  if (key == "direct") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseBool(key, value);
+    if (!v.ok()) return v.error();
+    o.direct = *v;
+    return true;
+  }
+  if (key == "disks") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    o.disks.clear();
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t colon = value.find(':', start);
+      std::string d = value.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      if (d.empty()) return Error(EINVAL, "option disks=" + value + ": empty disk path");
+      o.disks.push_back(d);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+    return true;
+  }
+  if (key == "log") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    o.log_file = value;
+    return true;
+  }
+  if (key == "timeout") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseCount(key, value, 0, 3600);
+    if (!v.ok()) return v.error();
+    o.timeout = *v;
+    return true;
+  }
+  return false;
+}
+
+Status ResolveMountOptions(MountOptions& o) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const uint64_t ram = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  auto v = ParseSizeOrPercent(o.cache_size, ram);
+  if (!v.ok()) return v.error().Wrap("option cache_size");
+  if (ram > 0 && *v > ram) return Error(EINVAL, "option cache_size=" + o.cache_size + " is larger than RAM");
+  o.cache_bytes = *v;
+  return Status::Ok();
+}
+
+const char* MountOptionsHelp() {
+  return "graphfs options (-o key=value, also in fstab):\n"
+         "    -o cache_size=SIZE|N%   shared chunk cache budget (default 25%)\n"
+         "    -o threads=N            FUSE worker threads at most (default 16)\n"
+         "    -o io=perdisk|shared    one queue per disk (default), or one shared queue\n"
+         "    -o io_workers=N         io_uring workers per disk (perdisk, default 1) or in the pool (shared,\n"
+         "                            default: number of disks)\n"
+         "    -o queue_depth=N        requests in flight per I/O worker (default 4)\n"
+         "    -o readahead=N          stripe units read ahead of sequential readers (default: number of\n"
+         "                            disks; 0 disables)\n"
+         "    -o readahead_mem=SIZE   memory for read-ahead units (default 1G)\n"
+         "    -o direct=0|1           O_DIRECT on part files for aligned reads (default 1)\n"
+         "    -o disks=D0:D1:...      disk directories, overriding the registered paths (same order)\n"
+         "    -o log=FILE             log file (default: stderr; syslog-free)\n"
+         "    -o timeout=SECONDS      attribute and entry cache timeout (default 1)\n"
+         "graphfs always adds default_permissions: the kernel checks permissions as ext4 would.\n";
+}
+
+}  // namespace graphfs

@@ -1,0 +1,40 @@
+// graphfs's own mount options, given as -o key=value on the command line or in fstab.
+// Everything else (allow_other, ro, fsname, ...) goes to libfuse unchanged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace graphfs {
+
+struct MountOptions {
+  std::string cache_size = "25%";    // shared chunk cache budget (bytes or % of RAM)
+  uint64_t cache_bytes = 0;          // resolved
+  unsigned threads = 16;             // FUSE worker threads at most
+  bool shared_queue = false;         // io=shared: one queue for all disks (comparison)
+  unsigned io_workers = 0;           // per disk (io=perdisk, default 1) or in the pool (io=shared, default N)
+  unsigned queue_depth = 4;          // runs in flight per I/O worker
+  unsigned readahead_units = 0;      // stripe units read ahead of a sequential reader; 0 = one per disk
+  bool readahead_off = false;        // readahead=0
+  uint64_t readahead_mem = 1ull << 30;
+  bool direct = true;                // O_DIRECT on part files for aligned reads
+  std::vector<std::string> disks;    // overrides the registered disk paths (in order)
+  std::string log_file;
+  bool read_only = false;            // seen in the FUSE options (ro)
+  double timeout = 1.0;              // attribute/entry cache seconds
+};
+
+// Parses one "key=value" (or bare "key") option. Returns true if the key is graphfs's,
+// false if it belongs to libfuse; an error for a graphfs key with a bad value.
+Result<bool> ApplyMountOption(MountOptions& options, const std::string& option);
+
+// Resolves sizes that depend on the machine (cache_size=N% of RAM).
+Status ResolveMountOptions(MountOptions& options);
+
+// Help text for graphfs's own options.
+const char* MountOptionsHelp();
+
+}  // namespace graphfs

@@ -1,0 +1,148 @@
+// Helpers every operation group uses: inode resolution, stat, lookup, credentials.
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+
+#include "fusefs/control_dir.h"
+#include "fusefs/graphfs.h"
+
+namespace graphfs {
+
+namespace {
+std::mutex g_log_mu;
+FILE* g_log = stderr;
+}  // namespace
+
+void SetLogFile(FILE* f) { g_log = f; }
+
+void LogError(const std::string& message) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  std::fprintf(g_log, "%s graphfs: %s\n", stamp, message.c_str());
+  std::fflush(g_log);
+}
+
+GraphFs& Fs(fuse_req_t req) { return *static_cast<GraphFs*>(fuse_req_userdata(req)); }
+
+Inode& GetInode(fuse_req_t req, fuse_ino_t ino) {
+  if (ino == FUSE_ROOT_ID) return Fs(req).inodes.root();
+  return *reinterpret_cast<Inode*>(ino);
+}
+
+std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+void ReplyErr(fuse_req_t req, int err) {
+  if (err != 0 && err != ENOENT) Fs(req).counters.errors.fetch_add(1, std::memory_order_relaxed);
+  fuse_reply_err(req, err);
+}
+
+int StatInode(Inode& inode, struct stat* st) {
+  if (inode.kind != Inode::Kind::kBacked) {
+    FillControlStat(inode, st);
+    return 0;
+  }
+  if (::fstatat(inode.fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  if (S_ISREG(st->st_mode)) {
+    std::lock_guard<std::mutex> lock(inode.mu);
+    if (inode.manifest) {
+      st->st_size = static_cast<off_t>(inode.striped ? inode.striped->size() : inode.manifest->size);
+      st->st_blocks = (st->st_size + 511) / 512;
+    }
+  }
+  return 0;
+}
+
+int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_param* e) {
+  GraphFs& fs = Fs(req);
+  Inode& dir = GetInode(req, parent);
+  std::memset(e, 0, sizeof *e);
+  e->attr_timeout = fs.timeout;
+  e->entry_timeout = fs.timeout;
+
+  if (&dir == &fs.inodes.root() && std::strcmp(name, kControlDirName) == 0) {
+    Inode& c = fs.inodes.control_dir();
+    c.nlookup.fetch_add(1);
+    e->ino = reinterpret_cast<fuse_ino_t>(&c);
+    StatInode(c, &e->attr);
+    return 0;
+  }
+  if (dir.kind == Inode::Kind::kControlDir) {
+    Inode* f = fs.inodes.Control(name);
+    if (f == nullptr) return ENOENT;
+    f->nlookup.fetch_add(1);
+    e->ino = reinterpret_cast<fuse_ino_t>(f);
+    StatInode(*f, &e->attr);
+    return 0;
+  }
+  if (dir.kind != Inode::Kind::kBacked) return ENOTDIR;
+
+  UniqueFd fd(::openat(dir.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return errno;
+  struct stat st;
+  if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  auto fresh = std::make_unique<Inode>();
+  fresh->dev = st.st_dev;
+  fresh->ino = st.st_ino;
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kMaxStubSize) {
+    auto m = ReadManifest(ProcPath(fd.get()), /*follow=*/true);
+    if (!m.ok()) {
+      LogError(std::string("lookup of ") + name + ": " + m.error().message());
+      return EIO;
+    }
+    fresh->manifest = std::move(*m);
+  }
+  fresh->fd = std::move(fd);
+  Inode& inode = fs.inodes.Intern(std::move(fresh));
+  e->ino = reinterpret_cast<fuse_ino_t>(&inode);
+  return StatInode(inode, &e->attr);
+}
+
+Result<std::shared_ptr<StripedFile>> OpenStriped(GraphFs& fs, Inode& inode) {
+  std::lock_guard<std::mutex> lock(inode.mu);
+  if (inode.striped) return inode.striped;
+  if (!inode.manifest) return Error(EINVAL, "not a striped file");
+  if (fs.disks == nullptr)
+    return Error(EIO, "striped file " + inode.manifest->file_id +
+                          " found, but no disk set is registered under the source directory");
+  UniqueFd stub(::open(ProcPath(inode.fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!stub.valid()) return Error::FromErrno("open stub of striped file " + inode.manifest->file_id);
+  StripedFileOptions o;
+  o.writable = !fs.options.read_only;
+  o.direct_io = fs.options.direct;
+  o.readahead_budget = fs.readahead_budget.get();
+  auto f = StripedFile::Open(*fs.disks, fs.io.get(), std::move(stub), *inode.manifest, o);
+  if (!f.ok()) return f.error();
+  inode.striped = *f;
+  return inode.striped;
+}
+
+CallerCredentials::CallerCredentials(fuse_req_t req) {
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  if (ctx->uid == 0 && ctx->gid == 0) return;
+  gid_t groups[256];
+  int n = fuse_req_getgroups(req, 256, groups);
+  if (n < 0 || n > 256) n = 0;
+  // Direct system calls: they change the calling thread only (glibc's wrappers change all).
+  ::syscall(SYS_setgroups, n, groups);
+  ::syscall(SYS_setfsgid, ctx->gid);
+  ::syscall(SYS_setfsuid, ctx->uid);
+  switched_ = true;
+}
+
+CallerCredentials::~CallerCredentials() {
+  if (!switched_) return;
+  ::syscall(SYS_setfsuid, 0);
+  ::syscall(SYS_setfsgid, 0);
+  ::syscall(SYS_setgroups, 0, nullptr);
+}
+
+}  // namespace graphfs

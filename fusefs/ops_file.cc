@@ -1,0 +1,279 @@
+// Open files: create, open, read, write, flush, release, fsync, fallocate.
+//
+// Ordinary files are passed through with fd-backed replies (splice, no copy in the
+// daemon). Striped files are served through StripedFile; sequential readers get whole
+// stripe units read ahead, handed to the kernel straight from the unit buffers.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "fusefs/control_dir.h"
+#include "fusefs/file_handle.h"
+#include "fusefs/graphfs.h"
+
+namespace graphfs {
+
+namespace {
+
+// The backing file must never see O_DIRECT: the kernel hands us unaligned buffers, and
+// the caller's O_DIRECT is honoured by the kernel side of FUSE already.
+int BackingFlags(int flags) { return flags & ~(O_NOFOLLOW | O_DIRECT | O_CREAT | O_EXCL | O_NOCTTY); }
+
+FileHandle& Handle(fuse_file_info* fi) { return *reinterpret_cast<FileHandle*>(fi->fh); }
+
+bool IsStriped(Inode& inode) {
+  std::lock_guard<std::mutex> lock(inode.mu);
+  return inode.manifest.has_value();
+}
+
+void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_ptr<FileHandle> h) {
+  GraphFs& fs = Fs(req);
+  h->inode = &inode;
+  if (IsStriped(inode)) {
+    auto f = OpenStriped(fs, inode);
+    if (!f.ok()) {
+      LogError("open: " + f.error().message());
+      return ReplyErr(req, f.error().code());
+    }
+    h->kind = FileHandle::Kind::kStriped;
+    h->striped = *f;
+    h->fd.reset();
+    // All changes to a striped file pass through this daemon, so the kernel may keep
+    // its cached pages across opens.
+    fi->keep_cache = 1;
+  } else if (!h->fd.valid()) {
+    h->fd.reset(::open(ProcPath(inode.fd.get()).c_str(), BackingFlags(fi->flags) | O_CLOEXEC));
+    if (!h->fd.valid()) return ReplyErr(req, errno);
+  }
+  fi->fh = reinterpret_cast<uint64_t>(h.release());
+  fuse_reply_open(req, fi);
+}
+
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  GraphFs& fs = Fs(req);
+  Inode& inode = GetInode(req, ino);
+  auto h = std::make_unique<FileHandle>();
+  if (inode.kind == Inode::Kind::kControlFile) {
+    auto content = OpenControlFile(fs, inode, fi->flags, fuse_req_ctx(req)->uid);
+    if (!content.ok()) return ReplyErr(req, content.error().code());
+    h->kind = FileHandle::Kind::kControl;
+    h->inode = &inode;
+    h->content = std::move(*content);
+    fi->direct_io = 1;  // the content is generated; its size is not known in advance
+    fi->fh = reinterpret_cast<uint64_t>(h.release());
+    return (void)fuse_reply_open(req, fi);
+  }
+  if (inode.kind != Inode::Kind::kBacked) return ReplyErr(req, EISDIR);
+  OpenBacked(req, inode, fi, std::move(h));
+}
+
+void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  GraphFs& fs = Fs(req);
+  Inode& dir = GetInode(req, parent);
+  if (dir.kind != Inode::Kind::kBacked) return ReplyErr(req, EPERM);
+  if (&dir == &fs.inodes.root() && std::strcmp(name, kControlDirName) == 0) return ReplyErr(req, EEXIST);
+  auto h = std::make_unique<FileHandle>();
+  {
+    CallerCredentials as_caller(req);
+    h->fd.reset(::openat(dir.fd.get(), name, ((fi->flags | O_CREAT) & ~(O_NOFOLLOW | O_DIRECT)) | O_CLOEXEC, mode));
+    if (!h->fd.valid()) return ReplyErr(req, errno);
+  }
+  fuse_entry_param e;
+  int err = DoLookup(req, parent, name, &e);
+  if (err != 0) return ReplyErr(req, err);
+  Inode& inode = GetInode(req, e.ino);
+  h->inode = &inode;
+  fi->fh = reinterpret_cast<uint64_t>(h.release());
+  fuse_reply_create(req, &e, fi);
+}
+
+AlignedBuffer& ThreadBuffer(size_t size) {
+  thread_local AlignedBuffer buf;
+  if (buf.size() < size) buf = AlignedBuffer((size + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
+  return buf;
+}
+
+void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
+  GraphFs& fs = Fs(req);
+  StripedFile& f = *h.striped;
+  const uint64_t file_size = f.size();
+  const uint64_t off = static_cast<uint64_t>(offset);
+  if (off >= file_size || size == 0) return (void)fuse_reply_buf(req, nullptr, 0);
+  const uint64_t len = std::min<uint64_t>(size, file_size - off);
+  fs.counters.striped_reads.fetch_add(1, std::memory_order_relaxed);
+
+  if (!fs.options.readahead_off && h.streams.Continues(off, len)) {
+    const uint64_t unit = f.map().unit();
+    const uint32_t ahead = fs.options.readahead_units != 0 ? fs.options.readahead_units : f.map().disks();
+    std::vector<std::shared_ptr<StripeUnit>> held;
+    std::vector<iovec> iov;
+    uint64_t covered = 0;
+    for (uint64_t u = off / unit; u <= (off + len - 1) / unit; ++u) {
+      auto r = f.ReadUnit(u, ahead);
+      if (!r.ok()) {
+        LogError(r.error().message());
+        return ReplyErr(req, r.error().code());
+      }
+      if (*r == nullptr) break;  // no read-ahead memory left: read directly below
+      const uint64_t unit_start = u * unit;
+      const uint64_t from = std::max(off, unit_start) - unit_start;
+      const uint64_t to = std::min(off + len, unit_start + (*r)->valid) - unit_start;
+      if (to <= from) break;
+      iov.push_back({(*r)->data.data() + from, to - from});
+      covered += to - from;
+      held.push_back(std::move(*r));
+    }
+    if (covered == len) {
+      fs.counters.bytes_read.fetch_add(len, std::memory_order_relaxed);
+      fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+      return;
+    }
+  }
+  AlignedBuffer& buf = ThreadBuffer(len);
+  auto n = f.Read(off, len, buf.data());
+  if (!n.ok()) {
+    LogError(n.error().message());
+    return ReplyErr(req, n.error().code());
+  }
+  fs.counters.bytes_read.fetch_add(*n, std::memory_order_relaxed);
+  fuse_reply_buf(req, buf.data(), *n);
+}
+
+void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
+  GraphFs& fs = Fs(req);
+  FileHandle& h = Handle(fi);
+  switch (h.kind) {
+    case FileHandle::Kind::kStriped:
+      return ReadStriped(req, h, size, offset);
+    case FileHandle::Kind::kControl: {
+      const uint64_t off = std::min<uint64_t>(static_cast<uint64_t>(offset), h.content.size());
+      const uint64_t n = std::min<uint64_t>(size, h.content.size() - off);
+      return (void)fuse_reply_buf(req, h.content.data() + off, n);
+    }
+    case FileHandle::Kind::kPlain: {
+      fs.counters.passthrough_reads.fetch_add(1, std::memory_order_relaxed);
+      fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+      buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+      buf.buf[0].fd = h.fd.get();
+      buf.buf[0].pos = offset;
+      return (void)fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+    }
+  }
+}
+
+void WriteBuf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fuse_file_info* fi) {
+  GraphFs& fs = Fs(req);
+  FileHandle& h = Handle(fi);
+  const size_t size = fuse_buf_size(in);
+  if (h.kind == FileHandle::Kind::kPlain) {
+    fs.counters.passthrough_writes.fetch_add(1, std::memory_order_relaxed);
+    fuse_bufvec out = FUSE_BUFVEC_INIT(size);
+    out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    out.buf[0].fd = h.fd.get();
+    out.buf[0].pos = offset;
+    ssize_t n = fuse_buf_copy(&out, in, static_cast<fuse_buf_copy_flags>(0));
+    if (n < 0) return ReplyErr(req, static_cast<int>(-n));
+    fs.counters.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    return (void)fuse_reply_write(req, static_cast<size_t>(n));
+  }
+  // Striped and control files need the bytes in memory.
+  const char* data;
+  std::string joined;
+  if (in->count == 1 && !(in->buf[0].flags & FUSE_BUF_IS_FD)) {
+    data = static_cast<const char*>(in->buf[0].mem);
+  } else {
+    joined.resize(size);
+    fuse_bufvec mem = FUSE_BUFVEC_INIT(size);
+    mem.buf[0].mem = joined.data();
+    ssize_t n = fuse_buf_copy(&mem, in, static_cast<fuse_buf_copy_flags>(0));
+    if (n < 0) return ReplyErr(req, static_cast<int>(-n));
+    joined.resize(static_cast<size_t>(n));
+    data = joined.data();
+  }
+  if (h.kind == FileHandle::Kind::kControl) {
+    Status s = WriteControlFile(fs, *h.inode, std::string(data, size), fuse_req_ctx(req)->uid);
+    if (!s.ok()) return ReplyErr(req, s.error().code());
+    return (void)fuse_reply_write(req, size);
+  }
+  fs.counters.striped_writes.fetch_add(1, std::memory_order_relaxed);
+  auto n = h.striped->Write(static_cast<uint64_t>(offset), data, size);
+  if (!n.ok()) {
+    LogError(n.error().message());
+    return ReplyErr(req, n.error().code());
+  }
+  fs.counters.bytes_written.fetch_add(*n, std::memory_order_relaxed);
+  fuse_reply_write(req, *n);
+}
+
+void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  FileHandle& h = Handle(fi);
+  int err = 0;
+  if (h.kind == FileHandle::Kind::kPlain) {
+    // close() of a duplicate reports delayed write errors like close() of the original.
+    if (::close(::dup(h.fd.get())) != 0) err = errno;
+  } else if (h.kind == FileHandle::Kind::kStriped) {
+    Status s = h.striped->Flush();
+    if (!s.ok()) err = s.error().code();
+  }
+  fuse_reply_err(req, err);
+}
+
+void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  FileHandle* h = &Handle(fi);
+  if (h->kind == FileHandle::Kind::kStriped) {
+    Status s = h->striped->Flush();
+    if (!s.ok()) LogError("release: " + s.error().message());
+  }
+  delete h;
+  fuse_reply_err(req, 0);
+}
+
+void Fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  FileHandle& h = Handle(fi);
+  int err = 0;
+  if (h.kind == FileHandle::Kind::kPlain) {
+    if ((datasync ? ::fdatasync(h.fd.get()) : ::fsync(h.fd.get())) != 0) err = errno;
+  } else if (h.kind == FileHandle::Kind::kStriped) {
+    Status s = h.striped->Sync();
+    if (!s.ok()) {
+      LogError("fsync: " + s.error().message());
+      err = s.error().code();
+    }
+  }
+  fuse_reply_err(req, err);
+}
+
+void Fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length, fuse_file_info* fi) {
+  FileHandle& h = Handle(fi);
+  if (offset < 0 || length <= 0) return ReplyErr(req, EINVAL);
+  if (h.kind == FileHandle::Kind::kPlain) {
+    if (::fallocate(h.fd.get(), mode, offset, length) != 0) return ReplyErr(req, errno);
+    return (void)fuse_reply_err(req, 0);
+  }
+  if (h.kind != FileHandle::Kind::kStriped || (mode & ~FALLOC_FL_KEEP_SIZE) != 0) return ReplyErr(req, EOPNOTSUPP);
+  // Striped files are sparse by nature; reserving space means growing the size.
+  const uint64_t end = static_cast<uint64_t>(offset) + static_cast<uint64_t>(length);
+  if (!(mode & FALLOC_FL_KEEP_SIZE) && end > h.striped->size()) {
+    Status s = h.striped->Truncate(end);
+    if (!s.ok()) return ReplyErr(req, s.error().code());
+  }
+  fuse_reply_err(req, 0);
+}
+
+}  // namespace
+
+void AddFileOps(fuse_lowlevel_ops& ops) {
+  ops.open = Open;
+  ops.create = Create;
+  ops.read = Read;
+  ops.write_buf = WriteBuf;
+  ops.flush = Flush;
+  ops.release = Release;
+  ops.fsync = Fsync;
+  ops.fallocate = Fallocate;
+}
+
+}  // namespace graphfs

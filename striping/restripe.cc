@@ -1,0 +1,553 @@
+#include "striping/restripe.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "common/size_parse.h"
+#include "common/unique_fd.h"
+#include "striping/disk_set.h"
+#include "striping/manifest.h"
+#include "striping/striped_file.h"
+
+namespace graphfs {
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kCheckpointBytes = 1ull << 30;  // progress made durable this often
+
+struct Target {
+  std::string dir;   // graph directory
+  std::string name;  // file name inside it
+  std::string path() const { return dir + "/" + name; }
+};
+
+// Splits PATH into the graph directory and the files to look at.
+Result<std::pair<std::string, std::vector<std::string>>> ListTargets(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return Error::FromErrno(path);
+  std::vector<std::string> names;
+  if (S_ISREG(st.st_mode)) {
+    std::string p = path;
+    size_t slash = p.find_last_of('/');
+    std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+    names.push_back(slash == std::string::npos ? p : p.substr(slash + 1));
+    return std::make_pair(dir, names);
+  }
+  if (!S_ISDIR(st.st_mode)) return Error(EINVAL, path + " is neither a directory nor a regular file");
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) return Error::FromErrno(path);
+  while (struct dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;  // ., .., .graphfs and our own temporary files
+    names.push_back(e->d_name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return std::make_pair(path, names);
+}
+
+class Progress {
+ public:
+  Progress(bool on, std::string label, uint64_t total) : on_(on), label_(std::move(label)), total_(total) {}
+  void Update(uint64_t done, bool final = false) {
+    if (!on_) return;
+    auto now = Clock::now();
+    if (!final && now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    double secs = std::chrono::duration<double>(now - start_).count();
+    double mbps = secs > 0 ? static_cast<double>(done - first_) / secs / 1e6 : 0;
+    std::fprintf(stderr, "\r%s: %s / %s (%.0f%%) %.0f MB/s%s", label_.c_str(), FormatSize(done).c_str(),
+                 FormatSize(total_).c_str(), total_ ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 100.0,
+                 mbps, final ? "\n" : "   ");
+    std::fflush(stderr);
+  }
+  void Start(uint64_t first) { first_ = first; }
+
+ private:
+  bool on_;
+  std::string label_;
+  uint64_t total_;
+  uint64_t first_ = 0;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_{};
+};
+
+Status WriteAll(int fd, const char* buf, uint64_t len, uint64_t offset, const std::string& what) {
+  while (len > 0) {
+    ssize_t n = ::pwrite(fd, buf, len, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::FromErrno(what);
+    }
+    buf += n;
+    len -= static_cast<uint64_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> ReadFull(int fd, char* buf, uint64_t len, uint64_t offset, const std::string& what) {
+  uint64_t got = 0;
+  while (got < len) {
+    ssize_t n = ::pread(fd, buf + got, len - got, static_cast<off_t>(offset + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::FromErrno(what);
+    }
+    if (n == 0) break;
+    got += static_cast<uint64_t>(n);
+  }
+  return got;
+}
+
+Status FsyncDir(const std::string& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid() || ::fsync(fd.get()) != 0) return Error::FromErrno("fsync directory " + dir);
+  return Status::Ok();
+}
+
+// Copies ownership, mode, user xattrs (not ours) and times from `from` to `to_fd`.
+Status CopyMetadata(const std::string& from, const struct stat& st, int to_fd) {
+  if (::fchown(to_fd, st.st_uid, st.st_gid) != 0) return Error::FromErrno("chown " + from);
+  if (::fchmod(to_fd, st.st_mode & 07777) != 0) return Error::FromErrno("chmod " + from);
+  ssize_t n = ::llistxattr(from.c_str(), nullptr, 0);
+  if (n > 0) {
+    std::vector<char> names(static_cast<size_t>(n));
+    n = ::llistxattr(from.c_str(), names.data(), names.size());
+    for (ssize_t i = 0; i < n;) {
+      const char* name = names.data() + i;
+      i += static_cast<ssize_t>(std::strlen(name) + 1);
+      if (std::strncmp(name, kReservedXattrPrefix, std::strlen(kReservedXattrPrefix)) == 0) continue;
+      ssize_t vn = ::lgetxattr(from.c_str(), name, nullptr, 0);
+      if (vn < 0) continue;
+      std::vector<char> value(static_cast<size_t>(vn));
+      vn = ::lgetxattr(from.c_str(), name, value.data(), value.size());
+      if (vn >= 0 && ::fsetxattr(to_fd, name, value.data(), static_cast<size_t>(vn), 0) != 0 && errno != ENOTSUP)
+        return Error::FromErrno(std::string("copy xattr ") + name + " of " + from);
+    }
+  }
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  if (::futimens(to_fd, times) != 0) return Error::FromErrno("set times of " + from);
+  return Status::Ok();
+}
+
+std::string PendingDir(const std::string& graph_dir, const char* kind) {
+  return graph_dir + "/" + kRegistryDir + "/" + kind;
+}
+
+Status EnsureDir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("create " + dir);
+  return Status::Ok();
+}
+
+uint32_t FirstDiskFor(const std::string& name, uint32_t disks) {
+  return static_cast<uint32_t>(XXH3_64bits(name.data(), name.size()) % disks);
+}
+
+// ---- striping ------------------------------------------------------------------------
+
+struct StripeRecord {
+  std::string id;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t ino = 0;
+  uint64_t unit = 0;
+  uint32_t first = 0;
+  uint64_t done = 0;  // bytes copied and made durable
+  json ToJson() const {
+    return {{"id", id}, {"size", size}, {"mtime_ns", mtime_ns}, {"ino", ino}, {"unit", unit}, {"first", first}, {"done", done}};
+  }
+  static std::optional<StripeRecord> From(const std::string& text) {
+    try {
+      json j = json::parse(text);
+      StripeRecord r;
+      r.id = j.at("id");
+      r.size = j.at("size");
+      r.mtime_ns = j.at("mtime_ns");
+      r.ino = j.at("ino");
+      r.unit = j.at("unit");
+      r.first = j.at("first");
+      r.done = j.at("done");
+      return r;
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+};
+
+int64_t MtimeNs(const struct stat& st) { return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec; }
+
+void RemovePartsOf(const DiskSet& disks, const std::string& id) {
+  for (uint32_t d = 0; d < disks.size(); ++d) ::unlink(disks.PartPath(d, id).c_str());
+}
+
+Status CheckSpace(const DiskSet& disks, const std::vector<std::pair<std::string, uint64_t>>& needs_per_file,
+                  uint64_t unit) {
+  std::vector<uint64_t> need(disks.size(), 0);
+  for (const auto& [name, bytes] : needs_per_file) {
+    auto map = StripeMap::Create({unit, disks.size(), FirstDiskFor(name, disks.size())});
+    for (uint32_t d = 0; d < disks.size(); ++d) need[d] += map->PartSize(d, bytes);
+  }
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    struct statvfs vfs;
+    if (::statvfs(disks.path(d).c_str(), &vfs) != 0) return Error::FromErrno("statvfs " + disks.path(d));
+    const uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (need[d] > avail)
+      return Error(ENOSPC, "disk " + std::to_string(d) + " (" + disks.path(d) + ") has " + FormatSize(avail) +
+                               " free, striping needs " + FormatSize(need[d]) + " there; nothing was changed");
+  }
+  return Status::Ok();
+}
+
+// Hash of the striped copy, read back from the parts after dropping them from the page cache.
+Result<uint64_t> HashParts(const DiskSet& disks, const StripeManifest& m, std::vector<char>& buf) {
+  auto map = StripeMap::Create(m.layout);
+  std::vector<UniqueFd> fds;
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    const std::string p = disks.PartPath(d, m.file_id);
+    fds.emplace_back(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fds.back().valid()) return Error::FromErrno("open part " + p);
+    ::posix_fadvise(fds.back().get(), 0, 0, POSIX_FADV_DONTNEED);
+  }
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  for (uint64_t off = 0; off < m.size;) {
+    const uint64_t len = std::min<uint64_t>(buf.size(), m.size - off);
+    for (const StripeExtent& e : map->Split(off, len)) {
+      auto n = ReadFull(fds[e.disk].get(), buf.data() + (e.file_offset - off), e.length, e.disk_offset,
+                        "read part on disk " + std::to_string(e.disk));
+      if (!n.ok()) {
+        XXH3_freeState(st);
+        return n.error();
+      }
+      if (*n < e.length) std::memset(buf.data() + (e.file_offset - off) + *n, 0, e.length - *n);
+    }
+    XXH3_64bits_update(st, buf.data(), len);
+    off += len;
+  }
+  uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
+}
+
+Result<uint64_t> HashFile(int fd, uint64_t size, std::vector<char>& buf, const std::string& what) {
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  for (uint64_t off = 0; off < size;) {
+    auto n = ReadFull(fd, buf.data(), std::min<uint64_t>(buf.size(), size - off), off, what);
+    if (!n.ok() || *n == 0) {
+      XXH3_freeState(st);
+      return n.ok() ? Error(EIO, what + " ended early") : n.error();
+    }
+    XXH3_64bits_update(st, buf.data(), *n);
+    off += *n;
+  }
+  uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
+}
+
+Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req, std::vector<char>& buf,
+                 ConvertReport& report) {
+  const std::string path = t.path();
+  const std::string pending_dir = PendingDir(t.dir, "pending-stripe");
+  const std::string record_path = pending_dir + "/" + t.name + ".json";
+  const std::string stub_tmp = t.dir + "/." + t.name + ".graphfs-stub";
+  ::unlink(stub_tmp.c_str());  // left by a killed run; the original is still in place
+
+  UniqueFd src(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!src.valid()) return Error::FromErrno("open " + path);
+  struct stat st;
+  if (::fstat(src.get(), &st) != 0) return Error::FromErrno("stat " + path);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+
+  // Resume a matching pending record; discard a stale one (the file changed since).
+  StripeRecord rec;
+  auto old_text = ReadSmallFile(record_path);
+  std::optional<StripeRecord> old = old_text.ok() ? StripeRecord::From(*old_text) : std::nullopt;
+  if (old && old->size == size && old->mtime_ns == MtimeNs(st) && old->ino == st.st_ino && old->unit == req.unit) {
+    rec = *old;
+  } else {
+    if (old) RemovePartsOf(disks, old->id);
+    rec = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size()), 0};
+    // The record goes first: a part file never exists without a record naming it.
+    GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
+    GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks, rec.id));
+  }
+  StripeManifest m;
+  m.file_id = rec.id;
+  m.set_id = disks.set_id();
+  m.size = size;
+  m.layout = {req.unit, disks.size(), rec.first};
+  auto map = StripeMap::Create(m.layout);
+  if (!map.ok()) return map.error();
+
+  std::vector<UniqueFd> parts;
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    const std::string p = disks.PartPath(d, rec.id);
+    parts.emplace_back(::open(p.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!parts.back().valid()) return Error::FromErrno("open part " + p);
+  }
+  Progress progress(req.progress, t.name, size);
+  progress.Start(rec.done);
+  ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  uint64_t since_checkpoint = 0;
+  for (uint64_t off = rec.done; off < size;) {
+    const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
+    auto n = ReadFull(src.get(), buf.data(), len, off, "read " + path);
+    if (!n.ok()) return n.error();
+    if (*n != len) return Error(EIO, path + " shrank while being striped");
+    for (const StripeExtent& e : map->Split(off, len))
+      GRAPHFS_RETURN_IF_ERROR(WriteAll(parts[e.disk].get(), buf.data() + (e.file_offset - off), e.length,
+                                       e.disk_offset, "write part on disk " + std::to_string(e.disk) + " (" +
+                                                          disks.path(e.disk) + ")"));
+    ::posix_fadvise(src.get(), static_cast<off_t>(off), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
+    off += len;
+    since_checkpoint += len;
+    if (since_checkpoint >= kCheckpointBytes || off == size) {
+      for (uint32_t d = 0; d < disks.size(); ++d)
+        if (::fdatasync(parts[d].get()) != 0) return Error::FromErrno("fsync part on disk " + std::to_string(d));
+      rec.done = off;
+      GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
+      since_checkpoint = 0;
+    }
+    progress.Update(off);
+  }
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (::ftruncate(parts[d].get(), static_cast<off_t>(map->PartSize(d, size))) != 0 || ::fsync(parts[d].get()) != 0)
+      return Error::FromErrno("finish part on disk " + std::to_string(d));
+  }
+  progress.Update(size, true);
+
+  // Verify: the parts, read back from disk, must hash like the original.
+  auto want = HashFile(src.get(), size, buf, path);
+  if (!want.ok()) return want.error();
+  auto got = HashParts(disks, m, buf);
+  if (!got.ok()) return got.error();
+  if (*got != *want)
+    return Error(EIO, path + ": the striped copy does not match the original (checksum); the original is kept");
+  m.checksum = *want;
+
+  struct stat now;
+  if (::stat(path.c_str(), &now) != 0) return Error::FromErrno("stat " + path);
+  if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
+    return Error(EAGAIN, path + " changed while being striped; run again");
+
+  // The stub replaces the original in one rename, after it is durable.
+  {
+    UniqueFd stub(::open(stub_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!stub.valid()) return Error::FromErrno("create " + stub_tmp);
+    GRAPHFS_RETURN_IF_ERROR(WriteAll(stub.get(), kStubText, std::strlen(kStubText), 0, "write " + stub_tmp));
+    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
+    GRAPHFS_RETURN_IF_ERROR(CopyMetadata(path, st, stub.get()));
+    if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + stub_tmp);
+  }
+  if (::rename(stub_tmp.c_str(), path.c_str()) != 0) return Error::FromErrno("replace " + path);
+  GRAPHFS_RETURN_IF_ERROR(FsyncDir(t.dir));
+  ::unlink(record_path.c_str());
+  report.converted.push_back(t.name);
+  report.bytes += size;
+  return Status::Ok();
+}
+
+// ---- unstriping ----------------------------------------------------------------------
+
+Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& m, bool show, std::vector<char>& buf,
+                   ConvertReport& report) {
+  const std::string path = t.path();
+  const std::string record_path = PendingDir(t.dir, "pending-unstripe") + "/" + t.name + ".json";
+  const std::string tmp = t.dir + "/." + t.name + ".graphfs-plain";
+  GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, json{{"id", m.file_id}}.dump() + "\n"));
+
+  auto map = StripeMap::Create(m.layout);
+  if (!map.ok()) return map.error();
+  std::vector<UniqueFd> parts;
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    const std::string p = disks.PartPath(d, m.file_id);
+    parts.emplace_back(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!parts.back().valid()) return Error::FromErrno("open part on disk " + std::to_string(d) + " (" + p + ")");
+  }
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return Error::FromErrno("stat " + path);
+  // Free space: the plain file needs the whole size on the source filesystem.
+  struct statvfs vfs;
+  if (::statvfs(t.dir.c_str(), &vfs) == 0 && static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize < m.size)
+    return Error(ENOSPC, t.dir + " has " + FormatSize(static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize) +
+                             " free, " + t.name + " needs " + FormatSize(m.size) + "; nothing was changed");
+  UniqueFd out(::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!out.valid()) return Error::FromErrno("create " + tmp);
+  Progress progress(show, t.name, m.size);
+  XXH3_state_t* hs = XXH3_createState();
+  XXH3_64bits_reset(hs);
+  for (uint64_t off = 0; off < m.size;) {
+    const uint64_t len = std::min<uint64_t>(buf.size(), m.size - off);
+    for (const StripeExtent& e : map->Split(off, len)) {
+      auto n = ReadFull(parts[e.disk].get(), buf.data() + (e.file_offset - off), e.length, e.disk_offset,
+                        "read part on disk " + std::to_string(e.disk) + " (" + disks.path(e.disk) + ")");
+      if (!n.ok()) {
+        XXH3_freeState(hs);
+        return n.error();
+      }
+      if (*n < e.length) std::memset(buf.data() + (e.file_offset - off) + *n, 0, e.length - *n);
+    }
+    XXH3_64bits_update(hs, buf.data(), len);
+    Status w = WriteAll(out.get(), buf.data(), len, off, "write " + tmp);
+    if (!w.ok()) {
+      XXH3_freeState(hs);
+      ::unlink(tmp.c_str());
+      return w;
+    }
+    off += len;
+    progress.Update(off);
+  }
+  const uint64_t hash = XXH3_64bits_digest(hs);
+  XXH3_freeState(hs);
+  progress.Update(m.size, true);
+  if (m.checksum && *m.checksum != hash) {
+    ::unlink(tmp.c_str());
+    return Error(EIO, path + ": the striped data does not match the checksum recorded when it was striped; "
+                             "the striped file is kept");
+  }
+  if (::ftruncate(out.get(), static_cast<off_t>(m.size)) != 0) return Error::FromErrno("size " + tmp);
+  GRAPHFS_RETURN_IF_ERROR(CopyMetadata(path, st, out.get()));
+  if (::fsync(out.get()) != 0) return Error::FromErrno("fsync " + tmp);
+  out.reset();
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return Error::FromErrno("replace " + path);
+  GRAPHFS_RETURN_IF_ERROR(FsyncDir(t.dir));
+  RemovePartsOf(disks, m.file_id);
+  ::unlink(record_path.c_str());
+  report.converted.push_back(t.name);
+  report.bytes += m.size;
+  return Status::Ok();
+}
+
+// Finishes what killed unstripe runs left: parts of files that are plain again.
+void FinishPendingUnstripes(const DiskSet& disks, const std::string& graph_dir) {
+  const std::string dir = PendingDir(graph_dir, "pending-unstripe");
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() <= 5 || n.substr(n.size() - 5) != ".json") continue;
+    const std::string name = n.substr(0, n.size() - 5);
+    auto m = ReadManifest(graph_dir + "/" + name);
+    if (m.ok() && m->has_value()) continue;  // still striped: the main loop redoes it
+    auto text = ReadSmallFile(dir + "/" + n);
+    if (text.ok()) {
+      try {
+        RemovePartsOf(disks, json::parse(*text).at("id").get<std::string>());
+      } catch (...) {
+      }
+    }
+    ::unlink((dir + "/" + n).c_str());
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+Result<ConvertReport> StripeFiles(const StripeRequest& req) {
+  if (req.unit == 0) return Error(EINVAL, "stripe unit must be positive");
+  if (req.unit % kDirectAlign != 0) return Error(EINVAL, "stripe unit must be a multiple of 4 KiB");
+  auto targets = ListTargets(req.path);
+  if (!targets.ok()) return targets.error();
+  const std::string& graph_dir = targets->first;
+  auto set = DiskSet::Claim(req.disks);
+  if (!set.ok()) return set.error();
+  auto existing = ReadRegistry(graph_dir);
+  if (existing.ok() && existing->set_id != set->set_id())
+    return Error(EINVAL, graph_dir + " is already striped over another disk set (" + existing->set_id +
+                             "); unstripe it first");
+  GRAPHFS_RETURN_IF_ERROR(EnsureDir(graph_dir + "/" + kRegistryDir));
+  GRAPHFS_RETURN_IF_ERROR(EnsureDir(PendingDir(graph_dir, "pending-stripe")));
+
+  ConvertReport report;
+  std::vector<Target> todo;
+  std::vector<std::pair<std::string, uint64_t>> needs;
+  for (const std::string& name : targets->second) {
+    Target t{graph_dir, name};
+    struct stat st;
+    if (::lstat(t.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    auto m = ReadManifest(t.path());
+    if (!m.ok()) return m.error();
+    if (m->has_value()) {
+      ::unlink((PendingDir(graph_dir, "pending-stripe") + "/" + name + ".json").c_str());
+      report.skipped.push_back(name + ": already striped");
+      continue;
+    }
+    if (static_cast<uint64_t>(st.st_size) < req.min_size) continue;
+    if (st.st_nlink > 1) {
+      report.skipped.push_back(name + ": has other hard links");
+      continue;
+    }
+    todo.push_back(t);
+    needs.emplace_back(name, static_cast<uint64_t>(st.st_size));
+  }
+  GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs, req.unit));
+  GRAPHFS_RETURN_IF_ERROR(WriteRegistry(graph_dir, set->registry()));
+  std::vector<char> buf;
+  const uint64_t chunk = std::max<uint64_t>(req.unit * set->size(), 64ull << 20);
+  buf.resize(std::min<uint64_t>(chunk, 512ull << 20) / req.unit * req.unit);
+  for (const Target& t : todo) GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, buf, report));
+  return report;
+}
+
+Result<ConvertReport> UnstripeFiles(const UnstripeRequest& req) {
+  auto targets = ListTargets(req.path);
+  if (!targets.ok()) return targets.error();
+  const std::string& graph_dir = targets->first;
+  auto registry = ReadRegistry(graph_dir);
+  if (!registry.ok()) {
+    if (registry.error().code() == ENOENT) return ConvertReport{};  // nothing striped here
+    return registry.error();
+  }
+  if (!req.disks.empty()) {
+    if (req.disks.size() != registry->disks.size())
+      return Error(EINVAL, "--disks lists " + std::to_string(req.disks.size()) + " disks, the registry has " +
+                               std::to_string(registry->disks.size()));
+    registry->disks = req.disks;
+  }
+  auto set = DiskSet::Open(*registry);
+  if (!set.ok()) return set.error();
+  GRAPHFS_RETURN_IF_ERROR(EnsureDir(PendingDir(graph_dir, "pending-unstripe")));
+  FinishPendingUnstripes(*set, graph_dir);
+  ConvertReport report;
+  std::vector<char> buf(64ull << 20);
+  for (const std::string& name : targets->second) {
+    Target t{graph_dir, name};
+    ::unlink((graph_dir + "/." + name + ".graphfs-plain").c_str());
+    auto m = ReadManifest(t.path());
+    if (!m.ok()) return m.error();
+    if (!m->has_value()) continue;
+    if ((*m)->set_id != set->set_id()) {
+      report.skipped.push_back(name + ": striped over another disk set");
+      continue;
+    }
+    GRAPHFS_RETURN_IF_ERROR(UnstripeOne(*set, t, **m, req.progress, buf, report));
+  }
+  // When nothing in the directory is striped any more, it no longer needs the disks.
+  auto all = ListTargets(graph_dir);
+  bool any = false;
+  if (all.ok())
+    for (const auto& n : all->second) {
+      auto m = ReadManifest(graph_dir + "/" + n);
+      any |= m.ok() && m->has_value();
+    }
+  if (!any) ::unlink((graph_dir + "/" + kRegistryDir + "/" + kRegistryFile).c_str());
+  return report;
+}
+
+}  // namespace graphfs
