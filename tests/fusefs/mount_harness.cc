@@ -1,0 +1,142 @@
+#include "tests/fusefs/mount_harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace graphfs::testing {
+
+std::string BinDir() { return GRAPHFS_BIN_DIR; }
+std::string GraphfsBinary() { return BinDir() + "/graphfs"; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+bool IsMountPoint(const std::string& path) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ss(line);
+    std::string id, parent, devno, root, mp;
+    ss >> id >> parent >> devno >> root >> mp;
+    if (mp == path) return true;
+  }
+  return false;
+}
+
+CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds) {
+  CommandResult r;
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return r;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipefd[1], 1);
+    ::dup2(pipefd[1], 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  char buf[4096];
+  while (true) {
+    pollfd p{pipefd[0], POLLIN, 0};
+    int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+    if (ms <= 0) {
+      ::kill(pid, SIGKILL);
+      r.output += "\n[timed out]";
+      break;
+    }
+    if (::poll(&p, 1, ms) <= 0) continue;
+    ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+    if (n <= 0) break;
+    r.output.append(buf, static_cast<size_t>(n));
+  }
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool GraphfsMount::Mount(const std::string& source, const std::string& mountpoint,
+                         const std::vector<std::string>& options) {
+  mountpoint_ = mountpoint;
+  log_path_ = mountpoint + ".log";
+  std::vector<std::string> argv = {GraphfsBinary(), "-f", source, mountpoint, "-o", "log=" + log_path_};
+  for (const auto& o : options) {
+    argv.push_back("-o");
+    argv.push_back(o);
+  }
+  const std::string out_path = mountpoint + ".out";
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(1);
+    int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  pid_ = pid;
+  for (int i = 0; i < 200; ++i) {
+    if (IsMountPoint(mountpoint)) return true;
+    int status;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      error_ = ReadFile(out_path);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  error_ = "mount did not come up in 5 s: " + ReadFile(out_path);
+  Unmount();
+  return false;
+}
+
+void GraphfsMount::Unmount() {
+  if (pid_ <= 0) return;
+  if (IsMountPoint(mountpoint_)) {
+    RunCommand({"fusermount3", "-u", mountpoint_}, 30);
+    if (IsMountPoint(mountpoint_)) RunCommand({"fusermount3", "-u", "-z", mountpoint_}, 30);
+  }
+  // The daemon leaves its loop once unmounted; make sure it is gone either way.
+  for (int i = 0; i < 200; ++i) {
+    int status;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+}  // namespace graphfs::testing

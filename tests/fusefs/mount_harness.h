@@ -1,0 +1,50 @@
+// Mounts graphfs for a test and guarantees it is unmounted: by the destructor on every
+// path through a test (assertion failures included), and, if the test process itself
+// dies, by the daemon, which gets SIGTERM when its parent goes (PR_SET_PDEATHSIG) and
+// unmounts on the way out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tests/striping/test_dirs.h"
+
+namespace graphfs::testing {
+
+struct CommandResult {
+  int status = -1;  // exit code, or -1
+  std::string output;  // stdout + stderr
+};
+
+// Runs argv (no shell), optionally as another user, and collects its output.
+CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds = 120);
+
+class GraphfsMount {
+ public:
+  GraphfsMount() = default;
+  ~GraphfsMount() { Unmount(); }
+  GraphfsMount(const GraphfsMount&) = delete;
+  GraphfsMount& operator=(const GraphfsMount&) = delete;
+
+  // Starts the daemon in the foreground (as a child) and waits until the mount is live.
+  // Returns false (with `error` filled) if it exits or does not come up.
+  bool Mount(const std::string& source, const std::string& mountpoint, const std::vector<std::string>& options = {});
+  void Unmount();
+  bool mounted() const { return pid_ > 0; }
+  const std::string& error() const { return error_; }
+  const std::string& log() const { return log_path_; }
+
+ private:
+  int pid_ = -1;
+  std::string mountpoint_;
+  std::string error_;
+  std::string log_path_;
+};
+
+bool IsMountPoint(const std::string& path);
+std::string GraphfsBinary();
+std::string BinDir();
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& data);
+
+}  // namespace graphfs::testing
