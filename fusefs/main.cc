@@ -32,6 +32,10 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // The kernel applies the caller's umask before create/mkdir reach us.
   conn->want &= ~FUSE_CAP_DONT_MASK;
   conn->max_write = 1u << 20;
+  // The kernel sends at most max_background asynchronous requests (read-ahead, async
+  // direct I/O) at once; its default of 12 starves several disks streaming together.
+  conn->max_background = 128;
+  conn->congestion_threshold = 96;
 }
 
 void Destroy(void* userdata) {

@@ -107,7 +107,7 @@ void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
 
   if (!fs.options.readahead_off && h.streams.Continues(off, len)) {
     const uint64_t unit = f.map().unit();
-    const uint32_t ahead = fs.options.readahead_units != 0 ? fs.options.readahead_units : f.map().disks();
+    const uint32_t ahead = fs.options.readahead_units != 0 ? fs.options.readahead_units : 2 * f.map().disks();
     std::vector<std::shared_ptr<StripeUnit>> held;
     std::vector<iovec> iov;
     uint64_t covered = 0;
@@ -123,6 +123,7 @@ void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
       const uint64_t to = std::min(off + len, unit_start + (*r)->valid) - unit_start;
       if (to <= from) break;
       iov.push_back({(*r)->data.data() + from, to - from});
+      (*r)->NoteServed(to - from);
       covered += to - from;
       held.push_back(std::move(*r));
     }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -242,6 +243,37 @@ Status StripedFile::Sync() {
   return Status::Ok();
 }
 
+namespace {
+constexpr int64_t kReadUnitIdleNs = 2'000'000'000;
+constexpr int64_t kUnreadUnitIdleNs = 30'000'000'000;
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+bool StripeUnit::Consumed(int64_t now_ns) const {
+  const uint64_t taken = served.load(std::memory_order_relaxed);
+  if (taken >= valid) return true;
+  const int64_t idle = now_ns - last_touch_ns.load(std::memory_order_relaxed);
+  return idle > (taken > 0 ? kReadUnitIdleNs : kUnreadUnitIdleNs);
+}
+
+bool StripedFile::EvictConsumedUnit() {
+  const int64_t now = NowNs();
+  uint64_t victim = UINT64_MAX, oldest = UINT64_MAX;
+  for (auto& [i, u] : units_) {
+    if (u.use_count() == 1 && u->batch.done() && u->Consumed(now) && unit_last_use_[i] < oldest) {
+      oldest = unit_last_use_[i];
+      victim = i;
+    }
+  }
+  if (victim == UINT64_MAX) return false;
+  units_.erase(victim);
+  unit_last_use_.erase(victim);
+  return true;
+}
+
 std::shared_ptr<StripeUnit> StripedFile::StartUnitLoad(uint64_t index) {
   const uint64_t unit = map_.unit();
   const uint64_t start = index * unit;
@@ -250,26 +282,14 @@ std::shared_ptr<StripeUnit> StripedFile::StartUnitLoad(uint64_t index) {
   const uint64_t valid = std::min(unit, size - start);
   const uint64_t buf_size = (unit + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
   MemoryBudget* budget = options_.readahead_budget;
-  if (!budget->TryTake(buf_size)) {
-    // Make room from units no reader holds, least recently used first.
-    while (true) {
-      uint64_t victim = UINT64_MAX, oldest = UINT64_MAX;
-      for (auto& [i, u] : units_) {
-        if (u.use_count() == 1 && u->batch.done() && unit_last_use_[i] < oldest) {
-          oldest = unit_last_use_[i];
-          victim = i;
-        }
-      }
-      if (victim == UINT64_MAX) return nullptr;
-      units_.erase(victim);
-      unit_last_use_.erase(victim);
-      if (budget->TryTake(buf_size)) break;
-    }
+  while (!budget->TryTake(buf_size)) {
+    if (!EvictConsumedUnit()) return nullptr;
   }
   auto u = std::make_shared<StripeUnit>(index, generation_.load(std::memory_order_acquire), budget, buf_size);
   u->data = AlignedBuffer(buf_size);
   if (!u->data.ok()) return nullptr;
   u->valid = valid;
+  u->last_touch_ns.store(NowNs(), std::memory_order_relaxed);
   const DiskLocation loc = map_.Locate(start);
   const Part& part = parts_[loc.disk];
   IoRun& run = u->run;
@@ -318,6 +338,7 @@ Result<std::shared_ptr<StripeUnit>> StripedFile::ReadUnit(uint64_t index, uint32
     }
   }
   if (wanted == nullptr) return wanted;
+  wanted->last_touch_ns.store(NowNs(), std::memory_order_relaxed);
   wanted->batch.Wait();
   if (wanted->batch.error() != 0) {
     std::lock_guard<std::mutex> guard(units_mu_);

@@ -72,6 +72,13 @@ struct StripeUnit {
   uint64_t charge;
   AlignedBuffer data;
   uint64_t valid = 0;  // bytes of file content in data
+  std::atomic<uint64_t> served{0};       // bytes handed to readers (NoteServed)
+  std::atomic<int64_t> last_touch_ns{0};  // steady clock: load start, then each reader request
+  // Done with: every byte served, or left alone for a while (a reader that skips data must
+  // not pin memory forever): 2 s after a reader last touched it, 30 s if nobody ever did
+  // (a deep read-ahead may wait seconds for its reader).
+  bool Consumed(int64_t now_ns) const;
+  void NoteServed(uint64_t bytes) { served.fetch_add(bytes, std::memory_order_relaxed); }
   IoBatch batch;
   IoRun run;
 };
@@ -116,6 +123,9 @@ class StripedFile {
 
   // The unit with index `unit_index`, read ahead together with the `ahead` units after it.
   // Returns null (not an error) when the read-ahead budget is exhausted; callers then read directly.
+  // Room is made only by dropping units readers are done with: evicting prefetched units
+  // before they were read would turn deep read-ahead into thrashing. Readers report the
+  // bytes they took with StripeUnit::NoteServed.
   Result<std::shared_ptr<StripeUnit>> ReadUnit(uint64_t unit_index, uint32_t ahead);
   uint64_t unit_count() const;  // units covering the current size
 
@@ -123,7 +133,8 @@ class StripedFile {
   StripedFile(const DiskSet& disks, IoEngine* io, UniqueFd stub_fd, const StripeManifest& m, StripeMap map,
               const StripedFileOptions& options);
   std::vector<IoRun> PlanRuns(IoKind kind, uint64_t offset, uint64_t length, char* buf) const;
-  std::shared_ptr<StripeUnit> StartUnitLoad(uint64_t index);  // mu_ held by caller
+  std::shared_ptr<StripeUnit> StartUnitLoad(uint64_t index);  // units_mu_ held by caller
+  bool EvictConsumedUnit();                                   // units_mu_ held by caller
   void InvalidateUnits();
   void MarkModified();
 

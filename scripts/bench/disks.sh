@@ -1,0 +1,88 @@
+# Simulated disks for benchmarks (sourced by the bench scripts).
+# N loop devices, each with its own ext4, throttled with the cgroup-v1 blkio controller.
+# Processes that should feel the throttle run inside $BENCH_CGROUP (run_throttled).
+
+BENCH_ROOT="${BENCH_ROOT:-/var/tmp/graphfs-bench}"
+BENCH_CGROUP=/sys/fs/cgroup/blkio/graphfs-bench
+LOOPS=()
+DISK_DIRS=()
+
+# make_disks COUNT SIZE: creates and mounts COUNT loop disks of SIZE (sparse) each.
+make_disks() {
+  local count=$1 size=$2 i img dev
+  mkdir -p "$BENCH_ROOT"
+  for ((i = 0; i < count; i++)); do
+    img="$BENCH_ROOT/disk$i.img"
+    rm -f "$img"
+    truncate -s "$size" "$img"
+    dev=$(losetup -f --show "$img")
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
+    mkdir -p "$BENCH_ROOT/d$i"
+    mount "$dev" "$BENCH_ROOT/d$i"
+    LOOPS+=("$dev")
+    DISK_DIRS+=("$BENCH_ROOT/d$i")
+  done
+  mkdir -p "$BENCH_CGROUP"
+}
+
+# throttle BYTES_PER_SEC [IOPS]: read and write limits on every disk (0 removes a limit).
+# A bandwidth limit alone has no cost per request; an IOPS limit adds one, like the seek
+# an HDD pays for each request that does not continue the previous one.
+throttle() {
+  local bps=$1 iops=${2:-0} dev mm
+  for dev in "${LOOPS[@]}"; do
+    mm=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
+    echo "$mm $bps" > "$BENCH_CGROUP/blkio.throttle.read_bps_device"
+    echo "$mm $bps" > "$BENCH_CGROUP/blkio.throttle.write_bps_device"
+    echo "$mm $iops" > "$BENCH_CGROUP/blkio.throttle.read_iops_device"
+    echo "$mm $iops" > "$BENCH_CGROUP/blkio.throttle.write_iops_device"
+  done
+}
+
+# run_throttled CMD...: runs CMD inside the throttled cgroup.
+run_throttled() {
+  sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$BENCH_CGROUP" "$@"
+}
+
+# sectors read from a loop device so far (512-byte units).
+disk_read_bytes() { awk '{print $3 * 512}' "/sys/block/$(basename "$1")/stat"; }
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+# mount_graphfs SOURCE MOUNTPOINT OPTIONS: daemon inside the throttled cgroup.
+mount_graphfs() {
+  local src=$1 mnt=$2 opts=$3 i
+  mkdir -p "$mnt"
+  run_throttled "$GRAPHFS_BIN/graphfs" -f "$src" "$mnt" -o "$opts" >"$mnt.log" 2>&1 &
+  for ((i = 0; i < 200; i++)); do
+    mountpoint -q "$mnt" && return 0
+    sleep 0.05
+  done
+  echo "mount of $src failed:" >&2
+  cat "$mnt.log" >&2
+  return 1
+}
+
+unmount_graphfs() {
+  local mnt=$1
+  mountpoint -q "$mnt" && { fusermount3 -u "$mnt" || fusermount3 -u -z "$mnt"; }
+  sleep 0.2
+}
+
+destroy_disks() {
+  local i
+  for m in $(awk -v r="$BENCH_ROOT" '$2 ~ "^"r {print $2}' /proc/mounts | sort -r); do
+    case "$(awk -v m="$m" '$2 == m {print $3}' /proc/mounts)" in
+      fuse*) fusermount3 -u -z "$m" 2>/dev/null || true ;;
+      *) umount -l "$m" 2>/dev/null || true ;;
+    esac
+  done
+  for dev in "${LOOPS[@]}"; do losetup -d "$dev" 2>/dev/null || true; done
+  LOOPS=()
+  DISK_DIRS=()
+  rmdir "$BENCH_CGROUP" 2>/dev/null || true
+  rm -rf "$BENCH_ROOT"
+}
+
+# median of the arguments
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Benchmark 1 of issue 2: what coarse striping with per-disk queues is worth.
+# 4 loop disks throttled to 100 MB/s each (physical limit 400 MB/s), a file striped over
+# them, cold cache, fio sequential reads of 24 MiB by 4 readers (GridGraph's I/O shape),
+# through the mount. Compares unit 16 MiB + per-disk queues, unit 512 KiB + one shared
+# queue, and the same file on one throttled disk; sweeps the unit and plots MB/s.
+# Runs under two disk models: bandwidth only (100 MB/s), and HDD-like (100 MB/s and 100
+# requests/s, a cost per request as an HDD's seek).
+#   scripts/bench/striping.sh [--size 4G] [--repeat 3] [--units "1 4 8 16 32"] [--direct 1] [--models "0 100"]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+GRAPHFS_BIN="$ROOT/build/bin"
+# shellcheck source=disks.sh
+. "$ROOT/scripts/bench/disks.sh"
+SIZE=4G
+REPEAT=3
+UNITS="1 4 8 16 32"
+DIRECT=1
+BPS=100000000
+MODELS="0 100"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size) SIZE="$2"; shift 2 ;;
+    --repeat) REPEAT="$2"; shift 2 ;;
+    --units) UNITS="$2"; shift 2 ;;
+    --direct) DIRECT="$2"; shift 2 ;;
+    --models) MODELS="$2"; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+"$ROOT/scripts/setup" >/dev/null
+trap destroy_disks EXIT
+trap 'exit 130' INT TERM
+bytes=$(numfmt --from=iec "$SIZE")
+per_disk=$(( bytes * 9 / 4 + (2 << 30) ))  # room for every layout below
+make_disks 5 "$per_disk"
+STRIPED=("${DISK_DIRS[@]:0:4}")
+SINGLE="${DISK_DIRS[4]}"
+SRC="$BENCH_ROOT/source"
+mkdir -p "$SRC"
+echo "generating a $SIZE file" >&2
+head -c "$bytes" /dev/urandom > "$BENCH_ROOT/data.bin"
+
+layouts=()
+for u in $UNITS; do layouts+=("u${u}M"); done
+layouts+=("u512K")
+for l in "${layouts[@]}"; do
+  mkdir -p "$SRC/$l"
+  cp "$BENCH_ROOT/data.bin" "$SRC/$l/column"
+  unit=${l#u}
+  "$GRAPHFS_BIN/graphfs-stripe" -q --unit "$unit" --min-size 1M --disks "$(IFS=,; echo "${STRIPED[*]}")" "$SRC/$l" >&2
+done
+mkdir -p "$SINGLE/source/single"
+cp "$BENCH_ROOT/data.bin" "$SINGLE/source/single/column"
+rm -f "$BENCH_ROOT/data.bin"
+
+# read_mbps MOUNT FILE: one cold fio run, prints MB/s.
+read_mbps() {
+  local file=$1
+  drop_caches
+  fio --name=seq --filename="$file" --rw=read --bs=24M --numjobs=4 --size=$((bytes / 4)) \
+      --offset_increment=$((bytes / 4)) --ioengine=psync --direct="$DIRECT" --group_reporting \
+      --output-format=json 2>/dev/null |
+    python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["bw_bytes"]/1e6))'
+}
+
+# bench NAME SOURCE FILE OPTIONS: median MB/s over REPEAT cold runs.
+declare -A RESULT
+bench() {
+  local name=$1 src=$2 file=$3 opts=$4 runs=() i
+  mount_graphfs "$src" "$BENCH_ROOT/mnt" "$opts"
+  for ((i = 0; i < REPEAT; i++)); do runs+=("$(read_mbps "$BENCH_ROOT/mnt/$file")"); done
+  unmount_graphfs "$BENCH_ROOT/mnt"
+  RESULT[$name]=$(median "${runs[@]}")
+  printf '%-34s %6s MB/s   (runs: %s)\n' "$name" "${RESULT[$name]}" "${runs[*]}"
+}
+
+mkdir -p "$ROOT/scripts/bench/results"
+for iops in $MODELS; do
+  throttle "$BPS" "$iops"
+  model=$([ "$iops" = 0 ] && echo "bandwidth-only" || echo "hdd-like-${iops}iops")
+  echo
+  echo "== disk model: $model: fio 24 MiB sequential reads, 4 readers, direct=$DIRECT, $SIZE file, cold cache, 4 x 100 MB/s disks"
+  bench "unit 16M, per-disk queues" "$SRC" u16M/column "io=perdisk"
+  bench "unit 512K, one shared queue" "$SRC" u512K/column "io=shared"
+  bench "one disk, no striping" "$SINGLE/source" single/column "io=perdisk"
+  for u in $UNITS; do
+    if [ "$u" = 16 ]; then
+      RESULT["sweep $u"]=${RESULT["unit 16M, per-disk queues"]}
+    else
+      bench "sweep $u" "$SRC" "u${u}M/column" "io=perdisk"
+    fi
+  done
+  ratio=$(echo "scale=2; ${RESULT["unit 16M, per-disk queues"]} / ${RESULT["unit 512K, one shared queue"]}" | bc)
+  echo "unit 16M per-disk / unit 512K shared = ${ratio}x (target >= 1.3x)"
+  echo "unit 16M per-disk = ${RESULT["unit 16M, per-disk queues"]} MB/s of 400 (target >= 360)"
+  csv="$ROOT/scripts/bench/results/striping-sweep-$model.csv"
+  {
+    echo "unit_mib,mb_per_s"
+    for u in $UNITS; do echo "$u,${RESULT["sweep $u"]}"; done
+  } > "$csv"
+  /usr/bin/python3 "$ROOT/scripts/bench/plot_sweep.py" "$csv" "${csv%.csv}.png" \
+    "${RESULT["unit 512K, one shared queue"]}" "${RESULT["one disk, no striping"]}" "$model"
+  echo "plot: ${csv#$ROOT/}" | sed 's/csv$/png/'
+done
