@@ -27,8 +27,6 @@ namespace {
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint64_t kCheckpointBytes = 1ull << 30;  // progress made durable this often
-
 struct Target {
   std::string dir;   // graph directory
   std::string name;  // file name inside it
@@ -148,8 +146,15 @@ std::string PendingDir(const std::string& graph_dir, const char* kind) {
   return graph_dir + "/" + kRegistryDir + "/" + kind;
 }
 
-Status EnsureDir(const std::string& dir) {
+// Creates a pending-record directory, and removes the temporary files that atomic record
+// writes of a killed run left in it (WriteFileAtomic names them NAME.tmp.PID).
+Status EnsurePendingDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("create " + dir);
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return Error::FromErrno("open " + dir);
+  while (struct dirent* e = ::readdir(d))
+    if (std::strstr(e->d_name, ".tmp.") != nullptr) ::unlinkat(::dirfd(d), e->d_name, 0);
+  ::closedir(d);
   return Status::Ok();
 }
 
@@ -285,8 +290,9 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
     rec = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size()), 0};
     // The record goes first: a part file never exists without a record naming it.
     GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
-    GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks, rec.id));
   }
+  // Also when resuming: a run killed right after writing the record left no parts.
+  GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks, rec.id));
   StripeManifest m;
   m.file_id = rec.id;
   m.set_id = disks.set_id();
@@ -317,7 +323,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
     ::posix_fadvise(src.get(), static_cast<off_t>(off), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
     off += len;
     since_checkpoint += len;
-    if (since_checkpoint >= kCheckpointBytes || off == size) {
+    if (since_checkpoint >= req.checkpoint || off == size) {
       for (uint32_t d = 0; d < disks.size(); ++d)
         if (::fdatasync(parts[d].get()) != 0) return Error::FromErrno("fsync part on disk " + std::to_string(d));
       rec.done = off;
@@ -471,8 +477,9 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
   if (existing.ok() && existing->set_id != set->set_id())
     return Error(EINVAL, graph_dir + " is already striped over another disk set (" + existing->set_id +
                              "); unstripe it first");
-  GRAPHFS_RETURN_IF_ERROR(EnsureDir(graph_dir + "/" + kRegistryDir));
-  GRAPHFS_RETURN_IF_ERROR(EnsureDir(PendingDir(graph_dir, "pending-stripe")));
+  if (::mkdir((graph_dir + "/" + kRegistryDir).c_str(), 0755) != 0 && errno != EEXIST)
+    return Error::FromErrno("create " + graph_dir + "/" + kRegistryDir);
+  GRAPHFS_RETURN_IF_ERROR(EnsurePendingDir(PendingDir(graph_dir, "pending-stripe")));
 
   ConvertReport report;
   std::vector<Target> todo;
@@ -499,8 +506,11 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
   GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs, req.unit));
   GRAPHFS_RETURN_IF_ERROR(WriteRegistry(graph_dir, set->registry()));
   std::vector<char> buf;
-  const uint64_t chunk = std::max<uint64_t>(req.unit * set->size(), 64ull << 20);
-  buf.resize(std::min<uint64_t>(chunk, 512ull << 20) / req.unit * req.unit);
+  if (req.checkpoint == 0) return Error(EINVAL, "checkpoint interval must be positive");
+  // Copy in whole rows of units, at most 512 MiB (and no more than a checkpoint) at a time.
+  uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(req.unit * set->size(), 64ull << 20), 512ull << 20);
+  chunk = std::min(chunk, std::max(req.checkpoint, req.unit));
+  buf.resize(std::max<uint64_t>(chunk / req.unit, 1) * req.unit);
   for (const Target& t : todo) GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, buf, report));
   return report;
 }
@@ -522,7 +532,7 @@ Result<ConvertReport> UnstripeFiles(const UnstripeRequest& req) {
   }
   auto set = DiskSet::Open(*registry);
   if (!set.ok()) return set.error();
-  GRAPHFS_RETURN_IF_ERROR(EnsureDir(PendingDir(graph_dir, "pending-unstripe")));
+  GRAPHFS_RETURN_IF_ERROR(EnsurePendingDir(PendingDir(graph_dir, "pending-unstripe")));
   FinishPendingUnstripes(*set, graph_dir);
   ConvertReport report;
   std::vector<char> buf(64ull << 20);

@@ -20,6 +20,7 @@ struct StripeRequest {
   uint64_t unit = 16ull << 20;
   uint64_t min_size = 64ull << 20;  // smaller files stay plain
   bool progress = true;             // progress lines on stderr
+  uint64_t checkpoint = 1ull << 30; // copied bytes between durable progress records
 };
 
 struct ConvertReport {

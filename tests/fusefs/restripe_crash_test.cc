@@ -1,0 +1,137 @@
+// graphfs-stripe and graphfs-unstripe killed (SIGKILL) at random points: whatever state a
+// killed run leaves, the file reads back identical (plain or striped), and a rerun completes.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "striping/disk_set.h"
+#include "striping/io_engine.h"
+#include "striping/manifest.h"
+#include "striping/striped_file.h"
+#include "tests/fusefs/mount_harness.h"
+
+namespace graphfs::testing {
+namespace {
+
+// Starts argv, kills it after `delay`, returns true if it finished before that.
+bool RunAndKill(const std::vector<std::string>& argv, std::chrono::microseconds delay) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(delay);
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) == pid) return true;
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return false;
+}
+
+// The file's content, whichever form it is in now.
+std::string Content(const std::string& path) {
+  auto m = ReadManifest(path);
+  if (!m.ok()) return "<damaged manifest: " + m.error().message() + ">";
+  if (!m->has_value()) return ReadFile(path);
+  std::string dir = path.substr(0, path.find_last_of('/'));
+  auto reg = ReadRegistry(dir);
+  if (!reg.ok()) return "<no registry>";
+  auto disks = DiskSet::Open(*reg);
+  if (!disks.ok()) return "<disks: " + disks.error().message() + ">";
+  IoEngineOptions o;
+  o.disks = disks->size();
+  auto io = IoEngine::Start(o);
+  auto f = StripedFile::Open(*disks, io->get(), UniqueFd(::open(path.c_str(), O_RDONLY)), **m, {});
+  if (!f.ok()) return "<open: " + f.error().message() + ">";
+  std::string out((*f)->size(), '\0');
+  auto n = (*f)->Read(0, out.size(), out.data());
+  if (!n.ok()) return "<read: " + n.error().message() + ">";
+  return out;
+}
+
+TEST(RestripeCrash, KilledAtRandomPointsLosesNothing) {
+  TempDir tmp;
+  const std::string graph = tmp.Sub("graph");
+  std::vector<std::string> disks;
+  for (int i = 0; i < 3; ++i) disks.push_back(tmp.Sub("disk" + std::to_string(i)));
+  std::string data(24 << 20, '\0');
+  std::mt19937_64 rng(99);
+  for (size_t i = 0; i < data.size(); i += 8) {
+    uint64_t v = rng();
+    std::memcpy(&data[i], &v, 8);
+  }
+  WriteFile(graph + "/column", data);
+  WriteFile(graph + "/row", data.substr(0, 5 << 20));
+  const std::string stripe = BinDir() + "/graphfs-stripe";
+  const std::string unstripe = BinDir() + "/graphfs-unstripe";
+  const std::string disk_list = disks[0] + "," + disks[1] + "," + disks[2];
+  int killed = 0;
+  for (int seed = 0; seed < 12; ++seed) {
+    std::mt19937 r(seed);
+    // Stripe, killed somewhere; the file must read back identical, then finish.
+    auto delay = std::chrono::microseconds(r() % 150000);
+    if (!RunAndKill({stripe, "-q", "--unit", "64K", "--min-size", "1M", "--checkpoint", "2M", "--disks", disk_list,
+                     graph},
+                    delay))
+      ++killed;
+    ASSERT_EQ(Content(graph + "/column"), data) << "after stripe killed at " << delay.count() << " us, seed " << seed;
+    auto done = RunCommand({stripe, "-q", "--unit", "64K", "--min-size", "1M", "--disks", disk_list, graph});
+    ASSERT_EQ(done.status, 0) << done.output;
+    ASSERT_TRUE((*ReadManifest(graph + "/column")).has_value());
+    ASSERT_EQ(Content(graph + "/column"), data);
+    ASSERT_EQ(Content(graph + "/row"), data.substr(0, 5 << 20));
+    // Unstripe, killed somewhere; same.
+    delay = std::chrono::microseconds(r() % 150000);
+    if (!RunAndKill({unstripe, "-q", graph}, delay)) ++killed;
+    ASSERT_EQ(Content(graph + "/column"), data) << "after unstripe killed at " << delay.count() << " us, seed " << seed;
+    done = RunCommand({unstripe, "-q", graph});
+    ASSERT_EQ(done.status, 0) << done.output;
+    ASSERT_EQ(ReadFile(graph + "/column"), data);
+    ASSERT_FALSE((*ReadManifest(graph + "/column")).has_value());
+  }
+  // Nothing is left behind: no parts, no temporary files, no pending records.
+  for (const auto& d : disks) EXPECT_TRUE(std::filesystem::is_empty(d + "/parts")) << d;
+  for (auto& e : std::filesystem::directory_iterator(graph))
+    EXPECT_TRUE(e.path().filename() == "column" || e.path().filename() == "row" || e.path().filename() == ".graphfs")
+        << e.path();
+  for (const char* pending : {"/.graphfs/pending-stripe", "/.graphfs/pending-unstripe"}) {
+    if (std::filesystem::exists(graph + pending)) {
+      EXPECT_TRUE(std::filesystem::is_empty(graph + pending)) << pending;
+    }
+  }
+  EXPECT_GT(killed, 0) << "no run was interrupted: the test proved nothing";
+}
+
+TEST(RestripeCrash, RefusesWhenADiskLacksSpace) {
+  TempDir tmp;
+  const std::string graph = tmp.Sub("graph");
+  WriteFile(graph + "/column", std::string(8 << 20, 'x'));
+  // A tiny tmpfs as one of the disks.
+  const std::string small = tmp.Sub("small");
+  ASSERT_EQ(RunCommand({"mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", small}).status, 0);
+  auto r = RunCommand({BinDir() + "/graphfs-stripe", "-q", "--unit", "64K", "--min-size", "1M", "--disks",
+                       tmp.Sub("big") + "," + small, graph});
+  RunCommand({"umount", small});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("disk 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("free"), std::string::npos) << r.output;
+  EXPECT_EQ(ReadFile(graph + "/column"), std::string(8 << 20, 'x'));
+  EXPECT_FALSE((*ReadManifest(graph + "/column")).has_value());
+}
+
+}  // namespace
+}  // namespace graphfs::testing
