@@ -66,6 +66,17 @@ Result<uint64_t> ParseSizeOrPercent(std::string_view text, uint64_t whole) {
   return ParseSize(text);
 }
 
+std::vector<std::string> SplitList(std::string_view text, char separator) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t at = text.find(separator, start);
+    items.emplace_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return items;
+    start = at + 1;
+  }
+}
+
 std::string FormatSize(uint64_t bytes) {
   static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -15,6 +16,9 @@ Result<uint64_t> ParseSize(std::string_view text);
 
 // Like ParseSize, but also accepts "N%" meaning N percent of `whole`.
 Result<uint64_t> ParseSizeOrPercent(std::string_view text, uint64_t whole);
+
+// "a,b,c" -> {"a", "b", "c"}; empty items are kept, so callers can refuse them.
+std::vector<std::string> SplitList(std::string_view text, char separator);
 
 // 16777216 -> "16 MiB", 1500 -> "1.5 KiB".
 std::string FormatSize(uint64_t bytes);

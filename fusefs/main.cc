@@ -65,17 +65,11 @@ Result<CommandLine> ParseCommandLine(int argc, char** argv) {
   std::vector<std::string> positional;
   std::vector<std::string> fuse_opts;
   auto take_options = [&](const std::string& list) -> Status {
-    size_t start = 0;
-    while (start <= list.size()) {
-      size_t comma = list.find(',', start);
-      std::string opt = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!opt.empty()) {
-        auto ours = ApplyMountOption(cl.options, opt);
-        if (!ours.ok()) return ours.error();
-        if (!*ours) fuse_opts.push_back(opt);
-      }
-      if (comma == std::string::npos) break;
-      start = comma + 1;
+    for (const std::string& opt : SplitList(list, ',')) {
+      if (opt.empty()) continue;
+      auto ours = ApplyMountOption(cl.options, opt);
+      if (!ours.ok()) return ours.error();
+      if (!*ours) fuse_opts.push_back(opt);
     }
     return Status::Ok();
   };

@@ -103,16 +103,9 @@ Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
   }
   if (key == "disks") {
     GRAPHFS_RETURN_IF_ERROR(need_value());
-    o.disks.clear();
-    size_t start = 0;
-    while (start <= value.size()) {
-      size_t colon = value.find(':', start);
-      std::string d = value.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    o.disks = SplitList(value, ':');
+    for (const auto& d : o.disks)
       if (d.empty()) return Error(EINVAL, "option disks=" + value + ": empty disk path");
-      o.disks.push_back(d);
-      if (colon == std::string::npos) break;
-      start = colon + 1;
-    }
     return true;
   }
   if (key == "log") {

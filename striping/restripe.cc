@@ -217,28 +217,45 @@ Status CheckSpace(const DiskSet& disks, const std::vector<std::pair<std::string,
   return Status::Ok();
 }
 
+// Opens the part of file `id` on every disk of the set.
+Result<std::vector<UniqueFd>> OpenParts(const DiskSet& disks, const std::string& id, int flags) {
+  std::vector<UniqueFd> parts;
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    const std::string p = disks.PartPath(d, id);
+    parts.emplace_back(::open(p.c_str(), flags | O_CLOEXEC));
+    if (!parts.back().valid()) return Error::FromErrno("open part on disk " + std::to_string(d) + " (" + p + ")");
+  }
+  return parts;
+}
+
+// Reads [off, off+len) of a striped file straight from its parts into `buf`; bytes past
+// the end of a part are a hole and read as zeros.
+Status ReadFromParts(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts, uint64_t off,
+                     uint64_t len, char* buf) {
+  for (const StripeExtent& e : map.Split(off, len)) {
+    auto n = ReadFull(parts[e.disk].get(), buf + (e.file_offset - off), e.length, e.disk_offset,
+                      "read part on disk " + std::to_string(e.disk) + " (" + disks.path(e.disk) + ")");
+    if (!n.ok()) return n.error();
+    if (*n < e.length) std::memset(buf + (e.file_offset - off) + *n, 0, e.length - *n);
+  }
+  return Status::Ok();
+}
+
 // Hash of the striped copy, read back from the parts after dropping them from the page cache.
 Result<uint64_t> HashParts(const DiskSet& disks, const StripeManifest& m, std::vector<char>& buf) {
   auto map = StripeMap::Create(m.layout);
-  std::vector<UniqueFd> fds;
-  for (uint32_t d = 0; d < disks.size(); ++d) {
-    const std::string p = disks.PartPath(d, m.file_id);
-    fds.emplace_back(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fds.back().valid()) return Error::FromErrno("open part " + p);
-    ::posix_fadvise(fds.back().get(), 0, 0, POSIX_FADV_DONTNEED);
-  }
+  if (!map.ok()) return map.error();
+  auto parts = OpenParts(disks, m.file_id, O_RDONLY);
+  if (!parts.ok()) return parts.error();
+  for (const UniqueFd& fd : *parts) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
   XXH3_state_t* st = XXH3_createState();
   XXH3_64bits_reset(st);
   for (uint64_t off = 0; off < m.size;) {
     const uint64_t len = std::min<uint64_t>(buf.size(), m.size - off);
-    for (const StripeExtent& e : map->Split(off, len)) {
-      auto n = ReadFull(fds[e.disk].get(), buf.data() + (e.file_offset - off), e.length, e.disk_offset,
-                        "read part on disk " + std::to_string(e.disk));
-      if (!n.ok()) {
-        XXH3_freeState(st);
-        return n.error();
-      }
-      if (*n < e.length) std::memset(buf.data() + (e.file_offset - off) + *n, 0, e.length - *n);
+    Status s = ReadFromParts(disks, *map, *parts, off, len, buf.data());
+    if (!s.ok()) {
+      XXH3_freeState(st);
+      return s.error();
     }
     XXH3_64bits_update(st, buf.data(), len);
     off += len;
@@ -301,12 +318,9 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
 
-  std::vector<UniqueFd> parts;
-  for (uint32_t d = 0; d < disks.size(); ++d) {
-    const std::string p = disks.PartPath(d, rec.id);
-    parts.emplace_back(::open(p.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!parts.back().valid()) return Error::FromErrno("open part " + p);
-  }
+  auto opened = OpenParts(disks, rec.id, O_WRONLY);
+  if (!opened.ok()) return opened.error();
+  std::vector<UniqueFd>& parts = *opened;
   Progress progress(req.progress, t.name, size);
   progress.Start(rec.done);
   ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -380,12 +394,8 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
 
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
-  std::vector<UniqueFd> parts;
-  for (uint32_t d = 0; d < disks.size(); ++d) {
-    const std::string p = disks.PartPath(d, m.file_id);
-    parts.emplace_back(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!parts.back().valid()) return Error::FromErrno("open part on disk " + std::to_string(d) + " (" + p + ")");
-  }
+  auto parts = OpenParts(disks, m.file_id, O_RDONLY);
+  if (!parts.ok()) return parts.error();
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) return Error::FromErrno("stat " + path);
   // Free space: the plain file needs the whole size on the source filesystem.
@@ -400,14 +410,10 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
   XXH3_64bits_reset(hs);
   for (uint64_t off = 0; off < m.size;) {
     const uint64_t len = std::min<uint64_t>(buf.size(), m.size - off);
-    for (const StripeExtent& e : map->Split(off, len)) {
-      auto n = ReadFull(parts[e.disk].get(), buf.data() + (e.file_offset - off), e.length, e.disk_offset,
-                        "read part on disk " + std::to_string(e.disk) + " (" + disks.path(e.disk) + ")");
-      if (!n.ok()) {
-        XXH3_freeState(hs);
-        return n.error();
-      }
-      if (*n < e.length) std::memset(buf.data() + (e.file_offset - off) + *n, 0, e.length - *n);
+    Status r = ReadFromParts(disks, *map, *parts, off, len, buf.data());
+    if (!r.ok()) {
+      XXH3_freeState(hs);
+      return r;
     }
     XXH3_64bits_update(hs, buf.data(), len);
     Status w = WriteAll(out.get(), buf.data(), len, off, "write " + tmp);

@@ -30,14 +30,8 @@ int main(int argc, char** argv) {
   req.unit = *u;
   req.min_size = *m;
   req.progress = !quiet;
-  size_t start = 0;
-  while (start <= disks.size()) {
-    size_t comma = disks.find(',', start);
-    std::string d = disks.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
   auto report = graphfs::StripeFiles(req);
   if (!report.ok()) {
     std::fprintf(stderr, "\ngraphfs-stripe: %s\n", report.error().message().c_str());

@@ -15,13 +15,7 @@ int main(int argc, char** argv) {
   app.add_option("path", req.path, "graph directory (or one striped file in it)")->required();
   CLI11_PARSE(app, argc, argv);
   req.progress = !quiet;
-  size_t start = 0;
-  while (!disks.empty() && start <= disks.size()) {
-    size_t comma = disks.find(',', start);
-    req.disks.push_back(disks.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
   auto report = graphfs::UnstripeFiles(req);
   if (!report.ok()) {
     std::fprintf(stderr, "\ngraphfs-unstripe: %s\n", report.error().message().c_str());

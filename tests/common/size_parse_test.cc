@@ -43,3 +43,16 @@ TEST(FormatSize, Readable) {
 
 }  // namespace
 }  // namespace graphfs
+
+namespace graphfs {
+namespace {
+
+TEST(SplitList, KeepsEmptyItems) {
+  EXPECT_EQ(SplitList("a,b,c", ','), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(SplitList("a::b", ':'), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(SplitList("", ','), (std::vector<std::string>{""}));
+  EXPECT_EQ(SplitList("x", ','), (std::vector<std::string>{"x"}));
+}
+
+}  // namespace
+}  // namespace graphfs

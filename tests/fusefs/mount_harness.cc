@@ -42,20 +42,30 @@ bool IsMountPoint(const std::string& path) {
   return false;
 }
 
-CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds) {
-  CommandResult r;
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return r;
+int SpawnCommand(const std::vector<std::string>& argv, int out_fd, bool die_with_parent) {
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
-    ::dup2(pipefd[1], 1);
-    ::dup2(pipefd[1], 2);
+    if (die_with_parent) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent) ::_exit(1);
+    }
+    ::dup2(out_fd, 1);
+    ::dup2(out_fd, 2);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     ::execvp(args[0], args.data());
     ::_exit(127);
   }
+  return pid;
+}
+
+CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds) {
+  CommandResult r;
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return r;
+  pid_t pid = SpawnCommand(argv, pipefd[1]);
   ::close(pipefd[1]);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   char buf[4096];
@@ -89,21 +99,9 @@ bool GraphfsMount::Mount(const std::string& source, const std::string& mountpoin
     argv.push_back(o);
   }
   const std::string out_path = mountpoint + ".out";
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(1);
-    int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  pid_ = pid;
+  int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  pid_ = SpawnCommand(argv, out, /*die_with_parent=*/true);
+  ::close(out);
   for (int i = 0; i < 200; ++i) {
     if (IsMountPoint(mountpoint)) return true;
     int status;

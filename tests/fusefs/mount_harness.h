@@ -16,7 +16,11 @@ struct CommandResult {
   std::string output;  // stdout + stderr
 };
 
-// Runs argv (no shell), optionally as another user, and collects its output.
+// Starts argv (no shell) with stdout and stderr on `out_fd`. With `die_with_parent` the
+// child gets SIGTERM if the test process dies first.
+int SpawnCommand(const std::vector<std::string>& argv, int out_fd, bool die_with_parent = false);
+
+// Runs argv (no shell) and collects its output.
 CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds = 120);
 
 class GraphfsMount {

@@ -23,17 +23,9 @@ namespace {
 
 // Starts argv, kills it after `delay`, returns true if it finished before that.
 bool RunAndKill(const std::vector<std::string>& argv, std::chrono::microseconds delay) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
+  int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  pid_t pid = SpawnCommand(argv, null);
+  ::close(null);
   std::this_thread::sleep_for(delay);
   int status = 0;
   if (::waitpid(pid, &status, WNOHANG) == pid) return true;
