@@ -5,7 +5,7 @@
 
 namespace graphfs::engine {
 
-Result<std::unique_ptr<AppContext>> AppContext::Open(const AppConfig& config, const char* /*app*/) {
+Result<std::unique_ptr<AppContext>> AppContext::Open(const AppConfig& config) {
   if (!(config.mem_gb > 0) || !std::isfinite(config.mem_gb)) {
     return Error(EINVAL, "MEM_GB must be a positive number");
   }
@@ -39,7 +39,7 @@ void AppContext::Progress(const char* app, uint64_t iteration, uint64_t active) 
                static_cast<unsigned long>(active), Elapsed());
 }
 
-Error AppContext::StartOutOfRange(const char* /*app*/, int64_t start) const {
+Error AppContext::StartOutOfRange(int64_t start) const {
   return Error(EINVAL, "start vertex " + std::to_string(start) + " is out of range [0, " +
                            std::to_string(vertices()) + ") of " + layout_.dir());
 }

@@ -20,7 +20,7 @@ namespace graphfs::engine {
 
 class AppContext {
  public:
-  static Result<std::unique_ptr<AppContext>> Open(const AppConfig& config, const char* app);
+  static Result<std::unique_ptr<AppContext>> Open(const AppConfig& config);
 
   const GridLayout& layout() const { return layout_; }
   EdgeStream& stream() { return *stream_; }
@@ -33,7 +33,7 @@ class AppContext {
   // Fills the common AppResult fields.
   AppResult Finish(std::string line, std::string result_file, uint64_t iterations) const;
   void Progress(const char* app, uint64_t iteration, uint64_t active) const;
-  Error StartOutOfRange(const char* app, int64_t start) const;
+  Error StartOutOfRange(int64_t start) const;
 
   // Calls fn(v) -> T for every vertex on all threads; returns the sum.
   template <typename T, typename Fn>

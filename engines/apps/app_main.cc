@@ -69,6 +69,11 @@ int AppMain(AppKind kind, int argc, char** argv) {
     return 1;
   }
   std::printf("%s\n", result->line.c_str());
+  if (config.verbose) {
+    std::fprintf(stderr, "%s: streamed %lu edge bytes, %lu O_DIRECT streams, results in %s\n", name,
+                 static_cast<unsigned long>(result->bytes_read), static_cast<unsigned long>(result->direct_streams),
+                 result->result_file.c_str());
+  }
   return 0;
 }
 

@@ -8,11 +8,11 @@
 namespace graphfs::engine {
 
 Result<AppResult> RunBfs(const AppConfig& config, int64_t start) {
-  auto context = AppContext::Open(config, "bfs");
+  auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
   const uint64_t n = ctx.vertices();
-  if (start < 0 || static_cast<uint64_t>(start) >= n) return ctx.StartOutOfRange("bfs", start);
+  if (start < 0 || static_cast<uint64_t>(start) >= n) return ctx.StartOutOfRange(start);
 
   auto level_file = VertexArray<int32_t>::Create(ctx.StatePath("bfs.level"), n);
   if (!level_file.ok()) return level_file.error();

@@ -10,7 +10,7 @@ namespace graphfs::engine {
 
 Result<AppResult> RunPageRank(const AppConfig& config, int64_t iterations) {
   if (iterations < 1) return Error(EINVAL, "ITERATIONS must be >= 1, got " + std::to_string(iterations));
-  auto context = AppContext::Open(config, "pagerank");
+  auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
   const uint64_t n = ctx.vertices();

@@ -19,7 +19,7 @@ constexpr uint64_t kMaxIterations = 100000;
 
 Result<AppResult> RunPageRankDelta(const AppConfig& config, double epsilon) {
   if (!(epsilon > 0)) return Error(EINVAL, "EPSILON must be > 0");
-  auto context = AppContext::Open(config, "pagerank-delta");
+  auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
   const uint64_t n = ctx.vertices();

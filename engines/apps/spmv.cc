@@ -7,7 +7,7 @@
 namespace graphfs::engine {
 
 Result<AppResult> RunSpmv(const AppConfig& config) {
-  auto context = AppContext::Open(config, "spmv");
+  auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
   if (ctx.layout().edge_type() != EdgeType::kWeighted) {

@@ -1,7 +1,7 @@
 // Single-source shortest paths by frontier Bellman-Ford: each iteration
 // relaxes the out-edges of vertices whose distance dropped in the previous
 // one. Distances are float32 like the weights, so results are exact and
-// match Dijkstra on the same float sums.
+// match Dijkstra on the same float sums. Weights must be >= 0.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -12,14 +12,14 @@
 namespace graphfs::engine {
 
 Result<AppResult> RunSssp(const AppConfig& config, int64_t start) {
-  auto context = AppContext::Open(config, "sssp");
+  auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
   if (ctx.layout().edge_type() != EdgeType::kWeighted) {
     return Error(EINVAL, config.graph_dir + " is unweighted (edge type 0); sssp needs edge type 1");
   }
   const uint64_t n = ctx.vertices();
-  if (start < 0 || static_cast<uint64_t>(start) >= n) return ctx.StartOutOfRange("sssp", start);
+  if (start < 0 || static_cast<uint64_t>(start) >= n) return ctx.StartOutOfRange(start);
 
   auto dist_file = VertexArray<float>::Create(ctx.StatePath("sssp.distance"), n);
   if (!dist_file.ok()) return dist_file.error();
@@ -35,19 +35,22 @@ Result<AppResult> RunSssp(const AppConfig& config, int64_t start) {
   active_out.SetUnsynchronized(static_cast<size_t>(start));
   uint64_t active = 1;
   uint64_t iterations = 0;
+  std::atomic<bool> negative_weights{false};
   StreamOptions options;
   options.order = EdgeOrder::kColumn;
   options.vertex_state_bytes = n * sizeof(float);
   while (active != 0) {
-    // With non-negative weights a shortest path has < n edges; more rounds
-    // mean a negative cycle.
-    if (iterations > n) return Error(EINVAL, "no convergence after " + std::to_string(iterations) +
-                                                 " iterations; the graph has a negative cycle");
+    // Weights are >= 0 (checked below), so a shortest path has < n edges.
+    if (iterations > n) return Error(EINVAL, "no convergence after " + std::to_string(iterations) + " iterations");
     ++iterations;
     std::swap(active_in, active_out);
     active_out.Clear();
     options.active = &active_in;
     auto relaxed = ctx.stream().Stream<uint64_t>(options, [&](VertexId s, VertexId t, float w) -> uint64_t {
+      if (!(w >= 0)) {  // negative or NaN: Bellman-Ford would not settle
+        negative_weights.store(true, std::memory_order_relaxed);
+        return 0;
+      }
       const float candidate = AtomicLoad(dist[s]) + w;
       if (candidate < AtomicLoad(dist[t]) && WriteMin(dist[t], candidate)) {
         active_out.Set(t);
@@ -56,6 +59,9 @@ Result<AppResult> RunSssp(const AppConfig& config, int64_t start) {
       return 0;
     });
     if (!relaxed.ok()) return relaxed.error();
+    if (negative_weights.load()) {
+      return Error(EINVAL, config.graph_dir + " has negative or NaN edge weights; sssp needs weights >= 0");
+    }
     active = *relaxed;
     ctx.Progress("sssp", iterations, active);
   }

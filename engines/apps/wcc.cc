@@ -9,7 +9,7 @@
 namespace graphfs::engine {
 
 Result<AppResult> RunWcc(const AppConfig& config) {
-  auto context = AppContext::Open(config, "wcc");
+  auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
   const uint64_t n = ctx.vertices();

@@ -96,6 +96,7 @@ Status StartJob(const RunJobsOptions& options, size_t index, JobOutcome& outcome
     auto group = MemoryCgroup::Create(name, *options.mem_cap, options.cgroup_root);
     if (!group.ok()) {
       ::close(out_fd);
+      ::unlink(job.stdout_path.c_str());
       return group.error();
     }
     job.cgroup = std::move(*group);
@@ -110,8 +111,10 @@ Status StartJob(const RunJobsOptions& options, size_t index, JobOutcome& outcome
   job.started = Clock::now();
   pid_t pid = ::fork();
   if (pid < 0) {
+    Error error = Error::FromErrno("fork");
     ::close(out_fd);
-    return Error::FromErrno("fork");
+    ::unlink(job.stdout_path.c_str());
+    return error;
   }
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.

@@ -367,6 +367,11 @@ TEST(Apps, RejectsBadArgumentsAndWrongEdgeType) {
   EXPECT_FALSE(RunPageRank(unweighted.Config(8), 0).ok());
   EXPECT_FALSE(RunPageRankDelta(unweighted.Config(8), 0).ok());
   EXPECT_FALSE(RunWcc(unweighted.Config(0)).ok());
+  TestGraph negative{4, true, {{0, 1, 1.0f}, {1, 2, -0.5f}, {2, 3, 1.0f}}};
+  PreparedGraph with_negative(negative, 2);
+  auto sssp = RunSssp(with_negative.Config(8), 0);
+  ASSERT_FALSE(sssp.ok());
+  EXPECT_NE(sssp.error().message().find("negative"), std::string::npos) << sssp.error().message();
   AppConfig missing;
   missing.graph_dir = "/nonexistent/graph";
   EXPECT_FALSE(RunWcc(missing).ok());
