@@ -134,6 +134,7 @@ void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
     }
   }
   AlignedBuffer& buf = ThreadBuffer(len);
+  if (!buf.ok()) return ReplyErr(req, ENOMEM);
   auto n = f.Read(off, len, buf.data());
   if (!n.ok()) {
     LogError(n.error().message());

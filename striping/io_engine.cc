@@ -65,8 +65,10 @@ class IoQueue {
   void Stop() {
     if (threads_.empty()) return;
     stopping_.store(true);
-    uint64_t many = threads_.size();
-    [[maybe_unused]] ssize_t n = ::write(wake_.get(), &many, sizeof many);
+    // A count no worker can use up: with EFD_SEMAPHORE every armed read takes one, and a
+    // busy worker may re-arm and take more than its share, so one per worker is not enough.
+    uint64_t forever = uint64_t{1} << 62;
+    [[maybe_unused]] ssize_t n = ::write(wake_.get(), &forever, sizeof forever);
     for (auto& t : threads_) t.join();
     threads_.clear();
   }

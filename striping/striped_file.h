@@ -47,16 +47,17 @@ class MemoryBudget {
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t size);
+  explicit AlignedBuffer(size_t size);  // 4 KiB aligned; empty (ok() false) if memory ran out
   AlignedBuffer(AlignedBuffer&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; o.size_ = 0; }
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;
   ~AlignedBuffer();
   char* data() { return data_; }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
-  bool ok() const { return data_ != nullptr || size_ == 0; }
+  bool ok() const { return data_ != nullptr; }
 
  private:
+  void Release();
   char* data_ = nullptr;
   size_t size_ = 0;
 };

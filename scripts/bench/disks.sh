@@ -77,7 +77,8 @@ destroy_disks() {
       *) umount -l "$m" 2>/dev/null || true ;;
     esac
   done
-  for dev in "${LOOPS[@]}"; do losetup -d "$dev" 2>/dev/null || true; done
+  # Every loop device backed by a file of ours, including those of an earlier, killed run.
+  for dev in $(losetup -a | grep -F "$BENCH_ROOT/" | cut -d: -f1); do losetup -d "$dev" 2>/dev/null || true; done
   LOOPS=()
   DISK_DIRS=()
   rmdir "$BENCH_CGROUP" 2>/dev/null || true
