@@ -1,0 +1,122 @@
+#include "chunkindex/active_chunk_finder.h"
+
+namespace graphfs::chunkindex {
+
+Result<ActiveChunkFinder> ActiveChunkFinder::Load(const ChunkTable& table, Form form) {
+  ActiveChunkFinder f;
+  f.vertices_ = table.vertices();
+  f.entries_.resize(table.content_count());
+  f.mean_degree_.resize(table.content_count());
+  for (ChunkFile file : {ChunkFile::kColumn, ChunkFile::kRow}) {
+    auto& map = file == ChunkFile::kColumn ? f.column_content_ : f.row_content_;
+    for (const Chunk& c : table.chunks(file)) map.push_back(c.content);
+  }
+  for (const Chunk& c : table.chunks(ChunkFile::kRow)) f.mean_degree_[c.content] = c.mean_source_degree();
+
+  Status s = table.ForEachContentSources([&](uint64_t content, std::span<const SourceCount> sources) -> Status {
+    Entry e;
+    e.min = sources.front().vertex;
+    e.max = sources.back().vertex;
+    const uint64_t span = uint64_t{e.max} - e.min + 1;
+    const uint64_t first_word = e.min / 64, last_word = e.max / 64;
+    const uint64_t nwords = last_word - first_word + 1;
+    Kind kind;
+    if (form == Form::kList) {
+      kind = Kind::kList;
+    } else if (form == Form::kBitmap) {
+      kind = Kind::kBitmap;
+    } else if (span == sources.size()) {
+      kind = Kind::kRange;
+    } else if (nwords <= sources.size()) {
+      kind = Kind::kBitmap;
+    } else {
+      kind = Kind::kList;
+    }
+    e.kind = kind;
+    e.pool = 0;
+    e.size = 0;
+    if (kind == Kind::kBitmap) {
+      e.pool = f.words_.size();
+      e.size = static_cast<uint32_t>(nwords);
+      f.words_.resize(f.words_.size() + nwords, 0);
+      uint64_t* w = f.words_.data() + e.pool;
+      for (const SourceCount& sc : sources) w[sc.vertex / 64 - first_word] |= uint64_t{1} << (sc.vertex % 64);
+    } else if (kind == Kind::kList) {
+      e.pool = f.ids_.size();
+      e.size = static_cast<uint32_t>(sources.size());
+      for (const SourceCount& sc : sources) f.ids_.push_back(sc.vertex);
+    }
+    f.entries_[content] = e;
+    return Status::Ok();
+  });
+  if (!s.ok()) return s.error();
+  f.words_.shrink_to_fit();
+  f.ids_.shrink_to_fit();
+  return f;
+}
+
+uint32_t ActiveChunkFinder::CountOne(const Entry& e, const uint64_t* active) const {
+  switch (e.kind) {
+    case Kind::kRange: {
+      const uint64_t lo = e.min, hi = uint64_t{e.max} + 1;  // [lo, hi)
+      const uint64_t wlo = lo / 64, whi = (hi - 1) / 64;
+      const uint64_t first_mask = ~uint64_t{0} << (lo % 64);
+      const uint64_t last_mask = ~uint64_t{0} >> (63 - (hi - 1) % 64);
+      if (wlo == whi) return static_cast<uint32_t>(__builtin_popcountll(active[wlo] & first_mask & last_mask));
+      uint64_t n = static_cast<uint64_t>(__builtin_popcountll(active[wlo] & first_mask));
+      for (uint64_t w = wlo + 1; w < whi; ++w) n += static_cast<uint64_t>(__builtin_popcountll(active[w]));
+      n += static_cast<uint64_t>(__builtin_popcountll(active[whi] & last_mask));
+      return static_cast<uint32_t>(n);
+    }
+    case Kind::kBitmap: {
+      const uint64_t* a = active + e.min / 64;
+      const uint64_t* b = words_.data() + e.pool;
+      uint64_t n = 0;
+      for (uint32_t k = 0; k < e.size; ++k) n += static_cast<uint64_t>(__builtin_popcountll(a[k] & b[k]));
+      return static_cast<uint32_t>(n);
+    }
+    case Kind::kList: {
+      const uint32_t* ids = ids_.data() + e.pool;
+      uint32_t n = 0;
+      for (uint32_t k = 0; k < e.size; ++k) n += static_cast<uint32_t>((active[ids[k] >> 6] >> (ids[k] & 63)) & 1);
+      return n;
+    }
+  }
+  return 0;
+}
+
+Status ActiveChunkFinder::CountContents(std::span<const uint64_t> active, std::vector<uint32_t>* counts) const {
+  if (active.size() < (vertices_ + 63) / 64) {
+    return Error(EINVAL, "active set has " + std::to_string(active.size() * 64) + " bits, the graph " +
+                             std::to_string(vertices_) + " vertices");
+  }
+  counts->resize(entries_.size());
+  for (size_t c = 0; c < entries_.size(); ++c) (*counts)[c] = CountOne(entries_[c], active.data());
+  return Status::Ok();
+}
+
+Status ActiveChunkFinder::Find(ChunkFile file, std::span<const uint64_t> active, std::vector<ActiveChunk>* out) const {
+  out->clear();
+  std::vector<uint32_t> counts;
+  GRAPHFS_RETURN_IF_ERROR(CountContents(active, &counts));
+  const auto& map = file == ChunkFile::kColumn ? column_content_ : row_content_;
+  for (uint64_t id = 0; id < map.size(); ++id) {
+    uint32_t n = counts[map[id]];
+    if (n != 0) out->push_back({id, n, mean_degree_[map[id]]});
+  }
+  return Status::Ok();
+}
+
+uint64_t ActiveChunkFinder::memory_bytes() const {
+  return entries_.size() * sizeof(Entry) + words_.size() * 8 + ids_.size() * 4 +
+         (column_content_.size() + row_content_.size()) * 8 + mean_degree_.size() * 8;
+}
+
+uint64_t ActiveChunkFinder::count(Form f) const {
+  Kind k = f == Form::kList ? Kind::kList : f == Form::kBitmap ? Kind::kBitmap : Kind::kRange;
+  uint64_t n = 0;
+  for (const Entry& e : entries_) n += e.kind == k ? 1 : 0;
+  return n;
+}
+
+}  // namespace graphfs::chunkindex

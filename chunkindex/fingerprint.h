@@ -1,0 +1,22 @@
+// What a graph file looks like now: size, mtime (ns) and an XXH3 over sampled
+// windows — 16 windows of 64 KiB at fixed, evenly spaced, 4 KiB-aligned
+// positions (the whole file if it is at most 1 MiB). Reading 1 MiB per file
+// keeps the staleness check cheap, also through the mount.
+#pragma once
+
+#include <string>
+
+#include "chunkindex/index_format.h"
+#include "common/result.h"
+
+namespace graphfs::chunkindex {
+
+inline constexpr int kSampleWindows = 16;
+inline constexpr uint64_t kSampleWindowBytes = 64 << 10;
+
+Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name);
+
+// Empty if `now` matches `then`, else what changed ("column: size 100 -> 90").
+std::string DescribeChange(const FileFingerprint& then, const FileFingerprint& now);
+
+}  // namespace graphfs::chunkindex

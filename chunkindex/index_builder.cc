@@ -1,0 +1,446 @@
+#include "chunkindex/index_builder.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "chunkindex/chunk_index.h"
+#include "chunkindex/chunk_layout.h"
+#include "chunkindex/fingerprint.h"
+#include "chunkindex/index_db.h"
+#include "chunkindex/progress.h"
+#include "common/size_parse.h"
+#include "common/unique_fd.h"
+#include "engines/core/grid_layout.h"
+#include "engines/core/posix_io.h"
+
+namespace graphfs::chunkindex {
+
+namespace {
+
+using engine::EdgeOrder;
+using engine::GridLayout;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+const char* const kFingerprintFiles[] = {engine::kMetaFile, engine::kColumnOffsetFile, engine::kRowOffsetFile,
+                                         engine::kColumnFile, engine::kRowFile};
+
+Result<std::vector<FileFingerprint>> TakeFingerprints(const std::string& dir) {
+  std::vector<FileFingerprint> out;
+  for (const char* name : kFingerprintFiles) {
+    auto f = TakeFingerprint(dir, name);
+    if (!f.ok()) return f.error();
+    out.push_back(std::move(*f));
+  }
+  return out;
+}
+
+// Column and row must hold the same blocks. Compares the first 4 KiB of up to
+// 256 evenly spaced non-empty blocks.
+Status SpotCheckColumnAgainstRow(const GridLayout& layout) {
+  auto col = engine::OpenFile(layout.OrderFile(EdgeOrder::kColumn), O_RDONLY);
+  if (!col.ok()) return col.error();
+  auto row = engine::OpenFile(layout.OrderFile(EdgeOrder::kRow), O_RDONLY);
+  if (!row.ok()) return row.error();
+  const uint64_t p = layout.partitions();
+  const uint64_t blocks = p * p;
+  const uint64_t step = std::max<uint64_t>(1, blocks / 256);
+  std::vector<char> a(4096), b(4096);
+  for (uint64_t blk = 0; blk < blocks; blk += step) {
+    uint64_t i = blk / p, j = blk % p;
+    uint64_t n = std::min<uint64_t>(4096, layout.BlockBytes(i, j));
+    if (n == 0) continue;
+    GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(col->get(), a.data(), n, layout.BlockBegin(EdgeOrder::kColumn, i, j),
+                                               layout.OrderFile(EdgeOrder::kColumn)));
+    GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(row->get(), b.data(), n, layout.BlockBegin(EdgeOrder::kRow, i, j),
+                                               layout.OrderFile(EdgeOrder::kRow)));
+    if (std::memcmp(a.data(), b.data(), n) != 0) {
+      return Error(EINVAL, "block (" + std::to_string(i) + "," + std::to_string(j) +
+                               ") differs between column and row; the graph is inconsistent (re-run preprocess)");
+    }
+  }
+  return Status::Ok();
+}
+
+struct ChunkSummary {
+  uint64_t content = 0;
+  ChunkRecord record;
+  std::string sources;  // EncodeSources
+};
+
+// Everything the workers share.
+struct BuildState {
+  const GridLayout* layout = nullptr;
+  const ChunkPlan* plan = nullptr;
+  IndexDb* db = nullptr;
+  ProgressBar* progress = nullptr;
+  uint64_t read_bytes = 0;
+  std::atomic<uint64_t> next_range{0};
+  std::atomic<bool> failed{false};
+  std::atomic<uint64_t> source_pairs{0};
+  std::mutex mu;
+  std::optional<Error> error;
+
+  void Fail(const Error& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!error) error = e;
+    failed = true;
+  }
+};
+
+class RangeWorker {
+ public:
+  explicit RangeWorker(BuildState* st) : st_(st) {}
+
+  Status Run() {
+    const GridLayout& layout = *st_->layout;
+    auto fd = engine::OpenFile(layout.OrderFile(EdgeOrder::kRow), O_RDONLY);
+    if (!fd.ok()) return fd.error();
+    fd_ = std::move(*fd);
+    const uint64_t es = layout.edge_size();
+    buffer_.resize(std::max<uint64_t>(st_->read_bytes / es, 1) * es);
+    const uint64_t max_range = layout.ranges().Range(0).size();  // the first range is the largest
+    counts_.assign(max_range, 0);
+    degrees_.assign(max_range, 0);
+    while (!st_->failed) {
+      uint64_t i = st_->next_range.fetch_add(1);
+      if (i >= layout.partitions()) break;
+      GRAPHFS_RETURN_IF_ERROR(DoRange(i));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status DoRange(uint64_t i) {
+    const GridLayout& layout = *st_->layout;
+    const ChunkPlan& plan = *st_->plan;
+    const uint64_t p = layout.partitions();
+    const engine::VertexRange src = layout.ranges().Range(i);
+    std::fill(degrees_.begin(), degrees_.begin() + static_cast<ptrdiff_t>(src.size()), 0);
+    pos_ = buf_begin_ = buf_end_ = layout.BlockBegin(EdgeOrder::kRow, i, 0);
+    range_end_ = layout.BlockEnd(EdgeOrder::kRow, i, p - 1);
+    std::vector<ChunkSummary> summaries;
+    for (uint64_t c = plan.block_first_content[i * p]; c < plan.block_first_content[i * p + p]; ++c) {
+      if (st_->failed) return Status::Ok();
+      const ChunkExtent& e = plan.row[c];
+      const engine::VertexRange dst = layout.ranges().Range(e.block_j);
+      if (e.offset != pos_) return Error(EINVAL, "internal: chunk plan out of step with the stream");
+      uint64_t remaining = e.length;
+      while (remaining > 0) {
+        if (pos_ == buf_end_) GRAPHFS_RETURN_IF_ERROR(Refill());
+        uint64_t take = std::min(remaining, buf_end_ - pos_);
+        const char* data = buffer_.data() + (pos_ - buf_begin_);
+        Status s = layout.edge_size() == 12 ? Count<12>(data, take, src, dst) : Count<8>(data, take, src, dst);
+        if (!s.ok()) return s;
+        pos_ += take;
+        remaining -= take;
+      }
+      summaries.push_back(FinishChunk(c, e, src));
+    }
+    // Degrees of range i are final: sum them per chunk and write the range.
+    IndexBatch batch;
+    std::vector<SourceCount> sources;
+    uint64_t pairs = 0;
+    for (ChunkSummary& s : summaries) {
+      GRAPHFS_RETURN_IF_ERROR(DecodeSources(s.sources, &sources));
+      uint64_t sum = 0;
+      for (const SourceCount& sc : sources) sum += degrees_[sc.vertex - src.begin];
+      s.record.source_degree_sum = sum;
+      pairs += sources.size();
+      batch.Put(ChunkKey(s.content), EncodeChunk(s.record));
+      batch.Put(SourcesKey(s.content), s.sources);
+    }
+    for (uint64_t v = src.begin; v < src.end; v += kDegreesPerRecord) {
+      uint64_t n = std::min(kDegreesPerRecord, src.end - v);
+      batch.Put(DegreesKey(v), EncodeDegrees(std::span<const uint32_t>(degrees_.data() + (v - src.begin), n)));
+    }
+    st_->source_pairs += pairs;
+    return st_->db->Write(&batch);
+  }
+
+  Status Refill() {
+    const uint64_t n = std::min<uint64_t>(buffer_.size(), range_end_ - pos_);
+    GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(fd_.get(), buffer_.data(), n, pos_, st_->layout->OrderFile(EdgeOrder::kRow)));
+    buf_begin_ = pos_;
+    buf_end_ = pos_ + n;
+    st_->progress->Add(n);
+    return Status::Ok();
+  }
+
+  template <size_t kStride>
+  Status Count(const char* data, uint64_t bytes, engine::VertexRange src, engine::VertexRange dst) {
+    const uint32_t src_begin = static_cast<uint32_t>(src.begin), src_size = static_cast<uint32_t>(src.size());
+    const uint32_t dst_begin = static_cast<uint32_t>(dst.begin), dst_size = static_cast<uint32_t>(dst.size());
+    const uint64_t n = bytes / kStride;
+    uint32_t* counts = counts_.data();
+    for (uint64_t k = 0; k < n; ++k) {
+      uint32_t s, t;
+      std::memcpy(&s, data + k * kStride, 4);
+      std::memcpy(&t, data + k * kStride + 4, 4);
+      const uint32_t local = s - src_begin;
+      if (local >= src_size || t - dst_begin >= dst_size) [[unlikely]] {
+        return Error(EINVAL, st_->layout->OrderFile(EdgeOrder::kRow) + ": edge " + std::to_string(static_cast<int32_t>(s)) +
+                                 " -> " + std::to_string(static_cast<int32_t>(t)) + " at byte " +
+                                 std::to_string(pos_ + k * kStride) + " lies outside its block (source range " +
+                                 std::to_string(src.begin) + ".." + std::to_string(src.end) + ", target range " +
+                                 std::to_string(dst.begin) + ".." + std::to_string(dst.end) + ")");
+      }
+      if (counts[local]++ == 0) touched_.push_back(local);
+    }
+    return Status::Ok();
+  }
+
+  ChunkSummary FinishChunk(uint64_t content, const ChunkExtent& e, engine::VertexRange src) {
+    // Sources in ascending order: already so when blocks are sorted by source;
+    // a scan of the counters when the chunk touches much of the range; else a sort.
+    if (!std::is_sorted(touched_.begin(), touched_.end())) {
+      if (touched_.size() * 32 > src.size()) {
+        touched_.clear();
+        for (uint32_t l = 0; l < src.size(); ++l) {
+          if (counts_[l] != 0) touched_.push_back(l);
+        }
+      } else {
+        std::sort(touched_.begin(), touched_.end());
+      }
+    }
+    scratch_.clear();
+    for (uint32_t l : touched_) {
+      scratch_.push_back({static_cast<uint32_t>(src.begin + l), counts_[l]});
+      degrees_[l] += counts_[l];
+      counts_[l] = 0;
+    }
+    touched_.clear();
+    ChunkSummary s;
+    s.content = content;
+    s.record.block_i = e.block_i;
+    s.record.block_j = e.block_j;
+    s.record.edge_count = e.length / st_->layout->edge_size();
+    s.record.num_sources = static_cast<uint32_t>(scratch_.size());
+    s.record.min_source = scratch_.front().vertex;
+    s.record.max_source = scratch_.back().vertex;
+    EncodeSources(scratch_, &s.sources);
+    return s;
+  }
+
+  BuildState* st_;
+  UniqueFd fd_;
+  std::vector<char> buffer_;
+  std::vector<uint32_t> counts_, degrees_, touched_;
+  std::vector<SourceCount> scratch_;
+  uint64_t pos_ = 0, buf_begin_ = 0, buf_end_ = 0, range_end_ = 0;
+};
+
+Status WriteFileChunks(IndexDb* db, const ChunkPlan& plan) {
+  IndexBatch batch;
+  for (ChunkFile f : {ChunkFile::kColumn, ChunkFile::kRow}) {
+    const auto& list = f == ChunkFile::kColumn ? plan.column : plan.row;
+    for (uint64_t id = 0; id < list.size(); ++id) {
+      batch.Put(FileChunkKey(f, id), EncodeFileChunk({list[id].offset, list[id].length, list[id].content}));
+      if (batch.bytes() > (8 << 20)) {
+        GRAPHFS_RETURN_IF_ERROR(db->Write(&batch));
+        batch = IndexBatch();
+      }
+    }
+  }
+  return db->Write(&batch);
+}
+
+void RemoveAll(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+// Sweeps build directories of earlier, interrupted runs.
+void SweepBuildDirs(const std::string& graphfs_dir) {
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(graphfs_dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("index.building-", 0) == 0 || name.rfind("index.old-", 0) == 0) RemoveAll(it->path().string());
+  }
+}
+
+}  // namespace
+
+Result<BuildReport> BuildIndex(const BuildOptions& options) {
+  const double start = Now();
+  auto say = [&](const std::string& line) {
+    if (options.log) options.log(line);
+  };
+  BuildReport report;
+  auto layout = GridLayout::Open(options.graph_dir);
+  if (!layout.ok()) return layout.error().Wrap("graphfs-index");
+  const GridLayout& g = *layout;
+
+  report.machine = ProbeMachine();
+  if (options.chunk_size) {
+    if (*options.chunk_size == 0) return Error(EINVAL, "--chunk-size must be positive");
+    report.chunk_size = OverrideChunkSize(*options.chunk_size, g.edge_size());
+  } else {
+    ChunkSizeInputs in;
+    in.llc_bytes = report.machine.llc_bytes;
+    in.cores = report.machine.cores;
+    in.graph_bytes = g.FileBytes();
+    in.vertices = g.vertices();
+    in.edge_size = g.edge_size();
+    report.chunk_size = ChooseChunkSize(in);
+    report.chunk_size.explanation += "; LLC from " + report.machine.llc_source;
+  }
+  say(report.chunk_size.explanation);
+
+  report.graph_bytes = 2 * g.FileBytes();
+  for (uint64_t i = 0; i < g.partitions(); ++i) {
+    for (uint64_t j = 0; j < g.partitions(); ++j) report.graph_bytes += g.BlockBytes(i, j);
+  }
+
+  // Up to date already?
+  if (!options.force) {
+    auto existing = ChunkTable::Open(options.graph_dir);
+    if (existing.ok()) {
+      if (existing->chunk_size() == report.chunk_size.bytes) {
+        report.rebuilt = false;
+        report.reason = "index is up to date (graph unchanged, chunk size " + std::to_string(report.chunk_size.bytes) +
+                        " B); nothing to do";
+        report.index_bytes = DirectoryBytes(IndexPath(options.graph_dir));
+        report.chunks = existing->chunks(ChunkFile::kColumn).size();
+        report.seconds = Now() - start;
+        return report;
+      }
+      report.reason = "chunk size changed from " + std::to_string(existing->chunk_size()) + " B to " +
+                      std::to_string(report.chunk_size.bytes) + " B";
+    } else {
+      report.reason = existing.error().message();
+    }
+  } else {
+    report.reason = "--force";
+  }
+  say("building: " + report.reason);
+
+  auto before = TakeFingerprints(options.graph_dir);
+  if (!before.ok()) return before.error();
+  for (const FileFingerprint& f : *before) {
+    if ((f.name == engine::kColumnFile || f.name == engine::kRowFile) && f.size != g.FileBytes()) {
+      return Error(EINVAL, options.graph_dir + "/" + f.name + " has " + std::to_string(f.size) + " bytes, meta says " +
+                               std::to_string(g.FileBytes()) + " (" + std::to_string(g.edges()) + " edges of " +
+                               std::to_string(g.edge_size()) + " B)");
+    }
+  }
+  GRAPHFS_RETURN_IF_ERROR(SpotCheckColumnAgainstRow(g));
+  auto plan = PlanChunks(g, report.chunk_size.bytes);
+  if (!plan.ok()) return plan.error();
+  report.chunks = plan->row.size();
+
+  const std::string graphfs_dir = options.graph_dir + "/.graphfs";
+  if (::mkdir(graphfs_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("mkdir " + graphfs_dir);
+  SweepBuildDirs(graphfs_dir);
+  const std::string tmp = graphfs_dir + "/index.building-" + std::to_string(::getpid());
+  auto db = IndexDb::Create(tmp);
+  if (!db.ok()) return db.error();
+
+  BuildState st;
+  ProgressBar progress("indexing", g.FileBytes(), options.progress);
+  st.layout = &g;
+  st.plan = &*plan;
+  st.db = db->get();
+  st.progress = &progress;
+  st.read_bytes = options.read_bytes;
+  int threads = options.threads > 0 ? options.threads : report.machine.cores;
+  threads = static_cast<int>(std::clamp<uint64_t>(static_cast<uint64_t>(threads), 1, g.partitions()));
+  report.threads = threads;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&st] {
+      RangeWorker w(&st);
+      Status s = w.Run();
+      if (!s.ok()) st.Fail(s.error());
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  progress.Stop();
+  report.bytes_read = progress.done();
+  if (st.error) {
+    db->reset();
+    RemoveAll(tmp);
+    return *st.error;
+  }
+  report.source_pairs = st.source_pairs;
+
+  Status s = WriteFileChunks(db->get(), *plan);
+  IndexMeta meta;
+  meta.vertices = g.vertices();
+  meta.edges = g.edges();
+  meta.partitions = g.partitions();
+  meta.edge_size = g.edge_size();
+  meta.chunk_size = report.chunk_size.bytes;
+  meta.chunk_size_overridden = report.chunk_size.overridden;
+  meta.llc_bytes = report.machine.llc_bytes;
+  meta.cores = static_cast<uint64_t>(report.machine.cores);
+  meta.chunk_size_explanation = report.chunk_size.explanation;
+  meta.column_chunks = plan->column.size();
+  meta.row_chunks = plan->row.size();
+  meta.files = *before;
+  meta.built_unix_s = static_cast<int64_t>(std::time(nullptr));
+  meta.build_seconds = Now() - start;
+  if (s.ok()) {
+    IndexBatch batch;  // the meta record goes last: a database without it is incomplete
+    batch.Put(MetaKey(), EncodeMeta(meta));
+    s = (*db)->Write(&batch);
+  }
+  if (s.ok()) s = (*db)->Finish();
+  db->reset();
+  if (s.ok()) {
+    auto after = TakeFingerprints(options.graph_dir);
+    if (!after.ok()) {
+      s = after.error();
+    } else if (*after != *before) {
+      s = Error(EAGAIN, "the graph changed while it was being indexed; run graphfs-index again");
+    }
+  }
+  if (!s.ok()) {
+    RemoveAll(tmp);
+    return s.error();
+  }
+
+  // Swap the new index in.
+  const std::string final_path = IndexPath(options.graph_dir);
+  const std::string old = graphfs_dir + "/index.old-" + std::to_string(::getpid());
+  bool had_old = ::rename(final_path.c_str(), old.c_str()) == 0;
+  if (!had_old && errno != ENOENT) {
+    Error e = Error::FromErrno("rename " + final_path + " -> " + old);
+    RemoveAll(tmp);
+    return e;
+  }
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    Error e = Error::FromErrno("rename " + tmp + " -> " + final_path);
+    if (had_old) (void)::rename(old.c_str(), final_path.c_str());
+    RemoveAll(tmp);
+    return e;
+  }
+  if (had_old) RemoveAll(old);
+  report.rebuilt = true;
+  report.index_bytes = DirectoryBytes(final_path);
+  report.seconds = Now() - start;
+  return report;
+}
+
+Status CheckIndex(const std::string& graph_dir) {
+  auto table = ChunkTable::Open(graph_dir);
+  if (!table.ok()) return table.error();
+  return table->DeepCheck();
+}
+
+}  // namespace graphfs::chunkindex

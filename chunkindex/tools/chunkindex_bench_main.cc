@@ -1,0 +1,157 @@
+// chunkindex-bench GRAPH_DIR [--densities 0.0001,0.001,0.01,0.1,1] [--reps 21] [--no-read]
+// Times the active-chunk query (ActiveChunkFinder::Find on `column`) for random
+// active sets — uniform and contiguous — in each in-memory form, and compares
+// with reading the active chunks (page cache as it is: warm if recently used).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "chunkindex/active_chunk_finder.h"
+#include "chunkindex/chunk_index.h"
+#include "common/size_parse.h"
+
+namespace {
+
+using graphfs::chunkindex::ActiveChunk;
+using graphfs::chunkindex::ActiveChunkFinder;
+using graphfs::chunkindex::ChunkFile;
+using graphfs::chunkindex::ChunkTable;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::vector<uint64_t> MakeActive(uint64_t vertices, double density, bool contiguous, uint32_t seed) {
+  std::vector<uint64_t> words((vertices + 63) / 64, 0);
+  std::mt19937_64 rng(seed);
+  uint64_t n = static_cast<uint64_t>(density * static_cast<double>(vertices));
+  if (density > 0 && n == 0) n = 1;
+  if (contiguous) {
+    uint64_t start = n >= vertices ? 0 : rng() % (vertices - n);
+    for (uint64_t v = start; v < start + n && v < vertices; ++v) words[v / 64] |= uint64_t{1} << (v % 64);
+  } else if (density >= 1.0) {
+    for (uint64_t v = 0; v < vertices; ++v) words[v / 64] |= uint64_t{1} << (v % 64);
+  } else {
+    for (uint64_t k = 0; k < n; ++k) {
+      uint64_t v = rng() % vertices;
+      words[v / 64] |= uint64_t{1} << (v % 64);
+    }
+  }
+  return words;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Micro-benchmark of the active-chunk query against reading the active chunks."};
+  std::string graph, densities_text = "0.0001,0.001,0.01,0.1,1";
+  int reps = 21;
+  bool no_read = false;
+  app.add_option("graph", graph, "indexed graph directory")->required();
+  app.add_option("--densities", densities_text, "fractions of active vertices, comma-separated");
+  app.add_option("--reps", reps, "query repetitions per point (median reported)");
+  app.add_flag("--no-read", no_read, "do not time reading the active chunks");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  std::vector<double> densities;
+  for (const std::string& d : graphfs::SplitList(densities_text, ',')) densities.push_back(std::atof(d.c_str()));
+
+  double t0 = Now();
+  auto table = ChunkTable::Open(graph);
+  if (!table.ok()) {
+    std::fprintf(stderr, "chunkindex-bench: %s\n", table.error().message().c_str());
+    return 1;
+  }
+  std::printf("graph %s: %llu vertices, %zu chunks per file, chunk size %s; table open %.3f s\n", graph.c_str(),
+              static_cast<unsigned long long>(table->vertices()), table->chunks(ChunkFile::kColumn).size(),
+              graphfs::FormatSize(table->chunk_size()).c_str(), Now() - t0);
+
+  struct Variant {
+    const char* name;
+    ActiveChunkFinder::Form form;
+  };
+  const Variant variants[] = {{"auto", ActiveChunkFinder::Form::kAuto},
+                              {"list", ActiveChunkFinder::Form::kList},
+                              {"bitmap", ActiveChunkFinder::Form::kBitmap}};
+  std::vector<ActiveChunkFinder> finders;
+  for (const Variant& v : variants) {
+    t0 = Now();
+    auto f = ActiveChunkFinder::Load(*table, v.form);
+    if (!f.ok()) {
+      std::fprintf(stderr, "chunkindex-bench: %s\n", f.error().message().c_str());
+      return 1;
+    }
+    std::printf("form %-6s load %.3f s, memory %s (range %llu, bitmap %llu, list %llu contents)\n", v.name, Now() - t0,
+                graphfs::FormatSize(f->memory_bytes()).c_str(),
+                static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kAuto)),
+                static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kBitmap)),
+                static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kList)));
+    finders.push_back(std::move(*f));
+  }
+
+  int fd = ::open((graph + "/column").c_str(), O_RDONLY);
+  std::vector<char> buffer(16 << 20);
+  std::printf("\n%-10s %-8s %8s %14s %10s %10s %10s %12s %10s\n", "pattern", "density", "active", "active bytes",
+              "auto ms", "list ms", "bitmap ms", "read ms", "read/auto");
+  for (bool contiguous : {false, true}) {
+    for (double d : densities) {
+      auto active = MakeActive(table->vertices(), d, contiguous, 42);
+      std::vector<ActiveChunk> out, reference;
+      double ms[3];
+      for (size_t k = 0; k < finders.size(); ++k) {
+        std::vector<double> times;
+        for (int r = 0; r < reps; ++r) {
+          double s = Now();
+          graphfs::Status st = finders[k].Find(ChunkFile::kColumn, active, &out);
+          times.push_back(Now() - s);
+          if (!st.ok()) {
+            std::fprintf(stderr, "chunkindex-bench: %s\n", st.error().message().c_str());
+            return 1;
+          }
+        }
+        ms[k] = Median(times) * 1e3;
+        if (k == 0) reference = out;
+        if (out.size() != reference.size()) {
+          std::fprintf(stderr, "chunkindex-bench: forms disagree\n");
+          return 1;
+        }
+      }
+      uint64_t bytes = 0;
+      for (const ActiveChunk& a : reference) bytes += table->chunks(ChunkFile::kColumn)[a.id].length;
+      double read_ms = 0;
+      if (!no_read && fd >= 0) {
+        double s = Now();
+        for (const ActiveChunk& a : reference) {
+          const auto& c = table->chunks(ChunkFile::kColumn)[a.id];
+          for (uint64_t off = 0; off < c.length;) {
+            size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), c.length - off));
+            ssize_t got = ::pread(fd, buffer.data(), n, static_cast<off_t>(c.offset + off));
+            if (got <= 0) break;
+            off += static_cast<uint64_t>(got);
+          }
+        }
+        read_ms = (Now() - s) * 1e3;
+      }
+      std::printf("%-10s %-8g %8zu %14s %10.3f %10.3f %10.3f %12.1f %10.0fx\n", contiguous ? "contiguous" : "uniform", d,
+                  reference.size(), graphfs::FormatSize(bytes).c_str(), ms[0], ms[1], ms[2], read_ms,
+                  ms[0] > 0 ? read_ms / ms[0] : 0.0);
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  return 0;
+}
