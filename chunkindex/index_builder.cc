@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -112,9 +113,11 @@ class RangeWorker {
     if (!fd.ok()) return fd.error();
     fd_ = std::move(*fd);
     const uint64_t es = layout.edge_size();
-    buffer_.resize(std::max<uint64_t>(st_->read_bytes / es, 1) * es);
+    buffer_size_ = std::max<uint64_t>(st_->read_bytes / es, 1) * es;
+    buffer_.reset(new char[buffer_size_]);
     const uint64_t max_range = layout.ranges().Range(0).size();  // the first range is the largest
     counts_.assign(max_range, 0);
+    seen_.assign((max_range + 63) / 64, 0);
     degrees_.assign(max_range, 0);
     while (!st_->failed) {
       uint64_t i = st_->next_range.fetch_add(1);
@@ -143,7 +146,7 @@ class RangeWorker {
       while (remaining > 0) {
         if (pos_ == buf_end_) GRAPHFS_RETURN_IF_ERROR(Refill());
         uint64_t take = std::min(remaining, buf_end_ - pos_);
-        const char* data = buffer_.data() + (pos_ - buf_begin_);
+        const char* data = buffer_.get() + (pos_ - buf_begin_);
         Status s = layout.edge_size() == 12 ? Count<12>(data, take, src, dst) : Count<8>(data, take, src, dst);
         if (!s.ok()) return s;
         pos_ += take;
@@ -173,8 +176,8 @@ class RangeWorker {
   }
 
   Status Refill() {
-    const uint64_t n = std::min<uint64_t>(buffer_.size(), range_end_ - pos_);
-    GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(fd_.get(), buffer_.data(), n, pos_, st_->layout->OrderFile(EdgeOrder::kRow)));
+    const uint64_t n = std::min<uint64_t>(buffer_size_, range_end_ - pos_);
+    GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(fd_.get(), buffer_.get(), n, pos_, st_->layout->OrderFile(EdgeOrder::kRow)));
     buf_begin_ = pos_;
     buf_end_ = pos_ + n;
     st_->progress->Add(n);
@@ -206,12 +209,18 @@ class RangeWorker {
 
   ChunkSummary FinishChunk(uint64_t content, const ChunkExtent& e, engine::VertexRange src) {
     // Sources in ascending order: already so when blocks are sorted by source;
-    // a scan of the counters when the chunk touches much of the range; else a sort.
+    // through a bitmap when the chunk touches much of the range; else a sort.
     if (!std::is_sorted(touched_.begin(), touched_.end())) {
-      if (touched_.size() * 32 > src.size()) {
+      const size_t words = (src.size() + 63) / 64;
+      if (words < touched_.size() * 8) {
+        // Mark the touched vertices in a bitmap and read them back in order.
+        for (uint32_t l : touched_) seen_[l >> 6] |= uint64_t{1} << (l & 63);
         touched_.clear();
-        for (uint32_t l = 0; l < src.size(); ++l) {
-          if (counts_[l] != 0) touched_.push_back(l);
+        for (size_t w = 0; w < words; ++w) {
+          for (uint64_t bits = seen_[w]; bits != 0; bits &= bits - 1) {
+            touched_.push_back(static_cast<uint32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits))));
+          }
+          seen_[w] = 0;
         }
       } else {
         std::sort(touched_.begin(), touched_.end());
@@ -238,7 +247,9 @@ class RangeWorker {
 
   BuildState* st_;
   UniqueFd fd_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;  // not zero-filled: pages are touched only as reads fill them
+  uint64_t buffer_size_ = 0;
+  std::vector<uint64_t> seen_;
   std::vector<uint32_t> counts_, degrees_, touched_;
   std::vector<SourceCount> scratch_;
   uint64_t pos_ = 0, buf_begin_ = 0, buf_end_ = 0, range_end_ = 0;
@@ -323,7 +334,10 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
       report.reason = "chunk size changed from " + std::to_string(existing->chunk_size()) + " B to " +
                       std::to_string(report.chunk_size.bytes) + " B";
     } else {
+      // The reason without the advice to re-run graphfs-index: that is what we are doing.
       report.reason = existing.error().message();
+      size_t advice = report.reason.find("; re-run `graphfs-index");
+      if (advice != std::string::npos) report.reason.resize(advice);
     }
   } else {
     report.reason = "--force";
@@ -361,6 +375,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   int threads = options.threads > 0 ? options.threads : report.machine.cores;
   threads = static_cast<int>(std::clamp<uint64_t>(static_cast<uint64_t>(threads), 1, g.partitions()));
   report.threads = threads;
+  const double scan_start = Now();
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&st] {
@@ -371,6 +386,8 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   }
   for (std::thread& t : workers) t.join();
   progress.Stop();
+  report.scan_seconds = Now() - scan_start;
+  const double finish_start = Now();
   report.bytes_read = progress.done();
   if (st.error) {
     db->reset();
@@ -432,6 +449,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   }
   if (had_old) RemoveAll(old);
   report.rebuilt = true;
+  report.finish_seconds = Now() - finish_start;
   report.index_bytes = DirectoryBytes(final_path);
   report.seconds = Now() - start;
   return report;

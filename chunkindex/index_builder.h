@@ -41,6 +41,8 @@ struct BuildReport {
   ChunkSizeChoice chunk_size;
   MachineCache machine;
   double seconds = 0;
+  double scan_seconds = 0;    // the streaming pass (read, count, encode, write batches)
+  double finish_seconds = 0;  // flush + compaction of the database, renames
   uint64_t index_bytes = 0;  // size of GRAPH/.graphfs/index
   uint64_t graph_bytes = 0;  // column + row + blocks
   uint64_t bytes_read = 0;

@@ -118,10 +118,15 @@ Status IndexDb::Write(IndexBatch* batch) {
 Status IndexDb::Finish() {
   rocksdb::Status s = db_->Flush(rocksdb::FlushOptions());
   if (!s.ok()) return FromRocks(s, "flushing chunk index " + path_);
-  rocksdb::CompactRangeOptions c;
-  c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
-  s = db_->CompactRange(c, nullptr, nullptr);
-  if (!s.ok()) return FromRocks(s, "compacting chunk index " + path_);
+  // Workers wrote their ranges interleaved, so level-0 files overlap; a few
+  // are fine for readers, many are merged into one sorted run.
+  uint64_t level0 = 0;
+  if (db_->GetIntProperty("rocksdb.num-files-at-level0", &level0) && level0 > 4) {
+    rocksdb::CompactRangeOptions c;
+    c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    s = db_->CompactRange(c, nullptr, nullptr);
+    if (!s.ok()) return FromRocks(s, "compacting chunk index " + path_);
+  }
   return Status::Ok();
 }
 

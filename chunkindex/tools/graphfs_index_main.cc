@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
               graph.c_str(), static_cast<unsigned long long>(report->chunks),
               static_cast<unsigned long long>(report->source_pairs), report->threads,
               graphfs::FormatSize(report->bytes_read).c_str());
-  std::printf("graphfs-index: build time %.3f s; index size %s (%.2f%% of the graph's %s: column + row + blocks) in %s\n",
-              report->seconds, graphfs::FormatSize(report->index_bytes).c_str(), pct,
+  std::printf("graphfs-index: build time %.3f s (streaming pass %.3f s, database flush+compaction %.3f s); index size %s (%.2f%% of the graph's %s: column + row + blocks) in %s\n",
+              report->seconds, report->scan_seconds, report->finish_seconds, graphfs::FormatSize(report->index_bytes).c_str(), pct,
               graphfs::FormatSize(report->graph_bytes).c_str(), graphfs::chunkindex::IndexPath(graph).c_str());
   return 0;
 }
