@@ -2,6 +2,26 @@
 
 namespace graphfs::chunkindex {
 
+namespace {
+
+// The hot loops, compiled for POPCNT/AVX2 when the CPU has them (the default
+// x86-64 target has no POPCNT instruction, and a library call per word is ~10x slower).
+__attribute__((target_clones("avx2", "popcnt", "default")))
+uint64_t AndPopcount(const uint64_t* a, const uint64_t* b, size_t n) {
+  uint64_t count = 0;
+  for (size_t k = 0; k < n; ++k) count += static_cast<uint64_t>(__builtin_popcountll(a[k] & b[k]));
+  return count;
+}
+
+__attribute__((target_clones("avx2", "popcnt", "default")))
+uint64_t Popcount(const uint64_t* a, size_t n) {
+  uint64_t count = 0;
+  for (size_t k = 0; k < n; ++k) count += static_cast<uint64_t>(__builtin_popcountll(a[k]));
+  return count;
+}
+
+}  // namespace
+
 Result<ActiveChunkFinder> ActiveChunkFinder::Load(const ChunkTable& table, Form form) {
   ActiveChunkFinder f;
   f.vertices_ = table.vertices();
@@ -64,16 +84,12 @@ uint32_t ActiveChunkFinder::CountOne(const Entry& e, const uint64_t* active) con
       const uint64_t last_mask = ~uint64_t{0} >> (63 - (hi - 1) % 64);
       if (wlo == whi) return static_cast<uint32_t>(__builtin_popcountll(active[wlo] & first_mask & last_mask));
       uint64_t n = static_cast<uint64_t>(__builtin_popcountll(active[wlo] & first_mask));
-      for (uint64_t w = wlo + 1; w < whi; ++w) n += static_cast<uint64_t>(__builtin_popcountll(active[w]));
+      n += Popcount(active + wlo + 1, whi - wlo - 1);
       n += static_cast<uint64_t>(__builtin_popcountll(active[whi] & last_mask));
       return static_cast<uint32_t>(n);
     }
     case Kind::kBitmap: {
-      const uint64_t* a = active + e.min / 64;
-      const uint64_t* b = words_.data() + e.pool;
-      uint64_t n = 0;
-      for (uint32_t k = 0; k < e.size; ++k) n += static_cast<uint64_t>(__builtin_popcountll(a[k] & b[k]));
-      return static_cast<uint32_t>(n);
+      return static_cast<uint32_t>(AndPopcount(active + e.min / 64, words_.data() + e.pool, e.size));
     }
     case Kind::kList: {
       const uint32_t* ids = ids_.data() + e.pool;
