@@ -44,6 +44,7 @@ struct Chunk {
   }
 };
 
+// Const methods may be called from several threads at once.
 class ChunkTable {
  public:
   // Opens GRAPH/.graphfs/index read-only, checks it against the graph's files

@@ -294,7 +294,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   };
   BuildReport report;
   auto layout = GridLayout::Open(options.graph_dir);
-  if (!layout.ok()) return layout.error().Wrap("graphfs-index");
+  if (!layout.ok()) return layout.error();
   const GridLayout& g = *layout;
 
   report.machine = ProbeMachine();

@@ -70,6 +70,10 @@ std::vector<Case> Cases() {
   tiny.partitions = 5;
   tiny.edges = RandomEdges(50, 100, 3);
   cases.push_back({"tiny_blocks", tiny, 1 << 20});
+  GraphSpec none;  // no edges at all
+  none.vertices = 10;
+  none.partitions = 3;
+  cases.push_back({"no_edges", none, 4096});
   return cases;
 }
 
