@@ -20,6 +20,7 @@ struct FileHandle {
   Kind kind = Kind::kPlain;
   Inode* inode = nullptr;
   UniqueFd fd;                           // kPlain
+  UniqueFd direct;                       // kPlain opened with O_DIRECT: aligned reads go here
   std::shared_ptr<StripedFile> striped;  // kStriped
   ReadStreams streams;                   // kStriped: sequential readers of this handle
   std::string content;                   // kControl: snapshot taken at open

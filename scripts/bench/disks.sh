@@ -23,6 +23,8 @@ make_disks() {
     DISK_DIRS+=("$BENCH_ROOT/d$i")
   done
   mkdir -p "$BENCH_CGROUP"
+  # Limits are kept per device number, and loop numbers are reused: start unthrottled.
+  throttle 0 0
 }
 
 # throttle BYTES_PER_SEC [IOPS]: read and write limits on every disk (0 removes a limit).
@@ -81,7 +83,12 @@ destroy_disks() {
   for dev in $(losetup -a | grep -F "$BENCH_ROOT/" | cut -d: -f1); do losetup -d "$dev" 2>/dev/null || true; done
   LOOPS=()
   DISK_DIRS=()
-  rmdir "$BENCH_CGROUP" 2>/dev/null || true
+  # A cgroup with processes cannot be removed, and would keep its limits for the next run.
+  if [ -d "$BENCH_CGROUP" ]; then
+    for pid in $(cat "$BENCH_CGROUP/cgroup.procs"); do kill -9 "$pid" 2>/dev/null || true; done
+    sleep 0.2
+    rmdir "$BENCH_CGROUP" 2>/dev/null || echo "bench: could not remove $BENCH_CGROUP" >&2
+  fi
   rm -rf "$BENCH_ROOT"
 }
 
