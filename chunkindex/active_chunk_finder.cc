@@ -47,7 +47,7 @@ Result<ActiveChunkFinder> ActiveChunkFinder::Load(const ChunkTable& table, Form 
       kind = Kind::kBitmap;
     } else if (span == sources.size()) {
       kind = Kind::kRange;
-    } else if (nwords <= sources.size()) {
+    } else if (nwords * 2 <= sources.size()) {  // 8 B per word vs 4 B per id: never more memory than a list
       kind = Kind::kBitmap;
     } else {
       kind = Kind::kList;

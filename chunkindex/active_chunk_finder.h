@@ -5,7 +5,8 @@
 //   range   the sources are exactly [min, max] (blocks sorted by source, no
 //           gaps): count = popcount of the active bitmap over [min, max];
 //   bitmap  a bitmap of the sources over the words spanning [min, max], used
-//           when there is at least one source per 64-bit word on average:
+//           when there are at least two sources per 64-bit word on average
+//           (so it never takes more memory than the list):
 //           count = sum popcount(active & sources) — a sequential AND;
 //   list    sorted source ids (sparse chunks): count = sum of bit tests.
 // The answer also carries the number of active sources per chunk and the

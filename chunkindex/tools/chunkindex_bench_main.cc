@@ -88,69 +88,76 @@ int main(int argc, char** argv) {
   const Variant variants[] = {{"auto", ActiveChunkFinder::Form::kAuto},
                               {"list", ActiveChunkFinder::Form::kList},
                               {"bitmap", ActiveChunkFinder::Form::kBitmap}};
-  std::vector<ActiveChunkFinder> finders;
-  for (const Variant& v : variants) {
+  struct Point {
+    bool contiguous;
+    double density;
+    std::vector<uint64_t> active;
+    double ms[3] = {0, 0, 0};
+    std::vector<ActiveChunk> result;
+  };
+  std::vector<Point> points;
+  for (bool contiguous : {false, true}) {
+    for (double d : densities) points.push_back({contiguous, d, MakeActive(table->vertices(), d, contiguous, 42)});
+  }
+  // One form in memory at a time (at scale 24 with small chunks a form can take hundreds of MiB).
+  for (size_t k = 0; k < std::size(variants); ++k) {
     t0 = Now();
-    auto f = ActiveChunkFinder::Load(*table, v.form);
+    auto f = ActiveChunkFinder::Load(*table, variants[k].form);
     if (!f.ok()) {
       std::fprintf(stderr, "chunkindex-bench: %s\n", f.error().message().c_str());
       return 1;
     }
-    std::printf("form %-6s load %.3f s, memory %s (range %llu, bitmap %llu, list %llu contents)\n", v.name, Now() - t0,
-                graphfs::FormatSize(f->memory_bytes()).c_str(),
+    std::printf("form %-6s load %.3f s, memory %s (range %llu, bitmap %llu, list %llu contents)\n", variants[k].name,
+                Now() - t0, graphfs::FormatSize(f->memory_bytes()).c_str(),
                 static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kAuto)),
                 static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kBitmap)),
                 static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kList)));
-    finders.push_back(std::move(*f));
+    std::vector<ActiveChunk> out;
+    for (Point& p : points) {
+      std::vector<double> times;
+      for (int r = 0; r < reps; ++r) {
+        double s = Now();
+        graphfs::Status st = f->Find(ChunkFile::kColumn, p.active, &out);
+        times.push_back(Now() - s);
+        if (!st.ok()) {
+          std::fprintf(stderr, "chunkindex-bench: %s\n", st.error().message().c_str());
+          return 1;
+        }
+      }
+      p.ms[k] = Median(times) * 1e3;
+      if (k == 0) {
+        p.result = out;
+      } else if (out.size() != p.result.size()) {
+        std::fprintf(stderr, "chunkindex-bench: forms disagree\n");
+        return 1;
+      }
+    }
   }
 
   int fd = ::open((graph + "/column").c_str(), O_RDONLY);
   std::vector<char> buffer(16 << 20);
   std::printf("\n%-10s %-8s %8s %14s %10s %10s %10s %12s %10s\n", "pattern", "density", "active", "active bytes",
               "auto ms", "list ms", "bitmap ms", "read ms", "read/auto");
-  for (bool contiguous : {false, true}) {
-    for (double d : densities) {
-      auto active = MakeActive(table->vertices(), d, contiguous, 42);
-      std::vector<ActiveChunk> out, reference;
-      double ms[3];
-      for (size_t k = 0; k < finders.size(); ++k) {
-        std::vector<double> times;
-        for (int r = 0; r < reps; ++r) {
-          double s = Now();
-          graphfs::Status st = finders[k].Find(ChunkFile::kColumn, active, &out);
-          times.push_back(Now() - s);
-          if (!st.ok()) {
-            std::fprintf(stderr, "chunkindex-bench: %s\n", st.error().message().c_str());
-            return 1;
-          }
-        }
-        ms[k] = Median(times) * 1e3;
-        if (k == 0) reference = out;
-        if (out.size() != reference.size()) {
-          std::fprintf(stderr, "chunkindex-bench: forms disagree\n");
-          return 1;
+  for (const Point& p : points) {
+    uint64_t bytes = 0;
+    for (const ActiveChunk& a : p.result) bytes += table->chunks(ChunkFile::kColumn)[a.id].length;
+    double read_ms = 0;
+    if (!no_read && fd >= 0) {
+      double s = Now();
+      for (const ActiveChunk& a : p.result) {
+        const auto& c = table->chunks(ChunkFile::kColumn)[a.id];
+        for (uint64_t off = 0; off < c.length;) {
+          size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), c.length - off));
+          ssize_t got = ::pread(fd, buffer.data(), n, static_cast<off_t>(c.offset + off));
+          if (got <= 0) break;
+          off += static_cast<uint64_t>(got);
         }
       }
-      uint64_t bytes = 0;
-      for (const ActiveChunk& a : reference) bytes += table->chunks(ChunkFile::kColumn)[a.id].length;
-      double read_ms = 0;
-      if (!no_read && fd >= 0) {
-        double s = Now();
-        for (const ActiveChunk& a : reference) {
-          const auto& c = table->chunks(ChunkFile::kColumn)[a.id];
-          for (uint64_t off = 0; off < c.length;) {
-            size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), c.length - off));
-            ssize_t got = ::pread(fd, buffer.data(), n, static_cast<off_t>(c.offset + off));
-            if (got <= 0) break;
-            off += static_cast<uint64_t>(got);
-          }
-        }
-        read_ms = (Now() - s) * 1e3;
-      }
-      std::printf("%-10s %-8g %8zu %14s %10.3f %10.3f %10.3f %12.1f %10.0fx\n", contiguous ? "contiguous" : "uniform", d,
-                  reference.size(), graphfs::FormatSize(bytes).c_str(), ms[0], ms[1], ms[2], read_ms,
-                  ms[0] > 0 ? read_ms / ms[0] : 0.0);
+      read_ms = (Now() - s) * 1e3;
     }
+    std::printf("%-10s %-8g %8zu %14s %10.3f %10.3f %10.3f %12.1f %10.0fx\n", p.contiguous ? "contiguous" : "uniform",
+                p.density, p.result.size(), graphfs::FormatSize(bytes).c_str(), p.ms[0], p.ms[1], p.ms[2], read_ms,
+                p.ms[0] > 0 ? read_ms / p.ms[0] : 0.0);
   }
   if (fd >= 0) ::close(fd);
   return 0;
