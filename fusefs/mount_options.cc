@@ -94,6 +94,14 @@ Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
     o.readahead_mem = *v;
     return true;
   }
+  if (key == "kernel_readahead") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseSize(value);
+    if (!v.ok()) return v.error().Wrap("option kernel_readahead");
+    if (*v > (1ull << 30)) return Error(EINVAL, "option kernel_readahead=" + value + ": at most 1G");
+    o.kernel_readahead = *v;
+    return true;
+  }
   if (key == "direct") {
     GRAPHFS_RETURN_IF_ERROR(need_value());
     auto v = ParseBool(key, value);
@@ -146,6 +154,8 @@ const char* MountOptionsHelp() {
          "                            number of disks; 0 disables)\n"
          "    -o readahead_mem=SIZE   memory for read-ahead units (default 1G)\n"
          "    -o direct=0|1           O_DIRECT on part files for aligned reads (default 1)\n"
+         "    -o kernel_readahead=SIZE  the kernel's read-ahead window for buffered readers of the\n"
+         "                            mount (default 16M; the kernel's own default is 128K)\n"
          "    -o disks=D0:D1:...      disk directories, overriding the registered paths (same order)\n"
          "    -o log=FILE             log file (default: stderr; syslog-free)\n"
          "    -o timeout=SECONDS      attribute and entry cache timeout (default 1)\n"
