@@ -110,6 +110,10 @@ Status IndexDb::Scan(char tag, const std::function<Status(std::string_view, std:
 Status IndexDb::Write(IndexBatch* batch) {
   rocksdb::WriteOptions wo;
   wo.disableWAL = true;  // Finish() flushes; a build that dies is discarded anyway
+  // One writer at a time: batches are few and large (one per source range), so
+  // nothing is lost, and the uninstrumented RocksDB write group (one thread
+  // inserting other threads' batches) does not show up as a race under TSan.
+  std::lock_guard<std::mutex> lock(write_mu_);
   rocksdb::Status s = db_->Write(wo, batch->rep());
   if (!s.ok()) return FromRocks(s, "writing chunk index " + path_);
   return Status::Ok();

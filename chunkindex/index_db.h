@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,7 @@ class IndexDb {
   IndexDb(std::string path, rocksdb::DB* db);
   std::string path_;
   std::unique_ptr<rocksdb::DB> db_;
+  std::mutex write_mu_;
 };
 
 // Bytes of all files in a directory (the index size).
