@@ -136,8 +136,27 @@ Status ActiveChunkFinder::CountContents(std::span<const uint64_t> active, std::v
     return Error(EINVAL, "active set has " + std::to_string(active.size() * 64) + " bits, the graph " +
                              std::to_string(vertices_) + " vertices");
   }
+  // A summary of the active set, one bit per 64 words (4096 vertices): chunks
+  // whose [min, max] has no active vertex at all are skipped after reading a
+  // few summary words, which makes sparse or clustered active sets cheap.
+  const size_t words = (vertices_ + 63) / 64;
+  std::vector<uint64_t> summary((words + 4095) / 4096, 0);
+  for (size_t w = 0; w < words; ++w) {
+    if (active[w] != 0) summary[w >> 12] |= uint64_t{1} << ((w >> 6) & 63);
+  }
   counts->resize(entries_.size());
-  for (size_t c = 0; c < entries_.size(); ++c) (*counts)[c] = CountOne(entries_[c], active.data());
+  for (size_t c = 0; c < entries_.size(); ++c) {
+    const Entry& e = entries_[c];
+    const uint64_t lo = e.min >> 12, hi = e.max >> 12;  // summary bits [lo, hi]
+    bool any = false;
+    for (uint64_t w = lo >> 6; w <= (hi >> 6) && !any; ++w) {
+      uint64_t bits = summary[w];
+      if (w == lo >> 6) bits &= ~uint64_t{0} << (lo & 63);
+      if (w == hi >> 6) bits &= ~uint64_t{0} >> (63 - (hi & 63));
+      any = bits != 0;
+    }
+    (*counts)[c] = any ? CountOne(e, active.data()) : 0;
+  }
   return Status::Ok();
 }
 
