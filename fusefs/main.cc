@@ -29,6 +29,9 @@ void Init(void* userdata, fuse_conn_info* conn) {
   (void)userdata;
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
+  // Cached pages of a file stay across opens, and are dropped when the kernel sees the
+  // file's mtime or size change (see keep_cache in ops_file.cc).
+  if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
   // Let the kernel clear setuid/setgid on write and chown, as it does for ext4.
   conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
   // The kernel applies the caller's umask before create/mkdir reach us.

@@ -44,9 +44,17 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
     // All changes to a striped file pass through this daemon, so the kernel may keep
     // its cached pages across opens.
     fi->keep_cache = 1;
-  } else if (!h->fd.valid()) {
-    h->fd.reset(::open(ProcPath(inode.fd.get()).c_str(), BackingFlags(fi->flags) | O_CLOEXEC));
-    if (!h->fd.valid()) return ReplyErr(req, errno);
+  } else {
+    if (!h->fd.valid()) {
+      h->fd.reset(::open(ProcPath(inode.fd.get()).c_str(), BackingFlags(fi->flags) | O_CLOEXEC));
+      if (!h->fd.valid()) return ReplyErr(req, errno);
+    }
+    // Engines reopen their partition files every iteration; dropping the kernel's cached
+    // pages at each open would re-read the graph through the daemon every time. Changes
+    // made behind the mount's back are still noticed: with FUSE_CAP_AUTO_INVAL_DATA the
+    // kernel drops the pages when it sees the file's mtime or size change (at most
+    // `timeout` seconds late). timeout=0 turns caching across opens off.
+    fi->keep_cache = fs.timeout > 0 ? 1 : 0;
   }
   if (h->kind == FileHandle::Kind::kPlain && (fi->flags & O_DIRECT) && (fi->flags & O_ACCMODE) != O_WRONLY) {
     // The caller bypasses the page cache; so do we, for the aligned reads that O_DIRECT

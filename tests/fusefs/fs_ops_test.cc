@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "striping/striped_file.h"
 #include "tests/fusefs/fs_fixture.h"
@@ -294,6 +296,16 @@ TEST_F(FsOps, SharedWritableMmapReachesTheBackingFile) {
   EXPECT_EQ(back[8192], 'M');
   EXPECT_EQ(back[0], 'v');
   EXPECT_EQ(back[5000], '\0');
+}
+
+TEST_F(FsOps, ChangesBehindTheMountAreSeenAfterTheTimeout) {
+  WriteFile(src + "/outside", std::string(8192, 'a'));
+  EXPECT_EQ(ReadFile(mnt + "/outside"), std::string(8192, 'a'));  // now in the kernel's cache
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WriteFile(src + "/outside", std::string(8192, 'b'));  // same size, new mtime
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // past the 1 s attribute timeout
+  const std::string now = ReadFile(mnt + "/outside");
+  EXPECT_TRUE(now == std::string(8192, 'b')) << "stale content, starting with '" << now.substr(0, 1) << "'";
 }
 
 }  // namespace
