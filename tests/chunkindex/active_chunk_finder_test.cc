@@ -2,7 +2,9 @@
 // and every in-memory form.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "chunkindex/active_chunk_finder.h"
 #include "chunkindex/index_builder.h"
@@ -113,6 +115,49 @@ INSTANTIATE_TEST_SUITE_P(Graphs, FinderTest,
                                            FinderCase{"unsorted_one_partition", false, false, 1, 8192},
                                            FinderCase{"sorted_big_chunks", true, false, 5, 1 << 20}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace graphfs::chunkindex
+
+namespace graphfs::chunkindex {
+namespace {
+
+// The cache calls these from many FUSE threads at once (run under TSan by scripts/test --sanitize thread).
+TEST(ConcurrentReaders, TableAndFinderFromManyThreads) {
+  TempDir tmp;
+  const std::string dir = tmp.File("g");
+  GraphSpec g;
+  g.vertices = 3000;
+  g.partitions = 3;
+  g.edges = RandomEdges(3000, 30000, 8);
+  ASSERT_EQ(MakeGraph(g, dir), "");
+  BuildOptions o;
+  o.graph_dir = dir;
+  o.chunk_size = 4096;
+  ASSERT_TRUE(BuildIndex(o).ok());
+  auto table = ChunkTable::Open(dir);
+  ASSERT_TRUE(table.ok());
+  auto finder = ActiveChunkFinder::Load(*table);
+  ASSERT_TRUE(finder.ok());
+  std::vector<uint64_t> all((3000 + 63) / 64, ~uint64_t{0});
+  std::vector<ActiveChunk> expect;
+  ASSERT_TRUE(finder->Find(ChunkFile::kRow, all, &expect).ok());
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<ActiveChunk> out;
+      for (int k = 0; k < 30; ++k) {
+        if (!finder->Find(ChunkFile::kRow, all, &out).ok() || out.size() != expect.size()) failures++;
+        uint64_t id = static_cast<uint64_t>(t * 31 + k) % table->chunks(ChunkFile::kRow).size();
+        auto s = table->Sources(ChunkFile::kRow, id);
+        if (!s.ok() || s->size() != table->chunks(ChunkFile::kRow)[id].num_sources) failures++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
 
 }  // namespace
 }  // namespace graphfs::chunkindex
