@@ -43,10 +43,6 @@ void Init(void* userdata, fuse_conn_info* conn) {
   conn->congestion_threshold = 96;
 }
 
-void Destroy(void* userdata) {
-  (void)userdata;
-}
-
 struct CommandLine {
   std::string source;
   std::string mountpoint;
@@ -255,7 +251,6 @@ int Run(int argc, char** argv) {
   fuse_lowlevel_ops ops;
   std::memset(&ops, 0, sizeof ops);
   ops.init = Init;
-  ops.destroy = Destroy;
   AddEntryOps(ops);
   AddDirOps(ops);
   AddFileOps(ops);

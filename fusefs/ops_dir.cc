@@ -14,7 +14,7 @@ namespace graphfs {
 
 namespace {
 
-int LoadEntries(GraphFs& fs, DirHandle& d) {
+int LoadEntries(DirHandle& d) {
   d.entries.clear();
   if (d.is_control) {
     d.entries.push_back({".", 1, DT_DIR});
@@ -41,7 +41,6 @@ int LoadEntries(GraphFs& fs, DirHandle& d) {
   ::closedir(dir);
   if (err != 0) return err;
   if (d.is_root) d.entries.push_back({kControlDirName, 1, DT_DIR});
-  (void)fs;
   d.loaded = true;
   return 0;
 }
@@ -65,10 +64,9 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void Readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
-  GraphFs& fs = Fs(req);
   DirHandle& d = *reinterpret_cast<DirHandle*>(fi->fh);
   if (offset == 0 || !d.loaded) {
-    int err = LoadEntries(fs, d);
+    int err = LoadEntries(d);
     if (err != 0) return ReplyErr(req, err);
   }
   std::vector<char> buf(size);
