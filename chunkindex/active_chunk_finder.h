@@ -9,6 +9,11 @@
 //           (so it never takes more memory than the list):
 //           count = sum popcount(active & sources) — a sequential AND;
 //   list    sorted source ids (sparse chunks): count = sum of bit tests.
+// Besides this forward form, an inverted form (per vertex, the contents it is
+// a source of; CSR) answers a query in time proportional to the active
+// vertices' (chunk, source) pairs instead of all chunks' sources. Each query
+// estimates both costs and takes the cheaper path: sparse active sets go
+// through the inverted form, dense ones through the forward form.
 // The answer also carries the number of active sources per chunk and the
 // chunk's mean source degree, i.e. what GraphSO's priority
 // N(J) * N(A) * mean degree needs.
@@ -33,7 +38,11 @@ class ActiveChunkFinder {
  public:
   enum class Form { kAuto, kList, kBitmap };  // kList / kBitmap force one form (for measurements)
 
-  static Result<ActiveChunkFinder> Load(const ChunkTable& table, Form form = Form::kAuto);
+  // `inverted`: also build the inverted form (4 B per (chunk, source) pair + 4 B per vertex).
+  static Result<ActiveChunkFinder> Load(const ChunkTable& table, Form form = Form::kAuto, bool inverted = true);
+
+  enum class Path { kCheapest, kForward, kInverted };  // forcing a path is for tests and measurements
+  void set_path(Path p) { path_ = p; }
 
   // `active` is a bitmap over the vertices: bit v is (active[v / 64] >> (v % 64)) & 1;
   // it must have at least ceil(vertices / 64) words. Fills `out` (cleared first).
@@ -58,6 +67,11 @@ class ActiveChunkFinder {
   uint32_t CountOne(const Entry& e, const uint64_t* active) const;
 
   uint64_t vertices_ = 0;
+  Path path_ = Path::kCheapest;
+  uint64_t forward_cost_ = 0;  // words + ids a forward query visits at most
+  uint64_t pairs_ = 0;         // (chunk, source) pairs
+  std::vector<uint32_t> vertex_begin_;     // inverted: V+1 offsets into vertex_contents_ (empty: none)
+  std::vector<uint32_t> vertex_contents_;
   std::vector<Entry> entries_;
   std::vector<uint64_t> words_;
   std::vector<uint32_t> ids_;

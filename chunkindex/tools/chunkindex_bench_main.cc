@@ -81,18 +81,23 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(table->vertices()), table->chunks(ChunkFile::kColumn).size(),
               graphfs::FormatSize(table->chunk_size()).c_str(), Now() - t0);
 
+  using Path = ActiveChunkFinder::Path;
   struct Variant {
     const char* name;
     ActiveChunkFinder::Form form;
+    std::vector<Path> paths;  // measured with one loaded finder
   };
-  const Variant variants[] = {{"auto", ActiveChunkFinder::Form::kAuto},
-                              {"list", ActiveChunkFinder::Form::kList},
-                              {"bitmap", ActiveChunkFinder::Form::kBitmap}};
+  // auto: the per-chunk choice of forms plus the inverted form, cheapest path per query;
+  // also forced forward / inverted; list and bitmap: every chunk in one form, forward only.
+  const Variant variants[] = {{"auto", ActiveChunkFinder::Form::kAuto, {Path::kCheapest, Path::kForward, Path::kInverted}},
+                              {"list", ActiveChunkFinder::Form::kList, {Path::kForward}},
+                              {"bitmap", ActiveChunkFinder::Form::kBitmap, {Path::kForward}}};
+  const char* const columns[] = {"auto ms", "forward ms", "inverted ms", "list ms", "bitmap ms"};
   struct Point {
     bool contiguous;
     double density;
     std::vector<uint64_t> active;
-    double ms[3] = {0, 0, 0};
+    double ms[5] = {0, 0, 0, 0, 0};
     std::vector<ActiveChunk> result;
   };
   std::vector<Point> points;
@@ -100,44 +105,50 @@ int main(int argc, char** argv) {
     for (double d : densities) points.push_back({contiguous, d, MakeActive(table->vertices(), d, contiguous, 42)});
   }
   // One form in memory at a time (at scale 24 with small chunks a form can take hundreds of MiB).
+  size_t column = 0;
   for (size_t k = 0; k < std::size(variants); ++k) {
     t0 = Now();
-    auto f = ActiveChunkFinder::Load(*table, variants[k].form);
+    auto f = ActiveChunkFinder::Load(*table, variants[k].form, /*inverted=*/k == 0);
     if (!f.ok()) {
       std::fprintf(stderr, "chunkindex-bench: %s\n", f.error().message().c_str());
       return 1;
     }
-    std::printf("form %-6s load %.3f s, memory %s (range %llu, bitmap %llu, list %llu contents)\n", variants[k].name,
+    std::printf("form %-6s load %.3f s, memory %s (range %llu, bitmap %llu, list %llu contents)%s\n", variants[k].name,
                 Now() - t0, graphfs::FormatSize(f->memory_bytes()).c_str(),
                 static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kAuto)),
                 static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kBitmap)),
-                static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kList)));
+                static_cast<unsigned long long>(f->count(ActiveChunkFinder::Form::kList)),
+                k == 0 ? " + inverted form" : "");
     std::vector<ActiveChunk> out;
-    for (Point& p : points) {
-      std::vector<double> times;
-      for (int r = 0; r < reps; ++r) {
-        double s = Now();
-        graphfs::Status st = f->Find(ChunkFile::kColumn, p.active, &out);
-        times.push_back(Now() - s);
-        if (!st.ok()) {
-          std::fprintf(stderr, "chunkindex-bench: %s\n", st.error().message().c_str());
+    for (Path path : variants[k].paths) {
+      f->set_path(path);
+      for (Point& p : points) {
+        std::vector<double> times;
+        for (int r = 0; r < reps; ++r) {
+          double s = Now();
+          graphfs::Status st = f->Find(ChunkFile::kColumn, p.active, &out);
+          times.push_back(Now() - s);
+          if (!st.ok()) {
+            std::fprintf(stderr, "chunkindex-bench: %s\n", st.error().message().c_str());
+            return 1;
+          }
+        }
+        p.ms[column] = Median(times) * 1e3;
+        if (column == 0) {
+          p.result = out;
+        } else if (out.size() != p.result.size()) {
+          std::fprintf(stderr, "chunkindex-bench: forms disagree\n");
           return 1;
         }
       }
-      p.ms[k] = Median(times) * 1e3;
-      if (k == 0) {
-        p.result = out;
-      } else if (out.size() != p.result.size()) {
-        std::fprintf(stderr, "chunkindex-bench: forms disagree\n");
-        return 1;
-      }
+      ++column;
     }
   }
 
   int fd = ::open((graph + "/column").c_str(), O_RDONLY);
   std::vector<char> buffer(16 << 20);
-  std::printf("\n%-10s %-8s %8s %14s %10s %10s %10s %12s %10s\n", "pattern", "density", "active", "active bytes",
-              "auto ms", "list ms", "bitmap ms", "read ms", "read/auto");
+  std::printf("\n%-10s %-8s %8s %14s %10s %10s %11s %10s %10s %10s %10s\n", "pattern", "density", "active",
+              "active bytes", columns[0], columns[1], columns[2], columns[3], columns[4], "read ms", "read/auto");
   for (const Point& p : points) {
     uint64_t bytes = 0;
     for (const ActiveChunk& a : p.result) bytes += table->chunks(ChunkFile::kColumn)[a.id].length;
@@ -155,9 +166,9 @@ int main(int argc, char** argv) {
       }
       read_ms = (Now() - s) * 1e3;
     }
-    std::printf("%-10s %-8g %8zu %14s %10.3f %10.3f %10.3f %12.1f %10.0fx\n", p.contiguous ? "contiguous" : "uniform",
-                p.density, p.result.size(), graphfs::FormatSize(bytes).c_str(), p.ms[0], p.ms[1], p.ms[2], read_ms,
-                p.ms[0] > 0 ? read_ms / p.ms[0] : 0.0);
+    std::printf("%-10s %-8g %8zu %14s %10.3f %10.3f %11.3f %10.3f %10.3f %10.1f %9.0fx\n",
+                p.contiguous ? "contiguous" : "uniform", p.density, p.result.size(), graphfs::FormatSize(bytes).c_str(),
+                p.ms[0], p.ms[1], p.ms[2], p.ms[3], p.ms[4], read_ms, p.ms[0] > 0 ? read_ms / p.ms[0] : 0.0);
   }
   if (fd >= 0) ::close(fd);
   return 0;

@@ -75,8 +75,12 @@ TEST_P(FinderTest, MatchesBruteForce) {
 
   std::mt19937_64 rng(99);
   for (auto form : {ActiveChunkFinder::Form::kAuto, ActiveChunkFinder::Form::kList, ActiveChunkFinder::Form::kBitmap}) {
+   for (auto path : {ActiveChunkFinder::Path::kCheapest, ActiveChunkFinder::Path::kForward,
+                     ActiveChunkFinder::Path::kInverted}) {
+    SCOPED_TRACE("form " + std::to_string(static_cast<int>(form)) + " path " + std::to_string(static_cast<int>(path)));
     auto finder = ActiveChunkFinder::Load(*table, form);
     ASSERT_TRUE(finder.ok()) << finder.error().message();
+    finder->set_path(path);
     if (form == ActiveChunkFinder::Form::kAuto && fc.sorted && fc.chunk <= 2048) {
       EXPECT_GT(finder->count(ActiveChunkFinder::Form::kAuto), 0u) << "no chunk stored as a plain range";
     }
@@ -105,6 +109,7 @@ TEST_P(FinderTest, MatchesBruteForce) {
     std::vector<uint64_t> short_set(1);
     std::vector<ActiveChunk> out;
     EXPECT_FALSE(finder->Find(ChunkFile::kColumn, short_set, &out).ok()) << "too-short active set accepted";
+   }
   }
 }
 
