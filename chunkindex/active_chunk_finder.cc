@@ -165,15 +165,44 @@ Status ActiveChunkFinder::CountContents(std::span<const uint64_t> active, std::v
     return Error(EINVAL, "active set has " + std::to_string(active.size() * 64) + " bits, the graph " +
                              std::to_string(vertices_) + " vertices");
   }
+  // One pass over the active set: its size, and a summary with one bit per 64
+  // words (4096 vertices), so that chunks whose [min, max] holds no active
+  // vertex at all are skipped after reading a few summary words.
   const size_t nwords = (vertices_ + 63) / 64;
+  std::vector<uint64_t> summary((nwords + 4095) / 4096, 0);
+  uint64_t active_count = 0;
+  for (size_t w = 0; w < nwords; ++w) {
+    if (active[w] != 0) {
+      summary[w >> 12] |= uint64_t{1} << ((w >> 6) & 63);
+      active_count += static_cast<uint64_t>(__builtin_popcountll(active[w]));
+    }
+  }
+  // Which chunks the forward path has to look at, and what that costs (words or ids).
+  std::vector<uint8_t> touched(entries_.size(), 0);
+  double forward_cost = 0;
+  for (size_t c = 0; c < entries_.size(); ++c) {
+    const Entry& e = entries_[c];
+    const uint64_t lo = e.min >> 12, hi = e.max >> 12;  // summary bits [lo, hi]
+    bool any = false;
+    for (uint64_t w = lo >> 6; w <= (hi >> 6) && !any; ++w) {
+      uint64_t bits = summary[w];
+      if (w == lo >> 6) bits &= ~uint64_t{0} << (lo & 63);
+      if (w == hi >> 6) bits &= ~uint64_t{0} >> (63 - (hi & 63));
+      any = bits != 0;
+    }
+    touched[c] = any;
+    forward_cost += 1 + (any ? static_cast<double>(e.kind == Kind::kRange ? (e.max / 64 - e.min / 64 + 1) : e.size) : 0);
+  }
+  // The inverted path: per active vertex ~60 units (two cache misses: its
+  // offsets and its list) plus ~4 per pair (a scattered increment), plus a
+  // second pass over the bitmap. Calibrated on scale-22/24 R-MAT graphs
+  // (chunkindex/BENCHMARKS-chunkindex.md); a forward unit is ~0.8 ns.
   bool use_inverted = path_ == Path::kInverted && !vertex_begin_.empty();
   if (path_ == Path::kCheapest && !vertex_begin_.empty()) {
-    // Inverted cost: the active vertices' pairs (estimated from the mean), at
-    // ~4 cost units each (a scattered increment) against ~1 per forward word or id.
-    const uint64_t active_count = Popcount(active.data(), nwords);
     const double per_vertex = static_cast<double>(pairs_) / static_cast<double>(std::max<uint64_t>(vertices_, 1));
-    use_inverted = 4.0 * per_vertex * static_cast<double>(active_count) + static_cast<double>(nwords) / 4 <
-                   static_cast<double>(forward_cost_);
+    const double inverted_cost =
+        static_cast<double>(active_count) * (60.0 + 4.0 * per_vertex) + static_cast<double>(nwords) / 4;
+    use_inverted = inverted_cost < forward_cost;
   }
   if (use_inverted) {
     counts->assign(entries_.size(), 0);
@@ -187,27 +216,8 @@ Status ActiveChunkFinder::CountContents(std::span<const uint64_t> active, std::v
     }
     return Status::Ok();
   }
-  // A summary of the active set, one bit per 64 words (4096 vertices): chunks
-  // whose [min, max] has no active vertex at all are skipped after reading a
-  // few summary words, which makes sparse or clustered active sets cheap.
-  const size_t words = (vertices_ + 63) / 64;
-  std::vector<uint64_t> summary((words + 4095) / 4096, 0);
-  for (size_t w = 0; w < words; ++w) {
-    if (active[w] != 0) summary[w >> 12] |= uint64_t{1} << ((w >> 6) & 63);
-  }
   counts->resize(entries_.size());
-  for (size_t c = 0; c < entries_.size(); ++c) {
-    const Entry& e = entries_[c];
-    const uint64_t lo = e.min >> 12, hi = e.max >> 12;  // summary bits [lo, hi]
-    bool any = false;
-    for (uint64_t w = lo >> 6; w <= (hi >> 6) && !any; ++w) {
-      uint64_t bits = summary[w];
-      if (w == lo >> 6) bits &= ~uint64_t{0} << (lo & 63);
-      if (w == hi >> 6) bits &= ~uint64_t{0} >> (63 - (hi & 63));
-      any = bits != 0;
-    }
-    (*counts)[c] = any ? CountOne(e, active.data()) : 0;
-  }
+  for (size_t c = 0; c < entries_.size(); ++c) (*counts)[c] = touched[c] ? CountOne(entries_[c], active.data()) : 0;
   return Status::Ok();
 }
 

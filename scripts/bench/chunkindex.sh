@@ -24,7 +24,7 @@ done
 mkdir -p "$DIR"
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-du_bytes() { du -sb "$@" | awk '{s+=$1} END {printf "%d\n", s}'; }
+du_bytes() { du -sb "$@" | awk '{s+=$1} END {printf "%.0f\n", s}'; }
 
 echo "# chunkindex benchmark $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) cores; bin $BIN; P=$P; runs $RUNS"
 for S in $SCALES; do
