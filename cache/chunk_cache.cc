@@ -1,0 +1,466 @@
+#include "cache/chunk_cache.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace graphfs::cache {
+
+namespace {
+
+constexpr uint64_t kAlign = 4096;
+// A reader that took part of a unit and then left it alone for this long is done with it.
+constexpr int64_t kServedIdleNs = 2'000'000'000;
+// A prefetched unit nobody came for within this long is given up.
+constexpr int64_t kUnreadIdleNs = 30'000'000'000;
+// Finished staged units are looked at no more often than this (unless memory is short).
+constexpr int64_t kSweepIntervalNs = 20'000'000;
+constexpr size_t kMaxProcesses = 512;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+const char* PolicyName(Policy p) { return p == Policy::kPriority ? "priority" : "lru"; }
+
+struct UnitRef::Entry {
+  UnitKey key;
+  uint64_t offset = 0, length = 0;
+  double weight = 1.0;
+  AlignedBuffer buffer;
+  uint64_t skew = 0;    // the unit starts this far into the (4 KiB aligned) buffer
+  uint64_t charge = 0;  // buffer bytes
+  enum class State { kLoading, kReady, kFailed } state = State::kLoading;
+  int error_code = 0;
+  std::string error_message;
+  // Everything below is guarded by the cache's mutex.
+  int pins = 0;
+  bool admitted = false;  // counted in `capacity`, listed in the eviction order
+  bool orphan = false;    // no longer reachable by key (invalidated, evicted, refused)
+  bool prefetched = false;
+  uint64_t served = 0;
+  int64_t touched_ns = 0, ready_ns = 0;
+  ChunkCache::OrderKey order;
+};
+
+struct ChunkCache::Record {
+  ReaderSet readers;
+  std::shared_ptr<Entry> entry;  // null when the unit is not in memory
+  double boost = 1.0;
+};
+
+struct ChunkCache::Task {
+  std::shared_ptr<Entry> entry;
+  std::shared_ptr<UnitSource> source;
+};
+
+// ---- UnitRef ----
+
+UnitRef::UnitRef(UnitRef&& o) noexcept : cache_(o.cache_), entry_(std::move(o.entry_)), pid_(o.pid_), hit_(o.hit_) {
+  o.cache_ = nullptr;
+}
+
+UnitRef& UnitRef::operator=(UnitRef&& o) noexcept {
+  if (this != &o) {
+    Release();
+    cache_ = o.cache_;
+    entry_ = std::move(o.entry_);
+    pid_ = o.pid_;
+    hit_ = o.hit_;
+    o.cache_ = nullptr;
+  }
+  return *this;
+}
+
+UnitRef::~UnitRef() { Release(); }
+
+void UnitRef::Release() {
+  if (entry_ != nullptr && cache_ != nullptr) cache_->Unpin(*entry_);
+  entry_.reset();
+  cache_ = nullptr;
+}
+
+const char* UnitRef::data() const { return entry_->buffer.data() + entry_->skew; }
+uint64_t UnitRef::offset() const { return entry_->offset; }
+uint64_t UnitRef::length() const { return entry_->length; }
+
+void UnitRef::NoteServed(uint64_t bytes) {
+  if (entry_ != nullptr) cache_->Served(*entry_, pid_, hit_, bytes);
+}
+
+// ---- ChunkCache ----
+
+ChunkCache::ChunkCache(const CacheOptions& options) : options_(options) {
+  counters_.policy = options.policy;
+  counters_.capacity = options.capacity;
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, options.prefetch_threads); ++i)
+    workers_.emplace_back([this] { PrefetchWorker(); });
+}
+
+ChunkCache::~ChunkCache() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  task_ready_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+ProcessStats& ChunkCache::Process(uint32_t pid) {
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) return it->second;
+  if (processes_.size() >= kMaxProcesses) {
+    // Forget the process that did least (exited jobs usually did most: keep them).
+    auto least = std::min_element(processes_.begin(), processes_.end(), [](const auto& a, const auto& b) {
+      return a.second.hits + a.second.misses + a.second.bypassed < b.second.hits + b.second.misses + b.second.bypassed;
+    });
+    processes_.erase(least);
+  }
+  ProcessStats& p = processes_[pid];
+  p.pid = pid;
+  p.disk_bytes.assign(options_.disks, 0);
+  return p;
+}
+
+std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
+  auto e = std::make_shared<Entry>();
+  e->key = r.key;
+  e->offset = r.offset;
+  e->length = r.length;
+  e->weight = r.weight;
+  e->skew = r.offset % kAlign;
+  e->charge = (e->skew + r.length + kAlign - 1) / kAlign * kAlign;
+  e->buffer = AlignedBuffer(e->charge);
+  if (!e->buffer.ok()) return nullptr;
+  staged_.push_back(e);
+  staged_bytes_ += e->charge;
+  units_[r.key].entry = e;
+  return e;
+}
+
+void ChunkCache::FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> got) {
+  if (got.ok() && *got < e->skew + e->length) {
+    got = Error(EIO, "short read: " + std::to_string(*got) + " of " + std::to_string(e->skew + e->length) +
+                         " bytes at offset " + std::to_string(e->offset - e->skew));
+  }
+  if (got.ok()) {
+    e->state = Entry::State::kReady;
+    e->ready_ns = NowNs();
+  } else {
+    e->state = Entry::State::kFailed;
+    e->error_code = got.error().code();
+    e->error_message = got.error().message();
+    ++counters_.load_errors;
+    auto it = units_.find(e->key);
+    if (it != units_.end() && it->second.entry == e) it->second.entry.reset();
+    e->orphan = true;
+    auto s = std::find(staged_.begin(), staged_.end(), e);
+    if (s != staged_.end()) {
+      staged_.erase(s);
+      staged_bytes_ -= e->charge;
+    }
+  }
+  loaded_.notify_all();
+}
+
+Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int64_t now = NowNs();
+  Record& rec = units_[r.key];
+  rec.readers.Touch(pid, now);
+  ProcessStats& ps = Process(pid);
+  if (std::shared_ptr<Entry> e = rec.entry) {
+    ++e->pins;
+    e->touched_ns = now;
+    ++counters_.hits;
+    ++ps.hits;
+    if (e->admitted) {
+      order_.erase(e->order);
+      e->order = {Priority(rec, *e, now), ++tick_, e->key};
+      order_.insert(e->order);
+    }
+    loaded_.wait(lock, [&] { return e->state != Entry::State::kLoading; });
+    if (e->state == Entry::State::kFailed) {
+      --e->pins;
+      return Error(e->error_code, e->error_message);
+    }
+    return UnitRef(this, e, pid, true);
+  }
+  ++counters_.misses;
+  ++ps.misses;
+  SweepStaged(now);
+  std::shared_ptr<Entry> e = NewEntry(r);
+  if (e == nullptr) return Error(ENOMEM, "no memory for a cache unit of " + std::to_string(r.length) + " bytes");
+  e->pins = 1;
+  e->touched_ns = now;
+  ps.bytes_loaded += r.length;
+  counters_.bytes_loaded += r.length;
+  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
+  lock.unlock();
+  Result<uint64_t> got = r.source->Load(r.offset - e->skew, e->charge, e->buffer.data());
+  lock.lock();
+  FinishLoad(e, std::move(got));
+  if (e->state == Entry::State::kFailed) {
+    --e->pins;
+    return Error(e->error_code, e->error_message);
+  }
+  return UnitRef(this, e, pid, false);
+}
+
+UnitRef ChunkCache::Peek(const UnitRequest& r, uint32_t pid) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int64_t now = NowNs();
+  Record& rec = units_[r.key];
+  rec.readers.Touch(pid, now);  // a read around the cache still says who wants the unit
+  std::shared_ptr<Entry> e = rec.entry;
+  if (e == nullptr) return UnitRef();
+  ++e->pins;
+  e->touched_ns = now;
+  ++counters_.hits;
+  ++Process(pid).hits;
+  if (e->admitted) {
+    order_.erase(e->order);
+    e->order = {Priority(rec, *e, now), ++tick_, e->key};
+    order_.insert(e->order);
+  }
+  loaded_.wait(lock, [&] { return e->state != Entry::State::kLoading; });
+  if (e->state == Entry::State::kFailed) {
+    --e->pins;
+    return UnitRef();
+  }
+  return UnitRef(this, e, pid, true);
+}
+
+void ChunkCache::NoteBypass(uint32_t pid, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++counters_.bypassed;
+  counters_.bytes_bypassed += bytes;
+  ProcessStats& ps = Process(pid);
+  ++ps.bypassed;
+  ps.bytes_bypassed += bytes;
+}
+
+void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) return;
+  auto it = units_.find(r.key);
+  if (it != units_.end() && it->second.entry != nullptr) return;
+  const uint64_t charge = (r.offset % kAlign + r.length + kAlign - 1) / kAlign * kAlign;
+  if (staged_bytes_ + charge > options_.staging_limit) {
+    SweepStaged(NowNs());
+    if (staged_bytes_ + charge > options_.staging_limit) {
+      ++counters_.prefetches_skipped;
+      return;
+    }
+  }
+  std::shared_ptr<Entry> e = NewEntry(r);
+  if (e == nullptr) {
+    ++counters_.prefetches_skipped;
+    return;
+  }
+  e->prefetched = true;
+  ++counters_.prefetches;
+  ProcessStats& ps = Process(pid);
+  ps.bytes_loaded += r.length;
+  counters_.bytes_loaded += r.length;
+  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
+  tasks_.push_back(std::make_unique<Task>(Task{e, r.source}));
+  lock.unlock();
+  task_ready_.notify_one();
+}
+
+void ChunkCache::PrefetchWorker() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (tasks_.empty()) {
+      if (stopping_) return;
+      // Idle: staged units whose readers went away give their memory back.
+      if (task_ready_.wait_for(lock, std::chrono::seconds(1)) == std::cv_status::timeout) SweepStaged(NowNs());
+      continue;
+    }
+    std::unique_ptr<Task> task = std::move(tasks_.front());
+    tasks_.pop_front();
+    Entry& e = *task->entry;
+    if (stopping_) {
+      FinishLoad(task->entry, Error(ECANCELED, "cache shutting down"));
+      continue;
+    }
+    lock.unlock();
+    Result<uint64_t> got = task->source->Load(e.offset - e.skew, e.charge, e.buffer.data());
+    lock.lock();
+    FinishLoad(task->entry, std::move(got));
+  }
+}
+
+void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  e.served += bytes;
+  e.touched_ns = NowNs();
+  if (hit) {
+    counters_.bytes_from_cache += bytes;
+    Process(pid).bytes_from_cache += bytes;
+  }
+}
+
+void ChunkCache::Unpin(Entry& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --e.pins;
+  // The last reader just finished the unit: decide about it now rather than at the next sweep.
+  if (e.pins == 0 && !e.admitted && e.state == Entry::State::kReady && e.served >= e.length) {
+    auto it = std::find_if(staged_.begin(), staged_.end(), [&](const auto& p) { return p.get() == &e; });
+    if (it != staged_.end()) {
+      std::shared_ptr<Entry> keep = *it;  // Decide erases it from staged_
+      Decide(keep, NowNs());
+    }
+  }
+}
+
+void ChunkCache::Settle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now = NowNs();
+  std::vector<std::shared_ptr<Entry>> ready;
+  for (const auto& e : staged_)
+    if (e->state == Entry::State::kReady && e->pins == 0) ready.push_back(e);
+  for (const auto& e : ready) Decide(e, now);
+}
+
+void ChunkCache::SweepStaged(int64_t now) {
+  if (now - last_sweep_ns_ < kSweepIntervalNs && staged_bytes_ <= options_.staging_limit) return;
+  last_sweep_ns_ = now;
+  std::vector<std::shared_ptr<Entry>> done;
+  for (const auto& e : staged_) {
+    if (e->state != Entry::State::kReady || e->pins > 0) continue;
+    const bool consumed = e->orphan || e->served >= e->length ||
+                          (e->served > 0 ? now - e->touched_ns > kServedIdleNs
+                                         : now - std::max(e->ready_ns, e->touched_ns) > kUnreadIdleNs);
+    if (consumed) done.push_back(e);
+  }
+  for (const auto& e : done) Decide(e, now);
+}
+
+double ChunkCache::Priority(const Record& rec, const Entry& e, int64_t now) const {
+  if (options_.policy == Policy::kLru) return 0.0;
+  return rec.readers.Count(now, options_.reader_window_ns) * e.weight * rec.boost;
+}
+
+void ChunkCache::Rescore(int64_t now) {
+  if (now - last_rescore_ns_ < options_.reader_window_ns / 8) return;
+  last_rescore_ns_ = now;
+  // Readers age out of the window: recompute every admitted unit's priority (keeping its
+  // recency), and forget the history of units nobody read for a whole window.
+  std::set<OrderKey> fresh;
+  for (auto it = units_.begin(); it != units_.end();) {
+    Record& rec = it->second;
+    if (rec.entry != nullptr && rec.entry->admitted) {
+      Entry& e = *rec.entry;
+      e.order = {Priority(rec, e, now), std::get<1>(e.order), e.key};
+      fresh.insert(e.order);
+    }
+    if (rec.entry == nullptr && rec.boost == 1.0 && now - rec.readers.last_ns() > options_.reader_window_ns) {
+      it = units_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  order_.swap(fresh);
+}
+
+void ChunkCache::Evict(const std::shared_ptr<Entry>& v) {
+  order_.erase(v->order);
+  used_ -= v->charge;
+  v->admitted = false;
+  v->orphan = true;
+  auto it = units_.find(v->key);
+  if (it != units_.end() && it->second.entry == v) it->second.entry.reset();
+  ++counters_.evictions;
+}
+
+void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
+  auto s = std::find(staged_.begin(), staged_.end(), e);
+  if (s == staged_.end()) return;
+  staged_.erase(s);
+  staged_bytes_ -= e->charge;
+  if (e->orphan) return;
+  auto it = units_.find(e->key);
+  if (it == units_.end() || it->second.entry != e) return;
+  Record& rec = it->second;
+  Rescore(now);
+  const double prio = Priority(rec, *e, now);
+  auto refuse = [&] {
+    rec.entry.reset();
+    e->orphan = true;
+    ++counters_.rejections;
+  };
+  if (e->charge > options_.capacity) return refuse();
+  // Victims: lowest priority first (kLru: least recently used first), never a pinned unit,
+  // and (kPriority) only units the newcomer outranks.
+  std::vector<std::shared_ptr<Entry>> victims;
+  uint64_t freed = 0;
+  for (const OrderKey& k : order_) {
+    if (used_ + e->charge - freed <= options_.capacity) break;
+    const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
+    if (v->pins > 0) continue;
+    if (options_.policy == Policy::kPriority && std::get<0>(k) >= prio) break;
+    victims.push_back(v);
+    freed += v->charge;
+  }
+  if (used_ + e->charge - freed > options_.capacity) return refuse();
+  for (const auto& v : victims) Evict(v);
+  e->admitted = true;
+  used_ += e->charge;
+  e->order = {prio, ++tick_, e->key};
+  order_.insert(e->order);
+  ++counters_.admissions;
+}
+
+void ChunkCache::SetBoost(const UnitKey& key, double boost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Record& rec = units_[key];
+  rec.boost = boost;
+  if (rec.entry != nullptr && rec.entry->admitted) {
+    order_.erase(rec.entry->order);
+    rec.entry->order = {Priority(rec, *rec.entry, NowNs()), std::get<1>(rec.entry->order), key};
+    order_.insert(rec.entry->order);
+  }
+}
+
+void ChunkCache::Invalidate(uint64_t file) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = units_.begin(); it != units_.end();) {
+    if (it->first.file != file) {
+      ++it;
+      continue;
+    }
+    if (std::shared_ptr<Entry> e = it->second.entry) {
+      if (e->admitted) {
+        order_.erase(e->order);
+        used_ -= e->charge;
+        e->admitted = false;
+      }
+      e->orphan = true;  // a staged one is dropped at the next sweep
+    }
+    it = units_.erase(it);
+  }
+}
+
+bool ChunkCache::Contains(const UnitKey& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = units_.find(key);
+  return it != units_.end() && it->second.entry != nullptr;
+}
+
+CacheStats ChunkCache::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  CacheStats s = counters_;
+  s.used = used_;
+  s.staged = staged_bytes_;
+  s.units = order_.size();
+  s.staged_units = staged_.size();
+  for (const auto& [pid, p] : processes_) s.processes.push_back(p);
+  std::sort(s.processes.begin(), s.processes.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
+  return s;
+}
+
+}  // namespace graphfs::cache

@@ -1,0 +1,402 @@
+#include "cache/chunk_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <random>
+#include <thread>
+
+namespace graphfs::cache {
+namespace {
+
+constexpr uint64_t kUnit = 64 << 10;
+
+// A file in memory whose byte at offset o is a function of o and a version; counts loads,
+// can hold loads at a gate and fail them.
+class FakeSource : public UnitSource {
+ public:
+  explicit FakeSource(uint64_t size, uint32_t disks = 2) : size_(size), disks_(disks) {}
+  static char ByteAt(uint64_t o, int version) { return static_cast<char>((o * 131 + o / 4099 + version * 7) & 0xff); }
+
+  Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) override {
+    EXPECT_EQ(offset % 4096, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(buf) % 4096, 0u);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++loads_;
+      ++waiting_;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return open_; });
+      --waiting_;
+      if (fail_ != 0) return Error(fail_, "injected failure");
+    }
+    const uint64_t n = offset >= size_ ? 0 : std::min(length, size_ - offset);
+    for (uint64_t i = 0; i < n; ++i) buf[i] = ByteAt(offset + i, version_.load());
+    return n;
+  }
+  void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const override {
+    per_disk[(offset / kUnit) % disks_] += length;  // tests use unit-aligned requests
+  }
+
+  int loads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return loads_;
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = false;
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  void WaitForWaiters(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return waiting_ >= n; });
+  }
+  void Fail(int err) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail_ = err;
+  }
+  void SetVersion(int v) { version_ = v; }
+  uint64_t size() const { return size_; }
+
+ private:
+  const uint64_t size_;
+  const uint32_t disks_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int loads_ = 0, waiting_ = 0, fail_ = 0;
+  bool open_ = true;
+  std::atomic<int> version_{0};
+};
+
+UnitRequest Unit(const std::shared_ptr<FakeSource>& src, uint64_t index, double weight = 1.0, uint64_t file = 1) {
+  UnitRequest r;
+  r.key = {file, index};
+  r.offset = index * kUnit;
+  r.length = std::min(kUnit, src->size() - r.offset);
+  r.weight = weight;
+  r.source = src;
+  return r;
+}
+
+CacheOptions Options(uint64_t units, Policy policy) {
+  CacheOptions o;
+  o.capacity = units * kUnit;
+  o.policy = policy;
+  o.prefetch_threads = 2;
+  o.disks = 2;
+  return o;
+}
+
+bool Matches(const UnitRef& u, int version = 0) {
+  for (uint64_t i = 0; i < u.length(); ++i)
+    if (u.data()[i] != FakeSource::ByteAt(u.offset() + i, version)) return false;
+  return true;
+}
+
+// Reads a unit the way a sequential reader does: takes it whole and lets go.
+bool ReadWhole(ChunkCache& c, const UnitRequest& r, uint32_t pid, bool* hit = nullptr) {
+  auto u = c.Get(r, pid);
+  EXPECT_TRUE(u.ok()) << (u.ok() ? "" : u.error().message());
+  if (!u.ok()) return false;
+  if (hit != nullptr) *hit = u->hit();
+  u->NoteServed(u->length());
+  return Matches(*u);
+}
+
+bool Resident(ChunkCache& c, const UnitRequest& r) { return c.Contains(r.key); }
+
+TEST(ChunkCache, MissThenHitWithTheRightBytes) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, Policy::kPriority));
+  bool hit = true;
+  EXPECT_TRUE(ReadWhole(c, Unit(src, 3), 7, &hit));
+  EXPECT_FALSE(hit);
+  EXPECT_TRUE(ReadWhole(c, Unit(src, 3), 8, &hit));
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(src->loads(), 1);
+  CacheStats s = c.Stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.units, 1u);
+  EXPECT_EQ(s.used, kUnit);
+}
+
+TEST(ChunkCache, UnalignedUnitsAreLoadedFromAnAlignedOffset) {
+  auto src = std::make_shared<FakeSource>(1 << 20);
+  ChunkCache c(Options(4, Policy::kPriority));
+  UnitRequest r;
+  r.key = {1, 0};
+  r.offset = 12 * 1001;  // edge-aligned chunk, not page-aligned
+  r.length = 12 * 3000;
+  r.source = src;
+  auto u = c.Get(r, 1);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->offset(), r.offset);
+  EXPECT_EQ(u->length(), r.length);
+  EXPECT_TRUE(Matches(*u));
+}
+
+TEST(ChunkCache, ConcurrentMissesShareOneLoad) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, Policy::kPriority));
+  src->Close();
+  std::vector<std::thread> readers;
+  std::atomic<int> good{0};
+  for (uint32_t pid = 1; pid <= 8; ++pid)
+    readers.emplace_back([&, pid] { good += ReadWhole(c, Unit(src, 5), pid) ? 1 : 0; });
+  src->WaitForWaiters(1);
+  // Give the other readers time to arrive and queue behind the one load.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  src->Open();
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(good.load(), 8);
+  EXPECT_EQ(src->loads(), 1);
+  CacheStats s = c.Stats();
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.hits, 7u);
+  EXPECT_EQ(s.processes.size(), 8u);
+}
+
+TEST(ChunkCache, LruEvictsTheLeastRecentlyUsed) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(3, Policy::kLru));
+  for (uint64_t i : {0, 1, 2}) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));  // 0 is now the most recent
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 3), 1));  // evicts 1
+  EXPECT_TRUE(Resident(c, Unit(src, 0)));
+  EXPECT_FALSE(Resident(c, Unit(src, 1)));
+  EXPECT_TRUE(Resident(c, Unit(src, 2)));
+  EXPECT_TRUE(Resident(c, Unit(src, 3)));
+  EXPECT_EQ(c.Stats().evictions, 1u);
+}
+
+TEST(ChunkCache, PriorityKeepsWhatMoreProcessesReadAndRefusesAScan) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(2, Policy::kPriority));
+  for (uint32_t pid : {1, 2}) {
+    ASSERT_TRUE(ReadWhole(c, Unit(src, 0), pid));
+    ASSERT_TRUE(ReadWhole(c, Unit(src, 1), pid));
+  }
+  // A third process scans units 2..5 once: each is read by one process, so none displaces
+  // the two units two processes share.
+  for (uint64_t i = 2; i < 6; ++i) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 3));
+  EXPECT_TRUE(Resident(c, Unit(src, 0)));
+  EXPECT_TRUE(Resident(c, Unit(src, 1)));
+  EXPECT_FALSE(Resident(c, Unit(src, 4)));
+  CacheStats s = c.Stats();
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_EQ(s.rejections, 4u);
+
+  // The same trace under LRU flushes the shared units.
+  ChunkCache lru(Options(2, Policy::kLru));
+  for (uint32_t pid : {1, 2}) {
+    ASSERT_TRUE(ReadWhole(lru, Unit(src, 0), pid));
+    ASSERT_TRUE(ReadWhole(lru, Unit(src, 1), pid));
+  }
+  for (uint64_t i = 2; i < 6; ++i) ASSERT_TRUE(ReadWhole(lru, Unit(src, i), 3));
+  EXPECT_FALSE(Resident(lru, Unit(src, 0)));
+  EXPECT_FALSE(Resident(lru, Unit(src, 1)));
+  EXPECT_TRUE(Resident(lru, Unit(src, 5)));
+}
+
+TEST(ChunkCache, AUnitMoreProcessesWantEvictsOneFewerWant) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(1, Policy::kPriority));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
+  EXPECT_TRUE(Resident(c, Unit(src, 0)));
+  // Unit 1: the read by process 2 is refused (1 reader does not beat 1), process 3's gets in.
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 2));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 3));
+  EXPECT_TRUE(Resident(c, Unit(src, 1)));
+  EXPECT_FALSE(Resident(c, Unit(src, 0)));
+}
+
+TEST(ChunkCache, HubHeavyChunksWinAtEqualReaders) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(1, Policy::kPriority));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0, /*weight=*/2.0), 1));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1, /*weight=*/50.0), 1));  // mean source degree 50 beats 2
+  EXPECT_TRUE(Resident(c, Unit(src, 1, 50.0)));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 2, /*weight=*/10.0), 1));  // 10 does not beat 50
+  EXPECT_TRUE(Resident(c, Unit(src, 1, 50.0)));
+  EXPECT_FALSE(Resident(c, Unit(src, 2, 10.0)));
+}
+
+TEST(ChunkCache, ReadersAgeOutOfTheWindow) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  CacheOptions o = Options(1, Policy::kPriority);
+  o.reader_window_ns = 50'000'000;
+  ChunkCache c(o);
+  for (uint32_t pid : {1, 2, 3}) ASSERT_TRUE(ReadWhole(c, Unit(src, 0), pid));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 4));
+  EXPECT_TRUE(Resident(c, Unit(src, 0)));  // 3 readers beat 1 ...
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 2), 4));  // ... until they are all older than the window
+  EXPECT_TRUE(Resident(c, Unit(src, 2)));
+  EXPECT_EQ(c.Stats().evictions, 1u);
+}
+
+TEST(ChunkCache, PinnedUnitsAreNeverEvicted) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(1, Policy::kLru));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
+  auto held = c.Get(Unit(src, 0), 1);  // pinned by a reader
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 2));  // LRU would evict 0, but it is pinned: 1 is refused
+  EXPECT_TRUE(Matches(*held));
+  EXPECT_EQ(c.Stats().evictions, 0u);
+  EXPECT_EQ(c.Stats().rejections, 1u);
+  held = Result<UnitRef>(UnitRef());
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 2));  // unpinned now: LRU evicts 0
+  EXPECT_EQ(c.Stats().evictions, 1u);
+}
+
+TEST(ChunkCache, PartlyServedUnitsStayForTheirReader) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(0, Policy::kPriority));  // admits nothing: only staging holds units
+  for (int part = 0; part < 4; ++part) {
+    auto u = c.Get(Unit(src, 0), 1);
+    ASSERT_TRUE(u.ok());
+    EXPECT_EQ(u->hit(), part > 0);
+    u->NoteServed(kUnit / 4);
+  }
+  EXPECT_EQ(src->loads(), 1);  // one load served four requests
+  EXPECT_EQ(c.Stats().rejections, 1u);  // fully served, then refused (capacity 0)
+  EXPECT_FALSE(Resident(c, Unit(src, 0)));
+}
+
+TEST(ChunkCache, PrefetchedUnitsAreHits) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, Policy::kPriority));
+  c.Prefetch(Unit(src, 2), 1);
+  c.Prefetch(Unit(src, 2), 1);  // already on its way: no second load
+  bool hit = false;
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 2), 1, &hit));
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(src->loads(), 1);
+  EXPECT_EQ(c.Stats().prefetches, 1u);
+}
+
+TEST(ChunkCache, PrefetchStopsAtTheStagingLimit) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  CacheOptions o = Options(4, Policy::kPriority);
+  o.staging_limit = 2 * kUnit;
+  ChunkCache c(o);
+  src->Close();
+  for (uint64_t i = 0; i < 5; ++i) c.Prefetch(Unit(src, i), 1);
+  CacheStats s = c.Stats();
+  EXPECT_EQ(s.prefetches, 2u);
+  EXPECT_EQ(s.prefetches_skipped, 3u);
+  EXPECT_LE(s.staged, 2 * kUnit);
+  src->Open();
+}
+
+TEST(ChunkCache, InvalidateDropsUnitsOfOneFile) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, Policy::kPriority));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0, 1.0, /*file=*/1), 1));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0, 1.0, /*file=*/2), 1));
+  src->SetVersion(1);
+  c.Invalidate(1);
+  auto u = c.Get(Unit(src, 0, 1.0, 1), 1);
+  ASSERT_TRUE(u.ok());
+  EXPECT_FALSE(u->hit());
+  EXPECT_TRUE(Matches(*u, 1));
+  EXPECT_TRUE(Resident(c, Unit(src, 0, 1.0, 2)));  // the other file kept its unit
+}
+
+TEST(ChunkCache, FailedLoadsReachEveryWaiterAndAreRetried) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, Policy::kPriority));
+  src->Fail(EIO);
+  src->Close();
+  std::vector<std::thread> readers;
+  std::atomic<int> eio{0};
+  for (uint32_t pid = 1; pid <= 4; ++pid)
+    readers.emplace_back([&, pid] {
+      auto u = c.Get(Unit(src, 1), pid);
+      if (!u.ok() && u.error().code() == EIO) ++eio;
+    });
+  src->WaitForWaiters(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  src->Open();
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(eio.load(), 4);
+  EXPECT_EQ(src->loads(), 1);
+  src->Fail(0);
+  EXPECT_TRUE(ReadWhole(c, Unit(src, 1), 1));
+  EXPECT_EQ(c.Stats().load_errors, 1u);
+}
+
+TEST(ChunkCache, PerProcessCounters) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, Policy::kPriority));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 10));  // disk 0
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 10));  // disk 1
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 20));
+  c.NoteBypass(20, 4096);
+  CacheStats s = c.Stats();
+  ASSERT_EQ(s.processes.size(), 2u);
+  const ProcessStats& a = s.processes[0];
+  const ProcessStats& b = s.processes[1];
+  EXPECT_EQ(a.pid, 10u);
+  EXPECT_EQ(a.misses, 2u);
+  EXPECT_EQ(a.bytes_loaded, 2 * kUnit);
+  EXPECT_EQ(a.disk_bytes, (std::vector<uint64_t>{kUnit, kUnit}));
+  EXPECT_EQ(a.bytes_from_cache, 0u);
+  EXPECT_EQ(b.pid, 20u);
+  EXPECT_EQ(b.hits, 1u);
+  EXPECT_EQ(b.bytes_from_cache, kUnit);
+  EXPECT_EQ(b.bytes_bypassed, 4096u);
+  EXPECT_EQ(s.bytes_from_cache, kUnit);
+}
+
+TEST(ChunkCache, ConcurrentReadersSeeTheRightBytesAndTheBudgetHolds) {
+  auto src = std::make_shared<FakeSource>(64 * kUnit);
+  for (Policy policy : {Policy::kPriority, Policy::kLru}) {
+    ChunkCache c(Options(8, policy));
+    std::atomic<int> bad{0};
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < 6; ++t) {
+      threads.emplace_back([&, t] {
+        std::mt19937 rng(t);
+        for (int i = 0; i < 400; ++i) {
+          const uint64_t idx = rng() % 64;
+          switch (rng() % 8) {
+            case 0:
+              c.Prefetch(Unit(src, (idx + 1) % 64), t + 1);
+              break;
+            case 1: {
+              UnitRef u = c.Peek(Unit(src, idx), t + 1);
+              if (u && !Matches(u)) ++bad;
+              break;
+            }
+            default: {
+              auto u = c.Get(Unit(src, idx), t + 1);
+              if (!u.ok() || !Matches(*u)) ++bad;
+              if (u.ok()) u->NoteServed(rng() % 2 ? u->length() : u->length() / 2);
+            }
+          }
+          if (c.Stats().used > 8 * kUnit) ++bad;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    c.Settle();
+    CacheStats s = c.Stats();
+    EXPECT_EQ(bad.load(), 0) << PolicyName(policy);
+    EXPECT_LE(s.used, 8 * kUnit);
+    EXPECT_GT(s.hits, 0u);
+    EXPECT_GT(s.admissions, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace graphfs::cache
