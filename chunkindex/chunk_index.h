@@ -50,6 +50,10 @@ class ChunkTable {
   // Opens GRAPH/.graphfs/index read-only, checks it against the graph's files
   // (sizes, mtimes, sampled checksums) and loads the chunk records.
   static Result<ChunkTable> Open(const std::string& graph_dir);
+  // The same, taking what the graph's files look like now from `fingerprint` (name -> size,
+  // mtime, sampled checksum): the daemon reads striped files through their stripe map.
+  using FingerprintFn = std::function<Result<FileFingerprint>(const std::string& name)>;
+  static Result<ChunkTable> Open(const std::string& graph_dir, const FingerprintFn& fingerprint);
 
   ChunkTable(ChunkTable&&) noexcept;
   ChunkTable& operator=(ChunkTable&&) noexcept;

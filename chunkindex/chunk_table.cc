@@ -27,6 +27,10 @@ ChunkTable& ChunkTable::operator=(ChunkTable&&) noexcept = default;
 ChunkTable::~ChunkTable() = default;
 
 Result<ChunkTable> ChunkTable::Open(const std::string& graph_dir) {
+  return Open(graph_dir, [&](const std::string& name) { return TakeFingerprint(graph_dir, name); });
+}
+
+Result<ChunkTable> ChunkTable::Open(const std::string& graph_dir, const FingerprintFn& fingerprint) {
   ChunkTable t;
   t.graph_dir_ = graph_dir;
   auto db = IndexDb::OpenReadOnly(IndexPath(graph_dir));
@@ -44,7 +48,7 @@ Result<ChunkTable> ChunkTable::Open(const std::string& graph_dir) {
 
   // Staleness: every recorded file must look as it did.
   for (const FileFingerprint& then : t.meta_.files) {
-    auto now = TakeFingerprint(graph_dir, then.name);
+    auto now = fingerprint(then.name);
     if (!now.ok()) {
       return Error(ESTALE, "chunk index of " + graph_dir + " is stale (" + now.error().message() + ")" + Rerun(graph_dir, false));
     }

@@ -18,10 +18,19 @@ Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std:
   UniqueFd fd(raw);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("stat " + path);
+  return FingerprintFrom(name, static_cast<uint64_t>(st.st_size),
+                         static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                         [&](uint64_t offset, uint64_t length, char* buf) {
+                           return engine::PreadExact(fd.get(), buf, length, offset, path);
+                         });
+}
+
+Result<FileFingerprint> FingerprintFrom(const std::string& name, uint64_t size, int64_t mtime_ns,
+                                        const ReadAtFn& read_at) {
   FileFingerprint f;
   f.name = name;
-  f.size = static_cast<uint64_t>(st.st_size);
-  f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  f.size = size;
+  f.mtime_ns = mtime_ns;
 
   XXH3_state_t* state = XXH3_createState();
   if (state == nullptr) return Error(ENOMEM, "XXH3_createState");
@@ -30,7 +39,7 @@ Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std:
   auto hash_range = [&](uint64_t offset, uint64_t length) -> Status {
     while (length > 0) {
       size_t n = static_cast<size_t>(std::min<uint64_t>(length, buffer.size()));
-      GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(fd.get(), buffer.data(), n, offset, path));
+      GRAPHFS_RETURN_IF_ERROR(read_at(offset, n, buffer.data()));
       XXH3_64bits_update(state, buffer.data(), n);
       offset += n;
       length -= n;

@@ -4,6 +4,7 @@
 // keeps the staleness check cheap, also through the mount.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "chunkindex/index_format.h"
@@ -15,6 +16,12 @@ inline constexpr int kSampleWindows = 16;
 inline constexpr uint64_t kSampleWindowBytes = 64 << 10;
 
 Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name);
+
+// The same from any reader of the file's bytes (the daemon reads striped files through its
+// own stripe map: the backing directory only holds their stubs).
+using ReadAtFn = std::function<Status(uint64_t offset, uint64_t length, char* buf)>;
+Result<FileFingerprint> FingerprintFrom(const std::string& name, uint64_t size, int64_t mtime_ns,
+                                        const ReadAtFn& read_at);
 
 // Empty if `now` matches `then`, else what changed ("column: size 100 -> 90").
 std::string DescribeChange(const FileFingerprint& then, const FileFingerprint& now);

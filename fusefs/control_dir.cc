@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -40,6 +41,49 @@ void FillControlStat(const Inode& inode, struct stat* st) {
   }
 }
 
+std::string ProcessName(uint32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  if (!std::getline(in, name)) return "(exited)";
+  return name;
+}
+
+json RenderCache(const cache::CacheStats& c) {
+  json procs = json::array();
+  for (const cache::ProcessStats& p : c.processes) {
+    procs.push_back({{"pid", p.pid},
+                     {"name", ProcessName(p.pid)},
+                     {"hits", p.hits},
+                     {"misses", p.misses},
+                     {"bypassed", p.bypassed},
+                     {"bytes_from_cache", p.bytes_from_cache},
+                     {"bytes_loaded", p.bytes_loaded},
+                     {"bytes_loaded_per_disk", p.disk_bytes},
+                     {"bytes_bypassed", p.bytes_bypassed}});
+  }
+  const uint64_t lookups = c.hits + c.misses;
+  return {{"policy", cache::PolicyName(c.policy)},
+          {"capacity", c.capacity},
+          {"used", c.used},
+          {"units", c.units},
+          {"staged", c.staged},
+          {"staged_units", c.staged_units},
+          {"hits", c.hits},
+          {"misses", c.misses},
+          {"hit_ratio", lookups == 0 ? 0.0 : static_cast<double>(c.hits) / static_cast<double>(lookups)},
+          {"bypassed", c.bypassed},
+          {"admissions", c.admissions},
+          {"rejections", c.rejections},
+          {"evictions", c.evictions},
+          {"prefetches", c.prefetches},
+          {"prefetches_skipped", c.prefetches_skipped},
+          {"load_errors", c.load_errors},
+          {"bytes_from_cache", c.bytes_from_cache},
+          {"bytes_loaded", c.bytes_loaded},
+          {"bytes_bypassed", c.bytes_bypassed},
+          {"processes", procs}};
+}
+
 std::string RenderStats(GraphFs& fs) {
   json j;
   j["source"] = fs.source;
@@ -68,10 +112,16 @@ std::string RenderStats(GraphFs& fs) {
                    {"bytes_read", m.bytes_read.load()},
                    {"bytes_written", m.bytes_written.load()},
                    {"errors", m.errors.load()}};
-  if (fs.readahead_budget)
-    j["readahead"] = {{"memory_used", fs.readahead_budget->used()}, {"memory_limit", fs.readahead_budget->limit()}};
+  if (fs.cache) j["cache"] = RenderCache(fs.cache->Stats());
+  json indexes = json::array();
+  for (const GraphIndexes::IndexState& s : fs.indexes.List())
+    indexes.push_back({{"graph", s.dir},
+                       {"in_use", s.loaded},
+                       {"column_chunks", s.column_chunks},
+                       {"row_chunks", s.row_chunks},
+                       {"error", s.error}});
+  j["indexes"] = indexes;
   j["inodes"] = fs.inodes.size();
-  j["cache_size"] = fs.options.cache_bytes;
   return j.dump(2) + "\n";
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "fusefs/striped_read.h"
 #include "striping/striped_file.h"
 
 namespace graphfs {
@@ -22,6 +23,7 @@ struct FileHandle {
   UniqueFd fd;                           // kPlain
   UniqueFd direct;                       // kPlain opened with O_DIRECT: aligned reads go here
   std::shared_ptr<StripedFile> striped;  // kStriped
+  std::shared_ptr<StripedSource> source;  // kStriped: its units in the cache
   ReadStreams streams;                   // kStriped: sequential readers of this handle
   std::string content;                   // kControl: snapshot taken at open
 };

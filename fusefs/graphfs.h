@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "cache/chunk_cache.h"
+#include "fusefs/graph_index.h"
 #include "fusefs/inode_table.h"
 #include "fusefs/mount_options.h"
 #include "striping/disk_set.h"
@@ -32,7 +34,8 @@ struct GraphFs {
   InodeTable inodes;
   std::unique_ptr<DiskSet> disks;  // null when nothing under SOURCE is striped
   std::unique_ptr<IoEngine> io;
-  std::unique_ptr<MemoryBudget> readahead_budget;
+  GraphIndexes indexes;                     // chunk layouts of indexed graphs
+  std::unique_ptr<cache::ChunkCache> cache;  // after io: its prefetches use it, it goes first
   MountCounters counters;
   fuse_session* session = nullptr;
   double timeout = 1.0;  // attribute and entry cache timeout (seconds)
@@ -56,6 +59,8 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
 // The striped file behind an inode, opened on first use.
 Result<std::shared_ptr<StripedFile>> OpenStriped(GraphFs& fs, Inode& inode);
 void ReplyErr(fuse_req_t req, int err);
+// A 4 KiB-aligned buffer of at least `size` bytes owned by the calling thread.
+AlignedBuffer& ThreadBuffer(size_t size);
 void LogError(const std::string& message);
 
 // Runs a creation call with the caller's fsuid, fsgid and groups, so new files belong to

@@ -20,6 +20,7 @@
 namespace graphfs {
 
 class StripedFile;
+class StripedSource;
 
 struct Inode {
   enum class Kind { kBacked, kControlDir, kControlFile };
@@ -33,6 +34,7 @@ struct Inode {
   std::mutex mu;  // guards the fields below
   std::optional<StripeManifest> manifest;  // set when the file is striped
   std::shared_ptr<StripedFile> striped;    // opened on first use
+  std::shared_ptr<StripedSource> source;   // its units in the cache (fusefs/striped_read.h)
   bool remove_parts = false;               // last name unlinked: drop the parts when forgotten
 };
 

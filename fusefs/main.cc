@@ -231,7 +231,6 @@ int Run(int argc, char** argv) {
       return 1;
     }
   }
-  if (!fs.options.readahead_off) fs.readahead_budget = std::make_unique<MemoryBudget>(fs.options.readahead_mem);
 
   FILE* log = nullptr;
   if (!fs.options.log_file.empty()) {
@@ -272,6 +271,15 @@ int Run(int argc, char** argv) {
           fuse_session_exit(se);
         } else {
           fs.io = std::move(*engine);
+          // Like the engine, the cache's prefetch threads must start after the fork.
+          cache::CacheOptions co;
+          co.capacity = fs.options.cache_bytes;
+          co.policy = fs.options.cache_lru ? cache::Policy::kLru : cache::Policy::kPriority;
+          co.staging_limit = fs.options.readahead_mem;
+          co.reader_window_ns = static_cast<int64_t>(fs.options.cache_window) * 1'000'000'000;
+          co.prefetch_threads = std::max<uint32_t>(4, 2 * io.disks);
+          co.disks = io.disks;
+          fs.cache = std::make_unique<cache::ChunkCache>(co);
         }
         if (!engine.ok()) {
           ret = 1;
@@ -286,7 +294,8 @@ int Run(int argc, char** argv) {
           fuse_loop_cfg_destroy(cfg);
         }
         fuse_session_unmount(se);
-        fs.io.reset();  // drain the queues before the inodes (and their files) go
+        fs.cache.reset();  // cancels prefetches, then the queues drain
+        fs.io.reset();     // before the inodes (and their files) go
       } else {
         std::fprintf(stderr, "graphfs: could not mount at %s\n", opts.mountpoint);
       }

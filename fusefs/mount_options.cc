@@ -58,6 +58,20 @@ Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
     o.threads = *v;
     return true;
   }
+  if (key == "cache_policy") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    if (value == "priority") o.cache_lru = false;
+    else if (value == "lru") o.cache_lru = true;
+    else return Error(EINVAL, "option cache_policy=" + value + ": expected cache_policy=priority or cache_policy=lru");
+    return true;
+  }
+  if (key == "cache_window") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    auto v = ParseCount(key, value, 1, 86400);
+    if (!v.ok()) return v.error();
+    o.cache_window = *v;
+    return true;
+  }
   if (key == "io") {
     GRAPHFS_RETURN_IF_ERROR(need_value());
     if (value == "perdisk") o.shared_queue = false;
@@ -144,7 +158,10 @@ Status ResolveMountOptions(MountOptions& o) {
 
 const char* MountOptionsHelp() {
   return "graphfs options (-o key=value, also in fstab):\n"
-         "    -o cache_size=SIZE|N%   shared chunk cache budget (default 25%)\n"
+         "    -o cache_size=SIZE|N%   shared chunk cache budget (default 25% of RAM; 0: read-ahead only)\n"
+         "    -o cache_policy=priority|lru  eviction: readers in the window x mean source degree (default),\n"
+         "                            or least recently used (for comparison)\n"
+         "    -o cache_window=SECONDS how long a read counts towards a unit's priority (default 60)\n"
          "    -o threads=N            FUSE worker threads at most (default 16)\n"
          "    -o io=perdisk|shared    one queue per disk (default), or one shared queue\n"
          "    -o io_workers=N         io_uring workers per disk (perdisk, default 1) or in the pool (shared,\n"
@@ -152,7 +169,7 @@ const char* MountOptionsHelp() {
          "    -o queue_depth=N        requests in flight per I/O worker (default 4)\n"
          "    -o readahead=N          stripe units read ahead of sequential readers (default: twice the\n"
          "                            number of disks; 0 disables)\n"
-         "    -o readahead_mem=SIZE   memory for read-ahead units (default 1G)\n"
+         "    -o readahead_mem=SIZE   memory for units loaded ahead of their readers (default 1G)\n"
          "    -o direct=0|1           O_DIRECT on part files for aligned reads (default 1)\n"
          "    -o kernel_readahead=SIZE  the kernel's read-ahead window for buffered readers of the\n"
          "                            mount (default 16M; the kernel's own default is 128K)\n"

@@ -13,13 +13,15 @@ namespace graphfs {
 struct MountOptions {
   std::string cache_size = "25%";    // shared chunk cache budget (bytes or % of RAM)
   uint64_t cache_bytes = 0;          // resolved
+  bool cache_lru = false;            // cache_policy=lru (default: priority)
+  unsigned cache_window = 60;        // seconds a read counts towards a unit's priority
   unsigned threads = 16;             // FUSE worker threads at most
   bool shared_queue = false;         // io=shared: one queue for all disks (comparison)
   unsigned io_workers = 0;           // per disk (io=perdisk, default 1) or in the pool (io=shared, default N)
   unsigned queue_depth = 4;          // runs in flight per I/O worker
   unsigned readahead_units = 0;      // stripe units read ahead of a sequential reader; 0 = two per disk
   bool readahead_off = false;        // readahead=0
-  uint64_t readahead_mem = 1ull << 30;
+  uint64_t readahead_mem = 1ull << 30;  // units loaded ahead of their readers (cache staging)
   bool direct = true;                // O_DIRECT on part files for aligned reads
   uint64_t kernel_readahead = 16ull << 20;  // the kernel's read-ahead window on this mount
   std::vector<std::string> disks;    // overrides the registered disk paths (in order)

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <climits>
 #include <cstring>
 #include <ctime>
 #include <mutex>
 
 #include "fusefs/control_dir.h"
 #include "fusefs/graphfs.h"
+#include "fusefs/striped_read.h"
 
 namespace graphfs {
 
@@ -106,9 +108,21 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
   return StatInode(inode, &e->attr);
 }
 
+namespace {
+// Where the inode's file is in the source directory now (it may have been renamed).
+std::string BackingPath(const Inode& inode) {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink(ProcPath(inode.fd.get()).c_str(), path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "";
+}
+}  // namespace
+
 Result<std::shared_ptr<StripedFile>> OpenStriped(GraphFs& fs, Inode& inode) {
   std::lock_guard<std::mutex> lock(inode.mu);
-  if (inode.striped) return inode.striped;
+  if (inode.striped) {
+    if (inode.source) RefreshLayout(fs, *inode.source, *inode.striped, BackingPath(inode));
+    return inode.striped;
+  }
   if (!inode.manifest) return Error(EINVAL, "not a striped file");
   if (fs.disks == nullptr)
     return Error(EIO, "striped file " + inode.manifest->file_id +
@@ -118,11 +132,17 @@ Result<std::shared_ptr<StripedFile>> OpenStriped(GraphFs& fs, Inode& inode) {
   StripedFileOptions o;
   o.writable = !fs.options.read_only;
   o.direct_io = fs.options.direct;
-  o.readahead_budget = fs.readahead_budget.get();
   auto f = StripedFile::Open(*fs.disks, fs.io.get(), std::move(stub), *inode.manifest, o);
   if (!f.ok()) return f.error();
   inode.striped = *f;
+  inode.source = MakeStripedSource(fs, inode.striped, BackingPath(inode));
   return inode.striped;
+}
+
+AlignedBuffer& ThreadBuffer(size_t size) {
+  thread_local AlignedBuffer buf;
+  if (buf.size() < size) buf = AlignedBuffer((size + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
+  return buf;
 }
 
 CallerCredentials::CallerCredentials(fuse_req_t req) {

@@ -9,6 +9,7 @@
 #include "fusefs/control_dir.h"
 #include "fusefs/file_handle.h"
 #include "fusefs/graphfs.h"
+#include "fusefs/striped_read.h"
 
 namespace graphfs {
 
@@ -113,7 +114,9 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
         LogError("truncate: " + f.error().message());
         return ReplyErr(req, f.error().code());
       }
+      NoteStripedChange(fs, inode);
       Status s = (*f)->Truncate(static_cast<uint64_t>(attr->st_size));
+      NoteStripedChange(fs, inode);
       if (!s.ok()) {
         LogError("truncate: " + s.error().message());
         return ReplyErr(req, s.error().code());

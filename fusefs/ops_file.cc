@@ -1,8 +1,7 @@
 // Open files: create, open, read, write, flush, release, fsync, fallocate.
 //
 // Ordinary files are passed through with fd-backed replies (splice, no copy in the
-// daemon). Striped files are served through StripedFile; sequential readers get whole
-// stripe units read ahead, handed to the kernel straight from the unit buffers.
+// daemon). Striped files are served through the shared cache (fusefs/striped_read.cc).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include "fusefs/control_dir.h"
 #include "fusefs/file_handle.h"
 #include "fusefs/graphfs.h"
+#include "fusefs/striped_read.h"
 
 namespace graphfs {
 
@@ -40,6 +40,10 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
     }
     h->kind = FileHandle::Kind::kStriped;
     h->striped = *f;
+    {
+      std::lock_guard<std::mutex> lock(inode.mu);
+      h->source = inode.source;
+    }
     h->fd.reset();
     // All changes to a striped file pass through this daemon, so the kernel may keep
     // its cached pages across opens.
@@ -102,60 +106,6 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   h->inode = &inode;
   fi->fh = reinterpret_cast<uint64_t>(h.release());
   fuse_reply_create(req, &e, fi);
-}
-
-AlignedBuffer& ThreadBuffer(size_t size) {
-  thread_local AlignedBuffer buf;
-  if (buf.size() < size) buf = AlignedBuffer((size + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
-  return buf;
-}
-
-void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
-  GraphFs& fs = Fs(req);
-  StripedFile& f = *h.striped;
-  const uint64_t file_size = f.size();
-  const uint64_t off = static_cast<uint64_t>(offset);
-  if (off >= file_size || size == 0) return (void)fuse_reply_buf(req, nullptr, 0);
-  const uint64_t len = std::min<uint64_t>(size, file_size - off);
-  fs.counters.striped_reads.fetch_add(1, std::memory_order_relaxed);
-
-  if (!fs.options.readahead_off && h.streams.Continues(off, len)) {
-    const uint64_t unit = f.map().unit();
-    const uint32_t ahead = fs.options.readahead_units != 0 ? fs.options.readahead_units : 2 * f.map().disks();
-    std::vector<std::shared_ptr<StripeUnit>> held;
-    std::vector<iovec> iov;
-    uint64_t covered = 0;
-    for (uint64_t u = off / unit; u <= (off + len - 1) / unit; ++u) {
-      auto r = f.ReadUnit(u, ahead);
-      if (!r.ok()) {
-        LogError(r.error().message());
-        return ReplyErr(req, r.error().code());
-      }
-      if (*r == nullptr) break;  // no read-ahead memory left: read directly below
-      const uint64_t unit_start = u * unit;
-      const uint64_t from = std::max(off, unit_start) - unit_start;
-      const uint64_t to = std::min(off + len, unit_start + (*r)->valid) - unit_start;
-      if (to <= from) break;
-      iov.push_back({(*r)->data.data() + from, to - from});
-      (*r)->NoteServed(to - from);
-      covered += to - from;
-      held.push_back(std::move(*r));
-    }
-    if (covered == len) {
-      fs.counters.bytes_read.fetch_add(len, std::memory_order_relaxed);
-      fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
-      return;
-    }
-  }
-  AlignedBuffer& buf = ThreadBuffer(len);
-  if (!buf.ok()) return ReplyErr(req, ENOMEM);
-  auto n = f.Read(off, len, buf.data());
-  if (!n.ok()) {
-    LogError(n.error().message());
-    return ReplyErr(req, n.error().code());
-  }
-  fs.counters.bytes_read.fetch_add(*n, std::memory_order_relaxed);
-  fuse_reply_buf(req, buf.data(), *n);
 }
 
 void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
@@ -223,7 +173,10 @@ void WriteBuf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fuse_fi
     return (void)fuse_reply_write(req, size);
   }
   fs.counters.striped_writes.fetch_add(1, std::memory_order_relaxed);
+  // Before and after: a unit loaded while the write was in flight must not outlive it.
+  NoteStripedChange(fs, *h.inode);
   auto n = h.striped->Write(static_cast<uint64_t>(offset), data, size);
+  NoteStripedChange(fs, *h.inode);
   if (!n.ok()) {
     LogError(n.error().message());
     return ReplyErr(req, n.error().code());
@@ -282,6 +235,7 @@ void Fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
   const uint64_t end = static_cast<uint64_t>(offset) + static_cast<uint64_t>(length);
   if (!(mode & FALLOC_FL_KEEP_SIZE) && end > h.striped->size()) {
     Status s = h.striped->Truncate(end);
+    NoteStripedChange(Fs(req), *h.inode);
     if (!s.ok()) return ReplyErr(req, s.error().code());
   }
   fuse_reply_err(req, 0);

@@ -13,14 +13,6 @@
 
 namespace graphfs {
 
-bool MemoryBudget::TryTake(uint64_t bytes) {
-  uint64_t cur = used_.load(std::memory_order_relaxed);
-  while (cur + bytes <= limit_) {
-    if (used_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed)) return true;
-  }
-  return false;
-}
-
 namespace {
 // Buffers this large are mapped directly: malloc would keep freed ones in its arenas, and
 // the daemon's memory would grow past its read-ahead budget instead of going back.
@@ -59,14 +51,6 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
 }
 
 AlignedBuffer::~AlignedBuffer() { Release(); }
-
-StripeUnit::~StripeUnit() {
-  // A unit is only destroyed once its load finished: loads hold a reference via the map
-  // or a reader, and ReadUnit waits before handing a unit out; but an evicted unit still
-  // loading must not free memory the disk is writing into.
-  batch.Wait();
-  if (budget != nullptr) budget->Give(charge);
-}
 
 namespace {
 
@@ -125,8 +109,6 @@ StripedFile::StripedFile(const DiskSet& disks, IoEngine* io, UniqueFd stub_fd, c
 
 StripedFile::~StripedFile() {
   if (options_.writable) (void)Flush();
-  std::lock_guard<std::mutex> lock(units_mu_);
-  units_.clear();
 }
 
 StripeManifest StripedFile::manifest() const {
@@ -135,8 +117,6 @@ StripeManifest StripedFile::manifest() const {
   m.size = size();
   return m;
 }
-
-uint64_t StripedFile::unit_count() const { return (size() + map_.unit() - 1) / map_.unit(); }
 
 std::vector<IoRun> StripedFile::PlanRuns(IoKind kind, uint64_t offset, uint64_t length, char* buf) const {
   std::vector<IoRun> runs;
@@ -165,7 +145,6 @@ Result<uint64_t> StripedFile::Read(uint64_t offset, uint64_t length, char* buf) 
   length = std::min(length, size - offset);
   std::vector<IoRun> runs = PlanRuns(IoKind::kRead, offset, length, buf);
   IoBatch batch;
-  read_stats_.direct_reads.fetch_add(1, std::memory_order_relaxed);
   Status s = io_->SubmitAndWait(runs, batch);
   if (!s.ok()) return s.error().Wrap("read of striped file " + manifest_.file_id);
   return length;
@@ -177,23 +156,14 @@ void StripedFile::MarkModified() {
   manifest_dirty_ = true;
 }
 
-void StripedFile::InvalidateUnits() {
-  generation_.fetch_add(1, std::memory_order_acq_rel);
-  std::lock_guard<std::mutex> lock(units_mu_);
-  units_.clear();
-  unit_last_use_.clear();
-}
-
 Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t length) {
   if (!options_.writable) return Error(EROFS, "striped file opened read-only");
   if (length == 0) return uint64_t{0};
   if (offset + length < offset) return Error(EFBIG, "write past the largest offset");
   std::shared_lock<std::shared_mutex> lock(rw_);
-  InvalidateUnits();
   std::vector<IoRun> runs = PlanRuns(IoKind::kWrite, offset, length, const_cast<char*>(buf));
   IoBatch batch;
   Status s = io_->SubmitAndWait(runs, batch);
-  InvalidateUnits();  // a read-ahead that overlapped the write must not be served
   if (!s.ok()) return s.error().Wrap("write of striped file " + manifest_.file_id);
   uint64_t cur = size_.load();
   while (offset + length > cur && !size_.compare_exchange_weak(cur, offset + length)) {
@@ -205,7 +175,6 @@ Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t l
 Status StripedFile::Truncate(uint64_t new_size) {
   if (!options_.writable) return Error(EROFS, "striped file opened read-only");
   std::unique_lock<std::shared_mutex> lock(rw_);
-  InvalidateUnits();
   // Parts never hold bytes past their share of the logical size, so growing leaves a
   // hole (read as zeros) and shrinking cuts every part to its new share.
   if (new_size < size()) {
@@ -258,116 +227,6 @@ Status StripedFile::Sync() {
   GRAPHFS_RETURN_IF_ERROR(Flush());
   if (::fsync(stub_fd_.get()) != 0) return Error::FromErrno("fsync stub of " + manifest_.file_id);
   return Status::Ok();
-}
-
-namespace {
-constexpr int64_t kReadUnitIdleNs = 2'000'000'000;
-constexpr int64_t kUnreadUnitIdleNs = 30'000'000'000;
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
-bool StripeUnit::Consumed(int64_t now_ns) const {
-  const uint64_t taken = served.load(std::memory_order_relaxed);
-  if (taken >= valid) return true;
-  const int64_t idle = now_ns - last_touch_ns.load(std::memory_order_relaxed);
-  return idle > (taken > 0 ? kReadUnitIdleNs : kUnreadUnitIdleNs);
-}
-
-bool StripedFile::EvictConsumedUnit() {
-  const int64_t now = NowNs();
-  uint64_t victim = UINT64_MAX, oldest = UINT64_MAX;
-  for (auto& [i, u] : units_) {
-    if (u.use_count() == 1 && u->batch.done() && u->Consumed(now) && unit_last_use_[i] < oldest) {
-      oldest = unit_last_use_[i];
-      victim = i;
-    }
-  }
-  if (victim == UINT64_MAX) return false;
-  units_.erase(victim);
-  unit_last_use_.erase(victim);
-  return true;
-}
-
-std::shared_ptr<StripeUnit> StripedFile::StartUnitLoad(uint64_t index) {
-  const uint64_t unit = map_.unit();
-  const uint64_t start = index * unit;
-  const uint64_t size = this->size();
-  if (start >= size) return nullptr;
-  const uint64_t valid = std::min(unit, size - start);
-  const uint64_t buf_size = (unit + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
-  MemoryBudget* budget = options_.readahead_budget;
-  while (!budget->TryTake(buf_size)) {
-    if (!EvictConsumedUnit()) return nullptr;
-  }
-  auto u = std::make_shared<StripeUnit>(index, generation_.load(std::memory_order_acquire), budget, buf_size);
-  u->data = AlignedBuffer(buf_size);
-  if (!u->data.ok()) return nullptr;
-  u->valid = valid;
-  u->last_touch_ns.store(NowNs(), std::memory_order_relaxed);
-  const DiskLocation loc = map_.Locate(start);
-  const Part& part = parts_[loc.disk];
-  IoRun& run = u->run;
-  run.kind = IoKind::kRead;
-  run.disk = loc.disk;
-  run.offset = loc.disk_offset;
-  const bool direct = part.direct.valid() && Aligned(loc.disk_offset) && Aligned(unit);
-  // A direct read must be a multiple of the alignment; the buffer has room and the part ends short.
-  const uint64_t len = direct ? (valid + kDirectAlign - 1) / kDirectAlign * kDirectAlign : valid;
-  run.fd = direct ? part.direct.get() : part.fd.get();
-  run.iov = {{u->data.data(), len}};
-  run.batch = &u->batch;
-  u->batch.Add(1);
-  IoRun* p = &run;
-  io_->Submit(&p, 1);
-  read_stats_.readahead_loads.fetch_add(1, std::memory_order_relaxed);
-  units_[index] = u;
-  unit_last_use_[index] = ++use_tick_;
-  return u;
-}
-
-Result<std::shared_ptr<StripeUnit>> StripedFile::ReadUnit(uint64_t index, uint32_t ahead) {
-  if (options_.readahead_budget == nullptr) return std::shared_ptr<StripeUnit>();
-  std::shared_lock<std::shared_mutex> lock(rw_);
-  std::shared_ptr<StripeUnit> wanted;
-  {
-    std::lock_guard<std::mutex> guard(units_mu_);
-    const uint64_t gen = generation_.load(std::memory_order_acquire);
-    const uint64_t count = unit_count();
-    for (uint64_t i = index; i <= index + ahead && i < count; ++i) {
-      auto it = units_.find(i);
-      std::shared_ptr<StripeUnit> u;
-      if (it != units_.end() && it->second->generation == gen) {
-        u = it->second;
-        unit_last_use_[i] = ++use_tick_;
-        if (i == index) read_stats_.readahead_hits.fetch_add(1, std::memory_order_relaxed);
-      } else {
-        if (it != units_.end()) {
-          units_.erase(it);
-          unit_last_use_.erase(i);
-        }
-        u = StartUnitLoad(i);
-        if (u == nullptr) break;  // out of budget: read ahead less
-      }
-      if (i == index) wanted = u;
-    }
-  }
-  if (wanted == nullptr) return wanted;
-  wanted->last_touch_ns.store(NowNs(), std::memory_order_relaxed);
-  wanted->batch.Wait();
-  if (wanted->batch.error() != 0) {
-    std::lock_guard<std::mutex> guard(units_mu_);
-    auto it = units_.find(index);
-    if (it != units_.end() && it->second == wanted) {
-      units_.erase(it);
-      unit_last_use_.erase(index);
-    }
-    return Error::FromErrno(wanted->batch.error(), "read-ahead of striped file " + manifest_.file_id + " unit " +
-                                                       std::to_string(index));
-  }
-  return wanted;
 }
 
 bool ReadStreams::Continues(uint64_t offset, uint64_t length) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "chunkindex/active_chunk_finder.h"
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
@@ -52,6 +54,14 @@ TEST(IndexThroughMount, BuildsChecksAndDetectsStalenessOnAStripedGraph) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("up to date"), std::string::npos) << again.output;
 
+  // The daemon now caches column and row in the index's chunks (picked up at the next open).
+  ASSERT_FALSE(graphfs::testing::ReadFile(mgraph + "/column").empty());
+  auto stats = nlohmann::json::parse(graphfs::testing::ReadFile(mnt + "/.graphfs/stats"));
+  ASSERT_EQ(stats["indexes"].size(), 1u) << stats.dump(2);
+  EXPECT_TRUE(stats["indexes"][0]["in_use"].get<bool>()) << stats.dump(2);
+  EXPECT_EQ(stats["indexes"][0]["column_chunks"].get<uint64_t>(), t->chunks(ChunkFile::kColumn).size());
+  EXPECT_EQ(stats["indexes"][0]["error"], "");
+
   // A write through the mount makes it stale.
   {
     std::fstream f(mgraph + "/column", std::ios::in | std::ios::out | std::ios::binary);
@@ -61,6 +71,12 @@ TEST(IndexThroughMount, BuildsChecksAndDetectsStalenessOnAStripedGraph) {
   auto stale = ChunkTable::Open(mgraph);
   ASSERT_FALSE(stale.ok());
   EXPECT_NE(stale.error().message().find("re-run `graphfs-index"), std::string::npos) << stale.error().message();
+  // ... and the daemon stops using it, saying why.
+  ASSERT_FALSE(graphfs::testing::ReadFile(mgraph + "/row").empty());
+  stats = nlohmann::json::parse(graphfs::testing::ReadFile(mnt + "/.graphfs/stats"));
+  ASSERT_EQ(stats["indexes"].size(), 1u) << stats.dump(2);
+  EXPECT_FALSE(stats["indexes"][0]["in_use"].get<bool>()) << stats.dump(2);
+  EXPECT_NE(stats["indexes"][0]["error"].get<std::string>().find("graphfs-index"), std::string::npos) << stats.dump(2);
   mount.Unmount();
 }
 

@@ -16,49 +16,10 @@
 #include <gtest/gtest.h>
 
 #include "tests/fusefs/mount_harness.h"
+#include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {
 namespace {
-
-std::string RandomBytes(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  std::mt19937 rng(seed);
-  for (auto& c : s) c = static_cast<char>(rng());
-  return s;
-}
-
-class StripedMount : public ::testing::Test {
- protected:
-  void SetUp() override {
-    src = tmp.Sub("src");
-    graph = tmp.Sub("src/graph");
-    mnt = tmp.Sub("mnt");
-    for (int i = 0; i < 3; ++i) disks.push_back(tmp.Sub("disk" + std::to_string(i)));
-  }
-  // Writes `name` with `bytes` into the graph directory and stripes it.
-  void Stripe(const std::string& name, const std::string& bytes, uint64_t unit = 64 << 10) {
-    WriteFile(graph + "/" + name, bytes);
-    StripeRequest req;
-    req.path = graph + "/" + name;
-    req.disks = disks;
-    req.unit = unit;
-    req.min_size = 0;
-    req.progress = false;
-    auto r = StripeFiles(req);
-    ASSERT_TRUE(r.ok()) << r.error().message();
-    auto m = ReadManifest(graph + "/" + name);
-    ASSERT_TRUE(m.ok() && m->has_value()) << name << " was not striped";
-  }
-  void DoMount(std::vector<std::string> options = {}) {
-    ASSERT_TRUE(mount.Mount(src, mnt, options)) << mount.error();
-  }
-  nlohmann::json Stats() { return nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats")); }
-
-  TempDir tmp;
-  std::string src, graph, mnt;
-  std::vector<std::string> disks;
-  GraphfsMount mount;
-};
 
 TEST_F(StripedMount, SameNamesSizesAndBytesAsBeforeStriping) {
   const std::string data = RandomBytes(1000000 + 123, 1);
@@ -316,7 +277,7 @@ TEST_F(StripedMount, MountTypeFuseGraphfsLikeFstab) {
 }
 
 TEST_F(StripedMount, BadOptionsAreRefusedWithAMessage) {
-  for (const char* bad : {"threads=0", "io=raid", "readahead_mem=-5", "cache_size=150%", "queue_depth=x",
+  for (const char* bad : {"threads=0", "io=raid", "readahead_mem=-5", "cache_size=150%", "cache_policy=fifo", "cache_window=0", "queue_depth=x",
                           "disks=a::b"}) {
     auto r = RunCommand({GraphfsBinary(), src, mnt, "-o", bad});
     EXPECT_EQ(r.status, 2) << bad << ": " << r.output;

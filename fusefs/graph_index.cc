@@ -1,0 +1,122 @@
+#include "fusefs/graph_index.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "chunkindex/chunk_index.h"
+#include "chunkindex/fingerprint.h"
+#include "fusefs/graphfs.h"
+
+namespace graphfs {
+
+namespace {
+
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+// What a graph file looks like through the mount: a striped file is read through its
+// stripe map (the backing directory only holds its stub), anything else directly.
+Result<chunkindex::FileFingerprint> MountedFingerprint(GraphFs& fs, const std::string& dir, const std::string& name) {
+  const std::string path = dir + "/" + name;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return Error::FromErrno("open " + path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("stat " + path);
+  std::optional<StripeManifest> manifest;
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kMaxStubSize) {
+    auto m = ReadManifestFd(fd.get());
+    if (!m.ok()) return m.error();
+    manifest = std::move(*m);
+  }
+  if (!manifest) return chunkindex::TakeFingerprint(dir, name);
+  if (fs.disks == nullptr || fs.io == nullptr) return Error(EIO, path + " is striped but no disk set is open");
+  StripedFileOptions o;
+  o.writable = false;
+  auto f = StripedFile::Open(*fs.disks, fs.io.get(), std::move(fd), *manifest, o);
+  if (!f.ok()) return f.error();
+  return chunkindex::FingerprintFrom(name, (*f)->size(), MtimeNs(st), [&](uint64_t off, uint64_t len, char* buf) {
+    auto n = (*f)->Read(off, len, buf);
+    if (!n.ok()) return Status(n.error());
+    if (*n != len) return Status(Error(EIO, "short read of " + path));
+    return Status::Ok();
+  });
+}
+
+Result<std::shared_ptr<const cache::ChunkLayout>> LayoutOf(const chunkindex::ChunkTable& table,
+                                                           chunkindex::ChunkFile file) {
+  std::vector<cache::ChunkLayout::Chunk> chunks;
+  for (const chunkindex::Chunk& c : table.chunks(file))
+    chunks.push_back({c.offset, c.length, c.mean_source_degree()});
+  return cache::ChunkLayout::Create(std::move(chunks), table.meta().edges * table.edge_size());
+}
+
+}  // namespace
+
+GraphIndexes::Stamp GraphIndexes::TakeStamp(const std::string& dir) {
+  Stamp s;
+  for (const std::string& path : {chunkindex::IndexPath(dir), dir + "/column", dir + "/row"}) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      s.values.insert(s.values.end(), {-1, -1, -1});
+      continue;
+    }
+    s.values.insert(s.values.end(), {static_cast<int64_t>(st.st_ino), st.st_size, MtimeNs(st)});
+  }
+  return s;
+}
+
+GraphIndexes::Loaded GraphIndexes::Load(GraphFs& fs, const std::string& dir) {
+  Loaded l;
+  l.stamp = TakeStamp(dir);
+  struct stat st;
+  if (::stat(chunkindex::IndexPath(dir).c_str(), &st) != 0) return l;  // not indexed: nothing to say
+  auto table = chunkindex::ChunkTable::Open(
+      dir, [&](const std::string& name) { return MountedFingerprint(fs, dir, name); });
+  if (!table.ok()) {
+    l.error = table.error().message();
+    return l;
+  }
+  auto column = LayoutOf(*table, chunkindex::ChunkFile::kColumn);
+  auto row = LayoutOf(*table, chunkindex::ChunkFile::kRow);
+  if (!column.ok() || !row.ok()) {
+    l.error = "chunk index of " + dir + " does not tile its files (" +
+              (column.ok() ? row.error() : column.error()).message() + "); re-run graphfs-index";
+    return l;
+  }
+  l.column = *column;
+  l.row = *row;
+  return l;
+}
+
+std::shared_ptr<const cache::ChunkLayout> GraphIndexes::Find(GraphFs& fs, const std::string& dir,
+                                                             const std::string& name, std::string* why) {
+  why->clear();
+  if (name != "column" && name != "row") return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_dir_.find(dir);
+  if (it == by_dir_.end() || !(it->second.stamp == TakeStamp(dir))) {
+    Loaded l = Load(fs, dir);
+    if (!l.error.empty()) LogError("cache: " + l.error + " (its files are cached in stripe-aligned blocks)");
+    it = by_dir_.insert_or_assign(dir, std::move(l)).first;
+  }
+  *why = it->second.error;
+  return name == "column" ? it->second.column : it->second.row;
+}
+
+std::vector<GraphIndexes::IndexState> GraphIndexes::List() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<IndexState> out;
+  for (const auto& [dir, l] : by_dir_) {
+    IndexState s;
+    s.dir = dir;
+    s.loaded = l.column != nullptr;
+    s.error = l.error;
+    s.column_chunks = l.column ? l.column->size() : 0;
+    s.row_chunks = l.row ? l.row->size() : 0;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace graphfs

@@ -1,0 +1,54 @@
+// The chunk layouts of indexed graphs, so the cache's unit for `column` and `row` is the
+// chunk the priority formula is about. Loaded from GRAPH/.graphfs/index when a striped
+// partition file is first opened, kept per graph directory, reloaded when the index or the
+// files change. A stale or damaged index is not used (the file falls back to stripe-aligned
+// blocks) and the reason — "re-run graphfs-index" — goes to the log and to stats.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cache/unit_layout.h"
+
+namespace graphfs {
+
+struct GraphFs;
+
+class GraphIndexes {
+ public:
+  // The chunk layout of `name` in backing directory `dir` (absolute), or null with the
+  // reason in `why` ("" when the file is simply not a partition file or has no index).
+  std::shared_ptr<const cache::ChunkLayout> Find(GraphFs& fs, const std::string& dir, const std::string& name,
+                                                 std::string* why);
+
+  struct IndexState {
+    std::string dir;
+    bool loaded = false;
+    std::string error;
+    uint64_t column_chunks = 0, row_chunks = 0;
+  };
+  std::vector<IndexState> List();
+
+ private:
+  struct Stamp {
+    std::vector<int64_t> values;  // ino, size, mtime of the index directory and the partition files
+    bool operator==(const Stamp&) const = default;
+  };
+  struct Loaded {
+    Stamp stamp;
+    std::shared_ptr<const cache::ChunkLayout> column, row;
+    std::string error;
+  };
+  static Stamp TakeStamp(const std::string& dir);
+  static Loaded Load(GraphFs& fs, const std::string& dir);
+
+  std::mutex mu_;
+  std::map<std::string, Loaded> by_dir_;
+};
+
+}  // namespace graphfs

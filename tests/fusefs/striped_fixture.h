@@ -1,0 +1,58 @@
+// A graph directory under a temp source with striped files, three disk directories and a
+// mount: the fixture of the striped-file and cache tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "striping/manifest.h"
+#include "striping/restripe.h"
+#include "tests/fusefs/mount_harness.h"
+
+namespace graphfs::testing {
+
+inline std::string RandomBytes(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  std::mt19937 rng(seed);
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+class StripedMount : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src = tmp.Sub("src");
+    graph = tmp.Sub("src/graph");
+    mnt = tmp.Sub("mnt");
+    for (int i = 0; i < 3; ++i) disks.push_back(tmp.Sub("disk" + std::to_string(i)));
+  }
+  // Writes `name` with `bytes` into the graph directory and stripes it.
+  void Stripe(const std::string& name, const std::string& bytes, uint64_t unit = 64 << 10) {
+    WriteFile(graph + "/" + name, bytes);
+    StripeRequest req;
+    req.path = graph + "/" + name;
+    req.disks = disks;
+    req.unit = unit;
+    req.min_size = 0;
+    req.progress = false;
+    auto r = StripeFiles(req);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    auto m = ReadManifest(graph + "/" + name);
+    ASSERT_TRUE(m.ok() && m->has_value()) << name << " was not striped";
+  }
+  void DoMount(std::vector<std::string> options = {}) {
+    ASSERT_TRUE(mount.Mount(src, mnt, options)) << mount.error();
+  }
+  nlohmann::json Stats() { return nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats")); }
+
+  TempDir tmp;
+  std::string src, graph, mnt;
+  std::vector<std::string> disks;
+  GraphfsMount mount;
+};
+
+}  // namespace graphfs::testing
