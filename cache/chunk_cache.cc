@@ -169,7 +169,7 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   std::unique_lock<std::mutex> lock(mu_);
   const int64_t now = NowNs();
   Record& rec = units_[r.key];
-  rec.readers.Touch(pid, now);
+  rec.readers.Touch(pid, now, options_.same_pass_ns);
   ProcessStats& ps = Process(pid);
   if (std::shared_ptr<Entry> e = rec.entry) {
     ++e->pins;
@@ -213,7 +213,7 @@ UnitRef ChunkCache::Peek(const UnitRequest& r, uint32_t pid) {
   std::unique_lock<std::mutex> lock(mu_);
   const int64_t now = NowNs();
   Record& rec = units_[r.key];
-  rec.readers.Touch(pid, now);  // a read around the cache still says who wants the unit
+  rec.readers.Touch(pid, now, options_.same_pass_ns);  // a read around the cache still says who wants the unit
   std::shared_ptr<Entry> e = rec.entry;
   if (e == nullptr) return UnitRef();
   ++e->pins;
@@ -298,6 +298,8 @@ void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   e.served += bytes;
   e.touched_ns = NowNs();
+  counters_.bytes_served += bytes;
+  Process(pid).bytes_served += bytes;
   if (hit) {
     counters_.bytes_from_cache += bytes;
     Process(pid).bytes_from_cache += bytes;
@@ -382,6 +384,7 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   if (s == staged_.end()) return;
   staged_.erase(s);
   staged_bytes_ -= e->charge;
+  if (e->prefetched && e->served == 0) counters_.prefetched_unused_bytes += e->length;
   if (e->orphan) return;
   auto it = units_.find(e->key);
   if (it == units_.end() || it->second.entry != e) return;

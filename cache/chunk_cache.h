@@ -15,8 +15,9 @@
 // for admission and dropped if refused. So read-ahead never thrashes the cache and the cache
 // never evicts what a reader is about to take.
 //
-// Priority of a unit (kPriority): (distinct processes that read it within `reader_window`)
-// × its weight (the mean source degree of an indexed chunk — GraphSO's hub-heavy chunks
+// Priority of a unit (kPriority): (visits within `reader_window` — a visit is one pass of
+// one process over the unit, so several processes count once each and a unit a job reads at
+// every iteration counts more than one it read once) × its weight (the mean source degree of an indexed chunk — GraphSO's hub-heavy chunks
 // first — or 1) × a factor set from outside (SetBoost: jobs' active sets, issue 5). Ties go
 // to the more recently used unit, and a newcomer must beat a resident unit to evict it, so a
 // scan larger than the cache keeps the cache's content instead of flushing it (LRU's flaw).
@@ -74,6 +75,7 @@ struct CacheOptions {
   Policy policy = Policy::kPriority;
   uint64_t staging_limit = 1ull << 30;    // bytes of prefetched units not yet taken by their reader
   int64_t reader_window_ns = 60'000'000'000;
+  int64_t same_pass_ns = 2'000'000'000;   // reads of a unit by one process this close are one visit
   uint32_t prefetch_threads = 4;
   uint32_t disks = 1;                     // for per-process per-disk counters
 };
@@ -81,6 +83,7 @@ struct CacheOptions {
 struct ProcessStats {
   uint32_t pid = 0;
   uint64_t hits = 0, misses = 0, bypassed = 0;  // unit lookups
+  uint64_t bytes_served = 0;                    // handed to the process from cache units
   uint64_t bytes_from_cache = 0;                // served from units someone else loaded
   uint64_t bytes_loaded = 0;                    // disk bytes of units this process caused to load
   std::vector<uint64_t> disk_bytes;             // the same, per disk
@@ -94,7 +97,8 @@ struct CacheStats {
   uint64_t hits = 0, misses = 0, bypassed = 0;
   uint64_t admissions = 0, rejections = 0, evictions = 0;
   uint64_t prefetches = 0, prefetches_skipped = 0, load_errors = 0;
-  uint64_t bytes_from_cache = 0, bytes_loaded = 0, bytes_bypassed = 0;
+  uint64_t bytes_served = 0, bytes_from_cache = 0, bytes_loaded = 0, bytes_bypassed = 0;
+  uint64_t prefetched_unused_bytes = 0;  // loaded ahead, dropped without a reader
   std::vector<ProcessStats> processes;
 };
 

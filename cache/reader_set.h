@@ -1,5 +1,8 @@
-// The distinct processes that read a unit recently: the "how many jobs want it" half of
-// a unit's priority when jobs have not said what they need.
+// Who read a unit recently, as *visits*: one per pass of a process over the unit (the
+// 1 MiB requests of one pass count once). The number of visits within the window is the
+// "how many jobs want it, how often" half of a unit's priority when jobs have not said
+// what they need: several processes reading a unit count once each, and a unit one
+// process reads at every iteration counts more than one it read once.
 #pragma once
 
 #include <array>
@@ -9,21 +12,22 @@ namespace graphfs::cache {
 
 class ReaderSet {
  public:
-  static constexpr int kSlots = 8;  // more distinct readers than this all count as 8
+  static constexpr int kSlots = 16;  // visits remembered
 
-  // Records a read by `pid` at `now_ns`; the slot of the longest-idle reader is reused.
-  void Touch(uint32_t pid, int64_t now_ns) {
-    Slot* victim = &slots_[0];
+  // Records a read by `pid` at `now_ns`: a new visit unless the same process touched the
+  // unit within `same_pass_ns`. The oldest visit makes room.
+  void Touch(uint32_t pid, int64_t now_ns, int64_t same_pass_ns) {
+    Slot* oldest = &slots_[0];
     for (Slot& s : slots_) {
-      if (s.pid == pid && s.last_ns != 0) {
+      if (s.last_ns != 0 && s.pid == pid && now_ns - s.last_ns <= same_pass_ns) {
         s.last_ns = now_ns;
         return;
       }
-      if (s.last_ns < victim->last_ns) victim = &s;
+      if (s.last_ns < oldest->last_ns) oldest = &s;
     }
-    *victim = {pid, now_ns};
+    *oldest = {pid, now_ns};
   }
-  // Readers seen within `window_ns` before `now_ns`.
+  // Visits within `window_ns` before `now_ns`.
   int Count(int64_t now_ns, int64_t window_ns) const {
     int n = 0;
     for (const Slot& s : slots_) n += (s.last_ns != 0 && now_ns - s.last_ns <= window_ns) ? 1 : 0;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -56,12 +57,16 @@ json RenderCache(const cache::CacheStats& c) {
                      {"hits", p.hits},
                      {"misses", p.misses},
                      {"bypassed", p.bypassed},
+                     {"bytes_served", p.bytes_served},
                      {"bytes_from_cache", p.bytes_from_cache},
                      {"bytes_loaded", p.bytes_loaded},
                      {"bytes_loaded_per_disk", p.disk_bytes},
                      {"bytes_bypassed", p.bytes_bypassed}});
   }
   const uint64_t lookups = c.hits + c.misses;
+  // Of the bytes handed to readers from the cache, the share that cost no disk read.
+  const double byte_hit_ratio =
+      c.bytes_served == 0 ? 0.0 : 1.0 - std::min(1.0, static_cast<double>(c.bytes_loaded) / static_cast<double>(c.bytes_served));
   return {{"policy", cache::PolicyName(c.policy)},
           {"capacity", c.capacity},
           {"used", c.used},
@@ -78,8 +83,11 @@ json RenderCache(const cache::CacheStats& c) {
           {"prefetches", c.prefetches},
           {"prefetches_skipped", c.prefetches_skipped},
           {"load_errors", c.load_errors},
+          {"byte_hit_ratio", byte_hit_ratio},
+          {"bytes_served", c.bytes_served},
           {"bytes_from_cache", c.bytes_from_cache},
           {"bytes_loaded", c.bytes_loaded},
+          {"prefetched_unused_bytes", c.prefetched_unused_bytes},
           {"bytes_bypassed", c.bytes_bypassed},
           {"processes", procs}};
 }

@@ -54,13 +54,13 @@ cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const c
 }
 
 // Serves [off, off + len) from cache units; false if the caller must read around the cache.
-bool ServeFromCache(fuse_req_t req, GraphFs& fs, FileHandle& h, uint64_t off, uint64_t len, bool sequential) {
+bool ServeFromCache(fuse_req_t req, GraphFs& fs, FileHandle& h, uint64_t off, uint64_t len, uint64_t stream) {
   cache::ChunkCache& cache = *fs.cache;
   const std::shared_ptr<StripedSource>& src = h.source;
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   const uint64_t file_size = h.striped->size();
   const uint32_t pid = ProcessOfThread(fuse_req_ctx(req)->pid);
-  const bool through = sequential || len >= kStreamingRequest;
+  const bool through = stream > 0 || len >= kStreamingRequest;
 
   std::vector<cache::UnitRef> held;
   std::vector<iovec> iov;
@@ -92,12 +92,14 @@ bool ServeFromCache(fuse_req_t req, GraphFs& fs, FileHandle& h, uint64_t off, ui
   }
   if (at < off + len) return false;  // the layout does not cover the file (it changed size)
 
-  if (sequential && !fs.options.readahead_off) {
-    // Keep `readahead` stripe units' worth of bytes loading ahead of the stream, so every
-    // disk has work although FUSE hands us 1 MiB at a time.
+  if (stream > 0 && !fs.options.readahead_off) {
+    // Keep up to `readahead` stripe units' worth of bytes loading ahead of the stream, so
+    // every disk has work although FUSE hands us 1 MiB at a time; but never more than the
+    // stream has read so far: engines that skip inactive blocks jump, and a deep read-ahead
+    // past the end of what they want only burns disk time (the kernel ramps up the same way).
     const uint64_t units = fs.options.readahead_units != 0 ? fs.options.readahead_units : 2 * h.striped->map().disks();
-    const uint64_t want = units * h.striped->map().unit();
-    for (uint64_t ahead = 0; ahead < want && u.length > 0; u = layout->At(u.index + 1, file_size)) {
+    const uint64_t want = std::min(stream, units * h.striped->map().unit());
+    for (uint64_t ahead = 0; u.length > 0 && ahead + u.length <= want; u = layout->At(u.index + 1, file_size)) {
       cache.Prefetch(RequestFor(src, u), pid);
       ahead += u.length;
     }
@@ -170,8 +172,8 @@ void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   const uint64_t len = std::min<uint64_t>(size, file_size - off);
   fs.counters.striped_reads.fetch_add(1, std::memory_order_relaxed);
 
-  const bool sequential = h.streams.Continues(off, len);
-  if (fs.cache != nullptr && h.source != nullptr && ServeFromCache(req, fs, h, off, len, sequential)) return;
+  const uint64_t stream = h.streams.Continues(off, len);
+  if (fs.cache != nullptr && h.source != nullptr && ServeFromCache(req, fs, h, off, len, stream)) return;
 
   AlignedBuffer& buf = ThreadBuffer(len);
   if (!buf.ok()) return ReplyErr(req, ENOMEM);

@@ -229,7 +229,7 @@ Status StripedFile::Sync() {
   return Status::Ok();
 }
 
-bool ReadStreams::Continues(uint64_t offset, uint64_t length) {
+uint64_t ReadStreams::Continues(uint64_t offset, uint64_t length) {
   std::lock_guard<std::mutex> lock(mu_);
   ++tick_;
   Slot* best = nullptr;
@@ -244,15 +244,15 @@ bool ReadStreams::Continues(uint64_t offset, uint64_t length) {
   if (best != nullptr) {
     best->next = std::max(best->next, offset + length);
     best->last_use = tick_;
-    ++best->hits;
-    return true;
+    best->run += length;
+    return best->run;
   }
   Slot* victim = &slots_[0];
   for (Slot& s : slots_)
     if (s.last_use < victim->last_use) victim = &s;
-  *victim = {offset + length, tick_, 0};
+  *victim = {offset + length, tick_, length};
   // A read from the start of the file starts a stream right away.
-  return offset == 0;
+  return offset == 0 ? length : 0;
 }
 
 }  // namespace graphfs

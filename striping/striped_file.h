@@ -106,8 +106,9 @@ class StripedFile {
 // reads which continue where an earlier one ended are served by read-ahead.
 class ReadStreams {
  public:
-  // Records the read; returns true if it continues a stream.
-  bool Continues(uint64_t offset, uint64_t length);
+  // Records the read. Returns 0 if it does not continue a stream, else the bytes the stream
+  // has read so far including this read (read-ahead grows with it, like the kernel's).
+  uint64_t Continues(uint64_t offset, uint64_t length);
 
  private:
   static constexpr int kSlots = 8;
@@ -115,7 +116,7 @@ class ReadStreams {
   struct Slot {
     uint64_t next = UINT64_MAX;
     uint64_t last_use = 0;
-    uint32_t hits = 0;
+    uint64_t run = 0;  // bytes read by the stream
   };
   std::mutex mu_;
   Slot slots_[kSlots];

@@ -47,7 +47,7 @@ run_throttled() {
 }
 
 # sectors read from a loop device so far (512-byte units).
-disk_read_bytes() { awk '{print $3 * 512}' "/sys/block/$(basename "$1")/stat"; }
+disk_read_bytes() { awk '{printf "%.0f\n", $3 * 512}' "/sys/block/$(basename "$1")/stat"; }
 
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 

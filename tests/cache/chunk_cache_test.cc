@@ -218,6 +218,24 @@ TEST(ChunkCache, AUnitMoreProcessesWantEvictsOneFewerWant) {
   EXPECT_FALSE(Resident(c, Unit(src, 0)));
 }
 
+TEST(ChunkCache, AUnitReadAtEveryPassOutranksOneReadOnce) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  CacheOptions o = Options(1, Policy::kPriority);
+  o.same_pass_ns = 1'000'000;  // 1 ms between passes makes a new visit
+  ChunkCache c(o);
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));  // same pass: still one visit
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 1));
+  EXPECT_TRUE(Resident(c, Unit(src, 0)));       // 1 visit does not beat 1
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 1));   // next pass of the same process: 2 visits
+  EXPECT_TRUE(Resident(c, Unit(src, 1)));
+  EXPECT_FALSE(Resident(c, Unit(src, 0)));
+  CacheStats s = c.Stats();
+  EXPECT_EQ(s.processes.size(), 1u);
+  EXPECT_EQ(s.bytes_served, 4 * kUnit);
+}
+
 TEST(ChunkCache, HubHeavyChunksWinAtEqualReaders) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   ChunkCache c(Options(1, Policy::kPriority));
