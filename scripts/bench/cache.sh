@@ -2,6 +2,7 @@
 # Issue 4 benchmark: the shared cache under the concurrent 4-job mix on 4 throttled disks.
 #
 #   scripts/bench/cache.sh [--scale 24] [--fractions "0.25"] [--sweep "0.10 0.50"] [--bps 100000000]
+#   (--fractions: every config; --sweep: the mount only, for the hit ratio against the budget)
 #                          [--partitions 16] [--gen-dir DIR] [--policies "priority lru"]
 #                          [--no-plain] [--no-plain-direct]
 #
@@ -81,7 +82,7 @@ RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 SUMMARY=$RESULTS/cache-$STAMP.tsv
-printf 'config\tfraction\tbudget\twall_s\tdisk_bytes\thit_ratio\tbytes_from_cache\tindex\tresults\n' > "$SUMMARY"
+printf 'config\tfraction\tbudget\twall_s\tdisk_bytes\tbyte_hit_ratio\tbytes_from_cache\tindex\tresults\n' > "$SUMMARY"
 echo "# cache benchmark $STAMP: scale $SCALE, column $COLUMN B, graph $GRAPH_BYTES B, $BPS B/s x 4 disks, jobs $JOBS"
 
 # run CONFIG FRACTION GRAPH_DIR MEM_GB LIMIT LOOPS...: one concurrent mix, its jobs together in a
@@ -94,7 +95,7 @@ run() {
   mkdir -p "$MIX_CGROUP"
   echo "$limit" > "$MIX_CGROUP/memory.limit_in_bytes"
   echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
-  sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift 2; exec "$@"' "$BENCH_CGROUP" "$MIX_CGROUP" \
+  sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' "$BENCH_CGROUP" "$MIX_CGROUP" \
     "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$JOBS" --mem-gb "$memgb" > "$log" 2>&1 ||
     { echo "$config failed:"; cat "$log"; rmdir "$MIX_CGROUP"; return 1; }
   echo "mix cgroup: limit $limit, peak $(cat "$MIX_CGROUP/memory.max_usage_in_bytes")" >> "$log"
@@ -104,7 +105,7 @@ run() {
   hit=-; fromcache=-; index=-
   if [[ -f $BENCH_ROOT/mnt/.graphfs/stats ]]; then
     cp "$BENCH_ROOT/mnt/.graphfs/stats" "$log.stats.json"
-    hit=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cache"]; print("%.3f" % c["hit_ratio"])' "$log.stats.json")
+    hit=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cache"]; print("%.3f" % c["byte_hit_ratio"])' "$log.stats.json")
     fromcache=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cache"]["bytes_from_cache"])' "$log.stats.json")
     # The chunk index must be in use (cache units = chunks), else say why.
     index=$(python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["indexes"]; print(";".join("chunks:%d" % x["column_chunks"] if x["in_use"] else "unused:" + x["error"] for x in i) or "none")' "$log.stats.json")
@@ -116,9 +117,7 @@ run() {
 
 for fraction in $FRACTIONS $SWEEP; do
   budget=$(python3 -c "print(int($COLUMN * $fraction) // 4096 * 4096)")
-  policies=$POLICIES
-  [[ " $SWEEP " == *" $fraction "* ]] && policies=priority
-  for policy in $policies; do
+  for policy in $POLICIES; do
     mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$budget,cache_policy=$policy,readahead_mem=256M"
     run "mount-$policy" "$fraction" "$BENCH_ROOT/mnt/g" 0.25 "$WORK" "${LOOPS[@]:0:4}"
     unmount_graphfs "$BENCH_ROOT/mnt"

@@ -221,13 +221,13 @@ TEST(ChunkCache, AUnitMoreProcessesWantEvictsOneFewerWant) {
 TEST(ChunkCache, AUnitReadAtEveryPassOutranksOneReadOnce) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   CacheOptions o = Options(1, Policy::kPriority);
-  o.same_pass_ns = 1'000'000;  // 1 ms between passes makes a new visit
+  o.same_pass_ns = 100'000'000;  // 100 ms between reads makes a new visit
   ChunkCache c(o);
   ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
   ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));  // same pass: still one visit
   ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 1));
   EXPECT_TRUE(Resident(c, Unit(src, 0)));       // 1 visit does not beat 1
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 1));   // next pass of the same process: 2 visits
   EXPECT_TRUE(Resident(c, Unit(src, 1)));
   EXPECT_FALSE(Resident(c, Unit(src, 0)));
