@@ -93,6 +93,7 @@ void UnitRef::NoteServed(uint64_t bytes) {
 // ---- ChunkCache ----
 
 ChunkCache::ChunkCache(const CacheOptions& options) : options_(options) {
+  if (!options.trace_path.empty()) trace_ = std::fopen(options.trace_path.c_str(), "a");
   counters_.policy = options.policy;
   counters_.capacity = options.capacity;
   for (uint32_t i = 0; i < std::max<uint32_t>(1, options.prefetch_threads); ++i)
@@ -106,6 +107,7 @@ ChunkCache::~ChunkCache() {
   }
   task_ready_.notify_all();
   for (std::thread& t : workers_) t.join();
+  if (trace_ != nullptr) std::fclose(trace_);
 }
 
 ProcessStats& ChunkCache::Process(uint32_t pid) {
@@ -170,6 +172,7 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   const int64_t now = NowNs();
   Record& rec = units_[r.key];
   rec.readers.Touch(pid, now, options_.same_pass_ns);
+  if (trace_ != nullptr) Trace(r, pid, now);
   ProcessStats& ps = Process(pid);
   if (std::shared_ptr<Entry> e = rec.entry) {
     ++e->pins;
@@ -213,7 +216,8 @@ UnitRef ChunkCache::Peek(const UnitRequest& r, uint32_t pid) {
   std::unique_lock<std::mutex> lock(mu_);
   const int64_t now = NowNs();
   Record& rec = units_[r.key];
-  rec.readers.Touch(pid, now, options_.same_pass_ns);  // a read around the cache still says who wants the unit
+  rec.readers.Touch(pid, now, options_.same_pass_ns);  // a read around the cache still says who wants it
+  if (trace_ != nullptr) Trace(r, pid, now);
   std::shared_ptr<Entry> e = rec.entry;
   if (e == nullptr) return UnitRef();
   ++e->pins;
@@ -231,6 +235,12 @@ UnitRef ChunkCache::Peek(const UnitRequest& r, uint32_t pid) {
     return UnitRef();
   }
   return UnitRef(this, e, pid, true);
+}
+
+void ChunkCache::Trace(const UnitRequest& r, uint32_t pid, int64_t now) {
+  std::fprintf(trace_, "%lld %u %llu %llu %llu\n", static_cast<long long>(now), pid,
+               static_cast<unsigned long long>(r.key.file), static_cast<unsigned long long>(r.key.index),
+               static_cast<unsigned long long>(r.length));
 }
 
 void ChunkCache::NoteBypass(uint32_t pid, uint64_t bytes) {

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdio>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -74,10 +75,12 @@ struct CacheOptions {
   uint64_t capacity = 0;                  // bytes of admitted units
   Policy policy = Policy::kPriority;
   uint64_t staging_limit = 1ull << 30;    // bytes of prefetched units not yet taken by their reader
-  int64_t reader_window_ns = 60'000'000'000;
+  int64_t reader_window_ns = 600'000'000'000;
   int64_t same_pass_ns = 2'000'000'000;   // reads of a unit by one process this close are one visit
   uint32_t prefetch_threads = 4;
   uint32_t disks = 1;                     // for per-process per-disk counters
+  std::string trace_path;                 // if set: every unit lookup appended as a text line
+                                          // "ns pid file index length" (offline policy studies)
 };
 
 struct ProcessStats {
@@ -180,6 +183,7 @@ class ChunkCache {
   void Rescore(int64_t now);                                       // mu_ held
   void Evict(const std::shared_ptr<Entry>& e);                     // mu_ held
   ProcessStats& Process(uint32_t pid);                             // mu_ held
+  void Trace(const UnitRequest& r, uint32_t pid, int64_t now);     // mu_ held
   void PrefetchWorker();
 
   const CacheOptions options_;
@@ -194,6 +198,7 @@ class ChunkCache {
   CacheStats counters_;                            // totals (processes kept apart)
   std::unordered_map<uint32_t, ProcessStats> processes_;
 
+  std::FILE* trace_ = nullptr;
   std::deque<std::unique_ptr<Task>> tasks_;
   std::condition_variable task_ready_;
   bool stopping_ = false;

@@ -279,6 +279,7 @@ int Run(int argc, char** argv) {
           co.reader_window_ns = static_cast<int64_t>(fs.options.cache_window) * 1'000'000'000;
           co.prefetch_threads = std::max<uint32_t>(4, 2 * io.disks);
           co.disks = io.disks;
+          co.trace_path = fs.options.cache_trace;
           fs.cache = std::make_unique<cache::ChunkCache>(co);
         }
         if (!engine.ok()) {

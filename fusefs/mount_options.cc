@@ -72,6 +72,11 @@ Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
     o.cache_window = *v;
     return true;
   }
+  if (key == "cache_trace") {
+    GRAPHFS_RETURN_IF_ERROR(need_value());
+    o.cache_trace = value;
+    return true;
+  }
   if (key == "io") {
     GRAPHFS_RETURN_IF_ERROR(need_value());
     if (value == "perdisk") o.shared_queue = false;
@@ -161,7 +166,9 @@ const char* MountOptionsHelp() {
          "    -o cache_size=SIZE|N%   shared chunk cache budget (default 25% of RAM; 0: read-ahead only)\n"
          "    -o cache_policy=priority|lru  eviction: readers in the window x mean source degree (default),\n"
          "                            or least recently used (for comparison)\n"
-         "    -o cache_window=SECONDS how long a read counts towards a unit's priority (default 60)\n"
+         "    -o cache_window=SECONDS how long a read counts towards a unit's priority (default 600; must\n"
+         "                            cover an iteration of the slowest job, or the cache forgets too soon)\n"
+         "    -o cache_trace=FILE     append every cache unit lookup to FILE (time pid file unit bytes)\n"
          "    -o threads=N            FUSE worker threads at most (default 16)\n"
          "    -o io=perdisk|shared    one queue per disk (default), or one shared queue\n"
          "    -o io_workers=N         io_uring workers per disk (perdisk, default 1) or in the pool (shared,\n"

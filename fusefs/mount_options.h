@@ -14,7 +14,8 @@ struct MountOptions {
   std::string cache_size = "25%";    // shared chunk cache budget (bytes or % of RAM)
   uint64_t cache_bytes = 0;          // resolved
   bool cache_lru = false;            // cache_policy=lru (default: priority)
-  unsigned cache_window = 60;        // seconds a read counts towards a unit's priority
+  unsigned cache_window = 600;       // seconds a read counts towards a unit's priority
+  std::string cache_trace;           // cache_trace=FILE: unit lookups logged (diagnostics)
   unsigned threads = 16;             // FUSE worker threads at most
   bool shared_queue = false;         // io=shared: one queue for all disks (comparison)
   unsigned io_workers = 0;           // per disk (io=perdisk, default 1) or in the pool (io=shared, default N)

@@ -79,6 +79,8 @@ for k in read write; do echo "$mm $((4 * BPS))" > "$BENCH_CGROUP/blkio.throttle.
 
 loops_read() { local t=0 d; for d in "$@"; do t=$((t + $(disk_read_bytes "$d"))); done; echo $t; }
 RESULTS=$ROOT/scripts/bench/results
+TRACES=${TRACES:-/var/tmp/graphfs-cache-traces}  # unit lookups of each mount run, for cache_sim.py
+mkdir -p "$TRACES"
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 SUMMARY=$RESULTS/cache-$STAMP.tsv
@@ -118,7 +120,7 @@ run() {
 for fraction in $FRACTIONS $SWEEP; do
   budget=$(python3 -c "print(int($COLUMN * $fraction) // 4096 * 4096)")
   for policy in $POLICIES; do
-    mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$budget,cache_policy=$policy,readahead_mem=256M"
+    mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$budget,cache_policy=$policy,readahead_mem=256M,cache_trace=$TRACES/$STAMP-$policy-$fraction.trace"
     run "mount-$policy" "$fraction" "$BENCH_ROOT/mnt/g" 0.25 "$WORK" "${LOOPS[@]:0:4}"
     unmount_graphfs "$BENCH_ROOT/mnt"
   done
