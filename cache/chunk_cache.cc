@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 namespace graphfs::cache {
 
@@ -167,30 +168,77 @@ void ChunkCache::FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> go
   loaded_.notify_all();
 }
 
-Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
-  std::unique_lock<std::mutex> lock(mu_);
-  const int64_t now = NowNs();
+ChunkCache::Record& ChunkCache::NoteRead(const UnitRequest& r, uint32_t pid, int64_t now) {
   Record& rec = units_[r.key];
   rec.readers.Touch(pid, now, options_.same_pass_ns);
   if (trace_ != nullptr) Trace(r, pid, now);
-  ProcessStats& ps = Process(pid);
-  if (std::shared_ptr<Entry> e = rec.entry) {
-    ++e->pins;
-    e->touched_ns = now;
-    ++counters_.hits;
-    ++ps.hits;
-    if (e->admitted) {
-      order_.erase(e->order);
-      e->order = {Priority(rec, *e, now), ++tick_, e->key};
-      order_.insert(e->order);
-    }
-    loaded_.wait(lock, [&] { return e->state != Entry::State::kLoading; });
-    if (e->state == Entry::State::kFailed) {
-      --e->pins;
-      return Error(e->error_code, e->error_message);
-    }
-    return UnitRef(this, e, pid, true);
+  NoteStream(r, pid, now);
+  return rec;
+}
+
+void ChunkCache::NoteStream(const UnitRequest& r, uint32_t pid, int64_t now) {
+  uint64_t& n = file_units_[r.key.file];
+  n = r.file_units != 0 ? r.file_units : std::max(n, r.key.index + 1);
+  Stream& s = streams_[{r.key.file, pid}];
+  const uint64_t idx = r.key.index;
+  if (s.last_ns == 0 || now - s.last_ns > options_.stream_idle_ns) {
+    s = Stream{idx, now, now, 0.0, true, 0};  // liveness asked at its first prediction
+    return;
   }
+  s.last_ns = now;
+  if (idx == s.index) return;
+  // Requests of one pass arrive slightly out of order: a short step back is not a new pass.
+  if (idx < s.index && s.index - idx < std::max<uint64_t>(2, n / 4)) return;
+  const uint64_t step = idx > s.index ? idx - s.index : n - s.index + idx;
+  const double pace = static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, now - s.entered_ns));
+  s.units_per_ns = s.units_per_ns <= 0 ? pace : 0.8 * s.units_per_ns + 0.2 * pace;
+  s.index = idx;
+  s.entered_ns = now;
+}
+
+double ChunkCache::NextUse(const UnitKey& key, int64_t now) {
+  double best = std::numeric_limits<double>::infinity();
+  const uint64_t n = std::max<uint64_t>(file_units_[key.file], key.index + 1);
+  for (auto it = streams_.lower_bound({key.file, 0}); it != streams_.end() && it->first.first == key.file; ++it) {
+    Stream& s = it->second;
+    if (s.units_per_ns <= 0 || now - s.last_ns > options_.stream_idle_ns) continue;
+    if (options_.process_alive && (s.alive_checked_ns == 0 || now - s.alive_checked_ns > 1'000'000'000)) {
+      s.alive = options_.process_alive(it->first.second);
+      s.alive_checked_ns = now;
+    }
+    if (!s.alive) continue;
+    uint64_t dist = key.index >= s.index ? key.index - s.index : n - s.index + key.index;
+    if (dist == 0) dist = n;  // it is reading it now: the next pass
+    best = std::min(best, static_cast<double>(dist) / s.units_per_ns);
+  }
+  return best;
+}
+
+Result<UnitRef> ChunkCache::PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now) {
+  std::shared_ptr<Entry> e = rec.entry;
+  ++e->pins;
+  e->touched_ns = now;
+  ++counters_.hits;
+  ++Process(pid).hits;
+  if (e->admitted) {
+    order_.erase(e->order);
+    e->order = {Priority(rec, *e, now), ++tick_, e->key};
+    order_.insert(e->order);
+  }
+  loaded_.wait(lock, [&] { return e->state != Entry::State::kLoading; });
+  if (e->state == Entry::State::kFailed) {
+    --e->pins;
+    return Error(e->error_code, e->error_message);
+  }
+  return UnitRef(this, e, pid, true);
+}
+
+Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int64_t now = NowNs();
+  Record& rec = NoteRead(r, pid, now);
+  if (rec.entry != nullptr) return PinInMemory(lock, rec, pid, now);
+  ProcessStats& ps = Process(pid);
   ++counters_.misses;
   ++ps.misses;
   SweepStaged(now);
@@ -215,26 +263,10 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
 UnitRef ChunkCache::Peek(const UnitRequest& r, uint32_t pid) {
   std::unique_lock<std::mutex> lock(mu_);
   const int64_t now = NowNs();
-  Record& rec = units_[r.key];
-  rec.readers.Touch(pid, now, options_.same_pass_ns);  // a read around the cache still says who wants it
-  if (trace_ != nullptr) Trace(r, pid, now);
-  std::shared_ptr<Entry> e = rec.entry;
-  if (e == nullptr) return UnitRef();
-  ++e->pins;
-  e->touched_ns = now;
-  ++counters_.hits;
-  ++Process(pid).hits;
-  if (e->admitted) {
-    order_.erase(e->order);
-    e->order = {Priority(rec, *e, now), ++tick_, e->key};
-    order_.insert(e->order);
-  }
-  loaded_.wait(lock, [&] { return e->state != Entry::State::kLoading; });
-  if (e->state == Entry::State::kFailed) {
-    --e->pins;
-    return UnitRef();
-  }
-  return UnitRef(this, e, pid, true);
+  Record& rec = NoteRead(r, pid, now);  // a read around the cache still says who wants the unit
+  if (rec.entry == nullptr) return UnitRef();
+  Result<UnitRef> pinned = PinInMemory(lock, rec, pid, now);
+  return pinned.ok() ? std::move(*pinned) : UnitRef();
 }
 
 void ChunkCache::Trace(const UnitRequest& r, uint32_t pid, int64_t now) {
@@ -377,6 +409,8 @@ void ChunkCache::Rescore(int64_t now) {
     }
   }
   order_.swap(fresh);
+  for (auto it = streams_.begin(); it != streams_.end();)
+    it = now - it->second.last_ns > 10 * options_.stream_idle_ns ? streams_.erase(it) : std::next(it);
 }
 
 void ChunkCache::Evict(const std::shared_ptr<Entry>& v) {
@@ -407,17 +441,40 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
     ++counters_.rejections;
   };
   if (e->charge > options_.capacity) return refuse();
-  // Victims: lowest priority first (kLru: least recently used first), never a pinned unit,
-  // and (kPriority) only units the newcomer outranks.
   std::vector<std::shared_ptr<Entry>> victims;
   uint64_t freed = 0;
-  for (const OrderKey& k : order_) {
-    if (used_ + e->charge - freed <= options_.capacity) break;
-    const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
-    if (v->pins > 0) continue;
-    if (options_.policy == Policy::kPriority && std::get<0>(k) >= prio) break;
-    victims.push_back(v);
-    freed += v->charge;
+  if (options_.policy == Policy::kLru) {
+    // Least recently used first, never a pinned unit.
+    for (const OrderKey& k : order_) {
+      if (used_ + e->charge - freed <= options_.capacity) break;
+      const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
+      if (v->pins > 0) continue;
+      victims.push_back(v);
+      freed += v->charge;
+    }
+  } else if (used_ + e->charge > options_.capacity) {
+    // Read furthest in the future first (no prediction = never), then lowest static rank;
+    // only units the newcomer beats, never a pinned one.
+    struct Candidate {
+      double next_use;
+      OrderKey rank;
+      std::shared_ptr<Entry> entry;
+    };
+    std::vector<Candidate> candidates;
+    for (const OrderKey& k : order_) {
+      const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
+      if (v->pins == 0) candidates.push_back({NextUse(v->key, now), k, v});
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.next_use > b.next_use; });
+    const double mine = NextUse(e->key, now);
+    for (const Candidate& c : candidates) {
+      if (used_ + e->charge - freed <= options_.capacity) break;
+      if (c.next_use < mine) break;
+      if (c.next_use == mine && std::get<0>(c.rank) >= prio) break;
+      victims.push_back(c.entry);
+      freed += c.entry->charge;
+    }
   }
   if (used_ + e->charge - freed > options_.capacity) return refuse();
   for (const auto& v : victims) Evict(v);

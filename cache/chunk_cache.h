@@ -15,12 +15,20 @@
 // for admission and dropped if refused. So read-ahead never thrashes the cache and the cache
 // never evicts what a reader is about to take.
 //
-// Priority of a unit (kPriority): (visits within `reader_window` — a visit is one pass of
-// one process over the unit, so several processes count once each and a unit a job reads at
-// every iteration counts more than one it read once) × its weight (the mean source degree of an indexed chunk — GraphSO's hub-heavy chunks
-// first — or 1) × a factor set from outside (SetBoost: jobs' active sets, issue 5). Ties go
-// to the more recently used unit, and a newcomer must beat a resident unit to evict it, so a
-// scan larger than the cache keeps the cache's content instead of flushing it (LRU's flaw).
+// Priority (kPriority) looks forward first: graph jobs stream a file in passes, each at its
+// own pace, so the cache follows every reading process's position and speed in each file
+// and predicts when a unit will next be read (the nearest live stream behind it, wrapping
+// around at the end of the file). The unit read furthest in the future goes first, and a
+// newcomer that will be read later than every resident is not admitted — an online
+// approximation of Belady's MIN, which the trace replays of scripts/bench/cache_sim.py show
+// within a few percent of MIN on the 4-job mix, where LRU flushes what a slower job is about
+// to reread. Between units with no prediction (no live stream will reach them) or equal
+// ones, the static rank decides: (visits within `reader_window` — one pass of one process
+// over the unit — so several processes count once each and a unit read at every iteration
+// counts more than one read once) × the unit's weight (mean source degree of an indexed
+// chunk: GraphSO's hub-heavy chunks first; 1 for a block) × a factor set from outside
+// (SetBoost: jobs' active sets, issue 5), then recency. A newcomer must outrank a resident to
+// evict it, so a scan larger than the cache keeps the cache's content instead of flushing it.
 #pragma once
 
 #include <condition_variable>
@@ -28,6 +36,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -68,6 +77,7 @@ struct UnitRequest {
   uint64_t offset = 0;  // file bytes [offset, offset + length) of the unit
   uint64_t length = 0;
   double weight = 1.0;
+  uint64_t file_units = 0;  // units in the file (0: unknown, the largest index seen is used)
   std::shared_ptr<UnitSource> source;
 };
 
@@ -81,6 +91,10 @@ struct CacheOptions {
   uint32_t disks = 1;                     // for per-process per-disk counters
   std::string trace_path;                 // if set: every unit lookup appended as a text line
                                           // "ns pid file index length" (offline policy studies)
+  int64_t stream_idle_ns = 10'000'000'000;  // a stream that read nothing this long is gone
+  // Whether a reading process still exists (a stream of an exited job predicts nothing).
+  // Null: every process counts as alive.
+  std::function<bool(uint32_t pid)> process_alive;
 };
 
 struct ProcessStats {
@@ -172,6 +186,12 @@ class ChunkCache {
     size_t operator()(const UnitKey& k) const noexcept { return k.file * 0x9E3779B97F4A7C15ull ^ k.index; }
   };
 
+  Record& NoteRead(const UnitRequest& r, uint32_t pid, int64_t now);  // mu_ held
+  void NoteStream(const UnitRequest& r, uint32_t pid, int64_t now);   // mu_ held
+  // Nanoseconds until the nearest live stream behind the unit reaches it; +inf if none will.
+  double NextUse(const UnitKey& key, int64_t now);                    // mu_ held
+  // Pins the record's entry (in memory or being loaded), waiting for its load.
+  Result<UnitRef> PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now);
   std::shared_ptr<Entry> NewEntry(const UnitRequest& r);            // mu_ held
   void StartLoad(Entry& e, const UnitRequest& r);                   // mu_ not held
   void FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> got);  // mu_ held
@@ -197,6 +217,17 @@ class ChunkCache {
   int64_t last_rescore_ns_ = 0, last_sweep_ns_ = 0;
   CacheStats counters_;                            // totals (processes kept apart)
   std::unordered_map<uint32_t, ProcessStats> processes_;
+
+  // Where each process reads each file: its unit, when it got there, its pace.
+  struct Stream {
+    uint64_t index = 0;
+    int64_t entered_ns = 0, last_ns = 0;
+    double units_per_ns = 0;
+    bool alive = true;
+    int64_t alive_checked_ns = 0;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, Stream> streams_;  // (file, pid)
+  std::unordered_map<uint64_t, uint64_t> file_units_;
 
   std::FILE* trace_ = nullptr;
   std::deque<std::unique_ptr<Task>> tasks_;

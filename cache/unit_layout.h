@@ -25,6 +25,8 @@ class UnitLayout {
   virtual UnitExtent Find(uint64_t offset, uint64_t file_size) const = 0;
   // Unit `index` (length 0 past the end).
   virtual UnitExtent At(uint64_t index, uint64_t file_size) const = 0;
+  // Units of a file of `file_size` bytes.
+  virtual uint64_t Count(uint64_t file_size) const = 0;
   virtual const char* kind() const = 0;  // "block" or "chunk", for stats
 };
 
@@ -36,6 +38,7 @@ class BlockLayout final : public UnitLayout {
     return offset < file_size ? At(offset / block_, file_size) : UnitExtent{offset / block_, file_size, 0, 1.0};
   }
   UnitExtent At(uint64_t index, uint64_t file_size) const override;
+  uint64_t Count(uint64_t file_size) const override { return (file_size + block_ - 1) / block_; }
   const char* kind() const override { return "block"; }
   uint64_t block() const { return block_; }
 
@@ -55,6 +58,7 @@ class ChunkLayout final : public UnitLayout {
   static Result<std::shared_ptr<const ChunkLayout>> Create(std::vector<Chunk> chunks, uint64_t file_size);
   UnitExtent Find(uint64_t offset, uint64_t file_size) const override;
   UnitExtent At(uint64_t index, uint64_t file_size) const override;
+  uint64_t Count(uint64_t file_size) const override { return file_size == file_size_ ? chunks_.size() : 0; }
   const char* kind() const override { return "chunk"; }
   size_t size() const { return chunks_.size(); }
 

@@ -5,6 +5,7 @@
 // the source or its disks is checked before mounting, so a bad mount fails with a message
 // and a non-zero exit instead of serving wrong bytes.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -280,6 +281,8 @@ int Run(int argc, char** argv) {
           co.prefetch_threads = std::max<uint32_t>(4, 2 * io.disks);
           co.disks = io.disks;
           co.trace_path = fs.options.cache_trace;
+          // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
+          co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
           fs.cache = std::make_unique<cache::ChunkCache>(co);
         }
         if (!engine.ok()) {

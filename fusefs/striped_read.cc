@@ -43,8 +43,10 @@ uint32_t ProcessOfThread(pid_t tid) {
   return static_cast<uint32_t>(tgid);
 }
 
-cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const cache::UnitExtent& u) {
+cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                              uint64_t file_size, const cache::UnitExtent& u) {
   cache::UnitRequest r;
+  r.file_units = layout.Count(file_size);
   r.key = {src->key(), u.index};
   r.offset = u.offset;
   r.length = u.length;
@@ -69,7 +71,7 @@ bool ServeFromCache(fuse_req_t req, GraphFs& fs, FileHandle& h, uint64_t off, ui
   while (at < off + len && u.length > 0) {
     cache::UnitRef ref;
     if (through) {
-      auto got = cache.Get(RequestFor(src, u), pid);
+      auto got = cache.Get(RequestFor(src, *layout, file_size, u), pid);
       if (!got.ok()) {
         LogError("read of " + h.striped->manifest().file_id + ": " + got.error().message());
         ReplyErr(req, got.error().code());
@@ -77,7 +79,7 @@ bool ServeFromCache(fuse_req_t req, GraphFs& fs, FileHandle& h, uint64_t off, ui
       }
       ref = std::move(*got);
     } else {
-      ref = cache.Peek(RequestFor(src, u), pid);
+      ref = cache.Peek(RequestFor(src, *layout, file_size, u), pid);
       if (!ref) {
         cache.NoteBypass(pid, len);
         return false;
@@ -100,7 +102,7 @@ bool ServeFromCache(fuse_req_t req, GraphFs& fs, FileHandle& h, uint64_t off, ui
     const uint64_t units = fs.options.readahead_units != 0 ? fs.options.readahead_units : 2 * h.striped->map().disks();
     const uint64_t want = std::min(stream, units * h.striped->map().unit());
     for (uint64_t ahead = 0; u.length > 0 && ahead + u.length <= want; u = layout->At(u.index + 1, file_size)) {
-      cache.Prefetch(RequestFor(src, u), pid);
+      cache.Prefetch(RequestFor(src, *layout, file_size, u), pid);
       ahead += u.length;
     }
   }

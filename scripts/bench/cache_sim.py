@@ -96,6 +96,62 @@ def sim_priority(visits, cap, window_ns):
     return loaded
 
 
+def sim_stream(visits, cap, idle_ns=10_000_000_000):
+    """Predicted next use from the streams: each process scans a file cyclically at its own
+    pace; a unit's next use is when the nearest active process behind it will reach it."""
+    pos = {}     # (pid, file) -> (unit index, ns, units per ns)
+    units = collections.defaultdict(int)  # file -> units seen
+    cache = {}   # key -> length
+    used = loaded = 0
+
+    def next_use(key, now):
+        fid, idx = key
+        n = max(units[fid], idx + 1)
+        best = float("inf")
+        for (pid, f), (at, ns, rate) in pos.items():
+            if f != fid or now - ns > idle_ns or rate <= 0:
+                continue
+            dist = (idx - at) % n
+            if dist == 0:
+                dist = n  # it just read it: next pass
+            best = min(best, dist / rate)
+        return best
+
+    for ns, pid, key, length in visits:
+        fid, idx = key
+        units[fid] = max(units[fid], idx + 1)
+        prev = pos.get((pid, fid))
+        rate = 0.0
+        if prev is not None:
+            at, t, r = prev
+            step = (idx - at) % units[fid]
+            inst = step / max(ns - t, 1)
+            rate = inst if r <= 0 else 0.8 * r + 0.2 * inst
+        pos[(pid, fid)] = (idx, ns, rate)
+        if key in cache:
+            continue
+        loaded += length
+        if length > cap:
+            continue
+        mine = next_use(key, ns)
+        ranked = sorted(cache, key=lambda k: -next_use(k, ns))
+        victims, freed = [], 0
+        for k in ranked:
+            if used + length - freed <= cap:
+                break
+            if next_use(k, ns) <= mine:
+                break
+            victims.append(k)
+            freed += cache[k]
+        if used + length - freed > cap:
+            continue
+        for k in victims:
+            used -= cache.pop(k)
+        cache[key] = length
+        used += length
+    return loaded
+
+
 def sim_min(visits, cap):
     n = len(visits)
     nxt = [n] * n
@@ -145,15 +201,16 @@ def main():
     visits = read_visits(a.trace, int(a.same_pass * 1e9))
     total = sum(v[3] for v in visits)
     print("visits %d, bytes visited %.2f GB" % (len(visits), total / 1e9))
-    print("budget\tbytes\tnone_GB\tlru_GB\tpriority_GB\tmin_GB\tpriority_vs_lru\tmin_vs_lru")
+    print("budget\tbytes\tnone_GB\tlru_GB\tpriority_GB\tstream_GB\tmin_GB\tpriority_vs_lru\tstream_vs_lru\tmin_vs_lru")
     for f in (float(x) for x in a.budgets.split(",")):
         cap = int(a.of * f)
         lru = sim_lru(visits, cap)
         pri = sim_priority(visits, cap, int(a.window * 1e9))
+        st = sim_stream(visits, cap)
         mn = sim_min(visits, cap)
-        print("%.2f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%+.1f%%" % (
-            f, cap, total / 1e9, lru / 1e9, pri / 1e9, mn / 1e9,
-            100.0 * (pri - lru) / lru, 100.0 * (mn - lru) / lru))
+        print("%.2f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%+.1f%%\t%+.1f%%" % (
+            f, cap, total / 1e9, lru / 1e9, pri / 1e9, st / 1e9, mn / 1e9,
+            100.0 * (pri - lru) / lru, 100.0 * (st - lru) / lru, 100.0 * (mn - lru) / lru))
 
 
 if __name__ == "__main__":

@@ -94,6 +94,14 @@ CacheOptions Options(uint64_t units, Policy policy) {
   return o;
 }
 
+// Readers that have exited: no live stream predicts a next read, so the static rank
+// (visits x weight x boost) alone orders the units.
+CacheOptions StaticRankOptions(uint64_t units) {
+  CacheOptions o = Options(units, Policy::kPriority);
+  o.process_alive = [](uint32_t) { return false; };
+  return o;
+}
+
 bool Matches(const UnitRef& u, int version = 0) {
   for (uint64_t i = 0; i < u.length(); ++i)
     if (u.data()[i] != FakeSource::ByteAt(u.offset() + i, version)) return false;
@@ -179,7 +187,9 @@ TEST(ChunkCache, LruEvictsTheLeastRecentlyUsed) {
 
 TEST(ChunkCache, PriorityKeepsWhatMoreProcessesReadAndRefusesAScan) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
-  ChunkCache c(Options(2, Policy::kPriority));
+  CacheOptions o = Options(2, Policy::kPriority);
+  o.process_alive = [](uint32_t pid) { return pid == 3; };  // 1 and 2 read, then exited
+  ChunkCache c(o);
   for (uint32_t pid : {1, 2}) {
     ASSERT_TRUE(ReadWhole(c, Unit(src, 0), pid));
     ASSERT_TRUE(ReadWhole(c, Unit(src, 1), pid));
@@ -220,7 +230,7 @@ TEST(ChunkCache, AUnitMoreProcessesWantEvictsOneFewerWant) {
 
 TEST(ChunkCache, AUnitReadAtEveryPassOutranksOneReadOnce) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
-  CacheOptions o = Options(1, Policy::kPriority);
+  CacheOptions o = StaticRankOptions(1);
   o.same_pass_ns = 100'000'000;  // 100 ms between reads makes a new visit
   ChunkCache c(o);
   ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
@@ -236,9 +246,51 @@ TEST(ChunkCache, AUnitReadAtEveryPassOutranksOneReadOnce) {
   EXPECT_EQ(s.bytes_served, 4 * kUnit);
 }
 
+TEST(ChunkCache, AUnitTheTrailingStreamIsAboutToReadEvictsOneReadLater) {
+  auto src = std::make_shared<FakeSource>(16 * kUnit);
+  CacheOptions o = Options(1, Policy::kPriority);
+  o.process_alive = [](uint32_t pid) { return pid == 1 || pid == 2; };
+  ChunkCache c(o);
+  auto unit = [&](uint64_t i) {
+    UnitRequest r = Unit(src, i);
+    r.file_units = 16;
+    return r;
+  };
+  // Unit 12, read by two processes that are gone since: by visits it outranks any unit read once.
+  ASSERT_TRUE(ReadWhole(c, unit(12), 10));
+  ASSERT_TRUE(ReadWhole(c, unit(12), 11));
+  ASSERT_TRUE(Resident(c, unit(12)));
+  // Process 1 scans the file; process 2 follows one unit behind at the same pace. What 1 has
+  // just read, 2 reads next: that unit is worth more than unit 12, which 1 reaches only 9 units
+  // later (the margin keeps the test independent of scheduling noise in the measured paces).
+  bool hit = false;
+  for (uint64_t i = 0; i <= 4; ++i) {
+    ASSERT_TRUE(ReadWhole(c, unit(i), 1));
+    if (i >= 1) {
+      ASSERT_TRUE(ReadWhole(c, unit(i - 1), 2, &hit));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(hit) << "process 2 missed unit 3, which process 1 had just loaded";
+  EXPECT_FALSE(Resident(c, unit(12)));
+
+  // Static priority alone (no live streams) would have kept unit 12.
+  ChunkCache d(StaticRankOptions(1));
+  ASSERT_TRUE(ReadWhole(d, unit(12), 10));
+  ASSERT_TRUE(ReadWhole(d, unit(12), 11));
+  for (uint64_t i = 0; i <= 4; ++i) {
+    ASSERT_TRUE(ReadWhole(d, unit(i), 1));
+    if (i >= 1) {
+      ASSERT_TRUE(ReadWhole(d, unit(i - 1), 2, &hit));
+    }
+  }
+  EXPECT_FALSE(hit);
+  EXPECT_TRUE(Resident(d, unit(12)));
+}
+
 TEST(ChunkCache, HubHeavyChunksWinAtEqualReaders) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
-  ChunkCache c(Options(1, Policy::kPriority));
+  ChunkCache c(StaticRankOptions(1));
   ASSERT_TRUE(ReadWhole(c, Unit(src, 0, /*weight=*/2.0), 1));
   ASSERT_TRUE(ReadWhole(c, Unit(src, 1, /*weight=*/50.0), 1));  // mean source degree 50 beats 2
   EXPECT_TRUE(Resident(c, Unit(src, 1, 50.0)));
@@ -249,13 +301,13 @@ TEST(ChunkCache, HubHeavyChunksWinAtEqualReaders) {
 
 TEST(ChunkCache, ReadersAgeOutOfTheWindow) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
-  CacheOptions o = Options(1, Policy::kPriority);
-  o.reader_window_ns = 50'000'000;
+  CacheOptions o = StaticRankOptions(1);
+  o.reader_window_ns = 300'000'000;  // wide enough for slow (sanitizer) runs on a loaded machine
   ChunkCache c(o);
   for (uint32_t pid : {1, 2, 3}) ASSERT_TRUE(ReadWhole(c, Unit(src, 0), pid));
   ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 4));
   EXPECT_TRUE(Resident(c, Unit(src, 0)));  // 3 readers beat 1 ...
-  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
   ASSERT_TRUE(ReadWhole(c, Unit(src, 2), 4));  // ... until they are all older than the window
   EXPECT_TRUE(Resident(c, Unit(src, 2)));
   EXPECT_EQ(c.Stats().evictions, 1u);
