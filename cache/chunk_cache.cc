@@ -13,6 +13,9 @@ constexpr uint64_t kAlign = 4096;
 constexpr int64_t kServedIdleNs = 2'000'000'000;
 // A prefetched unit nobody came for within this long is given up.
 constexpr int64_t kUnreadIdleNs = 30'000'000'000;
+// A process that took part of a unit in this visit and read from it this recently is still
+// reading it: the unit is in use now, whatever the process's stream position says.
+constexpr int64_t kPartWayIdleNs = 1'000'000'000;
 // Finished staged units are looked at no more often than this (unless memory is short).
 constexpr int64_t kSweepIntervalNs = 20'000'000;
 constexpr size_t kMaxProcesses = 512;
@@ -44,6 +47,13 @@ struct UnitRef::Entry {
   uint64_t served = 0;
   int64_t touched_ns = 0, ready_ns = 0;
   ChunkCache::OrderKey order;
+  // Bytes each process took in its current visit (reads closer than `same_pass_ns`).
+  struct Taker {
+    uint32_t pid;
+    uint64_t bytes;
+    int64_t last_ns;
+  };
+  std::vector<Taker> takers;
 };
 
 struct ChunkCache::Record {
@@ -196,7 +206,17 @@ void ChunkCache::NoteStream(const UnitRequest& r, uint32_t pid, int64_t now) {
   s.entered_ns = now;
 }
 
-double ChunkCache::NextUse(const UnitKey& key, int64_t now) {
+bool ChunkCache::PartWay(const Entry& e, int64_t now) {
+  for (const Entry::Taker& t : e.takers)
+    if (t.bytes < e.length && now - t.last_ns <= kPartWayIdleNs) return true;
+  return false;
+}
+
+double ChunkCache::NextUse(const Entry& e, int64_t now) {
+  // A process between two requests inside the unit needs the rest of it now; its stream,
+  // positioned on the unit, would otherwise predict its next read only one pass later.
+  if (PartWay(e, now)) return 0.0;
+  const UnitKey& key = e.key;
   double best = std::numeric_limits<double>::infinity();
   const uint64_t n = std::max<uint64_t>(file_units_[key.file], key.index + 1);
   for (auto it = streams_.lower_bound({key.file, 0}); it != streams_.end() && it->first.first == key.file; ++it) {
@@ -338,8 +358,16 @@ void ChunkCache::PrefetchWorker() {
 
 void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now = NowNs();
   e.served += bytes;
-  e.touched_ns = NowNs();
+  e.touched_ns = now;
+  auto t = std::find_if(e.takers.begin(), e.takers.end(), [&](const Entry::Taker& x) { return x.pid == pid; });
+  if (t == e.takers.end()) {
+    e.takers.push_back({pid, bytes, now});
+  } else {
+    t->bytes = now - t->last_ns > options_.same_pass_ns ? bytes : t->bytes + bytes;  // a new visit starts over
+    t->last_ns = now;
+  }
   counters_.bytes_served += bytes;
   Process(pid).bytes_served += bytes;
   if (hit) {
@@ -463,11 +491,11 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
     std::vector<Candidate> candidates;
     for (const OrderKey& k : order_) {
       const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
-      if (v->pins == 0) candidates.push_back({NextUse(v->key, now), k, v});
+      if (v->pins == 0) candidates.push_back({NextUse(*v, now), k, v});
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const Candidate& a, const Candidate& b) { return a.next_use > b.next_use; });
-    const double mine = NextUse(e->key, now);
+    const double mine = NextUse(*e, now);
     for (const Candidate& c : candidates) {
       if (used_ + e->charge - freed <= options_.capacity) break;
       if (c.next_use < mine) break;

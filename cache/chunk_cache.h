@@ -188,8 +188,10 @@ class ChunkCache {
 
   Record& NoteRead(const UnitRequest& r, uint32_t pid, int64_t now);  // mu_ held
   void NoteStream(const UnitRequest& r, uint32_t pid, int64_t now);   // mu_ held
-  // Nanoseconds until the nearest live stream behind the unit reaches it; +inf if none will.
-  double NextUse(const UnitKey& key, int64_t now);                    // mu_ held
+  // Nanoseconds until the unit is read next: 0 while a process is part-way through it, else
+  // when the nearest live stream behind it reaches it; +inf if none will.
+  double NextUse(const Entry& e, int64_t now);                        // mu_ held
+  bool PartWay(const Entry& e, int64_t now);                          // mu_ held
   // Pins the record's entry (in memory or being loaded), waiting for its load.
   Result<UnitRef> PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now);
   std::shared_ptr<Entry> NewEntry(const UnitRequest& r);            // mu_ held

@@ -288,6 +288,41 @@ TEST(ChunkCache, AUnitTheTrailingStreamIsAboutToReadEvictsOneReadLater) {
   EXPECT_TRUE(Resident(d, unit(12)));
 }
 
+TEST(ChunkCache, AUnitAProcessIsPartWayThroughIsInUseNow) {
+  auto src = std::make_shared<FakeSource>(16 * kUnit);
+  CacheOptions o = Options(1, Policy::kPriority);
+  o.process_alive = [](uint32_t pid) { return pid != 4; };
+  ChunkCache c(o);
+  auto unit = [&](uint64_t i) {
+    UnitRequest r = Unit(src, i);
+    r.file_units = 16;
+    return r;
+  };
+  ASSERT_TRUE(ReadWhole(c, unit(2), 4));  // admitted (room); its reader has exited
+  // Process 3 streams 0, 1: unit 2 is what it reads next, so it keeps unit 2 against both.
+  ASSERT_TRUE(ReadWhole(c, unit(0), 3));
+  ASSERT_TRUE(ReadWhole(c, unit(1), 3));
+  ASSERT_TRUE(Resident(c, unit(2)));
+  const int loads = src->loads();
+  // Process 2 takes the first half of unit 10 and lets go between two requests; process 1
+  // reads all of it. Process 3 reaches unit 10 only 9 units later, after unit 2, but process 2
+  // needs the rest of unit 10 now: the unit must stay, not be refused and loaded again.
+  {
+    auto half = c.Get(unit(10), 2);
+    ASSERT_TRUE(half.ok());
+    half->NoteServed(kUnit / 2);
+  }
+  ASSERT_TRUE(ReadWhole(c, unit(10), 1));
+  EXPECT_TRUE(Resident(c, unit(10)));
+  bool hit = false;
+  auto rest = c.Get(unit(10), 2);
+  ASSERT_TRUE(rest.ok());
+  hit = rest->hit();
+  rest->NoteServed(kUnit / 2);
+  EXPECT_TRUE(hit) << "process 2 had to wait for a second load of the unit it was reading";
+  EXPECT_EQ(src->loads(), loads + 1);
+}
+
 TEST(ChunkCache, HubHeavyChunksWinAtEqualReaders) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   ChunkCache c(StaticRankOptions(1));
