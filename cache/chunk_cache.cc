@@ -16,6 +16,8 @@ constexpr int64_t kUnreadIdleNs = 30'000'000'000;
 // A process that took part of a unit in this visit and read from it this recently is still
 // reading it: the unit is in use now, whatever the process's stream position says.
 constexpr int64_t kPartWayIdleNs = 1'000'000'000;
+// A stream that read within this long shares the read-ahead staging.
+constexpr int64_t kLiveStreamNs = 1'000'000'000;
 // Finished staged units are looked at no more often than this (unless memory is short).
 constexpr int64_t kSweepIntervalNs = 20'000'000;
 constexpr size_t kMaxProcesses = 512;
@@ -331,6 +333,14 @@ void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
   tasks_.push_back(std::make_unique<Task>(Task{e, r.source}));
   lock.unlock();
   task_ready_.notify_one();
+}
+
+uint64_t ChunkCache::ReadAheadShare() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now = NowNs();
+  uint64_t live = 0;
+  for (const auto& [key, s] : streams_) live += now - s.last_ns <= kLiveStreamNs ? 1 : 0;
+  return options_.staging_limit / std::max<uint64_t>(1, live);
 }
 
 void ChunkCache::PrefetchWorker() {

@@ -163,6 +163,10 @@ class ChunkCache {
   void NoteBypass(uint32_t pid, uint64_t bytes);
   // Loads the unit in the background unless it is in memory, being loaded, or staging is full.
   void Prefetch(const UnitRequest& request, uint32_t pid);
+  // Bytes one stream may keep loading ahead of itself: an equal share of staging for every
+  // stream that read in the last second. Readers then get their nearest units first, instead
+  // of one deep window filling staging while another reader waits on a miss.
+  uint64_t ReadAheadShare() const;
   // Forgets every unit of `file` (after it was written or truncated). Readers holding a
   // unit keep their bytes; loads in flight finish for their waiters only.
   void Invalidate(uint64_t file);

@@ -99,8 +99,10 @@ bool ServeFromCache(fuse_req_t req, GraphFs& fs, FileHandle& h, uint64_t off, ui
     // every disk has work although FUSE hands us 1 MiB at a time; but never more than the
     // stream has read so far: engines that skip inactive blocks jump, and a deep read-ahead
     // past the end of what they want only burns disk time (the kernel ramps up the same way).
+    // Several streams split the staging area: each gets its nearest units rather than one
+    // deep window leaving another reader to wait on a miss.
     const uint64_t units = fs.options.readahead_units != 0 ? fs.options.readahead_units : 2 * h.striped->map().disks();
-    const uint64_t want = std::min(stream, units * h.striped->map().unit());
+    const uint64_t want = std::min({stream, units * h.striped->map().unit(), cache.ReadAheadShare()});
     for (uint64_t ahead = 0; u.length > 0 && ahead + u.length <= want; u = layout->At(u.index + 1, file_size)) {
       cache.Prefetch(RequestFor(src, *layout, file_size, u), pid);
       ahead += u.length;

@@ -403,6 +403,23 @@ TEST(ChunkCache, PrefetchStopsAtTheStagingLimit) {
   src->Open();
 }
 
+TEST(ChunkCache, LiveStreamsShareTheReadAheadStaging) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  CacheOptions o = Options(4, Policy::kPriority);
+  o.staging_limit = 8 * kUnit;
+  ChunkCache c(o);
+  EXPECT_EQ(c.ReadAheadShare(), 8 * kUnit);  // nobody reads: one stream may take it all
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
+  EXPECT_EQ(c.ReadAheadShare(), 8 * kUnit);
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 3), 2));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 5), 3));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 1));  // the same stream again: still three streams
+  EXPECT_EQ(c.ReadAheadShare(), 8 * kUnit / 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 2), 1));  // the others went quiet: their shares return
+  EXPECT_EQ(c.ReadAheadShare(), 8 * kUnit);
+}
+
 TEST(ChunkCache, InvalidateDropsUnitsOfOneFile) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   ChunkCache c(Options(4, Policy::kPriority));
