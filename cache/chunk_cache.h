@@ -22,8 +22,9 @@
 // behind every unit it has not yet taken between its rear and its leading reader, and a
 // unit a process is part-way through is needed now). The unit read furthest in the future goes first, and a
 // newcomer that will be read later than every resident is not admitted — an online
-// approximation of Belady's MIN, which the trace replays of scripts/bench/cache_sim.py show
-// within a few percent of MIN on the 4-job mix, where LRU flushes what a slower job is about
+// approximation of Belady's MIN. Replaying traces of the 4-job mix at scale 24
+// (scripts/bench/cache_sim.py, BENCHMARKS.md) it loads 20% fewer bytes than LRU at a budget of
+// 25% of the file, where MIN itself loads 30% fewer: LRU flushes what a slower job is about
 // to reread. Between units with no prediction (no live stream will reach them) or equal
 // ones, the static rank decides: (visits within `reader_window` — one pass of one process
 // over the unit — so several processes count once each and a unit read at every iteration
