@@ -216,7 +216,7 @@ void ChunkCache::NoteStream(const UnitRequest& r, uint32_t pid, int64_t now) {
   s.entered_ns = now;
 }
 
-bool ChunkCache::PartWay(const Entry& e, int64_t now) {
+bool ChunkCache::PartWay(const Entry& e, int64_t now) const {
   for (const Entry::Taker& t : e.takers)
     if (t.bytes < e.length && now - t.last_ns <= kPartWayIdleNs) return true;
   return false;
@@ -391,6 +391,11 @@ void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
   const int64_t now = NowNs();
   e.served += bytes;
   e.touched_ns = now;
+  // Only takers of the current visit matter (PartWay, TookInThisVisit): forget the others, so
+  // a unit that stays resident under many short jobs does not collect one record per process.
+  std::erase_if(e.takers, [&](const Entry::Taker& x) {
+    return x.pid != pid && now - x.last_ns > std::max(options_.same_pass_ns, kPartWayIdleNs);
+  });
   auto t = std::find_if(e.takers.begin(), e.takers.end(), [&](const Entry::Taker& x) { return x.pid == pid; });
   if (t == e.takers.end()) {
     e.takers.push_back({pid, bytes, now});

@@ -198,7 +198,7 @@ class ChunkCache {
   // Nanoseconds until the unit is read next: 0 while a process is part-way through it, else
   // when the nearest live stream behind it reaches it; +inf if none will.
   double NextUse(const Entry& e, int64_t now);                        // mu_ held
-  bool PartWay(const Entry& e, int64_t now);                          // mu_ held
+  bool PartWay(const Entry& e, int64_t now) const;                    // mu_ held
   bool TookInThisVisit(const Entry& e, uint32_t pid, int64_t now) const;  // mu_ held
   // Pins the record's entry (in memory or being loaded), waiting for its load.
   Result<UnitRef> PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now);
