@@ -16,6 +16,9 @@ constexpr int64_t kUnreadIdleNs = 30'000'000'000;
 // A process that took part of a unit in this visit and read from it this recently is still
 // reading it: the unit is in use now, whatever the process's stream position says.
 constexpr int64_t kPartWayIdleNs = 1'000'000'000;
+// A stream's rear reader (a thread reading behind the leading one) that read this recently is
+// still on its segment.
+constexpr int64_t kRearReaderIdleNs = 1'000'000'000;
 // A stream that read within this long shares the read-ahead staging.
 constexpr int64_t kLiveStreamNs = 1'000'000'000;
 // Finished staged units are looked at no more often than this (unless memory is short).
@@ -194,13 +197,18 @@ void ChunkCache::NoteStream(const UnitRequest& r, uint32_t pid, int64_t now) {
   Stream& s = streams_[{r.key.file, pid}];
   const uint64_t idx = r.key.index;
   if (s.last_ns == 0 || now - s.last_ns > options_.stream_idle_ns) {
-    s = Stream{idx, now, now, 0.0, true, 0};  // liveness asked at its first prediction
+    s = Stream{idx, now, now, 0.0, true, 0, idx, 0};  // liveness asked at its first prediction
     return;
   }
   s.last_ns = now;
   if (idx == s.index) return;
-  // Requests of one pass arrive slightly out of order: a short step back is not a new pass.
-  if (idx < s.index && s.index - idx < std::max<uint64_t>(2, n / 4)) return;
+  // Requests of one pass arrive out of order (one reader thread per segment): a short step
+  // back is a rear reader, not a new pass.
+  if (idx < s.index && s.index - idx < std::max<uint64_t>(2, n / 4)) {
+    s.trail = idx;
+    s.trail_ns = now;
+    return;
+  }
   const uint64_t step = idx > s.index ? idx - s.index : n - s.index + idx;
   const double pace = static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, now - s.entered_ns));
   s.units_per_ns = s.units_per_ns <= 0 ? pace : 0.8 * s.units_per_ns + 0.2 * pace;
@@ -211,6 +219,12 @@ void ChunkCache::NoteStream(const UnitRequest& r, uint32_t pid, int64_t now) {
 bool ChunkCache::PartWay(const Entry& e, int64_t now) const {
   for (const Entry::Taker& t : e.takers)
     if (t.bytes < e.length && now - t.last_ns <= kPartWayIdleNs) return true;
+  return false;
+}
+
+bool ChunkCache::TookInThisVisit(const Entry& e, uint32_t pid, int64_t now) const {
+  for (const Entry::Taker& t : e.takers)
+    if (t.pid == pid && now - t.last_ns <= options_.same_pass_ns) return true;
   return false;
 }
 
@@ -229,7 +243,13 @@ double ChunkCache::NextUse(const Entry& e, int64_t now) {
       s.alive_checked_ns = now;
     }
     if (!s.alive) continue;
-    uint64_t dist = key.index >= s.index ? key.index - s.index : n - s.index + key.index;
+    const auto ahead = [n](uint64_t from, uint64_t to) { return to >= from ? to - from : n - from + to; };
+    uint64_t dist = ahead(s.index, key.index);
+    // Between the rear reader and the leading one, a unit this process has not taken in this
+    // visit is what the rear reader reads next.
+    if (s.trail_ns != 0 && now - s.trail_ns <= kRearReaderIdleNs && ahead(s.trail, key.index) < ahead(s.trail, s.index) &&
+        !TookInThisVisit(e, it->first.second, now))
+      dist = ahead(s.trail, key.index);
     if (dist == 0) dist = n;  // it is reading it now: the next pass
     best = std::min(best, static_cast<double>(dist) / s.units_per_ns);
   }
@@ -371,7 +391,7 @@ void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
   const int64_t now = NowNs();
   e.served += bytes;
   e.touched_ns = now;
-  // Only takers of the current visit matter (PartWay): forget the others, so
+  // Only takers of the current visit matter (PartWay, TookInThisVisit): forget the others, so
   // a unit that stays resident under many short jobs does not collect one record per process.
   std::erase_if(e.takers, [&](const Entry::Taker& x) {
     return x.pid != pid && now - x.last_ns > std::max(options_.same_pass_ns, kPartWayIdleNs);

@@ -18,9 +18,11 @@
 // Priority (kPriority) looks forward first: graph jobs stream a file in passes, each at its
 // own pace, so the cache follows every reading process's position and speed in each file
 // and predicts when a unit will next be read (the nearest live stream behind it, wrapping
-// around at the end of the file; a unit a process is part-way through is needed now). The unit read furthest in the future goes first, and a
-// newcomer that will be read later than every resident is not admitted — an online
-// approximation of Belady's MIN. Replaying traces of the 4-job mix at scale 24
+// around at the end of the file; a process whose reader threads each take a segment is
+// behind every unit it has not yet taken between its rear and its leading reader, and a
+// unit a process is part-way through is needed now). The unit read furthest in the future
+// goes first, and a newcomer that will be read later than every resident is not admitted —
+// an online approximation of Belady's MIN. Replaying traces of the 4-job mix at scale 24
 // (scripts/bench/cache_sim.py, BENCHMARKS.md) it loads 20% fewer bytes than LRU at a budget of
 // 25% of the file, where MIN itself loads 30% fewer: LRU flushes what a slower job is about
 // to reread. Between units with no prediction (no live stream will reach them) or equal
@@ -197,6 +199,7 @@ class ChunkCache {
   // when the nearest live stream behind it reaches it; +inf if none will.
   double NextUse(const Entry& e, int64_t now);                        // mu_ held
   bool PartWay(const Entry& e, int64_t now) const;                    // mu_ held
+  bool TookInThisVisit(const Entry& e, uint32_t pid, int64_t now) const;  // mu_ held
   // Pins the record's entry (in memory or being loaded), waiting for its load.
   Result<UnitRef> PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now);
   std::shared_ptr<Entry> NewEntry(const UnitRequest& r);            // mu_ held
@@ -225,13 +228,17 @@ class ChunkCache {
   CacheStats counters_;                            // totals (processes kept apart)
   std::unordered_map<uint32_t, ProcessStats> processes_;
 
-  // Where each process reads each file: its unit, when it got there, its pace.
+  // Where each process reads each file: its unit, when it got there, its pace. Engines read
+  // one pass with several threads, each on its own segment: `index` follows the leading one
+  // (the pace is measured on it), `trail` the rearmost, whose reads step back.
   struct Stream {
     uint64_t index = 0;
     int64_t entered_ns = 0, last_ns = 0;
     double units_per_ns = 0;
     bool alive = true;
     int64_t alive_checked_ns = 0;
+    uint64_t trail = 0;
+    int64_t trail_ns = 0;  // 0: no rear reader seen
   };
   std::map<std::pair<uint64_t, uint32_t>, Stream> streams_;  // (file, pid)
   std::unordered_map<uint64_t, uint64_t> file_units_;

@@ -323,6 +323,34 @@ TEST(ChunkCache, AUnitAProcessIsPartWayThroughIsInUseNow) {
   EXPECT_EQ(src->loads(), loads + 1);
 }
 
+TEST(ChunkCache, UnitsBetweenAProcesssRearAndLeadingReadersAreReadNext) {
+  auto src = std::make_shared<FakeSource>(16 * kUnit);
+  CacheOptions o = Options(1, Policy::kPriority);
+  o.process_alive = [](uint32_t pid) { return pid == 1 || pid == 2; };
+  ChunkCache c(o);
+  auto unit = [&](uint64_t i) {
+    UnitRequest r = Unit(src, i);
+    r.file_units = 16;
+    return r;
+  };
+  auto step = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+  ASSERT_TRUE(ReadWhole(c, unit(3), 9));  // resident; its reader has exited
+  // Process 1 reads with two threads, one segment each: 0, 4, 1, 5, 2, 6. Its leading reader
+  // is past unit 3, its rear reader reads unit 3 next.
+  for (uint64_t i : {0, 4, 1, 5, 2, 6}) {
+    ASSERT_TRUE(ReadWhole(c, unit(i), 1));
+    step();
+  }
+  // Process 2 streams 10, 11: unit 12 is one step ahead of it. Unit 3 is nearer still.
+  ASSERT_TRUE(ReadWhole(c, unit(10), 2));
+  step();
+  ASSERT_TRUE(ReadWhole(c, unit(11), 2));
+  ASSERT_TRUE(Resident(c, unit(3)));
+  ASSERT_TRUE(ReadWhole(c, unit(12), 9));
+  EXPECT_TRUE(Resident(c, unit(3))) << "unit 3 was predicted a pass away, behind process 1's leading reader";
+  EXPECT_FALSE(Resident(c, unit(12)));
+}
+
 TEST(ChunkCache, HubHeavyChunksWinAtEqualReaders) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   ChunkCache c(StaticRankOptions(1));
