@@ -104,7 +104,8 @@ struct ProcessStats {
   uint32_t pid = 0;
   uint64_t hits = 0, misses = 0, bypassed = 0;  // unit lookups
   uint64_t bytes_served = 0;                    // handed to the process from cache units
-  uint64_t bytes_from_cache = 0;                // served from units someone else loaded
+  uint64_t bytes_from_cache = 0;                // served from units already in memory when asked for
+                                                // (admitted, or staged by anyone's read-ahead)
   uint64_t bytes_loaded = 0;                    // disk bytes of units this process caused to load
   std::vector<uint64_t> disk_bytes;             // the same, per disk
   uint64_t bytes_bypassed = 0;                  // read from disk around the cache (small random reads)
