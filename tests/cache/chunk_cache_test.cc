@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -91,6 +92,21 @@ CacheOptions Options(uint64_t units, Policy policy) {
   o.policy = policy;
   o.prefetch_threads = 2;
   o.disks = 2;
+  return o;
+}
+
+// A unit of a file whose unit count the cache is told (the mount tells it from the layout),
+// so that streams over the file wrap around at its end.
+UnitRequest CountedUnit(const std::shared_ptr<FakeSource>& src, uint64_t index) {
+  UnitRequest r = Unit(src, index);
+  r.file_units = src->size() / kUnit;
+  return r;
+}
+
+// Priority options under which only the processes `live` still exist.
+CacheOptions LiveOptions(uint64_t units, std::vector<uint32_t> live) {
+  CacheOptions o = Options(units, Policy::kPriority);
+  o.process_alive = [live](uint32_t pid) { return std::find(live.begin(), live.end(), pid) != live.end(); };
   return o;
 }
 
@@ -248,14 +264,8 @@ TEST(ChunkCache, AUnitReadAtEveryPassOutranksOneReadOnce) {
 
 TEST(ChunkCache, AUnitTheTrailingStreamIsAboutToReadEvictsOneReadLater) {
   auto src = std::make_shared<FakeSource>(16 * kUnit);
-  CacheOptions o = Options(1, Policy::kPriority);
-  o.process_alive = [](uint32_t pid) { return pid == 1 || pid == 2; };
-  ChunkCache c(o);
-  auto unit = [&](uint64_t i) {
-    UnitRequest r = Unit(src, i);
-    r.file_units = 16;
-    return r;
-  };
+  ChunkCache c(LiveOptions(1, {1, 2}));
+  auto unit = [&](uint64_t i) { return CountedUnit(src, i); };
   // Unit 12, read by two processes that are gone since: by visits it outranks any unit read once.
   ASSERT_TRUE(ReadWhole(c, unit(12), 10));
   ASSERT_TRUE(ReadWhole(c, unit(12), 11));
@@ -290,14 +300,8 @@ TEST(ChunkCache, AUnitTheTrailingStreamIsAboutToReadEvictsOneReadLater) {
 
 TEST(ChunkCache, AUnitAProcessIsPartWayThroughIsInUseNow) {
   auto src = std::make_shared<FakeSource>(16 * kUnit);
-  CacheOptions o = Options(1, Policy::kPriority);
-  o.process_alive = [](uint32_t pid) { return pid != 4; };
-  ChunkCache c(o);
-  auto unit = [&](uint64_t i) {
-    UnitRequest r = Unit(src, i);
-    r.file_units = 16;
-    return r;
-  };
+  ChunkCache c(LiveOptions(1, {1, 2, 3}));  // 4 has exited
+  auto unit = [&](uint64_t i) { return CountedUnit(src, i); };
   ASSERT_TRUE(ReadWhole(c, unit(2), 4));  // admitted (room); its reader has exited
   // Process 3 streams 0, 1: unit 2 is what it reads next, so it keeps unit 2 against both.
   ASSERT_TRUE(ReadWhole(c, unit(0), 3));
@@ -325,14 +329,8 @@ TEST(ChunkCache, AUnitAProcessIsPartWayThroughIsInUseNow) {
 
 TEST(ChunkCache, UnitsBetweenAProcesssRearAndLeadingReadersAreReadNext) {
   auto src = std::make_shared<FakeSource>(16 * kUnit);
-  CacheOptions o = Options(1, Policy::kPriority);
-  o.process_alive = [](uint32_t pid) { return pid == 1 || pid == 2; };
-  ChunkCache c(o);
-  auto unit = [&](uint64_t i) {
-    UnitRequest r = Unit(src, i);
-    r.file_units = 16;
-    return r;
-  };
+  ChunkCache c(LiveOptions(1, {1, 2}));
+  auto unit = [&](uint64_t i) { return CountedUnit(src, i); };
   auto step = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
   ASSERT_TRUE(ReadWhole(c, unit(3), 9));  // resident; its reader has exited
   // Process 1 reads with two threads, one segment each: 0, 4, 1, 5, 2, 6. Its leading reader
