@@ -21,6 +21,8 @@ constexpr int64_t kPartWayIdleNs = 1'000'000'000;
 constexpr int64_t kRearReaderIdleNs = 1'000'000'000;
 // A stream that read within this long shares the read-ahead staging.
 constexpr int64_t kLiveStreamNs = 1'000'000'000;
+// Whether a stream's process still exists is asked again after this long.
+constexpr int64_t kAliveRecheckNs = 1'000'000'000;
 // Finished staged units are looked at no more often than this (unless memory is short).
 constexpr int64_t kSweepIntervalNs = 20'000'000;
 constexpr size_t kMaxProcesses = 512;
@@ -238,7 +240,7 @@ double ChunkCache::NextUse(const Entry& e, int64_t now) {
   for (auto it = streams_.lower_bound({key.file, 0}); it != streams_.end() && it->first.first == key.file; ++it) {
     Stream& s = it->second;
     if (s.units_per_ns <= 0 || now - s.last_ns > options_.stream_idle_ns) continue;
-    if (options_.process_alive && (s.alive_checked_ns == 0 || now - s.alive_checked_ns > 1'000'000'000)) {
+    if (options_.process_alive && (s.alive_checked_ns == 0 || now - s.alive_checked_ns > kAliveRecheckNs)) {
       s.alive = options_.process_alive(it->first.second);
       s.alive_checked_ns = now;
     }

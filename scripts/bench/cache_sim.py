@@ -134,12 +134,12 @@ def sim_stream(visits, cap, idle_ns=10_000_000_000):
         if length > cap:
             continue
         mine = next_use(key, ns)
-        ranked = sorted(cache, key=lambda k: -next_use(k, ns))
+        ranked = sorted(((next_use(k, ns), k) for k in cache), key=lambda x: -x[0])
         victims, freed = [], 0
-        for k in ranked:
+        for use, k in ranked:
             if used + length - freed <= cap:
                 break
-            if next_use(k, ns) <= mine:
+            if use <= mine:
                 break
             victims.append(k)
             freed += cache[k]

@@ -112,11 +112,7 @@ CacheOptions LiveOptions(uint64_t units, std::vector<uint32_t> live) {
 
 // Readers that have exited: no live stream predicts a next read, so the static rank
 // (visits x weight x boost) alone orders the units.
-CacheOptions StaticRankOptions(uint64_t units) {
-  CacheOptions o = Options(units, Policy::kPriority);
-  o.process_alive = [](uint32_t) { return false; };
-  return o;
-}
+CacheOptions StaticRankOptions(uint64_t units) { return LiveOptions(units, {}); }
 
 bool Matches(const UnitRef& u, int version = 0) {
   for (uint64_t i = 0; i < u.length(); ++i)

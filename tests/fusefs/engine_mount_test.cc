@@ -61,7 +61,8 @@ TEST_F(EngineMount, JobMixOnTheStripedCachedMountMatchesThePlainDirectory) {
   req.progress = false;
   auto striped = StripeFiles(req);
   ASSERT_TRUE(striped.ok()) << striped.error().message();
-  ASSERT_TRUE(ReadManifest(graph + "/column").ok() && ReadManifest(graph + "/column")->has_value());
+  auto manifest = ReadManifest(graph + "/column");
+  ASSERT_TRUE(manifest.ok() && manifest->has_value()) << "column was not striped";
 
   const uint64_t column = std::filesystem::file_size(plain + "/column");
   DoMount({"cache_size=" + std::to_string(column / 3)});  // a third of column: units are evicted
