@@ -1,0 +1,530 @@
+#include "chunkindex/lp_scheduler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+#include <unordered_map>
+
+namespace graphfs::chunkindex {
+
+struct LpScheduler::Job {
+  uint64_t id = 0;
+  uint64_t partition_bytes = 0;
+  std::vector<uint32_t> need;  // per chunk: its active sources, while not handed out this iteration
+  uint64_t remaining_chunks = 0;
+  uint64_t remaining_bytes = 0;
+  bool in_iteration = false;
+  Reply waiter;  // a pending Next
+  uint64_t ticket = 0;
+  Clock::time_point wait_start;
+  std::shared_ptr<const LogicalPartition> holding;   // handed to it, not done
+  std::shared_ptr<const LogicalPartition> assigned;  // built for it, not asked for yet
+  IterationCost cur;
+  std::deque<IterationCost> recent;
+  IterationCost total;
+
+  bool Wants() const { return in_iteration && remaining_chunks > 0; }
+};
+
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+void Add(IterationCost& sum, const IterationCost& c) {
+  sum.iteration += 1;
+  sum.active_chunks += c.active_chunks;
+  sum.active_bytes += c.active_bytes;
+  sum.find_seconds += c.find_seconds;
+  sum.select_seconds += c.select_seconds;
+  sum.load_seconds += c.load_seconds;
+  sum.wait_seconds += c.wait_seconds;
+  sum.lps += c.lps;
+  sum.bytes_delivered += c.bytes_delivered;
+  sum.bytes_reused += c.bytes_reused;
+}
+
+Error Gone(uint64_t job) { return Error(ENOENT, "job " + std::to_string(job) + " is not registered"); }
+
+}  // namespace
+
+std::string LogicalPartition::MapText() const {
+  std::string out;
+  out.reserve(chunks.size() * 40);
+  for (const LpChunk& c : chunks) {
+    out += std::to_string(c.id) + " " + std::to_string(c.file_offset) + " " + std::to_string(c.length) + " " +
+           std::to_string(c.lp_offset) + "\n";
+  }
+  return out;
+}
+
+LpScheduler::LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options options)
+    : chunks_(std::move(chunks)), loader_(std::move(loader)), options_(options) {
+  builder_ = std::thread([this] { BuilderLoop(); });
+}
+
+LpScheduler::~LpScheduler() {
+  std::vector<std::pair<Reply, Result<Grant>>> replies;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    for (auto& [id, j] : jobs_) {
+      if (j->waiter) replies.emplace_back(std::move(j->waiter), Error(ECANCELED, "the scheduler is shutting down"));
+      j->waiter = nullptr;
+    }
+  }
+  cv_.notify_all();
+  Send(replies);
+  builder_.join();
+}
+
+void LpScheduler::Send(std::vector<std::pair<Reply, Result<Grant>>>& replies) {
+  for (auto& [reply, result] : replies) reply(std::move(result));
+  replies.clear();
+}
+
+Status LpScheduler::AddJob(uint64_t job, uint64_t partition_bytes) {
+  if (partition_bytes == 0) return Error(EINVAL, "partition size must be above 0");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (jobs_.count(job)) return Error(EEXIST, "job " + std::to_string(job) + " is already registered");
+  auto j = std::make_unique<Job>();
+  j->id = job;
+  j->partition_bytes = partition_bytes;
+  j->need.assign(chunks_.size(), 0);
+  jobs_[job] = std::move(j);
+  stats_.jobs = jobs_.size();
+  return Status::Ok();
+}
+
+Status LpScheduler::SetPartitionBytes(uint64_t job, uint64_t partition_bytes) {
+  if (partition_bytes == 0) return Error(EINVAL, "partition size must be above 0");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return Gone(job);
+  it->second->partition_bytes = partition_bytes;
+  return Status::Ok();
+}
+
+void LpScheduler::RemoveJob(uint64_t job) {
+  std::vector<std::pair<Reply, Result<Grant>>> replies;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return;
+    if (it->second->waiter) replies.emplace_back(std::move(it->second->waiter), Gone(job));
+    jobs_.erase(it);
+    stats_.jobs = jobs_.size();
+    ++generation_;
+  }
+  cv_.notify_all();
+  idle_cv_.notify_all();
+  Send(replies);
+}
+
+void LpScheduler::FinishIteration(Job& j) {
+  if (!j.in_iteration) return;
+  j.in_iteration = false;
+  j.recent.push_back(j.cur);
+  while (j.recent.size() > kRecentIterations) j.recent.pop_front();
+  Add(j.total, j.cur);
+}
+
+Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active, double find_seconds) {
+  for (const ActiveChunk& a : active) {
+    if (a.id >= chunks_.size())
+      return Error(EINVAL, "active chunk " + std::to_string(a.id) + " past the last chunk (" +
+                               std::to_string(chunks_.size()) + " chunks)");
+  }
+  std::vector<std::pair<Reply, Result<Grant>>> replies;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return Gone(job);
+    Job& j = *it->second;
+    if (j.waiter) {
+      replies.emplace_back(std::move(j.waiter), Error(ECANCELED, "a new active set was written while waiting"));
+      j.waiter = nullptr;
+    }
+    j.holding.reset();
+    j.assigned.reset();
+    FinishIteration(j);
+    std::fill(j.need.begin(), j.need.end(), 0);
+    j.remaining_chunks = 0;
+    j.remaining_bytes = 0;
+    for (const ActiveChunk& a : active) {
+      if (j.need[a.id] != 0) continue;  // listed twice
+      j.need[a.id] = std::max<uint32_t>(1, a.active_sources);
+      ++j.remaining_chunks;
+      j.remaining_bytes += chunks_[a.id].length;
+    }
+    j.in_iteration = true;
+    j.cur = IterationCost{};
+    j.cur.iteration = j.total.iteration + 1;
+    j.cur.active_chunks = j.remaining_chunks;
+    j.cur.active_bytes = j.remaining_bytes;
+    j.cur.find_seconds = find_seconds;
+    ++generation_;
+  }
+  cv_.notify_all();
+  Send(replies);
+  return Status::Ok();
+}
+
+uint64_t LpScheduler::Next(uint64_t job, Reply reply) {
+  Result<Grant> answer = Error(EIO, "");
+  uint64_t ticket = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) {
+      answer = Gone(job);
+    } else if (Job& j = *it->second; j.waiter) {
+      answer = Error(EBUSY, "job " + std::to_string(job) + " already waits for its next partition");
+    } else {
+      j.holding.reset();  // asking again ends its use of the LP it held
+      if (j.assigned) {
+        j.holding = std::move(j.assigned);
+        j.assigned.reset();
+        answer = Grant{false, j.holding};
+      } else if (!j.Wants()) {
+        j.cur.finished = true;
+        FinishIteration(j);
+        answer = Grant{true, nullptr};
+      } else {
+        j.waiter = std::move(reply);
+        j.ticket = ticket = next_ticket_++;
+        j.wait_start = Clock::now();
+      }
+    }
+  }
+  cv_.notify_all();
+  if (ticket == 0) reply(std::move(answer));
+  return ticket;
+}
+
+bool LpScheduler::Cancel(uint64_t job, uint64_t ticket) {
+  Reply reply;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job);
+    if (it == jobs_.end() || !it->second->waiter || it->second->ticket != ticket) return false;
+    reply = std::move(it->second->waiter);
+    it->second->waiter = nullptr;
+    it->second->cur.wait_seconds += Seconds(Clock::now() - it->second->wait_start);
+  }
+  idle_cv_.notify_all();
+  reply(Error(EINTR, "interrupted while waiting for the next partition"));
+  return true;
+}
+
+void LpScheduler::Done(uint64_t job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return;
+    it->second->holding.reset();
+  }
+  cv_.notify_all();
+}
+
+bool LpScheduler::CurrentDone() const {
+  if (!current_) return true;
+  for (const auto& [id, j] : jobs_) {
+    if (j->holding == current_ || j->assigned == current_) return false;
+  }
+  return true;
+}
+
+bool LpScheduler::CanBuild() const {
+  if (building_ || !CurrentDone()) return false;
+  for (const auto& [id, j] : jobs_) {
+    if (j->waiter && j->Wants()) return true;
+  }
+  return false;
+}
+
+bool LpScheduler::CanPreload() const {
+  if (!options_.prefetch_next || building_ || preloaded_ || CurrentDone()) return false;
+  for (const auto& [id, j] : jobs_) {
+    if (j->Wants()) return true;
+  }
+  return false;
+}
+
+LpScheduler::Selection LpScheduler::Select(bool only_waiting) const {
+  Selection s;
+  std::vector<const Job*> takers;  // jobs that would receive the LP
+  uint64_t budget = UINT64_MAX;
+  bool any_asker = false;
+  for (const auto& [id, j] : jobs_) {
+    if (!j->Wants()) continue;
+    takers.push_back(j.get());
+    budget = std::min(budget, j->partition_bytes);
+    any_asker |= !only_waiting || static_cast<bool>(j->waiter);
+  }
+  if (!any_asker) return s;
+
+  // GraphM's partition priority: per block, max over the jobs needing it of 1/Nj, times |J_P|.
+  // A block's chunks are consecutive ids, so a job's distinct blocks are the changes of block
+  // along its needed chunks.
+  std::unordered_map<uint32_t, std::pair<uint32_t, double>> block_claim;  // block -> (jobs, max 1/Nj)
+  for (const Job* j : takers) {
+    uint64_t blocks = 0;
+    uint32_t last = UINT32_MAX;
+    for (uint64_t c = 0; c < chunks_.size(); ++c) {
+      if (j->need[c] != 0 && chunks_[c].block != last) {
+        ++blocks;
+        last = chunks_[c].block;
+      }
+    }
+    last = UINT32_MAX;
+    for (uint64_t c = 0; c < chunks_.size(); ++c) {
+      if (j->need[c] == 0 || chunks_[c].block == last) continue;
+      last = chunks_[c].block;
+      auto& [count, inv] = block_claim[last];
+      ++count;
+      inv = std::max(inv, 1.0 / static_cast<double>(blocks));
+    }
+  }
+
+  struct Candidate {
+    double priority;
+    double partition_priority;
+    uint64_t id;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<bool> asked(chunks_.size(), false);
+  for (uint64_t c = 0; c < chunks_.size(); ++c) {
+    uint32_t jobs = 0, active = 0;
+    for (const Job* j : takers) {
+      if (j->need[c] == 0) continue;
+      ++jobs;
+      active = std::max(active, j->need[c]);
+      asked[c] = asked[c] || !only_waiting || static_cast<bool>(j->waiter);
+    }
+    if (jobs == 0) continue;
+    const auto& [count, inv] = block_claim[chunks_[c].block];
+    candidates.push_back({static_cast<double>(jobs) * active * chunks_[c].mean_source_degree, inv * count, c});
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(b.priority, b.partition_priority, a.id) < std::tie(a.priority, a.partition_priority, b.id);
+  });
+  // The first pick is the best chunk some waiting job needs, so every LP serves one.
+  auto first = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
+  s.ids.push_back(first->id);
+  s.bytes += chunks_[first->id].length;
+  for (const Candidate& c : candidates) {
+    const uint64_t length = chunks_[c.id].length;
+    if (c.id == first->id || s.bytes + length > budget) continue;  // a smaller chunk may still fit
+    s.ids.push_back(c.id);
+    s.bytes += length;
+  }
+  std::sort(s.ids.begin(), s.ids.end());
+  return s;
+}
+
+std::shared_ptr<LogicalPartition> LpScheduler::MakeLp(const Selection& s) const {
+  auto lp = std::make_shared<LogicalPartition>();
+  lp->chunks.reserve(s.ids.size());
+  uint64_t at = 0;
+  for (uint64_t id : s.ids) {
+    lp->chunks.push_back({id, chunks_[id].offset, chunks_[id].length, at});
+    at += chunks_[id].length;
+  }
+  lp->size = at;
+  lp->bytes = std::make_unique_for_overwrite<char[]>(std::max<uint64_t>(at, 1));
+  return lp;
+}
+
+void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_seconds, double load_seconds,
+                          uint64_t reused, std::vector<std::pair<Reply, Result<Grant>>>* replies) {
+  lp->seq = next_seq_++;
+  std::shared_ptr<const LogicalPartition> shared = lp;
+  uint64_t holders = 0;
+  const auto now = Clock::now();
+  for (auto& [id, jp] : jobs_) {
+    Job& j = *jp;
+    if (!j.Wants()) continue;
+    bool needs = false;
+    for (const LpChunk& c : shared->chunks) {
+      if (j.need[c.id] == 0) continue;
+      needs = true;
+      j.need[c.id] = 0;
+      --j.remaining_chunks;
+      j.remaining_bytes -= c.length;
+    }
+    if (!needs) continue;
+    ++holders;
+    j.cur.lps += 1;
+    j.cur.bytes_delivered += shared->size;
+    j.cur.bytes_reused += reused;
+    j.cur.select_seconds += select_seconds;
+    j.cur.load_seconds += load_seconds;
+    stats_.bytes_delivered += shared->size;
+    if (j.waiter) {
+      j.cur.wait_seconds += Seconds(now - j.wait_start);
+      j.holding = shared;
+      replies->emplace_back(std::move(j.waiter), Grant{false, shared});
+      j.waiter = nullptr;
+    } else {
+      j.assigned = shared;
+    }
+  }
+  ++stats_.lps_built;
+  stats_.select_seconds += select_seconds;
+  current_ = holders > 0 ? shared : nullptr;
+  stats_.current_seq = holders > 0 ? shared->seq : 0;
+  stats_.current_holders = holders;
+}
+
+bool LpScheduler::PreloadDue() const {
+  return CanPreload() && !(preload_tried_seq_ == current_->seq && preload_tried_generation_ == generation_);
+}
+
+void LpScheduler::BuilderLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stop_ || CanBuild() || PreloadDue(); });
+    if (stop_) break;
+    const bool build = CanBuild();
+    building_ = true;
+    const auto t0 = Clock::now();
+    Selection sel = Select(/*only_waiting=*/build);
+    const double select_seconds = Seconds(Clock::now() - t0);
+    if (!build) {
+      preload_tried_seq_ = current_->seq;
+      preload_tried_generation_ = generation_;
+    }
+    if (sel.ids.empty()) {
+      building_ = false;
+      idle_cv_.notify_all();
+      continue;
+    }
+    std::shared_ptr<LogicalPartition> pre = build ? std::move(preloaded_) : nullptr;
+    preloaded_.reset();
+    lock.unlock();
+
+    std::shared_ptr<LogicalPartition> lp;
+    uint64_t reused = 0, discarded = 0, loaded = 0, loaded_chunks = 0;
+    Status status;
+    const auto t1 = Clock::now();
+    if (pre && pre->chunks.size() == sel.ids.size() &&
+        std::equal(sel.ids.begin(), sel.ids.end(), pre->chunks.begin(),
+                   [](uint64_t id, const LpChunk& c) { return id == c.id; })) {
+      lp = std::move(pre);  // exactly what was preloaded
+      reused = lp->size;
+    } else {
+      lp = MakeLp(sel);
+      std::vector<LpChunk> missing;
+      std::unordered_map<uint64_t, const LpChunk*> have;
+      if (pre) {
+        for (const LpChunk& c : pre->chunks) have[c.id] = &c;
+      }
+      for (const LpChunk& c : lp->chunks) {
+        auto it = have.find(c.id);
+        if (it == have.end()) {
+          missing.push_back(c);
+          continue;
+        }
+        std::memcpy(lp->bytes.get() + c.lp_offset, pre->bytes.get() + it->second->lp_offset, c.length);
+        reused += c.length;
+      }
+      if (pre) discarded = pre->size - reused;
+      if (!missing.empty()) {
+        // The loader fills lp_offset positions of `out`: hand it the LP with only the missing chunks.
+        LogicalPartition part;
+        part.chunks = std::move(missing);
+        part.size = lp->size;
+        for (const LpChunk& c : part.chunks) loaded += c.length;
+        loaded_chunks = part.chunks.size();
+        status = loader_(part, lp->bytes.get());
+      }
+    }
+    const double load_seconds = Seconds(Clock::now() - t1);
+
+    std::vector<std::pair<Reply, Result<Grant>>> replies;
+    lock.lock();
+    stats_.load_seconds += load_seconds;
+    stats_.bytes_reused += reused;
+    stats_.bytes_discarded += discarded;
+    if (status.ok()) {
+      stats_.bytes_loaded += loaded;
+      stats_.chunks_loaded += loaded_chunks;
+    }
+    if (!status.ok()) {
+      ++stats_.load_errors;
+      stats_.last_error = status.error().message();
+      if (build) {
+        // Every job that asked gets the error; what they need stays, so asking again retries.
+        for (auto& [id, j] : jobs_) {
+          if (!j->waiter) continue;
+          replies.emplace_back(std::move(j->waiter), status.error().Wrap("loading a logical partition"));
+          j->waiter = nullptr;
+        }
+      }
+    } else if (build) {
+      if (reused == lp->size && loaded == 0) ++stats_.lps_preloaded;
+      current_.reset();
+      Publish(std::move(lp), select_seconds, load_seconds, reused, &replies);
+    } else {
+      preloaded_ = std::move(lp);
+    }
+    building_ = false;
+    lock.unlock();
+    Send(replies);
+    idle_cv_.notify_all();
+    lock.lock();
+  }
+}
+
+JobView LpScheduler::ViewOf(const Job& j) {
+  JobView v;
+  v.id = j.id;
+  v.partition_bytes = j.partition_bytes;
+  if (j.waiter) v.state = "waiting";
+  else if (j.holding) v.state = "holding";
+  else if (j.assigned) v.state = "ready";
+  else if (j.Wants()) v.state = "working";
+  else v.state = "idle";
+  v.iteration = j.total.iteration + (j.in_iteration ? 1 : 0);
+  v.remaining_chunks = j.remaining_chunks;
+  v.remaining_bytes = j.remaining_bytes;
+  v.holding_seq = j.holding ? j.holding->seq : (j.assigned ? j.assigned->seq : 0);
+  v.recent.assign(j.recent.begin(), j.recent.end());
+  if (j.in_iteration) v.recent.push_back(j.cur);
+  v.total = j.total;
+  if (j.in_iteration) Add(v.total, j.cur);
+  return v;
+}
+
+Result<JobView> LpScheduler::View(uint64_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return Gone(job);
+  return ViewOf(*it->second);
+}
+
+std::vector<JobView> LpScheduler::Views() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<JobView> out;
+  for (const auto& [id, j] : jobs_) out.push_back(ViewOf(*j));
+  return out;
+}
+
+SchedulerStats LpScheduler::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+std::shared_ptr<const LogicalPartition> LpScheduler::Holding(uint64_t job, uint64_t seq) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || !it->second->holding || it->second->holding->seq != seq) return nullptr;
+  return it->second->holding;
+}
+
+void LpScheduler::WaitIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [&] { return stop_ || (!building_ && !CanBuild() && !PreloadDue()); });
+}
+
+}  // namespace graphfs::chunkindex

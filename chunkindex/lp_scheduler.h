@@ -1,0 +1,219 @@
+// The logical-partition scheduler of one graph: GraphSO's repartition-centric
+// execution with GraphM's shared, synchronous traversal.
+//
+// Jobs hand in the active chunks of their coming iteration (ActiveChunkFinder's
+// answer for their active vertices). The scheduler builds logical partitions
+// (LPs): the highest-priority chunks that some job still needs this iteration,
+// up to the partition size, re-sorted by chunk id so the load stays sequential.
+// An LP is loaded once (through the loader: the daemon's cache and striping) and
+// handed to every job for which it holds active chunks. The next LP is built
+// only when all of those jobs are done with the current one; a job with nothing
+// in the current LP waits. A job that leaves is never waited on.
+//
+//   priority of chunk C   Pri(C) = N(J) · N(A) · mean source degree
+//     N(J)  jobs in an iteration that still need C
+//     N(A)  active sources of C: the largest count among those jobs (a lower
+//           bound of their union, which only a second query would give)
+//   between chunks of equal priority, GraphM's partition order
+//     Pri(P) = max over jobs j needing block P of (1 / Nj) · |J_P|
+//     Nj = blocks job j still needs, |J_P| = jobs needing P
+//   then chunk id.
+//
+// The first chunk picked is the best one a *waiting* job needs, so every LP serves
+// a job that asked for one (a job that is busy elsewhere cannot stall the others);
+// the rest are the best of what any job in an iteration needs. Jobs that have not
+// asked yet but need chunks of the LP become its holders too and get it at their
+// next ask.
+//
+// While the holders work on an LP, the next one is selected from what the
+// jobs still need and loaded into a second buffer (`prefetch_next`). When the
+// current LP is done the selection is made again; chunks it shares with the
+// preloaded one are copied, not read again.
+//
+// Thread-safe. Replies run outside the scheduler's lock, inline or on the
+// builder thread; each Next gets exactly one reply.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chunkindex/active_chunk_finder.h"
+#include "common/result.h"
+
+namespace graphfs::chunkindex {
+
+// What the scheduler knows of a chunk of the partition file it serves (`column`).
+struct ChunkInfo {
+  uint64_t offset = 0;  // in the file
+  uint64_t length = 0;
+  uint32_t block = 0;   // block id (i * P + j): GraphM's partition
+  double mean_source_degree = 0;
+};
+
+struct LpChunk {
+  uint64_t id = 0;
+  uint64_t file_offset = 0;
+  uint64_t length = 0;
+  uint64_t lp_offset = 0;
+};
+
+struct LogicalPartition {
+  uint64_t seq = 0;             // 1, 2, ... per scheduler
+  std::vector<LpChunk> chunks;  // ascending id, packed: lp_offset = sum of the previous lengths
+  std::unique_ptr<char[]> bytes;
+  uint64_t size = 0;
+  std::string MapText() const;  // "CHUNK_ID FILE_OFFSET LENGTH LP_OFFSET\n" per chunk
+};
+
+// Fills `out` (lp.size bytes) with the chunks' bytes, in lp.chunks order.
+using LpLoader = std::function<Status(const LogicalPartition& lp, char* out)>;
+
+// The cost of one iteration of one job, for stats.
+struct IterationCost {
+  uint64_t iteration = 0;
+  uint64_t active_chunks = 0;
+  uint64_t active_bytes = 0;       // of those chunks
+  double find_seconds = 0;         // identifying the active chunks (caller-measured)
+  double select_seconds = 0;       // choosing and sorting the chunks of its LPs
+  double load_seconds = 0;         // loading its LPs (shared with the other holders)
+  double wait_seconds = 0;         // blocked in Next
+  uint64_t lps = 0;                // LPs handed to it
+  uint64_t bytes_delivered = 0;    // bytes of those LPs
+  uint64_t bytes_reused = 0;       // of those, copied from a preloaded LP instead of read again
+  bool finished = false;           // "end" reached
+};
+
+struct JobView {
+  uint64_t id = 0;
+  uint64_t partition_bytes = 0;
+  std::string state;               // "idle", "waiting", "holding", "ready" (LP assigned, not asked for), "working"
+  uint64_t iteration = 0;          // iterations started
+  uint64_t remaining_chunks = 0;   // this iteration, not handed out yet
+  uint64_t remaining_bytes = 0;
+  uint64_t holding_seq = 0;        // LP it holds or is assigned (0: none)
+  std::vector<IterationCost> recent;  // newest last, at most kRecentIterations
+  IterationCost total;             // sums over all iterations (iteration = count)
+};
+
+struct SchedulerStats {
+  uint64_t lps_built = 0;
+  uint64_t lps_preloaded = 0;      // built from a preloaded buffer without a further read
+  uint64_t chunks_loaded = 0;
+  uint64_t bytes_loaded = 0;       // read through the loader
+  uint64_t bytes_reused = 0;       // copied from a preloaded LP
+  uint64_t bytes_discarded = 0;    // preloaded, then not used
+  uint64_t bytes_delivered = 0;    // LP bytes handed to jobs (sum over holders)
+  double select_seconds = 0;
+  double load_seconds = 0;
+  uint64_t load_errors = 0;
+  uint64_t current_seq = 0;
+  uint64_t current_holders = 0;
+  uint64_t jobs = 0;
+  std::string last_error;
+};
+
+class LpScheduler {
+ public:
+  static constexpr size_t kRecentIterations = 64;
+
+  struct Options {
+    bool prefetch_next = true;
+  };
+
+  // `chunks` is the catalog of the file's chunks (index = chunk id).
+  LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options options);
+  LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader) : LpScheduler(std::move(chunks), std::move(loader), Options{}) {}
+  ~LpScheduler();  // answers pending asks with ECANCELED, stops the builder
+  LpScheduler(const LpScheduler&) = delete;
+  LpScheduler& operator=(const LpScheduler&) = delete;
+
+  uint64_t chunk_count() const { return chunks_.size(); }
+
+  Status AddJob(uint64_t job, uint64_t partition_bytes);
+  Status SetPartitionBytes(uint64_t job, uint64_t partition_bytes);
+  // The job is gone: it is dropped from every LP and never waited on.
+  void RemoveJob(uint64_t job);
+
+  // Starts the job's next iteration with these active chunks (any order; ids below
+  // chunk_count()). Drops whatever LP the job still held and answers its pending ask,
+  // if any, with ECANCELED.
+  Status SetActive(uint64_t job, std::span<const ActiveChunk> active, double find_seconds);
+
+  struct Grant {
+    bool end = false;                               // the iteration is over for this job
+    std::shared_ptr<const LogicalPartition> lp;     // otherwise the LP to read
+  };
+  using Reply = std::function<void(Result<Grant>)>;
+  // Asks for the job's next LP; ends its use of the one it holds. `reply` is called
+  // exactly once: inline when the answer is known, later from the builder otherwise.
+  // Returns a ticket for Cancel (0 when it was answered inline).
+  uint64_t Next(uint64_t job, Reply reply);
+  // Answers the pending ask `ticket` with EINTR if it is still waiting; false otherwise.
+  bool Cancel(uint64_t job, uint64_t ticket);
+  // The job is done with the LP it holds.
+  void Done(uint64_t job);
+
+  Result<JobView> View(uint64_t job) const;
+  std::vector<JobView> Views() const;
+  SchedulerStats Stats() const;
+  // The LP the job holds (delivered and not done), if its sequence number is `seq`.
+  std::shared_ptr<const LogicalPartition> Holding(uint64_t job, uint64_t seq) const;
+
+  // Blocks until the builder has nothing to do (tests).
+  void WaitIdle();
+
+ private:
+  struct Job;
+  struct Selection {
+    std::vector<uint64_t> ids;  // ascending
+    uint64_t bytes = 0;
+  };
+  using Clock = std::chrono::steady_clock;
+
+  void BuilderLoop();
+  bool CanBuild() const;      // mu_ held
+  bool CanPreload() const;    // mu_ held
+  bool CurrentDone() const;   // mu_ held
+  bool PreloadDue() const;    // mu_ held: CanPreload and not yet tried for this LP and these needs
+  // Chunks for the next LP: candidates are chunks a waiting job needs (any job in an
+  // iteration when `only_waiting` is false: the preload while the current LP is read).
+  Selection Select(bool only_waiting) const;  // mu_ held
+  std::shared_ptr<LogicalPartition> MakeLp(const Selection& s) const;
+  // Publishes `lp`: assigns it to every job that needs some of its chunks, answers the waiting.
+  void Publish(std::shared_ptr<LogicalPartition> lp, double select_seconds, double load_seconds,
+               uint64_t reused, std::vector<std::pair<Reply, Result<Grant>>>* replies);  // mu_ held
+  void FinishIteration(Job& j);  // mu_ held
+  static JobView ViewOf(const Job& j);
+  static void Send(std::vector<std::pair<Reply, Result<Grant>>>& replies);
+
+  const std::vector<ChunkInfo> chunks_;
+  const LpLoader loader_;
+  const Options options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;       // wakes the builder
+  std::condition_variable idle_cv_;  // WaitIdle
+  bool stop_ = false;
+  bool building_ = false;
+  std::map<uint64_t, std::unique_ptr<Job>> jobs_;
+  std::shared_ptr<const LogicalPartition> current_;
+  std::shared_ptr<LogicalPartition> preloaded_;
+  uint64_t next_seq_ = 1;
+  uint64_t next_ticket_ = 1;
+  uint64_t generation_ = 0;  // bumped by every change of what jobs need
+  uint64_t preload_tried_seq_ = 0, preload_tried_generation_ = UINT64_MAX;
+  SchedulerStats stats_;
+  std::thread builder_;
+};
+
+}  // namespace graphfs::chunkindex
