@@ -1,7 +1,10 @@
 #include "engines/apps/app_common.h"
 
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
+
+#include "engines/core/graphfs_partitions.h"
 
 namespace graphfs::engine {
 
@@ -17,6 +20,14 @@ Result<std::unique_ptr<AppContext>> AppContext::Open(const AppConfig& config) {
   context->layout_ = std::move(*layout);
   const uint64_t memory_bytes = static_cast<uint64_t>(config.mem_gb * 1073741824.0);
   context->stream_ = std::make_unique<EdgeStream>(context->layout_, memory_bytes, config.threads);
+  if (config.graphfs) {
+    // Registered once for the whole run; removed when the context goes.
+    if (config.partition_bytes == 0) return Error(EINVAL, "the logical partition size must be > 0");
+    auto source = config.partition_source ? config.partition_source(context->layout_, config.partition_bytes)
+                                          : OpenGraphfsPartitions(context->layout_, config.partition_bytes);
+    if (!source.ok()) return source.error();
+    context->stream_->SetPartitionSource(std::move(*source));
+  }
   return context;
 }
 
@@ -28,15 +39,32 @@ AppResult AppContext::Finish(std::string line, std::string result_file, uint64_t
   result.line = std::move(line) + timing;
   result.result_file = std::move(result_file);
   result.iterations = iterations;
-  result.bytes_read = stream_->stats().bytes_read;
-  result.direct_streams = stream_->stats().direct_streams;
+  const StreamStats& stats = stream_->stats();
+  result.bytes_read = stats.bytes_read;
+  result.direct_streams = stats.direct_streams;
+  result.edges_read = stats.edges_read;
+  result.edges_active = stats.edges_active;
+  result.integrated = stream_->integrated();
+  result.partitions = stats.partitions;
+  result.wait_seconds = stats.wait_seconds;
   return result;
 }
 
-void AppContext::Progress(const char* app, uint64_t iteration, uint64_t active) const {
+void AppContext::Progress(const char* app, uint64_t iteration, uint64_t active) {
   if (!config_.verbose) return;
-  std::fprintf(stderr, "%s: iteration %lu, %lu active, %.2f s\n", app, static_cast<unsigned long>(iteration),
-               static_cast<unsigned long>(active), Elapsed());
+  const StreamStats& now = stream_->stats();
+  std::string integrated;
+  if (stream_->integrated()) {
+    char text[128];
+    std::snprintf(text, sizeof(text), ", %" PRIu64 " partitions, waited %.3f s", now.partitions - reported_.partitions,
+                  now.wait_seconds - reported_.wait_seconds);
+    integrated = text;
+  }
+  std::fprintf(stderr, "%s: iteration %" PRIu64 ", %" PRIu64 " active, %.2f s; %" PRIu64 " bytes, %" PRIu64
+                       " edges read, %" PRIu64 " of active sources%s\n",
+               app, iteration, active, Elapsed(), now.bytes_read - reported_.bytes_read,
+               now.edges_read - reported_.edges_read, now.edges_active - reported_.edges_active, integrated.c_str());
+  reported_ = now;
 }
 
 Error AppContext::StartOutOfRange(int64_t start) const {
@@ -55,6 +83,7 @@ Result<VertexArray<uint32_t>> ComputeOutDegrees(AppContext& context, const std::
     return 0;
   });
   if (!done.ok()) return done.error();
+  context.ResetProgress();
   return degree;
 }
 

@@ -32,7 +32,11 @@ class AppContext {
   }
   // Fills the common AppResult fields.
   AppResult Finish(std::string line, std::string result_file, uint64_t iterations) const;
-  void Progress(const char* app, uint64_t iteration, uint64_t active) const;
+  // With --verbose, one line on stderr: the iteration, its active vertices,
+  // and what the streams did since the previous line.
+  void Progress(const char* app, uint64_t iteration, uint64_t active);
+  // Leaves the streams so far (e.g. the out-degree pass) out of the next Progress line.
+  void ResetProgress() { reported_ = stream_->stats(); }
   Error StartOutOfRange(int64_t start) const;
 
   // Calls fn(v) -> T for every vertex on all threads; returns the sum.
@@ -63,6 +67,7 @@ class AppContext {
   GridLayout layout_;
   std::unique_ptr<EdgeStream> stream_;
   std::chrono::steady_clock::time_point start_;
+  StreamStats reported_;  // stream counters at the last Progress line
 };
 
 template <typename T>

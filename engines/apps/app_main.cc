@@ -1,9 +1,11 @@
 #include "engines/apps/app_main.h"
 
 #include <CLI/CLI.hpp>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/size_parse.h"
 #include "engines/apps/apps.h"
 #include "engines/tools/cli_util.h"
 
@@ -52,8 +54,23 @@ int AppMain(AppKind kind, int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--threads", config.threads, "reader threads (default: one per core)");
   cli.add_flag("--verbose", config.verbose, "print one line per iteration on stderr");
+  auto* graphfs = cli.add_flag("--graphfs", config.graphfs,
+                               "integrated mode: read graphfs's logical partitions of active chunks (the graph "
+                               "must be on a graphfs mount and indexed)");
+  std::string partition;
+  cli.add_option("--graphfs-partition", partition, "bytes per logical partition, suffixes K/M/G (default 256M)")
+      ->needs(graphfs);
   if (std::getenv("GRAPHFS_ENGINE_VERBOSE") != nullptr) config.verbose = true;
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
+  if (!partition.empty()) {
+    auto bytes = ParseSize(partition);
+    if (!bytes.ok() || *bytes == 0) {
+      std::fprintf(stderr, "%s: error: --graphfs-partition: %s\n", name,
+                   bytes.ok() ? "must be > 0" : bytes.error().message().c_str());
+      return 2;
+    }
+    config.partition_bytes = *bytes;
+  }
 
   Result<AppResult> result = Error(EINVAL, "unknown app");
   switch (kind) {
@@ -68,11 +85,17 @@ int AppMain(AppKind kind, int argc, char** argv) {
     std::fprintf(stderr, "%s: error: %s\n", name, result.error().message().c_str());
     return 1;
   }
+  // Exactly one line on stdout in both modes: run-jobs and the tests take it as the result.
   std::printf("%s\n", result->line.c_str());
   if (config.verbose) {
-    std::fprintf(stderr, "%s: streamed %lu edge bytes, %lu O_DIRECT streams, results in %s\n", name,
-                 static_cast<unsigned long>(result->bytes_read), static_cast<unsigned long>(result->direct_streams),
+    std::fprintf(stderr, "%s: streamed %" PRIu64 " edge bytes, %" PRIu64 " O_DIRECT streams, %" PRIu64
+                         " edges read, %" PRIu64 " of active sources, results in %s\n",
+                 name, result->bytes_read, result->direct_streams, result->edges_read, result->edges_active,
                  result->result_file.c_str());
+    if (result->integrated) {
+      std::fprintf(stderr, "%s: integrated mode: %" PRIu64 " logical partitions of at most %s, waited %.3f s\n",
+                   name, result->partitions, FormatSize(config.partition_bytes).c_str(), result->wait_seconds);
+    }
   }
   return 0;
 }

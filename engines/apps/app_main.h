@@ -2,8 +2,10 @@
 //   bfs PATH START [MEM_GB]          wcc PATH [MEM_GB]
 //   sssp PATH START [MEM_GB]         pagerank PATH ITERATIONS [MEM_GB]
 //   pagerank-delta PATH EPSILON [MEM_GB]   spmv PATH [MEM_GB]
-// MEM_GB defaults to 8 like GridGraph's and may be fractional. Prints the
-// result line on stdout; errors on stderr with exit status 1 (2 for usage).
+// MEM_GB defaults to 8 like GridGraph's and may be fractional. Every app
+// also takes --threads N, --verbose, and --graphfs [--graphfs-partition SIZE]
+// (integrated mode, see apps.h). Prints the result line on stdout; errors on
+// stderr with exit status 1 (2 for usage).
 #pragma once
 
 namespace graphfs::engine {

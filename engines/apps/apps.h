@@ -10,20 +10,41 @@
 //   pagerank        pagerank.rank        float64, GridGraph's PageRank (0.15 + 0.85 * sum)
 //   pagerank-delta  pagerank-delta.rank  float64, same fixpoint, computed by pushing residuals
 //   spmv            spmv.output          float64, y = A^T x with x[i] = i (GridGraph's spmv)
+
+//
+// Integrated mode (AppConfig::graphfs): the graph is on a graphfs mount and
+// indexed; every iteration's edges come from graphfs's logical partitions of
+// active chunks (engines/graphfs_client.hpp) instead of `column`. Results are
+// the same as in the unmodified mode (the edge functions do not depend on
+// the order in which edges arrive).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "common/result.h"
 
 namespace graphfs::engine {
 
+class GridLayout;
+class PartitionSource;
+
+// Makes the logical-partition source of integrated mode for an opened graph.
+using PartitionSourceFactory =
+    std::function<Result<std::unique_ptr<PartitionSource>>(const GridLayout& layout, uint64_t partition_bytes)>;
+
 struct AppConfig {
   std::string graph_dir;
   double mem_gb = 8;     // GridGraph's MEM budget: O_DIRECT and source windows
   int threads = 0;       // 0 = one per core
   bool verbose = false;  // one line per iteration on stderr
+  bool graphfs = false;  // integrated mode: column streams read graphfs's logical partitions
+  uint64_t partition_bytes = uint64_t{256} << 20;  // integrated mode: bytes per logical partition
+  // Integrated mode's source; empty = a job in the graph's graphfs mount.
+  // Tests (and embedders) plug in their own.
+  PartitionSourceFactory partition_source;
 };
 
 struct AppResult {
@@ -33,6 +54,11 @@ struct AppResult {
   double seconds = 0;
   uint64_t bytes_read = 0;  // edge bytes streamed
   uint64_t direct_streams = 0;
+  uint64_t edges_read = 0;    // edge records examined
+  uint64_t edges_active = 0;  // of those, records of active sources (the useful ones)
+  bool integrated = false;
+  uint64_t partitions = 0;    // integrated mode: logical partitions read
+  double wait_seconds = 0;    // integrated mode: time waiting for them
 };
 
 Result<AppResult> RunBfs(const AppConfig& config, int64_t start);

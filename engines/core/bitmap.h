@@ -13,6 +13,8 @@ class Bitmap {
   explicit Bitmap(size_t bits = 0) : bits_(bits), words_((bits + 63) / 64, 0) {}
 
   size_t bits() const { return bits_; }
+  // Bit v is words()[v / 64] >> (v % 64) & 1; bits past bits() are clear.
+  const uint64_t* words() const { return words_.data(); }
   void Clear() { std::fill(words_.begin(), words_.end(), 0); }
   void Fill() {
     std::fill(words_.begin(), words_.end(), ~uint64_t{0});

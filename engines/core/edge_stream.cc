@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <optional>
@@ -60,6 +61,17 @@ uint64_t PartitionBatch(uint64_t partitions, uint64_t vertex_state_bytes, uint64
   return std::max<uint64_t>(1, partitions / static_cast<uint64_t>(windows));
 }
 
+std::vector<ReadTask> PlanPartitionReads(uint64_t bytes, uint64_t page, int threads) {
+  constexpr uint64_t kMinPiece = 1 << 20;
+  const uint64_t n = static_cast<uint64_t>(std::max(threads, 1));
+  auto whole_pages = [page](uint64_t b) { return (b + page - 1) / page * page; };
+  // kMaxIoBytes is a multiple of every I/O page, so the clamp keeps whole pages.
+  const uint64_t piece = std::min(kMaxIoBytes, std::max(whole_pages((bytes + n - 1) / n), whole_pages(kMinPiece)));
+  std::vector<ReadTask> reads;
+  for (uint64_t offset = 0; offset < bytes; offset += piece) reads.push_back({offset, std::min(piece, bytes - offset)});
+  return reads;
+}
+
 EdgeStream::EdgeStream(const GridLayout& layout, uint64_t memory_bytes, int threads)
     : layout_(layout), memory_bytes_(memory_bytes) {
   threads_ = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -102,7 +114,63 @@ Result<EdgeStream::Plan> EdgeStream::MakePlan(const StreamOptions& options) {
   return plan;
 }
 
-Status EdgeStream::RunReads(int fd, const std::string& path, const std::vector<ReadTask>& reads,
+void EdgeStream::BeginStream() {
+  bad_edges_.store(0);
+  edges_read_.store(0);
+  edges_active_.store(0);
+}
+
+Status EdgeStream::EndStream(EdgeOrder order) {
+  stats_.edges_read += edges_read_.load();
+  stats_.edges_active += edges_active_.load();
+  if (uint64_t bad = bad_edges_.load(); bad != 0) {
+    return Error(EINVAL, layout_.OrderFile(order) + (integrated() && order == EdgeOrder::kColumn ? " (logical partitions)" : "") +
+                             ": " + std::to_string(bad) + " edges have a target id >= vertices (" +
+                             std::to_string(layout_.vertices()) + "); the graph is corrupt");
+  }
+  return Status::Ok();
+}
+
+Status EdgeStream::RunPasses(const StreamOptions& options, const BufferFn& on_buffer) {
+  auto plan = MakePlan(options);
+  if (!plan.ok()) return plan.error();
+  for (const StreamPass& pass : plan->passes) {
+    ++stats_.passes;
+    GRAPHFS_RETURN_IF_ERROR(RunReads(plan->fd.get(), plan->path, pass.reads, layout_.FileBytes(),
+                                     [&](int worker, const char* data, size_t bytes) {
+                                       on_buffer(worker, data, bytes, pass.window);
+                                     }));
+  }
+  return Status::Ok();
+}
+
+Status EdgeStream::RunPartitions(const StreamOptions& options, const BufferFn& on_buffer) {
+  GRAPHFS_RETURN_IF_ERROR(source_->SetActive(options.active));
+  ++stats_.streams;
+  // No source windows: the whole vertex state is in memory in integrated mode.
+  const VertexRange every_vertex{0, layout_.vertices()};
+  const uint64_t edge = layout_.edge_size();
+  using Clock = std::chrono::steady_clock;
+  for (;;) {
+    const Clock::time_point asked = Clock::now();
+    auto lp = source_->Next();
+    stats_.wait_seconds += std::chrono::duration<double>(Clock::now() - asked).count();
+    if (!lp.ok()) return lp.error();
+    if (lp->end) return Status::Ok();
+    ++stats_.partitions;
+    if (lp->bytes % edge != 0) {
+      return Error(EPROTO, lp->path + ": " + std::to_string(lp->bytes) + " bytes is not a whole number of " +
+                               std::to_string(edge) + "-byte edge records of " + layout_.dir());
+    }
+    GRAPHFS_RETURN_IF_ERROR(RunReads(lp->fd, lp->path, PlanPartitionReads(lp->bytes, IoPage(layout_.edge_type()), threads_),
+                                     lp->bytes, [&](int worker, const char* data, size_t bytes) {
+                                       on_buffer(worker, data, bytes, every_vertex);
+                                     }));
+    GRAPHFS_RETURN_IF_ERROR(source_->Done());
+  }
+}
+
+Status EdgeStream::RunReads(int fd, const std::string& path, const std::vector<ReadTask>& reads, uint64_t file_end,
                             const std::function<void(int, const char*, size_t)>& on_buffer) {
   if (reads.empty()) return Status::Ok();
   uint64_t longest = 0;
@@ -110,7 +178,6 @@ Status EdgeStream::RunReads(int fd, const std::string& path, const std::vector<R
   for (AlignedBuffer& b : buffers_) {
     if (b.size() < longest) b = AlignedBuffer(longest);
   }
-  const uint64_t file_end = layout_.FileBytes();
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::atomic<uint64_t> bytes_read{0};
@@ -141,7 +208,6 @@ Status EdgeStream::RunReads(int fd, const std::string& path, const std::vector<R
   worker(0);
   for (std::thread& t : threads) t.join();
 
-  ++stats_.passes;
   stats_.reads += reads.size();
   stats_.bytes_read += bytes_read.load();
   if (error) return *error;

@@ -11,13 +11,22 @@
 //
 // Column (target-oriented) streams are split into source windows when the
 // vertex state does not fit the budget (GridGraph's partition batches).
+//
+// Integrated mode (a PartitionSource is set): column streams read graphfs's
+// logical partitions instead of `column`: say which sources are active, then
+// for every LP split it over the reader threads, filter its edges by the
+// active set (chunks hold inactive sources' edges too) and say done. There
+// are no source windows (the window is every vertex). Row streams are
+// unchanged.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <chrono>
 #include <functional>
-#include <type_traits>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/result.h"
@@ -25,6 +34,7 @@
 #include "engines/core/bitmap.h"
 #include "engines/core/edge.h"
 #include "engines/core/grid_layout.h"
+#include "engines/core/partition_source.h"
 #include "engines/core/posix_io.h"
 
 namespace graphfs::engine {
@@ -54,12 +64,22 @@ std::vector<ReadTask> PlanReads(const GridLayout& layout, EdgeOrder order, const
 // GridGraph's partition batch: how many source partitions one column pass covers.
 uint64_t PartitionBatch(uint64_t partitions, uint64_t vertex_state_bytes, uint64_t memory_bytes);
 
+// The reads of one logical partition of `bytes`: consecutive pieces covering
+// it exactly, small enough that every reader thread gets one, at most 24 MiB,
+// at least ~1 MiB (fewer, larger requests to the daemon), whole I/O pages
+// except the last, so pieces never split an edge record.
+std::vector<ReadTask> PlanPartitionReads(uint64_t bytes, uint64_t page, int threads);
+
 struct StreamStats {
   uint64_t streams = 0;
-  uint64_t passes = 0;
+  uint64_t passes = 0;  // sweeps over `column`/`row` (one per source window)
   uint64_t reads = 0;
   uint64_t bytes_read = 0;
   uint64_t direct_streams = 0;  // streams opened with O_DIRECT
+  uint64_t edges_read = 0;      // edge records handed to the filter
+  uint64_t edges_active = 0;    // of those, records whose source is active (and in the window)
+  uint64_t partitions = 0;      // integrated mode: logical partitions read
+  double wait_seconds = 0;      // integrated mode: time blocked waiting for the next one
 };
 
 class EdgeStream {
@@ -73,6 +93,11 @@ class EdgeStream {
   template <typename T, typename Fn>
   Result<T> Stream(const StreamOptions& options, Fn&& fn);
 
+  // Integrated mode from now on: column streams read `source`'s logical
+  // partitions. The stream owns it (and so ends the graphfs job with itself).
+  void SetPartitionSource(std::unique_ptr<PartitionSource> source) { source_ = std::move(source); }
+  bool integrated() const { return source_ != nullptr; }
+
   const StreamStats& stats() const { return stats_; }
   int threads() const { return threads_; }
 
@@ -82,10 +107,21 @@ class EdgeStream {
     std::string path;
     std::vector<StreamPass> passes;
   };
+  // on_buffer(worker, data, bytes, source window of the data)
+  using BufferFn = std::function<void(int, const char*, size_t, VertexRange)>;
+
   Result<Plan> MakePlan(const StreamOptions& options);
-  // Runs the reads on the worker threads; on_buffer(worker, data, bytes).
-  Status RunReads(int fd, const std::string& path, const std::vector<ReadTask>& reads,
+  // The two ways of feeding on_buffer: sweeps over `column`/`row`, or the
+  // logical partitions of the source.
+  Status RunPasses(const StreamOptions& options, const BufferFn& on_buffer);
+  Status RunPartitions(const StreamOptions& options, const BufferFn& on_buffer);
+  // Runs the reads on the worker threads; `file_end` is where the data must
+  // reach; on_buffer(worker, data, bytes).
+  Status RunReads(int fd, const std::string& path, const std::vector<ReadTask>& reads, uint64_t file_end,
                   const std::function<void(int, const char*, size_t)>& on_buffer);
+  void BeginStream();
+  // Folds the per-stream counters into stats_; an error if edges were corrupt.
+  Status EndStream(EdgeOrder order);
 
   template <typename Record, typename T, typename Fn>
   T ProcessBuffer(const char* data, size_t bytes, VertexRange window, const Bitmap* active, Fn& fn);
@@ -94,7 +130,10 @@ class EdgeStream {
   uint64_t memory_bytes_;
   int threads_;
   std::vector<AlignedBuffer> buffers_;
+  std::unique_ptr<PartitionSource> source_;
   std::atomic<uint64_t> bad_edges_{0};
+  std::atomic<uint64_t> edges_read_{0};
+  std::atomic<uint64_t> edges_active_{0};
   StreamStats stats_;
 };
 
@@ -107,10 +146,12 @@ T EdgeStream::ProcessBuffer(const char* data, size_t bytes, VertexRange window, 
   const uint32_t vertices = static_cast<uint32_t>(layout_.vertices());
   T sum{};
   uint64_t bad = 0;
+  uint64_t passed = 0;
   for (size_t k = 0; k < count; ++k) {
     const uint32_t source = static_cast<uint32_t>(edges[k].source);
     if (source - lo >= span) continue;  // outside this pass's source window
     if (active != nullptr && !active->Get(source)) continue;
+    ++passed;
     const uint32_t target = static_cast<uint32_t>(edges[k].target);
     if (target >= vertices) {
       ++bad;
@@ -123,32 +164,29 @@ T EdgeStream::ProcessBuffer(const char* data, size_t bytes, VertexRange window, 
     }
   }
   if (bad != 0) bad_edges_.fetch_add(bad, std::memory_order_relaxed);
+  edges_read_.fetch_add(count, std::memory_order_relaxed);
+  edges_active_.fetch_add(passed, std::memory_order_relaxed);
   return sum;
 }
 
 template <typename T, typename Fn>
 Result<T> EdgeStream::Stream(const StreamOptions& options, Fn&& fn) {
-  auto plan = MakePlan(options);
-  if (!plan.ok()) return plan.error();
   struct alignas(64) Partial {
     T value{};
   };
   std::vector<Partial> partial(static_cast<size_t>(threads_));
   const bool weighted = layout_.edge_type() == EdgeType::kWeighted;
-  bad_edges_.store(0);
-  for (const StreamPass& pass : plan->passes) {
-    auto on_buffer = [&](int worker, const char* data, size_t bytes) {
-      T local = weighted ? ProcessBuffer<WeightedEdge, T>(data, bytes, pass.window, options.active, fn)
-                         : ProcessBuffer<UnweightedEdge, T>(data, bytes, pass.window, options.active, fn);
-      partial[static_cast<size_t>(worker)].value += local;
-    };
-    GRAPHFS_RETURN_IF_ERROR(RunReads(plan->fd.get(), plan->path, pass.reads, on_buffer));
-  }
-  if (uint64_t bad = bad_edges_.load(); bad != 0) {
-    return Error(EINVAL, layout_.OrderFile(options.order) + ": " + std::to_string(bad) +
-                             " edges have a target id >= vertices (" + std::to_string(layout_.vertices()) +
-                             "); the graph is corrupt");
-  }
+  auto on_buffer = [&](int worker, const char* data, size_t bytes, VertexRange window) {
+    T local = weighted ? ProcessBuffer<WeightedEdge, T>(data, bytes, window, options.active, fn)
+                       : ProcessBuffer<UnweightedEdge, T>(data, bytes, window, options.active, fn);
+    partial[static_cast<size_t>(worker)].value += local;
+  };
+  BeginStream();
+  const bool from_partitions = source_ != nullptr && options.order == EdgeOrder::kColumn;
+  Status fed = from_partitions ? RunPartitions(options, on_buffer) : RunPasses(options, on_buffer);
+  Status ended = EndStream(options.order);
+  if (!fed.ok()) return fed.error();
+  if (!ended.ok()) return ended.error();
   T total{};
   for (const Partial& p : partial) total += p.value;
   return total;

@@ -24,7 +24,12 @@ struct RunJobsOptions {
   std::string cgroup_root = "/sys/fs/cgroup/memory";
   double stagger_seconds = 0;         // delay between starts
   bool sequential = false;            // one job after another
+  bool integrated = false;            // pass --graphfs: jobs read graphfs's logical partitions
+  std::optional<uint64_t> partition_bytes;  // integrated: --graphfs-partition (else the apps' default)
 };
+
+// The flags run-jobs adds to every job's command line for the mode.
+std::vector<std::string> ModeFlags(const RunJobsOptions& options);
 
 struct JobOutcome {
   JobSpec spec;
@@ -48,6 +53,8 @@ struct DiskDelta {
 
 struct RunReport {
   std::string graph_dir;
+  bool integrated = false;
+  std::optional<uint64_t> partition_bytes;
   std::vector<JobOutcome> jobs;
   double total_seconds = 0;
   std::vector<DiskDelta> devices;

@@ -64,10 +64,12 @@ Result<std::vector<JobSpec>> ParseJobList(const std::string& text) {
   return jobs;
 }
 
-std::vector<std::string> JobArgv(const JobSpec& job, const std::string& graph_dir, const std::string& mem_gb) {
+std::vector<std::string> JobArgv(const JobSpec& job, const std::string& graph_dir, const std::string& mem_gb,
+                                 const std::vector<std::string>& flags) {
   std::vector<std::string> argv = {job.app, graph_dir};
   if (!job.arg.empty()) argv.push_back(job.arg);
   argv.push_back(mem_gb);
+  argv.insert(argv.end(), flags.begin(), flags.end());
   return argv;
 }
 

@@ -17,7 +17,8 @@ struct JobSpec {
 
 Result<std::vector<JobSpec>> ParseJobList(const std::string& text);
 
-// argv for the app binary: APP PATH [ARG] MEM_GB.
-std::vector<std::string> JobArgv(const JobSpec& job, const std::string& graph_dir, const std::string& mem_gb);
+// argv for the app binary: APP PATH [ARG] MEM_GB [FLAGS...] (e.g. --graphfs).
+std::vector<std::string> JobArgv(const JobSpec& job, const std::string& graph_dir, const std::string& mem_gb,
+                                 const std::vector<std::string>& flags = {});
 
 }  // namespace graphfs::engine

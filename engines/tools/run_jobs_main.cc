@@ -1,5 +1,6 @@
 // run-jobs --graph DIR --jobs pagerank-delta,wcc,sssp:START,bfs:START
 //          [--mem-cap SIZE] [--stagger SECONDS] [--sequential] [--mem-gb GB] [--bin-dir DIR]
+//          [--integrated [--partition SIZE]]
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -22,7 +23,7 @@ std::string OwnDirectory() {
 
 int main(int argc, char** argv) {
   graphfs::engine::RunJobsOptions options;
-  std::string jobs, mem_cap, mem_gb;
+  std::string jobs, mem_cap, mem_gb, partition;
   CLI::App cli("run-jobs: run graph jobs as concurrent processes and report times and bytes read per disk",
                "run-jobs");
   cli.add_option("--graph", options.graph_dir, "graph directory (plain or on a graphfs mount)")->required();
@@ -34,7 +35,19 @@ int main(int argc, char** argv) {
   cli.add_option("--stagger", options.stagger_seconds, "seconds between job starts")->check(CLI::NonNegativeNumber);
   cli.add_flag("--sequential", options.sequential, "run the jobs one after another instead");
   cli.add_option("--bin-dir", options.bin_dir, "directory of the app binaries (default: run-jobs' own)");
+  auto* integrated = cli.add_flag("--integrated", options.integrated,
+                                  "integrated mode: pass --graphfs to every job (graph on a graphfs mount, indexed)");
+  cli.add_option("--partition", partition, "logical partition size for integrated jobs, e.g. 64M")->needs(integrated);
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
+  if (!partition.empty()) {
+    auto bytes = graphfs::ParseSize(partition);
+    if (!bytes.ok() || *bytes == 0) {
+      std::fprintf(stderr, "run-jobs: error: --partition: %s\n",
+                   bytes.ok() ? "must be > 0" : bytes.error().message().c_str());
+      return 2;
+    }
+    options.partition_bytes = *bytes;
+  }
 
   auto specs = graphfs::engine::ParseJobList(jobs);
   if (!specs.ok()) {

@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <limits>
 #include <queue>
+#include <regex>
 
 #include "engine_test_util.h"
 #include "engines/core/preprocess.h"
+#include "fake_partitions.h"
 
 namespace graphfs::engine {
 namespace {
@@ -328,6 +330,92 @@ TEST(Apps, SpmvMatchesReference) {
   }
 }
 
+// Integrated mode with the fake daemon (3-edge chunks, shuffled, a few per
+// LP): the same results as the references, one job per run, one active set
+// per iteration, and the same result line as the unmodified mode, but for
+// the time and, for wcc and sssp, the iteration count: those two propagate
+// within a pass (an edge sees a label lowered earlier in the same pass), so
+// how many passes they need depends on the order edges arrive, in either mode.
+TEST(Apps, IntegratedModeGivesTheSameResults) {
+  auto without_timing = [](const std::string& line) {
+    return std::regex_replace(line.substr(0, line.rfind(" in ")), std::regex("[0-9]+ iterations"), "N iterations");
+  };
+  for (const Case& s : Cases()) {
+    SCOPED_TRACE(Describe(s));
+    PreparedGraph prepared(s.graph, s.partitions);
+    TempDir lps;
+    auto counts = std::make_shared<testing::FakePartitionCounts>();
+    AppConfig plain = prepared.Config(s.mem_gb);
+    AppConfig config = plain;
+    config.graphfs = true;
+    config.partition_bytes = 100;  // 2 chunks of 3 weighted edges
+    config.partition_source = [&](const GridLayout& layout,
+                                  uint64_t bytes) -> Result<std::unique_ptr<PartitionSource>> {
+      testing::FakePartitionOptions fake;
+      fake.chunk_edges = 3;
+      fake.partition_bytes = bytes;
+      fake.seed = static_cast<uint32_t>(counts->created);
+      return std::unique_ptr<PartitionSource>(
+          std::make_unique<testing::FakePartitions>(layout, lps.path(), fake, counts));
+    };
+    uint64_t runs = 0, iterations = 0;
+    auto check = [&](const Result<AppResult>& result, const Result<AppResult>& unmodified, bool exact_line) {
+      ASSERT_TRUE(result.ok()) << result.error().message();
+      ASSERT_TRUE(unmodified.ok()) << unmodified.error().message();
+      ++runs;
+      iterations += result->iterations;
+      EXPECT_TRUE(result->integrated);
+      EXPECT_FALSE(unmodified->integrated);
+      EXPECT_EQ(counts->created, runs) << "one job per run";
+      EXPECT_EQ(counts->destroyed, runs) << "removed at the end of the run";
+      EXPECT_EQ(counts->set_active + counts->set_all_active, iterations) << "one active set per iteration";
+      EXPECT_EQ(counts->ends, iterations);
+      EXPECT_EQ(counts->done, counts->partitions);
+      if (!s.graph.edges.empty()) {
+        EXPECT_GT(result->partitions, 0u);
+      }
+      EXPECT_LE(result->edges_active, result->edges_read);
+      if (exact_line) {
+        EXPECT_EQ(without_timing(result->line), without_timing(unmodified->line));
+      }
+    };
+    const uint32_t start = s.graph.vertices / 2;
+    check(RunBfs(config, start), RunBfs(plain, start), true);
+    EXPECT_EQ(ReadArray<int32_t>(prepared.dir() + "/bfs.level"), ReferenceBfs(s.graph, start));
+    check(RunBfs(config, 0), RunBfs(plain, 0), true);
+    EXPECT_EQ(ReadArray<int32_t>(prepared.dir() + "/bfs.level"), ReferenceBfs(s.graph, 0));
+    check(RunWcc(config), RunWcc(plain), true);
+    EXPECT_EQ(ReadArray<int32_t>(prepared.dir() + "/wcc.label"), ReferenceLabels(s.graph));
+    check(RunSssp(config, 0), RunSssp(plain, 0), true);
+    auto distances = ReadArray<float>(prepared.dir() + "/sssp.distance");
+    auto want_distances = ReferenceDijkstra(s.graph, 0);
+    ASSERT_EQ(distances.size(), want_distances.size());
+    for (size_t v = 0; v < distances.size(); ++v) EXPECT_EQ(distances[v], want_distances[v]) << "vertex " << v;
+    // Each run rewrites the result file: run the integrated one last.
+    auto plain_rank = RunPageRank(plain, 7);
+    check(RunPageRank(config, 7), plain_rank, false);
+    ExpectClose(ReadArray<double>(prepared.dir() + "/pagerank.rank"), ReferencePageRank(s.graph, 7), 1e-6);
+    auto plain_delta = RunPageRankDelta(plain, 1e-3);
+    check(RunPageRankDelta(config, 1e-3), plain_delta, false);
+    ExpectClose(ReadArray<double>(prepared.dir() + "/pagerank-delta.rank"), ReferencePageRankDelta(s.graph, 1e-3),
+                1e-6);
+    auto plain_spmv = RunSpmv(plain);
+    check(RunSpmv(config), plain_spmv, false);
+    ExpectClose(ReadArray<double>(prepared.dir() + "/spmv.output"), ReferenceSpmv(s.graph), 1e-12);
+  }
+}
+
+TEST(Apps, IntegratedModeNeedsAGraphfsMount) {
+  PreparedGraph prepared(SelfLoopsAndDuplicates(), 2);
+  AppConfig config = prepared.Config(8);
+  config.graphfs = true;
+  auto result = RunWcc(config);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().message().find("is not on a graphfs mount"), std::string::npos) << result.error().message();
+  config.partition_bytes = 0;
+  EXPECT_FALSE(RunWcc(config).ok());
+}
+
 TEST(Apps, ActivePartitionsOnlyAreRead) {
   // A 50-vertex chain inside partition 0, and 20000 edges among partitions
   // 1..3 that a BFS from vertex 0 never activates: each iteration may read
@@ -416,6 +504,39 @@ TEST(AppBinaries, PrintOneLineAndExitCodes) {
                            "spmv.output"}) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
   }
+}
+
+TEST(AppBinaries, GraphfsFlags) {
+  PreparedGraph prepared(SelfLoopsAndDuplicates(), 3);
+  const std::string dir = prepared.dir();
+  struct Case {
+    std::string command;
+    int exit_code;
+    std::string stderr_has;
+  };
+  const std::vector<Case> cases = {
+      {"wcc " + dir + " 1 --graphfs-partition 0 --graphfs", 2, "--graphfs-partition: must be > 0"},
+      {"wcc " + dir + " 1 --graphfs --graphfs-partition 12Q", 2, "--graphfs-partition"},
+      {"wcc " + dir + " 1 --graphfs --graphfs-partition -5M", 2, "--graphfs-partition"},
+      {"wcc " + dir + " 1 --graphfs --graphfs-partition", 2, "--graphfs-partition"},
+      {"bfs " + dir + " 0 --graphfs-partition 64M", 2, "--graphfs"},  // needs --graphfs
+      // Well-formed: the plain directory is then refused, naming the reason.
+      {"bfs " + dir + " 0 1 --graphfs --graphfs-partition 64M", 1, "not on a graphfs mount"},
+      {"spmv " + dir + " --graphfs", 1, "not on a graphfs mount"},
+  };
+  for (const Case& c : cases) {
+    auto r = testing::RunCommand(testing::Bin(c.command) + " 2>&1");
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.command << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.stderr_has), std::string::npos) << c.command << "\n" << r.output;
+  }
+  // --verbose adds the counters on stderr only; stdout keeps its one line.
+  auto verbose = testing::RunCommand(testing::Bin("bfs " + dir + " 0 1 --verbose 2>/dev/null"));
+  EXPECT_EQ(verbose.exit_code, 0);
+  EXPECT_EQ(std::count(verbose.output.begin(), verbose.output.end(), '\n'), 1) << verbose.output;
+  auto both = testing::RunCommand(testing::Bin("bfs " + dir + " 0 1 --verbose 2>&1"));
+  EXPECT_NE(both.output.find("bfs: iteration 2, 2 active, "), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find(" edges read, "), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find(" of active sources"), std::string::npos) << both.output;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "engine_test_util.h"
 #include "engines/core/preprocess.h"
+#include "fake_partitions.h"
 
 namespace graphfs::engine {
 namespace {
@@ -172,6 +173,152 @@ TEST(EdgeStream, TruncatedOrCorruptFilesAreErrorsNotCrashes) {
   auto m = stream.Stream<uint64_t>(options, [](VertexId, VertexId t, float) -> uint64_t { return t < 50 ? 1 : 1000000; });
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message().find("corrupt"), std::string::npos) << m.error().message();
+}
+
+TEST(EdgeStream, CountsEdgesReadAndEdgesOfActiveSources) {
+  TempDir tmp;
+  TestGraph g = testing::RandomGraph(3000, 3000, 20000, false, 6);
+  auto layout = GridLayout::Open(BuildGrid(tmp, g, 4));
+  ASSERT_TRUE(layout.ok());
+  Bitmap active(g.vertices);
+  for (uint32_t v = 0; v < g.vertices; v += 5) active.SetUnsynchronized(v);
+  uint64_t expect_active = 0;
+  for (const auto& e : g.edges) expect_active += e.source % 5 == 0;
+  EdgeStream stream(*layout, 8ull << 30, 2);
+  auto all = stream.Stream<uint64_t>(StreamOptions{}, [](VertexId, VertexId, float) -> uint64_t { return 1; });
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(stream.stats().edges_read, g.edges.size()) << "one pass, reads never overlap";
+  EXPECT_EQ(stream.stats().edges_active, g.edges.size());
+  StreamOptions options;
+  options.active = &active;
+  auto some = stream.Stream<uint64_t>(options, [](VertexId, VertexId, float) -> uint64_t { return 1; });
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(stream.stats().edges_active - g.edges.size(), expect_active);
+  EXPECT_GE(stream.stats().edges_read - g.edges.size(), expect_active);
+  EXPECT_EQ(stream.stats().partitions, 0u);
+  EXPECT_FALSE(stream.integrated());
+}
+
+TEST(PlanPartitionReads, CoversTheLpInWholePagesForEveryThread) {
+  struct Case {
+    uint64_t bytes;
+    uint64_t page;
+    int threads;
+    size_t reads;
+  };
+  const uint64_t mib = 1 << 20;
+  for (const Case& c : {Case{0, 4096, 4, 0}, Case{8, 4096, 4, 1}, Case{100 * 1000, 4096, 8, 1},
+                        Case{10 * mib, 4096, 4, 4}, Case{10 * mib + 8, 4096, 4, 4}, Case{100 * mib, 4096, 2, 5},
+                        Case{256 * mib, 4096, 1, 11}, Case{12 * 1000 * 1000, 12288, 3, 3}, Case{12 * mib, 12288, 64, 12}}) {
+    SCOPED_TRACE(std::to_string(c.bytes) + " bytes, page " + std::to_string(c.page) + ", " +
+                 std::to_string(c.threads) + " threads");
+    auto reads = PlanPartitionReads(c.bytes, c.page, c.threads);
+    EXPECT_EQ(reads.size(), c.reads);
+    uint64_t next = 0;
+    for (size_t k = 0; k < reads.size(); ++k) {
+      EXPECT_EQ(reads[k].offset, next);
+      EXPECT_GT(reads[k].length, 0u);
+      EXPECT_LE(reads[k].length, kMaxIoBytes);
+      if (k + 1 < reads.size()) {
+        EXPECT_EQ(reads[k].length % c.page, 0u) << "only the last piece may be partial";
+      }
+      next += reads[k].length;
+    }
+    EXPECT_EQ(next, c.bytes);
+  }
+}
+
+// Integrated mode reads the fake daemon's logical partitions (shuffled
+// chunks that straddle blocks, with inactive sources' edges) and must still
+// see each active edge exactly once; row streams keep reading `row`.
+TEST(EdgeStream, IntegratedModeSeesEveryActiveEdgeOnceFromLogicalPartitions) {
+  for (bool weighted : {false, true}) {
+    SCOPED_TRACE(weighted ? "weighted" : "unweighted");
+    TempDir tmp;
+    TestGraph g = testing::RandomGraph(5000, 4000, 40000, weighted, 5);
+    for (auto& e : g.edges) e.weight = weighted ? static_cast<float>((e.source + e.target) % 7) : 1.0f;
+    auto layout = GridLayout::Open(BuildGrid(tmp, g, 4));
+    ASSERT_TRUE(layout.ok());
+    Bitmap active(g.vertices);
+    for (uint32_t v = 0; v < 20; ++v) active.SetUnsynchronized(v);  // few sources: most chunks are skipped
+    uint64_t expect_active = 0, expect_weight = 0, expect_all_weight = 0;
+    for (const auto& e : g.edges) {
+      expect_all_weight += static_cast<uint64_t>(e.weight);
+      if (e.source < 20) {
+        ++expect_active;
+        expect_weight += static_cast<uint64_t>(e.weight);
+      }
+    }
+    auto counts = std::make_shared<testing::FakePartitionCounts>();
+    testing::FakePartitionOptions fake;
+    fake.chunk_edges = 37;
+    fake.partition_bytes = 64 * 1024;
+    // A tiny budget: a plain column stream would be split into source windows and use O_DIRECT.
+    EdgeStream stream(*layout, 1024, 2);
+    stream.SetPartitionSource(std::make_unique<testing::FakePartitions>(*layout, tmp.File("lp"), fake, counts));
+    std::filesystem::create_directories(tmp.File("lp"));
+    ASSERT_TRUE(stream.integrated());
+
+    auto weights = stream.Stream<uint64_t>(StreamOptions{}, [](VertexId, VertexId, float w) -> uint64_t {
+      return static_cast<uint64_t>(w);
+    });
+    ASSERT_TRUE(weights.ok()) << weights.error().message();
+    EXPECT_EQ(*weights, expect_all_weight);
+    EXPECT_EQ(counts->set_all_active, 1u) << "no active set: every vertex";
+    EXPECT_GT(counts->partitions, 3u);
+    EXPECT_EQ(stream.stats().partitions, counts->partitions);
+    EXPECT_EQ(counts->done, counts->partitions);
+    EXPECT_EQ(counts->ends, 1u);
+    EXPECT_EQ(stream.stats().edges_read, g.edges.size());
+    EXPECT_EQ(stream.stats().edges_active, g.edges.size());
+    EXPECT_EQ(stream.stats().bytes_read, g.edges.size() * layout->edge_size());
+    EXPECT_EQ(stream.stats().direct_streams, 0u);
+    EXPECT_EQ(stream.stats().passes, 0u) << "no sweeps over column";
+
+    const StreamStats before = stream.stats();
+    const uint64_t chunk_edges_before = counts->chunk_edges_out;
+    StreamOptions options;
+    options.active = &active;
+    options.vertex_state_bytes = g.vertices * 4;
+    auto some = stream.Stream<uint64_t>(options, [&](VertexId s, VertexId, float w) -> uint64_t {
+      EXPECT_TRUE(active.Get(s));
+      return static_cast<uint64_t>(w) * 1000000 + 1;
+    });
+    ASSERT_TRUE(some.ok()) << some.error().message();
+    EXPECT_EQ(*some % 1000000, expect_active);
+    EXPECT_EQ(*some / 1000000, expect_weight);
+    EXPECT_EQ(counts->set_active, 1u);
+    EXPECT_EQ(counts->ends, 2u);
+    EXPECT_EQ(stream.stats().edges_active - before.edges_active, expect_active);
+    EXPECT_EQ(stream.stats().edges_read - before.edges_read, counts->chunk_edges_out - chunk_edges_before);
+    EXPECT_LT(stream.stats().edges_read - before.edges_read, g.edges.size() / 2) << "only active chunks are read";
+
+    const uint64_t partitions = counts->partitions;
+    StreamOptions row;
+    row.order = EdgeOrder::kRow;
+    auto rows = stream.Stream<uint64_t>(row, [](VertexId, VertexId, float) -> uint64_t { return 1; });
+    ASSERT_TRUE(rows.ok());
+    EXPECT_EQ(*rows, g.edges.size());
+    EXPECT_EQ(counts->partitions, partitions) << "row streams do not use logical partitions";
+    EXPECT_EQ(stream.stats().passes, 1u);
+  }
+}
+
+TEST(EdgeStream, IntegratedModeRefusesAPartitionOfPartialRecords) {
+  TempDir tmp;
+  TestGraph g = testing::RandomGraph(100, 100, 1000, true, 7);
+  auto layout = GridLayout::Open(BuildGrid(tmp, g, 2));
+  ASSERT_TRUE(layout.ok());
+  std::filesystem::create_directories(tmp.File("lp"));
+  testing::FakePartitionOptions fake;
+  fake.junk_bytes = 8;  // not a multiple of 12
+  EdgeStream stream(*layout, 8ull << 30, 2);
+  stream.SetPartitionSource(std::make_unique<testing::FakePartitions>(*layout, tmp.File("lp"), fake));
+  auto n = stream.Stream<uint64_t>(StreamOptions{}, [](VertexId, VertexId, float) -> uint64_t { return 1; });
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message().find(tmp.File("lp") + "/lp-0: "), std::string::npos) << n.error().message();
+  EXPECT_NE(n.error().message().find("bytes is not a whole number of 12-byte edge records"), std::string::npos)
+      << n.error().message();
 }
 
 }  // namespace

@@ -33,6 +33,19 @@ TEST(ParseJobList, DefaultsArgumentsAndErrors) {
   }
 }
 
+TEST(ParseJobList, IntegratedModeFlagsFollowMemGb) {
+  RunJobsOptions options;
+  EXPECT_TRUE(ModeFlags(options).empty());
+  options.partition_bytes = 1 << 20;
+  EXPECT_TRUE(ModeFlags(options).empty()) << "a partition size alone does not switch modes";
+  options.integrated = true;
+  EXPECT_EQ(ModeFlags(options), (std::vector<std::string>{"--graphfs", "--graphfs-partition", "1048576"}));
+  options.partition_bytes.reset();
+  EXPECT_EQ(ModeFlags(options), (std::vector<std::string>{"--graphfs"}));
+  EXPECT_EQ(JobArgv(JobSpec{"bfs", "3"}, "/g", "1", ModeFlags(options)),
+            (std::vector<std::string>{"bfs", "/g", "3", "1", "--graphfs"}));
+}
+
 TEST(GraphfsStats, ParsesDisksAndToleratesMissingKeys) {
   auto disks = ParseGraphfsStats(
       R"({"disks":[{"index":0,"path":"/d0","bytes_read":4096,"bytes_written":12},)"
@@ -126,6 +139,7 @@ TEST_F(RunJobsBinary, RunsTheMixConcurrentlyAndPrintsTheTable) {
   }
   EXPECT_NE(lines[3].find("1 1"), std::string::npos) << "sssp args: START MEM_GB";
   EXPECT_EQ(lines[5].rfind("total wall time: ", 0), 0u);
+  EXPECT_EQ(lines[6], "mode: unmodified (the apps read column and row)");
   EXPECT_NE(r.output.find("graphfs disk 0 /d0 bytes read 0 (0 B), bytes written 0 (0 B)"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("graphfs disk 1 - bytes read ?"), std::string::npos) << r.output;
@@ -138,6 +152,30 @@ TEST_F(RunJobsBinary, FailingJobMeansNonZeroExit) {
   EXPECT_NE(r.output.find("out of range"), std::string::npos) << "the app's stderr passes through";
   EXPECT_EQ(Run("--jobs nosuchapp").exit_code, 2);
   EXPECT_EQ(Run("--jobs wcc --bin-dir /nonexistent").exit_code, 1);
+}
+
+// --integrated passes --graphfs (and the partition size) to every job; this
+// fake mount has no .graphfs/jobs/, so the apps say so and fail.
+TEST_F(RunJobsBinary, IntegratedModePassesGraphfsToEveryJob) {
+  auto r = Run("--jobs wcc,bfs:1 --integrated --partition 64M --mem-gb 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("\n0    wcc             1                "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n1    bfs             1 1              "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("wcc: error: graphfs: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bfs: error: graphfs: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("is not on a graphfs mount"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mode: integrated (--graphfs: the apps read graphfs's logical partitions of 64 MiB)"),
+            std::string::npos)
+      << r.output;
+  for (const std::string& line : Lines(r.output)) {
+    EXPECT_EQ(line.find("--graphfs-partition"), std::string::npos) << "the args column holds the app's own: " << line;
+  }
+  auto plain_size = Run("--jobs wcc --integrated --mem-gb 1");
+  EXPECT_NE(plain_size.output.find("logical partitions of the apps' default size"), std::string::npos)
+      << plain_size.output;
+  EXPECT_EQ(Run("--jobs wcc --integrated --partition 0").exit_code, 2);
+  EXPECT_EQ(Run("--jobs wcc --integrated --partition lots").exit_code, 2);
+  EXPECT_EQ(Run("--jobs wcc --partition 64M").exit_code, 2) << "--partition needs --integrated";
 }
 
 TEST_F(RunJobsBinary, SequentialAndStaggeredStarts) {

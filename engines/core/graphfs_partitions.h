@@ -1,0 +1,20 @@
+// The PartitionSource of integrated mode: a job in graphfs's control directory
+// (engines/graphfs_client.hpp), registered once per app run on the graph's
+// mount and removed when this object goes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common/result.h"
+#include "engines/core/grid_layout.h"
+#include "engines/core/partition_source.h"
+
+namespace graphfs::engine {
+
+// Registers the job on layout.dir() (which must be on a graphfs mount and
+// indexed) with LPs of `partition_bytes`, and checks that graphfs sees the
+// same vertex count as `meta`.
+Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const GridLayout& layout, uint64_t partition_bytes);
+
+}  // namespace graphfs::engine

@@ -1,0 +1,38 @@
+// Where an integrated-mode column stream gets its edges: logical partitions
+// (LPs), files of edge records in the graph's format made of the chunks of
+// `column` that hold active sources, handed out one at a time in an order the
+// source chooses. graphfs's control directory is the real source
+// (graphfs_partitions.h); tests plug in their own.
+//
+// The edges arrive in no particular order, and chunks hold edges of inactive
+// sources too: EdgeStream filters them by the active set, as it filters the
+// neighbouring blocks a rounded read pulls in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+#include "engines/core/bitmap.h"
+
+namespace graphfs::engine {
+
+struct LogicalPartition {
+  bool end = false;   // the iteration has no LP left
+  int fd = -1;        // readable with pread; owned by the source, valid until Done()
+  std::string path;   // for messages
+  uint64_t bytes = 0;
+};
+
+class PartitionSource {
+ public:
+  virtual ~PartitionSource() = default;
+  // Starts an iteration over the edges of `active` sources (null: every vertex).
+  virtual Status SetActive(const Bitmap* active) = 0;
+  // Blocks until the next LP is ready, or says the iteration is over.
+  virtual Result<LogicalPartition> Next() = 0;
+  // Done with the LP of the last Next(): its fd is closed.
+  virtual Status Done() = 0;
+};
+
+}  // namespace graphfs::engine

@@ -1,0 +1,580 @@
+// graphfs_client.hpp: a header-only client for graphfs's control directory
+// MOUNT/.graphfs/jobs/ (the protocol table is in graphfs's README.md, "The
+// control directory"). An engine registers a job on a graph, says which
+// vertices are active, and reads logical partitions (LPs): files holding only
+// the chunks of `column` that some active vertex of some job needs, handed out
+// in the order that serves all concurrent jobs with one load per chunk.
+//
+// Self-contained on purpose (POSIX and the C++17 standard library only, no
+// graphfs headers), so an outside engine can copy this one file. Expected
+// errors are values (Status, Result<T>), never exceptions, and every message
+// names the job, the control file and the errno text, the daemon's reason
+// when it gave one (status's last_error), and where to look further:
+//   graphfs job bfs-123-0: write active: Invalid argument: active: ... (see /mnt/.graphfs/jobs/bfs-123-0/status)
+//
+// Use, one Job per process and graph:
+//   auto job = graphfs_client::Job::Init("/mnt/graphs/twitter", 256 << 20);
+//   if (!job.ok()) fail(job.error().message);
+//   each iteration:
+//     job->SetActive(words, job->vertices());   // or job->SetAllActive()
+//     for (;;) {
+//       auto lp = job->Next();                  // blocks until an LP for us is ready
+//       if (!lp.ok()) fail(...);
+//       if (lp->end) break;                     // every active chunk was handed out
+//       pread(lp->fd(), ...) over [0, lp->bytes): edge records of the graph's format;
+//         chunks hold edges of inactive sources too: filter by your own active set
+//       job->Done();                            // others may be waiting for this LP
+//     }
+//   ~Job() removes the job; so does the daemon when the process dies (lease).
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace graphfs_client {
+
+// ---- errors as values ----
+
+struct Error {
+  int code = 0;         // errno value (EPROTO for answers the client cannot parse)
+  std::string message;  // says which job, which file and why
+};
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Error error) : error_(std::move(error)), failed_(true) {}
+  static Status Ok() { return Status(); }
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { return error_; }
+
+ private:
+  Error error_;
+  bool failed_ = false;
+};
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// ---- an owned file descriptor ----
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { Reset(); }
+  int get() const { return fd_; }
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// ---- what Next() hands out ----
+
+// One line of lp-SEQ.map: chunk CHUNK_ID is `length` bytes of `column` at
+// `column_offset`, stored at `lp_offset` in the LP.
+struct ChunkExtent {
+  uint64_t chunk_id = 0;
+  uint64_t column_offset = 0;
+  uint64_t length = 0;
+  uint64_t lp_offset = 0;
+};
+
+struct Partition {
+  bool end = false;  // the iteration is over: no LP, nothing to read
+  uint64_t seq = 0;  // lp-SEQ
+  std::string path;  // MOUNT/.graphfs/jobs/NAME/lp-SEQ
+  uint64_t bytes = 0;
+  std::vector<ChunkExtent> chunks;
+  Fd file;  // the LP opened read-only; closed with the Partition
+
+  int fd() const { return file.get(); }
+};
+
+// ---- pure helpers (no I/O; exposed for tests and for engines with their own I/O) ----
+
+namespace detail {
+
+inline bool ParseU64(std::string_view digits, uint64_t* out) {
+  if (digits.empty() || digits.size() > 20) return false;
+  uint64_t value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (value > (UINT64_MAX - d) / 10) return false;
+    value = value * 10 + d;
+  }
+  *out = value;
+  return true;
+}
+
+inline std::string Quote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text.substr(0, 80)) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", static_cast<unsigned char>(c));
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > 80) out += "...";
+  return out + "'";
+}
+
+inline bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+}  // namespace detail
+
+// The answer of a read of `next`: "lp-SEQ\n" or "end\n" (the newline is
+// optional). Fills end and seq only.
+inline Result<Partition> ParseNext(std::string_view answer) {
+  std::string_view text = answer;
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  Partition p;
+  if (text == "end") {
+    p.end = true;
+    return Result<Partition>(std::move(p));
+  }
+  if (text.substr(0, 3) == "lp-" && detail::ParseU64(text.substr(3), &p.seq)) return Result<Partition>(std::move(p));
+  return Error{EPROTO, "unexpected answer " + detail::Quote(answer) + " (want lp-SEQ or end)"};
+}
+
+// lp-SEQ.map: one chunk per line, "CHUNK_ID COLUMN_OFFSET LENGTH LP_OFFSET",
+// decimal, separated by blanks. Blank lines are ignored.
+inline Result<std::vector<ChunkExtent>> ParseMap(std::string_view text) {
+  std::vector<ChunkExtent> chunks;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const size_t eol = text.find('\n');
+    const std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    uint64_t field[4];
+    size_t fields = 0;
+    bool bad = false;
+    size_t i = 0;
+    while (i < line.size()) {
+      if (detail::IsSpace(line[i])) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < line.size() && !detail::IsSpace(line[j])) ++j;
+      if (fields == 4 || !detail::ParseU64(line.substr(i, j - i), &field[fields])) {
+        bad = true;
+        break;
+      }
+      ++fields;
+      i = j;
+    }
+    if (fields == 0 && !bad) continue;  // blank line
+    if (bad || fields != 4) {
+      return Error{EPROTO, "line " + std::to_string(line_no) + ": want CHUNK_ID COLUMN_OFFSET LENGTH LP_OFFSET, got " +
+                               detail::Quote(line)};
+    }
+    chunks.push_back(ChunkExtent{field[0], field[1], field[2], field[3]});
+  }
+  return Result<std::vector<ChunkExtent>>(std::move(chunks));
+}
+
+// What `active` must receive: exactly ceil(V/8) bytes, bit v = byte[v/8] >>
+// (v%8) & 1, i.e. the little-endian bytes of the words (whatever the host's
+// byte order), truncated, with the bits past V cleared (the daemon refuses them).
+inline std::string ActiveBitmapBytes(const uint64_t* words, uint64_t vertices) {
+  std::string bytes(static_cast<size_t>((vertices + 7) / 8), '\0');
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    bytes[k] = static_cast<char>((words[k / 8] >> (8 * (k % 8))) & 0xff);
+  }
+  if (vertices % 8 != 0) bytes.back() = static_cast<char>(bytes.back() & ((1u << (vertices % 8)) - 1));
+  return bytes;
+}
+
+namespace detail {
+
+// Where the value of top-level field `key` starts in a JSON object, or npos.
+// A minimal scan, not a JSON parser: it skips strings and tracks nesting so
+// that a nested field of the same name (say, active.vertices) is not taken.
+inline size_t FindTopLevel(std::string_view json, std::string_view key) {
+  int depth = 0;
+  size_t i = 0;
+  while (i < json.size()) {
+    const char c = json[i];
+    if (c == '"') {
+      size_t j = i + 1;
+      while (j < json.size() && json[j] != '"') j += json[j] == '\\' ? 2 : 1;
+      if (j >= json.size()) return std::string_view::npos;  // unterminated string
+      const std::string_view name = json.substr(i + 1, j - i - 1);
+      i = j + 1;
+      size_t k = i;
+      while (k < json.size() && IsSpace(json[k])) ++k;
+      if (depth != 1 || name != key || k >= json.size() || json[k] != ':') continue;
+      ++k;
+      while (k < json.size() && IsSpace(json[k])) ++k;
+      return k;
+    }
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    ++i;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace detail
+
+// The top-level "vertices" field of `status` (JSON): the graph's V.
+inline Result<uint64_t> ParseStatusVertices(std::string_view json) {
+  const size_t k = detail::FindTopLevel(json, "vertices");
+  if (k == std::string_view::npos) return Error{EPROTO, "no top-level \"vertices\" field"};
+  size_t end = k;
+  while (end < json.size() && json[end] >= '0' && json[end] <= '9') ++end;
+  size_t after = end;
+  while (after < json.size() && detail::IsSpace(json[after])) ++after;
+  uint64_t value = 0;
+  if (!detail::ParseU64(json.substr(k, end - k), &value) ||
+      (after < json.size() && json[after] != ',' && json[after] != '}')) {
+    return Error{EPROTO, "\"vertices\" is not a non-negative integer"};
+  }
+  return value;
+}
+
+// A top-level string field of `status`, e.g. "last_error"; empty if absent
+// or not a string. Escapes are decoded; non-ASCII \u escapes become '?'.
+inline std::string ParseStatusString(std::string_view json, std::string_view key) {
+  size_t k = detail::FindTopLevel(json, key);
+  if (k == std::string_view::npos || k >= json.size() || json[k] != '"') return "";
+  std::string out;
+  for (++k; k < json.size() && json[k] != '"'; ++k) {
+    if (json[k] != '\\' || k + 1 >= json.size()) {
+      out += json[k];
+      continue;
+    }
+    const char e = json[++k];
+    if (e == 'n') {
+      out += '\n';
+    } else if (e == 't') {
+      out += '\t';
+    } else if (e == 'r' || e == 'b' || e == 'f') {
+      out += ' ';
+    } else if (e == 'u' && k + 4 < json.size()) {
+      const unsigned long code = std::strtoul(std::string(json.substr(k + 1, 4)).c_str(), nullptr, 16);
+      out += code < 0x80 ? static_cast<char>(code) : '?';
+      k += 4;
+    } else {
+      out += e;  // \" \\ \/
+    }
+  }
+  return out;
+}
+
+// The mount root above an absolute directory: the nearest ancestor (or the
+// directory itself) that has .graphfs/jobs/.
+inline Result<std::string> FindMount(const std::string& dir) {
+  if (dir.empty() || dir[0] != '/') return Error{EINVAL, "graphfs: " + dir + " is not an absolute path"};
+  std::string current = dir;
+  while (current.size() > 1 && current.back() == '/') current.pop_back();
+  for (;;) {
+    const std::string probe = (current == "/" ? std::string() : current) + "/.graphfs/jobs";
+    struct stat st;
+    if (::stat(probe.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return current;
+    if (current == "/") break;
+    const size_t slash = current.rfind('/');
+    current = slash == 0 ? std::string("/") : current.substr(0, slash);
+  }
+  return Error{ENOENT, "graphfs: " + dir + " is not on a graphfs mount (no .graphfs/jobs/ in it or any parent)"};
+}
+
+// ---- the job ----
+
+class Job {
+ public:
+  static constexpr uint64_t kDefaultPartitionBytes = uint64_t{256} << 20;
+
+  // Registers a job on `graph_dir` (a directory inside a graphfs mount, made
+  // absolute and resolved here) with LPs of `partition_bytes`. An empty name
+  // means "<program>-<pid>-<counter>". The graph must be indexed
+  // (graphfs-index): the daemon refuses it otherwise, and Init says so.
+  static Result<Job> Init(const std::string& graph_dir, uint64_t partition_bytes, std::string name = "") {
+    if (partition_bytes == 0) return Error{EINVAL, "graphfs: the partition size must be > 0"};
+    char* real = ::realpath(graph_dir.c_str(), nullptr);
+    if (real == nullptr) return Error{errno, "graphfs: " + graph_dir + ": " + std::strerror(errno)};
+    const std::string dir(real);
+    std::free(real);
+    Result<std::string> mount = FindMount(dir);
+    if (!mount.ok()) return mount.error();
+
+    Job job;
+    job.mount_ = *mount;
+    job.graph_ = dir == *mount ? std::string(".") : dir.substr(mount->size() == 1 ? 1 : mount->size() + 1);
+    const bool default_name = name.empty();
+    // A default name can collide with a job of a process that had our pid
+    // (and died with its directory still there): take the next counter.
+    for (int attempt = 0;; ++attempt) {
+      if (default_name) name = DefaultName();
+      const std::string path = *mount + "/.graphfs/jobs/" + name;
+      if (::mkdir(path.c_str(), 0755) == 0) {
+        job.name_ = name;
+        job.dir_ = path;
+        break;
+      }
+      const int code = errno;
+      if (code == EEXIST && default_name && attempt < 1000) continue;
+      return Error{code, "graphfs: mkdir " + path + ": " + std::strerror(code)};
+    }
+    // From here on an error return destroys `job`, which removes the directory.
+    Status s = job.WriteControl("graph", job.graph_ + "\n");
+    if (s.ok()) s = job.WriteControl("partition_size", std::to_string(partition_bytes) + "\n");
+    if (!s.ok()) return s.error();
+    // Held open for the job's life: if the process dies, the kernel closes it
+    // and the daemon drops the job, so no other job waits on a dead one.
+    Result<Fd> lease = job.OpenControl("lease");
+    if (!lease.ok()) return lease.error();
+    job.lease_ = std::move(*lease);
+    Result<std::string> status = job.ReadControl("status");
+    if (!status.ok()) return status.error();
+    Result<uint64_t> vertices = ParseStatusVertices(*status);
+    if (!vertices.ok()) return job.Fail(vertices.error().code, "read status: " + vertices.error().message);
+    job.vertices_ = *vertices;
+    Result<Fd> next = job.OpenControl("next");
+    if (!next.ok()) return next.error();
+    job.next_ = std::move(*next);
+    return Result<Job>(std::move(job));
+  }
+
+  Job(Job&& other) noexcept { *this = std::move(other); }
+  Job& operator=(Job&& other) noexcept {
+    if (this != &other) {
+      Remove();
+      name_ = std::move(other.name_);
+      dir_ = std::exchange(other.dir_, std::string());
+      mount_ = std::move(other.mount_);
+      graph_ = std::move(other.graph_);
+      vertices_ = other.vertices_;
+      lease_ = std::move(other.lease_);
+      next_ = std::move(other.next_);
+    }
+    return *this;
+  }
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+  ~Job() { Remove(); }
+
+  const std::string& name() const { return name_; }
+  const std::string& dir() const { return dir_; }      // MOUNT/.graphfs/jobs/NAME
+  const std::string& mount() const { return mount_; }  // the mount root
+  const std::string& graph() const { return graph_; }  // relative to the mount root
+  uint64_t vertices() const { return vertices_; }      // V of the graph, from `status`
+
+  // The active vertices of the coming iteration: bit v = words[v/64] >> (v%64) & 1.
+  // `vertices` must be the graph's V. Committed by the daemon at close.
+  Status SetActive(const uint64_t* words, uint64_t vertices) {
+    if (vertices != vertices_) {
+      return Fail(EINVAL, "write active: a bitmap of " + std::to_string(vertices) + " vertices, the graph has " +
+                              std::to_string(vertices_));
+    }
+    return WriteControl("active", ActiveBitmapBytes(words, vertices));
+  }
+
+  // Every vertex active (PageRank-style iterations).
+  Status SetAllActive() { return WriteControl("active.list", "all\n"); }
+
+  // Blocks until the next LP holding chunks active for this job is ready
+  // (or the iteration is over: Partition::end). Reading `next` again also
+  // ends the job's use of the LP it held.
+  Result<Partition> Next() {
+    char answer[128];
+    ssize_t n;
+    do {
+      n = ::pread(next_.get(), answer, sizeof(answer), 0);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return FailExplained(errno, "read next");
+    Result<Partition> lp = ParseNext(std::string_view(answer, static_cast<size_t>(n)));
+    if (!lp.ok()) return Fail(lp.error().code, "read next: " + lp.error().message);
+    if (lp->end) return lp;
+    const std::string name = "lp-" + std::to_string(lp->seq);
+    lp->path = dir_ + "/" + name;
+    Result<Fd> file = OpenControl(name);
+    if (!file.ok()) return file.error();
+    lp->file = std::move(*file);
+    struct stat st;
+    if (::fstat(lp->fd(), &st) != 0) return Fail(errno, "stat " + name);
+    lp->bytes = static_cast<uint64_t>(st.st_size);
+    Result<std::string> map = ReadControl(name + ".map");
+    if (!map.ok()) return map.error();
+    Result<std::vector<ChunkExtent>> chunks = ParseMap(*map);
+    if (!chunks.ok()) return Fail(chunks.error().code, "read " + name + ".map: " + chunks.error().message);
+    for (const ChunkExtent& c : *chunks) {
+      if (c.lp_offset > lp->bytes || c.length > lp->bytes - c.lp_offset) {
+        return Fail(EPROTO, "read " + name + ".map: chunk " + std::to_string(c.chunk_id) + " at " +
+                                std::to_string(c.lp_offset) + "+" + std::to_string(c.length) + " lies past the " +
+                                std::to_string(lp->bytes) + "-byte LP");
+      }
+    }
+    lp->chunks = std::move(*chunks);
+    return lp;
+  }
+
+  // Done with the LP last returned by Next (optional: Next implies it, but
+  // saying so early lets the daemon move on while this job computes).
+  Status Done() { return WriteControl("done", "\n"); }
+
+ private:
+  Job() = default;
+
+  static std::string DefaultName() {
+    static std::atomic<unsigned> counter{0};
+    return ProgramName() + "-" + std::to_string(static_cast<long>(::getpid())) + "-" + std::to_string(counter++);
+  }
+
+  // The program's name in the characters a job name allows.
+  static std::string ProgramName() {
+    std::string name;
+    if (FILE* f = std::fopen("/proc/self/comm", "r")) {
+      char buffer[64] = {};
+      if (std::fgets(buffer, sizeof(buffer), f) != nullptr) name = buffer;
+      std::fclose(f);
+    }
+    std::string clean;
+    for (char c : name) {
+      if (c == '\n') break;
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-';
+      clean += ok ? c : '_';
+    }
+    while (!clean.empty() && clean[0] == '.') clean.erase(0, 1);
+    if (clean.size() > 32) clean.resize(32);
+    return clean.empty() ? std::string("job") : clean;
+  }
+
+  Error Fail(int code, const std::string& what, const std::string& reason = "") const {
+    return Error{code, "graphfs job " + name_ + ": " + what +
+                           (code != EPROTO ? std::string(": ") + std::strerror(code) : std::string()) +
+                           (reason.empty() ? std::string() : ": " + reason) + " (see " + dir_ + "/status)"};
+  }
+
+  // For errors the daemon explains in status's last_error (a refused commit,
+  // a failed `next`): the message carries the explanation too.
+  Error FailExplained(int code, const std::string& what) const {
+    std::string status;
+    const int fd = ::open((dir_ + "/status").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char buffer[4096];
+      ssize_t n;
+      while ((n = ::read(fd, buffer, sizeof(buffer))) > 0 || (n < 0 && errno == EINTR)) {
+        if (n > 0) status.append(buffer, static_cast<size_t>(n));
+      }
+      ::close(fd);
+    }
+    return Fail(code, what, ParseStatusString(status, "last_error"));
+  }
+
+  Result<Fd> OpenControl(const std::string& file) const {
+    const int fd = ::open((dir_ + "/" + file).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Fail(errno, "open " + file);
+    return Fd(fd);
+  }
+
+  // Control files may report any size (FUSE): read to EOF.
+  Result<std::string> ReadControl(const std::string& file) const {
+    Result<Fd> fd = OpenControl(file);
+    if (!fd.ok()) return fd.error();
+    std::string text;
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd->get(), buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Fail(errno, "read " + file);
+      if (n == 0) return text;
+      text.append(buffer, static_cast<size_t>(n));
+    }
+  }
+
+  // One open, the data (in one write unless the kernel takes less), one
+  // close. The daemon checks and commits at close, so close's error is the
+  // answer.
+  Status WriteControl(const std::string& file, const std::string& data) const {
+    const int fd = ::open((dir_ + "/" + file).c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return Fail(errno, "open " + file);
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int code = n < 0 ? errno : EIO;
+        ::close(fd);
+        return FailExplained(code, "write " + file);
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::close(fd) != 0) return FailExplained(errno, "write " + file);
+    return Status::Ok();
+  }
+
+  // Best effort: the job may already be gone (the daemon drops it when the
+  // lease closes), and a destructor has nobody to tell.
+  void Remove() {
+    next_.Reset();
+    if (!dir_.empty()) (void)::rmdir(dir_.c_str());
+    dir_.clear();
+    lease_.Reset();
+  }
+
+  std::string name_;
+  std::string dir_;
+  std::string mount_;
+  std::string graph_;
+  uint64_t vertices_ = 0;
+  Fd lease_;
+  Fd next_;
+};
+
+}  // namespace graphfs_client
