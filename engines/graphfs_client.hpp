@@ -346,7 +346,10 @@ class Job {
   static Result<Job> Init(const std::string& graph_dir, uint64_t partition_bytes, std::string name = "") {
     if (partition_bytes == 0) return Error{EINVAL, "graphfs: the partition size must be > 0"};
     char* real = ::realpath(graph_dir.c_str(), nullptr);
-    if (real == nullptr) return Error{errno, "graphfs: " + graph_dir + ": " + std::strerror(errno)};
+    if (real == nullptr) {
+      const int code = errno;
+      return Error{code, "graphfs: " + graph_dir + ": " + std::strerror(code)};
+    }
     const std::string dir(real);
     std::free(real);
     Result<std::string> mount = FindMount(dir);
@@ -436,7 +439,10 @@ class Job {
     do {
       n = ::pread(next_.get(), answer, sizeof(answer), 0);
     } while (n < 0 && errno == EINTR);
-    if (n < 0) return FailExplained(errno, "read next");
+    if (n < 0) {
+      const int code = errno;
+      return FailExplained(code, "read next");
+    }
     Result<Partition> lp = ParseNext(std::string_view(answer, static_cast<size_t>(n)));
     if (!lp.ok()) return Fail(lp.error().code, "read next: " + lp.error().message);
     if (lp->end) return lp;
@@ -446,7 +452,10 @@ class Job {
     if (!file.ok()) return file.error();
     lp->file = std::move(*file);
     struct stat st;
-    if (::fstat(lp->fd(), &st) != 0) return Fail(errno, "stat " + name);
+    if (::fstat(lp->fd(), &st) != 0) {
+      const int code = errno;
+      return Fail(code, "stat " + name);
+    }
     lp->bytes = static_cast<uint64_t>(st.st_size);
     Result<std::string> map = ReadControl(name + ".map");
     if (!map.ok()) return map.error();
@@ -495,6 +504,7 @@ class Job {
     return clean.empty() ? std::string("job") : clean;
   }
 
+  // Callers copy errno before building `what`: string operations may change it.
   Error Fail(int code, const std::string& what, const std::string& reason = "") const {
     return Error{code, "graphfs job " + name_ + ": " + what +
                            (code != EPROTO ? std::string(": ") + std::strerror(code) : std::string()) +
@@ -519,7 +529,10 @@ class Job {
 
   Result<Fd> OpenControl(const std::string& file) const {
     const int fd = ::open((dir_ + "/" + file).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Fail(errno, "open " + file);
+    if (fd < 0) {
+      const int code = errno;
+      return Fail(code, "open " + file);
+    }
     return Fd(fd);
   }
 
@@ -532,7 +545,10 @@ class Job {
     for (;;) {
       const ssize_t n = ::read(fd->get(), buffer, sizeof(buffer));
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return Fail(errno, "read " + file);
+      if (n < 0) {
+        const int code = errno;
+        return Fail(code, "read " + file);
+      }
       if (n == 0) return text;
       text.append(buffer, static_cast<size_t>(n));
     }
@@ -543,7 +559,10 @@ class Job {
   // answer.
   Status WriteControl(const std::string& file, const std::string& data) const {
     const int fd = ::open((dir_ + "/" + file).c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return Fail(errno, "open " + file);
+    if (fd < 0) {
+      const int code = errno;
+      return Fail(code, "open " + file);
+    }
     size_t done = 0;
     while (done < data.size()) {
       const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
@@ -555,7 +574,10 @@ class Job {
       }
       done += static_cast<size_t>(n);
     }
-    if (::close(fd) != 0) return FailExplained(errno, "write " + file);
+    if (::close(fd) != 0) {
+      const int code = errno;
+      return FailExplained(code, "write " + file);
+    }
     return Status::Ok();
   }
 
