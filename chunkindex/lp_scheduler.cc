@@ -17,8 +17,8 @@ struct LpScheduler::Job {
   Reply waiter;  // a pending Next
   uint64_t ticket = 0;
   Clock::time_point wait_start;
-  std::shared_ptr<const LogicalPartition> holding;   // handed to it, not done
-  std::shared_ptr<const LogicalPartition> assigned;  // built for it, not asked for yet
+  HeldLp holding;   // handed to it, not done
+  HeldLp assigned;  // built for it, not asked for yet
   IterationCost cur;
   std::deque<IterationCost> recent;
   IterationCost total;
@@ -47,12 +47,21 @@ Error Gone(uint64_t job) { return Error(ENOENT, "job " + std::to_string(job) + "
 
 }  // namespace
 
-std::string LogicalPartition::MapText() const {
+uint64_t HeldLp::bytes() const {
+  uint64_t sum = 0;
+  for (uint32_t i : chunks) sum += lp->chunks[i].length;
+  return sum;
+}
+
+std::string HeldLp::MapText() const {
   std::string out;
   out.reserve(chunks.size() * 40);
-  for (const LpChunk& c : chunks) {
+  uint64_t at = 0;
+  for (uint32_t i : chunks) {
+    const LpChunk& c = lp->chunks[i];
     out += std::to_string(c.id) + " " + std::to_string(c.file_offset) + " " + std::to_string(c.length) + " " +
-           std::to_string(c.lp_offset) + "\n";
+           std::to_string(at) + "\n";
+    at += c.length;
   }
   return out;
 }
@@ -144,8 +153,8 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
       replies.emplace_back(std::move(j.waiter), Error(ECANCELED, "a new active set was written while waiting"));
       j.waiter = nullptr;
     }
-    j.holding.reset();
-    j.assigned.reset();
+    j.holding = HeldLp{};
+    j.assigned = HeldLp{};
     FinishIteration(j);
     std::fill(j.need.begin(), j.need.end(), 0);
     j.remaining_chunks = 0;
@@ -180,15 +189,15 @@ uint64_t LpScheduler::Next(uint64_t job, Reply reply) {
     } else if (Job& j = *it->second; j.waiter) {
       answer = Error(EBUSY, "job " + std::to_string(job) + " already waits for its next partition");
     } else {
-      j.holding.reset();  // asking again ends its use of the LP it held
+      j.holding = HeldLp{};  // asking again ends its use of the LP it held
       if (j.assigned) {
         j.holding = std::move(j.assigned);
-        j.assigned.reset();
+        j.assigned = HeldLp{};
         answer = Grant{false, j.holding};
       } else if (!j.Wants()) {
         j.cur.finished = true;
         FinishIteration(j);
-        answer = Grant{true, nullptr};
+        answer = Grant{true, HeldLp{}};
       } else {
         j.waiter = std::move(reply);
         j.ticket = ticket = next_ticket_++;
@@ -221,7 +230,7 @@ void LpScheduler::Done(uint64_t job) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job);
     if (it == jobs_.end()) return;
-    it->second->holding.reset();
+    it->second->holding = HeldLp{};
   }
   cv_.notify_all();
 }
@@ -229,7 +238,7 @@ void LpScheduler::Done(uint64_t job) {
 bool LpScheduler::CurrentDone() const {
   if (!current_) return true;
   for (const auto& [id, j] : jobs_) {
-    if (j->holding == current_ || j->assigned == current_) return false;
+    if (j->holding.lp == current_ || j->assigned.lp == current_) return false;
   }
   return true;
 }
@@ -344,29 +353,31 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_se
   for (auto& [id, jp] : jobs_) {
     Job& j = *jp;
     if (!j.Wants()) continue;
-    bool needs = false;
-    for (const LpChunk& c : shared->chunks) {
+    HeldLp held{shared, {}};
+    for (uint32_t i = 0; i < shared->chunks.size(); ++i) {
+      const LpChunk& c = shared->chunks[i];
       if (j.need[c.id] == 0) continue;
-      needs = true;
+      held.chunks.push_back(i);
       j.need[c.id] = 0;
       --j.remaining_chunks;
       j.remaining_bytes -= c.length;
     }
-    if (!needs) continue;
+    if (held.chunks.empty()) continue;
     ++holders;
+    const uint64_t mine = held.bytes();
     j.cur.lps += 1;
-    j.cur.bytes_delivered += shared->size;
+    j.cur.bytes_delivered += mine;
     j.cur.bytes_reused += reused;
     j.cur.select_seconds += select_seconds;
     j.cur.load_seconds += load_seconds;
-    stats_.bytes_delivered += shared->size;
+    stats_.bytes_delivered += mine;
     if (j.waiter) {
       j.cur.wait_seconds += Seconds(now - j.wait_start);
-      j.holding = shared;
-      replies->emplace_back(std::move(j.waiter), Grant{false, shared});
+      j.holding = held;
+      replies->emplace_back(std::move(j.waiter), Grant{false, std::move(held)});
       j.waiter = nullptr;
     } else {
-      j.assigned = shared;
+      j.assigned = std::move(held);
     }
   }
   ++stats_.lps_built;
@@ -488,7 +499,7 @@ JobView LpScheduler::ViewOf(const Job& j) {
   v.iteration = j.total.iteration + (j.in_iteration ? 1 : 0);
   v.remaining_chunks = j.remaining_chunks;
   v.remaining_bytes = j.remaining_bytes;
-  v.holding_seq = j.holding ? j.holding->seq : (j.assigned ? j.assigned->seq : 0);
+  v.holding_seq = j.holding ? j.holding.lp->seq : (j.assigned ? j.assigned.lp->seq : 0);
   v.recent.assign(j.recent.begin(), j.recent.end());
   if (j.in_iteration) v.recent.push_back(j.cur);
   v.total = j.total;
@@ -515,10 +526,10 @@ SchedulerStats LpScheduler::Stats() const {
   return stats_;
 }
 
-std::shared_ptr<const LogicalPartition> LpScheduler::Holding(uint64_t job, uint64_t seq) const {
+HeldLp LpScheduler::Holding(uint64_t job, uint64_t seq) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job);
-  if (it == jobs_.end() || !it->second->holding || it->second->holding->seq != seq) return nullptr;
+  if (it == jobs_.end() || !it->second->holding || it->second->holding.lp->seq != seq) return HeldLp{};
   return it->second->holding;
 }
 

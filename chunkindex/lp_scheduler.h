@@ -72,7 +72,19 @@ struct LogicalPartition {
   std::vector<LpChunk> chunks;  // ascending id, packed: lp_offset = sum of the previous lengths
   std::unique_ptr<char[]> bytes;
   uint64_t size = 0;
-  std::string MapText() const;  // "CHUNK_ID FILE_OFFSET LENGTH LP_OFFSET\n" per chunk
+};
+
+// An LP as one job sees it: the chunks in it that job is to process — active for it and
+// not handed to it before this iteration. The LP also holds chunks other jobs need
+// (and chunks this job already had); processing those again would count edges twice.
+// The job's view packs its chunks one after another, in chunk order.
+struct HeldLp {
+  std::shared_ptr<const LogicalPartition> lp;  // null: none
+  std::vector<uint32_t> chunks;                // indexes into lp->chunks, ascending
+  explicit operator bool() const { return lp != nullptr; }
+  uint64_t bytes() const;                      // size of the view
+  // "CHUNK_ID FILE_OFFSET LENGTH VIEW_OFFSET\n" per chunk of the view.
+  std::string MapText() const;
 };
 
 // Fills `out` (lp.size bytes) with the chunks' bytes, in lp.chunks order.
@@ -88,7 +100,7 @@ struct IterationCost {
   double load_seconds = 0;         // loading its LPs (shared with the other holders)
   double wait_seconds = 0;         // blocked in Next
   uint64_t lps = 0;                // LPs handed to it
-  uint64_t bytes_delivered = 0;    // bytes of those LPs
+  uint64_t bytes_delivered = 0;    // bytes of its chunks in those LPs
   uint64_t bytes_reused = 0;       // of those, copied from a preloaded LP instead of read again
   bool finished = false;           // "end" reached
 };
@@ -112,7 +124,7 @@ struct SchedulerStats {
   uint64_t bytes_loaded = 0;       // read through the loader
   uint64_t bytes_reused = 0;       // copied from a preloaded LP
   uint64_t bytes_discarded = 0;    // preloaded, then not used
-  uint64_t bytes_delivered = 0;    // LP bytes handed to jobs (sum over holders)
+  uint64_t bytes_delivered = 0;    // chunk bytes handed to jobs (sum over holders of their chunks)
   double select_seconds = 0;
   double load_seconds = 0;
   uint64_t load_errors = 0;
@@ -150,8 +162,8 @@ class LpScheduler {
   Status SetActive(uint64_t job, std::span<const ActiveChunk> active, double find_seconds);
 
   struct Grant {
-    bool end = false;                               // the iteration is over for this job
-    std::shared_ptr<const LogicalPartition> lp;     // otherwise the LP to read
+    bool end = false;  // the iteration is over for this job
+    HeldLp held;       // otherwise the LP to read, and which of its chunks are this job's
   };
   using Reply = std::function<void(Result<Grant>)>;
   // Asks for the job's next LP; ends its use of the one it holds. `reply` is called
@@ -167,7 +179,7 @@ class LpScheduler {
   std::vector<JobView> Views() const;
   SchedulerStats Stats() const;
   // The LP the job holds (delivered and not done), if its sequence number is `seq`.
-  std::shared_ptr<const LogicalPartition> Holding(uint64_t job, uint64_t seq) const;
+  HeldLp Holding(uint64_t job, uint64_t seq) const;
 
   // Blocks until the builder has nothing to do (tests).
   void WaitIdle();

@@ -27,6 +27,12 @@ const std::vector<const char*>& ControlFileNames() {
 }
 
 void FillControlStat(const Inode& inode, struct stat* st) {
+  if (inode.kind == Inode::Kind::kJobsDir || inode.kind == Inode::Kind::kJobDir ||
+      inode.kind == Inode::Kind::kJobFile) {
+    JobsDir::Stat(inode, st);
+    st->st_atime = st->st_mtime = st->st_ctime = std::max(st->st_mtime, kMountTime);
+    return;
+  }
   std::memset(st, 0, sizeof *st);
   st->st_ino = reinterpret_cast<uintptr_t>(&inode);
   st->st_uid = 0;
@@ -129,6 +135,9 @@ std::string RenderStats(GraphFs& fs) {
                        {"row_chunks", s.row_chunks},
                        {"error", s.error}});
   j["indexes"] = indexes;
+  nlohmann::json jobs = fs.jobs.StatsJson(fs);
+  j["jobs"] = jobs["jobs"];
+  j["schedulers"] = jobs["schedulers"];
   j["inodes"] = fs.inodes.size();
   return j.dump(2) + "\n";
 }

@@ -15,9 +15,10 @@
 namespace graphfs {
 
 struct Inode;
+struct JobFileHandle;
 
 struct FileHandle {
-  enum class Kind { kPlain, kStriped, kControl };
+  enum class Kind { kPlain, kStriped, kControl, kJob };
   Kind kind = Kind::kPlain;
   Inode* inode = nullptr;
   UniqueFd fd;                           // kPlain
@@ -26,6 +27,7 @@ struct FileHandle {
   std::shared_ptr<StripedSource> source;  // kStriped: its units in the cache
   ReadStreams streams;                   // kStriped: sequential readers of this handle
   std::string content;                   // kControl: snapshot taken at open
+  std::shared_ptr<JobFileHandle> job;    // kJob: a file of .graphfs/jobs/NAME/
 };
 
 struct DirEntry {
@@ -38,6 +40,7 @@ struct DirHandle {
   UniqueFd fd;
   bool is_root = false;
   bool is_control = false;
+  Inode* jobs_inode = nullptr;  // .graphfs/jobs or a job's directory
   std::vector<DirEntry> entries;  // read at opendir and on rewind; offsets are indexes + 1
   bool loaded = false;
 };

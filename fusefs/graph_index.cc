@@ -53,6 +53,10 @@ Result<std::shared_ptr<const cache::ChunkLayout>> LayoutOf(const chunkindex::Chu
 
 }  // namespace
 
+Result<chunkindex::ChunkTable> OpenMountedTable(GraphFs& fs, const std::string& dir) {
+  return chunkindex::ChunkTable::Open(dir, [&](const std::string& name) { return MountedFingerprint(fs, dir, name); });
+}
+
 GraphIndexes::Stamp GraphIndexes::TakeStamp(const std::string& dir) {
   Stamp s;
   for (const std::string& path : {chunkindex::IndexPath(dir), dir + "/column", dir + "/row"}) {
@@ -71,8 +75,7 @@ GraphIndexes::Loaded GraphIndexes::Load(GraphFs& fs, const std::string& dir) {
   l.stamp = TakeStamp(dir);
   struct stat st;
   if (::stat(chunkindex::IndexPath(dir).c_str(), &st) != 0) return l;  // not indexed: nothing to say
-  auto table = chunkindex::ChunkTable::Open(
-      dir, [&](const std::string& name) { return MountedFingerprint(fs, dir, name); });
+  auto table = OpenMountedTable(fs, dir);
   if (!table.ok()) {
     l.error = table.error().message();
     return l;

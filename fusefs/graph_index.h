@@ -14,10 +14,16 @@
 #include <vector>
 
 #include "cache/unit_layout.h"
+#include "chunkindex/chunk_index.h"
+#include "common/result.h"
 
 namespace graphfs {
 
 struct GraphFs;
+
+// Opens the chunk table of backing directory `dir`, checking it against the graph's files
+// as the mount shows them (striped files through their stripe map).
+Result<chunkindex::ChunkTable> OpenMountedTable(GraphFs& fs, const std::string& dir);
 
 class GraphIndexes {
  public:

@@ -10,6 +10,8 @@
 
 #include "cache/chunk_cache.h"
 #include "fusefs/graph_index.h"
+#include "fusefs/graph_schedule.h"
+#include "fusefs/jobs_dir.h"
 #include "fusefs/inode_table.h"
 #include "fusefs/mount_options.h"
 #include "striping/disk_set.h"
@@ -31,12 +33,16 @@ struct MountCounters {
 struct GraphFs {
   MountOptions options;
   std::string source;  // absolute
+  std::string mountpoint;  // absolute
   InodeTable inodes;
   std::unique_ptr<DiskSet> disks;  // null when nothing under SOURCE is striped
   std::unique_ptr<IoEngine> io;
   GraphIndexes indexes;                     // chunk layouts of indexed graphs
   std::unique_ptr<cache::ChunkCache> cache;  // after io: its prefetches use it, it goes first
   MountCounters counters;
+  // Declared after the cache, so they go first: their loads run through it.
+  GraphSchedules schedules;  // logical-partition schedulers, one per graph in use
+  JobsDir jobs;              // .graphfs/jobs/
   fuse_session* session = nullptr;
   double timeout = 1.0;  // attribute and entry cache timeout (seconds)
 };

@@ -21,15 +21,19 @@ namespace graphfs {
 
 class StripedFile;
 class StripedSource;
+struct ControlJob;
 
 struct Inode {
-  enum class Kind { kBacked, kControlDir, kControlFile };
+  // kJobsDir is .graphfs/jobs; kJobDir and kJobFile are a job's directory and files
+  // (fusefs/jobs_dir.h owns them).
+  enum class Kind { kBacked, kControlDir, kControlFile, kJobsDir, kJobDir, kJobFile };
   Kind kind = Kind::kBacked;
   UniqueFd fd;  // O_PATH; invalid for virtual inodes
   dev_t dev = 0;
   ino_t ino = 0;
   std::atomic<uint64_t> nlookup{0};
   std::string control_name;  // virtual files: which one
+  std::shared_ptr<ControlJob> job;  // kJobDir, kJobFile
 
   std::mutex mu;  // guards the fields below
   std::optional<StripeManifest> manifest;  // set when the file is striped

@@ -264,7 +264,10 @@ int Run(int argc, char** argv) {
     if (fuse_set_signal_handlers(se) == 0) {
       if (fuse_session_mount(se, opts.mountpoint) == 0) {
         char real_mp[PATH_MAX];
-        if (::realpath(opts.mountpoint, real_mp) != nullptr) SetKernelReadAhead(real_mp, fs.options.kernel_readahead);
+        if (::realpath(opts.mountpoint, real_mp) != nullptr) {
+          fs.mountpoint = real_mp;
+          SetKernelReadAhead(real_mp, fs.options.kernel_readahead);
+        }
         fuse_daemonize(opts.foreground);
         auto engine = IoEngine::Start(io);
         if (!engine.ok()) {
@@ -298,6 +301,8 @@ int Run(int argc, char** argv) {
           fuse_loop_cfg_destroy(cfg);
         }
         fuse_session_unmount(se);
+        fs.jobs.Shutdown();     // answers waiting jobs; no new LP loads
+        fs.schedules.Clear();   // their builders stop before the cache goes
         fs.cache.reset();  // cancels prefetches, then the queues drain
         fs.io.reset();     // before the inodes (and their files) go
       } else {

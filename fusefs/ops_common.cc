@@ -77,6 +77,24 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
     StatInode(c, &e->attr);
     return 0;
   }
+  if (dir.kind == Inode::Kind::kControlDir && std::strcmp(name, "jobs") == 0) {
+    Inode& j = fs.jobs.root();
+    j.nlookup.fetch_add(1);
+    e->ino = reinterpret_cast<fuse_ino_t>(&j);
+    StatInode(j, &e->attr);
+    return 0;
+  }
+  if (dir.kind == Inode::Kind::kJobsDir || dir.kind == Inode::Kind::kJobDir) {
+    // Job state changes under the kernel's feet: nothing here is cached.
+    e->attr_timeout = 0;
+    e->entry_timeout = 0;
+    Inode* found = nullptr;
+    int err = fs.jobs.Lookup(dir, name, &found);
+    if (err != 0) return err;
+    e->ino = reinterpret_cast<fuse_ino_t>(found);
+    StatInode(*found, &e->attr);
+    return 0;
+  }
   if (dir.kind == Inode::Kind::kControlDir) {
     Inode* f = fs.inodes.Control(name);
     if (f == nullptr) return ENOENT;

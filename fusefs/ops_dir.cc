@@ -14,12 +14,19 @@ namespace graphfs {
 
 namespace {
 
-int LoadEntries(DirHandle& d) {
+int LoadEntries(GraphFs& fs, DirHandle& d) {
   d.entries.clear();
   if (d.is_control) {
     d.entries.push_back({".", 1, DT_DIR});
     d.entries.push_back({"..", 1, DT_DIR});
     for (const char* name : ControlFileNames()) d.entries.push_back({name, 1, DT_REG});
+    d.entries.push_back({"jobs", 1, DT_DIR});
+    d.loaded = true;
+    return 0;
+  }
+  if (d.jobs_inode != nullptr) {
+    int err = fs.jobs.List(*d.jobs_inode, &d.entries);
+    if (err != 0) return err;
     d.loaded = true;
     return 0;
   }
@@ -51,6 +58,8 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto d = std::make_unique<DirHandle>();
   if (inode.kind == Inode::Kind::kControlDir) {
     d->is_control = true;
+  } else if (inode.kind == Inode::Kind::kJobsDir || inode.kind == Inode::Kind::kJobDir) {
+    d->jobs_inode = &inode;
   } else if (inode.kind == Inode::Kind::kBacked) {
     d->fd.reset(::openat(inode.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!d->fd.valid()) return ReplyErr(req, errno);
@@ -66,7 +75,7 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void Readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
   DirHandle& d = *reinterpret_cast<DirHandle*>(fi->fh);
   if (offset == 0 || !d.loaded) {
-    int err = LoadEntries(d);
+    int err = LoadEntries(Fs(req), d);
     if (err != 0) return ReplyErr(req, err);
   }
   std::vector<char> buf(size);

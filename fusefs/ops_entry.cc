@@ -43,16 +43,20 @@ void DisposeInode(GraphFs& fs, std::unique_ptr<Inode> gone) {
   if (remove && manifest) RemoveParts(fs, *manifest);
 }
 
+// Job directories and files are owned by the jobs tree; everything else by the inode table.
+void ForgetOne(GraphFs& fs, Inode& inode, uint64_t nlookup) {
+  if (inode.kind == Inode::Kind::kJobDir || inode.kind == Inode::Kind::kJobFile) return fs.jobs.Forget(inode, nlookup);
+  DisposeInode(fs, fs.inodes.Forget(inode, nlookup));
+}
+
 void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
-  GraphFs& fs = Fs(req);
-  DisposeInode(fs, fs.inodes.Forget(GetInode(req, ino), nlookup));
+  ForgetOne(Fs(req), GetInode(req, ino), nlookup);
   fuse_reply_none(req);
 }
 
 void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   GraphFs& fs = Fs(req);
-  for (size_t i = 0; i < count; ++i)
-    DisposeInode(fs, fs.inodes.Forget(GetInode(req, forgets[i].ino), forgets[i].nlookup));
+  for (size_t i = 0; i < count; ++i) ForgetOne(fs, GetInode(req, forgets[i].ino), forgets[i].nlookup);
   fuse_reply_none(req);
 }
 
@@ -84,7 +88,8 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
   if (inode.kind != Inode::Kind::kBacked) {
     // Control files accept the truncation that `echo > file` asks for, nothing else.
     if ((valid & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME)) != 0 ||
-        inode.kind == Inode::Kind::kControlDir)
+        inode.kind == Inode::Kind::kControlDir || inode.kind == Inode::Kind::kJobsDir ||
+        inode.kind == Inode::Kind::kJobDir)
       return ReplyErr(req, EPERM);
     return Getattr(req, ino, fi);
   }
@@ -175,6 +180,19 @@ void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev
   MakeNode(req, parent, name, mode, rdev, nullptr);
 }
 void Mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  GraphFs& fs = Fs(req);
+  Inode& dir = GetInode(req, parent);
+  if (dir.kind == Inode::Kind::kJobsDir) {  // registers a job
+    const fuse_ctx* ctx = fuse_req_ctx(req);
+    Inode* job = nullptr;
+    int err = fs.jobs.Mkdir(dir, name, ctx->uid, ctx->gid, &job);
+    if (err != 0) return ReplyErr(req, err);
+    fuse_entry_param e;
+    std::memset(&e, 0, sizeof e);
+    e.ino = reinterpret_cast<fuse_ino_t>(job);
+    StatInode(*job, &e.attr);
+    return (void)fuse_reply_entry(req, &e);
+  }
   MakeNode(req, parent, name, S_IFDIR | mode, 0, nullptr);
 }
 void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
@@ -236,6 +254,7 @@ void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
 void Rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   GraphFs& fs = Fs(req);
   Inode& dir = GetInode(req, parent);
+  if (dir.kind == Inode::Kind::kJobsDir) return ReplyErr(req, fs.jobs.Rmdir(dir, name, fuse_req_ctx(req)->uid));
   if (dir.kind != Inode::Kind::kBacked || IsControlName(fs, dir, name)) return ReplyErr(req, EPERM);
   if (::unlinkat(dir.fd.get(), name, AT_REMOVEDIR) != 0) return ReplyErr(req, errno);
   fuse_reply_err(req, 0);

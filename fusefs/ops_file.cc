@@ -84,6 +84,17 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fi->fh = reinterpret_cast<uint64_t>(h.release());
     return (void)fuse_reply_open(req, fi);
   }
+  if (inode.kind == Inode::Kind::kJobFile) {
+    auto job = fs.jobs.Open(fs, inode, fi->flags, fuse_req_ctx(req)->uid);
+    if (!job.ok()) return ReplyErr(req, job.error().code());
+    h->kind = FileHandle::Kind::kJob;
+    h->inode = &inode;
+    h->job = std::move(*job);
+    fi->direct_io = 1;  // generated or scheduled content: every read reaches the daemon
+    fi->nonseekable = 0;
+    fi->fh = reinterpret_cast<uint64_t>(h.release());
+    return (void)fuse_reply_open(req, fi);
+  }
   if (inode.kind != Inode::Kind::kBacked) return ReplyErr(req, EISDIR);
   OpenBacked(req, inode, fi, std::move(h));
 }
@@ -114,6 +125,8 @@ void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info*
   switch (h.kind) {
     case FileHandle::Kind::kStriped:
       return ReadStriped(req, h, size, offset);
+    case FileHandle::Kind::kJob:
+      return fs.jobs.Read(req, h.job, size, offset);
     case FileHandle::Kind::kControl: {
       const uint64_t off = std::min<uint64_t>(static_cast<uint64_t>(offset), h.content.size());
       const uint64_t n = std::min<uint64_t>(size, h.content.size() - off);
@@ -167,6 +180,11 @@ void WriteBuf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fuse_fi
     joined.resize(static_cast<size_t>(n));
     data = joined.data();
   }
+  if (h.kind == FileHandle::Kind::kJob) {
+    Status s = fs.jobs.Write(*h.job, data, size, offset);
+    if (!s.ok()) return ReplyErr(req, s.error().code());
+    return (void)fuse_reply_write(req, size);
+  }
   if (h.kind == FileHandle::Kind::kControl) {
     Status s = WriteControlFile(fs, *h.inode, std::string(data, size), fuse_req_ctx(req)->uid);
     if (!s.ok()) return ReplyErr(req, s.error().code());
@@ -194,12 +212,17 @@ void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   } else if (h.kind == FileHandle::Kind::kStriped) {
     Status s = h.striped->Flush();
     if (!s.ok()) err = s.error().code();
+  } else if (h.kind == FileHandle::Kind::kJob) {
+    // Job files take effect at close; close() reports a bad active set or graph.
+    Status s = Fs(req).jobs.Flush(Fs(req), *h.job);
+    if (!s.ok()) err = s.error().code();
   }
   fuse_reply_err(req, err);
 }
 
 void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   FileHandle* h = &Handle(fi);
+  if (h->kind == FileHandle::Kind::kJob) Fs(req).jobs.Release(Fs(req), *h->job);
   if (h->kind == FileHandle::Kind::kStriped) {
     Status s = h->striped->Flush();
     if (!s.ok()) LogError("release: " + s.error().message());

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <unordered_map>
 
@@ -188,6 +189,26 @@ void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   }
   fs.counters.bytes_read.fetch_add(*n, std::memory_order_relaxed);
   fuse_reply_buf(req, buf.data(), *n);
+}
+
+Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, uint64_t file_size, uint64_t offset,
+                        uint64_t length, char* out, uint32_t pid) {
+  if (offset + length > file_size)
+    return Error(EINVAL, "read of [" + std::to_string(offset) + ", " + std::to_string(offset + length) +
+                             ") past the end (" + std::to_string(file_size) + " bytes)");
+  const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
+  uint64_t at = offset;
+  for (cache::UnitExtent u = layout->Find(offset, file_size); at < offset + length && u.length > 0;
+       u = layout->At(u.index + 1, file_size)) {
+    auto ref = fs.cache->Get(RequestFor(src, *layout, file_size, u), pid);
+    if (!ref.ok()) return ref.error();
+    const uint64_t n = std::min(offset + length, u.offset + u.length) - at;
+    std::memcpy(out + (at - offset), ref->data() + (at - u.offset), n);
+    ref->NoteServed(n);
+    at += n;
+  }
+  if (at < offset + length) return Error(EIO, "the cache's unit layout does not cover the file");
+  return Status::Ok();
 }
 
 void NoteStripedChange(GraphFs& fs, Inode& inode) {

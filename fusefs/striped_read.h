@@ -64,6 +64,12 @@ void RefreshLayout(GraphFs& fs, StripedSource& source, const StripedFile& file, 
 
 void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset);
 
+// Copies [offset, offset + length) of a striped file into `out` through the cache: each
+// unit is loaded once (concurrent readers wait for that load) and pinned while copied.
+// `pid` is the reader the cache counts. Reads past the end are an error.
+Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, uint64_t file_size, uint64_t offset,
+                        uint64_t length, char* out, uint32_t pid);
+
 // Call before and after every change to a striped file's bytes or size.
 void NoteStripedChange(GraphFs& fs, Inode& inode);
 

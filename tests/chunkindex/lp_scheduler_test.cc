@@ -65,9 +65,17 @@ Result<LpScheduler::Grant> AskNow(LpScheduler& s, uint64_t job) {
   return f.get();
 }
 
-std::set<uint64_t> Ids(const LogicalPartition& lp) {
+// Every chunk in the LP.
+std::set<uint64_t> AllIds(const LogicalPartition& lp) {
   std::set<uint64_t> ids;
   for (const LpChunk& c : lp.chunks) ids.insert(c.id);
+  return ids;
+}
+
+// The chunks of the LP that are the job's to process.
+std::set<uint64_t> Ids(const HeldLp& held) {
+  std::set<uint64_t> ids;
+  for (uint32_t i : held.chunks) ids.insert(held.lp->chunks[i].id);
   return ids;
 }
 
@@ -95,11 +103,16 @@ TEST(LpScheduler, OneJobGetsEachActiveChunkOnceThenEnd) {
     auto g = AskNow(s, 1);
     ASSERT_TRUE(g.ok()) << g.error().message();
     if (g->end) break;
-    ASSERT_NE(g->lp, nullptr);
-    EXPECT_LE(g->lp->size, 300u);
-    ExpectBytesMatchFile(*g->lp);
-    for (uint64_t id : Ids(*g->lp)) seen.insert(id);
-    EXPECT_EQ(g->lp->MapText().size() > 0, true);
+    ASSERT_NE(g->held.lp, nullptr);
+    EXPECT_LE(g->held.lp->size, 300u);
+    ExpectBytesMatchFile(*g->held.lp);
+    for (uint64_t id : Ids(g->held)) seen.insert(id);
+    const std::string map = g->held.MapText();
+    EXPECT_EQ(static_cast<size_t>(std::count(map.begin(), map.end(), '\n')), g->held.chunks.size());
+    const LpChunk& c = g->held.lp->chunks[g->held.chunks[0]];
+    EXPECT_EQ(map.substr(0, map.find('\n')),
+              std::to_string(c.id) + " " + std::to_string(c.file_offset) + " " + std::to_string(c.length) + " 0");
+    EXPECT_EQ(g->held.bytes(), g->held.lp->size);  // one job: its view is the whole LP
   }
   EXPECT_EQ(seen, (std::multiset<uint64_t>{1, 3, 5, 7, 9}));
   EXPECT_EQ(cat.loaded_bytes.load(), 500u);
@@ -124,12 +137,12 @@ TEST(LpScheduler, HighestPriorityChunksFirstThenSortedById) {
   ASSERT_TRUE(s.SetActive(1, active, 0).ok());
   auto g = AskNow(s, 1);
   ASSERT_TRUE(g.ok());
-  EXPECT_EQ(Ids(*g->lp), (std::set<uint64_t>{6, 7}));
+  EXPECT_EQ(Ids(g->held), (std::set<uint64_t>{6, 7}));
   // N(A) counts too: many active sources beat a higher degree.
   ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 100, 0}, {1, 1, 0}, {7, 1, 0}}, 0).ok());
   g = AskNow(s, 1);
   ASSERT_TRUE(g.ok());
-  EXPECT_EQ(Ids(*g->lp), (std::set<uint64_t>{0, 7}));
+  EXPECT_EQ(Ids(g->held), (std::set<uint64_t>{0, 7}));
 }
 
 TEST(LpScheduler, AnLpIsLoadedOnceAndSharedByEveryJobNeedingIt) {
@@ -144,15 +157,17 @@ TEST(LpScheduler, AnLpIsLoadedOnceAndSharedByEveryJobNeedingIt) {
   auto ga = a.get();
   ASSERT_TRUE(ga.ok());
   // Job 2 did not ask yet, but the LP holds chunks it needs: it was built for both.
-  EXPECT_EQ(Ids(*ga->lp), (std::set<uint64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(AllIds(*ga->held.lp), (std::set<uint64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(Ids(ga->held), (std::set<uint64_t>{0, 1, 2}));
   auto gb = AskNow(s, 2);
   ASSERT_TRUE(gb.ok());
-  EXPECT_EQ(gb->lp, ga->lp);
+  EXPECT_EQ(gb->held.lp, ga->held.lp);
+  EXPECT_EQ(Ids(gb->held), (std::set<uint64_t>{2, 3}));
   EXPECT_EQ(cat.loads.load(), 1u);
   EXPECT_EQ(cat.loaded_bytes.load(), 400u);
   EXPECT_TRUE(AskNow(s, 1)->end);
   EXPECT_TRUE(AskNow(s, 2)->end);
-  EXPECT_EQ(s.Stats().bytes_delivered, 800u);
+  EXPECT_EQ(s.Stats().bytes_delivered, 500u);
 }
 
 TEST(LpScheduler, NextLpWaitsUntilEveryHolderIsDone) {
@@ -165,14 +180,14 @@ TEST(LpScheduler, NextLpWaitsUntilEveryHolderIsDone) {
   auto g1 = AskNow(s, 1);
   auto g2 = AskNow(s, 2);
   ASSERT_TRUE(g1.ok() && g2.ok());
-  EXPECT_EQ(g1->lp, g2->lp);
+  EXPECT_EQ(g1->held.lp, g2->held.lp);
   auto next1 = Ask(s, 1);  // job 2 still holds LP 1
   EXPECT_EQ(next1.wait_for(200ms), std::future_status::timeout);
   s.Done(2);
   ASSERT_EQ(next1.wait_for(10s), std::future_status::ready);
   auto n1 = next1.get();
   ASSERT_TRUE(n1.ok());
-  EXPECT_EQ(Ids(*n1->lp), std::set<uint64_t>{1});
+  EXPECT_EQ(Ids(n1->held), std::set<uint64_t>{1});
 }
 
 TEST(LpScheduler, AJobThatLeavesIsNotWaitedOn) {
@@ -207,7 +222,7 @@ TEST(LpScheduler, AJobWithNothingInTheCurrentLpWaitsForTheNext) {
   ASSERT_EQ(next2.wait_for(10s), std::future_status::ready);
   auto g2 = next2.get();
   ASSERT_TRUE(g2.ok());
-  EXPECT_EQ(Ids(*g2->lp), std::set<uint64_t>{3});
+  EXPECT_EQ(Ids(g2->held), std::set<uint64_t>{3});
 }
 
 TEST(LpScheduler, CancelAnswersEintrAndASecondAskIsBusy) {
@@ -230,7 +245,7 @@ TEST(LpScheduler, CancelAnswersEintrAndASecondAskIsBusy) {
   s.Done(1);
   auto retry = AskNow(s, 2);  // asking again after the interruption works
   ASSERT_TRUE(retry.ok());
-  EXPECT_EQ(Ids(*retry->lp), std::set<uint64_t>{1});
+  EXPECT_EQ(Ids(retry->held), std::set<uint64_t>{1});
 }
 
 TEST(LpScheduler, BadInputIsRejected) {
@@ -258,7 +273,7 @@ TEST(LpScheduler, ALoadErrorReachesTheWaitingJobsAndAskingAgainRetries) {
   cat.fail = false;
   std::set<uint64_t> seen;
   for (auto r = AskNow(s, 1); r.ok() && !r->end; r = AskNow(s, 1)) {
-    for (uint64_t id : Ids(*r->lp)) seen.insert(id);
+    for (uint64_t id : Ids(r->held)) seen.insert(id);
   }
   EXPECT_EQ(seen, (std::set<uint64_t>{0, 1}));
 }
@@ -270,8 +285,8 @@ TEST(LpScheduler, TheNextLpIsPreloadedWhileTheCurrentIsRead) {
   ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4, 5}), 0).ok());
   std::multiset<uint64_t> seen;
   for (auto r = AskNow(s, 1); r.ok() && !r->end; r = AskNow(s, 1)) {
-    ExpectBytesMatchFile(*r->lp);
-    for (uint64_t id : Ids(*r->lp)) seen.insert(id);
+    ExpectBytesMatchFile(*r->held.lp);
+    for (uint64_t id : Ids(r->held)) seen.insert(id);
     s.WaitIdle();  // lets the preload finish before asking again
   }
   EXPECT_EQ(seen.size(), 6u);
@@ -297,17 +312,22 @@ TEST(LpScheduler, APreloadThatNoLongerFitsIsReusedWhereItOverlaps) {
   auto n2 = Ask(s, 2);
   auto g1 = AskNow(s, 1);
   ASSERT_TRUE(g1.ok());
-  ExpectBytesMatchFile(*g1->lp);
+  ExpectBytesMatchFile(*g1->held.lp);
   // Chunk 5 (priority 1000) comes first, then one of job 1's: chunk 2, taken from the preload.
-  EXPECT_EQ(Ids(*g1->lp), (std::set<uint64_t>{2, 5}));
+  EXPECT_EQ(AllIds(*g1->held.lp), (std::set<uint64_t>{2, 5}));
+  EXPECT_EQ(Ids(g1->held), std::set<uint64_t>{2});
   ASSERT_EQ(n2.wait_for(10s), std::future_status::ready);
   auto g2 = n2.get();
   ASSERT_TRUE(g2.ok());
-  EXPECT_EQ(g2->lp, g1->lp);
+  EXPECT_EQ(g2->held.lp, g1->held.lp);
+  EXPECT_EQ(Ids(g2->held), std::set<uint64_t>{5});
+  s.WaitIdle();
   const SchedulerStats st = s.Stats();
   EXPECT_EQ(st.bytes_reused, 100u);
   EXPECT_EQ(st.bytes_discarded, 100u);
-  EXPECT_EQ(cat.loaded_bytes.load(), 500u);  // {0,1}, the preload {2,3}, then only 5
+  s.WaitIdle();
+  // {0,1}; the preload {2,3}; then only 5; then the preload of the last LP, {3}, again.
+  EXPECT_EQ(cat.loaded_bytes.load(), 600u);
 }
 
 // Many jobs, random active sets, random pace, one job leaving: every job sees each of its
@@ -317,12 +337,17 @@ TEST(LpScheduler, ManyJobsConcurrently) {
   cat.load_delay_ms = 1;
   LpScheduler s(cat.chunks, cat.Loader());
   constexpr int kJobs = 8, kIterations = 6;
-  std::atomic<int> failures{0};
+  std::mutex failures_mu;
+  std::vector<std::string> failures;
+  auto fail = [&](int job, const std::string& what) {
+    std::lock_guard<std::mutex> lock(failures_mu);
+    failures.push_back("job " + std::to_string(job) + ": " + what);
+  };
   std::vector<std::thread> threads;
   for (int job = 0; job < kJobs; ++job) {
     threads.emplace_back([&, job] {
       std::mt19937 rng(static_cast<uint32_t>(job) * 7919u);
-      if (!s.AddJob(static_cast<uint64_t>(job), 64u * (1 + job % 4)).ok()) return void(failures++);
+      if (!s.AddJob(static_cast<uint64_t>(job), 64u * (1 + job % 4)).ok()) return fail(job, "AddJob");
       for (int it = 0; it < kIterations; ++it) {
         if (job == kJobs - 1 && it == 2) {  // this one dies mid-iteration
           ASSERT_TRUE(AskNow(s, static_cast<uint64_t>(job)).ok());
@@ -337,25 +362,25 @@ TEST(LpScheduler, ManyJobsConcurrently) {
             want.insert(c);
           }
         }
-        if (!s.SetActive(static_cast<uint64_t>(job), active, 0).ok()) return void(failures++);
+        if (!s.SetActive(static_cast<uint64_t>(job), active, 0).ok()) return fail(job, "SetActive");
         std::multiset<uint64_t> got;
         while (true) {
           auto r = AskNow(s, static_cast<uint64_t>(job));
-          if (!r.ok()) return void(failures++);
+          if (!r.ok()) return fail(job, "iteration " + std::to_string(it) + ": " + r.error().message());
           if (r->end) break;
-          for (const LpChunk& c : r->lp->chunks) {
-            if (want.count(c.id)) got.insert(c.id);
-          }
+          for (uint32_t i : r->held.chunks) got.insert(r->held.lp->chunks[i].id);
           if (rng() % 2) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
           if (rng() % 3 == 0) s.Done(static_cast<uint64_t>(job));
         }
-        if (got != std::multiset<uint64_t>(want.begin(), want.end())) failures++;
+        if (got != std::multiset<uint64_t>(want.begin(), want.end()))
+          fail(job, "iteration " + std::to_string(it) + ": got " + std::to_string(got.size()) + " of " +
+                        std::to_string(want.size()) + " chunks");
       }
       s.RemoveJob(static_cast<uint64_t>(job));
     });
   }
   for (std::thread& t : threads) t.join();
-  EXPECT_EQ(failures.load(), 0);
+  for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 
 }  // namespace

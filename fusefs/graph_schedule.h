@@ -1,0 +1,85 @@
+// The logical-partition service of one graph directory inside the daemon: its chunk
+// table, active-chunk finder and LpScheduler (chunkindex/lp_scheduler.h), and the loader
+// that reads chunks of `column` through the shared cache and striping — or straight from
+// the file when it is not striped. Jobs registered in `.graphfs/jobs/` on the same graph
+// share one GraphSchedule.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chunkindex/active_chunk_finder.h"
+#include "chunkindex/chunk_index.h"
+#include "chunkindex/lp_scheduler.h"
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace graphfs {
+
+struct GraphFs;
+class StripedFile;
+class StripedSource;
+
+class GraphSchedule {
+ public:
+  // `dir`: the graph's absolute backing path. Fails with the reason (not a graph, not
+  // indexed, stale or damaged index: "re-run graphfs-index") as a value.
+  static Result<std::shared_ptr<GraphSchedule>> Open(GraphFs& fs, const std::string& dir);
+  ~GraphSchedule();
+
+  const std::string& dir() const { return dir_; }
+  uint64_t vertices() const { return table_->vertices(); }
+  uint64_t edge_size() const { return table_->edge_size(); }
+  chunkindex::LpScheduler& scheduler() { return *scheduler_; }
+  const chunkindex::ChunkTable& table() const { return *table_; }
+  bool striped() const { return striped_ != nullptr; }
+  // Whether the index and `column` still look as they did when this was opened.
+  bool Fresh() const;
+
+  // Starts the job's next iteration: finds the chunks with an active source (bitmap
+  // words, ceil(V/64) of them, bits past V clear) and hands them to the scheduler.
+  // Returns the number of active chunks.
+  Result<uint64_t> SetActive(uint64_t job, std::span<const uint64_t> words);
+
+  // Cost of the active-chunk queries so far.
+  double find_seconds() const;
+  uint64_t finds() const;
+
+ private:
+  GraphSchedule() = default;
+  Status Load(const chunkindex::LogicalPartition& lp, char* out);
+  static std::vector<int64_t> Stamp(const std::string& dir);
+
+  GraphFs* fs_ = nullptr;
+  std::string dir_;
+  std::vector<int64_t> stamp_;
+  std::unique_ptr<chunkindex::ChunkTable> table_;
+  std::unique_ptr<chunkindex::ActiveChunkFinder> finder_;
+  std::shared_ptr<StripedFile> striped_;   // `column` when striped
+  std::shared_ptr<StripedSource> source_;  //   and its units in the cache
+  UniqueFd plain_;                         // `column` otherwise
+  mutable std::mutex mu_;
+  double find_seconds_ = 0;
+  uint64_t finds_ = 0;
+  std::unique_ptr<chunkindex::LpScheduler> scheduler_;  // last: its builder uses the above
+};
+
+// The schedules of the mount, one per graph directory in use.
+class GraphSchedules {
+ public:
+  // The graph's schedule, opened on first use or when the old one went stale.
+  Result<std::shared_ptr<GraphSchedule>> Get(GraphFs& fs, const std::string& dir);
+  std::vector<std::shared_ptr<GraphSchedule>> List();
+  void Clear();  // at unmount, before the cache and the I/O engine go
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<GraphSchedule>> by_dir_;
+};
+
+}  // namespace graphfs

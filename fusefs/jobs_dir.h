@@ -1,0 +1,133 @@
+// The `.graphfs/jobs/` control tree: jobs register with `mkdir`, name their graph and
+// partition size, write their active vertices, and read their logical partitions (the
+// protocol is in README.md, "The control directory"). Each job directory and file is a
+// virtual inode owned here; the scheduling itself is chunkindex::LpScheduler, reached
+// through the graph's GraphSchedule.
+//
+// A job ends with `rmdir`, or when the last open handle of its `lease` file closes —
+// which the kernel does when the process exits or is killed, so nobody waits on a dead job.
+// A read of `next` that has to wait does not hold a FUSE thread: it is answered later by
+// the scheduler, and an interrupt (the reader got a signal, or was killed) answers it
+// with EINTR at once.
+#pragma once
+
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
+#include <fuse_lowlevel.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "chunkindex/lp_scheduler.h"
+#include "common/result.h"
+
+namespace graphfs {
+
+struct GraphFs;
+struct Inode;
+struct DirEntry;
+class GraphSchedule;
+
+inline constexpr uint64_t kDefaultPartitionBytes = 256ull << 20;
+inline constexpr size_t kMaxJobNameLength = 64;
+
+// Whether NAME may name a job: 1-64 of [A-Za-z0-9._-], not starting with '.'.
+bool ValidJobName(const std::string& name);
+
+// One registered job.
+struct ControlJob {
+  uint64_t id = 0;  // unique in the mount; also its id in the scheduler
+  std::string name;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  time_t created = 0;
+
+  std::mutex mu;  // guards the fields below
+  bool removed = false;
+  std::string graph;  // as the job named it, relative to the mount root
+  std::shared_ptr<GraphSchedule> schedule;
+  uint64_t partition_bytes = kDefaultPartitionBytes;
+  uint64_t active_vertices = 0;
+  uint64_t active_chunks = 0;
+  int leases = 0;
+  uint64_t errors = 0;
+  std::string last_error;
+};
+
+// An open file of a job.
+struct JobFileHandle {
+  std::shared_ptr<ControlJob> job;
+  std::string file;     // "graph", "active", "next", "lp-3", ...
+  std::string content;  // what a reader of a small file sees (taken at open)
+  std::string written;  // bytes written since open, committed at flush
+  bool dirty = false;
+  bool lease = false;
+  chunkindex::HeldLp held;       // lp-SEQ: the job's chunks of the LP
+  std::vector<uint64_t> starts;  //   where each of them starts in the job's view (+ the end)
+  std::mutex answer_mu;
+  std::string answer;  // next: the last answer, for reads past offset 0
+};
+
+class JobsDir {
+ public:
+  JobsDir();
+  ~JobsDir();
+  JobsDir(const JobsDir&) = delete;
+  JobsDir& operator=(const JobsDir&) = delete;
+
+  Inode& root() { return *root_; }
+
+  // Names under jobs/. Lookup raises the inode's lookup count; Forget lowers it.
+  int Lookup(Inode& dir, const std::string& name, Inode** out);
+  void Forget(Inode& inode, uint64_t n);
+  static void Stat(const Inode& inode, struct stat* st);
+  int List(const Inode& dir, std::vector<DirEntry>* out);
+
+  int Mkdir(Inode& dir, const std::string& name, uid_t uid, gid_t gid, Inode** out);
+  int Rmdir(Inode& dir, const std::string& name, uid_t uid);
+
+  Result<std::shared_ptr<JobFileHandle>> Open(GraphFs& fs, Inode& inode, int flags, uid_t uid);
+  void Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size, off_t offset);
+  Status Write(JobFileHandle& h, const char* data, size_t size, off_t offset);
+  Status Flush(GraphFs& fs, JobFileHandle& h);
+  void Release(GraphFs& fs, JobFileHandle& h);
+
+  // For `.graphfs/stats`: every job and every graph schedule.
+  nlohmann::json StatsJson(GraphFs& fs);
+  // Removes every job (unmount), answering waiting readers.
+  void Shutdown();
+
+ private:
+  struct PendingAsk {
+    std::shared_ptr<GraphSchedule> schedule;
+    uint64_t job = 0;
+    uint64_t ticket = 0;  // 0 until the scheduler queued it
+    bool interrupted = false;
+  };
+  static void OnInterrupt(fuse_req_t req, void* self);
+  void Interrupted(fuse_req_t req);
+  void AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size);
+  Status Commit(GraphFs& fs, JobFileHandle& h);
+  Status CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text);
+  Status CommitActive(ControlJob& job, const std::string& bytes, bool as_list);
+  void RemoveJob(const std::shared_ptr<ControlJob>& job, const std::string& why);
+  Inode* InodeFor(const std::shared_ptr<ControlJob>& job, const std::string& file);  // mu_ held
+  std::shared_ptr<ControlJob> Find(const std::string& name);
+  static nlohmann::json JobJson(ControlJob& job);
+
+  std::unique_ptr<Inode> root_;
+  std::mutex mu_;  // guards the maps and next_id_
+  std::map<std::string, std::shared_ptr<ControlJob>> jobs_;
+  std::map<std::pair<uint64_t, std::string>, std::unique_ptr<Inode>> inodes_;  // (job id, file) -> inode
+  uint64_t next_id_ = 1;
+  std::mutex asks_mu_;
+  std::unordered_map<fuse_req_t, PendingAsk> asks_;
+};
+
+}  // namespace graphfs
