@@ -1,0 +1,395 @@
+// The .graphfs/jobs/ control directory on a real mount: the shell protocol delivers every
+// active chunk exactly once per iteration, in the graph's bytes; LPs are loaded once and
+// shared; bad input gets EINVAL and a message; other users cannot touch a job; a killed
+// job is removed and never waited on.
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/fusefs/striped_fixture.h"
+
+namespace graphfs::testing {
+namespace {
+
+constexpr int kScale = 12;  // 4096 vertices, 64 Ki weighted edges: column is 768 KiB
+constexpr uint64_t kVertices = 1u << kScale;
+constexpr uint64_t kEdgeSize = 12;
+
+std::string Bin(const std::string& tool) { return BinDir() + "/" + tool; }
+
+// Writes `data` to `path` in one write and closes it; returns 0 or the errno of the first
+// step that failed (job files report a bad value at close).
+int WriteAndClose(const std::string& path, const std::string& data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+  if (fd < 0) return errno;
+  if (::write(fd, data.data(), data.size()) != static_cast<ssize_t>(data.size())) {
+    int e = errno;
+    ::close(fd);
+    return e;
+  }
+  return ::close(fd) == 0 ? 0 : errno;
+}
+
+struct MapLine {
+  uint64_t id, column_offset, length, offset;
+};
+
+std::vector<MapLine> ParseMap(const std::string& text) {
+  std::vector<MapLine> out;
+  std::istringstream in(text);
+  MapLine m;
+  while (in >> m.id >> m.column_offset >> m.length >> m.offset) out.push_back(m);
+  return out;
+}
+
+// One LP as the job read it.
+struct Partition {
+  std::string name;
+  std::string bytes;
+  std::vector<MapLine> map;
+};
+
+class JobsMount : public StripedMount {
+ protected:
+  void SetUp() override {
+    StripedMount::SetUp();
+    const std::string edges = tmp.path() + "/edges.bin";
+    Run({Bin("gen-rmat"), "--scale", std::to_string(kScale), "--weighted", "--seed", "5", "-o", edges});
+    std::filesystem::remove(graph);
+    Run({Bin("preprocess"), "-i", edges, "-o", graph, "-v", std::to_string(kVertices), "-p", "4", "-t", "1"});
+    Run({Bin("graphfs-index"), "--chunk-size", "16K", graph});
+    column = ReadFile(graph + "/column");
+    jobs = mnt + "/.graphfs/jobs";
+  }
+  void Run(const std::vector<std::string>& argv) {
+    CommandResult r = RunCommand(argv, 300);
+    ASSERT_EQ(r.status, 0) << argv[0] << ":\n" << r.output;
+  }
+  void StripeGraph() {
+    StripeRequest req;
+    req.path = graph;
+    req.disks = disks;
+    req.unit = 64 << 10;
+    req.min_size = 256 << 10;
+    req.progress = false;
+    auto r = StripeFiles(req);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+  }
+  // Registers job NAME on the graph with the given partition size.
+  void Register(const std::string& name, const std::string& partition) {
+    ASSERT_EQ(::mkdir((jobs + "/" + name).c_str(), 0755), 0) << std::strerror(errno);
+    ASSERT_EQ(WriteAndClose(jobs + "/" + name + "/graph", "graph\n"), 0);
+    ASSERT_EQ(WriteAndClose(jobs + "/" + name + "/partition_size", partition + "\n"), 0);
+  }
+  // Reads `next` once; "" on error (errno in *err).
+  std::string Next(const std::string& name, int* err = nullptr) {
+    int fd = ::open((jobs + "/" + name + "/next").c_str(), O_RDONLY);
+    if (fd < 0) {
+      if (err) *err = errno;
+      return "";
+    }
+    char buf[64];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    int e = errno;
+    ::close(fd);
+    if (n < 0) {
+      if (err) *err = e;
+      return "";
+    }
+    std::string s(buf, static_cast<size_t>(n));
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  }
+  // Reads every LP of one iteration of job NAME.
+  std::vector<Partition> Iteration(const std::string& name) {
+    std::vector<Partition> out;
+    for (int guard = 0; guard < 10000; ++guard) {
+      std::string lp = Next(name);
+      EXPECT_FALSE(lp.empty()) << "next of " << name << " failed";
+      if (lp.empty() || lp == "end") break;
+      Partition p;
+      p.name = lp;
+      p.bytes = ReadFile(jobs + "/" + name + "/" + lp);
+      p.map = ParseMap(ReadFile(jobs + "/" + name + "/" + lp + ".map"));
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+  // Checks each LP against `column` and returns the chunk ids it delivered (with repeats).
+  std::multiset<uint64_t> CheckAgainstColumn(const std::vector<Partition>& lps) {
+    std::multiset<uint64_t> ids;
+    for (const Partition& p : lps) {
+      uint64_t at = 0;
+      for (const MapLine& m : p.map) {
+        EXPECT_EQ(m.offset, at) << p.name;
+        EXPECT_EQ(m.length % kEdgeSize, 0u);
+        EXPECT_LE(m.column_offset + m.length, column.size());
+        EXPECT_TRUE(p.bytes.compare(m.offset, m.length, column, m.column_offset, m.length) == 0)
+            << p.name << ": chunk " << m.id << " does not hold column's bytes";
+        ids.insert(m.id);
+        at += m.length;
+      }
+      EXPECT_EQ(at, p.bytes.size()) << p.name << ": the map does not cover the file";
+    }
+    return ids;
+  }
+  nlohmann::json Status(const std::string& name) {
+    return nlohmann::json::parse(ReadFile(jobs + "/" + name + "/status"));
+  }
+
+  std::string column, jobs;
+};
+
+TEST_F(JobsMount, AllActiveDeliversEveryChunkOnceInColumnBytes) {
+  DoMount();
+  Register("a", "64K");
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all\n"), 0);
+  std::vector<Partition> lps = Iteration("a");
+  ASSERT_GT(lps.size(), 4u) << "768 KiB in 64 KiB partitions";
+  for (const Partition& p : lps) EXPECT_LE(p.bytes.size(), 64u << 10);
+  std::multiset<uint64_t> ids = CheckAgainstColumn(lps);
+  uint64_t total = 0;
+  for (const Partition& p : lps) total += p.bytes.size();
+  EXPECT_EQ(total, column.size()) << "every byte of column once";
+  EXPECT_EQ(std::set<uint64_t>(ids.begin(), ids.end()).size(), ids.size()) << "a chunk came twice";
+  EXPECT_EQ(Next("a"), "end");  // stays at the end until a new active set
+  nlohmann::json st = Status("a");
+  EXPECT_EQ(st["vertices"], kVertices);
+  EXPECT_EQ(st["iterations"].size(), 1u);
+  EXPECT_EQ(st["iterations"][0]["lps"], lps.size());
+  EXPECT_TRUE(st["iterations"][0]["finished"].get<bool>());
+
+  // A second iteration with a new active set starts over.
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  EXPECT_EQ(CheckAgainstColumn(Iteration("a")).size(), ids.size());
+}
+
+TEST_F(JobsMount, ABitmapSelectsExactlyTheChunksWithAnActiveSource) {
+  DoMount();
+  Register("a", "128K");
+  std::string bitmap(kVertices / 8, '\0');
+  std::set<uint32_t> active;
+  for (uint32_t v = 5; v < kVertices; v += 97) {
+    active.insert(v);
+    bitmap[v / 8] = static_cast<char>(bitmap[v / 8] | (1 << (v % 8)));
+  }
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active", bitmap), 0);
+  std::vector<Partition> lps = Iteration("a");
+  CheckAgainstColumn(lps);
+  // Every edge of column with an active source is delivered once; every chunk delivered has one.
+  auto count_active = [&](const std::string& bytes) {
+    uint64_t n = 0;
+    for (size_t k = 0; k + kEdgeSize <= bytes.size(); k += kEdgeSize) {
+      int32_t source;
+      std::memcpy(&source, bytes.data() + k, 4);
+      n += active.count(static_cast<uint32_t>(source));
+    }
+    return n;
+  };
+  uint64_t delivered = 0;
+  for (const Partition& p : lps) {
+    delivered += count_active(p.bytes);
+    for (const MapLine& m : p.map) EXPECT_GT(count_active(column.substr(m.column_offset, m.length)), 0u) << m.id;
+  }
+  EXPECT_EQ(delivered, count_active(column));
+  EXPECT_GT(delivered, 0u);
+  EXPECT_LT(std::accumulate(lps.begin(), lps.end(), uint64_t{0},
+                            [](uint64_t s, const Partition& p) { return s + p.bytes.size(); }),
+            column.size())
+      << "a sparse active set must not read all of column";
+}
+
+TEST_F(JobsMount, JobsReadingTogetherShareOneLoadThroughTheStripedCache) {
+  StripeGraph();
+  DoMount({"cache_size=256K"});
+  Register("a", "128K");
+  Register("b", "128K");
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  ASSERT_EQ(WriteAndClose(jobs + "/b/active.list", "all"), 0);
+  std::vector<Partition> la, lb;
+  std::thread ta([&] { la = Iteration("a"); });
+  std::thread tb([&] { lb = Iteration("b"); });
+  ta.join();
+  tb.join();
+  std::multiset<uint64_t> ia = CheckAgainstColumn(la), ib = CheckAgainstColumn(lb);
+  EXPECT_EQ(ia, ib);
+  nlohmann::json st = Stats();
+  ASSERT_EQ(st["schedulers"].size(), 1u);
+  const nlohmann::json& s = st["schedulers"][0];
+  EXPECT_TRUE(s["striped"].get<bool>());
+  EXPECT_EQ(s["bytes_delivered"].get<uint64_t>(), 2 * column.size());
+  // Each byte was loaded once (a preload that turned out different may add some).
+  EXPECT_LE(s["bytes_loaded"].get<uint64_t>(), column.size() + (128u << 10));
+  EXPECT_GE(s["bytes_loaded"].get<uint64_t>() + s["bytes_reused"].get<uint64_t>(), column.size());
+  EXPECT_EQ(st["jobs"].size(), 2u);
+}
+
+TEST_F(JobsMount, BadInputGetsEinvalAndAMessage) {
+  DoMount();
+  EXPECT_NE(::mkdir((jobs + "/.hidden").c_str(), 0755), 0);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_NE(::mkdir((jobs + "/" + std::string(65, 'x')).c_str(), 0755), 0);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_NE(::mkdir((jobs + "/a b").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((jobs + "/a").c_str(), 0755), 0);
+  EXPECT_NE(::mkdir((jobs + "/a").c_str(), 0755), 0);
+  EXPECT_EQ(errno, EEXIST);
+
+  EXPECT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), EINVAL) << "no graph yet";
+  EXPECT_EQ(WriteAndClose(jobs + "/a/graph", "/etc"), EINVAL);
+  EXPECT_EQ(WriteAndClose(jobs + "/a/graph", "graph/../../x"), EINVAL);
+  EXPECT_EQ(WriteAndClose(jobs + "/a/graph", "nothing-here"), ENOENT);
+  EXPECT_NE(Status("a")["last_error"].get<std::string>().find("not a graph directory"), std::string::npos);
+  EXPECT_EQ(WriteAndClose(jobs + "/a/partition_size", "lots"), EINVAL);
+  EXPECT_EQ(WriteAndClose(jobs + "/a/partition_size", "0"), EINVAL);
+  ASSERT_EQ(WriteAndClose(jobs + "/a/graph", mnt + "/graph"), 0) << "an absolute path inside the mount";
+  EXPECT_EQ(Status("a")["graph"], "graph");
+
+  EXPECT_EQ(WriteAndClose(jobs + "/a/active", std::string(10, '\xff')), EINVAL) << "too short";
+  EXPECT_NE(Status("a")["last_error"].get<std::string>().find("expected a bitmap of 512 bytes"), std::string::npos);
+  EXPECT_EQ(WriteAndClose(jobs + "/a/active", std::string(513, '\0')), EINVAL) << "too long";
+  EXPECT_EQ(WriteAndClose(jobs + "/a/active.list", "1 2 4096"), EINVAL) << "past the last vertex";
+  EXPECT_EQ(WriteAndClose(jobs + "/a/active.list", "1 -2"), EINVAL);
+  EXPECT_EQ(WriteAndClose(jobs + "/a/active.list", "7 8 4095"), 0);
+  EXPECT_EQ(Status("a")["active_vertices"], 3u);
+  EXPECT_GT(Status("a")["errors"].get<uint64_t>(), 5u);
+
+  // Vertex counts that are not a multiple of 8 are refused a bit past V in the last byte.
+  // (This graph has 4096 vertices, so use the list form to check the V boundary above.)
+  int err = 0;
+  EXPECT_EQ(Next("nobody-registered", &err), "");
+  EXPECT_EQ(err, ENOENT);
+
+  // A stale index is refused with the reason, not used.
+  ASSERT_EQ(::rmdir((jobs + "/a").c_str()), 0);
+  ASSERT_EQ(::mkdir((jobs + "/b").c_str(), 0755), 0);
+  struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (graph + "/column").c_str(), times, 0), 0);
+  EXPECT_NE(WriteAndClose(jobs + "/b/graph", "graph"), 0);
+  EXPECT_NE(Status("b")["last_error"].get<std::string>().find("graphfs-index"), std::string::npos)
+      << Status("b")["last_error"];
+}
+
+// Runs `body` in a child as nobody:nogroup; returns its exit status (body's return value).
+int AsNobody(const std::function<int()>& body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(100);
+    ::_exit(body());
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+}
+
+TEST_F(JobsMount, OtherUsersCannotTouchAJob) {
+  for (const std::string& d : {tmp.path(), src, graph, mnt}) ::chmod(d.c_str(), 0755);
+  DoMount({"allow_other"});
+  Register("roots", "64K");
+  // Each check returns 0 when the expected error came, else a distinct code.
+  EXPECT_EQ(AsNobody([&] {
+              if (WriteAndClose(jobs + "/roots/active.list", "all") != EACCES) return 1;
+              if (WriteAndClose(jobs + "/roots/graph", "graph") != EACCES) return 2;
+              if (::open((jobs + "/roots/next").c_str(), O_RDONLY) >= 0 || errno != EACCES) return 3;
+              if (::open((jobs + "/roots/lease").c_str(), O_RDONLY) >= 0 || errno != EACCES) return 4;
+              if (::rmdir((jobs + "/roots").c_str()) == 0 || (errno != EPERM && errno != EACCES)) return 5;
+              if (::open((jobs + "/roots/status").c_str(), O_RDONLY) < 0) return 6;  // status is public
+              // Its own job works.
+              if (::mkdir((jobs + "/mine").c_str(), 0755) != 0) return 7;
+              if (WriteAndClose(jobs + "/mine/graph", "graph") != 0) return 8;
+              if (WriteAndClose(jobs + "/mine/active.list", "1") != 0) return 9;
+              return 0;
+            }),
+            0);
+  struct stat st;
+  ASSERT_EQ(::stat((jobs + "/mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(Status("roots")["errors"], 0u);
+  ASSERT_EQ(::stat((jobs + "/roots").c_str(), &st), 0) << "still there";
+  ASSERT_EQ(::rmdir((jobs + "/mine").c_str()), 0) << "root may remove any job";
+}
+
+// A child registers job `b` holding a lease, and reads `next` once or twice; returns its pid.
+pid_t StartLeasedJob(const std::string& jobs, int reads) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::mkdir((jobs + "/b").c_str(), 0755) != 0) ::_exit(1);
+    if (WriteAndClose(jobs + "/b/graph", "graph") != 0) ::_exit(2);
+    if (WriteAndClose(jobs + "/b/partition_size", "64K") != 0) ::_exit(3);
+    int lease = ::open((jobs + "/b/lease").c_str(), O_RDONLY);
+    if (lease < 0) ::_exit(4);
+    if (WriteAndClose(jobs + "/b/active.list", "all") != 0) ::_exit(5);
+    for (int i = 0; i < reads; ++i) {
+      int fd = ::open((jobs + "/b/next").c_str(), O_RDONLY);
+      char buf[32];
+      if (fd < 0 || ::read(fd, buf, sizeof buf) <= 0) ::_exit(6);
+      ::close(fd);
+    }
+    ::pause();
+    ::_exit(0);
+  }
+  return pid;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Waits up to `seconds` for `pred`.
+bool WaitFor(const std::function<bool()>& pred, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
+}
+
+TEST_F(JobsMount, AJobKilledWhileWaitingDiesAtOnceAndIsRemoved) {
+  DoMount();
+  Register("a", "64K");
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  ASSERT_EQ(Next("a"), "lp-1");  // a holds LP 1 ...
+  pid_t child = StartLeasedJob(jobs, 2);  // ... which b shares, then b waits for LP 2 behind a
+  ASSERT_TRUE(WaitFor([&] { return Exists(jobs + "/b") && Status("b")["state"] == "waiting"; }, 20))
+      << "b did not start waiting";
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_TRUE(WaitFor([&] { return ::waitpid(child, &status, WNOHANG) == child; }, 10))
+      << "a job killed in a blocking read of next must not hang";
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(WaitFor([&] { return !Exists(jobs + "/b"); }, 10)) << "its lease closed: the job is gone";
+  // a goes on alone to the end of its iteration.
+  std::vector<Partition> rest = Iteration("a");
+  EXPECT_FALSE(rest.empty());
+}
+
+TEST_F(JobsMount, AJobKilledWhileHoldingAnLpIsNotWaitedOn) {
+  DoMount();
+  Register("a", "64K");
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  pid_t child = StartLeasedJob(jobs, 1);  // b takes LP 1 and keeps it
+  ASSERT_TRUE(WaitFor([&] { return Exists(jobs + "/b") && Status("b")["state"] == "holding"; }, 20));
+  ASSERT_EQ(Next("a"), "lp-1");
+  std::string second;
+  std::thread t([&] { second = Next("a"); });  // waits: b still holds LP 1
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(second.empty());
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  t.join();  // answered once b is gone
+  EXPECT_EQ(second, "lp-2");
+}
+
+}  // namespace
+}  // namespace graphfs::testing
