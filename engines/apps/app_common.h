@@ -25,7 +25,11 @@ class AppContext {
   const GridLayout& layout() const { return layout_; }
   EdgeStream& stream() { return *stream_; }
   uint64_t vertices() const { return layout_.vertices(); }
-  std::string StatePath(const std::string& name) const { return layout_.Path(name); }
+  // Vertex state files live in the graph directory; with a state tag T, "T.NAME", so several
+  // instances of one app can run on the same graph.
+  std::string StatePath(const std::string& name) const {
+    return layout_.Path(config_.state_tag.empty() ? name : config_.state_tag + "." + name);
+  }
   const AppConfig& config() const { return config_; }
   double Elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -1,6 +1,7 @@
 #include "engines/apps/app_main.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +55,15 @@ int AppMain(AppKind kind, int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--threads", config.threads, "reader threads (default: one per core)");
   cli.add_flag("--verbose", config.verbose, "print one line per iteration on stderr");
+  cli.add_option("--state-tag", config.state_tag,
+                 "prefix of the vertex state and result files (TAG.bfs.level, ...), so instances of one app "
+                 "can share a graph directory")
+      ->check([](const std::string& tag) -> std::string {
+        const bool ok = !tag.empty() && tag.size() <= 64 && std::all_of(tag.begin(), tag.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        });
+        return ok ? "" : "TAG must be 1-64 of [A-Za-z0-9_-]";
+      });
   auto* graphfs = cli.add_flag("--graphfs", config.graphfs,
                                "integrated mode: read graphfs's logical partitions of active chunks (the graph "
                                "must be on a graphfs mount and indexed)");

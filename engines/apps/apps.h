@@ -39,7 +39,8 @@ struct AppConfig {
   std::string graph_dir;
   double mem_gb = 8;     // GridGraph's MEM budget: O_DIRECT and source windows
   int threads = 0;       // 0 = one per core
-  bool verbose = false;  // one line per iteration on stderr
+  bool verbose = false;
+  std::string state_tag;  // prefix of the vertex state files ("" = none): see AppContext::StatePath  // one line per iteration on stderr
   bool graphfs = false;  // integrated mode: column streams read graphfs's logical partitions
   uint64_t partition_bytes = uint64_t{256} << 20;  // integrated mode: bytes per logical partition
   // Integrated mode's source; empty = a job in the graph's graphfs mount.

@@ -191,7 +191,15 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
   std::vector<RunningJob> running(options.jobs.size());
   for (size_t i = 0; i < options.jobs.size(); ++i) {
     report.jobs[i].spec = options.jobs[i];
-    report.jobs[i].argv = JobArgv(options.jobs[i], options.graph_dir, options.mem_gb, ModeFlags(options));
+    std::vector<std::string> flags = ModeFlags(options);
+    // Instances of the same app would share their state files: each gets its own tag.
+    const auto same = std::count_if(options.jobs.begin(), options.jobs.end(),
+                                    [&](const JobSpec& s) { return s.app == options.jobs[i].app; });
+    if (same > 1) {
+      flags.push_back("--state-tag");
+      flags.push_back("job" + std::to_string(i));
+    }
+    report.jobs[i].argv = JobArgv(options.jobs[i], options.graph_dir, options.mem_gb, flags);
   }
 
   struct sigaction action = {}, old_int = {}, old_term = {};

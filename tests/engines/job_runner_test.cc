@@ -145,6 +145,24 @@ TEST_F(RunJobsBinary, RunsTheMixConcurrentlyAndPrintsTheTable) {
   EXPECT_NE(r.output.find("graphfs disk 1 - bytes read ?"), std::string::npos) << r.output;
 }
 
+// Two instances of one app on one graph keep separate state: run-jobs tags them, and each
+// gets the result the app alone gives.
+TEST_F(RunJobsBinary, InstancesOfOneAppGetTheirOwnStateFiles) {
+  auto r = Run("--jobs bfs:1,bfs:7,wcc --mem-gb 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string a = testing::ReadFile(tmp_.File("mnt/graph/job0.bfs.level"));
+  const std::string b = testing::ReadFile(tmp_.File("mnt/graph/job1.bfs.level"));
+  ASSERT_EQ(a.size(), 300u * 4);
+  ASSERT_EQ(b.size(), 300u * 4);
+  EXPECT_NE(a, b) << "different starts, different levels";
+  EXPECT_EQ(testing::ReadFile(tmp_.File("mnt/graph/wcc.label")).size(), 300u * 4) << "a single instance is not tagged";
+  auto alone = testing::RunCommand(testing::Bin("bfs") + " " + tmp_.File("mnt/graph") + " 7 1 2>&1");
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(testing::ReadFile(tmp_.File("mnt/graph/bfs.level")), b);
+  EXPECT_NE(testing::RunCommand(testing::Bin("bfs") + " " + tmp_.File("mnt/graph") + " 1 1 --state-tag ../x 2>&1").exit_code,
+            0);
+}
+
 TEST_F(RunJobsBinary, FailingJobMeansNonZeroExit) {
   auto r = Run("--jobs wcc,bfs:300");
   EXPECT_EQ(r.exit_code, 1) << r.output;
