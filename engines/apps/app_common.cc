@@ -62,7 +62,8 @@ void AppContext::Progress(const char* app, uint64_t iteration, uint64_t active) 
   }
   std::fprintf(stderr, "%s: iteration %" PRIu64 ", %" PRIu64 " active, %.2f s; %" PRIu64 " bytes, %" PRIu64
                        " edges read, %" PRIu64 " of active sources%s\n",
-               app, iteration, active, Elapsed(), now.bytes_read - reported_.bytes_read,
+               config_.state_tag.empty() ? app : (std::string(app) + "[" + config_.state_tag + "]").c_str(), iteration,
+               active, Elapsed(), now.bytes_read - reported_.bytes_read,
                now.edges_read - reported_.edges_read, now.edges_active - reported_.edges_active, integrated.c_str());
   reported_ = now;
 }

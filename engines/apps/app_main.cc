@@ -98,6 +98,9 @@ int AppMain(AppKind kind, int argc, char** argv) {
   // Exactly one line on stdout in both modes: run-jobs and the tests take it as the result.
   std::printf("%s\n", result->line.c_str());
   if (config.verbose) {
+    // Instances of one app are told apart by their state tag: "sssp[job2]: ...".
+    const std::string label = config.state_tag.empty() ? name : std::string(name) + "[" + config.state_tag + "]";
+    name = label.c_str();
     std::fprintf(stderr, "%s: streamed %" PRIu64 " edge bytes, %" PRIu64 " O_DIRECT streams, %" PRIu64
                          " edges read, %" PRIu64 " of active sources, results in %s\n",
                  name, result->bytes_read, result->direct_streams, result->edges_read, result->edges_active,

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Issue 5 benchmark: logical partitions of active chunks (integrated engines) against the
+# same jobs unmodified, on 4 throttled disks.
+#
+#   scripts/bench/integrated.sh [--scale 24] [--mixes "W1 W4 W5"] [--configs "seq-plain plain mount mount-integrated"]
+#                               [--bps 100000000] [--fraction 0.25] [--partition 256M] [--chunk-size 2M]
+#                               [--gen-dir DIR]
+#
+# A weighted R-MAT graph (generated once into --gen-dir, indexed with --chunk-size), striped over 4
+# loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth loop disk of 4 x BPS. Mixes:
+#   W1 {pagerank-delta, wcc, sssp, bfs}    W4 {sssp x 4, random starts}    W5 {bfs x 4, random starts}
+# Configurations (the jobs of a mix in one memory cgroup, cgroup v1; WORK = 64 B per vertex):
+#   seq-plain         (i)   the plain copy, one job after another (run-jobs --sequential), buffered
+#                           reads, cgroup limit WORK + budget: the page cache gets the cache budget
+#   plain             (ii)  the plain copy, the jobs together, same limits
+#   mount             (iii) the striped graph through graphfs with cache_size = FRACTION x column,
+#                           the unmodified apps together, O_DIRECT (MEM_GB 0.25), limit WORK
+#   mount-integrated  (iv)  the same mount, the apps in integrated mode (--graphfs, logical
+#                           partitions of PARTITION bytes) together, limit WORK
+# Per run: wall time, bytes read from the loop disks, edges the jobs read and how many of those had
+# an active source, and for (iv) the scheduler's costs (active-chunk queries, LP selection, loads).
+# Per-iteration lines of every job go to results/integrated-STAMP-MIX-CONFIG.iter.tsv (plot:
+# scripts/bench/plot_integrated.py).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
+SCALE=24
+MIXES="W1 W4 W5"
+CONFIGS="seq-plain plain mount mount-integrated"
+BPS=100000000
+FRACTION=0.25
+PARTITION=256M
+CHUNK=2M
+PARTITIONS=16
+GEN_DIR=/var/tmp/graphfs-gen
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --scale) SCALE=$2; shift 2 ;;
+    --mixes) MIXES=$2; shift 2 ;;
+    --configs) CONFIGS=$2; shift 2 ;;
+    --bps) BPS=$2; shift 2 ;;
+    --fraction) FRACTION=$2; shift 2 ;;
+    --partition) PARTITION=$2; shift 2 ;;
+    --chunk-size) CHUNK=$2; shift 2 ;;
+    --gen-dir) GEN_DIR=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+source "$HERE/disks.sh"
+BENCH_ROOT=/var/tmp/graphfs-lpbench
+MIX_CGROUP=/sys/fs/cgroup/memory/graphfs-lpbench-mix
+trap 'unmount_graphfs "$BENCH_ROOT/mnt" 2>/dev/null || true; rmdir "$MIX_CGROUP" 2>/dev/null || true; destroy_disks' EXIT
+
+# 1. The graph, generated and indexed once (the index's chunk size is part of its identity).
+# Blocks sorted by source (preprocess --sort-sources): a chunk then holds the edges of a narrow
+# range of sources, so a few active vertices make a few chunks active, not every chunk of their
+# rows (in input order every chunk of a block holds sources from all over its range). Every
+# configuration reads the same sorted graph.
+G=$GEN_DIR/rmat${SCALE}s
+if [[ ! -f $GEN_DIR/rmat$SCALE.bin ]]; then
+  mkdir -p "$GEN_DIR"
+  "$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 -o "$GEN_DIR/rmat$SCALE.bin"
+fi
+if [[ ! -f $G/meta ]]; then
+  "$GRAPHFS_BIN/preprocess" -i "$GEN_DIR/rmat$SCALE.bin" -o "$G" -v $((1 << SCALE)) -p "$PARTITIONS" -t 1 --sort-sources
+fi
+"$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$G" ||
+  "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size "$CHUNK" "$G"
+COLUMN=$(stat -c %s "$G/column")
+GRAPH_BYTES=$(du -sb --exclude=.graphfs "$G" | cut -f1)
+EDGES=$(( $(stat -c %s "$GEN_DIR/rmat$SCALE.bin") / 12 ))
+# Random starts with out-edges: sources of edges at fixed random positions of the edge list.
+starts() {
+  python3 - "$GEN_DIR/rmat$SCALE.bin" "$EDGES" "$1" <<'EOF'
+import random, struct, sys
+path, edges, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+with open(path, "rb") as f:
+    out = []
+    for _ in range(4):
+        f.seek(rng.randrange(edges) * 12)
+        out.append(str(struct.unpack("<i", f.read(4))[0]))
+print(" ".join(out))
+EOF
+}
+FIRST=$(od -An -td4 -N4 "$GEN_DIR/rmat$SCALE.bin" | tr -d ' ')
+mix_jobs() {
+  local s
+  case $1 in
+    W1) echo "pagerank-delta,wcc,sssp:$FIRST,bfs:$FIRST" ;;
+    W4) s=($(starts 4)); echo "sssp:${s[0]},sssp:${s[1]},sssp:${s[2]},sssp:${s[3]}" ;;
+    W5) s=($(starts 5)); echo "bfs:${s[0]},bfs:${s[1]},bfs:${s[2]},bfs:${s[3]}" ;;
+    *) echo "unknown mix $1" >&2; exit 2 ;;
+  esac
+}
+# Vertex state (64 B per vertex) plus each job's read buffers (2 threads x 24 MiB, 4 jobs).
+WORK=$(( (1 << SCALE) * 64 + (512 << 20) ))
+BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
+
+# 2. Four striped disks and one plain disk with the same total bandwidth.
+make_disks 5 $(( (GRAPH_BYTES >> 20) + 1024 ))M
+SRC=$BENCH_ROOT/src
+mkdir -p "$SRC"
+cp -a "$G" "$SRC/g"
+cp -a "$G" "${DISK_DIRS[4]}/g"
+rm -rf "${DISK_DIRS[4]}/g/.graphfs"
+"$GRAPHFS_BIN/graphfs-stripe" -q --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
+throttle "$BPS" 0
+mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
+for k in read write; do echo "$mm $((4 * BPS))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done
+
+loops_read() { local t=0 d; for d in "$@"; do t=$((t + $(disk_read_bytes "$d"))); done; echo $t; }
+RESULTS=$ROOT/scripts/bench/results
+mkdir -p "$RESULTS"
+STAMP=$(date -u +%Y%m%dT%H%MZ)
+SUMMARY=$RESULTS/integrated-$STAMP.tsv
+printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tresults\n' > "$SUMMARY"
+echo "# integrated benchmark $STAMP: scale $SCALE, column $COLUMN B, chunks $CHUNK, budget $BUDGET B, partition $PARTITION, $BPS B/s x 4 disks"
+
+# run MIX CONFIG GRAPH_DIR MEM_GB LIMIT "RUN-JOBS FLAGS" LOOPS...
+run() {
+  local mix=$1 config=$2 dir=$3 memgb=$4 limit=$5 flags=$6; shift 6
+  local jobs log before after wall
+  jobs=$(mix_jobs "$mix")
+  log=$RESULTS/integrated-$STAMP-$mix-$config.log
+  drop_caches
+  before=$(loops_read "$@")
+  mkdir -p "$MIX_CGROUP"
+  echo "$limit" > "$MIX_CGROUP/memory.limit_in_bytes"
+  echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
+  # shellcheck disable=SC2086
+  GRAPHFS_ENGINE_VERBOSE=1 sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
+    "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags \
+    > "$log" 2>&1 || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
+  echo "mix cgroup: limit $limit, peak $(cat "$MIX_CGROUP/memory.max_usage_in_bytes")" >> "$log"
+  rmdir "$MIX_CGROUP"
+  after=$(loops_read "$@")
+  if [[ -f $BENCH_ROOT/mnt/.graphfs/stats ]]; then cp "$BENCH_ROOT/mnt/.graphfs/stats" "$log.stats.json"; fi
+  python3 "$HERE/integrated_summary.py" "$log" "$mix" "$config" $((after - before)) >> "$SUMMARY" || true
+  tail -1 "$SUMMARY"
+}
+
+for mix in $MIXES; do
+  for config in $CONFIGS; do
+    case $config in
+      seq-plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $((WORK + BUDGET)) "--sequential" "${LOOPS[4]}" ;;
+      plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $((WORK + BUDGET)) "" "${LOOPS[4]}" ;;
+      mount | mount-integrated)
+        mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=256M"
+        if [[ $config == mount ]]; then
+          run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$WORK" "" "${LOOPS[@]:0:4}"
+        else
+          run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$WORK" "--integrated --partition $PARTITION" "${LOOPS[@]:0:4}"
+        fi
+        unmount_graphfs "$BENCH_ROOT/mnt" ;;
+      *) echo "unknown config $config" >&2; exit 2 ;;
+    esac
+  done
+done
+echo "# summary: $SUMMARY"
+column -t -s $'\t' "$SUMMARY"
