@@ -89,6 +89,7 @@ GraphSchedule::~GraphSchedule() { scheduler_.reset(); }
 
 Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   // Chunks adjacent in the file and in the LP are read as one range.
+  std::vector<CopyRange> ranges;
   for (size_t i = 0; i < lp.chunks.size();) {
     const chunkindex::LpChunk& first = lp.chunks[i];
     uint64_t length = first.length;
@@ -100,8 +101,7 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
     }
     char* to = out + first.lp_offset;
     if (striped_) {
-      Status s = CopyThroughCache(*fs_, source_, striped_->size(), first.file_offset, length, to, kLoaderPid);
-      if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
+      ranges.push_back({first.file_offset, length, first.lp_offset});
     } else {
       for (uint64_t done = 0; done < length;) {
         const ssize_t n = ::pread(plain_.get(), to + done, length - done, static_cast<off_t>(first.file_offset + done));
@@ -112,6 +112,14 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
       }
     }
     i = k;
+  }
+  if (!ranges.empty()) {
+    // Keep units loading ahead on every disk: two stripe units per disk, within the cache's
+    // share of its staging area.
+    const uint64_t window = std::min<uint64_t>(2 * striped_->map().disks() * striped_->map().unit(),
+                                               std::max<uint64_t>(fs_->cache->ReadAheadShare(), 1));
+    Status s = CopyThroughCache(*fs_, source_, striped_->size(), ranges, out, kLoaderPid, window);
+    if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
   }
   return Status::Ok();
 }

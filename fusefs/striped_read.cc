@@ -191,23 +191,50 @@ void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   fuse_reply_buf(req, buf.data(), *n);
 }
 
-Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, uint64_t file_size, uint64_t offset,
-                        uint64_t length, char* out, uint32_t pid) {
-  if (offset + length > file_size)
-    return Error(EINVAL, "read of [" + std::to_string(offset) + ", " + std::to_string(offset + length) +
-                             ") past the end (" + std::to_string(file_size) + " bytes)");
+Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, uint64_t file_size,
+                        const std::vector<CopyRange>& ranges, char* out, uint32_t pid, uint64_t window) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
-  uint64_t at = offset;
-  for (cache::UnitExtent u = layout->Find(offset, file_size); at < offset + length && u.length > 0;
-       u = layout->At(u.index + 1, file_size)) {
-    auto ref = fs.cache->Get(RequestFor(src, *layout, file_size, u), pid);
-    if (!ref.ok()) return ref.error();
-    const uint64_t n = std::min(offset + length, u.offset + u.length) - at;
-    std::memcpy(out + (at - offset), ref->data() + (at - u.offset), n);
-    ref->NoteServed(n);
-    at += n;
+  // The units to copy, in order; a unit two ranges share is listed twice (the cache loads it once).
+  std::vector<cache::UnitExtent> units;
+  for (const CopyRange& r : ranges) {
+    if (r.offset + r.length > file_size)
+      return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
+                               ") past the end (" + std::to_string(file_size) + " bytes)");
+    uint64_t covered = r.offset;
+    for (cache::UnitExtent u = layout->Find(r.offset, file_size); covered < r.offset + r.length && u.length > 0;
+         u = layout->At(u.index + 1, file_size)) {
+      units.push_back(u);
+      covered = u.offset + u.length;
+    }
+    if (covered < r.offset + r.length) return Error(EIO, "the cache's unit layout does not cover the file");
   }
-  if (at < offset + length) return Error(EIO, "the cache's unit layout does not cover the file");
+  size_t prefetched = 0;  // units [0, prefetched) were handed to the prefetchers (or are being copied)
+  uint64_t ahead = 0;     // bytes of those not copied yet
+  size_t k = 0;
+  for (const CopyRange& r : ranges) {
+    uint64_t at = r.offset;
+    while (at < r.offset + r.length) {
+      const cache::UnitExtent& u = units[k];
+      if (prefetched <= k) {
+        prefetched = k + 1;
+        ahead = u.length;
+      }
+      while (prefetched < units.size() && ahead + units[prefetched].length <= window) {
+        fs.cache->Prefetch(RequestFor(src, *layout, file_size, units[prefetched]), pid);
+        ahead += units[prefetched++].length;
+      }
+      auto ref = fs.cache->Get(RequestFor(src, *layout, file_size, u), pid);
+      if (!ref.ok()) return ref.error();
+      const uint64_t n = std::min(r.offset + r.length, u.offset + u.length) - at;
+      std::memcpy(out + r.out_offset + (at - r.offset), ref->data() + (at - u.offset), n);
+      ref->NoteServed(n);
+      at += n;
+      if (at == u.offset + u.length || at == r.offset + r.length) {
+        ahead -= std::min(ahead, u.length);
+        ++k;
+      }
+    }
+  }
   return Status::Ok();
 }
 

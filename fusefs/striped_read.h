@@ -64,11 +64,16 @@ void RefreshLayout(GraphFs& fs, StripedSource& source, const StripedFile& file, 
 
 void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset);
 
-// Copies [offset, offset + length) of a striped file into `out` through the cache: each
-// unit is loaded once (concurrent readers wait for that load) and pinned while copied.
-// `pid` is the reader the cache counts. Reads past the end are an error.
-Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, uint64_t file_size, uint64_t offset,
-                        uint64_t length, char* out, uint32_t pid);
+// Copies the ranges [offset, offset + length) of a striped file into `out` + their
+// out_offset, through the cache: each unit is loaded once (concurrent readers wait for that
+// load) and pinned while copied. Units up to `window` bytes ahead of the copy are prefetched,
+// so every disk works at once. `pid` is the reader the cache counts. Reads past the end are
+// an error.
+struct CopyRange {
+  uint64_t offset = 0, length = 0, out_offset = 0;
+};
+Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, uint64_t file_size,
+                        const std::vector<CopyRange>& ranges, char* out, uint32_t pid, uint64_t window);
 
 // Call before and after every change to a striped file's bytes or size.
 void NoteStripedChange(GraphFs& fs, Inode& inode);

@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+"""Bytes each job read per iteration, unmodified (iii) against integrated (iv).
+
+usage: plot_integrated.py OUT.png RESULTS_PREFIX MIX [MIX...]
+RESULTS_PREFIX is scripts/bench/results/integrated-STAMP; for each MIX it reads
+PREFIX-MIX-mount.iter.tsv and PREFIX-MIX-mount-integrated.iter.tsv (written by
+integrated_summary.py) and draws one panel per mix: per job, the bytes it read in each
+iteration, solid for unmodified, dashed for integrated.
+"""
+import csv
+import sys
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+
+def load(path):
+    series = {}
+    with open(path) as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            series.setdefault(row["job"], []).append((int(row["iteration"]), int(row["bytes"]) / 2**30))
+    return series
+
+
+out, prefix, mixes = sys.argv[1], sys.argv[2], sys.argv[3:]
+fig, axes = plt.subplots(1, len(mixes), figsize=(6 * len(mixes), 4.5), squeeze=False)
+for ax, mix in zip(axes[0], mixes):
+    colors = {}
+    for config, style, label in (("mount", "-", "unmodified"), ("mount-integrated", "--", "integrated")):
+        for job, points in sorted(load(f"{prefix}-{mix}-{config}.iter.tsv").items()):
+            color = colors.setdefault(job, f"C{len(colors)}")
+            xs, ys = zip(*sorted(points))
+            ax.plot(xs, ys, style, color=color, marker="." if style == "--" else None, label=f"{job} {label}")
+    ax.set_title(f"{mix}: bytes read per iteration (solid unmodified, dashed integrated)", fontsize=9)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("GiB read by the job")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+fig.tight_layout()
+fig.savefig(out, dpi=110)
+print(f"wrote {out}")
