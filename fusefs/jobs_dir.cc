@@ -495,11 +495,19 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
   }
   if (old) old->scheduler().RemoveJob(job.id);
   GRAPHFS_RETURN_IF_ERROR((*schedule)->scheduler().AddJob(job.id, partition_bytes));
-  std::lock_guard<std::mutex> lock(job.mu);
-  job.graph = *relative;
-  job.schedule = *schedule;
-  job.active_vertices = job.active_chunks = 0;
-  if (job.removed) (*schedule)->scheduler().RemoveJob(job.id);  // removed meanwhile
+  bool removed;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    removed = job.removed;
+    if (!removed) {
+      job.graph = *relative;
+      job.schedule = *schedule;
+      job.active_vertices = job.active_chunks = 0;
+    }
+  }
+  // Removed meanwhile: take it out again (outside job.mu: the scheduler may answer its asks,
+  // and the answers take job.mu).
+  if (removed) (*schedule)->scheduler().RemoveJob(job.id);
   return Status::Ok();
 }
 
@@ -610,11 +618,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
   }
   json out;
   json list = json::array();
-  for (const auto& job : jobs) {
-    json j = JobJson(*job);
-    j.erase("iterations");  // per-iteration detail is in the job's status file
-    list.push_back(std::move(j));
-  }
+  for (const auto& job : jobs) list.push_back(JobJson(*job));  // with its recent iterations' costs
   out["jobs"] = list;
   json graphs = json::array();
   for (const auto& g : fs.schedules.List()) {

@@ -209,6 +209,7 @@ Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, 
     if (covered < r.offset + r.length) return Error(EIO, "the cache's unit layout does not cover the file");
   }
   size_t prefetched = 0;  // units [0, prefetched) were handed to the prefetchers (or are being copied)
+  std::vector<uint64_t> share(fs.disks ? fs.disks->size() : 1, 0);  // bytes of a unit per disk
   uint64_t ahead = 0;     // bytes of those not copied yet
   size_t k = 0;
   for (const CopyRange& r : ranges) {
@@ -219,9 +220,25 @@ Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, 
         prefetched = k + 1;
         ahead = u.length;
       }
-      while (prefetched < units.size() && ahead + units[prefetched].length <= window) {
-        fs.cache->Prefetch(RequestFor(src, *layout, file_size, units[prefetched]), pid);
-        ahead += units[prefetched++].length;
+      // Units next to each other in the file sit on one disk (a stripe unit holds several):
+      // hand the window's new units to the prefetchers one disk after another, so the first
+      // loads go to every disk, not all to the disk of the next stripe unit.
+      size_t end = prefetched;
+      while (end < units.size() && ahead + units[end].length <= window) ahead += units[end++].length;
+      if (end > prefetched) {
+        std::vector<std::pair<uint32_t, size_t>> order;  // (n-th unit of its disk, unit)
+        std::vector<uint32_t> per_disk_count;
+        for (size_t i = prefetched; i < end; ++i) {
+          std::fill(share.begin(), share.end(), 0);
+          src->DiskShare(units[i].offset, units[i].length, share);
+          const size_t disk = share.empty() ? 0 : static_cast<size_t>(std::max_element(share.begin(), share.end()) - share.begin());
+          if (per_disk_count.size() <= disk) per_disk_count.resize(disk + 1, 0);
+          order.push_back({per_disk_count[disk]++, i});
+        }
+        std::stable_sort(order.begin(), order.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& [rank, i] : order) fs.cache->Prefetch(RequestFor(src, *layout, file_size, units[i]), pid);
+        prefetched = end;
       }
       auto ref = fs.cache->Get(RequestFor(src, *layout, file_size, u), pid);
       if (!ref.ok()) return ref.error();

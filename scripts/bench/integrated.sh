@@ -4,7 +4,7 @@
 #
 #   scripts/bench/integrated.sh [--scale 24] [--mixes "W1 W4 W5"] [--configs "seq-plain plain mount mount-integrated"]
 #                               [--bps 100000000] [--fraction 0.25] [--partition 256M] [--chunk-size 2M]
-#                               [--gen-dir DIR]
+#                               [--gen-dir DIR] [--skip "W4:plain ..."]
 #
 # A weighted R-MAT graph (generated once into --gen-dir, indexed with --chunk-size), striped over 4
 # loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth loop disk of 4 x BPS. Mixes:
@@ -34,6 +34,7 @@ PARTITION=256M
 CHUNK=2M
 PARTITIONS=16
 GEN_DIR=/var/tmp/graphfs-gen
+SKIP=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) SCALE=$2; shift 2 ;;
@@ -44,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --partition) PARTITION=$2; shift 2 ;;
     --chunk-size) CHUNK=$2; shift 2 ;;
     --gen-dir) GEN_DIR=$2; shift 2 ;;
+    --skip) SKIP=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -99,7 +101,8 @@ WORK=$(( (1 << SCALE) * 64 + (512 << 20) ))
 BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
 
 # 2. Four striped disks and one plain disk with the same total bandwidth.
-make_disks 5 $(( (GRAPH_BYTES >> 20) + 1024 ))M
+# Room for the jobs' vertex state next to the graph (sparse images: the size is a ceiling).
+make_disks 5 $(( (GRAPH_BYTES >> 20) + 8192 ))M
 SRC=$BENCH_ROOT/src
 mkdir -p "$SRC"
 cp -a "$G" "$SRC/g"
@@ -143,6 +146,7 @@ run() {
 
 for mix in $MIXES; do
   for config in $CONFIGS; do
+    [[ " $SKIP " == *" $mix:$config "* ]] && continue
     case $config in
       seq-plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $((WORK + BUDGET)) "--sequential" "${LOOPS[4]}" ;;
       plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $((WORK + BUDGET)) "" "${LOOPS[4]}" ;;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "tests/fusefs/result_arrays.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {
@@ -18,22 +19,6 @@ std::string Bin(const std::string& tool) { return BinDir() + "/" + tool; }
 void RunOk(const std::vector<std::string>& argv, int timeout = 300) {
   CommandResult r = RunCommand(argv, timeout);
   ASSERT_EQ(r.status, 0) << argv[0] << " failed:\n" << r.output;
-}
-
-template <typename T>
-std::vector<T> ReadArray(const std::string& path) {
-  const std::string bytes = ReadFile(path);
-  std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
-  return v;
-}
-
-// Largest relative difference between two arrays of doubles (infinity if their sizes differ).
-double WorstRelativeDifference(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return INFINITY;
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / std::max(std::fabs(a[i]), 1e-12));
-  return worst;
 }
 
 using EngineMount = StripedMount;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "tests/fusefs/result_arrays.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {
@@ -15,21 +16,6 @@ constexpr int kScale = 13;  // 8 Ki vertices, 128 Ki edges
 constexpr int kPartitions = 4;
 
 std::string Bin(const std::string& tool) { return BinDir() + "/" + tool; }
-
-template <typename T>
-std::vector<T> ReadArray(const std::string& path) {
-  const std::string bytes = ReadFile(path);
-  std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
-  return v;
-}
-
-double WorstRelativeDifference(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size() || a.empty()) return INFINITY;
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / std::max(std::fabs(a[i]), 1e-12));
-  return worst;
-}
 
 struct Case {
   const char* name;
