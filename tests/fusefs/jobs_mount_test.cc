@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -382,9 +383,14 @@ TEST_F(JobsMount, AJobKilledWhileHoldingAnLpIsNotWaitedOn) {
   ASSERT_TRUE(WaitFor([&] { return Exists(jobs + "/b") && Status("b")["state"] == "holding"; }, 20));
   ASSERT_EQ(Next("a"), "lp-1");
   std::string second;
-  std::thread t([&] { second = Next("a"); });  // waits: b still holds LP 1
+  std::atomic<bool> answered{false};
+  std::thread t([&] {
+    second = Next("a");  // waits: b still holds LP 1
+    answered = true;
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_TRUE(second.empty());
+  EXPECT_FALSE(answered.load()) << "the next LP must wait for b";
+  EXPECT_EQ(Status("a")["state"], "waiting");
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   t.join();  // answered once b is gone
