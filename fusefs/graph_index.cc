@@ -15,28 +15,15 @@ int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-// What a graph file looks like through the mount: a striped file is read through its
-// stripe map (the backing directory only holds its stub), anything else directly.
+// What a graph file looks like through the mount.
 Result<chunkindex::FileFingerprint> MountedFingerprint(GraphFs& fs, const std::string& dir, const std::string& name) {
   const std::string path = dir + "/" + name;
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return Error::FromErrno("open " + path);
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("stat " + path);
-  std::optional<StripeManifest> manifest;
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kMaxStubSize) {
-    auto m = ReadManifestFd(fd.get());
-    if (!m.ok()) return m.error();
-    manifest = std::move(*m);
-  }
-  if (!manifest) return chunkindex::TakeFingerprint(dir, name);
-  if (fs.disks == nullptr || fs.io == nullptr) return Error(EIO, path + " is striped but no disk set is open");
-  StripedFileOptions o;
-  o.writable = false;
-  auto f = StripedFile::Open(*fs.disks, fs.io.get(), std::move(fd), *manifest, o);
-  if (!f.ok()) return f.error();
-  return chunkindex::FingerprintFrom(name, (*f)->size(), MtimeNs(st), [&](uint64_t off, uint64_t len, char* buf) {
-    auto n = (*f)->Read(off, len, buf);
+  auto file = OpenMountedGraphFile(fs, path, /*direct_io=*/false);
+  if (!file.ok()) return file.error();
+  if (!file->striped) return chunkindex::TakeFingerprint(dir, name);
+  const std::shared_ptr<StripedFile>& f = file->striped;
+  return chunkindex::FingerprintFrom(name, f->size(), MtimeNs(file->st), [&](uint64_t off, uint64_t len, char* buf) {
+    auto n = f->Read(off, len, buf);
     if (!n.ok()) return Status(n.error());
     if (*n != len) return Status(Error(EIO, "short read of " + path));
     return Status::Ok();
@@ -53,21 +40,50 @@ Result<std::shared_ptr<const cache::ChunkLayout>> LayoutOf(const chunkindex::Chu
 
 }  // namespace
 
+Result<MountedGraphFile> OpenMountedGraphFile(GraphFs& fs, const std::string& path, bool direct_io) {
+  MountedGraphFile file;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return Error::FromErrno("open " + path);
+  if (::fstat(fd.get(), &file.st) != 0) return Error::FromErrno("stat " + path);
+  std::optional<StripeManifest> manifest;
+  if (S_ISREG(file.st.st_mode) && static_cast<uint64_t>(file.st.st_size) <= kMaxStubSize) {
+    auto m = ReadManifestFd(fd.get());
+    if (!m.ok()) return m.error();
+    manifest = std::move(*m);
+  }
+  if (!manifest) {
+    file.plain = std::move(fd);
+    return file;
+  }
+  if (fs.disks == nullptr || fs.io == nullptr) return Error(EIO, path + " is striped but no disk set is open");
+  StripedFileOptions o;
+  o.writable = false;
+  o.direct_io = direct_io;
+  auto f = StripedFile::Open(*fs.disks, fs.io.get(), std::move(fd), *manifest, o);
+  if (!f.ok()) return f.error();
+  file.striped = *f;
+  return file;
+}
+
+std::vector<int64_t> FilesStamp(std::initializer_list<std::string> paths) {
+  std::vector<int64_t> s;
+  for (const std::string& path : paths) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      s.insert(s.end(), {-1, -1, -1});
+      continue;
+    }
+    s.insert(s.end(), {static_cast<int64_t>(st.st_ino), st.st_size, MtimeNs(st)});
+  }
+  return s;
+}
+
 Result<chunkindex::ChunkTable> OpenMountedTable(GraphFs& fs, const std::string& dir) {
   return chunkindex::ChunkTable::Open(dir, [&](const std::string& name) { return MountedFingerprint(fs, dir, name); });
 }
 
 GraphIndexes::Stamp GraphIndexes::TakeStamp(const std::string& dir) {
-  Stamp s;
-  for (const std::string& path : {chunkindex::IndexPath(dir), dir + "/column", dir + "/row"}) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-      s.values.insert(s.values.end(), {-1, -1, -1});
-      continue;
-    }
-    s.values.insert(s.values.end(), {static_cast<int64_t>(st.st_ino), st.st_size, MtimeNs(st)});
-  }
-  return s;
+  return Stamp{FilesStamp({chunkindex::IndexPath(dir), dir + "/column", dir + "/row"})};
 }
 
 GraphIndexes::Loaded GraphIndexes::Load(GraphFs& fs, const std::string& dir) {

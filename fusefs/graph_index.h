@@ -5,6 +5,7 @@
 // blocks) and the reason — "re-run graphfs-index" — goes to the log and to stats.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <map>
@@ -16,10 +17,25 @@
 #include "cache/unit_layout.h"
 #include "chunkindex/chunk_index.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace graphfs {
 
 struct GraphFs;
+class StripedFile;
+
+// A graph file opened for reading as the mount shows it: a striped file (the backing file
+// is its stub) through its stripe map, anything else directly.
+struct MountedGraphFile {
+  std::shared_ptr<StripedFile> striped;  // set when striped
+  UniqueFd plain;                        // otherwise
+  struct stat st;                        // of the backing file (the stub when striped)
+};
+Result<MountedGraphFile> OpenMountedGraphFile(GraphFs& fs, const std::string& path, bool direct_io);
+
+// (inode, size, mtime) of each path, -1s for a missing one: changes when a file is replaced
+// or written.
+std::vector<int64_t> FilesStamp(std::initializer_list<std::string> paths);
 
 // Opens the chunk table of backing directory `dir`, checking it against the graph's files
 // as the mount shows them (striped files through their stripe map).

@@ -19,17 +19,7 @@ const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
 }  // namespace
 
 std::vector<int64_t> GraphSchedule::Stamp(const std::string& dir) {
-  std::vector<int64_t> s;
-  for (const std::string& path : {chunkindex::IndexPath(dir), dir + "/column"}) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-      s.insert(s.end(), {-1, -1, -1});
-      continue;
-    }
-    s.insert(s.end(), {static_cast<int64_t>(st.st_ino), st.st_size,
-                       static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
-  }
-  return s;
+  return FilesStamp({chunkindex::IndexPath(dir), dir + "/column"});
 }
 
 bool GraphSchedule::Fresh() const { return Stamp(dir_) == stamp_; }
@@ -52,27 +42,14 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(GraphFs& fs, const st
   g->finder_ = std::make_unique<chunkindex::ActiveChunkFinder>(std::move(*finder));
 
   const std::string column = dir + "/column";
-  UniqueFd fd(::open(column.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return Error::FromErrno("open " + column);
-  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("stat " + column);
-  std::optional<StripeManifest> manifest;
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kMaxStubSize) {
-    auto m = ReadManifestFd(fd.get());
-    if (!m.ok()) return m.error();
-    manifest = std::move(*m);
-  }
-  if (manifest) {
-    if (fs.disks == nullptr || fs.io == nullptr || fs.cache == nullptr)
-      return Error(EIO, column + " is striped but no disk set is open");
-    StripedFileOptions o;
-    o.writable = false;
-    o.direct_io = fs.options.direct;
-    auto f = StripedFile::Open(*fs.disks, fs.io.get(), std::move(fd), *manifest, o);
-    if (!f.ok()) return f.error();
-    g->striped_ = *f;
+  auto file = OpenMountedGraphFile(fs, column, fs.options.direct);
+  if (!file.ok()) return file.error();
+  if (file->striped) {
+    if (fs.cache == nullptr) return Error(EIO, column + " is striped but the mount has no cache yet");
+    g->striped_ = file->striped;
     g->source_ = MakeStripedSource(fs, g->striped_, column);
   } else {
-    g->plain_ = std::move(fd);
+    g->plain_ = std::move(file->plain);
   }
 
   const uint64_t p = g->table_->partitions();

@@ -59,12 +59,7 @@ uint64_t LpSeq(const std::string& name, bool* map) {
 chunkindex::HeldLp HeldBy(ControlJob& job, const std::string& file, bool* map) {
   const uint64_t seq = LpSeq(file, map);
   if (seq == 0) return {};
-  std::shared_ptr<GraphSchedule> schedule;
-  {
-    std::lock_guard<std::mutex> lock(job.mu);
-    if (job.removed) return {};
-    schedule = job.schedule;
-  }
+  const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
   return schedule ? schedule->scheduler().Holding(job.id, seq) : chunkindex::HeldLp{};
 }
 
@@ -409,26 +404,20 @@ void JobsDir::Interrupted(fuse_req_t req) {
 Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t offset) {
   ControlJob& job = *h.job;
   if (h.file == "done") {
-    std::shared_ptr<GraphSchedule> schedule;
-    {
-      std::lock_guard<std::mutex> lock(job.mu);
-      schedule = job.schedule;
-    }
-    if (schedule) schedule->scheduler().Done(job.id);
+    if (const auto schedule = job.Schedule()) schedule->scheduler().Done(job.id);
     return Status::Ok();
   }
   if (h.file != "graph" && h.file != "partition_size" && h.file != "active" && h.file != "active.list")
     return Error(EBADF, h.file + " is not writable");
   uint64_t limit = kMaxTextBytes;
   if (h.file == "active") {
-    std::lock_guard<std::mutex> lock(job.mu);
-    if (!job.schedule) {
+    const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
+    if (!schedule) {
       Error e(EINVAL, "active: write the graph directory to `graph` first");
-      ++job.errors;
-      job.last_error = e.message();
+      Fail(job, e);
       return e;
     }
-    limit = (job.schedule->vertices() + 7) / 8;
+    limit = (schedule->vertices() + 7) / 8;
   }
   const uint64_t end = static_cast<uint64_t>(offset) + size;
   if (end > limit) {
@@ -512,11 +501,7 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
 }
 
 Status JobsDir::CommitActive(ControlJob& job, const std::string& bytes, bool as_list) {
-  std::shared_ptr<GraphSchedule> schedule;
-  {
-    std::lock_guard<std::mutex> lock(job.mu);
-    schedule = job.schedule;
-  }
+  const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
   if (!schedule) return Error(EINVAL, "active: write the graph directory to `graph` first");
   const uint64_t v = schedule->vertices();
   std::vector<uint64_t> words((v + 63) / 64, 0);

@@ -58,6 +58,12 @@ struct ControlJob {
   int leases = 0;
   uint64_t errors = 0;
   std::string last_error;
+
+  // Its graph's schedule: null until `graph` is written, and again once the job is removed.
+  std::shared_ptr<GraphSchedule> Schedule() {
+    std::lock_guard<std::mutex> lock(mu);
+    return schedule;
+  }
 };
 
 // An open file of a job.

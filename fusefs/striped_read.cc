@@ -114,6 +114,27 @@ bool ServeFromCache(fuse_req_t req, GraphFs& fs, FileHandle& h, uint64_t off, ui
   return true;  // `held` unpins after the reply has been written
 }
 
+// Units next to each other in the file sit on one disk (a stripe unit holds several). The
+// indexes [begin, end) of `units` reordered one disk after another — the first unit of each
+// disk, then the second of each, ... — so prefetches handed out in this order go to every
+// disk at once, not all to the disk of the next stripe unit.
+std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cache::UnitExtent>& units, size_t begin,
+                                size_t end, size_t disks) {
+  std::vector<std::pair<uint32_t, size_t>> order;  // (n-th unit of its disk, unit)
+  std::vector<uint32_t> seen(disks, 0);
+  std::vector<uint64_t> share(disks, 0);  // bytes of a unit per disk
+  for (size_t i = begin; i < end; ++i) {
+    std::fill(share.begin(), share.end(), 0);
+    src.DiskShare(units[i].offset, units[i].length, share);
+    const size_t disk = static_cast<size_t>(std::max_element(share.begin(), share.end()) - share.begin());
+    order.push_back({seen[disk]++, i});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<size_t> out;
+  for (const auto& [turn, i] : order) out.push_back(i);
+  return out;
+}
+
 }  // namespace
 
 void StripedSource::DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const {
@@ -209,7 +230,7 @@ Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, 
     if (covered < r.offset + r.length) return Error(EIO, "the cache's unit layout does not cover the file");
   }
   size_t prefetched = 0;  // units [0, prefetched) were handed to the prefetchers (or are being copied)
-  std::vector<uint64_t> share(fs.disks ? fs.disks->size() : 1, 0);  // bytes of a unit per disk
+  const size_t disks = fs.disks ? fs.disks->size() : 1;
   uint64_t ahead = 0;     // bytes of those not copied yet
   size_t k = 0;
   for (const CopyRange& r : ranges) {
@@ -220,24 +241,11 @@ Status CopyThroughCache(GraphFs& fs, const std::shared_ptr<StripedSource>& src, 
         prefetched = k + 1;
         ahead = u.length;
       }
-      // Units next to each other in the file sit on one disk (a stripe unit holds several):
-      // hand the window's new units to the prefetchers one disk after another, so the first
-      // loads go to every disk, not all to the disk of the next stripe unit.
       size_t end = prefetched;
       while (end < units.size() && ahead + units[end].length <= window) ahead += units[end++].length;
       if (end > prefetched) {
-        std::vector<std::pair<uint32_t, size_t>> order;  // (n-th unit of its disk, unit)
-        std::vector<uint32_t> per_disk_count;
-        for (size_t i = prefetched; i < end; ++i) {
-          std::fill(share.begin(), share.end(), 0);
-          src->DiskShare(units[i].offset, units[i].length, share);
-          const size_t disk = share.empty() ? 0 : static_cast<size_t>(std::max_element(share.begin(), share.end()) - share.begin());
-          if (per_disk_count.size() <= disk) per_disk_count.resize(disk + 1, 0);
-          order.push_back({per_disk_count[disk]++, i});
-        }
-        std::stable_sort(order.begin(), order.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (const auto& [rank, i] : order) fs.cache->Prefetch(RequestFor(src, *layout, file_size, units[i]), pid);
+        for (size_t i : InDiskTurns(*src, units, prefetched, end, disks))
+          fs.cache->Prefetch(RequestFor(src, *layout, file_size, units[i]), pid);
         prefetched = end;
       }
       auto ref = fs.cache->Get(RequestFor(src, *layout, file_size, u), pid);
