@@ -60,24 +60,13 @@ if [[ ! -f $G/column || ! -d $G/.graphfs/index ]]; then
 fi
 START=$(od -An -td4 -N4 "$GEN_DIR/rmat$SCALE.bin" | tr -d ' ')
 COLUMN=$(stat -c %s "$G/column")
-GRAPH_BYTES=$(du -sb --exclude=.graphfs "$G" | cut -f1)
 JOBS="pagerank-delta,wcc,sssp:$START,bfs:$START"
 WORK=$(( (1 << SCALE) * 64 ))  # the mix's vertex state and buffers (max RSS at scale 22: 204 MiB)
 MIX_CGROUP=/sys/fs/cgroup/memory/graphfs-cachebench-mix
 
 # 2. Four striped disks and one plain disk with the same total bandwidth.
-make_disks 5 $(( (GRAPH_BYTES >> 20) + 1024 ))M  # sparse images: size is only a ceiling
-SRC=$BENCH_ROOT/src
-mkdir -p "$SRC"
-cp -a "$G" "$SRC/g"            # cp -a keeps mtimes: the index stays fresh
-cp -a "$G" "${DISK_DIRS[4]}/g"
-rm -rf "${DISK_DIRS[4]}/g/.graphfs"
-"$GRAPHFS_BIN/graphfs-stripe" -q --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
-throttle "$BPS" 0
-mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
-for k in read write; do echo "$mm $((4 * BPS))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done
+stage_graph "$G" "$BPS" 1024
 
-loops_read() { local t=0 d; for d in "$@"; do t=$((t + $(disk_read_bytes "$d"))); done; echo $t; }
 RESULTS=$ROOT/scripts/bench/results
 TRACES=${TRACES:-/var/tmp/graphfs-cache-traces}  # unit lookups of each mount run, for cache_sim.py
 mkdir -p "$TRACES"

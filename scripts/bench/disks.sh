@@ -92,5 +92,27 @@ destroy_disks() {
   rm -rf "$BENCH_ROOT"
 }
 
+# Bytes read from the given loop devices, summed.
+loops_read() { local t=0 d; for d in "$@"; do t=$((t + $(disk_read_bytes "$d"))); done; echo $t; }
+
+# stage_graph GRAPH_DIR BPS HEADROOM_MB: five loop disks (the graph's size, GRAPH_BYTES, +
+# HEADROOM_MB each, sparse). The graph is copied to $SRC/g (SRC=$BENCH_ROOT/src; cp -a keeps the mtimes, so its
+# index stays fresh) and striped over disks 0-3 (unit 16M, BPS each); a plain copy without the
+# index goes on disk 4, throttled to 4 x BPS: the same total bandwidth, no striping.
+stage_graph() {
+  local g=$1 bps=$2 headroom=$3 mm k
+  GRAPH_BYTES=$(du -sb --exclude=.graphfs "$g" | cut -f1)
+  make_disks 5 $(( (GRAPH_BYTES >> 20) + headroom ))M
+  SRC=$BENCH_ROOT/src
+  mkdir -p "$SRC"
+  cp -a "$g" "$SRC/g"
+  cp -a "$g" "${DISK_DIRS[4]}/g"
+  rm -rf "${DISK_DIRS[4]}/g/.graphfs"
+  "$GRAPHFS_BIN/graphfs-stripe" -q --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
+  throttle "$bps" 0
+  mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
+  for k in read write; do echo "$mm $((4 * bps))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done
+}
+
 # median of the arguments
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }

@@ -70,7 +70,6 @@ fi
 "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$G" ||
   "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size "$CHUNK" "$G"
 COLUMN=$(stat -c %s "$G/column")
-GRAPH_BYTES=$(du -sb --exclude=.graphfs "$G" | cut -f1)
 EDGES=$(( $(stat -c %s "$GEN_DIR/rmat$SCALE.bin") / 12 ))
 # Random starts with out-edges: sources of edges at fixed random positions of the edge list.
 starts() {
@@ -100,20 +99,10 @@ mix_jobs() {
 WORK=$(( (1 << SCALE) * 64 + (512 << 20) ))
 BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
 
-# 2. Four striped disks and one plain disk with the same total bandwidth.
-# Room for the jobs' vertex state next to the graph (sparse images: the size is a ceiling).
-make_disks 5 $(( (GRAPH_BYTES >> 20) + 8192 ))M
-SRC=$BENCH_ROOT/src
-mkdir -p "$SRC"
-cp -a "$G" "$SRC/g"
-cp -a "$G" "${DISK_DIRS[4]}/g"
-rm -rf "${DISK_DIRS[4]}/g/.graphfs"
-"$GRAPHFS_BIN/graphfs-stripe" -q --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
-throttle "$BPS" 0
-mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
-for k in read write; do echo "$mm $((4 * BPS))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done
+# 2. Four striped disks and one plain disk with the same total bandwidth, with room for the
+# jobs' vertex state next to the graph.
+stage_graph "$G" "$BPS" 8192
 
-loops_read() { local t=0 d; for d in "$@"; do t=$((t + $(disk_read_bytes "$d"))); done; echo $t; }
 RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
