@@ -19,6 +19,7 @@
 
 #include "common/size_parse.h"
 #include "fusefs/graphfs.h"
+#include "fusefs/stale_mount.h"
 
 namespace graphfs {
 
@@ -241,6 +242,17 @@ int Run(int argc, char** argv) {
       return 1;
     }
     SetLogFile(log);
+  }
+
+  bool cleaned = false;
+  Status usable = CleanStaleMount(cl->mountpoint, &cleaned);
+  if (!usable.ok()) {
+    std::fprintf(stderr, "graphfs: %s\n", usable.error().message().c_str());
+    return 1;
+  }
+  if (cleaned) {
+    std::fprintf(stderr, "graphfs: detached the stale mount at %s left by a graphfs that died\n", cl->mountpoint.c_str());
+    if (log != nullptr) LogError("detached the stale mount at " + cl->mountpoint + " left by a graphfs that died");
   }
 
   std::vector<char*> args;

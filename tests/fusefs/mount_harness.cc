@@ -5,11 +5,13 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -30,17 +32,25 @@ void WriteFile(const std::string& path, const std::string& data) {
   out << data;
 }
 
-bool IsMountPoint(const std::string& path) {
+namespace {
+
+// The mount ids of everything mounted at `path` (several if stacked).
+std::set<std::string> MountIds(const std::string& path) {
+  std::set<std::string> ids;
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream ss(line);
     std::string id, parent, devno, root, mp;
     ss >> id >> parent >> devno >> root >> mp;
-    if (mp == path) return true;
+    if (mp == path) ids.insert(id);
   }
-  return false;
+  return ids;
 }
+
+}  // namespace
+
+bool IsMountPoint(const std::string& path) { return !MountIds(path).empty(); }
 
 int SpawnCommand(const std::vector<std::string>& argv, int out_fd, bool die_with_parent) {
   const pid_t parent = ::getpid();
@@ -103,7 +113,10 @@ bool GraphfsMount::Mount(const std::string& source, const std::string& mountpoin
   pid_ = SpawnCommand(argv, out, /*die_with_parent=*/true);
   ::close(out);
   for (int i = 0; i < 200; ++i) {
-    if (IsMountPoint(mountpoint)) return true;
+    // A dead mount left at the mountpoint (a killed daemon) answers statfs with ENOTCONN
+    // until the daemon detaches it and mounts anew.
+    struct statfs sfs;
+    if (IsMountPoint(mountpoint) && ::statfs(mountpoint.c_str(), &sfs) == 0) return true;
     int status;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
@@ -117,12 +130,31 @@ bool GraphfsMount::Mount(const std::string& source, const std::string& mountpoin
   return false;
 }
 
-void GraphfsMount::Unmount() {
+void GraphfsMount::Kill() {
   if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+bool GraphfsMount::WaitForExit(int timeout_ms) {
+  for (int waited = 0; pid_ > 0; waited += 25) {
+    int status;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+    else if (waited >= timeout_ms) return false;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return true;
+}
+
+void GraphfsMount::Unmount() {
+  if (mountpoint_.empty()) return;
+  // Also a mount whose daemon was killed, or one another process put there.
   if (IsMountPoint(mountpoint_)) {
     RunCommand({"fusermount3", "-u", mountpoint_}, 30);
     if (IsMountPoint(mountpoint_)) RunCommand({"fusermount3", "-u", "-z", mountpoint_}, 30);
   }
+  if (pid_ <= 0) return;
   // The daemon leaves its loop once unmounted; make sure it is gone either way.
   for (int i = 0; i < 200; ++i) {
     int status;

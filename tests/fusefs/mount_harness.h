@@ -34,7 +34,13 @@ class GraphfsMount {
   // Returns false (with `error` filled) if it exits or does not come up.
   bool Mount(const std::string& source, const std::string& mountpoint, const std::vector<std::string>& options = {});
   void Unmount();
+  // SIGKILLs the daemon and reaps it, leaving its mountpoint behind as a dead mount (as a
+  // crash would); Unmount() (and the destructor) still detach it.
+  void Kill();
+  // Waits for the daemon to exit by itself (reaping it); false if it is still running.
+  bool WaitForExit(int timeout_ms);
   bool mounted() const { return pid_ > 0; }
+  int pid() const { return pid_; }
   const std::string& error() const { return error_; }
   const std::string& log() const { return log_path_; }
 
