@@ -16,10 +16,10 @@ uint64_t IoRun::Length() const {
   return n;
 }
 
-void IoBatch::Finish(int error) {
+void IoBatch::Finish(int error, uint32_t disk) {
   if (error != 0) {
-    int expected = 0;
-    error_.compare_exchange_strong(expected, error, std::memory_order_acq_rel);
+    uint64_t expected = 0;
+    failure_.compare_exchange_strong(expected, static_cast<uint64_t>(error) << 32 | disk, std::memory_order_acq_rel);
   }
   if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_all();
 }
@@ -136,7 +136,7 @@ class IoQueue {
     DiskCounters& c = engine_->counters(run->disk);
     if (error != 0) c.errors.fetch_add(1, std::memory_order_relaxed);
     c.queued.fetch_sub(1, std::memory_order_relaxed);
-    run->batch->Finish(error);
+    run->batch->Finish(error, run->disk);
   }
 
   // Handles one completion; returns true if the run must be submitted again.
@@ -284,7 +284,7 @@ Status IoEngine::SubmitAndWait(std::vector<IoRun>& runs, IoBatch& batch) {
   }
   Submit(ptrs.data(), ptrs.size());
   batch.Wait();
-  if (batch.error() != 0) return Error::FromErrno(batch.error(), "striped I/O");
+  if (batch.error() != 0) return Error::FromErrno(batch.error(), "disk " + std::to_string(batch.failed_disk()));
   return Status::Ok();
 }
 

@@ -30,15 +30,17 @@ enum class IoKind { kRead, kWrite, kSync };
 class IoBatch {
  public:
   void Add(int runs) { pending_.fetch_add(runs, std::memory_order_relaxed); }
-  void Finish(int error);  // error 0 = success; the first error wins
+  void Finish(int error, uint32_t disk);  // error 0 = success; the first error wins
   void Wait();
   bool done() const { return pending_.load(std::memory_order_acquire) == 0; }
   // errno of the first failed run, 0 if all succeeded. Valid after Wait().
-  int error() const { return error_.load(std::memory_order_acquire); }
+  int error() const { return static_cast<int>(failure_.load(std::memory_order_acquire) >> 32); }
+  // The disk of that run, so that errors name the failing disk.
+  uint32_t failed_disk() const { return static_cast<uint32_t>(failure_.load(std::memory_order_acquire)); }
 
  private:
   std::atomic<int> pending_{0};
-  std::atomic<int> error_{0};
+  std::atomic<uint64_t> failure_{0};  // errno << 32 | disk, set once
 };
 
 struct IoRun {

@@ -146,8 +146,14 @@ Result<uint64_t> StripedFile::Read(uint64_t offset, uint64_t length, char* buf) 
   std::vector<IoRun> runs = PlanRuns(IoKind::kRead, offset, length, buf);
   IoBatch batch;
   Status s = io_->SubmitAndWait(runs, batch);
-  if (!s.ok()) return s.error().Wrap("read of striped file " + manifest_.file_id);
+  if (!s.ok()) return DiskError("read", batch, s.error());
   return length;
+}
+
+Error StripedFile::DiskError(const char* op, const IoBatch& batch, const Error& e) const {
+  const uint32_t d = batch.failed_disk();
+  const std::string where = d < parts_.size() ? " (" + parts_[d].path + ")" : "";
+  return Error(e.code(), std::string(op) + " of striped file " + manifest_.file_id + ": " + e.message() + where);
 }
 
 void StripedFile::MarkModified() {
@@ -164,7 +170,7 @@ Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t l
   std::vector<IoRun> runs = PlanRuns(IoKind::kWrite, offset, length, const_cast<char*>(buf));
   IoBatch batch;
   Status s = io_->SubmitAndWait(runs, batch);
-  if (!s.ok()) return s.error().Wrap("write of striped file " + manifest_.file_id);
+  if (!s.ok()) return DiskError("write", batch, s.error());
   uint64_t cur = size_.load();
   while (offset + length > cur && !size_.compare_exchange_weak(cur, offset + length)) {
   }

@@ -81,6 +81,8 @@ class StripedFile {
               const StripedFileOptions& options);
   std::vector<IoRun> PlanRuns(IoKind kind, uint64_t offset, uint64_t length, char* buf) const;
   void MarkModified();
+  // "read of striped file ID: disk 2: Input/output error (DISK/parts/ID)": names the disk.
+  Error DiskError(const char* op, const IoBatch& batch, const Error& e) const;
 
   IoEngine* io_;
   UniqueFd stub_fd_;

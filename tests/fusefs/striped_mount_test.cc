@@ -216,9 +216,10 @@ TEST_F(StripedMount, InjectedDiskFaultFailsOnlyReadersOfThatDisk) {
   AlignedBuffer buf(64 << 10);
   for (int u = 0; u < 6; ++u) {
     ssize_t n = ::pread(fd, buf.data(), 64 << 10, static_cast<off_t>(u) * (64 << 10));
+    const int err = errno;
     if (map->Locate(static_cast<uint64_t>(u) * (64 << 10)).disk == bad) {
       EXPECT_EQ(n, -1);
-      EXPECT_EQ(errno, EIO);
+      EXPECT_EQ(err, EIO);
     } else {
       EXPECT_EQ(n, 64 << 10) << "unit " << u;
     }
