@@ -111,6 +111,55 @@ TEST_F(Permissions, NonRootCallerIsTreatedAsOnExt4) {
   EXPECT_EQ(::access((src + "/pub/roots").c_str(), F_OK), 0);
 }
 
+// setuid and setgid bits: cleared by a write, a truncate or a chown as ext4 clears them,
+// stripped from a new file's mode when the creator is not in the setgid directory's group,
+// inherited by a directory made in a setgid directory.
+TEST_F(Permissions, SetuidAndSetgidBitsAsOnExt4) {
+  for (const std::string& r : {src, plain}) {
+    for (const char* name : {"suid_write", "suid_trunc", "suid_chown"}) {
+      WriteFile(r + "/" + name, "x");
+      ASSERT_EQ(::chmod((r + "/" + name).c_str(), 04777), 0);
+    }
+    WriteFile(r + "/sgid_write", "x");
+    ASSERT_EQ(::chown((r + "/sgid_write").c_str(), 0, 1234), 0);
+    ASSERT_EQ(::chmod((r + "/sgid_write").c_str(), 02777), 0);
+  }
+  auto ops = [](const std::string& r) {
+    std::vector<Outcome> out;
+    int fd = ::open((r + "/suid_write").c_str(), O_WRONLY);
+    out.push_back(Sys(fd < 0 ? -1 : ::write(fd, "y", 1)));
+    if (fd >= 0) ::close(fd);
+    fd = ::open((r + "/sgid_write").c_str(), O_WRONLY | O_APPEND);
+    out.push_back(Sys(fd < 0 ? -1 : ::write(fd, "y", 1)));
+    if (fd >= 0) ::close(fd);
+    out.push_back(Sys(::truncate((r + "/suid_trunc").c_str(), 0)));
+    fd = ::open((r + "/sgid/created").c_str(), O_WRONLY | O_CREAT, 02755);
+    out.push_back(Sys(fd < 0 ? -1 : 0));
+    if (fd >= 0) ::close(fd);
+    out.push_back(Sys(::mkdir((r + "/sgid/subdir").c_str(), 0755)));
+    return out;
+  };
+  auto on_mount = AsNobody([&] { return ops(mnt); });
+  auto on_plain = AsNobody([&] { return ops(plain); });
+  ASSERT_EQ(on_mount.size(), 5u);
+  ASSERT_EQ(on_mount.size(), on_plain.size());
+  for (size_t i = 0; i < on_mount.size(); ++i) EXPECT_EQ(on_mount[i], on_plain[i]) << "operation " << i;
+  EXPECT_EQ(::chown((mnt + "/suid_chown").c_str(), kNobody, kNogroup), 0);
+  EXPECT_EQ(::chown((plain + "/suid_chown").c_str(), kNobody, kNogroup), 0);
+  for (const char* rel : {"suid_write", "sgid_write", "suid_trunc", "suid_chown", "sgid/created", "sgid/subdir"})
+    SameStat(rel);
+  struct stat st;
+  ASSERT_EQ(::stat((mnt + "/suid_write").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07000, 0u) << "a write by another user keeps setuid";
+  ASSERT_EQ(::stat((mnt + "/suid_chown").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07000, 0u) << "chown keeps setuid";
+  ASSERT_EQ(::stat((mnt + "/sgid/created").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & S_ISGID, 0u) << "setgid kept by a creator outside the group";
+  EXPECT_EQ(st.st_gid, 1234u);
+  ASSERT_EQ(::stat((mnt + "/sgid/subdir").c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & S_ISGID, 0u) << "a directory in a setgid directory inherits setgid";
+}
+
 TEST_F(Permissions, ControlFilesRefuseOtherUsers) {
   auto out = AsNobody([&] {
     std::vector<Outcome> o;
