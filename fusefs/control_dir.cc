@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fusefs/control_parse.h"
 #include "fusefs/graphfs.h"
 
 namespace graphfs {
@@ -161,13 +162,11 @@ Result<std::string> OpenControlFile(GraphFs& fs, const Inode& inode, int flags, 
 Status WriteControlFile(GraphFs& fs, const Inode& inode, const std::string& data, uid_t caller) {
   if (inode.control_name != "fault") return Error(EACCES, "read-only control file");
   if (caller != 0) return Error(EACCES, "fault injection is for root");
-  std::istringstream in(data);
-  long disk = -1, err = -1;
-  if (!(in >> disk >> err) || disk < 0 || err < 0 || err > 4095 || fs.io == nullptr ||
-      static_cast<uint64_t>(disk) >= fs.io->disks())
-    return Error(EINVAL, "fault: expected 'DISK ERRNO' with DISK below the disk count");
-  fs.io->InjectFault(static_cast<uint32_t>(disk), static_cast<int>(err));
-  LogError("fault injection: disk " + std::to_string(disk) + " now fails with errno " + std::to_string(err));
+  auto fault = ParseFaultLine(data, fs.io == nullptr ? 0 : fs.io->disks());
+  if (!fault.ok()) return fault.error();
+  fs.io->InjectFault(fault->disk, fault->error);
+  LogError("fault injection: disk " + std::to_string(fault->disk) + " now fails with errno " +
+           std::to_string(fault->error));
   return Status::Ok();
 }
 

@@ -8,10 +8,9 @@
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "common/size_parse.h"
 #include "fusefs/control_dir.h"
+#include "fusefs/control_parse.h"
 #include "fusefs/file_handle.h"
 #include "fusefs/graph_schedule.h"
 #include "fusefs/graphfs.h"
@@ -24,7 +23,6 @@ using json = nlohmann::json;
 
 // Bytes a job may write to one of its text files (graph, partition_size, active.list).
 constexpr uint64_t kMaxTextBytes = 1ull << 30;
-constexpr uint64_t kMaxPartitionBytes = 64ull << 30;
 constexpr size_t kMaxJobs = 4096;
 
 struct FileSpec {
@@ -43,51 +41,12 @@ const FileSpec* FixedFile(const std::string& name) {
   return nullptr;
 }
 
-// "lp-12" -> 12, "lp-12.map" -> 12 (map = true); 0 if NAME is not an LP file.
-uint64_t LpSeq(const std::string& name, bool* map) {
-  if (name.rfind("lp-", 0) != 0) return 0;
-  std::string digits = name.substr(3);
-  *map = digits.size() > 4 && digits.compare(digits.size() - 4, 4, ".map") == 0;
-  if (*map) digits.resize(digits.size() - 4);
-  if (digits.empty() || digits.size() > 19 || digits[0] == '0' ||
-      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return 0;
-  return std::stoull(digits);
-}
-
 // The LP the job holds, if FILE names it.
 chunkindex::HeldLp HeldBy(ControlJob& job, const std::string& file, bool* map) {
-  const uint64_t seq = LpSeq(file, map);
+  const uint64_t seq = ParseLpFileName(file, map);
   if (seq == 0) return {};
   const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
   return schedule ? schedule->scheduler().Holding(job.id, seq) : chunkindex::HeldLp{};
-}
-
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
-// "graphs/twitter" (relative to the mount root) or an absolute path inside the mount (or
-// inside the source directory) -> the path relative to the root, without "." or "//".
-Result<std::string> MountRelative(const GraphFs& fs, const std::string& text) {
-  std::string path = text;
-  for (const std::string& prefix : {fs.mountpoint, fs.source}) {
-    if (prefix.empty() || path.empty() || path[0] != '/') continue;
-    if (path == prefix) path = "";
-    else if (path.rfind(prefix + "/", 0) == 0) path = path.substr(prefix.size() + 1);
-  }
-  if (!path.empty() && path[0] == '/')
-    return Error(EINVAL, "graph " + text + " is not inside the mount " + fs.mountpoint);
-  std::string out;
-  for (const std::string& part : SplitList(path, '/')) {
-    if (part.empty() || part == ".") continue;
-    if (part == "..") return Error(EINVAL, "graph path " + text + " must not contain '..'");
-    if (part == kControlDirName && out.empty()) return Error(EINVAL, "graph path " + text + " is the control directory");
-    out += (out.empty() ? "" : "/") + part;
-  }
-  return out;
 }
 
 void Fail(ControlJob& job, const Error& e) {
@@ -290,7 +249,7 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
     if (writing) return Error(EACCES, "next is read-only");
   } else {
     bool map = false;
-    const uint64_t seq = LpSeq(file, &map);
+    const uint64_t seq = ParseLpFileName(file, &map);
     chunkindex::HeldLp held;
     if (job->schedule && seq != 0) held = job->schedule->scheduler().Holding(job->id, seq);
     if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
@@ -448,12 +407,10 @@ Status JobsDir::Commit(GraphFs& fs, JobFileHandle& h) {
     std::lock_guard<std::mutex> lock(job.mu);
     if (job.removed) return Error(ENOENT, "job " + job.name + " was removed");
   }
-  if (h.file == "graph") return CommitGraph(fs, job, Trim(h.written));
+  if (h.file == "graph") return CommitGraph(fs, job, TrimBlanks(h.written));
   if (h.file == "partition_size") {
-    auto bytes = ParseSize(Trim(h.written));
-    if (!bytes.ok()) return bytes.error().Wrap("partition_size");
-    if (*bytes == 0 || *bytes > kMaxPartitionBytes)
-      return Error(EINVAL, "partition_size: " + std::to_string(*bytes) + " is not in (0, 64G]");
+    auto bytes = ParsePartitionSize(h.written);
+    if (!bytes.ok()) return bytes.error();
     std::lock_guard<std::mutex> lock(job.mu);
     job.partition_bytes = *bytes;
     if (job.schedule) GRAPHFS_RETURN_IF_ERROR(job.schedule->scheduler().SetPartitionBytes(job.id, *bytes));
@@ -466,7 +423,7 @@ Status JobsDir::Commit(GraphFs& fs, JobFileHandle& h) {
 
 Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text) {
   if (text.empty()) return Error(EINVAL, "graph: empty path");
-  auto relative = MountRelative(fs, text);
+  auto relative = MountRelative(text, fs.mountpoint, fs.source);
   if (!relative.ok()) return relative.error();
   const std::string dir = relative->empty() ? fs.source : fs.source + "/" + *relative;
   if (relative->empty())
@@ -504,33 +461,9 @@ Status JobsDir::CommitActive(ControlJob& job, const std::string& bytes, bool as_
   const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
   if (!schedule) return Error(EINVAL, "active: write the graph directory to `graph` first");
   const uint64_t v = schedule->vertices();
-  std::vector<uint64_t> words((v + 63) / 64, 0);
-  if (!as_list) {
-    const uint64_t want = (v + 7) / 8;
-    if (bytes.size() != want)
-      return Error(EINVAL, "active: expected a bitmap of " + std::to_string(want) + " bytes (" + std::to_string(v) +
-                               " vertices), got " + std::to_string(bytes.size()));
-    std::memcpy(words.data(), bytes.data(), bytes.size());  // little-endian words, truncated
-    if (v % 64 != 0 && (words.back() >> (v % 64)) != 0)
-      return Error(EINVAL, "active: bits set past the last vertex (" + std::to_string(v - 1) + ")");
-  } else {
-    std::istringstream in(bytes);
-    std::string token;
-    while (in >> token) {
-      if (token == "all") {
-        std::fill(words.begin(), words.end(), ~uint64_t{0});
-        if (v % 64 != 0) words.back() = (uint64_t{1} << (v % 64)) - 1;
-        continue;
-      }
-      uint64_t id = 0;
-      bool ok = !token.empty() && token.size() <= 19 &&
-                std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (ok) id = std::stoull(token);
-      if (!ok || id >= v)
-        return Error(EINVAL, "active.list: '" + token.substr(0, 32) + "' is not a vertex id below " + std::to_string(v));
-      words[id / 64] |= uint64_t{1} << (id % 64);
-    }
-  }
+  auto parsed = as_list ? ParseActiveList(bytes, v) : ParseActiveBitmap(bytes, v);
+  if (!parsed.ok()) return parsed.error();
+  const std::vector<uint64_t>& words = *parsed;
   uint64_t count = 0;
   for (uint64_t w : words) count += static_cast<uint64_t>(std::popcount(w));
   auto chunks = schedule->SetActive(job.id, words);
