@@ -155,8 +155,9 @@ Status DecodeSources(std::string_view v, std::vector<SourceCount>* out) {
   for (uint64_t k = 0; k < n; ++k) {
     uint64_t delta = d.Varint();
     if (k > 0 && delta == 0) return Damaged("sources");
+    // Checked before adding: a huge delta would wrap prev + delta around to a smaller id.
+    if (delta > UINT32_MAX - prev) return Damaged("sources");
     prev = k == 0 ? delta : prev + delta;
-    if (prev > UINT32_MAX) return Damaged("sources");
     (*out)[k].vertex = static_cast<uint32_t>(prev);
   }
   for (uint64_t k = 0; k < n; ++k) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/unique_fd.h"
+#include "striping/json_fields.h"
 
 namespace graphfs {
 
@@ -17,28 +18,16 @@ namespace {
 
 using json = nlohmann::json;
 
-struct Identity {
-  std::string set_id;
-  uint32_t index = 0;
-  uint32_t count = 0;
-};
-
-Result<Identity> ReadIdentity(const std::string& disk) {
+Result<DiskIdentity> ReadIdentity(const std::string& disk) {
   struct stat st;
   if (::stat(disk.c_str(), &st) != 0) return Error::FromErrno("disk " + disk);
   if (!S_ISDIR(st.st_mode)) return Error(ENOTDIR, "disk " + disk + " is not a directory");
   auto text = ReadSmallFile(disk + "/" + kDiskIdentityFile, 64 << 10);
   if (!text.ok()) return text.error();
-  try {
-    json j = json::parse(*text);
-    Identity id;
-    id.set_id = j.at("set").get<std::string>();
-    id.index = j.at("index").get<uint32_t>();
-    id.count = j.at("count").get<uint32_t>();
-    return id;
-  } catch (const std::exception& e) {
-    return Error(EINVAL, "disk " + disk + ": damaged identity file " + kDiskIdentityFile + ": " + e.what());
-  }
+  auto id = DecodeDiskIdentity(*text);
+  if (!id.ok())
+    return Error(EINVAL, "disk " + disk + ": damaged identity file " + kDiskIdentityFile + ": " + id.error().message());
+  return id;
 }
 
 std::string Absolute(const std::string& path) {
@@ -155,8 +144,8 @@ Result<DiskSet> DiskSet::Claim(const std::vector<std::string>& raw_paths) {
     if (::mkdir((paths[i] + "/parts").c_str(), 0700) != 0 && errno != EEXIST)
       return Error::FromErrno("create " + paths[i] + "/parts");
     if (stamped[i]) continue;
-    json j = {{"version", 1}, {"set", set_id}, {"index", i}, {"count", paths.size()}};
-    GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(paths[i] + "/" + kDiskIdentityFile, j.dump() + "\n"));
+    const DiskIdentity id{set_id, static_cast<uint32_t>(i), static_cast<uint32_t>(paths.size())};
+    GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(paths[i] + "/" + kDiskIdentityFile, EncodeDiskIdentity(id)));
   }
   return DiskSet(set_id, paths);
 }
@@ -196,22 +185,62 @@ Result<DiskRegistry> ReadRegistry(const std::string& graph_dir) {
   const std::string path = graph_dir + "/" + kRegistryDir + "/" + kRegistryFile;
   auto text = ReadSmallFile(path);
   if (!text.ok()) return text.error();
-  try {
-    json j = json::parse(*text);
-    DiskRegistry r;
-    r.set_id = j.at("set").get<std::string>();
-    r.disks = j.at("disks").get<std::vector<std::string>>();
-    return r;
-  } catch (const std::exception& e) {
-    return Error(EINVAL, "damaged disk registry " + path + ": " + e.what());
-  }
+  auto r = DecodeRegistry(*text);
+  if (!r.ok()) return Error(EINVAL, "damaged disk registry " + path + ": " + r.error().message());
+  return r;
 }
 
 Status WriteRegistry(const std::string& graph_dir, const DiskRegistry& registry) {
   const std::string dir = graph_dir + "/" + kRegistryDir;
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("create " + dir);
-  json j = {{"version", 1}, {"set", registry.set_id}, {"disks", registry.disks}};
-  return WriteFileAtomic(dir + "/" + kRegistryFile, j.dump(2) + "\n");
+  return WriteFileAtomic(dir + "/" + kRegistryFile, EncodeRegistry(registry));
+}
+
+std::string EncodeRegistry(const DiskRegistry& registry) {
+  const json j = {{"version", 1}, {"set", registry.set_id}, {"disks", registry.disks}};
+  return j.dump(2) + "\n";
+}
+
+Result<DiskRegistry> DecodeRegistry(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const std::exception& e) {
+    return Error(EINVAL, e.what());
+  }
+  auto set = StringField(j, "set");
+  if (!set.ok()) return set.error();
+  DiskRegistry r;
+  r.set_id = std::move(*set);
+  if (!j.contains("disks") || !j["disks"].is_array()) return Error(EINVAL, "no array 'disks'");
+  for (const json& d : j["disks"]) {
+    if (!d.is_string()) return Error(EINVAL, "a disk path is not a string: " + ShownJson(d));
+    r.disks.push_back(d.get<std::string>());
+  }
+  return r;
+}
+
+std::string EncodeDiskIdentity(const DiskIdentity& id) {
+  const json j = {{"version", 1}, {"set", id.set_id}, {"index", id.index}, {"count", id.count}};
+  return j.dump() + "\n";
+}
+
+Result<DiskIdentity> DecodeDiskIdentity(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const std::exception& e) {
+    return Error(EINVAL, e.what());
+  }
+  auto set = StringField(j, "set");
+  if (!set.ok()) return set.error();
+  auto index = UnsignedField(j, "index", UINT32_MAX);
+  if (!index.ok()) return index.error();
+  auto count = UnsignedField(j, "count", UINT32_MAX);
+  if (!count.ok()) return count.error();
+  if (*index >= *count)
+    return Error(EINVAL, "disk " + std::to_string(*index) + " of a set of " + std::to_string(*count));
+  return DiskIdentity{std::move(*set), static_cast<uint32_t>(*index), static_cast<uint32_t>(*count)};
 }
 
 std::vector<std::string> FindRegistries(const std::string& root, int max_depth) {

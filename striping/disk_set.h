@@ -51,6 +51,21 @@ class DiskSet {
 Result<DiskRegistry> ReadRegistry(const std::string& graph_dir);
 Status WriteRegistry(const std::string& graph_dir, const DiskRegistry& registry);
 
+// What a disk's identity file says: the set it belongs to and its place in it.
+struct DiskIdentity {
+  std::string set_id;
+  uint32_t index = 0;
+  uint32_t count = 0;
+};
+
+// The file contents, without I/O (Read*/Write*/Claim use these; the fuzz target
+// tests/fuzz/stripe_manifest_fuzz.cc feeds them damaged files). Decode errors say what is
+// wrong but not which file: callers add that.
+std::string EncodeRegistry(const DiskRegistry& registry);
+Result<DiskRegistry> DecodeRegistry(const std::string& text);
+std::string EncodeDiskIdentity(const DiskIdentity& identity);
+Result<DiskIdentity> DecodeDiskIdentity(const std::string& text);
+
 // Graph directories below `root` (itself included, at most `max_depth` levels down) that
 // carry a registry. Hidden directories are not entered.
 std::vector<std::string> FindRegistries(const std::string& root, int max_depth);

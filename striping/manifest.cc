@@ -2,8 +2,11 @@
 
 #include <sys/xattr.h>
 
+#include <charconv>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+
+#include "striping/json_fields.h"
 
 namespace graphfs {
 
@@ -40,25 +43,51 @@ std::string StripeManifest::Encode() const {
 }
 
 Result<StripeManifest> StripeManifest::Decode(const std::string& text) {
+  json j;
   try {
-    json j = json::parse(text);
-    if (j.at("v").get<int>() != 1) return Error(EINVAL, "unsupported stripe manifest version");
-    StripeManifest m;
-    m.file_id = j.at("id").get<std::string>();
-    m.set_id = j.at("set").get<std::string>();
-    m.size = j.at("size").get<uint64_t>();
-    m.layout.unit = j.at("unit").get<uint64_t>();
-    m.layout.disks = j.at("disks").get<uint32_t>();
-    m.layout.first_disk = j.at("first").get<uint32_t>();
-    if (j.contains("xxh3")) m.checksum = std::stoull(j.at("xxh3").get<std::string>(), nullptr, 16);
-    if (m.file_id.empty() || m.file_id.find('/') != std::string::npos || m.file_id.find("..") != std::string::npos)
-      return Error(EINVAL, "stripe manifest has an invalid file id");
-    auto map = StripeMap::Create(m.layout);
-    if (!map.ok()) return map.error().Wrap("stripe manifest");
-    return m;
+    j = json::parse(text);
   } catch (const std::exception& e) {
     return Error(EINVAL, std::string("damaged stripe manifest: ") + e.what());
   }
+  auto damaged = [](const Error& e) { return Error(EINVAL, "damaged stripe manifest: " + e.message()); };
+  auto version = UnsignedField(j, "v", UINT32_MAX);
+  if (!version.ok()) return damaged(version.error());
+  if (*version != 1) return Error(EINVAL, "unsupported stripe manifest version");
+  StripeManifest m;
+  auto id = StringField(j, "id");
+  if (!id.ok()) return damaged(id.error());
+  auto set = StringField(j, "set");
+  if (!set.ok()) return damaged(set.error());
+  // The size becomes st_size, an off_t.
+  auto size = UnsignedField(j, "size", INT64_MAX);
+  if (!size.ok()) return damaged(size.error());
+  auto unit = UnsignedField(j, "unit", UINT64_MAX);
+  if (!unit.ok()) return damaged(unit.error());
+  auto disks = UnsignedField(j, "disks", UINT32_MAX);
+  if (!disks.ok()) return damaged(disks.error());
+  auto first = UnsignedField(j, "first", UINT32_MAX);
+  if (!first.ok()) return damaged(first.error());
+  m.file_id = std::move(*id);
+  m.set_id = std::move(*set);
+  m.size = *size;
+  m.layout.unit = *unit;
+  m.layout.disks = static_cast<uint32_t>(*disks);
+  m.layout.first_disk = static_cast<uint32_t>(*first);
+  if (j.contains("xxh3")) {
+    // Encode writes 16 hex digits; std::stoull also took "-1", " 12" and "12junk".
+    auto hex = StringField(j, "xxh3");
+    if (!hex.ok()) return damaged(hex.error());
+    uint64_t sum = 0;
+    auto [ptr, ec] = std::from_chars(hex->data(), hex->data() + hex->size(), sum, 16);
+    if (hex->size() != 16 || ec != std::errc() || ptr != hex->data() + hex->size())
+      return damaged(Error(EINVAL, "field 'xxh3' is not 16 hex digits"));
+    m.checksum = sum;
+  }
+  if (m.file_id.empty() || m.file_id.find('/') != std::string::npos || m.file_id.find("..") != std::string::npos)
+    return Error(EINVAL, "stripe manifest has an invalid file id");
+  auto map = StripeMap::Create(m.layout);
+  if (!map.ok()) return map.error().Wrap("stripe manifest");
+  return m;
 }
 
 Result<std::optional<StripeManifest>> ReadManifest(const std::string& path, bool follow) {

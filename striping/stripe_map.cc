@@ -10,6 +10,10 @@ Result<StripeMap> StripeMap::Create(const StripeLayout& layout) {
   if (layout.first_disk >= layout.disks)
     return Error(EINVAL, "first disk " + std::to_string(layout.first_disk) + " is not below disk count " +
                              std::to_string(layout.disks));
+  // A row (one unit on every disk) must fit 64 bits: PartSize divides by it.
+  if (layout.unit > UINT64_MAX / layout.disks)
+    return Error(EINVAL, "stripe unit " + std::to_string(layout.unit) + " times " + std::to_string(layout.disks) +
+                             " disks overflows 64 bits");
   return StripeMap(layout);
 }
 

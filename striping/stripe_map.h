@@ -42,7 +42,7 @@ struct DiskRun {
 
 class StripeMap {
  public:
-  // Validates the layout (unit > 0, disks >= 1, first_disk < disks).
+  // Validates the layout (unit > 0, disks >= 1, first_disk < disks, unit * disks < 2^64).
   static Result<StripeMap> Create(const StripeLayout& layout);
 
   const StripeLayout& layout() const { return layout_; }

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
+#include <charconv>
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
@@ -19,15 +21,34 @@ std::string GridMeta::Format() const {
 }
 
 Result<GridMeta> GridMeta::Parse(const std::string& text, const std::string& where) {
-  long long type, vertices, edges, partitions;
-  char extra;
-  int n = std::sscanf(text.c_str(), "%lld %lld %lld %lld %c", &type, &vertices, &edges, &partitions, &extra);
-  if (n != 4) {
-    return Error(EINVAL, where + ": expected \"EDGE_TYPE VERTICES EDGES PARTITIONS\", got '" + text + "'");
+  // Four blank-separated decimal integers, read strictly. (sscanf's %lld was undefined on
+  // overflow -- glibc saturates, so 99999999999999999999 edges read as 2^63 - 1 -- and
+  // stopped at a NUL byte, taking "0 10 10 1\0junk" for a good meta file.)
+  const std::string shown = text.size() > 200 ? text.substr(0, 200) + "..." : text;
+  const Error malformed(EINVAL, where + ": expected \"EDGE_TYPE VERTICES EDGES PARTITIONS\", got '" + shown + "'");
+  int64_t field[4];
+  size_t n = 0;
+  for (size_t i = 0;;) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == text.size()) break;
+    const size_t start = i;
+    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (n == 4) return malformed;
+    const char* end = text.data() + i;
+    auto [ptr, ec] = std::from_chars(text.data() + start, end, field[n++]);
+    if (ec == std::errc::result_out_of_range)
+      return Error(EINVAL, where + ": number out of range in '" + shown + "'");
+    if (ec != std::errc() || ptr != end) return malformed;
   }
+  if (n != 4) return malformed;
+  const int64_t type = field[0], vertices = field[1], edges = field[2], partitions = field[3];
   if (type != 0 && type != 1) return Error(EINVAL, where + ": edge type must be 0 or 1, got " + std::to_string(type));
   if (vertices < 1 || vertices > INT_MAX) return Error(EINVAL, where + ": bad vertex count " + std::to_string(vertices));
-  if (edges < 0) return Error(EINVAL, where + ": bad edge count " + std::to_string(edges));
+  // The edge files are edges * edge size bytes, with int64 offsets into them.
+  const int64_t max_edges = INT64_MAX / static_cast<int64_t>(EdgeSize(static_cast<EdgeType>(type)));
+  if (edges < 0 || edges > max_edges)
+    return Error(EINVAL, where + ": bad edge count " + std::to_string(edges) + " (0 to " + std::to_string(max_edges) +
+                             " for this edge type)");
   if (partitions < 1 || partitions > INT_MAX) {
     return Error(EINVAL, where + ": bad partition count " + std::to_string(partitions));
   }

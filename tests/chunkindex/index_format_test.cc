@@ -48,6 +48,30 @@ TEST(IndexFormat, ForeignMetaIsRefusedByName) {
   EXPECT_NE(d.error().message().find("not a graphfs chunk index"), std::string::npos);
 }
 
+// Found by tests/fuzz/index_format_fuzz.cc: a gap near 2^64 wrapped the running id around
+// to a smaller one, so a damaged record decoded to sources out of order -- with the right
+// first and last id the chunk table accepted it, and ActiveChunkFinder::Load indexed its
+// per-chunk bitmap with an id past max_source (a heap overflow).
+TEST(IndexFormat, SourceGapsThatWrapAroundAreDamage) {
+  std::string v;
+  PutVarint(&v, 3);                         // three sources
+  PutVarint(&v, 5);                         // 5
+  PutVarint(&v, 995);                       // 1000
+  PutVarint(&v, UINT64_MAX - 994 + 1 + 1);  // 1000 + 2^64 - 993 wraps to 7
+  for (int k = 0; k < 3; ++k) PutVarint(&v, 1);
+  std::vector<SourceCount> out;
+  EXPECT_FALSE(DecodeSources(v, &out).ok());
+  // The largest gap that does fit is fine.
+  std::string edge;
+  PutVarint(&edge, 2);
+  PutVarint(&edge, 1);
+  PutVarint(&edge, UINT32_MAX - 1);
+  PutVarint(&edge, 1);
+  PutVarint(&edge, 1);
+  ASSERT_TRUE(DecodeSources(edge, &out).ok());
+  EXPECT_EQ(out.back().vertex, UINT32_MAX);
+}
+
 // Truncations and random bytes never crash and (almost always) fail.
 TEST(IndexFormat, DamagedValuesAreErrorsNotCrashes) {
   std::vector<SourceCount> in;

@@ -29,6 +29,10 @@ TEST(StripeMap, RejectsBadLayouts) {
   EXPECT_FALSE(StripeMap::Create({4096, 0, 0}).ok());
   EXPECT_FALSE(StripeMap::Create({4096, 4, 4}).ok());
   EXPECT_EQ(StripeMap::Create({4096, 4, 7}).error().code(), EINVAL);
+  // unit x disks past 2^64: PartSize's row size wrapped to 0 and it divided by zero.
+  EXPECT_FALSE(StripeMap::Create({1ull << 63, 2, 0}).ok());
+  EXPECT_FALSE(StripeMap::Create({UINT64_MAX / 3 + 1, 3, 0}).ok());
+  EXPECT_TRUE(StripeMap::Create({UINT64_MAX / 3, 3, 0}).ok());
 }
 
 TEST(StripeMap, FormulaAtBoundaries) {

@@ -143,6 +143,55 @@ TEST(Manifest, EncodeDecodeAndRejectDamage) {
   EXPECT_FALSE(StripeManifest::Decode(m.Encode()).ok());
 }
 
+// Found by tests/fuzz/stripe_manifest_fuzz.cc: nlohmann's get<uint64_t>() of a number
+// like 1.234e20 is a float-to-integer conversion out of range (undefined behaviour, UBSan
+// aborts), and get<uint32_t>() of -1 is 4294967295. Fields must be what Encode() writes.
+TEST(Manifest, RefusesFieldsOfTheWrongTypeOrRange) {
+  const std::string head = R"({"v":1,"id":"f","set":"s",)";
+  auto decode = [&](const std::string& rest) { return StripeManifest::Decode(head + rest + "}"); };
+  ASSERT_TRUE(decode(R"("size":100,"unit":4096,"disks":2,"first":1)").ok());
+  auto huge = decode(R"("size":1.234e20,"unit":4096,"disks":2,"first":1)");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message().find("'size'"), std::string::npos) << huge.error().message();
+  EXPECT_FALSE(decode(R"("size":100,"unit":4096,"disks":-1,"first":1)").ok());
+  EXPECT_FALSE(decode(R"("size":100,"unit":4096.5,"disks":2,"first":1)").ok());
+  EXPECT_FALSE(decode(R"("size":"100","unit":4096,"disks":2,"first":1)").ok());
+  EXPECT_FALSE(StripeManifest::Decode(R"({"v":1.0,"id":"f","set":"s","size":1,"unit":1,"disks":1,"first":0})").ok());
+  // The size is st_size, an off_t.
+  EXPECT_FALSE(decode(R"("size":9223372036854775808,"unit":4096,"disks":2,"first":1)").ok());
+  EXPECT_TRUE(decode(R"("size":9223372036854775807,"unit":4096,"disks":2,"first":1)").ok());
+  // A row of unit x disks must fit 64 bits (StripeMap::PartSize divides by it).
+  EXPECT_FALSE(decode(R"("size":100,"unit":9223372036854775808,"disks":2,"first":1)").ok());
+  // The checksum is the 16 hex digits Encode() writes; std::stoull took "-1" and "12junk".
+  const std::string layout = R"("size":100,"unit":4096,"disks":2,"first":1,"xxh3":)";
+  auto sum = decode(layout + R"("00000000000000ff")");
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ(*sum->checksum, 255u);
+  EXPECT_FALSE(decode(layout + R"("-1")").ok());
+  EXPECT_FALSE(decode(layout + R"("12junk")").ok());
+  EXPECT_FALSE(decode(layout + R"("0000000000000000ff")").ok());
+  EXPECT_FALSE(decode(layout + "255").ok());
+}
+
+// Same for the disk identity and the registry (DecodeDiskIdentity, DecodeRegistry).
+TEST(DiskSet, IdentityAndRegistryRefuseFieldsOfTheWrongTypeOrRange) {
+  auto id = DecodeDiskIdentity(R"({"version":1,"set":"s","index":1,"count":2})");
+  ASSERT_TRUE(id.ok()) << id.error().message();
+  EXPECT_EQ(id->index, 1u);
+  EXPECT_EQ(EncodeDiskIdentity(*id), "{\"count\":2,\"index\":1,\"set\":\"s\",\"version\":1}\n");
+  EXPECT_FALSE(DecodeDiskIdentity(R"({"set":"s","index":1e30,"count":2})").ok());
+  EXPECT_FALSE(DecodeDiskIdentity(R"({"set":"s","index":-1,"count":2})").ok());
+  EXPECT_FALSE(DecodeDiskIdentity(R"({"set":"s","index":2,"count":2})").ok()) << "index past the count";
+  EXPECT_FALSE(DecodeDiskIdentity(R"({"set":7,"index":0,"count":2})").ok());
+  EXPECT_FALSE(DecodeDiskIdentity("[1,2]").ok());
+  auto r = DecodeRegistry(EncodeRegistry({"s", {"/d0", "/d1"}}));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->disks, (std::vector<std::string>{"/d0", "/d1"}));
+  EXPECT_FALSE(DecodeRegistry(R"({"set":"s","disks":["/d0",1]})").ok());
+  EXPECT_FALSE(DecodeRegistry(R"({"set":"s","disks":"/d0"})").ok());
+  EXPECT_FALSE(DecodeRegistry(R"({"set":"s"})").ok());
+}
+
 TEST(IoEngine, CountsBytesPerDiskAndZeroFillsHoles) {
   Fixture fx(2);
   fx.NewFile(4096);
