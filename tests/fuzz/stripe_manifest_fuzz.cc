@@ -1,0 +1,108 @@
+// Fuzzes the parsers of striping's metadata (striping/manifest.h, striping/disk_set.h):
+// the manifest xattr of a stub, GRAPH/.graphfs/disks.json and a disk's .graphfs-disk.
+// They sit on disks that may be damaged or swapped, so a bad value must be refused with
+// an Error; what is accepted must round-trip through the writer's encoding, and an
+// accepted manifest's layout must map every byte of the file inside the disks' parts.
+// Input: a Frame (fuzz_check.h); kinds at the bottom.
+#include <climits>
+#include <string>
+
+#include "striping/disk_set.h"
+#include "striping/manifest.h"
+#include "striping/stripe_map.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace graphfs::fuzz {
+namespace {
+
+using ull = unsigned long long;
+
+bool Same(const StripeManifest& a, const StripeManifest& b) {
+  return a.file_id == b.file_id && a.set_id == b.set_id && a.size == b.size && a.layout.unit == b.layout.unit &&
+         a.layout.disks == b.layout.disks && a.layout.first_disk == b.layout.first_disk && a.checksum == b.checksum;
+}
+
+void CheckLayout(const StripeManifest& m) {
+  auto map = StripeMap::Create(m.layout);
+  FUZZ_CHECK(map.ok(), "accepted a layout StripeMap refuses");
+  // The size becomes st_size (off_t): it must fit.
+  FUZZ_CHECK(m.size <= static_cast<uint64_t>(INT64_MAX), "size %llu does not fit off_t", static_cast<ull>(m.size));
+  const uint64_t n = m.layout.disks, s = m.layout.unit;
+  if (n <= 64) {
+    unsigned __int128 sum = 0;
+    for (uint32_t d = 0; d < n; ++d) sum += map->PartSize(d, m.size);
+    FUZZ_CHECK(sum == m.size, "parts hold %llu bytes of a %llu-byte file", static_cast<ull>(sum),
+               static_cast<ull>(m.size));
+  }
+  if (m.size == 0) return;
+  const DiskLocation last = map->Locate(m.size - 1);
+  FUZZ_CHECK(last.disk < n, "disk %u of %llu", last.disk, static_cast<ull>(n));
+  FUZZ_CHECK(last.disk_offset < map->PartSize(last.disk, m.size), "last byte at %llu past its part of %llu bytes",
+             static_cast<ull>(last.disk_offset), static_cast<ull>(map->PartSize(last.disk, m.size)));
+  // The file's tail, up to three units of it: pieces in order, within one unit each.
+  const uint64_t length = std::min<uint64_t>(m.size, s <= m.size / 3 ? 3 * s : m.size);
+  uint64_t at = m.size - length;
+  for (const StripeExtent& e : map->Split(at, length)) {
+    FUZZ_CHECK(e.file_offset == at && e.length > 0 && e.length <= s && e.disk < n, "bad piece at %llu",
+               static_cast<ull>(at));
+    FUZZ_CHECK(e.file_offset / s == (e.file_offset + e.length - 1) / s, "piece crosses a unit boundary");
+    at += e.length;
+  }
+  FUZZ_CHECK(at == m.size, "pieces end at %llu, the file at %llu", static_cast<ull>(at), static_cast<ull>(m.size));
+}
+
+void FuzzManifest(const std::string& text) {
+  auto m = StripeManifest::Decode(text);
+  if (!m.ok()) {
+    CheckRefusal(m.error(), EINVAL);
+    return;
+  }
+  FUZZ_CHECK(!m->file_id.empty() && m->file_id.find('/') == std::string::npos &&
+                 m->file_id.find("..") == std::string::npos,
+             "file id '%s' names a path", Shown(m->file_id).c_str());
+  CheckLayout(*m);
+  auto again = StripeManifest::Decode(m->Encode());
+  FUZZ_CHECK(again.ok() && Same(*m, *again), "Encode() does not decode to the same manifest: %s",
+             Shown(m->Encode()).c_str());
+}
+
+void FuzzRegistry(const std::string& text) {
+  auto r = DecodeRegistry(text);
+  if (!r.ok()) {
+    CheckRefusal(r.error(), EINVAL);
+    return;
+  }
+  const std::string encoded = EncodeRegistry(*r);
+  auto again = DecodeRegistry(encoded);
+  FUZZ_CHECK(again.ok() && again->set_id == r->set_id && again->disks == r->disks, "registry does not round-trip");
+  FUZZ_CHECK(EncodeRegistry(*again) == encoded, "encoding is not stable");
+}
+
+void FuzzIdentity(const std::string& text) {
+  auto id = DecodeDiskIdentity(text);
+  if (!id.ok()) {
+    CheckRefusal(id.error(), EINVAL);
+    return;
+  }
+  const std::string encoded = EncodeDiskIdentity(*id);
+  auto again = DecodeDiskIdentity(encoded);
+  FUZZ_CHECK(again.ok() && again->set_id == id->set_id && again->index == id->index && again->count == id->count,
+             "identity does not round-trip");
+  FUZZ_CHECK(EncodeDiskIdentity(*again) == encoded, "encoding is not stable");
+}
+
+}  // namespace
+}  // namespace graphfs::fuzz
+
+// Kinds: m manifest xattr, r disks.json, i .graphfs-disk.
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace graphfs::fuzz;
+  const Frame f = ParseFrame(data, size);
+  switch (f.kind) {
+    case 'm': FuzzManifest(f.payload); break;
+    case 'r': FuzzRegistry(f.payload); break;
+    case 'i': FuzzIdentity(f.payload); break;
+    default: break;
+  }
+  return 0;
+}
