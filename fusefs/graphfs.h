@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cache/chunk_cache.h"
+#include "fusefs/credentials.h"
 #include "fusefs/graph_index.h"
 #include "fusefs/graph_schedule.h"
 #include "fusefs/jobs_dir.h"
@@ -69,17 +70,5 @@ void ReplyErr(fuse_req_t req, int err);
 AlignedBuffer& ThreadBuffer(size_t size);
 void LogError(const std::string& message);
 
-// Runs a creation call with the caller's fsuid, fsgid and groups, so new files belong to
-// the caller and the backing filesystem applies its own rules (setgid directories).
-class CallerCredentials {
- public:
-  explicit CallerCredentials(fuse_req_t req);
-  ~CallerCredentials();
-  CallerCredentials(const CallerCredentials&) = delete;
-  CallerCredentials& operator=(const CallerCredentials&) = delete;
-
- private:
-  bool switched_ = false;
-};
 
 }  // namespace graphfs

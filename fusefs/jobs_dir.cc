@@ -49,6 +49,26 @@ chunkindex::HeldLp HeldBy(ControlJob& job, const std::string& file, bool* map) {
   return schedule ? schedule->scheduler().Holding(job.id, seq) : chunkindex::HeldLp{};
 }
 
+// The daemon reads a job's graph as root and serves it to the job: the directory must
+// not lead out of SOURCE through a symlink, and whoever set it must be able to read the
+// graph's files themselves (the kernel checked nothing: the job's files are ours).
+Result<std::string> ReadableGraphDir(const GraphFs& fs, const std::string& path, const Credentials& writer) {
+  char real[PATH_MAX];
+  if (::realpath(path.c_str(), real) == nullptr)
+    return errno == ENOENT ? Error(ENOENT, path + " is not a graph directory (it does not exist)")
+                           : Error::FromErrno(path);
+  const std::string dir = real;
+  if (dir.rfind(fs.source + "/", 0) != 0)
+    return Error(EACCES, path + " resolves to " + dir + ", outside the source directory " + fs.source);
+  CallerCredentials as_writer(writer);
+  for (const char* name : {"", "/meta", "/column"}) {
+    const std::string file = dir + name;
+    if (::faccessat(AT_FDCWD, file.c_str(), R_OK | (*name == '\0' ? X_OK : 0), AT_EACCESS) != 0 && errno != ENOENT)
+      return Error::FromErrno(file + " (for uid " + std::to_string(writer.uid) + ")");
+  }
+  return dir;
+}
+
 void Fail(ControlJob& job, const Error& e) {
   std::lock_guard<std::mutex> lock(job.mu);
   ++job.errors;
@@ -218,16 +238,17 @@ int JobsDir::Rmdir(Inode& dir, const std::string& name, uid_t uid) {
   return 0;
 }
 
-Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, int flags, uid_t uid) {
+Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, int flags, const Credentials& who) {
   (void)fs;
   if (inode.kind != Inode::Kind::kJobFile) return Error(EISDIR, "not a job file");
   const std::shared_ptr<ControlJob>& job = inode.job;
   const std::string& file = inode.control_name;
   const bool writing = (flags & O_ACCMODE) != O_RDONLY;
-  const bool owner = uid == 0 || uid == job->uid;
+  const bool owner = who.uid == 0 || who.uid == job->uid;
   auto h = std::make_shared<JobFileHandle>();
   h->job = job;
   h->file = file;
+  h->opener = who;
   if (file == "status") {
     if (writing) return Error(EACCES, "status is read-only");
     h->content = JobJson(*job).dump(2) + "\n";
@@ -407,7 +428,7 @@ Status JobsDir::Commit(GraphFs& fs, JobFileHandle& h) {
     std::lock_guard<std::mutex> lock(job.mu);
     if (job.removed) return Error(ENOENT, "job " + job.name + " was removed");
   }
-  if (h.file == "graph") return CommitGraph(fs, job, TrimBlanks(h.written));
+  if (h.file == "graph") return CommitGraph(fs, job, TrimBlanks(h.written), h.opener);
   if (h.file == "partition_size") {
     auto bytes = ParsePartitionSize(h.written);
     if (!bytes.ok()) return bytes.error();
@@ -421,15 +442,16 @@ Status JobsDir::Commit(GraphFs& fs, JobFileHandle& h) {
   return Status::Ok();
 }
 
-Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text) {
+Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text, const Credentials& writer) {
   if (text.empty()) return Error(EINVAL, "graph: empty path");
   auto relative = MountRelative(text, fs.mountpoint, fs.source);
   if (!relative.ok()) return relative.error();
-  const std::string dir = relative->empty() ? fs.source : fs.source + "/" + *relative;
   if (relative->empty())
     return Error(EINVAL, "graph: the mount root cannot be a graph (its .graphfs is the control directory); "
                          "put the graph in a subdirectory");
-  auto schedule = fs.schedules.Get(fs, dir);
+  auto dir = ReadableGraphDir(fs, fs.source + "/" + *relative, writer);
+  if (!dir.ok()) return dir.error().Wrap("graph " + text);
+  auto schedule = fs.schedules.Get(fs, *dir);
   if (!schedule.ok()) return schedule.error().Wrap("graph " + text);
   std::shared_ptr<GraphSchedule> old;
   uint64_t partition_bytes;

@@ -26,6 +26,7 @@
 
 #include "chunkindex/lp_scheduler.h"
 #include "common/result.h"
+#include "fusefs/credentials.h"
 
 namespace graphfs {
 
@@ -74,6 +75,7 @@ struct JobFileHandle {
   std::string written;  // bytes written since open, committed at flush
   bool dirty = false;
   bool lease = false;
+  Credentials opener;  // who opened it: a graph written here must be readable by them
   chunkindex::HeldLp held;       // lp-SEQ: the job's chunks of the LP
   std::vector<uint64_t> starts;  //   where each of them starts in the job's view (+ the end)
   std::mutex answer_mu;
@@ -98,7 +100,7 @@ class JobsDir {
   int Mkdir(Inode& dir, const std::string& name, uid_t uid, gid_t gid, Inode** out);
   int Rmdir(Inode& dir, const std::string& name, uid_t uid);
 
-  Result<std::shared_ptr<JobFileHandle>> Open(GraphFs& fs, Inode& inode, int flags, uid_t uid);
+  Result<std::shared_ptr<JobFileHandle>> Open(GraphFs& fs, Inode& inode, int flags, const Credentials& who);
   void Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size, off_t offset);
   Status Write(JobFileHandle& h, const char* data, size_t size, off_t offset);
   Status Flush(GraphFs& fs, JobFileHandle& h);
@@ -120,7 +122,7 @@ class JobsDir {
   void Interrupted(fuse_req_t req);
   void AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size);
   Status Commit(GraphFs& fs, JobFileHandle& h);
-  Status CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text);
+  Status CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text, const Credentials& writer);
   Status CommitActive(ControlJob& job, const std::string& bytes, bool as_list);
   void RemoveJob(const std::shared_ptr<ControlJob>& job, const std::string& why);
   Inode* InodeFor(const std::shared_ptr<ControlJob>& job, const std::string& file);  // mu_ held

@@ -163,16 +163,24 @@ AlignedBuffer& ThreadBuffer(size_t size) {
   return buf;
 }
 
-CallerCredentials::CallerCredentials(fuse_req_t req) {
+Credentials Credentials::Of(fuse_req_t req) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
-  if (ctx->uid == 0 && ctx->gid == 0) return;
+  Credentials c;
+  c.uid = ctx->uid;
+  c.gid = ctx->gid;
+  if (c.uid == 0 && c.gid == 0) return c;
   gid_t groups[256];
   int n = fuse_req_getgroups(req, 256, groups);
-  if (n < 0 || n > 256) n = 0;
+  if (n > 0 && n <= 256) c.groups.assign(groups, groups + n);
+  return c;
+}
+
+CallerCredentials::CallerCredentials(const Credentials& who) {
+  if (who.uid == 0 && who.gid == 0) return;
   // Direct system calls: they change the calling thread only (glibc's wrappers change all).
-  ::syscall(SYS_setgroups, n, groups);
-  ::syscall(SYS_setfsgid, ctx->gid);
-  ::syscall(SYS_setfsuid, ctx->uid);
+  ::syscall(SYS_setgroups, who.groups.size(), who.groups.data());
+  ::syscall(SYS_setfsgid, who.gid);
+  ::syscall(SYS_setfsuid, who.uid);
   switched_ = true;
 }
 

@@ -85,7 +85,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     return (void)fuse_reply_open(req, fi);
   }
   if (inode.kind == Inode::Kind::kJobFile) {
-    auto job = fs.jobs.Open(fs, inode, fi->flags, fuse_req_ctx(req)->uid);
+    auto job = fs.jobs.Open(fs, inode, fi->flags, Credentials::Of(req));
     if (!job.ok()) return ReplyErr(req, job.error().code());
     h->kind = FileHandle::Kind::kJob;
     h->inode = &inode;
@@ -125,12 +125,18 @@ void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info*
   switch (h.kind) {
     case FileHandle::Kind::kStriped:
       return ReadStriped(req, h, size, offset);
-    case FileHandle::Kind::kJob:
-      return fs.jobs.Read(req, h.job, size, offset);
+    // The reply must not point into the handle: once the kernel has the reply, the reader
+    // may close the file, and RELEASE frees the handle on another thread while this one is
+    // still returning from writev (TSan sees that as a race). A job file's handle is shared
+    // for the call; a control file's bytes are copied (they are small).
+    case FileHandle::Kind::kJob: {
+      const std::shared_ptr<JobFileHandle> job = h.job;
+      return fs.jobs.Read(req, job, size, offset);
+    }
     case FileHandle::Kind::kControl: {
       const uint64_t off = std::min<uint64_t>(static_cast<uint64_t>(offset), h.content.size());
-      const uint64_t n = std::min<uint64_t>(size, h.content.size() - off);
-      return (void)fuse_reply_buf(req, h.content.data() + off, n);
+      const std::string part = h.content.substr(off, std::min<uint64_t>(size, h.content.size() - off));
+      return (void)fuse_reply_buf(req, part.data(), part.size());
     }
     case FileHandle::Kind::kPlain: {
       fs.counters.passthrough_reads.fetch_add(1, std::memory_order_relaxed);

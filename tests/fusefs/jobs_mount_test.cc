@@ -320,6 +320,32 @@ TEST_F(JobsMount, OtherUsersCannotTouchAJob) {
   ASSERT_EQ(::rmdir((jobs + "/mine").c_str()), 0) << "root may remove any job";
 }
 
+// The daemon reads graphs as root, so a job only gets a graph its writer could read
+// itself, and never one outside SOURCE through a symlink.
+TEST_F(JobsMount, AGraphTheWriterCannotReadOrOutsideTheSourceIsRefused) {
+  for (const std::string& d : {tmp.path(), src, graph, mnt}) ::chmod(d.c_str(), 0755);
+  std::filesystem::copy(graph, tmp.Sub("outside"), std::filesystem::copy_options::recursive);
+  std::filesystem::create_directory_symlink(tmp.path() + "/outside", src + "/escape");
+  std::filesystem::create_directory_symlink("graph", src + "/alias");
+  DoMount({"allow_other"});
+  ASSERT_EQ(::mkdir((jobs + "/r").c_str(), 0755), 0);
+  EXPECT_EQ(WriteAndClose(jobs + "/r/graph", "escape"), EACCES) << "a symlink led the daemon out of SOURCE";
+  EXPECT_NE(Status("r")["last_error"].get<std::string>().find("outside"), std::string::npos);
+  EXPECT_EQ(WriteAndClose(jobs + "/r/graph", "alias"), 0) << "a symlink that stays inside is fine";
+  ::chmod((graph + "/column").c_str(), 0600);
+  EXPECT_EQ(AsNobody([&] {
+              if (::mkdir((jobs + "/n").c_str(), 0755) != 0) return 1;
+              if (WriteAndClose(jobs + "/n/graph", "graph") != EACCES) return 2;
+              return 0;
+            }),
+            0);
+  EXPECT_NE(Status("n")["last_error"].get<std::string>().find("column"), std::string::npos);
+  ::chmod((graph + "/column").c_str(), 0644);
+  EXPECT_EQ(AsNobody([&] { return WriteAndClose(jobs + "/n/graph", "graph"); }), 0);
+  ::chmod(graph.c_str(), 0700);
+  EXPECT_EQ(AsNobody([&] { return WriteAndClose(jobs + "/n/graph", "graph"); }), EACCES);
+}
+
 // A child registers job `b` holding a lease, and reads `next` once or twice; returns its pid.
 pid_t StartLeasedJob(const std::string& jobs, int reads) {
   pid_t pid = ::fork();
