@@ -115,7 +115,8 @@ Result<EdgeStream::Plan> EdgeStream::MakePlan(const StreamOptions& options) {
 }
 
 void EdgeStream::BeginStream() {
-  bad_edges_.store(0);
+  bad_sources_.store(0);
+  bad_targets_.store(0);
   edges_read_.store(0);
   edges_active_.store(0);
 }
@@ -123,10 +124,17 @@ void EdgeStream::BeginStream() {
 Status EdgeStream::EndStream(EdgeOrder order) {
   stats_.edges_read += edges_read_.load();
   stats_.edges_active += edges_active_.load();
-  if (uint64_t bad = bad_edges_.load(); bad != 0) {
+  const uint64_t bad_sources = bad_sources_.load(), bad_targets = bad_targets_.load();
+  if (bad_sources != 0 || bad_targets != 0) {
+    auto count = [](uint64_t n, const char* end) {
+      return n == 0 ? std::string() : std::to_string(n) + (n == 1 ? " edge record has a " : " edge records have a ") + end;
+    };
+    std::string what = count(bad_sources, "source id");
+    if (bad_targets != 0) what += (what.empty() ? "" : " and ") + count(bad_targets, "target id");
+    const std::string v = std::to_string(layout_.vertices());
     return Error(EINVAL, layout_.OrderFile(order) + (integrated() && order == EdgeOrder::kColumn ? " (logical partitions)" : "") +
-                             ": " + std::to_string(bad) + " edges have a target id >= vertices (" +
-                             std::to_string(layout_.vertices()) + "); the graph is corrupt");
+                             ": " + what + " outside [0, " + v + ") (meta says " + v +
+                             " vertices); the graph is corrupt, or meta is wrong");
   }
   return Status::Ok();
 }

@@ -131,7 +131,8 @@ class EdgeStream {
   int threads_;
   std::vector<AlignedBuffer> buffers_;
   std::unique_ptr<PartitionSource> source_;
-  std::atomic<uint64_t> bad_edges_{0};
+  std::atomic<uint64_t> bad_sources_{0};  // records whose source id is not a vertex
+  std::atomic<uint64_t> bad_targets_{0};  // records (in the window) whose target id is not a vertex
   std::atomic<uint64_t> edges_read_{0};
   std::atomic<uint64_t> edges_active_{0};
   StreamStats stats_;
@@ -145,25 +146,32 @@ T EdgeStream::ProcessBuffer(const char* data, size_t bytes, VertexRange window, 
   const uint32_t span = static_cast<uint32_t>(window.end - window.begin);
   const uint32_t vertices = static_cast<uint32_t>(layout_.vertices());
   T sum{};
-  uint64_t bad = 0;
+  uint64_t bad_sources = 0, bad_targets = 0;
   uint64_t passed = 0;
+  // Every record read is checked, active or not, so a corrupt id is found
+  // whatever the active set (negative ids are huge as uint32). The checks are
+  // branches never taken on a sound graph.
   for (size_t k = 0; k < count; ++k) {
     const uint32_t source = static_cast<uint32_t>(edges[k].source);
-    if (source - lo >= span) continue;  // outside this pass's source window
-    if (active != nullptr && !active->Get(source)) continue;
-    ++passed;
-    const uint32_t target = static_cast<uint32_t>(edges[k].target);
-    if (target >= vertices) {
-      ++bad;
+    if (source - lo >= span) {  // outside this pass's source window, or no vertex at all
+      bad_sources += source >= vertices;
       continue;
     }
+    const uint32_t target = static_cast<uint32_t>(edges[k].target);
+    if (target >= vertices) [[unlikely]] {
+      ++bad_targets;
+      continue;
+    }
+    if (active != nullptr && !active->Get(source)) continue;
+    ++passed;
     if constexpr (std::is_same_v<Record, WeightedEdge>) {
       sum += fn(source, target, edges[k].weight);
     } else {
       sum += fn(source, target, 1.0f);
     }
   }
-  if (bad != 0) bad_edges_.fetch_add(bad, std::memory_order_relaxed);
+  if (bad_sources != 0) bad_sources_.fetch_add(bad_sources, std::memory_order_relaxed);
+  if (bad_targets != 0) bad_targets_.fetch_add(bad_targets, std::memory_order_relaxed);
   edges_read_.fetch_add(count, std::memory_order_relaxed);
   edges_active_.fetch_add(passed, std::memory_order_relaxed);
   return sum;

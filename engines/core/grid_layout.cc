@@ -1,6 +1,7 @@
 #include "engines/core/grid_layout.h"
 
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <cctype>
 #include <charconv>
@@ -66,22 +67,65 @@ std::string BlockFileName(uint64_t i, uint64_t j) {
 
 namespace {
 
+// GridGraph writes meta as one short line; anything much longer is not a meta.
+constexpr uint64_t kMaxMetaBytes = 4096;
+
+// Said when a file's size is wrong because it is a graphfs stripe stub (a striped
+// file seen outside the mount): its bytes are on the disks, not in the stub.
+std::string StubHint(const std::string& path) {
+  if (::getxattr(path.c_str(), "user.graphfs.stripe", nullptr, 0) < 0) return "";
+  return "; it is a graphfs stripe stub: read the graph through the graphfs mount, or graphfs-unstripe it";
+}
+
 Result<std::vector<int64_t>> ReadOffsets(const std::string& path, uint64_t count, uint64_t file_bytes) {
-  auto data = ReadWholeFile(path);
-  if (!data.ok()) return data.error();
-  if (data->size() != count * sizeof(int64_t)) {
-    return Error(EINVAL, path + ": has " + std::to_string(data->size()) + " bytes, expected " +
-                             std::to_string(count * sizeof(int64_t)) + " (P*P+1 int64 offsets)");
+  // The size is checked before reading, so a huge file in its place costs nothing.
+  auto fd = OpenRegularFile(path, O_RDONLY);
+  if (!fd.ok()) return fd.error();
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Error::FromErrno("stat " + path);
+  if (static_cast<uint64_t>(st.st_size) != count * sizeof(int64_t)) {
+    return Error(EINVAL, path + ": has " + std::to_string(st.st_size) + " bytes, expected " +
+                             std::to_string(count * sizeof(int64_t)) + " (P*P+1 int64 offsets)" + StubHint(path));
   }
   std::vector<int64_t> offsets(count);
-  std::memcpy(offsets.data(), data->data(), data->size());
-  if (offsets.front() != 0 || static_cast<uint64_t>(offsets.back()) != file_bytes) {
-    return Error(EINVAL, path + ": offsets do not span 0.." + std::to_string(file_bytes));
+  GRAPHFS_RETURN_IF_ERROR(PreadExact(fd->get(), offsets.data(), count * sizeof(int64_t), 0, path));
+  if (offsets.front() != 0 || offsets.back() < 0 || static_cast<uint64_t>(offsets.back()) != file_bytes) {
+    return Error(EINVAL, path + ": offsets span " + std::to_string(offsets.front()) + ".." +
+                             std::to_string(offsets.back()) + ", expected 0.." + std::to_string(file_bytes) +
+                             " (the size of the edge files)");
   }
   for (size_t k = 1; k < count; ++k) {
-    if (offsets[k] < offsets[k - 1]) return Error(EINVAL, path + ": offsets decrease at entry " + std::to_string(k));
+    if (offsets[k] < offsets[k - 1]) {
+      return Error(EINVAL, path + ": offsets decrease at entry " + std::to_string(k) + " (" +
+                               std::to_string(offsets[k - 1]) + " then " + std::to_string(offsets[k]) + ")");
+    }
   }
   return offsets;
+}
+
+// `column` and `row` must be regular files of exactly the size meta gives them.
+// Checked at open (a stat), so a truncated or swapped file is named before any
+// stream starts instead of failing (or being misread) halfway through.
+Status CheckEdgeFile(const std::string& path, const GridMeta& meta) {
+  auto size = RegularFileSize(path);
+  if (!size.ok()) return size.error();
+  const uint64_t edge = EdgeSize(meta.edge_type);
+  const uint64_t expected = meta.edges * edge;
+  if (*size == expected) return Status::Ok();
+  std::string why;
+  const uint64_t other = EdgeSize(meta.edge_type == EdgeType::kWeighted ? EdgeType::kUnweighted : EdgeType::kWeighted);
+  if (meta.edges != 0 && *size == meta.edges * other) {
+    why = "; that is " + std::to_string(meta.edges) + " edges of " + std::to_string(other) +
+          " B: is the edge type in meta wrong?";
+  } else if (*size % edge != 0) {
+    why = "; not even a whole number of " + std::to_string(edge) + "-byte records";
+  } else {
+    why = *size < expected ? " (truncated?)" : " (longer than meta says)";
+  }
+  return Error(EINVAL, path + ": has " + std::to_string(*size) + " bytes, but meta says " + std::to_string(meta.edges) +
+                           " edges of " + std::to_string(edge) + " B (edge type " +
+                           std::to_string(static_cast<int>(meta.edge_type)) + ") = " + std::to_string(expected) +
+                           " bytes" + why + StubHint(path));
 }
 
 }  // namespace
@@ -89,13 +133,17 @@ Result<std::vector<int64_t>> ReadOffsets(const std::string& path, uint64_t count
 Result<GridLayout> GridLayout::Open(const std::string& dir) {
   GridLayout layout;
   layout.dir_ = dir;
-  auto meta_text = ReadWholeFile(layout.Path(kMetaFile));
+  auto meta_text = ReadRegularFile(layout.Path(kMetaFile), kMaxMetaBytes);
   if (!meta_text.ok()) return meta_text.error().Wrap("opening graph " + dir);
   auto meta = GridMeta::Parse(*meta_text, layout.Path(kMetaFile));
   if (!meta.ok()) return meta.error();
   layout.meta_ = *meta;
   const uint64_t p = layout.meta_.partitions;
-  if (p > 65536) return Error(EINVAL, layout.Path(kMetaFile) + ": too many partitions");
+  if (p > 65536) {
+    return Error(EINVAL, layout.Path(kMetaFile) + ": too many partitions (" + std::to_string(p) + ", at most 65536)");
+  }
+  GRAPHFS_RETURN_IF_ERROR(CheckEdgeFile(layout.Path(kColumnFile), layout.meta_));
+  GRAPHFS_RETURN_IF_ERROR(CheckEdgeFile(layout.Path(kRowFile), layout.meta_));
 
   auto col = ReadOffsets(layout.Path(kColumnOffsetFile), p * p + 1, layout.FileBytes());
   if (!col.ok()) return col.error();
@@ -108,9 +156,9 @@ Result<GridLayout> GridLayout::Open(const std::string& dir) {
   for (uint64_t i = 0; i < p; ++i) {
     for (uint64_t j = 0; j < p; ++j) {
       std::string path = layout.Path(BlockFileName(i, j));
-      struct stat st;
-      if (::stat(path.c_str(), &st) != 0) return Error::FromErrno("stat " + path);
-      uint64_t bytes = static_cast<uint64_t>(st.st_size);
+      auto size = RegularFileSize(path);
+      if (!size.ok()) return size.error();
+      const uint64_t bytes = *size;
       uint64_t col_bytes = static_cast<uint64_t>(layout.column_offset_[j * p + i + 1] - layout.column_offset_[j * p + i]);
       uint64_t row_bytes = static_cast<uint64_t>(layout.row_offset_[i * p + j + 1] - layout.row_offset_[i * p + j]);
       if (bytes != col_bytes || bytes != row_bytes || bytes % layout.edge_size() != 0) {

@@ -43,8 +43,11 @@ enum class EdgeOrder {
 
 class GridLayout {
  public:
-  // Reads meta and both offset tables and stat()s every block (as GridGraph
-  // does), checking that they agree with each other.
+  // Reads meta and both offset tables and stat()s column, row and every block
+  // (as GridGraph does), checking that they agree with each other: every file
+  // regular (never opened blocking), column and row exactly edges x record size,
+  // offsets spanning them without decreasing, blocks the size the offsets say.
+  // Errors name the file and what is wrong.
   static Result<GridLayout> Open(const std::string& dir);
 
   const std::string& dir() const { return dir_; }

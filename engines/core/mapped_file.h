@@ -3,6 +3,12 @@
 // fill with 4 KiB writes, open O_RDWR (O_DIRECT when the filesystem allows),
 // mmap(MAP_SHARED), msync at the end. This access pattern is part of what the
 // graphfs mount must support, so the engine keeps it deliberately.
+//
+// Two additions keep a mapping from going bad under us: the file is held with
+// an exclusive flock for the object's life (a second process creating the same
+// file would truncate it, and every access to the vanished pages would raise
+// SIGBUS in the first), and the space it needs is checked before writing (a
+// huge vertex count in meta must not fill the disk).
 #pragma once
 
 #include <cstddef>
@@ -24,6 +30,8 @@ class MappedFile {
   ~MappedFile();
 
   // Creates (or replaces) `path` with `bytes` zero bytes and maps it shared.
+  // EBUSY if another process holds it (another instance of the same app on the
+  // same graph), ENOSPC if its filesystem has less than `bytes` free.
   static Result<MappedFile> Create(const std::string& path, size_t bytes);
 
   void* data() const { return data_; }
@@ -32,7 +40,10 @@ class MappedFile {
   Status Sync();  // msync(MS_SYNC): results reach the file, not just memory
 
  private:
+  void Release();  // unmaps and closes; the object is then empty
+
   std::string path_;
+  int lock_fd_ = -1;  // holds the flock
   int fd_ = -1;
   void* data_ = nullptr;
   size_t bytes_ = 0;

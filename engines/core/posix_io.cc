@@ -29,13 +29,13 @@ Result<UniqueFd> OpenForStreaming(const std::string& path, bool direct, bool* go
   return OpenFile(path, O_RDONLY);
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  auto fd = OpenFile(path, O_RDONLY);
-  if (!fd.ok()) return fd.error();
+namespace {
+
+Result<std::string> ReadToEnd(int fd, const std::string& path) {
   std::string data;
   char buffer[1 << 16];
   while (true) {
-    ssize_t n = ::read(fd->get(), buffer, sizeof(buffer));
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
     if (n < 0) {
       if (errno == EINTR) continue;
       return Error::FromErrno("read " + path);
@@ -44,6 +44,60 @@ Result<std::string> ReadWholeFile(const std::string& path) {
     data.append(buffer, static_cast<size_t>(n));
   }
   return data;
+}
+
+// Empty for a regular file, else what it is instead.
+std::string NotRegular(const struct stat& st) {
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "a device";
+  return "not a regular file";
+}
+
+Error NotRegularError(const std::string& path, const struct stat& st, const std::string& what) {
+  return Error(S_ISDIR(st.st_mode) ? EISDIR : EINVAL, path + ": is " + what + ", expected a regular file");
+}
+
+}  // namespace
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  auto fd = OpenFile(path, O_RDONLY);
+  if (!fd.ok()) return fd.error();
+  return ReadToEnd(fd->get(), path);
+}
+
+Result<UniqueFd> OpenRegularFile(const std::string& path, int flags) {
+  auto fd = OpenFile(path, flags | O_NONBLOCK);
+  if (!fd.ok()) return fd.error();
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Error::FromErrno("stat " + path);
+  if (std::string what = NotRegular(st); !what.empty()) return NotRegularError(path, st, what);
+  if (!(flags & O_NONBLOCK)) {
+    const int now = ::fcntl(fd->get(), F_GETFL);
+    if (now < 0 || ::fcntl(fd->get(), F_SETFL, now & ~O_NONBLOCK) != 0) return Error::FromErrno("fcntl " + path);
+  }
+  return fd;
+}
+
+Result<uint64_t> RegularFileSize(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return Error::FromErrno("stat " + path);
+  if (std::string what = NotRegular(st); !what.empty()) return NotRegularError(path, st, what);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Result<std::string> ReadRegularFile(const std::string& path, uint64_t max_bytes) {
+  auto fd = OpenRegularFile(path, O_RDONLY);
+  if (!fd.ok()) return fd.error();
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Error::FromErrno("stat " + path);
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return Error(EINVAL, path + ": has " + std::to_string(st.st_size) + " bytes, expected at most " +
+                             std::to_string(max_bytes));
+  }
+  return ReadToEnd(fd->get(), path);
 }
 
 Status WriteWholeFile(const std::string& path, const void* data, size_t bytes) {

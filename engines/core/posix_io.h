@@ -2,6 +2,9 @@
 // over short reads/writes, page-aligned buffers for O_DIRECT.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -13,6 +16,17 @@
 namespace graphfs::engine {
 
 Result<std::string> ReadWholeFile(const std::string& path);
+
+// Opens a file that must be a regular file (a graph's input): a FIFO, device or
+// directory in its place is refused with a message naming it, and never blocks
+// the open (it is opened O_NONBLOCK, which is cleared again once it is known
+// to be a regular file).
+Result<UniqueFd> OpenRegularFile(const std::string& path, int flags = O_RDONLY);
+// Size of a regular file; the same refusal of anything else (stat only).
+Result<uint64_t> RegularFileSize(const std::string& path);
+// Whole content of a regular file of at most `max_bytes` (a larger one is an
+// error before anything is read: a swapped-in edge file must not fill memory).
+Result<std::string> ReadRegularFile(const std::string& path, uint64_t max_bytes);
 // Creates or truncates `path` and writes `data`.
 Status WriteWholeFile(const std::string& path, const void* data, size_t bytes);
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -100,19 +101,52 @@ class BlockWriters {
   std::vector<UniqueFd> fds_;
 };
 
-// Removes grid files a previous run may have left (e.g. with another P).
-Status ClearGridFiles(const std::string& dir) {
+// Pass 1 writes the blocks here, inside the output directory (same filesystem,
+// so they can be renamed into place): a graph already in the directory is
+// removed only once the whole input has been read and found valid.
+constexpr const char* kStagingDir = ".preprocess-staging";
+
+bool IsGridFile(const std::string& name) {
+  return name.rfind("block-", 0) == 0 || name == kMetaFile || name == kColumnFile || name == kColumnOffsetFile ||
+         name == kRowFile || name == kRowOffsetFile;
+}
+
+// Creates the output directory and an empty staging directory in it (a killed
+// run's staging is swept).
+Status PrepareStaging(const std::string& dir, const std::string& staging) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error(ec.value(), "creating " + dir + ": " + ec.message());
+  std::filesystem::remove_all(staging, ec);
+  if (ec) return Error(ec.value(), "removing " + staging + ": " + ec.message());
+  if (::mkdir(staging.c_str(), 0755) != 0) return Error::FromErrno("creating " + staging);
+  return Status::Ok();
+}
+
+// Removes grid files a previous run may have left (e.g. with another P),
+// `meta` first, so that an interruption leaves a directory marked incomplete.
+Status ClearGridFiles(const std::string& dir) {
+  const std::string meta = dir + "/" + kMetaFile;
+  if (::unlink(meta.c_str()) != 0 && errno != ENOENT) return Error::FromErrno("removing " + meta);
+  std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("block-", 0) == 0 || name == kMetaFile || name == kColumnFile || name == kColumnOffsetFile ||
-        name == kRowFile || name == kRowOffsetFile) {
-      if (::unlink(entry.path().c_str()) != 0) return Error::FromErrno("removing " + entry.path().string());
+    if (IsGridFile(entry.path().filename().string()) && ::unlink(entry.path().c_str()) != 0) {
+      return Error::FromErrno("removing " + entry.path().string());
     }
   }
   if (ec) return Error(ec.value(), "listing " + dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+// Moves the staged blocks into the output directory and removes the staging.
+Status PublishBlocks(const std::string& staging, const std::string& dir, uint64_t p) {
+  for (uint64_t b = 0; b < p * p; ++b) {
+    const std::string name = "/" + BlockFileName(b / p, b % p);
+    if (::rename((staging + name).c_str(), (dir + name).c_str()) != 0) {
+      return Error::FromErrno("rename " + staging + name + " -> " + dir + name);
+    }
+  }
+  if (::rmdir(staging.c_str()) != 0) return Error::FromErrno("removing " + staging);
   return Status::Ok();
 }
 
@@ -159,7 +193,7 @@ Result<PreprocessStats> Preprocess(const PreprocessOptions& options) {
   const uint64_t vertices = static_cast<uint64_t>(options.vertices);
   const PartitionRange ranges(vertices, p);
 
-  auto input_fd = OpenFile(options.input, O_RDONLY);
+  auto input_fd = OpenRegularFile(options.input, O_RDONLY);  // a FIFO would block, a directory read EISDIR
   if (!input_fd.ok()) return input_fd.error();
   auto input_size = FileSize(options.input);
   if (!input_size.ok()) return input_size.error();
@@ -169,18 +203,19 @@ Result<PreprocessStats> Preprocess(const PreprocessOptions& options) {
                              std::to_string(options.edge_type) + " (wrong -t?)");
   }
   const uint64_t edges = *input_size / edge_size;
-  GRAPHFS_RETURN_IF_ERROR(ClearGridFiles(options.output_dir));
+  const std::string staging = options.output_dir + "/" + kStagingDir;
+  GRAPHFS_RETURN_IF_ERROR(PrepareStaging(options.output_dir, staging));
 
-  // Pass 1: scatter into block files.
-  BlockWriters writers(options.output_dir, p, edge_size, options.block_buffer_bytes);
-  GRAPHFS_RETURN_IF_ERROR(writers.CreateAll());
+  // Pass 1: scatter into block files (staged).
+  BlockWriters writers(staging, p, edge_size, options.block_buffer_bytes);
+  FirstError first_error;
+  if (Status created = writers.CreateAll(); !created.ok()) first_error.Set(created.error());
   const uint64_t chunks = (*input_size + kChunkBytes - 1) / kChunkBytes;
   const int threads = ThreadCount(options.threads);
   std::atomic<uint64_t> next_chunk{0};
   std::mutex commit_mu;
   std::condition_variable commit_cv;
   uint64_t committed = 0;  // chunks appended so far, guarded by commit_mu
-  FirstError first_error;
 
   auto scatter_worker = [&]() {
     const size_t buffer_bytes = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, *input_size));
@@ -249,9 +284,16 @@ Result<PreprocessStats> Preprocess(const PreprocessOptions& options) {
     for (int t = 0; t < threads; ++t) pool.emplace_back(scatter_worker);
     for (std::thread& t : pool) t.join();
   }
-  if (first_error.error) return *first_error.error;
-  GRAPHFS_RETURN_IF_ERROR(writers.FlushAll());
+  Status scattered = first_error.error ? Status(*first_error.error) : writers.FlushAll();
+  if (!scattered.ok()) {
+    std::error_code ec;
+    std::filesystem::remove_all(staging, ec);  // the directory's previous graph stays as it was
+    return scattered.error();
+  }
   if (options.progress) std::fprintf(stderr, "\npreprocess: scatter done\n");
+  // The input was good: only now does the previous graph go.
+  GRAPHFS_RETURN_IF_ERROR(ClearGridFiles(options.output_dir));
+  GRAPHFS_RETURN_IF_ERROR(PublishBlocks(staging, options.output_dir, p));
 
   // Offsets of each block in `column` (j-major) and `row` (i-major).
   const std::vector<uint64_t>& block_bytes = writers.block_bytes();

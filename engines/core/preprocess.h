@@ -7,7 +7,10 @@
 //     its edges in input order and the output is deterministic);
 //  2. concatenate: every block is read once and written at its offset into
 //     both `column` and `row` (optionally sorted by source first).
-// `meta` is written last: a directory with `meta` is complete.
+// `meta` is written last: a directory with `meta` is complete. Pass 1 writes
+// into a staging directory inside the output directory, and a graph already
+// there is replaced only after it: a bad input (an id out of range) leaves it
+// intact.
 #pragma once
 
 #include <cstdint>
