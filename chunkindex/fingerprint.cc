@@ -13,9 +13,10 @@ namespace graphfs::chunkindex {
 
 Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name) {
   const std::string path = graph_dir + "/" + name;
-  int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (raw < 0) return Error::FromErrno("open " + path);
-  UniqueFd fd(raw);
+  // A FIFO or device in a graph file's place must not block the staleness check.
+  auto opened = engine::OpenRegularFile(path, O_RDONLY);
+  if (!opened.ok()) return opened.error();
+  UniqueFd fd = std::move(*opened);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("stat " + path);
   return FingerprintFrom(name, static_cast<uint64_t>(st.st_size),

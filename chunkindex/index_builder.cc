@@ -20,6 +20,7 @@
 #include "chunkindex/chunk_layout.h"
 #include "chunkindex/fingerprint.h"
 #include "chunkindex/index_db.h"
+#include "chunkindex/index_install.h"
 #include "chunkindex/progress.h"
 #include "common/size_parse.h"
 #include "common/unique_fd.h"
@@ -275,16 +276,6 @@ void RemoveAll(const std::string& path) {
   std::filesystem::remove_all(path, ec);
 }
 
-// Sweeps build directories of earlier, interrupted runs.
-void SweepBuildDirs(const std::string& graphfs_dir) {
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(graphfs_dir, ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind("index.building-", 0) == 0 || name.rfind("index.old-", 0) == 0) RemoveAll(it->path().string());
-  }
-}
-
 }  // namespace
 
 Result<BuildReport> BuildIndex(const BuildOptions& options) {
@@ -317,6 +308,10 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   for (uint64_t i = 0; i < g.partitions(); ++i) {
     for (uint64_t j = 0; j < g.partitions(); ++j) report.graph_bytes += g.BlockBytes(i, j);
   }
+
+  // Before anything else looks at the index: what killed builds left goes (also when
+  // there is nothing to build), and an index one of them had set aside comes back.
+  SweepDeadBuilds(options.graph_dir);
 
   // Up to date already?
   if (!options.force) {
@@ -360,8 +355,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
 
   const std::string graphfs_dir = options.graph_dir + "/.graphfs";
   if (::mkdir(graphfs_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("mkdir " + graphfs_dir);
-  SweepBuildDirs(graphfs_dir);
-  const std::string tmp = graphfs_dir + "/index.building-" + std::to_string(::getpid());
+  const std::string tmp = BuildDirPath(options.graph_dir);
   auto db = IndexDb::Create(tmp);
   if (!db.ok()) return db.error();
 
@@ -433,21 +427,11 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   }
 
   // Swap the new index in.
+  if (Status installed = InstallIndex(options.graph_dir, tmp); !installed.ok()) {
+    RemoveAll(tmp);
+    return installed.error();
+  }
   const std::string final_path = IndexPath(options.graph_dir);
-  const std::string old = graphfs_dir + "/index.old-" + std::to_string(::getpid());
-  bool had_old = ::rename(final_path.c_str(), old.c_str()) == 0;
-  if (!had_old && errno != ENOENT) {
-    Error e = Error::FromErrno("rename " + final_path + " -> " + old);
-    RemoveAll(tmp);
-    return e;
-  }
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    Error e = Error::FromErrno("rename " + tmp + " -> " + final_path);
-    if (had_old) (void)::rename(old.c_str(), final_path.c_str());
-    RemoveAll(tmp);
-    return e;
-  }
-  if (had_old) RemoveAll(old);
   report.rebuilt = true;
   report.finish_seconds = Now() - finish_start;
   report.index_bytes = DirectoryBytes(final_path);

@@ -10,9 +10,11 @@
 // buffer, one counter per vertex of a range, and the encoded summaries of one
 // range until they are written (one RocksDB WriteBatch per range).
 //
-// The database is built in GRAPH/.graphfs/index.building-PID and renamed to
-// GRAPH/.graphfs/index when complete, so an interrupted build leaves the old
-// index (or none), never a half-written one.
+// The database is built in GRAPH/.graphfs/index.building-PID and swapped with
+// GRAPH/.graphfs/index when complete (chunkindex/index_install.h), so an
+// interrupted build leaves the old index (or none, if there was none), never a
+// half-written one; the next run, even one with nothing to build, removes what
+// it left.
 #pragma once
 
 #include <cstdint>
