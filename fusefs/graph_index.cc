@@ -42,9 +42,11 @@ Result<std::shared_ptr<const cache::ChunkLayout>> LayoutOf(const chunkindex::Chu
 
 Result<MountedGraphFile> OpenMountedGraphFile(GraphFs& fs, const std::string& path, bool direct_io) {
   MountedGraphFile file;
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO put where a graph file belongs must not hang a daemon thread.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return Error::FromErrno("open " + path);
   if (::fstat(fd.get(), &file.st) != 0) return Error::FromErrno("stat " + path);
+  if (!S_ISREG(file.st.st_mode)) return Error(EINVAL, path + " is not a regular file");
   std::optional<StripeManifest> manifest;
   if (S_ISREG(file.st.st_mode) && static_cast<uint64_t>(file.st.st_size) <= kMaxStubSize) {
     auto m = ReadManifestFd(fd.get());

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Issue 6 load run: JOBS concurrent engine jobs plus a random-operation writer for MINUTES on
+# a striped graph, with the daemon's memory and descriptors sampled every 5 s.
+#
+#   scripts/bench/load.sh [--scale 21] [--minutes 10] [--jobs 16] [--bps 200000000]
+#                         [--fraction 0.25] [--gen-dir DIR]
+#
+# The graph (weighted R-MAT, blocks sorted by source, indexed with 1M chunks) is striped over 4
+# loop disks (unit 16M, BPS bytes/s each) next to a 64 MiB striped scratch file. Half the jobs
+# are unmodified apps (MEM_GB 0.25: O_DIRECT through the cache), half integrated (logical
+# partitions of 64M);
+# each job slot reruns its app (bfs, sssp, wcc, pagerank-delta in turn) until the time is up.
+# scripts/bench/load_writer.py does random operations on the scratch file and on ordinary files,
+# checked against a model. Reported: job runs and failures, writer ops and errors, the daemon's
+# RSS (first minute, median, max, last) against the cache budget, its descriptors and threads at
+# start and end. Samples: results/load-STAMP.tsv; job logs: results/load-STAMP/.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
+SCALE=21
+MINUTES=10
+JOBS=16
+BPS=200000000
+FRACTION=0.25
+GEN_DIR=/var/tmp/graphfs-gen
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --scale) SCALE=$2; shift 2 ;;
+    --minutes) MINUTES=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
+    --bps) BPS=$2; shift 2 ;;
+    --fraction) FRACTION=$2; shift 2 ;;
+    --gen-dir) GEN_DIR=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+source "$HERE/disks.sh"
+BENCH_ROOT=/var/tmp/graphfs-loadbench
+MNT=$BENCH_ROOT/mnt
+trap 'kill $(jobs -p) 2>/dev/null || true; unmount_graphfs "$MNT" 2>/dev/null || true; destroy_disks' EXIT
+
+G=$GEN_DIR/rmat${SCALE}s
+if [[ ! -f $GEN_DIR/rmat$SCALE.bin ]]; then
+  mkdir -p "$GEN_DIR"
+  "$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 -o "$GEN_DIR/rmat$SCALE.bin"
+fi
+if [[ ! -f $G/meta ]]; then
+  "$GRAPHFS_BIN/preprocess" -i "$GEN_DIR/rmat$SCALE.bin" -o "$G" -v $((1 << SCALE)) -p 16 -t 1 --sort-sources
+fi
+"$GRAPHFS_BIN/graphfs-index" -q --chunk-size 1M "$G" || "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size 1M "$G"
+COLUMN=$(stat -c %s "$G/column")
+BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
+FIRST=$(od -An -td4 -N4 "$GEN_DIR/rmat$SCALE.bin" | tr -d ' ')
+
+# Four striped disks (the fifth, plain, disk of stage_graph is not used here) with room for
+# the scratch file and the writer's files.
+stage_graph "$G" "$BPS" 1024
+head -c $((64 << 20)) /dev/urandom > "$SRC/scratch"
+"$GRAPHFS_BIN/graphfs-stripe" -q --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/scratch"
+mount_graphfs "$SRC" "$MNT" "cache_size=$BUDGET,readahead_mem=256M,log=$BENCH_ROOT/daemon.log"
+DAEMON=$(pgrep -f "graphfs -f $SRC $MNT" | head -1)
+
+RESULTS=$ROOT/scripts/bench/results
+STAMP=$(date -u +%Y%m%dT%H%MZ)
+LOGS=$RESULTS/load-$STAMP
+mkdir -p "$LOGS"
+SAMPLES=$RESULTS/load-$STAMP.tsv
+END=$(( $(date +%s) + MINUTES * 60 ))
+echo "# load run $STAMP: scale $SCALE, column $COLUMN B, cache budget $BUDGET B, $JOBS jobs + writer, $MINUTES min, daemon pid $DAEMON"
+
+# job_slot K: reruns app K mod 4 until the end (each slot has its own --state-tag, so the
+# slots' vertex state files do not collide); unmodified for even K, integrated for odd K.
+job_slot() {
+  local k=$1 run=0 flags=() app
+  local -a apps=("bfs $FIRST" "sssp $FIRST" "wcc" "pagerank-delta 0.001")
+  (( k % 2 )) && flags=(--graphfs --graphfs-partition 64M)
+  while (( $(date +%s) < END )); do
+    app=(${apps[$(( (k / 2 + run) % 4 ))]})
+    if "$GRAPHFS_BIN/${app[0]}" "$MNT/g" "${app[@]:1}" 0.25 --state-tag "slot$k" "${flags[@]}" \
+        > "$LOGS/slot$k-run$run.log" 2>&1; then
+      echo ok >> "$LOGS/slot$k.status"
+      rm -f "$LOGS/slot$k-run$run.log"
+    else
+      echo "failed ${app[*]} (slot$k-run$run.log)" >> "$LOGS/slot$k.status"
+    fi
+    run=$((run + 1))
+  done
+}
+
+sample() {
+  printf 't_s\trss_kb\tfds\tthreads\tcache_bytes\n' > "$SAMPLES"
+  local t0 now
+  t0=$(date +%s)
+  while kill -0 "$DAEMON" 2>/dev/null && (( $(date +%s) < END + 30 )); do
+    now=$(date +%s)
+    printf '%s\t%s\t%s\t%s\t%s\n' $((now - t0)) \
+      "$(awk '/^VmRSS/ {print $2}' /proc/"$DAEMON"/status)" \
+      "$(ls /proc/"$DAEMON"/fd | wc -l)" \
+      "$(awk '/^Threads/ {print $2}' /proc/"$DAEMON"/status)" \
+      "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cache"]["used"])' "$MNT/.graphfs/stats" 2>/dev/null || echo -)" \
+      >> "$SAMPLES"
+    sleep 5
+  done
+}
+
+sample &
+SAMPLER=$!
+SLOTS=()
+for ((k = 0; k < JOBS; k++)); do
+  job_slot "$k" &
+  SLOTS+=($!)
+done
+python3 "$HERE/load_writer.py" "$MNT/writer" "$MNT/scratch" "$END" 7 > "$LOGS/writer.log" 2>&1 &
+WRITER=$!
+WRITER_STATUS=0
+wait "$WRITER" || WRITER_STATUS=$?
+for pid in "${SLOTS[@]}"; do wait "$pid" || true; done
+sleep 10  # idle samples after the load
+kill "$SAMPLER" 2>/dev/null || true
+
+ALIVE=yes
+kill -0 "$DAEMON" 2>/dev/null || ALIVE=no
+RUNS=$(cat "$LOGS"/slot*.status | wc -l)
+FAILED=$(cat "$LOGS"/slot*.status | { grep -c failed || true; })
+cp "$MNT/.graphfs/stats" "$LOGS/stats.json" 2>/dev/null || true
+unmount_graphfs "$MNT"
+python3 - "$SAMPLES" "$BUDGET" <<EOF
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
+rows = [r for r in rows if r[1]]
+budget = int(sys.argv[2])
+rss = [int(r[1]) * 1024 for r in rows]
+fds = [int(r[2]) for r in rows]
+thr = [int(r[3]) for r in rows]
+first = [int(r[1]) * 1024 for r in rows if int(r[0]) <= 60]
+mib = lambda b: f"{b / 2**20:.0f} MiB"
+print(f"daemon alive at the end: $ALIVE")
+print(f"job runs: $RUNS, failed: $FAILED; writer: $(tail -1 "$LOGS/writer.log") (exit $WRITER_STATUS)")
+print(f"RSS: first minute max {mib(max(first))}, median {mib(statistics.median(rss))}, max {mib(max(rss))}, "
+      f"last {mib(rss[-1])}; cache budget {mib(budget)}; max - budget = {mib(max(rss) - budget)}")
+print(f"descriptors: start {fds[0]}, max {max(fds)}, end {fds[-1]}; threads: start {thr[0]}, max {max(thr)}, end {thr[-1]}")
+EOF
+echo "grep -h failed $LOGS/slot*.status; daemon log: $BENCH_ROOT/daemon.log (removed at exit: copied to $LOGS)"
+cp "$BENCH_ROOT/daemon.log" "$LOGS/" 2>/dev/null || true
