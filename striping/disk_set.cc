@@ -202,12 +202,9 @@ std::string EncodeRegistry(const DiskRegistry& registry) {
 }
 
 Result<DiskRegistry> DecodeRegistry(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const std::exception& e) {
-    return Error(EINVAL, e.what());
-  }
+  auto parsed = ParseJson(text);
+  if (!parsed.ok()) return parsed.error();
+  const json& j = *parsed;
   auto set = StringField(j, "set");
   if (!set.ok()) return set.error();
   DiskRegistry r;
@@ -226,12 +223,9 @@ std::string EncodeDiskIdentity(const DiskIdentity& id) {
 }
 
 Result<DiskIdentity> DecodeDiskIdentity(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const std::exception& e) {
-    return Error(EINVAL, e.what());
-  }
+  auto parsed = ParseJson(text);
+  if (!parsed.ok()) return parsed.error();
+  const json& j = *parsed;
   auto set = StringField(j, "set");
   if (!set.ok()) return set.error();
   auto index = UnsignedField(j, "index", UINT32_MAX);

@@ -13,6 +13,15 @@
 
 namespace graphfs {
 
+// `text` parsed; a syntax error is EINVAL with nlohmann's description.
+inline Result<nlohmann::json> ParseJson(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    return Error(EINVAL, e.what());
+  }
+}
+
 // A value for an error message: damaged files can hold anything, at any length.
 inline std::string ShownJson(const nlohmann::json& v) {
   std::string text = v.dump();

@@ -43,13 +43,10 @@ std::string StripeManifest::Encode() const {
 }
 
 Result<StripeManifest> StripeManifest::Decode(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const std::exception& e) {
-    return Error(EINVAL, std::string("damaged stripe manifest: ") + e.what());
-  }
   auto damaged = [](const Error& e) { return Error(EINVAL, "damaged stripe manifest: " + e.message()); };
+  auto parsed = ParseJson(text);
+  if (!parsed.ok()) return damaged(parsed.error());
+  const json& j = *parsed;
   auto version = UnsignedField(j, "v", UINT32_MAX);
   if (!version.ok()) return damaged(version.error());
   if (*version != 1) return Error(EINVAL, "unsupported stripe manifest version");
