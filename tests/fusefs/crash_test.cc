@@ -41,8 +41,6 @@ struct WriteLog {
 void WriteUntilFailure(const std::string& path, uint32_t seed, const std::atomic<bool>& stop, WriteLog* log) {
   int fd = ::open(path.c_str(), O_RDWR);
   if (fd < 0) return;
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return;
   log->durable = ReadFile(path);
   log->current = log->durable;
   std::mt19937 rng(seed);

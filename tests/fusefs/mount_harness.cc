@@ -1,7 +1,6 @@
 #include "tests/fusefs/mount_harness.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -11,9 +10,10 @@
 
 #include <chrono>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <thread>
+
+#include "tests/engines/run_binary.h"
 
 namespace graphfs::testing {
 
@@ -32,25 +32,17 @@ void WriteFile(const std::string& path, const std::string& data) {
   out << data;
 }
 
-namespace {
-
-// The mount ids of everything mounted at `path` (several if stacked).
-std::set<std::string> MountIds(const std::string& path) {
-  std::set<std::string> ids;
+bool IsMountPoint(const std::string& path) {
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream ss(line);
     std::string id, parent, devno, root, mp;
     ss >> id >> parent >> devno >> root >> mp;
-    if (mp == path) ids.insert(id);
+    if (mp == path) return true;
   }
-  return ids;
+  return false;
 }
-
-}  // namespace
-
-bool IsMountPoint(const std::string& path) { return !MountIds(path).empty(); }
 
 int SpawnCommand(const std::vector<std::string>& argv, int out_fd, bool die_with_parent) {
   const pid_t parent = ::getpid();
@@ -72,30 +64,11 @@ int SpawnCommand(const std::vector<std::string>& argv, int out_fd, bool die_with
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds) {
+  BinaryRun run = RunBinary(argv, timeout_seconds);
   CommandResult r;
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return r;
-  pid_t pid = SpawnCommand(argv, pipefd[1]);
-  ::close(pipefd[1]);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-  char buf[4096];
-  while (true) {
-    pollfd p{pipefd[0], POLLIN, 0};
-    int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
-    if (ms <= 0) {
-      ::kill(pid, SIGKILL);
-      r.output += "\n[timed out]";
-      break;
-    }
-    if (::poll(&p, 1, ms) <= 0) continue;
-    ssize_t n = ::read(pipefd[0], buf, sizeof buf);
-    if (n <= 0) break;
-    r.output.append(buf, static_cast<size_t>(n));
-  }
-  ::close(pipefd[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.status = run.exited ? run.exit_code : -1;
+  r.output = std::move(run.output);
+  if (run.timed_out) r.output += "\n[timed out]";
   return r;
 }
 
