@@ -12,13 +12,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/size_parse.h"
 #include "fusefs/graphfs.h"
+#include "fusefs/mount_table.h"
 #include "fusefs/stale_mount.h"
 
 namespace graphfs {
@@ -129,16 +129,9 @@ Result<CommandLine> ParseCommandLine(int argc, char** argv) {
 // 128 KiB, which turns a buffered 24 MiB read into a chain of small synchronous requests;
 // a window of megabytes lets it keep many 1 MiB requests in flight. Needs root (sysfs).
 void SetKernelReadAhead(const std::string& mountpoint, uint64_t bytes) {
-  std::ifstream mountinfo("/proc/self/mountinfo");
-  std::string line, device;
-  while (std::getline(mountinfo, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, majmin, root, mp;
-    fields >> id >> parent >> majmin >> root >> mp;
-    if (mp == mountpoint) device = majmin;  // the last match is the newest mount
-  }
-  if (device.empty()) return;
-  std::ofstream knob("/sys/class/bdi/" + device + "/read_ahead_kb");
+  const std::optional<MountEntry> mount = NewestMountAt(mountpoint);
+  if (!mount) return;
+  std::ofstream knob("/sys/class/bdi/" + mount->device + "/read_ahead_kb");
   knob << bytes / 1024 << "\n";
   knob.flush();
   if (!knob) LogError("could not set the kernel read-ahead of " + mountpoint + " (not root?)");

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
+
+#include "fusefs/mount_table.h"
 
 namespace graphfs {
 namespace {
@@ -25,22 +25,6 @@ std::string AbsolutePath(const std::string& path) {
   char real[PATH_MAX];
   if (::realpath(parent.c_str(), real) == nullptr) return trimmed;
   return std::string(real) + (std::string(real) == "/" ? "" : "/") + name;
-}
-
-// The filesystem type of the newest mount at `path` ("fuse.graphfs" for ours), or "".
-std::string MountType(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line, type;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, majmin, root, mp, field;
-    fields >> id >> parent >> majmin >> root >> mp;
-    if (mp != path) continue;
-    while (fields >> field && field != "-") {
-    }
-    fields >> type;  // the last match is the newest mount
-  }
-  return type;
 }
 
 bool DetachAsUser(const std::string& path) {
@@ -62,7 +46,8 @@ Status CleanStaleMount(const std::string& mountpoint, bool* cleaned) {
   if (::statfs(mountpoint.c_str(), &sfs) == 0 || errno != ENOTCONN) return Status::Ok();
   const std::string path = AbsolutePath(mountpoint);
   const std::string how = "clean it up with `fusermount3 -u -z " + path + "` and mount again";
-  const std::string type = MountType(path);
+  const std::optional<MountEntry> mount = NewestMountAt(path);
+  const std::string type = mount ? mount->type : "";
   if (type != "fuse.graphfs")
     return Error(ENOTCONN, path + " is a dead FUSE mount (" + (type.empty() ? "unknown type" : type) +
                                ", not graphfs); " + how);
