@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "cache/chunk_cache.h"
@@ -45,6 +46,7 @@ struct GraphFs {
   GraphSchedules schedules;  // logical-partition schedulers, one per graph in use
   JobsDir jobs;              // .graphfs/jobs/
   fuse_session* session = nullptr;
+  std::once_flag kernel_readahead_set;  // see kernel_readahead.h
   double timeout = 1.0;  // attribute and entry cache timeout (seconds)
 };
 

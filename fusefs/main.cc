@@ -11,14 +11,12 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/size_parse.h"
 #include "fusefs/graphfs.h"
-#include "fusefs/mount_table.h"
 #include "fusefs/stale_mount.h"
 
 namespace graphfs {
@@ -123,18 +121,6 @@ Result<CommandLine> ParseCommandLine(int argc, char** argv) {
   cl.fuse_args.push_back(joined);
   cl.fuse_args.push_back(cl.mountpoint);
   return cl;
-}
-
-// Sets the kernel's read-ahead window for this mount. The kernel starts FUSE mounts at
-// 128 KiB, which turns a buffered 24 MiB read into a chain of small synchronous requests;
-// a window of megabytes lets it keep many 1 MiB requests in flight. Needs root (sysfs).
-void SetKernelReadAhead(const std::string& mountpoint, uint64_t bytes) {
-  const std::optional<MountEntry> mount = NewestMountAt(mountpoint);
-  if (!mount) return;
-  std::ofstream knob("/sys/class/bdi/" + mount->device + "/read_ahead_kb");
-  knob << bytes / 1024 << "\n";
-  knob.flush();
-  if (!knob) LogError("could not set the kernel read-ahead of " + mountpoint + " (not root?)");
 }
 
 // Finds the disk set of the striped graphs under SOURCE and verifies every disk.
@@ -271,7 +257,6 @@ int Run(int argc, char** argv) {
         char real_mp[PATH_MAX];
         if (::realpath(opts.mountpoint, real_mp) != nullptr) {
           fs.mountpoint = real_mp;
-          SetKernelReadAhead(real_mp, fs.options.kernel_readahead);
         }
         fuse_daemonize(opts.foreground);
         auto engine = IoEngine::Start(io);

@@ -12,6 +12,7 @@
 #include "fusefs/control_dir.h"
 #include "fusefs/file_handle.h"
 #include "fusefs/graphfs.h"
+#include "fusefs/kernel_readahead.h"
 #include "fusefs/striped_read.h"
 
 namespace graphfs {
@@ -72,6 +73,7 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   GraphFs& fs = Fs(req);
+  ApplyKernelReadAheadOnce(fs);
   Inode& inode = GetInode(req, ino);
   auto h = std::make_unique<FileHandle>();
   if (inode.kind == Inode::Kind::kControlFile) {
@@ -101,6 +103,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   GraphFs& fs = Fs(req);
+  ApplyKernelReadAheadOnce(fs);
   Inode& dir = GetInode(req, parent);
   if (dir.kind != Inode::Kind::kBacked) return ReplyErr(req, EPERM);
   if (&dir == &fs.inodes.root() && std::strcmp(name, kControlDirName) == 0) return ReplyErr(req, EEXIST);

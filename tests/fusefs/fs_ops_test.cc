@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -306,6 +307,39 @@ TEST_F(FsOps, ChangesBehindTheMountAreSeenAfterTheTimeout) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // past the 1 s attribute timeout
   const std::string now = ReadFile(mnt + "/outside");
   EXPECT_TRUE(now == std::string(8192, 'b')) << "stale content, starting with '" << now.substr(0, 1) << "'";
+}
+
+// The kernel's read-ahead window for the mount, as its bdi's sysfs knob says.
+std::string ReadAheadKb(const std::string& mountpoint) {
+  struct stat st;
+  if (::stat(mountpoint.c_str(), &st) != 0) return "stat failed";
+  std::string kb = ReadFile("/sys/class/bdi/" + std::to_string(major(st.st_dev)) + ":" +
+                            std::to_string(minor(st.st_dev)) + "/read_ahead_kb");
+  while (!kb.empty() && kb.back() == '\n') kb.pop_back();
+  return kb;
+}
+
+// kernel_readahead= sets the window (16M by default), and from the first file opened on.
+// (The kernel lowers the window to 128K when it processes the INIT reply, so a knob written
+// right after mounting, as graphfs once did, was undone before any read.)
+TEST(KernelReadAhead, TheOptionSetsTheWindowByTheFirstOpen) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "16384"}, {{"kernel_readahead=8M"}, "8192"}, {{"kernel_readahead=64K"}, "64"}};
+  for (const auto& [options, want_kb] : cases) {
+    SCOPED_TRACE(options.empty() ? "default" : options[0]);
+    TempDir tmp;
+    const std::string src = tmp.Sub("src"), mnt = tmp.Sub("mnt");
+    WriteFile(src + "/f", std::string(1 << 20, 'r'));
+    GraphfsMount mount;
+    ASSERT_TRUE(mount.Mount(src, mnt, options)) << mount.error();
+    const int fd = ::open((mnt + "/f").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    EXPECT_EQ(ReadAheadKb(mnt), want_kb);
+    char byte = 0;
+    EXPECT_EQ(::pread(fd, &byte, 1, 0), 1);
+    EXPECT_EQ(byte, 'r');
+    ::close(fd);
+  }
 }
 
 }  // namespace
