@@ -168,8 +168,14 @@ Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t l
   if (offset + length < offset) return Error(EFBIG, "write past the largest offset");
   std::shared_lock<std::shared_mutex> lock(rw_);
   std::vector<IoRun> runs = PlanRuns(IoKind::kWrite, offset, length, const_cast<char*>(buf));
+  std::vector<uint64_t> planned(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) planned[i] = runs[i].Length();
   IoBatch batch;
   Status s = io_->SubmitAndWait(runs, batch);
+  // A run's iov is consumed as it transfers: what it left is what did not land.
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].Length() < planned[i]) parts_[runs[i].disk].unsynced.store(true, std::memory_order_release);
+  }
   if (!s.ok()) return DiskError("write", batch, s.error());
   uint64_t cur = size_.load();
   while (offset + length > cur && !size_.compare_exchange_weak(cur, offset + length)) {
@@ -188,8 +194,11 @@ Status StripedFile::Truncate(uint64_t new_size) {
       struct stat st;
       if (::fstat(parts_[d].fd.get(), &st) != 0) return Error::FromErrno("stat part " + parts_[d].path);
       const uint64_t share = map_.PartSize(d, new_size);
-      if (static_cast<uint64_t>(st.st_size) > share && ::ftruncate(parts_[d].fd.get(), static_cast<off_t>(share)) != 0)
-        return Error::FromErrno("truncate part " + parts_[d].path);
+      if (static_cast<uint64_t>(st.st_size) > share) {
+        if (::ftruncate(parts_[d].fd.get(), static_cast<off_t>(share)) != 0)
+          return Error::FromErrno("truncate part " + parts_[d].path);
+        parts_[d].unsynced.store(true, std::memory_order_release);
+      }
     }
   }
   size_.store(new_size);
@@ -221,14 +230,21 @@ Status StripedFile::Flush() {
 
 Status StripedFile::Sync() {
   if (options_.writable) {
-    std::vector<IoRun> runs(parts_.size());
+    std::vector<IoRun> runs;
     for (uint32_t d = 0; d < parts_.size(); ++d) {
-      runs[d].kind = IoKind::kSync;
-      runs[d].disk = d;
-      runs[d].fd = parts_[d].fd.get();
+      if (!parts_[d].unsynced.exchange(false, std::memory_order_acq_rel)) continue;
+      IoRun& run = runs.emplace_back();
+      run.kind = IoKind::kSync;
+      run.disk = d;
+      run.fd = parts_[d].fd.get();
     }
     IoBatch batch;
-    GRAPHFS_RETURN_IF_ERROR(io_->SubmitAndWait(runs, batch));
+    Status s = io_->SubmitAndWait(runs, batch);
+    if (!s.ok()) {
+      // Not known to be durable: the next Sync tries those parts again.
+      for (const IoRun& run : runs) parts_[run.disk].unsynced.store(true, std::memory_order_release);
+      return DiskError("sync", batch, s.error());
+    }
   }
   GRAPHFS_RETURN_IF_ERROR(Flush());
   if (::fsync(stub_fd_.get()) != 0) return Error::FromErrno("fsync stub of " + manifest_.file_id);

@@ -73,7 +73,10 @@ class StripedFile {
   Status Truncate(uint64_t new_size);
   // Persists the manifest if it changed (size), without forcing it to disk.
   Status Flush();
-  // Makes data, size and layout durable: fdatasync of every part, manifest, fsync of the stub.
+  // Makes data, size and layout durable: fsync of every part written or truncated since
+  // the last Sync (every part at the first), manifest, fsync of the stub. A part that holds
+  // nothing new is left alone, so a disk that turned read-only or failed fails only the
+  // fsyncs of files with data for it.
   Status Sync();
 
  private:
@@ -92,6 +95,10 @@ class StripedFile {
     UniqueFd fd;      // buffered, read-write (or read-only)
     UniqueFd direct;  // O_DIRECT, for aligned runs
     std::string path;
+    // Written or truncated since the last successful Sync. Set after the change, so that a
+    // Sync running beside a write never clears the flag of bytes it did not cover. True at
+    // open: a daemon that died may have left unsynced data in the backing page cache.
+    std::atomic<bool> unsynced{true};
   };
   std::vector<Part> parts_;
 

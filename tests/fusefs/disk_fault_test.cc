@@ -1,7 +1,8 @@
 // A disk that fails or fills up: the readers and writers of data on that disk get EIO or
 // ENOSPC, everything else keeps working, the daemon neither crashes nor hangs, and stats
 // and the log name the disk. Faults are injected through `.graphfs/fault` and, for real,
-// on a loop-device disk whose backing is pulled or which runs out of space.
+// on a loop-device disk whose backing is pulled, whose filesystem turns read-only, or
+// which runs out of space.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -107,6 +108,57 @@ TEST_F(DiskFaults, PulledDiskFailsItsReadersAndWritersOnly) {
   EXPECT_TRUE(w == -1 || ::fsync(fd) != 0) << "a write to a pulled disk was acknowledged";
   ::close(fd);
   // Everything else works and the daemon is alive.
+  EXPECT_EQ(ReadFile(mnt + "/graph/meta"), "ok");
+  WriteFile(mnt + "/graph/notes", "still fine");
+  EXPECT_EQ(ReadFile(mnt + "/graph/notes"), "still fine");
+  EXPECT_TRUE(DaemonAnswers());
+  EXPECT_GT(Stats()["disks"][2]["errors"].get<uint64_t>(), 0u);
+  ExpectLogNames(2);
+  mount.Unmount();
+  EXPECT_FALSE(IsMountPoint(mnt));
+}
+
+TEST_F(DiskFaults, ReadOnlyDiskKeepsItsReadersAndFailsOnlyItsWriters) {
+  LoopDisk loop(disks[2], 64 << 20);
+  ASSERT_TRUE(loop.ok()) << "this test needs loop devices (root): " << loop.error();
+  std::string data = RandomBytes(12 * kUnit, 8);
+  Stripe("column", data);
+  WriteFile(graph + "/meta", "ok");
+  DoMount({"readahead=0", "cache_size=0"});
+  int fd = ::open((mnt + "/graph/column").c_str(), O_RDWR | O_DIRECT);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fsync(fd), 0);  // the job's last fsync before the disk failed: all is durable
+  ASSERT_TRUE(loop.MakeReadOnly()) << "the disk's filesystem did not turn read-only";
+  AlignedBuffer buf(kUnit);
+  // Every unit still reads, those on the read-only disk included.
+  for (uint64_t u = 0; u < 12; ++u) {
+    ASSERT_EQ(::pread(fd, buf.data(), kUnit, static_cast<off_t>(u * kUnit)), static_cast<ssize_t>(kUnit))
+        << "unit " << u << ": " << strerror(errno);
+    EXPECT_EQ(std::string(buf.data(), kUnit), data.substr(u * kUnit, kUnit)) << "unit " << u;
+  }
+  // Writes to its units fail (EROFS from its filesystem, or EIO); the others land.
+  int refused = 0;
+  for (uint64_t u = 0; u < 12; ++u) {
+    std::memset(buf.data(), static_cast<int>('a' + u), kUnit);
+    const ssize_t n = ::pwrite(fd, buf.data(), kUnit, static_cast<off_t>(u * kUnit));
+    const int err = errno;
+    if (DiskOf("column", u * kUnit) == 2) {
+      EXPECT_EQ(n, -1) << "unit " << u;
+      EXPECT_TRUE(err == EROFS || err == EIO) << "unit " << u << ": " << strerror(err);
+      ++refused;
+    } else {
+      EXPECT_EQ(n, static_cast<ssize_t>(kUnit)) << "unit " << u << ": " << strerror(err);
+      data.replace(u * kUnit, kUnit, std::string(kUnit, static_cast<char>('a' + u)));
+    }
+  }
+  EXPECT_EQ(refused, 4);
+  // fsync syncs the parts that took writes; they are on disks that work. (The read-only
+  // disk's part holds nothing new; ext4 would answer its fsync with EROFS.)
+  EXPECT_EQ(::fsync(fd), 0) << strerror(errno);
+  ::close(fd);
+  // What was acknowledged reads back, what was refused never landed; the rest of the
+  // mount works and the daemon names the disk.
+  EXPECT_EQ(ReadFile(mnt + "/graph/column"), data);
   EXPECT_EQ(ReadFile(mnt + "/graph/meta"), "ok");
   WriteFile(mnt + "/graph/notes", "still fine");
   EXPECT_EQ(ReadFile(mnt + "/graph/notes"), "still fine");

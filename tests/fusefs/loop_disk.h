@@ -1,10 +1,15 @@
 // A real small disk for fault tests: a sparse image file on a loop device with its own
 // ext4, mounted on a directory; detached and removed when the test ends. It can be made
 // to fail like a disk that is pulled (the backing shrinks to nothing: every read and
-// write of the device gets EIO), and it fills up like a real one (ENOSPC).
+// write of the device gets EIO) or like one whose filesystem turned read-only after an
+// error (ext4's errors=remount-ro), and it fills up like a real one (ENOSPC).
 #pragma once
 
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <string>
 
@@ -31,7 +36,7 @@ class LoopDisk {
       error_ = "mkfs.ext4: " + mkfs.output;
       return;
     }
-    CommandResult mnt = RunCommand({"mount", device_, dir_});
+    CommandResult mnt = RunCommand({"mount", "-o", "errors=remount-ro", device_, dir_});
     if (mnt.status != 0) error_ = "mount: " + mnt.output;
     mounted_ = mnt.status == 0;
   }
@@ -51,6 +56,22 @@ class LoopDisk {
   bool Pull() {
     return RunCommand({"truncate", "-s", "0", image_}).status == 0 &&
            RunCommand({"losetup", "-c", device_}).status == 0;
+  }
+
+  // The filesystem hits an error and, as mounted (errors=remount-ro), turns read-only:
+  // reads keep working, every write gets EROFS, files open for writing included.
+  bool MakeReadOnly() {
+    const std::string name = device_.substr(device_.rfind('/') + 1);
+    WriteFile("/sys/fs/ext4/" + name + "/trigger_fs_error", "graphfs test: disk made read-only\n");
+    // (The superblock turns read-only; the mount's own flags still say rw.)
+    const std::string probe = dir_ + "/.read-only-probe";
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+      ::unlink(probe.c_str());
+      return false;
+    }
+    return errno == EROFS;
   }
 
  private:
