@@ -22,7 +22,7 @@ Status SetKernelReadAhead(const std::string& mountpoint, uint64_t bytes) {
 
 void ApplyKernelReadAheadOnce(GraphFs& fs) {
   std::call_once(fs.kernel_readahead_set, [&fs] {
-    if (fs.mountpoint.empty()) return;
+    if (fs.mountpoint.empty() || fs.options.kernel_readahead == 0) return;
     Status s = SetKernelReadAhead(fs.mountpoint, fs.options.kernel_readahead);
     if (!s.ok())
       LogError("kernel read-ahead of " + fs.mountpoint + " stays at the kernel's default: " + s.error().message());

@@ -179,7 +179,7 @@ const char* MountOptionsHelp() {
          "    -o readahead_mem=SIZE   memory for units loaded ahead of their readers (default 1G)\n"
          "    -o direct=0|1           O_DIRECT on part files for aligned reads (default 1)\n"
          "    -o kernel_readahead=SIZE  the kernel's read-ahead window for buffered readers of the\n"
-         "                            mount (default 16M; the kernel's own default is 128K)\n"
+         "                            mount (default and 0: the kernel's own, 128K)\n"
          "    -o disks=D0:D1:...      disk directories, overriding the registered paths (same order)\n"
          "    -o log=FILE             log file (default: stderr; syslog-free)\n"
          "    -o timeout=SECONDS      attribute and entry cache timeout (default 1)\n"

@@ -24,7 +24,7 @@ struct MountOptions {
   bool readahead_off = false;        // readahead=0
   uint64_t readahead_mem = 1ull << 30;  // units loaded ahead of their readers (cache staging)
   bool direct = true;                // O_DIRECT on part files for aligned reads
-  uint64_t kernel_readahead = 16ull << 20;  // the kernel's read-ahead window on this mount
+  uint64_t kernel_readahead = 0;     // the kernel's read-ahead window on this mount; 0 = its own (128K)
   std::vector<std::string> disks;    // overrides the registered disk paths (in order)
   std::string log_file;
   bool read_only = false;            // seen in the FUSE options (ro)
