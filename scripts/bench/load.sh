@@ -12,8 +12,8 @@
 # each job slot reruns its app (bfs, sssp, wcc, pagerank-delta in turn) until the time is up.
 # scripts/bench/load_writer.py does random operations on the scratch file and on ordinary files,
 # checked against a model. Reported: job runs and failures, writer ops and errors, the daemon's
-# RSS (first minute, median, max, last) against the cache budget, its descriptors and threads at
-# start and end. Samples: results/load-STAMP.tsv; job logs: results/load-STAMP/.
+# RSS (first minute, median, max, last) against the cache budget, its threads, and its
+# descriptors by kind at start, at the peak, after the load and after the kernel forgot inodes. Samples: results/load-STAMP.tsv; job logs: results/load-STAMP/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -88,15 +88,40 @@ job_slot() {
   done
 }
 
+# The daemon's descriptors by kind, tab-separated: all, O_PATH (one per inode the kernel
+# knows), open files, open directories, the rest (io_uring, /dev/fuse, eventfds, pipes).
+fds_by_kind() {
+  python3 - "$1" <<'PY'
+import os, stat, sys
+pid = sys.argv[1]
+kinds = {"path": 0, "file": 0, "dir": 0, "other": 0}
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        flags = next(int(l.split()[1], 8) for l in open(f"/proc/{pid}/fdinfo/{fd}") if l.startswith("flags:"))
+        mode = os.stat(f"/proc/{pid}/fd/{fd}").st_mode
+    except (OSError, StopIteration):
+        continue  # closed meanwhile
+    if flags & 0o10000000:
+        kinds["path"] += 1
+    elif stat.S_ISREG(mode):
+        kinds["file"] += 1
+    elif stat.S_ISDIR(mode):
+        kinds["dir"] += 1
+    else:
+        kinds["other"] += 1
+print(sum(kinds.values()), kinds["path"], kinds["file"], kinds["dir"], kinds["other"], sep="\t")
+PY
+}
+
 sample() {
-  printf 't_s\trss_kb\tfds\tthreads\tcache_bytes\n' > "$SAMPLES"
+  printf 't_s\trss_kb\tfds\tfds_path\tfds_file\tfds_dir\tfds_other\tthreads\tcache_bytes\n' > "$SAMPLES"
   local t0 now
   t0=$(date +%s)
   while kill -0 "$DAEMON" 2>/dev/null && (( $(date +%s) < END + 30 )); do
     now=$(date +%s)
     printf '%s\t%s\t%s\t%s\t%s\n' $((now - t0)) \
       "$(awk '/^VmRSS/ {print $2}' /proc/"$DAEMON"/status)" \
-      "$(ls /proc/"$DAEMON"/fd | wc -l)" \
+      "$(fds_by_kind "$DAEMON")" \
       "$(awk '/^Threads/ {print $2}' /proc/"$DAEMON"/status)" \
       "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cache"]["used"])' "$MNT/.graphfs/stats" 2>/dev/null || echo -)" \
       >> "$SAMPLES"
@@ -118,6 +143,13 @@ wait "$WRITER" || WRITER_STATUS=$?
 for pid in "${SLOTS[@]}"; do wait "$pid" || true; done
 sleep 10  # idle samples after the load
 kill "$SAMPLER" 2>/dev/null || true
+# With the load gone, the kernel forgets the inodes it no longer needs (FORGET): the daemon
+# must close their O_PATH descriptors, and nothing else may be left open.
+FDS_IDLE=$(fds_by_kind "$DAEMON")
+sync
+echo 2 > /proc/sys/vm/drop_caches
+sleep 3
+FDS_FORGOT=$(fds_by_kind "$DAEMON")
 
 ALIVE=yes
 kill -0 "$DAEMON" 2>/dev/null || ALIVE=no
@@ -132,14 +164,18 @@ rows = [r for r in rows if r[1]]
 budget = int(sys.argv[2])
 rss = [int(r[1]) * 1024 for r in rows]
 fds = [int(r[2]) for r in rows]
-thr = [int(r[3]) for r in rows]
+thr = [int(r[7]) for r in rows]
+kinds = lambda r: f"{r[0]} (O_PATH {r[1]}, files {r[2]}, directories {r[3]}, other {r[4]})"
+peak = max(rows, key=lambda r: int(r[2]))
 first = [int(r[1]) * 1024 for r in rows if int(r[0]) <= 60]
 mib = lambda b: f"{b / 2**20:.0f} MiB"
 print(f"daemon alive at the end: $ALIVE")
 print(f"job runs: $RUNS, failed: $FAILED; writer: $(tail -1 "$LOGS/writer.log") (exit $WRITER_STATUS)")
 print(f"RSS: first minute max {mib(max(first))}, median {mib(statistics.median(rss))}, max {mib(max(rss))}, "
       f"last {mib(rss[-1])}; cache budget {mib(budget)}; max - budget = {mib(max(rss) - budget)}")
-print(f"descriptors: start {fds[0]}, max {max(fds)}, end {fds[-1]}; threads: start {thr[0]}, max {max(thr)}, end {thr[-1]}")
+print(f"descriptors: start {kinds(rows[0][2:7])}; max {kinds(peak[2:7])}")
+print(f"descriptors after the load: {kinds('$FDS_IDLE'.split())}; after the kernel forgot inodes: {kinds('$FDS_FORGOT'.split())}")
+print(f"threads: start {thr[0]}, max {max(thr)}, end {thr[-1]}")
 EOF
 echo "grep -h failed $LOGS/slot*.status; daemon log: $BENCH_ROOT/daemon.log (removed at exit: copied to $LOGS)"
 cp "$BENCH_ROOT/daemon.log" "$LOGS/" 2>/dev/null || true
