@@ -1,6 +1,7 @@
 #include "tests/fusefs/mount_harness.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -110,10 +111,28 @@ void GraphfsMount::Kill() {
   pid_ = -1;
 }
 
+void GraphfsMount::CheckExit(int status) const {
+  // A daemon that crashed, or that a sanitizer stopped (or only reported, when not told to
+  // halt), fails the test that mounted it, even if every operation of the test passed.
+  const std::string out = ReadFile(mountpoint_ + ".out");
+  const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool sanitizer_report = out.find("Sanitizer") != std::string::npos || out.find("runtime error:") != std::string::npos;
+  if (!clean || sanitizer_report) {
+    ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " "
+                  << (WIFSIGNALED(status) ? "died of signal " + std::to_string(WTERMSIG(status))
+                                          : "exited with status " + std::to_string(WEXITSTATUS(status)))
+                  << (sanitizer_report ? " after a sanitizer report" : "") << "; its output:\n"
+                  << out;
+  }
+}
+
 bool GraphfsMount::WaitForExit(int timeout_ms) {
   for (int waited = 0; pid_ > 0; waited += 25) {
     int status;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      CheckExit(status);
+      pid_ = -1;
+    }
     else if (waited >= timeout_ms) return false;
     else std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
@@ -132,11 +151,13 @@ void GraphfsMount::Unmount() {
   for (int i = 0; i < 200; ++i) {
     int status;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      CheckExit(status);
       pid_ = -1;
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
+  ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " did not exit within 5 s of the unmount";
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, nullptr, 0);
   pid_ = -1;

@@ -38,6 +38,7 @@ class GraphfsMount {
   // crash would); Unmount() (and the destructor) still detach it.
   void Kill();
   // Waits for the daemon to exit by itself (reaping it); false if it is still running.
+  // Unmount() and this fail the test if the daemon exited unclean or a sanitizer reported.
   bool WaitForExit(int timeout_ms);
   bool mounted() const { return pid_ > 0; }
   int pid() const { return pid_; }
@@ -45,6 +46,10 @@ class GraphfsMount {
   const std::string& log() const { return log_path_; }
 
  private:
+  // Fails the running test if the daemon's wait status or output shows a crash or a
+  // sanitizer report.
+  void CheckExit(int status) const;
+
   int pid_ = -1;
   std::string mountpoint_;
   std::string error_;
