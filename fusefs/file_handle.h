@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +30,17 @@ struct FileHandle {
   ReadStreams streams;                   // kStriped: sequential readers of this handle
   std::string content;                   // kControl: snapshot taken at open
   std::shared_ptr<JobFileHandle> job;    // kJob: a file of .graphfs/jobs/NAME/
+
+  // The kernel sends RELEASE only after it has the replies to every request on the handle,
+  // so a request's last use of the handle (and of its descriptors) happens before Release
+  // deletes it. TSan cannot see that ordering when it runs through splice(2) on /dev/fuse,
+  // as libfuse's request and reply paths do. A read marks its last use just before it
+  // replies, and Release waits on the mark before it deletes, which gives TSan the order.
+  void MarkLastUse() { uses_.fetch_add(1, std::memory_order_release); }
+  void AfterLastUse() const { (void)uses_.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<uint64_t> uses_{0};
 };
 
 struct DirEntry {

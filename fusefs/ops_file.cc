@@ -25,6 +25,9 @@ int BackingFlags(int flags) { return flags & ~(O_NOFOLLOW | O_DIRECT | O_CREAT |
 
 FileHandle& Handle(fuse_file_info* fi) { return *reinterpret_cast<FileHandle*>(fi->fh); }
 
+// libfuse replies with less than two pages by copying, not by splicing.
+constexpr size_t kSpliceMin = 2 * 4096;
+
 bool IsStriped(Inode& inode) {
   std::lock_guard<std::mutex> lock(inode.mu);
   return inode.manifest.has_value();
@@ -143,18 +146,34 @@ void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info*
     }
     case FileHandle::Kind::kPlain: {
       fs.counters.passthrough_reads.fetch_add(1, std::memory_order_relaxed);
-      if (h.direct.valid() && offset % kDirectAlign == 0 && size % kDirectAlign == 0) {
-        AlignedBuffer& buf = ThreadBuffer(size);
+      const bool direct = h.direct.valid() && offset % kDirectAlign == 0 && size % kDirectAlign == 0;
+      const int fd = direct ? h.direct.get() : h.fd.get();
+      if (!direct) {
+        // Large replies are spliced from the descriptor by libfuse. It would pread() the
+        // descriptor itself for a reply under two pages, and again after a splice cut short
+        // by EOF; those reads are done here instead, and the request is cut at EOF, so that
+        // libfuse never touches the descriptor after this handler's last use of it.
+        struct stat st;
+        if (::fstat(fd, &st) != 0) return ReplyErr(req, errno);
+        const uint64_t left = offset < st.st_size ? static_cast<uint64_t>(st.st_size - offset) : 0;
+        size = static_cast<size_t>(std::min<uint64_t>(size, left));
+      }
+      if (direct || size < kSpliceMin) {
+        AlignedBuffer& buf = ThreadBuffer(std::max<size_t>(size, 1));
         if (!buf.ok()) return ReplyErr(req, ENOMEM);
-        ssize_t n = ::pread(h.direct.get(), buf.data(), size, offset);
-        if (n < 0) return ReplyErr(req, errno);
+        ssize_t n = size == 0 ? 0 : ::pread(fd, buf.data(), size, offset);
+        const int err = errno;
+        h.MarkLastUse();
+        if (n < 0) return ReplyErr(req, err);
         fs.counters.bytes_read.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
         return (void)fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
       }
       fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
       buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-      buf.buf[0].fd = h.fd.get();
+      buf.buf[0].fd = fd;
       buf.buf[0].pos = offset;
+      h.MarkLastUse();
+      fs.counters.bytes_read.fetch_add(size, std::memory_order_relaxed);
       return (void)fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
     }
   }
@@ -236,6 +255,7 @@ void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
     Status s = h->striped->Flush();
     if (!s.ok()) LogError("release: " + s.error().message());
   }
+  h->AfterLastUse();  // see file_handle.h
   delete h;
   fuse_reply_err(req, 0);
 }
