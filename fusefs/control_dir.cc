@@ -140,6 +140,10 @@ std::string RenderStats(GraphFs& fs) {
   j["jobs"] = jobs["jobs"];
   j["schedulers"] = jobs["schedulers"];
   j["inodes"] = fs.inodes.size();
+  // Handles the kernel holds, not counting the one this read comes through (it is handed
+  // over after the content is made).
+  j["open_files"] = fs.handles.files();
+  j["open_dirs"] = fs.handles.dirs();
   return j.dump(2) + "\n";
 }
 

@@ -16,6 +16,7 @@
 #include "fusefs/jobs_dir.h"
 #include "fusefs/inode_table.h"
 #include "fusefs/mount_options.h"
+#include "fusefs/open_handles.h"
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
 #include "striping/striped_file.h"
@@ -45,6 +46,7 @@ struct GraphFs {
   // Declared after the cache, so they go first: their loads run through it.
   GraphSchedules schedules;  // logical-partition schedulers, one per graph in use
   JobsDir jobs;              // .graphfs/jobs/
+  OpenHandles handles;       // last: a handle refers to inodes, files, jobs
   fuse_session* session = nullptr;
   std::once_flag kernel_readahead_set;  // see kernel_readahead.h
   double timeout = 1.0;  // attribute and entry cache timeout (seconds)
@@ -57,6 +59,9 @@ void AddEntryOps(fuse_lowlevel_ops& ops);
 void AddDirOps(fuse_lowlevel_ops& ops);
 void AddFileOps(fuse_lowlevel_ops& ops);
 void AddXattrOps(fuse_lowlevel_ops& ops);
+// At unmount: releases the handles the kernel never sent RELEASE for (open_handles.h), as
+// RELEASE would. Returns how many there were.
+size_t ReleaseLeftHandles(GraphFs& fs);
 
 // Shared helpers (ops_common.cc).
 Inode& GetInode(fuse_req_t req, fuse_ino_t ino);

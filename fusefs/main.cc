@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -290,7 +291,15 @@ int Run(int argc, char** argv) {
           ret = fuse_session_loop_mt(se, cfg);
           fuse_loop_cfg_destroy(cfg);
         }
+        if (ret == -ECONNABORTED && ConnectionEndedByUnmount(fs.mountpoint)) {
+          // libfuse has printed "reading device: Software caused connection abort".
+          LogError("the kernel ended the connection as " + fs.mountpoint + " was unmounted; a clean end");
+          ret = 0;
+        }
         fuse_session_unmount(se);
+        if (size_t left = ReleaseLeftHandles(fs); left > 0) {
+          LogError("released " + std::to_string(left) + " handle(s) the kernel left open at unmount");
+        }
         fs.jobs.Shutdown();     // answers waiting jobs; no new LP loads
         fs.schedules.Clear();   // their builders stop before the cache goes
         fs.cache.reset();  // cancels prefetches, then the queues drain

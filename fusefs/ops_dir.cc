@@ -67,9 +67,9 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   } else {
     return ReplyErr(req, ENOTDIR);
   }
-  fi->fh = reinterpret_cast<uint64_t>(d.release());
   fi->cache_readdir = 0;
-  fuse_reply_open(req, fi);
+  fi->fh = fs.handles.Add(std::move(d));
+  if (fuse_reply_open(req, fi) != 0) fs.handles.TakeDir(fi->fh);  // interrupted: never released
 }
 
 void Readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
@@ -94,7 +94,7 @@ void Readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
 }
 
 void Releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  delete reinterpret_cast<DirHandle*>(fi->fh);
+  Fs(req).handles.TakeDir(fi->fh);
   fuse_reply_err(req, 0);
 }
 

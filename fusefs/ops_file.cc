@@ -25,6 +25,24 @@ int BackingFlags(int flags) { return flags & ~(O_NOFOLLOW | O_DIRECT | O_CREAT |
 
 FileHandle& Handle(fuse_file_info* fi) { return *reinterpret_cast<FileHandle*>(fi->fh); }
 
+// What RELEASE does, also for the handles the kernel never released (ReleaseLeftHandles).
+void ReleaseHandle(GraphFs& fs, std::unique_ptr<FileHandle> h) {
+  if (h->kind == FileHandle::Kind::kJob) fs.jobs.Release(fs, *h->job);
+  if (h->kind == FileHandle::Kind::kStriped) {
+    Status s = h->striped->Flush();
+    if (!s.ok()) LogError("release: " + s.error().message());
+  }
+  h->AfterLastUse();  // see file_handle.h
+}
+
+// Hands `h` to the kernel. If the open was interrupted meanwhile, the kernel never gets the
+// handle and will not release it: it is released here.
+void ReplyOpen(fuse_req_t req, fuse_file_info* fi, std::unique_ptr<FileHandle> h) {
+  GraphFs& fs = Fs(req);
+  fi->fh = fs.handles.Add(std::move(h));
+  if (fuse_reply_open(req, fi) != 0) ReleaseHandle(fs, fs.handles.TakeFile(fi->fh));
+}
+
 // libfuse replies with less than two pages by copying, not by splicing.
 constexpr size_t kSpliceMin = 2 * 4096;
 
@@ -70,8 +88,7 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
     // every read goes through the buffered descriptor.)
     h->direct.reset(::open(ProcPath(inode.fd.get()).c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
   }
-  fi->fh = reinterpret_cast<uint64_t>(h.release());
-  fuse_reply_open(req, fi);
+  ReplyOpen(req, fi, std::move(h));
 }
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -86,8 +103,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     h->inode = &inode;
     h->content = std::move(*content);
     fi->direct_io = 1;  // the content is generated; its size is not known in advance
-    fi->fh = reinterpret_cast<uint64_t>(h.release());
-    return (void)fuse_reply_open(req, fi);
+    return ReplyOpen(req, fi, std::move(h));
   }
   if (inode.kind == Inode::Kind::kJobFile) {
     auto job = fs.jobs.Open(fs, inode, fi->flags, Credentials::Of(req));
@@ -97,8 +113,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     h->job = std::move(*job);
     fi->direct_io = 1;  // generated or scheduled content: every read reaches the daemon
     fi->nonseekable = 0;
-    fi->fh = reinterpret_cast<uint64_t>(h.release());
-    return (void)fuse_reply_open(req, fi);
+    return ReplyOpen(req, fi, std::move(h));
   }
   if (inode.kind != Inode::Kind::kBacked) return ReplyErr(req, EISDIR);
   OpenBacked(req, inode, fi, std::move(h));
@@ -121,8 +136,8 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   if (err != 0) return ReplyErr(req, err);
   Inode& inode = GetInode(req, e.ino);
   h->inode = &inode;
-  fi->fh = reinterpret_cast<uint64_t>(h.release());
-  fuse_reply_create(req, &e, fi);
+  fi->fh = fs.handles.Add(std::move(h));
+  if (fuse_reply_create(req, &e, fi) != 0) ReleaseHandle(fs, fs.handles.TakeFile(fi->fh));
 }
 
 void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
@@ -249,14 +264,9 @@ void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  FileHandle* h = &Handle(fi);
-  if (h->kind == FileHandle::Kind::kJob) Fs(req).jobs.Release(Fs(req), *h->job);
-  if (h->kind == FileHandle::Kind::kStriped) {
-    Status s = h->striped->Flush();
-    if (!s.ok()) LogError("release: " + s.error().message());
-  }
-  h->AfterLastUse();  // see file_handle.h
-  delete h;
+  GraphFs& fs = Fs(req);
+  std::unique_ptr<FileHandle> h = fs.handles.TakeFile(fi->fh);
+  if (h != nullptr) ReleaseHandle(fs, std::move(h));
   fuse_reply_err(req, 0);
 }
 
@@ -294,6 +304,12 @@ void Fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
 }
 
 }  // namespace
+
+size_t ReleaseLeftHandles(GraphFs& fs) {
+  OpenHandles::Left left = fs.handles.TakeAll();
+  for (auto& h : left.files) ReleaseHandle(fs, std::move(h));
+  return left.files.size() + left.dirs.size();
+}
 
 void AddFileOps(fuse_lowlevel_ops& ops) {
   ops.open = Open;

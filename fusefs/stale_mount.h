@@ -15,4 +15,10 @@ namespace graphfs {
 // detached here (`*cleaned` set). An error names the problem and the command to run.
 Status CleanStaleMount(const std::string& mountpoint, bool* cleaned);
 
+// For a daemon whose read of /dev/fuse failed with ECONNABORTED, which the kernel returns
+// both when the connection was aborted (/sys/fs/fuse/connections/N/abort) and when an
+// unmount ended it while a request (often a file's last RELEASE) was being read. True in
+// the second case: nothing is attached at `mountpoint` any more, or a live mount is.
+bool ConnectionEndedByUnmount(const std::string& mountpoint);
+
 }  // namespace graphfs

@@ -14,6 +14,10 @@
 #include <chrono>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "striping/striped_file.h"
 #include "tests/fusefs/fs_fixture.h"
@@ -162,6 +166,29 @@ TEST_F(FsOps, UnlinkOfOpenFileKeepsItReadable) {
     ::close(fd);
     EXPECT_EQ(::access((r + "/open").c_str(), F_OK), -1);
   }
+}
+
+// The daemon owns every handle it gave the kernel until RELEASE, and releases the ones
+// the kernel never released at unmount (open_handles.h); stats shows how many it holds.
+TEST_F(FsOps, StatsCountOpenHandlesUntilTheyAreReleased) {
+  auto held = [&] {
+    const nlohmann::json st = nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats"));
+    return std::make_pair(st["open_files"].get<int>(), st["open_dirs"].get<int>());
+  };
+  ASSERT_EQ(held(), std::make_pair(0, 0));
+  std::vector<int> fds;
+  for (int i = 0; i < 3; ++i) fds.push_back(::open((mnt + "/h" + std::to_string(i)).c_str(), O_CREAT | O_RDWR, 0644));
+  fds.push_back(::open((mnt + "/h0").c_str(), O_RDONLY));
+  DIR* d = ::opendir(mnt.c_str());
+  ASSERT_NE(d, nullptr);
+  for (int fd : fds) ASSERT_GE(fd, 0);
+  EXPECT_EQ(held(), std::make_pair(4, 1));
+  for (int fd : fds) ::close(fd);
+  ::closedir(d);
+  // RELEASE is sent in the background after close(2).
+  for (int waited = 0; held() != std::make_pair(0, 0) && waited < 5000; waited += 20)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(held(), std::make_pair(0, 0));
 }
 
 TEST_F(FsOps, DirectoriesCreateListRemove) {
