@@ -297,6 +297,16 @@ int Run(int argc, char** argv) {
           ret = 0;
         }
         fuse_session_unmount(se);
+        // A connection aborted through /sys/fs/fuse/connections/N/abort ends the loop as an
+        // unmount does, but libfuse then takes the mount for gone and leaves it there, dead.
+        bool detached = false;
+        if (Status s = CleanStaleMount(fs.mountpoint, &detached); !s.ok()) {
+          LogError("the connection was aborted: " + s.error().message());
+          ret = -ECONNABORTED;
+        } else if (detached) {
+          LogError("the connection was aborted; detached the dead mount at " + fs.mountpoint);
+          ret = -ECONNABORTED;
+        }
         if (size_t left = ReleaseLeftHandles(fs); left > 0) {
           LogError("released " + std::to_string(left) + " handle(s) the kernel left open at unmount");
         }

@@ -5,11 +5,14 @@
 // with -z (lazy) open files keep working until closed, and nothing written is lost.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -181,6 +184,36 @@ TEST_F(DaemonCrash, UnmountWithOpenFilesIsRefusedOrLazy) {
   EXPECT_TRUE(mount.WaitForExit(5000)) << "the daemon stayed after its lazily unmounted files were closed";
   EXPECT_EQ(ReadFile(graph + "/out"), "before\nafter\n");
   DoMount();
+  EXPECT_EQ(ReadFile(mnt + "/graph/column"), data);
+}
+
+// An admin may abort a hung mount through fusectl (/sys/fs/fuse/connections/N/abort). The
+// daemon's loop then ends as on an unmount, but libfuse takes the mount for gone and would
+// leave it attached and dead: the daemon detaches it, says why, and exits non-zero.
+TEST_F(DaemonCrash, AbortedConnectionExitsNonZeroAndLeavesNoDeadMount) {
+  const std::string conns = "/sys/fs/fuse/connections";
+  if (!IsMountPoint(conns)) {
+    ASSERT_EQ(::mount("fusectl", conns.c_str(), "fusectl", 0, nullptr), 0) << std::strerror(errno);
+  }
+  const std::string data = RandomBytes(256 << 10, 5);
+  Stripe("column", data);
+  DoMount();
+  int reader = ::open((mnt + "/graph/column").c_str(), O_RDONLY);
+  ASSERT_GE(reader, 0);
+  struct stat st;
+  ASSERT_EQ(::stat(mnt.c_str(), &st), 0);
+  WriteFile(conns + "/" + std::to_string(minor(st.st_dev)) + "/abort", "1");
+  EXPECT_TRUE(mount.WaitForExit(5000, 1)) << "the daemon stayed after its connection was aborted";
+  const std::string log = ReadFile(mount.log());
+  EXPECT_NE(log.find("connection was aborted; detached the dead mount"), std::string::npos) << log;
+  EXPECT_FALSE(IsMountPoint(mnt));
+  char byte;
+  EXPECT_EQ(::pread(reader, &byte, 1, 0), -1);
+  EXPECT_EQ(errno, ENOTCONN);
+  ::close(reader);
+  // Mounting again needs no cleanup, and nothing was lost.
+  DoMount();
+  EXPECT_EQ(ReadFile(mnt + ".out").find("stale mount"), std::string::npos) << ReadFile(mnt + ".out");
   EXPECT_EQ(ReadFile(mnt + "/graph/column"), data);
 }
 

@@ -111,11 +111,11 @@ void GraphfsMount::Kill() {
   pid_ = -1;
 }
 
-void GraphfsMount::CheckExit(int status) const {
+void GraphfsMount::CheckExit(int status, int expected_exit) const {
   // A daemon that crashed, or that a sanitizer stopped (or only reported, when not told to
   // halt), fails the test that mounted it, even if every operation of the test passed.
   const std::string out = ReadFile(mountpoint_ + ".out");
-  const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == expected_exit;
   const bool sanitizer_report = out.find("Sanitizer") != std::string::npos || out.find("runtime error:") != std::string::npos;
   if (!clean || sanitizer_report) {
     ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " "
@@ -126,11 +126,11 @@ void GraphfsMount::CheckExit(int status) const {
   }
 }
 
-bool GraphfsMount::WaitForExit(int timeout_ms) {
+bool GraphfsMount::WaitForExit(int timeout_ms, int exit_status) {
   for (int waited = 0; pid_ > 0; waited += 25) {
     int status;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      CheckExit(status);
+      CheckExit(status, exit_status);
       pid_ = -1;
     }
     else if (waited >= timeout_ms) return false;

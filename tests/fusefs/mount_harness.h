@@ -39,7 +39,8 @@ class GraphfsMount {
   void Kill();
   // Waits for the daemon to exit by itself (reaping it); false if it is still running.
   // Unmount() and this fail the test if the daemon exited unclean or a sanitizer reported.
-  bool WaitForExit(int timeout_ms);
+  // `exit_status`: the status the daemon is expected to exit with.
+  bool WaitForExit(int timeout_ms, int exit_status = 0);
   bool mounted() const { return pid_ > 0; }
   int pid() const { return pid_; }
   const std::string& error() const { return error_; }
@@ -48,7 +49,7 @@ class GraphfsMount {
  private:
   // Fails the running test if the daemon's wait status or output shows a crash or a
   // sanitizer report.
-  void CheckExit(int status) const;
+  void CheckExit(int status, int expected_exit = 0) const;
 
   int pid_ = -1;
   std::string mountpoint_;
