@@ -46,7 +46,7 @@ struct GraphFs {
   // Declared after the cache, so they go first: their loads run through it.
   GraphSchedules schedules;  // logical-partition schedulers, one per graph in use
   JobsDir jobs;              // .graphfs/jobs/
-  OpenHandles handles;       // last: a handle refers to inodes, files, jobs
+  OpenHandles handles;       // after what handles refer to (inodes, files, jobs): goes first
   fuse_session* session = nullptr;
   std::once_flag kernel_readahead_set;  // see kernel_readahead.h
   double timeout = 1.0;  // attribute and entry cache timeout (seconds)

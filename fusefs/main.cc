@@ -291,14 +291,10 @@ int Run(int argc, char** argv) {
           ret = fuse_session_loop_mt(se, cfg);
           fuse_loop_cfg_destroy(cfg);
         }
-        if (ret == -ECONNABORTED && ConnectionEndedByUnmount(fs.mountpoint)) {
-          // libfuse has printed "reading device: Software caused connection abort".
-          LogError("the kernel ended the connection as " + fs.mountpoint + " was unmounted; a clean end");
-          ret = 0;
-        }
         fuse_session_unmount(se);
-        // A connection aborted through /sys/fs/fuse/connections/N/abort ends the loop as an
-        // unmount does, but libfuse then takes the mount for gone and leaves it there, dead.
+        // The loop ends the same way when an unmount ended the connection and when it was
+        // aborted (/sys/fs/fuse/connections/N/abort); libfuse then takes the mount for gone.
+        // Only an aborted one is still attached, dead: detach it, and the exit is an error.
         bool detached = false;
         if (Status s = CleanStaleMount(fs.mountpoint, &detached); !s.ok()) {
           LogError("the connection was aborted: " + s.error().message());
@@ -306,6 +302,11 @@ int Run(int argc, char** argv) {
         } else if (detached) {
           LogError("the connection was aborted; detached the dead mount at " + fs.mountpoint);
           ret = -ECONNABORTED;
+        } else if (ret == -ECONNABORTED) {
+          // The kernel says so to a read that was copying a request when an unmount ended
+          // the connection (libfuse printed "reading device: Software caused connection abort").
+          LogError("the kernel ended the connection as " + fs.mountpoint + " was unmounted; a clean end");
+          ret = 0;
         }
         if (size_t left = ReleaseLeftHandles(fs); left > 0) {
           LogError("released " + std::to_string(left) + " handle(s) the kernel left open at unmount");

@@ -59,9 +59,4 @@ Status CleanStaleMount(const std::string& mountpoint, bool* cleaned) {
   return Status::Ok();
 }
 
-bool ConnectionEndedByUnmount(const std::string& mountpoint) {
-  struct statfs sfs;
-  return ::statfs(mountpoint.c_str(), &sfs) == 0 || errno != ENOTCONN;
-}
-
 }  // namespace graphfs

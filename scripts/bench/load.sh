@@ -13,7 +13,8 @@
 # scripts/bench/load_writer.py does random operations on the scratch file and on ordinary files,
 # checked against a model. Reported: job runs and failures, writer ops and errors, the daemon's
 # RSS (first minute, median, max, last) against the cache budget, its threads, and its
-# descriptors by kind at start, at the peak, after the load and after the kernel forgot inodes. Samples: results/load-STAMP.tsv; job logs: results/load-STAMP/.
+# descriptors by kind at start, at the peak, after the load and after the kernel forgot inodes.
+# Samples: results/load-STAMP.tsv; job logs: results/load-STAMP/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
