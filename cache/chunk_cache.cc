@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 
 namespace graphfs::cache {
@@ -16,13 +17,6 @@ constexpr int64_t kUnreadIdleNs = 30'000'000'000;
 // A process that took part of a unit in this visit and read from it this recently is still
 // reading it: the unit is in use now, whatever the process's stream position says.
 constexpr int64_t kPartWayIdleNs = 1'000'000'000;
-// A stream's rear reader (a thread reading behind the leading one) that read this recently is
-// still on its segment.
-constexpr int64_t kRearReaderIdleNs = 1'000'000'000;
-// A stream that read within this long shares the read-ahead staging.
-constexpr int64_t kLiveStreamNs = 1'000'000'000;
-// Whether a stream's process still exists is asked again after this long.
-constexpr int64_t kAliveRecheckNs = 1'000'000'000;
 // Finished staged units are looked at no more often than this (unless memory is short).
 constexpr int64_t kSweepIntervalNs = 20'000'000;
 constexpr size_t kMaxProcesses = 512;
@@ -34,10 +28,21 @@ int64_t NowNs() {
 
 }  // namespace
 
-const char* PolicyName(Policy p) { return p == Policy::kPriority ? "priority" : "lru"; }
+std::unique_ptr<EvictionPolicy> MakePolicy(const CacheOptions& o) {
+  EvictionPolicyOptions po;
+  po.stream_idle_ns = o.stream_idle_ns;
+  po.process_alive = o.process_alive;
+  std::unique_ptr<EvictionPolicy> p = NewEvictionPolicy(o.policy, po);
+  if (p == nullptr) {
+    // The mount options refuse unknown names with a message; reaching this is a bug.
+    std::fprintf(stderr, "graphfs: unknown cache policy '%s'\n", o.policy.c_str());
+    std::abort();
+  }
+  return p;
+}
 
-struct UnitRef::Entry {
-  UnitKey key;
+struct UnitRef::Entry final : UnitView {
+  UnitKey key_;
   uint64_t offset = 0, length = 0;
   double weight = 1.0;
   AlignedBuffer buffer;
@@ -61,12 +66,24 @@ struct UnitRef::Entry {
     int64_t last_ns;
   };
   std::vector<Taker> takers;
+  int64_t same_pass_ns = 0;  // the cache's
+
+  const UnitKey& key() const override { return key_; }
+  bool PartWay(int64_t now) const override {
+    for (const Taker& t : takers)
+      if (t.bytes < length && now - t.last_ns <= kPartWayIdleNs) return true;
+    return false;
+  }
+  bool TakenInVisit(uint32_t pid, int64_t now) const override {
+    for (const Taker& t : takers)
+      if (t.pid == pid && now - t.last_ns <= same_pass_ns) return true;
+    return false;
+  }
 };
 
 struct ChunkCache::Record {
   ReaderSet readers;
   std::shared_ptr<Entry> entry;  // null when the unit is not in memory
-  double boost = 1.0;
 };
 
 struct ChunkCache::Task {
@@ -110,9 +127,9 @@ void UnitRef::NoteServed(uint64_t bytes) {
 
 // ---- ChunkCache ----
 
-ChunkCache::ChunkCache(const CacheOptions& options) : options_(options) {
+ChunkCache::ChunkCache(const CacheOptions& options) : options_(options), policy_(MakePolicy(options)) {
   if (!options.trace_path.empty()) trace_ = std::fopen(options.trace_path.c_str(), "a");
-  counters_.policy = options.policy;
+  counters_.policy = policy_->name();
   counters_.capacity = options.capacity;
   for (uint32_t i = 0; i < std::max<uint32_t>(1, options.prefetch_threads); ++i)
     workers_.emplace_back([this] { PrefetchWorker(); });
@@ -146,7 +163,8 @@ ProcessStats& ChunkCache::Process(uint32_t pid) {
 
 std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
   auto e = std::make_shared<Entry>();
-  e->key = r.key;
+  e->key_ = r.key;
+  e->same_pass_ns = options_.same_pass_ns;
   e->offset = r.offset;
   e->length = r.length;
   e->weight = r.weight;
@@ -173,7 +191,7 @@ void ChunkCache::FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> go
     e->error_code = got.error().code();
     e->error_message = got.error().message();
     ++counters_.load_errors;
-    auto it = units_.find(e->key);
+    auto it = units_.find(e->key_);
     if (it != units_.end() && it->second.entry == e) it->second.entry.reset();
     e->orphan = true;
     auto s = std::find(staged_.begin(), staged_.end(), e);
@@ -189,73 +207,8 @@ ChunkCache::Record& ChunkCache::NoteRead(const UnitRequest& r, uint32_t pid, int
   Record& rec = units_[r.key];
   rec.readers.Touch(pid, now, options_.same_pass_ns);
   if (trace_ != nullptr) Trace(r, pid, now);
-  NoteStream(r, pid, now);
+  policy_->NoteLookup(r.key, r.file_units, pid, now);
   return rec;
-}
-
-void ChunkCache::NoteStream(const UnitRequest& r, uint32_t pid, int64_t now) {
-  uint64_t& n = file_units_[r.key.file];
-  n = r.file_units != 0 ? r.file_units : std::max(n, r.key.index + 1);
-  Stream& s = streams_[{r.key.file, pid}];
-  const uint64_t idx = r.key.index;
-  if (s.last_ns == 0 || now - s.last_ns > options_.stream_idle_ns) {
-    s = Stream{idx, now, now, 0.0, true, 0, idx, 0};  // liveness asked at its first prediction
-    return;
-  }
-  s.last_ns = now;
-  if (idx == s.index) return;
-  // Requests of one pass arrive out of order (one reader thread per segment): a short step
-  // back is a rear reader, not a new pass.
-  if (idx < s.index && s.index - idx < std::max<uint64_t>(2, n / 4)) {
-    s.trail = idx;
-    s.trail_ns = now;
-    return;
-  }
-  const uint64_t step = idx > s.index ? idx - s.index : n - s.index + idx;
-  const double pace = static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, now - s.entered_ns));
-  s.units_per_ns = s.units_per_ns <= 0 ? pace : 0.8 * s.units_per_ns + 0.2 * pace;
-  s.index = idx;
-  s.entered_ns = now;
-}
-
-bool ChunkCache::PartWay(const Entry& e, int64_t now) const {
-  for (const Entry::Taker& t : e.takers)
-    if (t.bytes < e.length && now - t.last_ns <= kPartWayIdleNs) return true;
-  return false;
-}
-
-bool ChunkCache::TookInThisVisit(const Entry& e, uint32_t pid, int64_t now) const {
-  for (const Entry::Taker& t : e.takers)
-    if (t.pid == pid && now - t.last_ns <= options_.same_pass_ns) return true;
-  return false;
-}
-
-double ChunkCache::NextUse(const Entry& e, int64_t now) {
-  // A process between two requests inside the unit needs the rest of it now; its stream,
-  // positioned on the unit, would otherwise predict its next read only one pass later.
-  if (PartWay(e, now)) return 0.0;
-  const UnitKey& key = e.key;
-  double best = std::numeric_limits<double>::infinity();
-  const uint64_t n = std::max<uint64_t>(file_units_[key.file], key.index + 1);
-  for (auto it = streams_.lower_bound({key.file, 0}); it != streams_.end() && it->first.first == key.file; ++it) {
-    Stream& s = it->second;
-    if (s.units_per_ns <= 0 || now - s.last_ns > options_.stream_idle_ns) continue;
-    if (options_.process_alive && (s.alive_checked_ns == 0 || now - s.alive_checked_ns > kAliveRecheckNs)) {
-      s.alive = options_.process_alive(it->first.second);
-      s.alive_checked_ns = now;
-    }
-    if (!s.alive) continue;
-    const auto ahead = [n](uint64_t from, uint64_t to) { return to >= from ? to - from : n - from + to; };
-    uint64_t dist = ahead(s.index, key.index);
-    // Between the rear reader and the leading one, a unit this process has not taken in this
-    // visit is what the rear reader reads next.
-    if (s.trail_ns != 0 && now - s.trail_ns <= kRearReaderIdleNs && ahead(s.trail, key.index) < ahead(s.trail, s.index) &&
-        !TookInThisVisit(e, it->first.second, now))
-      dist = ahead(s.trail, key.index);
-    if (dist == 0) dist = n;  // it is reading it now: the next pass
-    best = std::min(best, static_cast<double>(dist) / s.units_per_ns);
-  }
-  return best;
 }
 
 Result<UnitRef> ChunkCache::PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now) {
@@ -266,7 +219,7 @@ Result<UnitRef> ChunkCache::PinInMemory(std::unique_lock<std::mutex>& lock, Reco
   ++Process(pid).hits;
   if (e->admitted) {
     order_.erase(e->order);
-    e->order = {Priority(rec, *e, now), ++tick_, e->key};
+    e->order = {Priority(rec, *e, now), ++tick_, e->key_};
     order_.insert(e->order);
   }
   loaded_.wait(lock, [&] { return e->state != Entry::State::kLoading; });
@@ -357,14 +310,6 @@ void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
   task_ready_.notify_one();
 }
 
-uint64_t ChunkCache::ReadAheadShare() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const int64_t now = NowNs();
-  uint64_t live = 0;
-  for (const auto& [key, s] : streams_) live += now - s.last_ns <= kLiveStreamNs ? 1 : 0;
-  return options_.staging_limit / std::max<uint64_t>(1, live);
-}
-
 void ChunkCache::PrefetchWorker() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -393,7 +338,7 @@ void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
   const int64_t now = NowNs();
   e.served += bytes;
   e.touched_ns = now;
-  // Only takers of the current visit matter (PartWay, TookInThisVisit): forget the others, so
+  // Only takers of the current visit matter (PartWay, TakenInVisit): forget the others, so
   // a unit that stays resident under many short jobs does not collect one record per process.
   std::erase_if(e.takers, [&](const Entry::Taker& x) {
     return x.pid != pid && now - x.last_ns > std::max(options_.same_pass_ns, kPartWayIdleNs);
@@ -450,8 +395,7 @@ void ChunkCache::SweepStaged(int64_t now) {
 }
 
 double ChunkCache::Priority(const Record& rec, const Entry& e, int64_t now) const {
-  if (options_.policy == Policy::kLru) return 0.0;
-  return rec.readers.Count(now, options_.reader_window_ns) * e.weight * rec.boost;
+  return policy_->Rank(rec.readers.Count(now, options_.reader_window_ns), e.weight);
 }
 
 void ChunkCache::Rescore(int64_t now) {
@@ -464,18 +408,17 @@ void ChunkCache::Rescore(int64_t now) {
     Record& rec = it->second;
     if (rec.entry != nullptr && rec.entry->admitted) {
       Entry& e = *rec.entry;
-      e.order = {Priority(rec, e, now), std::get<1>(e.order), e.key};
+      e.order = {Priority(rec, e, now), std::get<1>(e.order), e.key_};
       fresh.insert(e.order);
     }
-    if (rec.entry == nullptr && rec.boost == 1.0 && now - rec.readers.last_ns() > options_.reader_window_ns) {
+    if (rec.entry == nullptr && now - rec.readers.last_ns() > options_.reader_window_ns) {
       it = units_.erase(it);
     } else {
       ++it;
     }
   }
   order_.swap(fresh);
-  for (auto it = streams_.begin(); it != streams_.end();)
-    it = now - it->second.last_ns > 10 * options_.stream_idle_ns ? streams_.erase(it) : std::next(it);
+  policy_->Age(now);
 }
 
 void ChunkCache::Evict(const std::shared_ptr<Entry>& v) {
@@ -483,7 +426,7 @@ void ChunkCache::Evict(const std::shared_ptr<Entry>& v) {
   used_ -= v->charge;
   v->admitted = false;
   v->orphan = true;
-  auto it = units_.find(v->key);
+  auto it = units_.find(v->key_);
   if (it != units_.end() && it->second.entry == v) it->second.entry.reset();
   ++counters_.evictions;
 }
@@ -495,7 +438,7 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   staged_bytes_ -= e->charge;
   if (e->prefetched && e->served == 0) counters_.prefetched_unused_bytes += e->length;
   if (e->orphan) return;
-  auto it = units_.find(e->key);
+  auto it = units_.find(e->key_);
   if (it == units_.end() || it->second.entry != e) return;
   Record& rec = it->second;
   Rescore(now);
@@ -508,57 +451,30 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   if (e->charge > options_.capacity) return refuse();
   std::vector<std::shared_ptr<Entry>> victims;
   uint64_t freed = 0;
-  if (options_.policy == Policy::kLru) {
-    // Least recently used first, never a pinned unit.
+  if (used_ + e->charge > options_.capacity) {
+    // The policy picks among the unpinned residents, given in eviction order.
+    std::vector<EvictionCandidate> residents;
+    std::vector<std::shared_ptr<Entry>> entries;
     for (const OrderKey& k : order_) {
-      if (used_ + e->charge - freed <= options_.capacity) break;
       const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
       if (v->pins > 0) continue;
-      victims.push_back(v);
-      freed += v->charge;
+      residents.push_back({v.get(), std::get<0>(k), v->charge});
+      entries.push_back(v);
     }
-  } else if (used_ + e->charge > options_.capacity) {
-    // Read furthest in the future first (no prediction = never), then lowest static rank;
-    // only units the newcomer beats, never a pinned one.
-    struct Candidate {
-      double next_use;
-      OrderKey rank;
-      std::shared_ptr<Entry> entry;
-    };
-    std::vector<Candidate> candidates;
-    for (const OrderKey& k : order_) {
-      const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
-      if (v->pins == 0) candidates.push_back({NextUse(*v, now), k, v});
-    }
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.next_use > b.next_use; });
-    const double mine = NextUse(*e, now);
-    for (const Candidate& c : candidates) {
-      if (used_ + e->charge - freed <= options_.capacity) break;
-      if (c.next_use < mine) break;
-      if (c.next_use == mine && std::get<0>(c.rank) >= prio) break;
-      victims.push_back(c.entry);
-      freed += c.entry->charge;
+    std::vector<size_t> chosen;
+    policy_->ChooseVictims(*e, prio, residents, used_ + e->charge - options_.capacity, now, &chosen);
+    for (size_t i : chosen) {
+      victims.push_back(entries[i]);
+      freed += entries[i]->charge;
     }
   }
   if (used_ + e->charge - freed > options_.capacity) return refuse();
   for (const auto& v : victims) Evict(v);
   e->admitted = true;
   used_ += e->charge;
-  e->order = {prio, ++tick_, e->key};
+  e->order = {prio, ++tick_, e->key_};
   order_.insert(e->order);
   ++counters_.admissions;
-}
-
-void ChunkCache::SetBoost(const UnitKey& key, double boost) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Record& rec = units_[key];
-  rec.boost = boost;
-  if (rec.entry != nullptr && rec.entry->admitted) {
-    order_.erase(rec.entry->order);
-    rec.entry->order = {Priority(rec, *rec.entry, NowNs()), std::get<1>(rec.entry->order), key};
-    order_.insert(rec.entry->order);
-  }
 }
 
 void ChunkCache::Invalidate(uint64_t file) {

@@ -15,23 +15,11 @@
 // for admission and dropped if refused. So read-ahead never thrashes the cache and the cache
 // never evicts what a reader is about to take.
 //
-// Priority (kPriority) looks forward first: graph jobs stream a file in passes, each at its
-// own pace, so the cache follows every reading process's position and speed in each file
-// and predicts when a unit will next be read (the nearest live stream behind it, wrapping
-// around at the end of the file; a process whose reader threads each take a segment is
-// behind every unit it has not yet taken between its rear and its leading reader, and a
-// unit a process is part-way through is needed now). The unit read furthest in the future
-// goes first, and a newcomer that will be read later than every resident is not admitted —
-// an online approximation of Belady's MIN. Replaying traces of the 4-job mix at scale 24
-// (scripts/bench/cache_sim.py, BENCHMARKS.md) it loads 20% fewer bytes than LRU at a budget of
-// 25% of the file, where MIN itself loads 30% fewer: LRU flushes what a slower job is about
-// to reread. Between units with no prediction (no live stream will reach them) or equal
-// ones, the static rank decides: (visits within `reader_window` — one pass of one process
-// over the unit — so several processes count once each and a unit read at every iteration
-// counts more than one read once) × the unit's weight (mean source degree of an indexed
-// chunk: GraphSO's hub-heavy chunks first; 1 for a block) × a factor set from outside
-// (SetBoost: jobs' active sets, issue 5), then recency. A newcomer must outrank a resident to
-// evict it, so a scan larger than the cache keeps the cache's content instead of flushing it.
+// Which admitted unit leaves when the cache is full is a policy's choice
+// (eviction_policy.h): `priority` (the default: units predicted to be read furthest in the
+// future first, then the static rank of visits in the window × unit weight) or `lru`.
+// Where to read ahead, and how much, is the caller's (volume/read_ahead.h): the cache only
+// stages what it is asked to prefetch, within `staging_limit`.
 #pragma once
 
 #include <condition_variable>
@@ -49,20 +37,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/eviction_policy.h"
 #include "cache/reader_set.h"
+#include "common/aligned_buffer.h"
 #include "common/result.h"
-#include "striping/striped_file.h"  // AlignedBuffer
 
 namespace graphfs::cache {
-
-enum class Policy { kPriority, kLru };
-const char* PolicyName(Policy p);
-
-struct UnitKey {
-  uint64_t file = 0;   // cache-wide file id (stable across opens: a hash of the striped file's id)
-  uint64_t index = 0;  // unit number inside the file
-  auto operator<=>(const UnitKey&) const = default;
-};
 
 // Where a unit's bytes come from: one per open striped file.
 class UnitSource {
@@ -86,7 +66,7 @@ struct UnitRequest {
 
 struct CacheOptions {
   uint64_t capacity = 0;                  // bytes of admitted units
-  Policy policy = Policy::kPriority;
+  std::string policy = "priority";        // a name of EvictionPolicyNames()
   uint64_t staging_limit = 1ull << 30;    // bytes of prefetched units not yet taken by their reader
   int64_t reader_window_ns = 600'000'000'000;
   int64_t same_pass_ns = 2'000'000'000;   // reads of a unit by one process this close are one visit
@@ -94,9 +74,9 @@ struct CacheOptions {
   uint32_t disks = 1;                     // for per-process per-disk counters
   std::string trace_path;                 // if set: every unit lookup appended as a text line
                                           // "ns pid file index length" (offline policy studies)
-  int64_t stream_idle_ns = 10'000'000'000;  // a stream that read nothing this long is gone
-  // Whether a reading process still exists (a stream of an exited job predicts nothing).
-  // Null: every process counts as alive.
+  int64_t stream_idle_ns = 10'000'000'000;  // priority policy: a stream that read nothing this long is gone
+  // Priority policy: whether a reading process still exists (a stream of an exited job
+  // predicts nothing). Null: every process counts as alive.
   std::function<bool(uint32_t pid)> process_alive;
 };
 
@@ -112,7 +92,7 @@ struct ProcessStats {
 };
 
 struct CacheStats {
-  Policy policy = Policy::kPriority;
+  std::string policy;
   uint64_t capacity = 0, used = 0, staged = 0;
   uint64_t units = 0, staged_units = 0;
   uint64_t hits = 0, misses = 0, bypassed = 0;
@@ -154,6 +134,7 @@ class UnitRef {
 
 class ChunkCache {
  public:
+  // `options.policy` must be one of EvictionPolicyNames() (mount options check it first).
   explicit ChunkCache(const CacheOptions& options);
   ~ChunkCache();  // waits for prefetches in flight
   ChunkCache(const ChunkCache&) = delete;
@@ -167,15 +148,9 @@ class ChunkCache {
   void NoteBypass(uint32_t pid, uint64_t bytes);
   // Loads the unit in the background unless it is in memory, being loaded, or staging is full.
   void Prefetch(const UnitRequest& request, uint32_t pid);
-  // Bytes one stream may keep loading ahead of itself: an equal share of staging for every
-  // stream that read in the last second. Readers then get their nearest units first, instead
-  // of one deep window filling staging while another reader waits on a miss.
-  uint64_t ReadAheadShare() const;
   // Forgets every unit of `file` (after it was written or truncated). Readers holding a
   // unit keep their bytes; loads in flight finish for their waiters only.
   void Invalidate(uint64_t file);
-  // Extra priority factor for a unit (default 1): issue 5's N(J)·N(A) from jobs' active sets.
-  void SetBoost(const UnitKey& key, double boost);
   // Whether the unit is in memory (admitted or staged); does not count as a read.
   bool Contains(const UnitKey& key) const;
   // Offers finished staged units for admission now (tests; the cache also does it as it goes).
@@ -195,12 +170,6 @@ class ChunkCache {
   };
 
   Record& NoteRead(const UnitRequest& r, uint32_t pid, int64_t now);  // mu_ held
-  void NoteStream(const UnitRequest& r, uint32_t pid, int64_t now);   // mu_ held
-  // Nanoseconds until the unit is read next: 0 while a process is part-way through it, else
-  // when the nearest live stream behind it reaches it; +inf if none will.
-  double NextUse(const Entry& e, int64_t now);                        // mu_ held
-  bool PartWay(const Entry& e, int64_t now) const;                    // mu_ held
-  bool TookInThisVisit(const Entry& e, uint32_t pid, int64_t now) const;  // mu_ held
   // Pins the record's entry (in memory or being loaded), waiting for its load.
   Result<UnitRef> PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now);
   std::shared_ptr<Entry> NewEntry(const UnitRequest& r);            // mu_ held
@@ -218,6 +187,7 @@ class ChunkCache {
   void PrefetchWorker();
 
   const CacheOptions options_;
+  const std::unique_ptr<EvictionPolicy> policy_;  // called under mu_
   mutable std::mutex mu_;
   std::condition_variable loaded_;
   std::unordered_map<UnitKey, Record, KeyHash> units_;
@@ -228,21 +198,6 @@ class ChunkCache {
   int64_t last_rescore_ns_ = 0, last_sweep_ns_ = 0;
   CacheStats counters_;                            // totals (processes kept apart)
   std::unordered_map<uint32_t, ProcessStats> processes_;
-
-  // Where each process reads each file: its unit, when it got there, its pace. Engines read
-  // one pass with several threads, each on its own segment: `index` follows the leading one
-  // (the pace is measured on it), `trail` the rearmost, whose reads step back.
-  struct Stream {
-    uint64_t index = 0;
-    int64_t entered_ns = 0, last_ns = 0;
-    double units_per_ns = 0;
-    bool alive = true;
-    int64_t alive_checked_ns = 0;
-    uint64_t trail = 0;
-    int64_t trail_ns = 0;  // 0: no rear reader seen
-  };
-  std::map<std::pair<uint64_t, uint32_t>, Stream> streams_;  // (file, pid)
-  std::unordered_map<uint64_t, uint64_t> file_units_;
 
   std::FILE* trace_ = nullptr;
   std::deque<std::unique_ptr<Task>> tasks_;

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "fusefs/striped_read.h"
-#include "striping/striped_file.h"
+#include "volume/read_ahead.h"
 
 namespace graphfs {
 
+namespace volume {
+class VolumeFile;
+}
 struct Inode;
 struct JobFileHandle;
 
@@ -25,9 +27,8 @@ struct FileHandle {
   Inode* inode = nullptr;
   UniqueFd fd;                           // kPlain
   UniqueFd direct;                       // kPlain opened with O_DIRECT: aligned reads go here
-  std::shared_ptr<StripedFile> striped;  // kStriped
-  std::shared_ptr<StripedSource> source;  // kStriped: its units in the cache
-  ReadStreams streams;                   // kStriped: sequential readers of this handle
+  std::shared_ptr<volume::VolumeFile> striped;  // kStriped
+  volume::ReadStreams streams;                  // kStriped: sequential readers of this handle
   std::string content;                   // kControl: snapshot taken at open
   std::shared_ptr<JobFileHandle> job;    // kJob: a file of .graphfs/jobs/NAME/
 

@@ -9,17 +9,13 @@
 #include <mutex>
 #include <string>
 
-#include "cache/chunk_cache.h"
+#include "common/log.h"
 #include "fusefs/credentials.h"
-#include "fusefs/graph_index.h"
-#include "fusefs/graph_schedule.h"
 #include "fusefs/jobs_dir.h"
 #include "fusefs/inode_table.h"
 #include "fusefs/mount_options.h"
 #include "fusefs/open_handles.h"
-#include "striping/disk_set.h"
-#include "striping/io_engine.h"
-#include "striping/striped_file.h"
+#include "volume/volume.h"
 
 namespace graphfs {
 
@@ -38,14 +34,11 @@ struct GraphFs {
   std::string source;  // absolute
   std::string mountpoint;  // absolute
   InodeTable inodes;
-  std::unique_ptr<DiskSet> disks;  // null when nothing under SOURCE is striped
-  std::unique_ptr<IoEngine> io;
-  GraphIndexes indexes;                     // chunk layouts of indexed graphs
-  std::unique_ptr<cache::ChunkCache> cache;  // after io: its prefetches use it, it goes first
+  // What SOURCE serves: disks, I/O, cache, chunk indexes, logical-partition schedules.
+  // After the inodes, so it goes first (their open striped files outlive it as objects).
+  std::unique_ptr<volume::Volume> volume;
   MountCounters counters;
-  // Declared after the cache, so they go first: their loads run through it.
-  GraphSchedules schedules;  // logical-partition schedulers, one per graph in use
-  JobsDir jobs;              // .graphfs/jobs/
+  JobsDir jobs;              // .graphfs/jobs/: after the volume, goes first
   OpenHandles handles;       // after what handles refer to (inodes, files, jobs): goes first
   fuse_session* session = nullptr;
   std::once_flag kernel_readahead_set;  // see kernel_readahead.h
@@ -70,12 +63,12 @@ std::string ProcPath(int fd);
 int StatInode(Inode& inode, struct stat* st);
 // Looks `name` up in `parent`, registering the inode; fills `e`. Returns 0 or an errno.
 int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_param* e);
-// The striped file behind an inode, opened on first use.
-Result<std::shared_ptr<StripedFile>> OpenStriped(GraphFs& fs, Inode& inode);
+// The striped file behind an inode, opened on first use (its cache units looked at again
+// at every call).
+Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inode);
 void ReplyErr(fuse_req_t req, int err);
 // A 4 KiB-aligned buffer of at least `size` bytes owned by the calling thread.
 AlignedBuffer& ThreadBuffer(size_t size);
-void LogError(const std::string& message);
 
 
 }  // namespace graphfs

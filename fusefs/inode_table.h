@@ -15,12 +15,10 @@
 #include <string>
 
 #include "common/unique_fd.h"
-#include "striping/manifest.h"
+#include "volume/volume.h"
 
 namespace graphfs {
 
-class StripedFile;
-class StripedSource;
 struct ControlJob;
 
 struct Inode {
@@ -37,8 +35,7 @@ struct Inode {
 
   std::mutex mu;  // guards the fields below
   std::optional<StripeManifest> manifest;  // set when the file is striped
-  std::shared_ptr<StripedFile> striped;    // opened on first use
-  std::shared_ptr<StripedSource> source;   // its units in the cache (fusefs/striped_read.h)
+  std::shared_ptr<volume::VolumeFile> striped;  // opened on first use
   bool remove_parts = false;               // last name unlinked: drop the parts when forgotten
 };
 

@@ -12,7 +12,6 @@
 #include "fusefs/control_dir.h"
 #include "fusefs/control_parse.h"
 #include "fusefs/file_handle.h"
-#include "fusefs/graph_schedule.h"
 #include "fusefs/graphfs.h"
 
 namespace graphfs {
@@ -42,11 +41,11 @@ const FileSpec* FixedFile(const std::string& name) {
 }
 
 // The LP the job holds, if FILE names it.
-chunkindex::HeldLp HeldBy(ControlJob& job, const std::string& file, bool* map) {
+volume::HeldLp HeldBy(ControlJob& job, const std::string& file, bool* map) {
   const uint64_t seq = ParseLpFileName(file, map);
   if (seq == 0) return {};
   const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
-  return schedule ? schedule->scheduler().Holding(job.id, seq) : chunkindex::HeldLp{};
+  return schedule ? schedule->scheduler().Holding(job.id, seq) : volume::HeldLp{};
 }
 
 // The daemon reads a job's graph as root and serves it to the job: the directory must
@@ -161,7 +160,7 @@ void JobsDir::Stat(const Inode& inode, struct stat* st) {
     return;
   }
   bool map = false;
-  const chunkindex::HeldLp held = HeldBy(job, inode.control_name, &map);
+  const volume::HeldLp held = HeldBy(job, inode.control_name, &map);
   st->st_mode = S_IFREG | 0400;
   if (held && !map) st->st_size = static_cast<off_t>(held.bytes());
   st->st_blocks = (st->st_size + 511) / 512;
@@ -271,7 +270,7 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
   } else {
     bool map = false;
     const uint64_t seq = ParseLpFileName(file, &map);
-    chunkindex::HeldLp held;
+    volume::HeldLp held;
     if (job->schedule && seq != 0) held = job->schedule->scheduler().Holding(job->id, seq);
     if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
     if (writing) return Error(EACCES, file + " is read-only");
@@ -296,12 +295,12 @@ void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size
   }
   if (h->held) {
     // The job's chunks, packed: gather the pieces straight from the LP's buffer.
-    const chunkindex::LogicalPartition& lp = *h->held.lp;
+    const volume::LogicalPartition& lp = *h->held.lp;
     std::vector<iovec> iov;
     const uint64_t end = std::min<uint64_t>(off + size, h->starts.back());
     size_t k = static_cast<size_t>(std::upper_bound(h->starts.begin(), h->starts.end(), off) - h->starts.begin());
     for (uint64_t at = off; at < end && k < h->starts.size(); ++k) {
-      const chunkindex::LpChunk& c = lp.chunks[h->held.chunks[k - 1]];
+      const volume::LpChunk& c = lp.chunks[h->held.chunks[k - 1]];
       const uint64_t n = std::min(end, h->starts[k]) - at;
       iov.push_back({lp.bytes.get() + c.lp_offset + (at - h->starts[k - 1]), n});
       at += n;
@@ -332,7 +331,7 @@ void JobsDir::AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, s
   // Registered before the ask is queued: an interrupt that is already pending is noted
   // here, and the request is not touched again once the scheduler may have answered it.
   fuse_req_interrupt_func(req, &JobsDir::OnInterrupt, this);
-  const uint64_t ticket = schedule->scheduler().Next(job.id, [this, req, h, size](Result<chunkindex::LpScheduler::Grant> g) {
+  const uint64_t ticket = schedule->scheduler().Next(job.id, [this, req, h, size](Result<volume::LpScheduler::Grant> g) {
     {
       std::lock_guard<std::mutex> lock(asks_mu_);
       asks_.erase(req);
@@ -451,7 +450,7 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
                          "put the graph in a subdirectory");
   auto dir = ReadableGraphDir(fs, fs.source + "/" + *relative, writer);
   if (!dir.ok()) return dir.error().Wrap("graph " + text);
-  auto schedule = fs.schedules.Get(fs, *dir);
+  auto schedule = fs.volume->schedules().Get(*fs.volume, *dir);
   if (!schedule.ok()) return schedule.error().Wrap("graph " + text);
   std::shared_ptr<GraphSchedule> old;
   uint64_t partition_bytes;
@@ -530,7 +529,7 @@ json JobsDir::JobJson(ControlJob& job) {
   }
   auto view = schedule->scheduler().View(job.id);
   if (!view.ok()) return j;
-  auto cost = [](const chunkindex::IterationCost& c) {
+  auto cost = [](const volume::IterationCost& c) {
     return json{{"iteration", c.iteration},       {"active_chunks", c.active_chunks},
                 {"active_bytes", c.active_bytes}, {"find_seconds", c.find_seconds},
                 {"select_seconds", c.select_seconds}, {"load_seconds", c.load_seconds},
@@ -561,8 +560,8 @@ json JobsDir::StatsJson(GraphFs& fs) {
   for (const auto& job : jobs) list.push_back(JobJson(*job));  // with its recent iterations' costs
   out["jobs"] = list;
   json graphs = json::array();
-  for (const auto& g : fs.schedules.List()) {
-    const chunkindex::SchedulerStats s = g->scheduler().Stats();
+  for (const auto& g : fs.volume->schedules().List()) {
+    const volume::SchedulerStats s = g->scheduler().Stats();
     graphs.push_back({{"graph", g->dir()},
                       {"chunks", g->scheduler().chunk_count()},
                       {"striped", g->striped()},

@@ -1,8 +1,8 @@
 // The `.graphfs/jobs/` control tree: jobs register with `mkdir`, name their graph and
 // partition size, write their active vertices, and read their logical partitions (the
 // protocol is in README.md, "The control directory"). Each job directory and file is a
-// virtual inode owned here; the scheduling itself is chunkindex::LpScheduler, reached
-// through the graph's GraphSchedule.
+// virtual inode owned here; the scheduling itself is the volume's (the graph's
+// GraphSchedule, volume/graph_schedule.h).
 //
 // A job ends with `rmdir`, or when the last open handle of its `lease` file closes —
 // which the kernel does when the process exits or is killed, so nobody waits on a dead job.
@@ -24,16 +24,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include "chunkindex/lp_scheduler.h"
 #include "common/result.h"
 #include "fusefs/credentials.h"
+#include "volume/graph_schedule.h"
 
 namespace graphfs {
 
 struct GraphFs;
 struct Inode;
 struct DirEntry;
-class GraphSchedule;
+using volume::GraphSchedule;
 
 inline constexpr uint64_t kDefaultPartitionBytes = 256ull << 20;
 inline constexpr size_t kMaxJobNameLength = 64;
@@ -76,7 +76,7 @@ struct JobFileHandle {
   bool dirty = false;
   bool lease = false;
   Credentials opener;  // who opened it: a graph written here must be readable by them
-  chunkindex::HeldLp held;       // lp-SEQ: the job's chunks of the LP
+  volume::HeldLp held;       // lp-SEQ: the job's chunks of the LP
   std::vector<uint64_t> starts;  //   where each of them starts in the job's view (+ the end)
   std::mutex answer_mu;
   std::string answer;  // next: the last answer, for reads past offset 0

@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -21,8 +20,6 @@
 #include "fusefs/stale_mount.h"
 
 namespace graphfs {
-
-void SetLogFile(FILE* f);
 
 namespace {
 
@@ -124,37 +121,6 @@ Result<CommandLine> ParseCommandLine(int argc, char** argv) {
   return cl;
 }
 
-// Finds the disk set of the striped graphs under SOURCE and verifies every disk.
-Result<std::unique_ptr<DiskSet>> OpenDisks(const std::string& source, const MountOptions& options) {
-  std::vector<std::string> graphs = FindRegistries(source, 6);
-  std::set<std::string> sets;
-  DiskRegistry registry;
-  for (const auto& g : graphs) {
-    auto r = ReadRegistry(g);
-    if (!r.ok()) return r.error();
-    if (!sets.empty() && !sets.count(r->set_id))
-      return Error(EINVAL, "graphs under " + source + " are striped over different disk sets (" + g +
-                               " uses " + r->set_id + ", another uses " + *sets.begin() +
-                               "); mount them separately");
-    sets.insert(r->set_id);
-    registry = *r;
-  }
-  if (sets.empty()) {
-    if (!options.disks.empty())
-      std::fprintf(stderr, "graphfs: note: disks= given, but nothing under %s is striped yet\n", source.c_str());
-    return std::unique_ptr<DiskSet>();
-  }
-  if (!options.disks.empty()) {
-    if (options.disks.size() != registry.disks.size())
-      return Error(EINVAL, "disks= lists " + std::to_string(options.disks.size()) + " disks, the registered set has " +
-                               std::to_string(registry.disks.size()));
-    registry.disks = options.disks;
-  }
-  auto set = DiskSet::Open(registry);
-  if (!set.ok()) return set.error();
-  return std::make_unique<DiskSet>(std::move(*set));
-}
-
 int Run(int argc, char** argv) {
   auto cl = ParseCommandLine(argc, argv);
   if (!cl.ok()) {
@@ -192,27 +158,28 @@ int Run(int argc, char** argv) {
   }
   fs.inodes.SetRoot(std::move(root), st.st_dev, st.st_ino);
 
-  auto disks = OpenDisks(fs.source, fs.options);
-  if (!disks.ok()) {
-    std::fprintf(stderr, "graphfs: cannot mount %s: %s\n", fs.source.c_str(), disks.error().message().c_str());
+  // Everything that can be wrong with the disks (and io_uring) is found before mounting.
+  volume::VolumeOptions vo;
+  vo.source = fs.source;
+  vo.disks = fs.options.disks;
+  vo.read_only = fs.options.read_only;
+  vo.direct = fs.options.direct;
+  vo.shared_queue = fs.options.io == "shared";
+  vo.io_workers = fs.options.io_workers;
+  vo.queue_depth = fs.options.queue_depth;
+  vo.cache_bytes = fs.options.cache_bytes;
+  vo.cache_policy = fs.options.cache_policy;
+  vo.cache_window = fs.options.cache_window;
+  vo.cache_trace = fs.options.cache_trace;
+  vo.read_ahead.off = fs.options.readahead_off;
+  vo.read_ahead.units = fs.options.readahead_units;
+  vo.read_ahead.staging_limit = fs.options.readahead_mem;
+  auto volume = volume::Volume::Open(vo);
+  if (!volume.ok()) {
+    std::fprintf(stderr, "graphfs: %s\n", volume.error().message().c_str());
     return 1;
   }
-  fs.disks = std::move(*disks);
-  IoEngineOptions io;
-  io.disks = fs.disks ? fs.disks->size() : 1;
-  io.mode = fs.options.shared_queue ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;
-  io.workers_per_disk = fs.options.io_workers != 0 ? fs.options.io_workers : 1;
-  io.shared_workers = fs.options.io_workers != 0 ? fs.options.io_workers : io.disks;
-  io.queue_depth = fs.options.queue_depth;
-  // Try the engine once before mounting, so a machine without io_uring fails here with
-  // a message. The real one starts after fuse_daemonize(): threads do not survive its fork.
-  {
-    auto probe = IoEngine::Start(io);
-    if (!probe.ok()) {
-      std::fprintf(stderr, "graphfs: %s\n", probe.error().message().c_str());
-      return 1;
-    }
-  }
+  fs.volume = std::move(*volume);
 
   FILE* log = nullptr;
   if (!fs.options.log_file.empty()) {
@@ -260,26 +227,13 @@ int Run(int argc, char** argv) {
           fs.mountpoint = real_mp;
         }
         fuse_daemonize(opts.foreground);
-        auto engine = IoEngine::Start(io);
-        if (!engine.ok()) {
-          LogError(engine.error().message());
+        // The volume's threads (I/O workers, prefetchers) must start after the fork.
+        Status started = fs.volume->Start();
+        if (!started.ok()) {
+          LogError(started.error().message());
           fuse_session_exit(se);
-        } else {
-          fs.io = std::move(*engine);
-          // Like the engine, the cache's prefetch threads must start after the fork.
-          cache::CacheOptions co;
-          co.capacity = fs.options.cache_bytes;
-          co.policy = fs.options.cache_lru ? cache::Policy::kLru : cache::Policy::kPriority;
-          co.staging_limit = fs.options.readahead_mem;
-          co.reader_window_ns = static_cast<int64_t>(fs.options.cache_window) * 1'000'000'000;
-          co.prefetch_threads = std::max<uint32_t>(4, 2 * io.disks);
-          co.disks = io.disks;
-          co.trace_path = fs.options.cache_trace;
-          // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
-          co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
-          fs.cache = std::make_unique<cache::ChunkCache>(co);
         }
-        if (!engine.ok()) {
+        if (!started.ok()) {
           ret = 1;
         } else if (opts.singlethread) {
           ret = fuse_session_loop(se);
@@ -311,10 +265,8 @@ int Run(int argc, char** argv) {
         if (size_t left = ReleaseLeftHandles(fs); left > 0) {
           LogError("released " + std::to_string(left) + " handle(s) the kernel left open at unmount");
         }
-        fs.jobs.Shutdown();     // answers waiting jobs; no new LP loads
-        fs.schedules.Clear();   // their builders stop before the cache goes
-        fs.cache.reset();  // cancels prefetches, then the queues drain
-        fs.io.reset();     // before the inodes (and their files) go
+        fs.jobs.Shutdown();   // answers waiting jobs; no new LP loads
+        fs.volume->Stop();    // schedules, then cache, then I/O: before the inodes (and their files) go
       } else {
         std::fprintf(stderr, "graphfs: could not mount at %s\n", opts.mountpoint);
       }

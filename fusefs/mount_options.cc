@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <functional>
 
 #include "common/size_parse.h"
+#include "volume/volume.h"
 
 namespace graphfs {
 
@@ -25,6 +27,129 @@ Result<bool> ParseBool(const std::string& key, const std::string& value) {
   return Error(EINVAL, "option " + key + "=" + value + ": expected 0 or 1");
 }
 
+// Parsers of one kind of value, storing into a field of MountOptions.
+using Apply = std::function<Status(MountOptions&, const std::string& key, const std::string& value)>;
+
+Apply Count(unsigned MountOptions::*field, unsigned lo, unsigned hi) {
+  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+    auto v = ParseCount(key, value, lo, hi);
+    if (!v.ok()) return v.error();
+    o.*field = *v;
+    return Status::Ok();
+  };
+}
+
+Apply Size(uint64_t MountOptions::*field, uint64_t max = UINT64_MAX, const char* max_text = nullptr) {
+  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+    auto v = ParseSize(value);
+    if (!v.ok()) return v.error().Wrap("option " + key);
+    if (*v > max) return Error(EINVAL, "option " + key + "=" + value + ": at most " + max_text);
+    o.*field = *v;
+    return Status::Ok();
+  };
+}
+
+Apply Text(std::string MountOptions::*field) {
+  return [=](MountOptions& o, const std::string&, const std::string& value) -> Status {
+    o.*field = value;
+    return Status::Ok();
+  };
+}
+
+// One of `names`, stored as given.
+Apply OneOf(std::string MountOptions::*field, std::vector<std::string> names) {
+  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+    for (const std::string& n : names)
+      if (value == n) {
+        o.*field = value;
+        return Status::Ok();
+      }
+    std::string expected;
+    for (size_t i = 0; i < names.size(); ++i)
+      expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + key + "=" + names[i];
+    return Error(EINVAL, "option " + key + "=" + value + ": expected " + expected);
+  };
+}
+
+struct OptionSpec {
+  const char* key;
+  const char* help;  // the help lines, "    -o key=..." first
+  Apply apply;
+};
+
+// graphfs's options: name, help and parser. Every one needs a value.
+const std::vector<OptionSpec>& Options() {
+  static const std::vector<OptionSpec> table = {
+      {"cache_size",
+       "    -o cache_size=SIZE|N%   shared chunk cache budget (default 25% of RAM; 0: read-ahead only)\n",
+       [](MountOptions& o, const std::string&, const std::string& value) -> Status {
+         auto v = ParseSizeOrPercent(value, 100);
+         if (!v.ok()) return v.error().Wrap("option cache_size");
+         o.cache_size = value;
+         return Status::Ok();
+       }},
+      {"cache_policy",
+       "    -o cache_policy=priority|lru  eviction: predicted next read, then readers in the window x mean\n"
+       "                            source degree (default), or least recently used (for comparison)\n",
+       OneOf(&MountOptions::cache_policy, cache::EvictionPolicyNames())},
+      {"cache_window",
+       "    -o cache_window=SECONDS how long a read counts towards a unit's priority (default 600; must\n"
+       "                            cover an iteration of the slowest job, or the cache forgets too soon)\n",
+       Count(&MountOptions::cache_window, 1, 86400)},
+      {"cache_trace", "    -o cache_trace=FILE     append every cache unit lookup to FILE (time pid file unit bytes)\n",
+       Text(&MountOptions::cache_trace)},
+      {"threads", "    -o threads=N            FUSE worker threads at most (default 16)\n",
+       Count(&MountOptions::threads, 1, 1024)},
+      {"io", "    -o io=perdisk|shared    one queue per disk (default), or one shared queue\n",
+       OneOf(&MountOptions::io, {"perdisk", "shared"})},
+      {"io_workers",
+       "    -o io_workers=N         io_uring workers per disk (perdisk, default 1) or in the pool (shared,\n"
+       "                            default: number of disks)\n",
+       Count(&MountOptions::io_workers, 1, 256)},
+      {"queue_depth", "    -o queue_depth=N        requests in flight per I/O worker (default 4)\n",
+       Count(&MountOptions::queue_depth, 1, 1024)},
+      {"readahead",
+       "    -o readahead=N          stripe units read ahead of sequential readers (default: twice the\n"
+       "                            number of disks; 0 disables)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseCount(key, value, 0, 4096);
+         if (!v.ok()) return v.error();
+         o.readahead_off = *v == 0;
+         o.readahead_units = *v;
+         return Status::Ok();
+       }},
+      {"readahead_mem", "    -o readahead_mem=SIZE   memory for units loaded ahead of their readers (default 1G)\n",
+       Size(&MountOptions::readahead_mem)},
+      {"kernel_readahead",
+       "    -o kernel_readahead=SIZE  the kernel's read-ahead window for buffered readers of the\n"
+       "                            mount (default and 0: the kernel's own, 128K)\n",
+       Size(&MountOptions::kernel_readahead, 1ull << 30, "1G")},
+      {"direct", "    -o direct=0|1           O_DIRECT on part files for aligned reads (default 1)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseBool(key, value);
+         if (!v.ok()) return v.error();
+         o.direct = *v;
+         return Status::Ok();
+       }},
+      {"disks", "    -o disks=D0:D1:...      disk directories, overriding the registered paths (same order)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         o.disks = SplitList(value, ':');
+         for (const auto& d : o.disks)
+           if (d.empty()) return Error(EINVAL, "option " + key + "=" + value + ": empty disk path");
+         return Status::Ok();
+       }},
+      {"log", "    -o log=FILE             log file (default: stderr; syslog-free)\n", Text(&MountOptions::log_file)},
+      {"timeout", "    -o timeout=SECONDS      attribute and entry cache timeout (default 1)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseCount(key, value, 0, 3600);
+         if (!v.ok()) return v.error();
+         o.timeout = *v;
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
+
 }  // namespace
 
 Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
@@ -32,119 +157,15 @@ Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
   const std::string key = option.substr(0, eq);
   const bool has_value = eq != std::string::npos;
   const std::string value = has_value ? option.substr(eq + 1) : "";
-  auto need_value = [&]() -> Status {
-    if (!has_value || value.empty()) return Error(EINVAL, "option " + key + " needs a value (" + key + "=...)");
-    return Status::Ok();
-  };
-  if (key == "ro") {
-    o.read_only = true;
-    return false;  // libfuse needs it too
-  }
-  if (key == "rw") {
-    o.read_only = false;
+  // libfuse needs these too; graphfs notes them.
+  if (key == "ro" || key == "rw") {
+    o.read_only = key == "ro";
     return false;
   }
-  if (key == "cache_size") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseSizeOrPercent(value, 100);
-    if (!v.ok()) return v.error().Wrap("option cache_size");
-    o.cache_size = value;
-    return true;
-  }
-  if (key == "threads") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseCount(key, value, 1, 1024);
-    if (!v.ok()) return v.error();
-    o.threads = *v;
-    return true;
-  }
-  if (key == "cache_policy") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    if (value == "priority") o.cache_lru = false;
-    else if (value == "lru") o.cache_lru = true;
-    else return Error(EINVAL, "option cache_policy=" + value + ": expected cache_policy=priority or cache_policy=lru");
-    return true;
-  }
-  if (key == "cache_window") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseCount(key, value, 1, 86400);
-    if (!v.ok()) return v.error();
-    o.cache_window = *v;
-    return true;
-  }
-  if (key == "cache_trace") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    o.cache_trace = value;
-    return true;
-  }
-  if (key == "io") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    if (value == "perdisk") o.shared_queue = false;
-    else if (value == "shared") o.shared_queue = true;
-    else return Error(EINVAL, "option io=" + value + ": expected io=perdisk or io=shared");
-    return true;
-  }
-  if (key == "io_workers") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseCount(key, value, 1, 256);
-    if (!v.ok()) return v.error();
-    o.io_workers = *v;
-    return true;
-  }
-  if (key == "queue_depth") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseCount(key, value, 1, 1024);
-    if (!v.ok()) return v.error();
-    o.queue_depth = *v;
-    return true;
-  }
-  if (key == "readahead") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseCount(key, value, 0, 4096);
-    if (!v.ok()) return v.error();
-    o.readahead_off = *v == 0;
-    o.readahead_units = *v;
-    return true;
-  }
-  if (key == "readahead_mem") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseSize(value);
-    if (!v.ok()) return v.error().Wrap("option readahead_mem");
-    o.readahead_mem = *v;
-    return true;
-  }
-  if (key == "kernel_readahead") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseSize(value);
-    if (!v.ok()) return v.error().Wrap("option kernel_readahead");
-    if (*v > (1ull << 30)) return Error(EINVAL, "option kernel_readahead=" + value + ": at most 1G");
-    o.kernel_readahead = *v;
-    return true;
-  }
-  if (key == "direct") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseBool(key, value);
-    if (!v.ok()) return v.error();
-    o.direct = *v;
-    return true;
-  }
-  if (key == "disks") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    o.disks = SplitList(value, ':');
-    for (const auto& d : o.disks)
-      if (d.empty()) return Error(EINVAL, "option disks=" + value + ": empty disk path");
-    return true;
-  }
-  if (key == "log") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    o.log_file = value;
-    return true;
-  }
-  if (key == "timeout") {
-    GRAPHFS_RETURN_IF_ERROR(need_value());
-    auto v = ParseCount(key, value, 0, 3600);
-    if (!v.ok()) return v.error();
-    o.timeout = *v;
+  for (const OptionSpec& spec : Options()) {
+    if (key != spec.key) continue;
+    if (!has_value || value.empty()) return Error(EINVAL, "option " + key + " needs a value (" + key + "=...)");
+    GRAPHFS_RETURN_IF_ERROR(spec.apply(o, key, value));
     return true;
   }
   return false;
@@ -161,29 +182,11 @@ Status ResolveMountOptions(MountOptions& o) {
   return Status::Ok();
 }
 
-const char* MountOptionsHelp() {
-  return "graphfs options (-o key=value, also in fstab):\n"
-         "    -o cache_size=SIZE|N%   shared chunk cache budget (default 25% of RAM; 0: read-ahead only)\n"
-         "    -o cache_policy=priority|lru  eviction: readers in the window x mean source degree (default),\n"
-         "                            or least recently used (for comparison)\n"
-         "    -o cache_window=SECONDS how long a read counts towards a unit's priority (default 600; must\n"
-         "                            cover an iteration of the slowest job, or the cache forgets too soon)\n"
-         "    -o cache_trace=FILE     append every cache unit lookup to FILE (time pid file unit bytes)\n"
-         "    -o threads=N            FUSE worker threads at most (default 16)\n"
-         "    -o io=perdisk|shared    one queue per disk (default), or one shared queue\n"
-         "    -o io_workers=N         io_uring workers per disk (perdisk, default 1) or in the pool (shared,\n"
-         "                            default: number of disks)\n"
-         "    -o queue_depth=N        requests in flight per I/O worker (default 4)\n"
-         "    -o readahead=N          stripe units read ahead of sequential readers (default: twice the\n"
-         "                            number of disks; 0 disables)\n"
-         "    -o readahead_mem=SIZE   memory for units loaded ahead of their readers (default 1G)\n"
-         "    -o direct=0|1           O_DIRECT on part files for aligned reads (default 1)\n"
-         "    -o kernel_readahead=SIZE  the kernel's read-ahead window for buffered readers of the\n"
-         "                            mount (default and 0: the kernel's own, 128K)\n"
-         "    -o disks=D0:D1:...      disk directories, overriding the registered paths (same order)\n"
-         "    -o log=FILE             log file (default: stderr; syslog-free)\n"
-         "    -o timeout=SECONDS      attribute and entry cache timeout (default 1)\n"
-         "graphfs always adds default_permissions: the kernel checks permissions as ext4 would.\n";
+std::string MountOptionsHelp() {
+  std::string help = "graphfs options (-o key=value, also in fstab):\n";
+  for (const OptionSpec& spec : Options()) help += spec.help;
+  help += "graphfs always adds default_permissions: the kernel checks permissions as ext4 would.\n";
+  return help;
 }
 
 }  // namespace graphfs

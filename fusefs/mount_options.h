@@ -1,5 +1,6 @@
-// graphfs's own mount options, given as -o key=value on the command line or in fstab.
-// Everything else (allow_other, ro, fsname, ...) goes to libfuse unchanged.
+// graphfs's own mount options, given as -o key=value on the command line or in fstab: one
+// table (mount_options.cc) gives each its name, help line and parser. Everything else
+// (allow_other, ro, fsname, ...) goes to libfuse unchanged.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +14,11 @@ namespace graphfs {
 struct MountOptions {
   std::string cache_size = "25%";    // shared chunk cache budget (bytes or % of RAM)
   uint64_t cache_bytes = 0;          // resolved
-  bool cache_lru = false;            // cache_policy=lru (default: priority)
+  std::string cache_policy = "priority";  // a name of cache::EvictionPolicyNames()
   unsigned cache_window = 600;       // seconds a read counts towards a unit's priority
   std::string cache_trace;           // cache_trace=FILE: unit lookups logged (diagnostics)
   unsigned threads = 16;             // FUSE worker threads at most
-  bool shared_queue = false;         // io=shared: one queue for all disks (comparison)
+  std::string io = "perdisk";        // io=shared: one queue for all disks (comparison)
   unsigned io_workers = 0;           // per disk (io=perdisk, default 1) or in the pool (io=shared, default N)
   unsigned queue_depth = 4;          // runs in flight per I/O worker
   unsigned readahead_units = 0;      // stripe units read ahead of a sequential reader; 0 = two per disk
@@ -38,7 +39,7 @@ Result<bool> ApplyMountOption(MountOptions& options, const std::string& option);
 // Resolves sizes that depend on the machine (cache_size=N% of RAM).
 Status ResolveMountOptions(MountOptions& options);
 
-// Help text for graphfs's own options.
-const char* MountOptionsHelp();
+// Help text for graphfs's own options, from the table.
+std::string MountOptionsHelp();
 
 }  // namespace graphfs

@@ -13,25 +13,8 @@
 
 #include "fusefs/control_dir.h"
 #include "fusefs/graphfs.h"
-#include "fusefs/striped_read.h"
 
 namespace graphfs {
-
-namespace {
-std::mutex g_log_mu;
-FILE* g_log = stderr;
-}  // namespace
-
-void SetLogFile(FILE* f) { g_log = f; }
-
-void LogError(const std::string& message) {
-  std::lock_guard<std::mutex> lock(g_log_mu);
-  char stamp[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
-  std::fprintf(g_log, "%s graphfs: %s\n", stamp, message.c_str());
-  std::fflush(g_log);
-}
 
 GraphFs& Fs(fuse_req_t req) { return *static_cast<GraphFs*>(fuse_req_userdata(req)); }
 
@@ -135,25 +118,21 @@ std::string BackingPath(const Inode& inode) {
 }
 }  // namespace
 
-Result<std::shared_ptr<StripedFile>> OpenStriped(GraphFs& fs, Inode& inode) {
+Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inode) {
   std::lock_guard<std::mutex> lock(inode.mu);
   if (inode.striped) {
-    if (inode.source) RefreshLayout(fs, *inode.source, *inode.striped, BackingPath(inode));
+    fs.volume->RefreshLayout(*inode.striped, BackingPath(inode));
     return inode.striped;
   }
   if (!inode.manifest) return Error(EINVAL, "not a striped file");
-  if (fs.disks == nullptr)
+  if (!fs.volume->has_disks())
     return Error(EIO, "striped file " + inode.manifest->file_id +
                           " found, but no disk set is registered under the source directory");
   UniqueFd stub(::open(ProcPath(inode.fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
   if (!stub.valid()) return Error::FromErrno("open stub of striped file " + inode.manifest->file_id);
-  StripedFileOptions o;
-  o.writable = !fs.options.read_only;
-  o.direct_io = fs.options.direct;
-  auto f = StripedFile::Open(*fs.disks, fs.io.get(), std::move(stub), *inode.manifest, o);
+  auto f = fs.volume->OpenStriped(std::move(stub), *inode.manifest, BackingPath(inode));
   if (!f.ok()) return f.error();
   inode.striped = *f;
-  inode.source = MakeStripedSource(fs, inode.striped, BackingPath(inode));
   return inode.striped;
 }
 

@@ -9,7 +9,6 @@
 #include "fusefs/control_dir.h"
 #include "fusefs/file_handle.h"
 #include "fusefs/graphfs.h"
-#include "fusefs/striped_read.h"
 
 namespace graphfs {
 
@@ -19,18 +18,9 @@ bool IsControlName(GraphFs& fs, Inode& dir, const char* name) {
   return &dir == &fs.inodes.root() && std::strcmp(name, kControlDirName) == 0;
 }
 
-void RemoveParts(GraphFs& fs, const StripeManifest& m) {
-  if (fs.disks == nullptr) return;
-  for (uint32_t d = 0; d < fs.disks->size(); ++d) {
-    const std::string path = fs.disks->PartPath(d, m.file_id);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-      LogError("could not remove part " + path + ": " + std::strerror(errno));
-  }
-}
-
 void DisposeInode(GraphFs& fs, std::unique_ptr<Inode> gone) {
   if (!gone) return;
-  std::shared_ptr<StripedFile> striped;
+  std::shared_ptr<volume::VolumeFile> striped;
   std::optional<StripeManifest> manifest;
   bool remove = false;
   {
@@ -40,7 +30,7 @@ void DisposeInode(GraphFs& fs, std::unique_ptr<Inode> gone) {
     remove = gone->remove_parts;
   }
   striped.reset();  // flushes the manifest
-  if (remove && manifest) RemoveParts(fs, *manifest);
+  if (remove && manifest) fs.volume->RemoveParts(*manifest);
 }
 
 // Job directories and files are owned by the jobs tree; everything else by the inode table.
@@ -119,9 +109,7 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
         LogError("truncate: " + f.error().message());
         return ReplyErr(req, f.error().code());
       }
-      NoteStripedChange(fs, inode);
       Status s = (*f)->Truncate(static_cast<uint64_t>(attr->st_size));
-      NoteStripedChange(fs, inode);
       if (!s.ok()) {
         LogError("truncate: " + s.error().message());
         return ReplyErr(req, s.error().code());
@@ -237,7 +225,7 @@ void Bury(GraphFs& fs, const DoomedStripedFile& v) {
     std::lock_guard<std::mutex> lock(v.inode->mu);
     v.inode->remove_parts = true;  // the kernel still holds it; parts go at forget
   } else {
-    RemoveParts(fs, *v.manifest);
+    fs.volume->RemoveParts(*v.manifest);
   }
 }
 

@@ -62,10 +62,6 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
     }
     h->kind = FileHandle::Kind::kStriped;
     h->striped = *f;
-    {
-      std::lock_guard<std::mutex> lock(inode.mu);
-      h->source = inode.source;
-    }
     h->fd.reset();
     // All changes to a striped file pass through this daemon, so the kernel may keep
     // its cached pages across opens.
@@ -234,10 +230,8 @@ void WriteBuf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fuse_fi
     return (void)fuse_reply_write(req, size);
   }
   fs.counters.striped_writes.fetch_add(1, std::memory_order_relaxed);
-  // Before and after: a unit loaded while the write was in flight must not outlive it.
-  NoteStripedChange(fs, *h.inode);
+  // The file drops its cached units before and after (volume/volume.h).
   auto n = h.striped->Write(static_cast<uint64_t>(offset), data, size);
-  NoteStripedChange(fs, *h.inode);
   if (!n.ok()) {
     LogError(n.error().message());
     return ReplyErr(req, n.error().code());
@@ -297,7 +291,6 @@ void Fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
   const uint64_t end = static_cast<uint64_t>(offset) + static_cast<uint64_t>(length);
   if (!(mode & FALLOC_FL_KEEP_SIZE) && end > h.striped->size()) {
     Status s = h.striped->Truncate(end);
-    NoteStripedChange(Fs(req), *h.inode);
     if (!s.ok()) return ReplyErr(req, s.error().code());
   }
   fuse_reply_err(req, 0);

@@ -14,45 +14,6 @@
 namespace graphfs {
 
 namespace {
-// Buffers this large are mapped directly: malloc would keep freed ones in its arenas, and
-// the daemon's memory would grow past its read-ahead budget instead of going back.
-constexpr size_t kMapThreshold = 64 << 10;
-}  // namespace
-
-AlignedBuffer::AlignedBuffer(size_t size) : size_(size) {
-  if (size == 0) return;
-  if (size >= kMapThreshold) {
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    data_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
-  } else {
-    void* p = nullptr;
-    data_ = ::posix_memalign(&p, kDirectAlign, size) == 0 ? static_cast<char*>(p) : nullptr;
-  }
-  if (data_ == nullptr) size_ = 0;
-}
-
-void AlignedBuffer::Release() {
-  if (data_ == nullptr) return;
-  if (size_ >= kMapThreshold) ::munmap(data_, size_);
-  else std::free(data_);
-  data_ = nullptr;
-  size_ = 0;
-}
-
-AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
-  if (this != &o) {
-    Release();
-    data_ = o.data_;
-    size_ = o.size_;
-    o.data_ = nullptr;
-    o.size_ = 0;
-  }
-  return *this;
-}
-
-AlignedBuffer::~AlignedBuffer() { Release(); }
-
-namespace {
 
 bool Aligned(uint64_t v) { return v % kDirectAlign == 0; }
 
@@ -249,32 +210,6 @@ Status StripedFile::Sync() {
   GRAPHFS_RETURN_IF_ERROR(Flush());
   if (::fsync(stub_fd_.get()) != 0) return Error::FromErrno("fsync stub of " + manifest_.file_id);
   return Status::Ok();
-}
-
-uint64_t ReadStreams::Continues(uint64_t offset, uint64_t length) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ++tick_;
-  Slot* best = nullptr;
-  for (Slot& s : slots_) {
-    if (s.next == UINT64_MAX) continue;
-    const uint64_t lo = s.next > kSlack ? s.next - kSlack : 0;
-    if (offset >= lo && offset <= s.next + kSlack) {
-      best = &s;
-      break;
-    }
-  }
-  if (best != nullptr) {
-    best->next = std::max(best->next, offset + length);
-    best->last_use = tick_;
-    best->run += length;
-    return best->run;
-  }
-  Slot* victim = &slots_[0];
-  for (Slot& s : slots_)
-    if (s.last_use < victim->last_use) victim = &s;
-  *victim = {offset + length, tick_, length};
-  // A read from the start of the file starts a stream right away.
-  return offset == 0 ? length : 0;
 }
 
 }  // namespace graphfs

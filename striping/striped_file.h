@@ -6,7 +6,7 @@
 // that grew the file). Aligned runs use an O_DIRECT descriptor, so striped data does not
 // also sit in the page cache of the part files.
 //
-// Read-ahead and caching sit above this class (cache/): it only moves bytes.
+// Read-ahead and caching sit above this class (volume/, cache/): it only moves bytes.
 #pragma once
 
 #include <atomic>
@@ -17,6 +17,7 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "common/aligned_buffer.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "striping/disk_set.h"
@@ -25,26 +26,6 @@
 #include "striping/stripe_map.h"
 
 namespace graphfs {
-
-inline constexpr uint64_t kDirectAlign = 4096;
-
-class AlignedBuffer {
- public:
-  AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t size);  // 4 KiB aligned; empty (ok() false) if memory ran out
-  AlignedBuffer(AlignedBuffer&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; o.size_ = 0; }
-  AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;
-  ~AlignedBuffer();
-  char* data() { return data_; }
-  const char* data() const { return data_; }
-  size_t size() const { return size_; }
-  bool ok() const { return data_ != nullptr; }
-
- private:
-  void Release();
-  char* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 struct StripedFileOptions {
   bool writable = true;
@@ -109,27 +90,6 @@ class StripedFile {
   // Truncate excludes reads and writes; reads and writes run concurrently.
   std::shared_mutex rw_;
   std::atomic<uint64_t> size_{0};
-};
-
-// Tracks a few sequential streams inside one open file (one reader thread each), so that
-// reads which continue where an earlier one ended are served by read-ahead.
-class ReadStreams {
- public:
-  // Records the read. Returns 0 if it does not continue a stream, else the bytes the stream
-  // has read so far including this read (read-ahead grows with it, like the kernel's).
-  uint64_t Continues(uint64_t offset, uint64_t length);
-
- private:
-  static constexpr int kSlots = 8;
-  static constexpr uint64_t kSlack = 8ull << 20;  // async reads arrive slightly out of order
-  struct Slot {
-    uint64_t next = UINT64_MAX;
-    uint64_t last_use = 0;
-    uint64_t run = 0;  // bytes read by the stream
-  };
-  std::mutex mu_;
-  Slot slots_[kSlots];
-  uint64_t tick_ = 0;
 };
 
 }  // namespace graphfs

@@ -355,16 +355,6 @@ TEST(StripedFile, ConcurrentReadersSeeConsistentData) {
   EXPECT_EQ(bad.load(), 0);
 }
 
-TEST(ReadStreams, DetectsSequentialAndInterleavedStreams) {
-  ReadStreams s;
-  EXPECT_EQ(s.Continues(0, 1 << 20), 1u << 20);  // start of file
-  EXPECT_EQ(s.Continues(1 << 20, 1 << 20), 2u << 20);  // the run so far, for read-ahead to grow with
-  EXPECT_FALSE(s.Continues(500ull << 20, 1 << 20));  // a second stream starts elsewhere
-  EXPECT_TRUE(s.Continues(501ull << 20, 1 << 20));
-  EXPECT_TRUE(s.Continues(2 << 20, 1 << 20));  // first stream goes on
-  EXPECT_FALSE(s.Continues(9000ull << 20, 4096));
-}
-
 }  // namespace
 }  // namespace graphfs
 

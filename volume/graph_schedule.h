@@ -1,4 +1,4 @@
-// The logical-partition service of one graph directory inside the daemon: its chunk
+// The logical-partition service of one graph directory of the volume: its chunk
 // table, active-chunk finder and LpScheduler (chunkindex/lp_scheduler.h), and the loader
 // that reads chunks of `column` through the shared cache and striping — or straight from
 // the file when it is not striped. Jobs registered in `.graphfs/jobs/` on the same graph
@@ -20,16 +20,27 @@
 #include "common/unique_fd.h"
 
 namespace graphfs {
-
-struct GraphFs;
 class StripedFile;
+}
+
+namespace graphfs::volume {
+
+class Volume;
 class StripedSource;
+
+// The scheduler's types, as the volume's clients (the control directory) see them.
+using LpScheduler = chunkindex::LpScheduler;
+using HeldLp = chunkindex::HeldLp;
+using SchedulerStats = chunkindex::SchedulerStats;
+using LogicalPartition = chunkindex::LogicalPartition;
+using LpChunk = chunkindex::LpChunk;
+using IterationCost = chunkindex::IterationCost;
 
 class GraphSchedule {
  public:
   // `dir`: the graph's absolute backing path. Fails with the reason (not a graph, not
   // indexed, stale or damaged index: "re-run graphfs-index") as a value.
-  static Result<std::shared_ptr<GraphSchedule>> Open(GraphFs& fs, const std::string& dir);
+  static Result<std::shared_ptr<GraphSchedule>> Open(Volume& volume, const std::string& dir);
   ~GraphSchedule();
 
   const std::string& dir() const { return dir_; }
@@ -55,7 +66,7 @@ class GraphSchedule {
   Status Load(const chunkindex::LogicalPartition& lp, char* out);
   static std::vector<int64_t> Stamp(const std::string& dir);
 
-  GraphFs* fs_ = nullptr;
+  Volume* volume_ = nullptr;
   std::string dir_;
   std::vector<int64_t> stamp_;
   std::unique_ptr<chunkindex::ChunkTable> table_;
@@ -73,7 +84,7 @@ class GraphSchedule {
 class GraphSchedules {
  public:
   // The graph's schedule, opened on first use or when the old one went stale.
-  Result<std::shared_ptr<GraphSchedule>> Get(GraphFs& fs, const std::string& dir);
+  Result<std::shared_ptr<GraphSchedule>> Get(Volume& volume, const std::string& dir);
   std::vector<std::shared_ptr<GraphSchedule>> List();
   void Clear();  // at unmount, before the cache and the I/O engine go
 
@@ -82,4 +93,4 @@ class GraphSchedules {
   std::map<std::string, std::shared_ptr<GraphSchedule>> by_dir_;
 };
 
-}  // namespace graphfs
+}  // namespace graphfs::volume

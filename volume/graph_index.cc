@@ -1,13 +1,14 @@
-#include "fusefs/graph_index.h"
+#include "volume/graph_index.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/fingerprint.h"
-#include "fusefs/graphfs.h"
+#include "common/log.h"
+#include "volume/volume.h"
 
-namespace graphfs {
+namespace graphfs::volume {
 
 namespace {
 
@@ -16,9 +17,9 @@ int64_t MtimeNs(const struct stat& st) {
 }
 
 // What a graph file looks like through the mount.
-Result<chunkindex::FileFingerprint> MountedFingerprint(GraphFs& fs, const std::string& dir, const std::string& name) {
+Result<chunkindex::FileFingerprint> MountedFingerprint(Volume& volume, const std::string& dir, const std::string& name) {
   const std::string path = dir + "/" + name;
-  auto file = OpenMountedGraphFile(fs, path, /*direct_io=*/false);
+  auto file = OpenMountedGraphFile(volume, path, /*direct_io=*/false);
   if (!file.ok()) return file.error();
   if (!file->striped) return chunkindex::TakeFingerprint(dir, name);
   const std::shared_ptr<StripedFile>& f = file->striped;
@@ -40,7 +41,7 @@ Result<std::shared_ptr<const cache::ChunkLayout>> LayoutOf(const chunkindex::Chu
 
 }  // namespace
 
-Result<MountedGraphFile> OpenMountedGraphFile(GraphFs& fs, const std::string& path, bool direct_io) {
+Result<MountedGraphFile> OpenMountedGraphFile(Volume& volume, const std::string& path, bool direct_io) {
   MountedGraphFile file;
   // O_NONBLOCK: a FIFO put where a graph file belongs must not hang a daemon thread.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -57,11 +58,12 @@ Result<MountedGraphFile> OpenMountedGraphFile(GraphFs& fs, const std::string& pa
     file.plain = std::move(fd);
     return file;
   }
-  if (fs.disks == nullptr || fs.io == nullptr) return Error(EIO, path + " is striped but no disk set is open");
+  if (volume.disk_set() == nullptr || volume.io() == nullptr)
+    return Error(EIO, path + " is striped but no disk set is open");
   StripedFileOptions o;
   o.writable = false;
   o.direct_io = direct_io;
-  auto f = StripedFile::Open(*fs.disks, fs.io.get(), std::move(fd), *manifest, o);
+  auto f = StripedFile::Open(*volume.disk_set(), volume.io(), std::move(fd), *manifest, o);
   if (!f.ok()) return f.error();
   file.striped = *f;
   return file;
@@ -80,20 +82,20 @@ std::vector<int64_t> FilesStamp(std::initializer_list<std::string> paths) {
   return s;
 }
 
-Result<chunkindex::ChunkTable> OpenMountedTable(GraphFs& fs, const std::string& dir) {
-  return chunkindex::ChunkTable::Open(dir, [&](const std::string& name) { return MountedFingerprint(fs, dir, name); });
+Result<chunkindex::ChunkTable> OpenMountedTable(Volume& volume, const std::string& dir) {
+  return chunkindex::ChunkTable::Open(dir, [&](const std::string& name) { return MountedFingerprint(volume, dir, name); });
 }
 
 GraphIndexes::Stamp GraphIndexes::TakeStamp(const std::string& dir) {
   return Stamp{FilesStamp({chunkindex::IndexPath(dir), dir + "/column", dir + "/row"})};
 }
 
-GraphIndexes::Loaded GraphIndexes::Load(GraphFs& fs, const std::string& dir) {
+GraphIndexes::Loaded GraphIndexes::Load(Volume& volume, const std::string& dir) {
   Loaded l;
   l.stamp = TakeStamp(dir);
   struct stat st;
   if (::stat(chunkindex::IndexPath(dir).c_str(), &st) != 0) return l;  // not indexed: nothing to say
-  auto table = OpenMountedTable(fs, dir);
+  auto table = OpenMountedTable(volume, dir);
   if (!table.ok()) {
     l.error = table.error().message();
     return l;
@@ -110,14 +112,14 @@ GraphIndexes::Loaded GraphIndexes::Load(GraphFs& fs, const std::string& dir) {
   return l;
 }
 
-std::shared_ptr<const cache::ChunkLayout> GraphIndexes::Find(GraphFs& fs, const std::string& dir,
+std::shared_ptr<const cache::ChunkLayout> GraphIndexes::Find(Volume& volume, const std::string& dir,
                                                              const std::string& name, std::string* why) {
   why->clear();
   if (name != "column" && name != "row") return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_dir_.find(dir);
   if (it == by_dir_.end() || !(it->second.stamp == TakeStamp(dir))) {
-    Loaded l = Load(fs, dir);
+    Loaded l = Load(volume, dir);
     if (!l.error.empty()) LogError("cache: " + l.error + " (its files are cached in stripe-aligned blocks)");
     it = by_dir_.insert_or_assign(dir, std::move(l)).first;
   }
@@ -140,4 +142,4 @@ std::vector<GraphIndexes::IndexState> GraphIndexes::List() {
   return out;
 }
 
-}  // namespace graphfs
+}  // namespace graphfs::volume

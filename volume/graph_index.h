@@ -20,9 +20,12 @@
 #include "common/unique_fd.h"
 
 namespace graphfs {
-
-struct GraphFs;
 class StripedFile;
+}
+
+namespace graphfs::volume {
+
+class Volume;
 
 // A graph file opened for reading as the mount shows it: a striped file (the backing file
 // is its stub) through its stripe map, anything else directly.
@@ -31,7 +34,7 @@ struct MountedGraphFile {
   UniqueFd plain;                        // otherwise
   struct stat st;                        // of the backing file (the stub when striped)
 };
-Result<MountedGraphFile> OpenMountedGraphFile(GraphFs& fs, const std::string& path, bool direct_io);
+Result<MountedGraphFile> OpenMountedGraphFile(Volume& volume, const std::string& path, bool direct_io);
 
 // (inode, size, mtime) of each path, -1s for a missing one: changes when a file is replaced
 // or written.
@@ -39,13 +42,13 @@ std::vector<int64_t> FilesStamp(std::initializer_list<std::string> paths);
 
 // Opens the chunk table of backing directory `dir`, checking it against the graph's files
 // as the mount shows them (striped files through their stripe map).
-Result<chunkindex::ChunkTable> OpenMountedTable(GraphFs& fs, const std::string& dir);
+Result<chunkindex::ChunkTable> OpenMountedTable(Volume& volume, const std::string& dir);
 
 class GraphIndexes {
  public:
   // The chunk layout of `name` in backing directory `dir` (absolute), or null with the
   // reason in `why` ("" when the file is simply not a partition file or has no index).
-  std::shared_ptr<const cache::ChunkLayout> Find(GraphFs& fs, const std::string& dir, const std::string& name,
+  std::shared_ptr<const cache::ChunkLayout> Find(Volume& volume, const std::string& dir, const std::string& name,
                                                  std::string* why);
 
   struct IndexState {
@@ -67,10 +70,10 @@ class GraphIndexes {
     std::string error;
   };
   static Stamp TakeStamp(const std::string& dir);
-  static Loaded Load(GraphFs& fs, const std::string& dir);
+  static Loaded Load(Volume& volume, const std::string& dir);
 
   std::mutex mu_;
   std::map<std::string, Loaded> by_dir_;
 };
 
-}  // namespace graphfs
+}  // namespace graphfs::volume

@@ -1,4 +1,4 @@
-#include "fusefs/graph_schedule.h"
+#include "volume/graph_schedule.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -6,10 +6,10 @@
 
 #include <chrono>
 
-#include "fusefs/graphfs.h"
-#include "fusefs/striped_read.h"
+#include "volume/striped_source.h"
+#include "volume/volume.h"
 
-namespace graphfs {
+namespace graphfs::volume {
 
 namespace {
 
@@ -24,9 +24,9 @@ std::vector<int64_t> GraphSchedule::Stamp(const std::string& dir) {
 
 bool GraphSchedule::Fresh() const { return Stamp(dir_) == stamp_; }
 
-Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(GraphFs& fs, const std::string& dir) {
+Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const std::string& dir) {
   std::shared_ptr<GraphSchedule> g(new GraphSchedule());
-  g->fs_ = &fs;
+  g->volume_ = &volume;
   g->dir_ = dir;
   g->stamp_ = Stamp(dir);
   struct stat st;
@@ -34,7 +34,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(GraphFs& fs, const st
     return Error(ENOENT, dir + " is not a graph directory (no meta file)");
   if (::stat(chunkindex::IndexPath(dir).c_str(), &st) != 0)
     return Error(ENOENT, dir + " has no chunk index; run `graphfs-index " + dir + "` first");
-  auto table = OpenMountedTable(fs, dir);
+  auto table = OpenMountedTable(volume, dir);
   if (!table.ok()) return table.error();
   g->table_ = std::make_unique<chunkindex::ChunkTable>(std::move(*table));
   auto finder = chunkindex::ActiveChunkFinder::Load(*g->table_);
@@ -42,12 +42,12 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(GraphFs& fs, const st
   g->finder_ = std::make_unique<chunkindex::ActiveChunkFinder>(std::move(*finder));
 
   const std::string column = dir + "/column";
-  auto file = OpenMountedGraphFile(fs, column, fs.options.direct);
+  auto file = OpenMountedGraphFile(volume, column, volume.options().direct);
   if (!file.ok()) return file.error();
   if (file->striped) {
-    if (fs.cache == nullptr) return Error(EIO, column + " is striped but the mount has no cache yet");
+    if (volume.cache() == nullptr) return Error(EIO, column + " is striped but the mount has no cache yet");
     g->striped_ = file->striped;
-    g->source_ = MakeStripedSource(fs, g->striped_, column);
+    g->source_ = volume.MakeSource(g->striped_, column);
   } else {
     g->plain_ = std::move(file->plain);
   }
@@ -91,11 +91,7 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
     i = k;
   }
   if (!ranges.empty()) {
-    // Keep units loading ahead on every disk: two stripe units per disk, within the cache's
-    // share of its staging area.
-    const uint64_t window = std::min<uint64_t>(2 * striped_->map().disks() * striped_->map().unit(),
-                                               std::max<uint64_t>(fs_->cache->ReadAheadShare(), 1));
-    Status s = CopyThroughCache(*fs_, source_, striped_->size(), ranges, out, kLoaderPid, window);
+    Status s = volume_->CopyRanges(source_, striped_->size(), ranges, out, kLoaderPid);
     if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
   }
   return Status::Ok();
@@ -125,12 +121,12 @@ uint64_t GraphSchedule::finds() const {
   return finds_;
 }
 
-Result<std::shared_ptr<GraphSchedule>> GraphSchedules::Get(GraphFs& fs, const std::string& dir) {
+Result<std::shared_ptr<GraphSchedule>> GraphSchedules::Get(Volume& volume, const std::string& dir) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_dir_.find(dir);
   if (it != by_dir_.end() && it->second->Fresh()) return it->second;
   // A stale schedule stays with the jobs that use it; new jobs get a fresh one.
-  auto g = GraphSchedule::Open(fs, dir);
+  auto g = GraphSchedule::Open(volume, dir);
   if (!g.ok()) return g.error();
   by_dir_[dir] = *g;
   return *g;
@@ -151,4 +147,4 @@ void GraphSchedules::Clear() {
   }
 }
 
-}  // namespace graphfs
+}  // namespace graphfs::volume

@@ -1,0 +1,167 @@
+// The striped read path of a Volume: FUSE-sized reads served from pinned cache units with
+// read-ahead for streams, small random reads around the cache, and the logical-partition
+// loader's bulk copies (CopyRanges).
+#include <algorithm>
+#include <cstring>
+
+#include "volume/striped_source.h"
+#include "volume/volume.h"
+
+namespace graphfs::volume {
+
+namespace {
+
+// Requests at least this large go through the cache even when they start a new stream:
+// engines read partitions with multi-MiB preads that FUSE splits into 1 MiB requests.
+// Smaller reads that do not continue a stream are served from the cache when it has the
+// unit, else read from the disks around it (a 4 KiB random read must not load 16 MiB).
+constexpr uint64_t kStreamingRequest = 256 << 10;
+
+// Units next to each other in the file sit on one disk (a stripe unit holds several). The
+// indexes [begin, end) of `units` reordered one disk after another — the first unit of each
+// disk, then the second of each, ... — so prefetches handed out in this order go to every
+// disk at once, not all to the disk of the next stripe unit.
+std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cache::UnitExtent>& units, size_t begin,
+                                size_t end, size_t disks) {
+  std::vector<std::pair<uint32_t, size_t>> order;  // (n-th unit of its disk, unit)
+  std::vector<uint32_t> seen(disks, 0);
+  std::vector<uint64_t> share(disks, 0);  // bytes of a unit per disk
+  for (size_t i = begin; i < end; ++i) {
+    std::fill(share.begin(), share.end(), 0);
+    src.DiskShare(units[i].offset, units[i].length, share);
+    const size_t disk = static_cast<size_t>(std::max_element(share.begin(), share.end()) - share.begin());
+    order.push_back({seen[disk]++, i});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<size_t> out;
+  for (const auto& [turn, i] : order) out.push_back(i);
+  return out;
+}
+
+}  // namespace
+
+bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64_t stream, uint32_t pid,
+                            PinnedRead* out, Status* error) {
+  cache::ChunkCache& cache = *cache_;
+  const std::shared_ptr<StripedSource>& src = file.shared_source();
+  const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
+  const uint64_t file_size = file.size();
+  const bool through = stream > 0 || len >= kStreamingRequest;
+  read_ahead_.NoteReader(src->key(), pid);
+
+  uint64_t at = off;
+  cache::UnitExtent u = layout->Find(off, file_size);
+  while (at < off + len && u.length > 0) {
+    cache::UnitRef ref;
+    if (through) {
+      auto got = cache.Get(src->Request(src, *layout, file_size, u), pid);
+      if (!got.ok()) {
+        *error = Error(got.error().code(), "read of " + file.id() + ": " + got.error().message());
+        return true;
+      }
+      ref = std::move(*got);
+    } else {
+      ref = cache.Peek(src->Request(src, *layout, file_size, u), pid);
+      if (!ref) {
+        cache.NoteBypass(pid, len);
+        return false;
+      }
+    }
+    const uint64_t n = std::min(off + len, u.offset + u.length) - at;
+    out->pieces_.push_back({const_cast<char*>(ref.data()) + (at - u.offset), n});
+    ref.NoteServed(n);
+    out->units_.push_back(std::move(ref));
+    at += n;
+    u = layout->At(u.index + 1, file_size);
+  }
+  if (at < off + len) return false;  // the layout does not cover the file (it changed size)
+  out->bytes_ = len;
+
+  const StripeMap& map = src->file().map();
+  const uint64_t want = read_ahead_.StreamWindow(stream, map.unit(), map.disks());
+  for (uint64_t ahead = 0; u.length > 0 && ahead + u.length <= want; u = layout->At(u.index + 1, file_size)) {
+    cache.Prefetch(src->Request(src, *layout, file_size, u), pid);
+    ahead += u.length;
+  }
+  return true;
+}
+
+Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t offset, uint64_t length, uint32_t pid,
+                                AlignedBuffer& scratch) {
+  PinnedRead out;
+  const uint64_t file_size = file.size();
+  if (offset >= file_size || length == 0) return out;
+  const uint64_t len = std::min<uint64_t>(length, file_size - offset);
+  const uint64_t stream = streams.Continues(offset, len);
+  if (cache_ != nullptr) {
+    Status error = Status::Ok();
+    if (ServeFromCache(file, offset, len, stream, pid, &out, &error)) {
+      if (!error.ok()) return error.error();
+      return out;
+    }
+    out = PinnedRead();  // units of a partial attempt go; the disks serve the read
+  }
+  if (scratch.size() < len) scratch = AlignedBuffer((len + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
+  if (!scratch.ok()) return Error(ENOMEM, "no memory for a read of " + std::to_string(len) + " bytes");
+  auto n = file.striped().Read(offset, len, scratch.data());
+  if (!n.ok()) return n.error();
+  out.pieces_.push_back({scratch.data(), *n});
+  out.bytes_ = *n;
+  return out;
+}
+
+Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
+                          const std::vector<CopyRange>& ranges, char* out, uint32_t pid) {
+  const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
+  const StripeMap& map = src->file().map();
+  const uint64_t window = read_ahead_.LoaderWindow(map.unit(), map.disks());
+  // The units to copy, in order; a unit two ranges share is listed twice (the cache loads it once).
+  std::vector<cache::UnitExtent> units;
+  for (const CopyRange& r : ranges) {
+    if (r.offset + r.length > file_size)
+      return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
+                               ") past the end (" + std::to_string(file_size) + " bytes)");
+    uint64_t covered = r.offset;
+    for (cache::UnitExtent u = layout->Find(r.offset, file_size); covered < r.offset + r.length && u.length > 0;
+         u = layout->At(u.index + 1, file_size)) {
+      units.push_back(u);
+      covered = u.offset + u.length;
+    }
+    if (covered < r.offset + r.length) return Error(EIO, "the cache's unit layout does not cover the file");
+  }
+  size_t prefetched = 0;  // units [0, prefetched) were handed to the prefetchers (or are being copied)
+  const size_t disks = disks_ ? disks_->size() : 1;
+  uint64_t ahead = 0;     // bytes of those not copied yet
+  size_t k = 0;
+  for (const CopyRange& r : ranges) {
+    uint64_t at = r.offset;
+    while (at < r.offset + r.length) {
+      const cache::UnitExtent& u = units[k];
+      if (prefetched <= k) {
+        prefetched = k + 1;
+        ahead = u.length;
+      }
+      size_t end = prefetched;
+      while (end < units.size() && ahead + units[end].length <= window) ahead += units[end++].length;
+      if (end > prefetched) {
+        for (size_t i : InDiskTurns(*src, units, prefetched, end, disks))
+          cache_->Prefetch(src->Request(src, *layout, file_size, units[i]), pid);
+        prefetched = end;
+      }
+      read_ahead_.NoteReader(src->key(), pid);
+      auto ref = cache_->Get(src->Request(src, *layout, file_size, u), pid);
+      if (!ref.ok()) return ref.error();
+      const uint64_t n = std::min(r.offset + r.length, u.offset + u.length) - at;
+      std::memcpy(out + r.out_offset + (at - r.offset), ref->data() + (at - u.offset), n);
+      ref->NoteServed(n);
+      at += n;
+      if (at == u.offset + u.length || at == r.offset + r.length) {
+        ahead -= std::min(ahead, u.length);
+        ++k;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace graphfs::volume

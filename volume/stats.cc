@@ -1,0 +1,94 @@
+// The volume's part of `.graphfs/stats`: its disks, its cache and its graphs' indexes.
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "volume/volume.h"
+
+namespace graphfs::volume {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string ProcessName(uint32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  if (!std::getline(in, name)) return "(exited)";
+  return name;
+}
+
+json RenderCache(const cache::CacheStats& c) {
+  json procs = json::array();
+  for (const cache::ProcessStats& p : c.processes) {
+    procs.push_back({{"pid", p.pid},
+                     {"name", ProcessName(p.pid)},
+                     {"hits", p.hits},
+                     {"misses", p.misses},
+                     {"bypassed", p.bypassed},
+                     {"bytes_served", p.bytes_served},
+                     {"bytes_from_cache", p.bytes_from_cache},
+                     {"bytes_loaded", p.bytes_loaded},
+                     {"bytes_loaded_per_disk", p.disk_bytes},
+                     {"bytes_bypassed", p.bytes_bypassed}});
+  }
+  const uint64_t lookups = c.hits + c.misses;
+  // Of the bytes handed to readers from the cache, the share that cost no disk read.
+  const double byte_hit_ratio =
+      c.bytes_served == 0 ? 0.0 : 1.0 - std::min(1.0, static_cast<double>(c.bytes_loaded) / static_cast<double>(c.bytes_served));
+  return {{"policy", c.policy},
+          {"capacity", c.capacity},
+          {"used", c.used},
+          {"units", c.units},
+          {"staged", c.staged},
+          {"staged_units", c.staged_units},
+          {"hits", c.hits},
+          {"misses", c.misses},
+          {"hit_ratio", lookups == 0 ? 0.0 : static_cast<double>(c.hits) / static_cast<double>(lookups)},
+          {"bypassed", c.bypassed},
+          {"admissions", c.admissions},
+          {"rejections", c.rejections},
+          {"evictions", c.evictions},
+          {"prefetches", c.prefetches},
+          {"prefetches_skipped", c.prefetches_skipped},
+          {"load_errors", c.load_errors},
+          {"byte_hit_ratio", byte_hit_ratio},
+          {"bytes_served", c.bytes_served},
+          {"bytes_from_cache", c.bytes_from_cache},
+          {"bytes_loaded", c.bytes_loaded},
+          {"prefetched_unused_bytes", c.prefetched_unused_bytes},
+          {"bytes_bypassed", c.bytes_bypassed},
+          {"processes", procs}};
+}
+
+}  // namespace
+
+void Volume::AddStats(json& j) {
+  json disks = json::array();
+  if (io_ && disks_) {
+    for (uint32_t d = 0; d < io_->disks(); ++d) {
+      const DiskCounters& c = io_->counters(d);
+      disks.push_back({{"index", d},
+                       {"path", disks_->path(d)},
+                       {"bytes_read", c.bytes_read.load()},
+                       {"bytes_written", c.bytes_written.load()},
+                       {"reads", c.reads.load()},
+                       {"writes", c.writes.load()},
+                       {"errors", c.errors.load()},
+                       {"queued", c.queued.load()},
+                       {"fault", io_->fault(d)}});
+    }
+  }
+  j["disks"] = disks;
+  if (cache_) j["cache"] = RenderCache(cache_->Stats());
+  json indexes = json::array();
+  for (const GraphIndexes::IndexState& s : indexes_.List())
+    indexes.push_back({{"graph", s.dir},
+                       {"in_use", s.loaded},
+                       {"column_chunks", s.column_chunks},
+                       {"row_chunks", s.row_chunks},
+                       {"error", s.error}});
+  j["indexes"] = indexes;
+}
+
+}  // namespace graphfs::volume

@@ -1,0 +1,39 @@
+#include "volume/striped_source.h"
+
+namespace graphfs::volume {
+
+void StripedSource::DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const {
+  for (const StripeExtent& e : file_->map().Split(offset, length))
+    if (e.disk < per_disk.size()) per_disk[e.disk] += e.length;
+}
+
+void StripedSource::DropChunkLayout() {
+  std::lock_guard<std::mutex> lock(mu_);
+  written_ = true;
+  if (std::string(layout_->kind()) == "block") return;
+  layout_ = std::make_shared<cache::BlockLayout>(file_->map().unit());
+  layout_note_ = "stripe-aligned blocks (written through the mount since it was indexed)";
+}
+
+bool StripedSource::SetLayout(std::shared_ptr<const cache::UnitLayout> layout, std::string note) {
+  std::lock_guard<std::mutex> lock(mu_);
+  layout_note_ = std::move(note);
+  if (written_ || layout == layout_) return false;
+  const bool both_blocks = std::string(layout->kind()) == "block" && std::string(layout_->kind()) == "block";
+  layout_ = std::move(layout);
+  return !both_blocks;  // blocks of the same unit size mean the same units
+}
+
+cache::UnitRequest StripedSource::Request(const std::shared_ptr<StripedSource>& self, const cache::UnitLayout& layout,
+                                          uint64_t file_size, const cache::UnitExtent& u) const {
+  cache::UnitRequest r;
+  r.file_units = layout.Count(file_size);
+  r.key = {key_, u.index};
+  r.offset = u.offset;
+  r.length = u.length;
+  r.weight = u.weight;
+  r.source = self;
+  return r;
+}
+
+}  // namespace graphfs::volume

@@ -1,0 +1,54 @@
+// A striped file as the cache sees it: where its units' bytes come from (the file's
+// disks) and how it is cut into units — the chunks of its graph's chunk index when the
+// index is fresh, else stripe-aligned blocks. One per open striped file (and one for the
+// `column` of each graph with a logical-partition schedule).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cache/chunk_cache.h"
+#include "cache/unit_layout.h"
+#include "striping/striped_file.h"
+
+namespace graphfs::volume {
+
+class StripedSource final : public cache::UnitSource {
+ public:
+  StripedSource(std::shared_ptr<StripedFile> file, uint64_t key, std::shared_ptr<const cache::UnitLayout> layout,
+                std::string layout_note)
+      : file_(std::move(file)), key_(key), layout_(std::move(layout)), layout_note_(std::move(layout_note)) {}
+
+  Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) override { return file_->Read(offset, length, buf); }
+  void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const override;
+
+  uint64_t key() const { return key_; }
+  const StripedFile& file() const { return *file_; }
+  std::shared_ptr<const cache::UnitLayout> layout() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return layout_;
+  }
+  // After a write or truncate the chunk index no longer describes the file: blocks from now on.
+  void DropChunkLayout();
+  // Switches to `layout`; false if it is the current one, or the file was written since opened.
+  bool SetLayout(std::shared_ptr<const cache::UnitLayout> layout, std::string note);
+  std::string layout_note() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return layout_note_;
+  }
+  // The cache's request for unit `u` of this file, `file_size` bytes long.
+  cache::UnitRequest Request(const std::shared_ptr<StripedSource>& self, const cache::UnitLayout& layout,
+                             uint64_t file_size, const cache::UnitExtent& u) const;
+
+ private:
+  std::shared_ptr<StripedFile> file_;
+  const uint64_t key_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const cache::UnitLayout> layout_;
+  std::string layout_note_;
+  bool written_ = false;
+};
+
+}  // namespace graphfs::volume

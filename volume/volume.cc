@@ -1,0 +1,193 @@
+#include "volume/volume.h"
+
+#include <signal.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "common/log.h"
+#include "volume/striped_source.h"
+
+namespace graphfs::volume {
+
+namespace {
+
+// Finds the disk set of the striped graphs under `source` and verifies every disk.
+Result<std::unique_ptr<DiskSet>> OpenDisks(const VolumeOptions& options) {
+  const std::string& source = options.source;
+  std::vector<std::string> graphs = FindRegistries(source, 6);
+  std::set<std::string> sets;
+  DiskRegistry registry;
+  for (const auto& g : graphs) {
+    auto r = ReadRegistry(g);
+    if (!r.ok()) return r.error();
+    if (!sets.empty() && !sets.count(r->set_id))
+      return Error(EINVAL, "graphs under " + source + " are striped over different disk sets (" + g +
+                               " uses " + r->set_id + ", another uses " + *sets.begin() +
+                               "); mount them separately");
+    sets.insert(r->set_id);
+    registry = *r;
+  }
+  if (sets.empty()) {
+    if (!options.disks.empty())
+      std::fprintf(stderr, "graphfs: note: disks= given, but nothing under %s is striped yet\n", source.c_str());
+    return std::unique_ptr<DiskSet>();
+  }
+  if (!options.disks.empty()) {
+    if (options.disks.size() != registry.disks.size())
+      return Error(EINVAL, "disks= lists " + std::to_string(options.disks.size()) + " disks, the registered set has " +
+                               std::to_string(registry.disks.size()));
+    registry.disks = options.disks;
+  }
+  auto set = DiskSet::Open(registry);
+  if (!set.ok()) return set.error();
+  return std::make_unique<DiskSet>(std::move(*set));
+}
+
+}  // namespace
+
+Volume::Volume(const VolumeOptions& options) : options_(options), read_ahead_(options.read_ahead) {}
+
+Volume::~Volume() { Stop(); }
+
+Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
+  std::unique_ptr<Volume> v(new Volume(options));
+  auto disks = OpenDisks(options);
+  if (!disks.ok()) return disks.error().Wrap("cannot mount " + options.source);
+  v->disks_ = std::move(*disks);
+  IoEngineOptions& io = v->io_options_;
+  io.disks = v->disks_ ? v->disks_->size() : 1;
+  io.mode = options.shared_queue ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;
+  io.workers_per_disk = options.io_workers != 0 ? options.io_workers : 1;
+  io.shared_workers = options.io_workers != 0 ? options.io_workers : io.disks;
+  io.queue_depth = options.queue_depth;
+  // Try the engine once, so a machine without io_uring fails here with a message. The real
+  // one starts in Start(): a daemon forks in between, and threads do not survive a fork.
+  auto probe = IoEngine::Start(io);
+  if (!probe.ok()) return probe.error();
+  if (cache::NewEvictionPolicy(options.cache_policy, {}) == nullptr)
+    return Error(EINVAL, "unknown cache policy '" + options.cache_policy + "'");
+  return v;
+}
+
+Status Volume::Start() {
+  auto engine = IoEngine::Start(io_options_);
+  if (!engine.ok()) return engine.error();
+  io_ = std::move(*engine);
+  cache::CacheOptions co;
+  co.capacity = options_.cache_bytes;
+  co.policy = options_.cache_policy;
+  co.staging_limit = options_.read_ahead.staging_limit;
+  co.reader_window_ns = static_cast<int64_t>(options_.cache_window) * 1'000'000'000;
+  co.prefetch_threads = std::max<uint32_t>(4, 2 * io_options_.disks);
+  co.disks = io_options_.disks;
+  co.trace_path = options_.cache_trace;
+  // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
+  co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
+  cache_ = std::make_unique<cache::ChunkCache>(co);
+  return Status::Ok();
+}
+
+void Volume::Stop() {
+  schedules_.Clear();  // their builders stop before the cache goes
+  cache_.reset();      // cancels prefetches, then the queues drain
+  io_.reset();         // before the files that use it go
+}
+
+std::shared_ptr<StripedSource> Volume::MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path) {
+  const std::string id = file->manifest().file_id;
+  const uint64_t key = XXH3_64bits(id.data(), id.size());
+  auto blocks = std::make_shared<cache::BlockLayout>(file->map().unit());
+  auto source = std::make_shared<StripedSource>(file, key, blocks, "stripe-aligned blocks");
+  RefreshSourceLayout(*source, backing_path);
+  return source;
+}
+
+void Volume::RefreshLayout(VolumeFile& file, const std::string& backing_path) {
+  RefreshSourceLayout(file.source(), backing_path);
+}
+
+// Units are the chunks of the graph's index when it has a fresh one, else stripe-unit
+// blocks. Called at every open, so an index built (or rebuilt, or gone stale) while the
+// file was open takes effect at the next open; the file's cached units go when their
+// meaning changes.
+void Volume::RefreshSourceLayout(StripedSource& source, const std::string& backing_path) {
+  const StripedFile& file = source.file();
+  const size_t slash = backing_path.rfind('/');
+  if (slash == std::string::npos) return;
+  std::string why;
+  std::shared_ptr<const cache::ChunkLayout> chunks =
+      indexes_.Find(*this, backing_path.substr(0, slash), backing_path.substr(slash + 1), &why);
+  bool changed;
+  if (chunks != nullptr && file.size() > 0 && chunks->Find(0, file.size()).length > 0) {
+    changed = source.SetLayout(chunks, "chunks of the index (" + std::to_string(chunks->size()) + ")");
+  } else {
+    std::shared_ptr<const cache::UnitLayout> current = source.layout();
+    if (std::string(current->kind()) == "block") return;
+    changed = source.SetLayout(std::make_shared<cache::BlockLayout>(file.map().unit()),
+                               why.empty() ? "stripe-aligned blocks" : "stripe-aligned blocks: " + why);
+  }
+  if (!changed) return;
+  if (cache_ != nullptr) cache_->Invalidate(source.key());
+  LogError("cache: " + backing_path + " is now cached in " + source.layout_note());
+}
+
+void Volume::Invalidate(StripedSource& source) {
+  if (cache_ != nullptr) cache_->Invalidate(source.key());
+}
+
+Result<std::shared_ptr<VolumeFile>> Volume::OpenStriped(UniqueFd stub, const StripeManifest& manifest,
+                                                        const std::string& backing_path) {
+  if (disks_ == nullptr)
+    return Error(EIO, "striped file " + manifest.file_id +
+                          " found, but no disk set is registered under the source directory");
+  StripedFileOptions o;
+  o.writable = !options_.read_only;
+  o.direct_io = options_.direct;
+  auto f = StripedFile::Open(*disks_, io_.get(), std::move(stub), manifest, o);
+  if (!f.ok()) return f.error();
+  std::shared_ptr<StripedSource> source = MakeSource(*f, backing_path);
+  return std::make_shared<VolumeFile>(*this, *f, std::move(source));
+}
+
+void Volume::RemoveParts(const StripeManifest& m) {
+  if (disks_ == nullptr) return;
+  for (uint32_t d = 0; d < disks_->size(); ++d) {
+    const std::string path = disks_->PartPath(d, m.file_id);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+      LogError("could not remove part " + path + ": " + std::strerror(errno));
+  }
+}
+
+uint32_t Volume::disk_count() const { return io_ == nullptr ? 0 : io_->disks(); }
+int Volume::fault(uint32_t disk) const { return io_ == nullptr ? 0 : io_->fault(disk); }
+void Volume::InjectFault(uint32_t disk, int error) {
+  if (io_ != nullptr) io_->InjectFault(disk, error);
+}
+
+// ---- VolumeFile ----
+
+void VolumeFile::NoteChange() {
+  source_->DropChunkLayout();
+  volume_.Invalidate(*source_);
+}
+
+Result<uint64_t> VolumeFile::Write(uint64_t offset, const char* data, uint64_t length) {
+  NoteChange();
+  auto n = file_->Write(offset, data, length);
+  NoteChange();
+  return n;
+}
+
+Status VolumeFile::Truncate(uint64_t size) {
+  NoteChange();
+  Status s = file_->Truncate(size);
+  NoteChange();
+  return s;
+}
+
+}  // namespace graphfs::volume

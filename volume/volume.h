@@ -1,0 +1,187 @@
+// One mounted source directory, FUSE-free: the only place that joins the disk set and its
+// I/O engine (striping/), the shared cache (cache/) and the graphs' chunk indexes and
+// logical-partition schedules (chunkindex/). The FUSE front (fusefs/) turns requests into
+// calls of a Volume and its answers into replies; tests drive a Volume without a mount.
+//
+//   auto v = Volume::Open(options);            // checks the disks and io_uring; no threads yet
+//   v->Start();                                // I/O workers, prefetchers (after any fork)
+//   auto f = v->OpenStriped(std::move(stub), manifest, backing_path);
+//   ReadStreams streams;                       // one per open handle
+//   auto got = v->Read(**f, streams, offset, length, pid, scratch);   // pinned pieces
+//   v->Stop();                                 // schedules, cache, I/O, in that order
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "cache/chunk_cache.h"
+#include "common/aligned_buffer.h"
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "striping/disk_set.h"
+#include "striping/io_engine.h"
+#include "striping/manifest.h"
+#include "striping/striped_file.h"
+#include "volume/graph_index.h"
+#include "volume/graph_schedule.h"
+#include "volume/read_ahead.h"
+
+namespace graphfs::volume {
+
+class StripedSource;
+class VolumeFile;
+
+struct VolumeOptions {
+  std::string source;               // absolute path of the directory of graphs
+  std::vector<std::string> disks;   // disk directories overriding the registered ones (same order)
+  bool read_only = false;
+  bool direct = true;               // O_DIRECT on part files for aligned reads
+  // I/O engine.
+  bool shared_queue = false;        // one queue for all disks (comparison) instead of one per disk
+  unsigned io_workers = 0;          // per disk (default 1), or in the shared pool (default: disks)
+  unsigned queue_depth = 4;
+  // Cache.
+  uint64_t cache_bytes = 0;
+  std::string cache_policy = "priority";
+  unsigned cache_window = 600;      // seconds a read counts towards a unit's rank
+  std::string cache_trace;          // unit lookups logged to this file (diagnostics)
+  // Read-ahead.
+  ReadAheadOptions read_ahead;
+};
+
+// What Read hands back: the bytes as pieces (iovecs) in order, valid while this lives —
+// cache units stay pinned until then, or the pieces point into the caller's scratch buffer.
+class PinnedRead {
+ public:
+  const std::vector<iovec>& pieces() const { return pieces_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  friend class Volume;
+  std::vector<cache::UnitRef> units_;
+  std::vector<iovec> pieces_;
+  uint64_t bytes_ = 0;
+};
+
+// A range of a striped file to copy into a buffer at `out_offset` (CopyRanges).
+struct CopyRange {
+  uint64_t offset = 0, length = 0, out_offset = 0;
+};
+
+class Volume {
+ public:
+  // Finds the disk set of the striped graphs under `options.source` and checks every disk
+  // (identity, order) and that io_uring works. Fails with the reason, naming the disk.
+  static Result<std::unique_ptr<Volume>> Open(const VolumeOptions& options);
+  ~Volume();
+  Volume(const Volume&) = delete;
+  Volume& operator=(const Volume&) = delete;
+
+  // Starts the I/O workers and the cache's prefetchers: threads do not survive a fork, so
+  // a daemon calls this after daemonizing.
+  Status Start();
+  // Stops serving: the graphs' schedules (their loaders stop), then the cache (prefetches
+  // cancelled), then the I/O engine (queues drained). Open files stay valid objects but
+  // must not be read any more.
+  void Stop();
+
+  const VolumeOptions& options() const { return options_; }
+  const std::string& source() const { return options_.source; }
+  bool has_disks() const { return disks_ != nullptr; }
+
+  // Opens the striped file whose stub is `stub` (readable; owned from now on) and whose
+  // backing path is `backing_path` (its graph directory decides its cache units).
+  Result<std::shared_ptr<VolumeFile>> OpenStriped(UniqueFd stub, const StripeManifest& manifest,
+                                                  const std::string& backing_path);
+  // Looks at the file's chunk index again (at every open): an index built, rebuilt or gone
+  // stale since the file was opened changes its cache units from the next read on.
+  void RefreshLayout(VolumeFile& file, const std::string& backing_path);
+
+  // Reads [offset, offset + length) of `file` for process `pid`: a read that continues one
+  // of `streams` or is large goes through the cache (units loaded once for every reader,
+  // read-ahead kept loading ahead of the stream); a small random read is served from cache
+  // units that are in memory, else read from the disks into `scratch`, around the cache.
+  // Short at the end of the file; empty past it.
+  Result<PinnedRead> Read(VolumeFile& file, ReadStreams& streams, uint64_t offset, uint64_t length, uint32_t pid,
+                          AlignedBuffer& scratch);
+  // Copies the ranges of a striped file into `out` + their out_offset, through the cache:
+  // each unit is loaded once (concurrent readers wait for that load) and pinned while
+  // copied; units up to the loader's read-ahead window ahead of the copy are prefetched in
+  // disk turns, so every disk works at once. Reads past the end are an error.
+  Status CopyRanges(const std::shared_ptr<StripedSource>& source, uint64_t file_size,
+                    const std::vector<CopyRange>& ranges, char* out, uint32_t pid);
+
+  // Deletes the parts of a striped file on every disk (its last name is gone).
+  void RemoveParts(const StripeManifest& manifest);
+
+  // Faults of the disks (tests of failing disks): errno every I/O to `disk` fails with; 0 heals.
+  uint32_t disk_count() const;
+  int fault(uint32_t disk) const;
+  void InjectFault(uint32_t disk, int error);
+
+  // The services of the volume.
+  GraphIndexes& indexes() { return indexes_; }
+  GraphSchedules& schedules() { return schedules_; }
+  const ReadAhead& read_ahead() const { return read_ahead_; }
+  cache::ChunkCache* cache() { return cache_.get(); }  // null before Start and after Stop
+
+  // For `.graphfs/stats`: disks, cache and indexes as JSON objects.
+  void AddStats(nlohmann::json& j);
+
+  // Internals for the volume's own files (graph_index.cc, graph_schedule.cc).
+  const DiskSet* disk_set() const { return disks_.get(); }
+  IoEngine* io() { return io_.get(); }
+  // The cache's view of a striped file of this volume, keyed by its id.
+  std::shared_ptr<StripedSource> MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path);
+  // Forgets the cached units of `source` (after its bytes or size changed).
+  void Invalidate(StripedSource& source);
+
+ private:
+  explicit Volume(const VolumeOptions& options);
+  void RefreshSourceLayout(StripedSource& source, const std::string& backing_path);
+  bool ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64_t stream, uint32_t pid,
+                      PinnedRead* out, Status* error);
+
+  const VolumeOptions options_;
+  IoEngineOptions io_options_;
+  std::unique_ptr<DiskSet> disks_;  // null when nothing under the source is striped
+  std::unique_ptr<IoEngine> io_;
+  ReadAhead read_ahead_;
+  GraphIndexes indexes_;                     // chunk layouts of indexed graphs
+  std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
+  GraphSchedules schedules_;                 // after the cache: their loads run through it
+};
+
+// A striped file of the volume, open: its bytes on the disks, its units in the cache.
+// Changes through it drop the file's cached units (before and after, so that a unit loaded
+// while a write was in flight does not outlive it).
+class VolumeFile {
+ public:
+  VolumeFile(Volume& volume, std::shared_ptr<StripedFile> file, std::shared_ptr<StripedSource> source)
+      : volume_(volume), file_(std::move(file)), source_(std::move(source)), id_(file_->manifest().file_id) {}
+
+  uint64_t size() const { return file_->size(); }
+  const std::string& id() const { return id_; }
+  Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t length);
+  Status Truncate(uint64_t size);
+  Status Flush() { return file_->Flush(); }  // the manifest, if the size changed
+  Status Sync() { return file_->Sync(); }    // data, size and layout durable
+
+  StripedFile& striped() { return *file_; }
+  StripedSource& source() { return *source_; }
+  const std::shared_ptr<StripedSource>& shared_source() const { return source_; }
+
+ private:
+  void NoteChange();
+  Volume& volume_;
+  std::shared_ptr<StripedFile> file_;
+  std::shared_ptr<StripedSource> source_;
+  const std::string id_;
+};
+
+}  // namespace graphfs::volume
