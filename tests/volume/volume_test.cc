@@ -1,0 +1,323 @@
+// The volume without a mount: the striped read path (cache units, read-ahead staging, small
+// reads around the cache, writes), the logical-partition loader over a small indexed graph,
+// and an index that went stale while files were open. Disks are temp directories.
+#include "volume/volume.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <random>
+
+#include "chunkindex/chunk_index.h"
+#include "chunkindex/index_builder.h"
+#include "striping/restripe.h"
+#include "tests/chunkindex/chunkindex_test_util.h"
+#include "volume/striped_source.h"
+
+namespace graphfs::volume {
+namespace {
+
+using chunkindex::testing::ReadAll;
+using chunkindex::testing::TempDir;
+using chunkindex::testing::WriteAll;
+
+constexpr uint64_t kUnit = 256 << 10;  // stripe unit
+constexpr uint32_t kDisks = 4;
+
+std::string RandomBytes(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(s.data() + i, &v, std::min<size_t>(8, n - i));
+  }
+  return s;
+}
+
+// SOURCE with the given files striped over four temp-dir disks.
+struct StripedTree {
+  TempDir tmp;
+  std::string source, graph;
+  std::vector<std::string> disks;
+
+  explicit StripedTree(const std::string& graph_name = "g") {
+    source = tmp.path() + "/source";
+    graph = source + "/" + graph_name;
+    std::filesystem::create_directories(graph);
+    for (uint32_t d = 0; d < kDisks; ++d) {
+      disks.push_back(tmp.path() + "/disk" + std::to_string(d));
+      std::filesystem::create_directories(disks.back());
+    }
+  }
+  std::string Stripe(uint64_t min_size) {
+    StripeRequest r;
+    r.path = graph;
+    r.disks = disks;
+    r.unit = kUnit;
+    r.min_size = min_size;
+    r.progress = false;
+    auto done = StripeFiles(r);
+    return done.ok() ? "" : done.error().message();
+  }
+};
+
+VolumeOptions Options(const std::string& source, uint64_t cache_bytes, uint64_t staging) {
+  VolumeOptions o;
+  o.source = source;
+  o.cache_bytes = cache_bytes;
+  o.read_ahead.staging_limit = staging;
+  return o;
+}
+
+std::unique_ptr<Volume> StartVolume(const VolumeOptions& o) {
+  auto v = Volume::Open(o);
+  EXPECT_TRUE(v.ok()) << (v.ok() ? "" : v.error().message());
+  if (!v.ok()) return nullptr;
+  Status s = (*v)->Start();
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+  return std::move(*v);
+}
+
+std::shared_ptr<VolumeFile> OpenFile(Volume& v, const std::string& path) {
+  auto m = ReadManifest(path);
+  EXPECT_TRUE(m.ok() && m->has_value()) << path << " is not striped";
+  if (!m.ok() || !m->has_value()) return nullptr;
+  auto f = v.OpenStriped(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), **m, path);
+  EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.error().message());
+  return f.ok() ? *f : nullptr;
+}
+
+std::string Joined(const PinnedRead& r) {
+  std::string s;
+  for (const iovec& p : r.pieces()) s.append(static_cast<const char*>(p.iov_base), p.iov_len);
+  return s;
+}
+
+TEST(Volume, OpenRefusesADiskOfTheSetThatIsMissing) {
+  StripedTree t;
+  WriteAll(t.graph + "/data", RandomBytes(1 << 20, 1));
+  ASSERT_EQ(t.Stripe(4096), "");
+  std::filesystem::remove_all(t.disks[2]);
+  auto v = Volume::Open(Options(t.source, 0, 1 << 20));
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message().find("cannot mount " + t.source), std::string::npos) << v.error().message();
+  EXPECT_NE(v.error().message().find(t.disks[2]), std::string::npos) << v.error().message();
+}
+
+TEST(Volume, StreamsThroughCacheUnitsWithReadAheadAndServesSmallReadsAroundThem) {
+  StripedTree t;
+  const std::string bytes = RandomBytes(8 << 20, 2);
+  WriteAll(t.graph + "/data", bytes);
+  ASSERT_EQ(t.Stripe(4096), "");
+  auto v = StartVolume(Options(t.source, 2 << 20, 4 << 20));
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, t.graph + "/data");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->size(), bytes.size());
+  EXPECT_EQ(f->source().layout_note(), "stripe-aligned blocks");  // not a graph's partition file
+
+  // A sequential reader: every byte right, units pinned while read, read-ahead staged.
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  for (uint64_t off = 0; off < bytes.size(); off += 1 << 20) {
+    auto got = v->Read(*f, streams, off, 1 << 20, /*pid=*/100, scratch);
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    ASSERT_EQ(Joined(*got), bytes.substr(off, 1 << 20)) << "at " << off;
+  }
+  cache::CacheStats s = v->cache()->Stats();
+  EXPECT_GT(s.prefetches, 0u);              // units were loaded ahead of the stream
+  EXPECT_GT(s.bytes_from_cache, 0u);        // and the stream found them in memory
+  EXPECT_EQ(s.bytes_served, bytes.size());  // every byte came from cache units
+  EXPECT_EQ(s.bypassed, 0u);
+
+  // Past the end: short, then empty.
+  auto tail = v->Read(*f, streams, bytes.size() - 100, 1 << 20, 100, scratch);
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(Joined(*tail), bytes.substr(bytes.size() - 100));
+  auto past = v->Read(*f, streams, bytes.size() + 5, 4096, 100, scratch);
+  ASSERT_TRUE(past.ok());
+  EXPECT_EQ(past->bytes(), 0u);
+
+  // A small random read of a unit not in memory goes around the cache (no 256 KiB load).
+  v->cache()->Invalidate(f->source().key());
+  ReadStreams other;
+  const uint64_t before = v->cache()->Stats().bytes_loaded;
+  auto small = v->Read(*f, other, 3 * kUnit + 8192, 4096, 200, scratch);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(Joined(*small), bytes.substr(3 * kUnit + 8192, 4096));
+  EXPECT_EQ(v->cache()->Stats().bytes_loaded, before);
+  EXPECT_EQ(v->cache()->Stats().bypassed, 1u);
+
+  // A write drops the file's units: the next read sees the new bytes.
+  const std::string fresh = RandomBytes(10000, 3);
+  ASSERT_TRUE(v->Read(*f, other, 0, 1 << 20, 200, scratch).ok());  // units in memory now
+  auto wrote = f->Write(5000, fresh.data(), fresh.size());
+  ASSERT_TRUE(wrote.ok());
+  auto again = v->Read(*f, other, 0, 1 << 20, 200, scratch);
+  ASSERT_TRUE(again.ok());
+  std::string expect = bytes.substr(0, 1 << 20);
+  expect.replace(5000, fresh.size(), fresh);
+  EXPECT_EQ(Joined(*again), expect);
+}
+
+TEST(Volume, ReadsReachEveryDiskAndNameTheFailingOne) {
+  StripedTree t;
+  const std::string bytes = RandomBytes(4 << 20, 4);
+  WriteAll(t.graph + "/data", bytes);
+  ASSERT_EQ(t.Stripe(4096), "");
+  auto v = StartVolume(Options(t.source, 0, 1 << 20));  // no cache budget: staging only
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, t.graph + "/data");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(v->disk_count(), kDisks);
+  const uint32_t disk = f->striped().map().Split(kUnit, kUnit).at(0).disk;  // of the second unit
+  v->InjectFault(disk, EIO);
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  auto bad = v->Read(*f, streams, kUnit, kUnit, 1, scratch);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), EIO);
+  EXPECT_NE(bad.error().message().find("disk " + std::to_string(disk)), std::string::npos) << bad.error().message();
+  v->InjectFault(disk, 0);
+  auto good = v->Read(*f, streams, kUnit, kUnit, 1, scratch);
+  ASSERT_TRUE(good.ok()) << good.error().message();
+  EXPECT_EQ(Joined(*good), bytes.substr(kUnit, kUnit));
+}
+
+// A small source-sorted graph, indexed, with `column` and `row` striped.
+struct IndexedGraph : StripedTree {
+  std::string column;  // its bytes before striping
+  std::string error;
+  uint64_t vertices = 3000;
+
+  IndexedGraph() {
+    chunkindex::testing::GraphSpec spec;
+    spec.vertices = static_cast<uint32_t>(vertices);
+    spec.partitions = 4;
+    spec.sorted = true;
+    spec.edges = chunkindex::testing::RandomEdges(2500, 60000, 5);
+    std::filesystem::remove_all(graph);
+    error = chunkindex::testing::MakeGraph(spec, graph);
+    if (!error.empty()) return;
+    chunkindex::BuildOptions b;
+    b.graph_dir = graph;
+    b.chunk_size = 16 << 10;
+    auto built = chunkindex::BuildIndex(b);
+    if (!built.ok()) error = built.error().message();
+    column = ReadAll(graph + "/column");
+    if (error.empty()) error = Stripe(64 << 10);  // column and row (480 KB each), not the blocks
+  }
+};
+
+TEST(Volume, CachesAnIndexedGraphsFilesInItsChunks) {
+  IndexedGraph g;
+  ASSERT_EQ(g.error, "");
+  auto v = StartVolume(Options(g.source, 8 << 20, 4 << 20));
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, g.graph + "/column");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->source().layout_note().rfind("chunks of the index (", 0), 0u) << f->source().layout_note();
+  ASSERT_EQ(v->indexes().List().size(), 1u);
+  EXPECT_TRUE(v->indexes().List()[0].loaded);
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  std::string all;
+  for (uint64_t off = 0; off < g.column.size(); off += 1 << 20) {
+    auto got = v->Read(*f, streams, off, 1 << 20, 7, scratch);
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    all += Joined(*got);
+  }
+  EXPECT_EQ(all, g.column);
+}
+
+TEST(Volume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
+  IndexedGraph g;
+  ASSERT_EQ(g.error, "");
+  auto v = StartVolume(Options(g.source, 8 << 20, 4 << 20));
+  ASSERT_NE(v, nullptr);
+  auto schedule = v->schedules().Get(*v, g.graph);
+  ASSERT_TRUE(schedule.ok()) << schedule.error().message();
+  GraphSchedule& s = **schedule;
+  EXPECT_TRUE(s.striped());
+  EXPECT_EQ(s.vertices(), g.vertices);
+  ASSERT_TRUE(s.scheduler().AddJob(1, 64 << 10).ok());
+  // Every vertex active: every chunk of `column` is handed out once, bytes as in the file.
+  std::vector<uint64_t> words((g.vertices + 63) / 64, ~0ull);
+  words.back() = (1ull << (g.vertices % 64)) - 1;
+  auto active = s.SetActive(1, words);
+  ASSERT_TRUE(active.ok()) << active.error().message();
+  EXPECT_EQ(*active, s.table().chunks(chunkindex::ChunkFile::kColumn).size());
+  uint64_t handed = 0, lps = 0;
+  for (;;) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool answered = false;
+    Result<LpScheduler::Grant> grant = Error(EIO, "no answer");
+    s.scheduler().Next(1, [&](Result<LpScheduler::Grant> g2) {
+      std::lock_guard<std::mutex> lock(mu);
+      grant = std::move(g2);
+      answered = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return answered; }));
+    ASSERT_TRUE(grant.ok()) << grant.error().message();
+    if (grant->end) break;
+    ++lps;
+    const LogicalPartition& lp = *grant->held.lp;
+    for (uint32_t k : grant->held.chunks) {
+      const LpChunk& c = lp.chunks[k];
+      ASSERT_EQ(std::string(lp.bytes.get() + c.lp_offset, c.length), g.column.substr(c.file_offset, c.length))
+          << "chunk " << c.id;
+      handed += c.length;
+    }
+  }
+  EXPECT_EQ(handed, g.column.size());
+  EXPECT_GT(lps, 1u);  // 64 KiB partitions of a 480 KB column
+  const cache::CacheStats cs = v->cache()->Stats();
+  EXPECT_GE(cs.bytes_loaded, g.column.size());  // loaded from the disks through the cache
+  EXPECT_GT(cs.prefetches, 0u);                 // with the loader's read-ahead
+  s.scheduler().RemoveJob(1);
+}
+
+TEST(Volume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
+  IndexedGraph g;
+  ASSERT_EQ(g.error, "");
+  auto v = StartVolume(Options(g.source, 8 << 20, 4 << 20));
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, g.graph + "/column");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->source().layout_note().rfind("chunks of the index", 0), 0u);
+  ASSERT_TRUE(v->schedules().Get(*v, g.graph).ok());
+
+  // The graph's `column` changes behind the index (its stub's times move, as a rewrite does).
+  struct timespec times[2] = {{0, UTIME_NOW}, {12345, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (g.graph + "/column").c_str(), times, 0), 0);
+
+  // Reopened: its units go back to stripe-aligned blocks, with the reason.
+  v->RefreshLayout(*f, g.graph + "/column");
+  const std::string note = f->source().layout_note();
+  EXPECT_EQ(note.rfind("stripe-aligned blocks: ", 0), 0u) << note;
+  EXPECT_NE(note.find("graphfs-index"), std::string::npos) << note;
+  ASSERT_EQ(v->indexes().List().size(), 1u);
+  EXPECT_FALSE(v->indexes().List()[0].loaded);
+  // A new schedule of the graph is refused with the same advice.
+  auto schedule = v->schedules().Get(*v, g.graph);
+  ASSERT_FALSE(schedule.ok());
+  EXPECT_NE(schedule.error().message().find("graphfs-index"), std::string::npos) << schedule.error().message();
+  // The bytes are still served right.
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  auto got = v->Read(*f, streams, 0, 1 << 20, 7, scratch);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(Joined(*got), g.column.substr(0, 1 << 20));
+}
+
+}  // namespace
+}  // namespace graphfs::volume
