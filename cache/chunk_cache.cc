@@ -1,32 +1,14 @@
 #include "cache/chunk_cache.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <limits>
+
+#include "cache/cache_entry.h"
 
 namespace graphfs::cache {
 
 namespace {
-
-constexpr uint64_t kAlign = 4096;
-// A reader that took part of a unit and then left it alone for this long is done with it.
-constexpr int64_t kServedIdleNs = 2'000'000'000;
-// A prefetched unit nobody came for within this long is given up.
-constexpr int64_t kUnreadIdleNs = 30'000'000'000;
-// A process that took part of a unit in this visit and read from it this recently is still
-// reading it: the unit is in use now, whatever the process's stream position says.
-constexpr int64_t kPartWayIdleNs = 1'000'000'000;
-// Finished staged units are looked at no more often than this (unless memory is short).
-constexpr int64_t kSweepIntervalNs = 20'000'000;
-constexpr size_t kMaxProcesses = 512;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 std::unique_ptr<EvictionPolicy> MakePolicy(const CacheOptions& o) {
   EvictionPolicyOptions po;
@@ -41,55 +23,7 @@ std::unique_ptr<EvictionPolicy> MakePolicy(const CacheOptions& o) {
   return p;
 }
 
-struct UnitRef::Entry final : UnitView {
-  UnitKey key_;
-  uint64_t offset = 0, length = 0;
-  double weight = 1.0;
-  AlignedBuffer buffer;
-  uint64_t skew = 0;    // the unit starts this far into the (4 KiB aligned) buffer
-  uint64_t charge = 0;  // buffer bytes
-  enum class State { kLoading, kReady, kFailed } state = State::kLoading;
-  int error_code = 0;
-  std::string error_message;
-  // Everything below is guarded by the cache's mutex.
-  int pins = 0;
-  bool admitted = false;  // counted in `capacity`, listed in the eviction order
-  bool orphan = false;    // no longer reachable by key (invalidated, evicted, refused)
-  bool prefetched = false;
-  uint64_t served = 0;
-  int64_t touched_ns = 0, ready_ns = 0;
-  ChunkCache::OrderKey order;
-  // Bytes each process took in its current visit (reads closer than `same_pass_ns`).
-  struct Taker {
-    uint32_t pid;
-    uint64_t bytes;
-    int64_t last_ns;
-  };
-  std::vector<Taker> takers;
-  int64_t same_pass_ns = 0;  // the cache's
-
-  const UnitKey& key() const override { return key_; }
-  bool PartWay(int64_t now) const override {
-    for (const Taker& t : takers)
-      if (t.bytes < length && now - t.last_ns <= kPartWayIdleNs) return true;
-    return false;
-  }
-  bool TakenInVisit(uint32_t pid, int64_t now) const override {
-    for (const Taker& t : takers)
-      if (t.pid == pid && now - t.last_ns <= same_pass_ns) return true;
-    return false;
-  }
-};
-
-struct ChunkCache::Record {
-  ReaderSet readers;
-  std::shared_ptr<Entry> entry;  // null when the unit is not in memory
-};
-
-struct ChunkCache::Task {
-  std::shared_ptr<Entry> entry;
-  std::shared_ptr<UnitSource> source;
-};
+}  // namespace
 
 // ---- UnitRef ----
 
@@ -281,58 +215,6 @@ void ChunkCache::NoteBypass(uint32_t pid, uint64_t bytes) {
   ps.bytes_bypassed += bytes;
 }
 
-void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (stopping_) return;
-  auto it = units_.find(r.key);
-  if (it != units_.end() && it->second.entry != nullptr) return;
-  const uint64_t charge = (r.offset % kAlign + r.length + kAlign - 1) / kAlign * kAlign;
-  if (staged_bytes_ + charge > options_.staging_limit) {
-    SweepStaged(NowNs());
-    if (staged_bytes_ + charge > options_.staging_limit) {
-      ++counters_.prefetches_skipped;
-      return;
-    }
-  }
-  std::shared_ptr<Entry> e = NewEntry(r);
-  if (e == nullptr) {
-    ++counters_.prefetches_skipped;
-    return;
-  }
-  e->prefetched = true;
-  ++counters_.prefetches;
-  ProcessStats& ps = Process(pid);
-  ps.bytes_loaded += r.length;
-  counters_.bytes_loaded += r.length;
-  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
-  tasks_.push_back(std::make_unique<Task>(Task{e, r.source}));
-  lock.unlock();
-  task_ready_.notify_one();
-}
-
-void ChunkCache::PrefetchWorker() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    if (tasks_.empty()) {
-      if (stopping_) return;
-      // Idle: staged units whose readers went away give their memory back.
-      if (task_ready_.wait_for(lock, std::chrono::seconds(1)) == std::cv_status::timeout) SweepStaged(NowNs());
-      continue;
-    }
-    std::unique_ptr<Task> task = std::move(tasks_.front());
-    tasks_.pop_front();
-    Entry& e = *task->entry;
-    if (stopping_) {
-      FinishLoad(task->entry, Error(ECANCELED, "cache shutting down"));
-      continue;
-    }
-    lock.unlock();
-    Result<uint64_t> got = task->source->Load(e.offset - e.skew, e.charge, e.buffer.data());
-    lock.lock();
-    FinishLoad(task->entry, std::move(got));
-  }
-}
-
 void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t now = NowNs();
@@ -369,29 +251,6 @@ void ChunkCache::Unpin(Entry& e) {
       Decide(keep, NowNs());
     }
   }
-}
-
-void ChunkCache::Settle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  const int64_t now = NowNs();
-  std::vector<std::shared_ptr<Entry>> ready;
-  for (const auto& e : staged_)
-    if (e->state == Entry::State::kReady && e->pins == 0) ready.push_back(e);
-  for (const auto& e : ready) Decide(e, now);
-}
-
-void ChunkCache::SweepStaged(int64_t now) {
-  if (now - last_sweep_ns_ < kSweepIntervalNs && staged_bytes_ <= options_.staging_limit) return;
-  last_sweep_ns_ = now;
-  std::vector<std::shared_ptr<Entry>> done;
-  for (const auto& e : staged_) {
-    if (e->state != Entry::State::kReady || e->pins > 0) continue;
-    const bool consumed = e->orphan || e->served >= e->length ||
-                          (e->served > 0 ? now - e->touched_ns > kServedIdleNs
-                                         : now - std::max(e->ready_ns, e->touched_ns) > kUnreadIdleNs);
-    if (consumed) done.push_back(e);
-  }
-  for (const auto& e : done) Decide(e, now);
 }
 
 double ChunkCache::Priority(const Record& rec, const Entry& e, int64_t now) const {

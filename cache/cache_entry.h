@@ -1,0 +1,84 @@
+// The cache's internals shared by its own files (chunk_cache.cc: lookups, loads, admission;
+// staging.cc: prefetches and the staging area): a unit in memory, its record, a load task.
+// Not a public header: nothing outside cache/ includes it.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/chunk_cache.h"
+
+namespace graphfs::cache {
+
+inline constexpr uint64_t kAlign = 4096;
+// A reader that took part of a unit and then left it alone for this long is done with it.
+inline constexpr int64_t kServedIdleNs = 2'000'000'000;
+// A prefetched unit nobody came for within this long is given up.
+inline constexpr int64_t kUnreadIdleNs = 30'000'000'000;
+// A process that took part of a unit in this visit and read from it this recently is still
+// reading it: the unit is in use now, whatever the process's stream position says.
+inline constexpr int64_t kPartWayIdleNs = 1'000'000'000;
+// Finished staged units are looked at no more often than this (unless memory is short).
+inline constexpr int64_t kSweepIntervalNs = 20'000'000;
+inline constexpr size_t kMaxProcesses = 512;
+
+inline int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct UnitRef::Entry final : UnitView {
+  UnitKey key_;
+  uint64_t offset = 0, length = 0;
+  double weight = 1.0;
+  AlignedBuffer buffer;
+  uint64_t skew = 0;    // the unit starts this far into the (4 KiB aligned) buffer
+  uint64_t charge = 0;  // buffer bytes
+  enum class State { kLoading, kReady, kFailed } state = State::kLoading;
+  int error_code = 0;
+  std::string error_message;
+  // Everything below is guarded by the cache's mutex.
+  int pins = 0;
+  bool admitted = false;  // counted in `capacity`, listed in the eviction order
+  bool orphan = false;    // no longer reachable by key (invalidated, evicted, refused)
+  bool prefetched = false;
+  uint64_t served = 0;
+  int64_t touched_ns = 0, ready_ns = 0;
+  ChunkCache::OrderKey order;
+  // Bytes each process took in its current visit (reads closer than `same_pass_ns`).
+  struct Taker {
+    uint32_t pid;
+    uint64_t bytes;
+    int64_t last_ns;
+  };
+  std::vector<Taker> takers;
+  int64_t same_pass_ns = 0;  // the cache's
+
+  const UnitKey& key() const override { return key_; }
+  bool PartWay(int64_t now) const override {
+    for (const Taker& t : takers)
+      if (t.bytes < length && now - t.last_ns <= kPartWayIdleNs) return true;
+    return false;
+  }
+  bool TakenInVisit(uint32_t pid, int64_t now) const override {
+    for (const Taker& t : takers)
+      if (t.pid == pid && now - t.last_ns <= same_pass_ns) return true;
+    return false;
+  }
+};
+
+struct ChunkCache::Record {
+  ReaderSet readers;
+  std::shared_ptr<Entry> entry;  // null when the unit is not in memory
+};
+
+struct ChunkCache::Task {
+  std::shared_ptr<Entry> entry;
+  std::shared_ptr<UnitSource> source;
+};
+
+// ---- UnitRef ----
+
+}  // namespace graphfs::cache

@@ -1,0 +1,323 @@
+// The files of a job directory: open, read (including the asynchronous `next`), write,
+// and what a close commits (graph, partition size, active set).
+#include "fusefs/jobs_dir.h"
+
+#include <fcntl.h>
+#include <dirent.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "fusefs/control_dir.h"
+#include "fusefs/control_parse.h"
+#include "fusefs/file_handle.h"
+#include "fusefs/graphfs.h"
+
+namespace graphfs {
+
+namespace {
+
+// Bytes a job may write to one of its text files (graph, partition_size, active.list).
+constexpr uint64_t kMaxTextBytes = 1ull << 30;
+
+// The daemon reads a job's graph as root and serves it to the job: the directory must
+// not lead out of SOURCE through a symlink, and whoever set it must be able to read the
+// graph's files themselves (the kernel checked nothing: the job's files are ours).
+Result<std::string> ReadableGraphDir(const GraphFs& fs, const std::string& path, const Credentials& writer) {
+  char real[PATH_MAX];
+  if (::realpath(path.c_str(), real) == nullptr)
+    return errno == ENOENT ? Error(ENOENT, path + " is not a graph directory (it does not exist)")
+                           : Error::FromErrno(path);
+  const std::string dir = real;
+  if (dir.rfind(fs.source + "/", 0) != 0)
+    return Error(EACCES, path + " resolves to " + dir + ", outside the source directory " + fs.source);
+  CallerCredentials as_writer(writer);
+  for (const char* name : {"", "/meta", "/column"}) {
+    const std::string file = dir + name;
+    if (::faccessat(AT_FDCWD, file.c_str(), R_OK | (*name == '\0' ? X_OK : 0), AT_EACCESS) != 0 && errno != ENOENT)
+      return Error::FromErrno(file + " (for uid " + std::to_string(writer.uid) + ")");
+  }
+  return dir;
+}
+
+void Fail(ControlJob& job, const Error& e) {
+  std::lock_guard<std::mutex> lock(job.mu);
+  ++job.errors;
+  job.last_error = e.message();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, int flags, const Credentials& who) {
+  (void)fs;
+  if (inode.kind != Inode::Kind::kJobFile) return Error(EISDIR, "not a job file");
+  const std::shared_ptr<ControlJob>& job = inode.job;
+  const std::string& file = inode.control_name;
+  const bool writing = (flags & O_ACCMODE) != O_RDONLY;
+  const bool owner = who.uid == 0 || who.uid == job->uid;
+  auto h = std::make_shared<JobFileHandle>();
+  h->job = job;
+  h->file = file;
+  h->opener = who;
+  if (file == "status") {
+    if (writing) return Error(EACCES, "status is read-only");
+    h->content = JobJson(*job).dump(2) + "\n";
+    return h;
+  }
+  if (!owner) return Error(EACCES, "job " + job->name + " belongs to another user");
+  std::lock_guard<std::mutex> lock(job->mu);
+  if (job->removed) return Error(ENOENT, "job " + job->name + " was removed");
+  if (file == "graph") {
+    h->content = job->graph.empty() ? "" : job->graph + "\n";
+  } else if (file == "partition_size") {
+    h->content = std::to_string(job->partition_bytes) + "\n";
+  } else if (file == "lease") {
+    ++job->leases;
+    h->lease = true;
+  } else if (file == "active" || file == "active.list" || file == "done") {
+    if ((flags & O_ACCMODE) == O_RDONLY) return Error(EACCES, file + " is write-only");
+  } else if (file == "next") {
+    if (writing) return Error(EACCES, "next is read-only");
+  } else {
+    bool map = false;
+    const uint64_t seq = ParseLpFileName(file, &map);
+    volume::HeldLp held;
+    if (job->schedule && seq != 0) held = job->schedule->scheduler().Holding(job->id, seq);
+    if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
+    if (writing) return Error(EACCES, file + " is read-only");
+    if (map) {
+      h->content = held.MapText();
+    } else {
+      h->starts.push_back(0);
+      for (uint32_t i : held.chunks) h->starts.push_back(h->starts.back() + held.lp->chunks[i].length);
+      h->held = std::move(held);
+    }
+  }
+  return h;
+}
+
+void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size, off_t offset) {
+  const uint64_t off = static_cast<uint64_t>(offset);
+  if (h->file == "next") {
+    if (off == 0) return AskNext(req, h, size);
+    std::lock_guard<std::mutex> lock(h->answer_mu);
+    const uint64_t from = std::min<uint64_t>(off, h->answer.size());
+    return (void)fuse_reply_buf(req, h->answer.data() + from, std::min<uint64_t>(size, h->answer.size() - from));
+  }
+  if (h->held) {
+    // The job's chunks, packed: gather the pieces straight from the LP's buffer.
+    const volume::LogicalPartition& lp = *h->held.lp;
+    std::vector<iovec> iov;
+    const uint64_t end = std::min<uint64_t>(off + size, h->starts.back());
+    size_t k = static_cast<size_t>(std::upper_bound(h->starts.begin(), h->starts.end(), off) - h->starts.begin());
+    for (uint64_t at = off; at < end && k < h->starts.size(); ++k) {
+      const volume::LpChunk& c = lp.chunks[h->held.chunks[k - 1]];
+      const uint64_t n = std::min(end, h->starts[k]) - at;
+      iov.push_back({lp.bytes.get() + c.lp_offset + (at - h->starts[k - 1]), n});
+      at += n;
+    }
+    if (iov.empty()) return (void)fuse_reply_buf(req, nullptr, 0);
+    return (void)fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+  }
+  const uint64_t from = std::min<uint64_t>(off, h->content.size());
+  fuse_reply_buf(req, h->content.data() + from, std::min<uint64_t>(size, h->content.size() - from));
+}
+
+void JobsDir::AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size) {
+  ControlJob& job = *h->job;
+  std::shared_ptr<GraphSchedule> schedule;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    if (job.removed) return (void)fuse_reply_err(req, ENOENT);
+    schedule = job.schedule;
+  }
+  if (!schedule) {
+    Fail(job, Error(EINVAL, "next: write the graph directory to `graph` first"));
+    return (void)fuse_reply_err(req, EINVAL);
+  }
+  {
+    std::lock_guard<std::mutex> lock(asks_mu_);
+    asks_[req] = PendingAsk{schedule, job.id, 0, false};
+  }
+  // Registered before the ask is queued: an interrupt that is already pending is noted
+  // here, and the request is not touched again once the scheduler may have answered it.
+  fuse_req_interrupt_func(req, &JobsDir::OnInterrupt, this);
+  const uint64_t ticket = schedule->scheduler().Next(job.id, [this, req, h, size](Result<volume::LpScheduler::Grant> g) {
+    {
+      std::lock_guard<std::mutex> lock(asks_mu_);
+      asks_.erase(req);
+    }
+    if (!g.ok()) {
+      if (g.error().code() != EINTR) Fail(*h->job, g.error().Wrap("next"));
+      return (void)fuse_reply_err(req, g.error().code());
+    }
+    const std::string answer = g->end ? "end\n" : "lp-" + std::to_string(g->held.lp->seq) + "\n";
+    {
+      std::lock_guard<std::mutex> lock(h->answer_mu);
+      h->answer = answer;
+    }
+    fuse_reply_buf(req, answer.data(), std::min(size, answer.size()));
+  });
+  bool cancel = false;
+  {
+    std::lock_guard<std::mutex> lock(asks_mu_);
+    auto it = asks_.find(req);
+    if (it != asks_.end()) {
+      it->second.ticket = ticket;
+      if (it->second.interrupted) {
+        asks_.erase(it);
+        cancel = true;
+      }
+    }
+  }
+  if (cancel) schedule->scheduler().Cancel(job.id, ticket);
+}
+
+void JobsDir::OnInterrupt(fuse_req_t req, void* self) { static_cast<JobsDir*>(self)->Interrupted(req); }
+
+void JobsDir::Interrupted(fuse_req_t req) {
+  PendingAsk ask;
+  {
+    std::lock_guard<std::mutex> lock(asks_mu_);
+    auto it = asks_.find(req);
+    if (it == asks_.end()) return;  // answered already
+    if (it->second.ticket == 0) {
+      it->second.interrupted = true;  // AskNext cancels once it is queued
+      return;
+    }
+    ask = std::move(it->second);
+    asks_.erase(it);
+  }
+  ask.schedule->scheduler().Cancel(ask.job, ask.ticket);
+}
+
+Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t offset) {
+  ControlJob& job = *h.job;
+  if (h.file == "done") {
+    if (const auto schedule = job.Schedule()) schedule->scheduler().Done(job.id);
+    return Status::Ok();
+  }
+  if (h.file != "graph" && h.file != "partition_size" && h.file != "active" && h.file != "active.list")
+    return Error(EBADF, h.file + " is not writable");
+  uint64_t limit = kMaxTextBytes;
+  if (h.file == "active") {
+    const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
+    if (!schedule) {
+      Error e(EINVAL, "active: write the graph directory to `graph` first");
+      Fail(job, e);
+      return e;
+    }
+    limit = (schedule->vertices() + 7) / 8;
+  }
+  const uint64_t end = static_cast<uint64_t>(offset) + size;
+  if (end > limit) {
+    Error e(h.file == "active" ? EINVAL : EFBIG,
+            h.file + ": " + std::to_string(end) + " bytes written, at most " + std::to_string(limit) +
+                (h.file == "active" ? " (a bitmap of the graph's vertices) allowed" : " allowed"));
+    Fail(job, e);
+    return e;
+  }
+  if (h.written.size() < end) h.written.resize(end, '\0');
+  std::memcpy(h.written.data() + offset, data, size);
+  h.dirty = true;
+  return Status::Ok();
+}
+
+Status JobsDir::Flush(GraphFs& fs, JobFileHandle& h) {
+  if (!h.dirty) return Status::Ok();
+  h.dirty = false;
+  Status s = Commit(fs, h);
+  h.written.clear();
+  if (!s.ok()) Fail(*h.job, s.error());
+  return s;
+}
+
+Status JobsDir::Commit(GraphFs& fs, JobFileHandle& h) {
+  ControlJob& job = *h.job;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    if (job.removed) return Error(ENOENT, "job " + job.name + " was removed");
+  }
+  if (h.file == "graph") return CommitGraph(fs, job, TrimBlanks(h.written), h.opener);
+  if (h.file == "partition_size") {
+    auto bytes = ParsePartitionSize(h.written);
+    if (!bytes.ok()) return bytes.error();
+    std::lock_guard<std::mutex> lock(job.mu);
+    job.partition_bytes = *bytes;
+    if (job.schedule) GRAPHFS_RETURN_IF_ERROR(job.schedule->scheduler().SetPartitionBytes(job.id, *bytes));
+    return Status::Ok();
+  }
+  if (h.file == "active") return CommitActive(job, h.written, false);
+  if (h.file == "active.list") return CommitActive(job, h.written, true);
+  return Status::Ok();
+}
+
+Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text, const Credentials& writer) {
+  if (text.empty()) return Error(EINVAL, "graph: empty path");
+  auto relative = MountRelative(text, fs.mountpoint, fs.source);
+  if (!relative.ok()) return relative.error();
+  if (relative->empty())
+    return Error(EINVAL, "graph: the mount root cannot be a graph (its .graphfs is the control directory); "
+                         "put the graph in a subdirectory");
+  auto dir = ReadableGraphDir(fs, fs.source + "/" + *relative, writer);
+  if (!dir.ok()) return dir.error().Wrap("graph " + text);
+  auto schedule = fs.volume->schedules().Get(*fs.volume, *dir);
+  if (!schedule.ok()) return schedule.error().Wrap("graph " + text);
+  std::shared_ptr<GraphSchedule> old;
+  uint64_t partition_bytes;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    if (job.schedule == *schedule) return Status::Ok();
+    old = job.schedule;
+    partition_bytes = job.partition_bytes;
+  }
+  if (old) old->scheduler().RemoveJob(job.id);
+  GRAPHFS_RETURN_IF_ERROR((*schedule)->scheduler().AddJob(job.id, partition_bytes));
+  bool removed;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    removed = job.removed;
+    if (!removed) {
+      job.graph = *relative;
+      job.schedule = *schedule;
+      job.active_vertices = job.active_chunks = 0;
+    }
+  }
+  // Removed meanwhile: take it out again (outside job.mu: the scheduler may answer its asks,
+  // and the answers take job.mu).
+  if (removed) (*schedule)->scheduler().RemoveJob(job.id);
+  return Status::Ok();
+}
+
+Status JobsDir::CommitActive(ControlJob& job, const std::string& bytes, bool as_list) {
+  const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
+  if (!schedule) return Error(EINVAL, "active: write the graph directory to `graph` first");
+  const uint64_t v = schedule->vertices();
+  auto parsed = as_list ? ParseActiveList(bytes, v) : ParseActiveBitmap(bytes, v);
+  if (!parsed.ok()) return parsed.error();
+  const std::vector<uint64_t>& words = *parsed;
+  uint64_t count = 0;
+  for (uint64_t w : words) count += static_cast<uint64_t>(std::popcount(w));
+  auto chunks = schedule->SetActive(job.id, words);
+  if (!chunks.ok()) return chunks.error().Wrap("active");
+  std::lock_guard<std::mutex> lock(job.mu);
+  job.active_vertices = count;
+  job.active_chunks = *chunks;
+  return Status::Ok();
+}
+
+void JobsDir::Release(GraphFs& fs, JobFileHandle& h) {
+  if (h.dirty) (void)Flush(fs, h);
+  if (!h.lease) return;
+  bool last;
+  {
+    std::lock_guard<std::mutex> lock(h.job->mu);
+    last = --h.job->leases == 0;
+  }
+  if (last) RemoveJob(h.job, "its lease was closed (the process ended or closed it)");
+}
+
+}  // namespace graphfs

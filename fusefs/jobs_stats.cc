@@ -1,0 +1,91 @@
+// Jobs and graph schedules as `.graphfs/stats` and a job's `status` show them.
+#include <nlohmann/json.hpp>
+
+#include "fusefs/graphfs.h"
+#include "fusefs/jobs_dir.h"
+
+namespace graphfs {
+
+using json = nlohmann::json;
+
+json JobsDir::JobJson(ControlJob& job) {
+  json j;
+  std::shared_ptr<GraphSchedule> schedule;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    j = {{"name", job.name},
+         {"uid", job.uid},
+         {"graph", job.graph},
+         {"partition_size", job.partition_bytes},
+         {"leases", job.leases},
+         {"active_vertices", job.active_vertices},
+         {"active_chunks", job.active_chunks},
+         {"errors", job.errors},
+         {"last_error", job.last_error}};
+    schedule = job.schedule;
+  }
+  j["vertices"] = schedule ? schedule->vertices() : 0;
+  if (!schedule) {
+    j["state"] = "unconfigured";
+    return j;
+  }
+  auto view = schedule->scheduler().View(job.id);
+  if (!view.ok()) return j;
+  auto cost = [](const volume::IterationCost& c) {
+    return json{{"iteration", c.iteration},       {"active_chunks", c.active_chunks},
+                {"active_bytes", c.active_bytes}, {"find_seconds", c.find_seconds},
+                {"select_seconds", c.select_seconds}, {"load_seconds", c.load_seconds},
+                {"wait_seconds", c.wait_seconds}, {"lps", c.lps},
+                {"bytes_delivered", c.bytes_delivered}, {"bytes_reused", c.bytes_reused},
+                {"finished", c.finished}};
+  };
+  j["state"] = view->state;
+  j["iteration"] = view->iteration;
+  j["remaining_chunks"] = view->remaining_chunks;
+  j["remaining_bytes"] = view->remaining_bytes;
+  j["lp"] = view->holding_seq;
+  json recent = json::array();
+  for (const auto& c : view->recent) recent.push_back(cost(c));
+  j["iterations"] = recent;
+  j["total"] = cost(view->total);
+  return j;
+}
+
+json JobsDir::StatsJson(GraphFs& fs) {
+  std::vector<std::shared_ptr<ControlJob>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [name, job] : jobs_) jobs.push_back(job);
+  }
+  json out;
+  json list = json::array();
+  for (const auto& job : jobs) list.push_back(JobJson(*job));  // with its recent iterations' costs
+  out["jobs"] = list;
+  json graphs = json::array();
+  for (const auto& g : fs.volume->schedules().List()) {
+    const volume::SchedulerStats s = g->scheduler().Stats();
+    graphs.push_back({{"graph", g->dir()},
+                      {"chunks", g->scheduler().chunk_count()},
+                      {"striped", g->striped()},
+                      {"jobs", s.jobs},
+                      {"active_set_queries", g->finds()},
+                      {"find_seconds", g->find_seconds()},
+                      {"lps_built", s.lps_built},
+                      {"lps_preloaded", s.lps_preloaded},
+                      {"chunks_loaded", s.chunks_loaded},
+                      {"bytes_loaded", s.bytes_loaded},
+                      {"bytes_reused", s.bytes_reused},
+                      {"bytes_discarded", s.bytes_discarded},
+                      {"bytes_delivered", s.bytes_delivered},
+                      {"select_seconds", s.select_seconds},
+                      {"load_seconds", s.load_seconds},
+                      {"load_errors", s.load_errors},
+                      {"last_error", s.last_error},
+                      {"current_lp", s.current_seq},
+                      {"current_holders", s.current_holders}});
+  }
+  out["schedulers"] = graphs;
+  return out;
+}
+
+}  // namespace graphfs
