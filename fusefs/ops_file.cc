@@ -1,7 +1,7 @@
 // Open files: create, open, read, write, flush, release, fsync, fallocate.
 //
 // Ordinary files are passed through with fd-backed replies (splice, no copy in the
-// daemon). Striped files are served through the shared cache (fusefs/striped_read.cc).
+// daemon). Striped files are served by the volume (volume/read_path.cc, fusefs/striped_read.cc).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

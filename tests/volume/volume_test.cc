@@ -215,13 +215,22 @@ struct IndexedGraph : StripedTree {
   }
 };
 
-TEST(Volume, CachesAnIndexedGraphsFilesInItsChunks) {
+// A volume over IndexedGraph with its `column` open.
+class IndexedVolume : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(g.error, "");
+    v = StartVolume(Options(g.source, 8 << 20, 4 << 20));
+    ASSERT_NE(v, nullptr);
+    f = OpenFile(*v, g.graph + "/column");
+    ASSERT_NE(f, nullptr);
+  }
   IndexedGraph g;
-  ASSERT_EQ(g.error, "");
-  auto v = StartVolume(Options(g.source, 8 << 20, 4 << 20));
-  ASSERT_NE(v, nullptr);
-  auto f = OpenFile(*v, g.graph + "/column");
-  ASSERT_NE(f, nullptr);
+  std::unique_ptr<Volume> v;
+  std::shared_ptr<VolumeFile> f;
+};
+
+TEST_F(IndexedVolume, CachesAnIndexedGraphsFilesInItsChunks) {
   EXPECT_EQ(f->source().layout_note().rfind("chunks of the index (", 0), 0u) << f->source().layout_note();
   ASSERT_EQ(v->indexes().List().size(), 1u);
   EXPECT_TRUE(v->indexes().List()[0].loaded);
@@ -236,11 +245,7 @@ TEST(Volume, CachesAnIndexedGraphsFilesInItsChunks) {
   EXPECT_EQ(all, g.column);
 }
 
-TEST(Volume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
-  IndexedGraph g;
-  ASSERT_EQ(g.error, "");
-  auto v = StartVolume(Options(g.source, 8 << 20, 4 << 20));
-  ASSERT_NE(v, nullptr);
+TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
   auto schedule = v->schedules().Get(*v, g.graph);
   ASSERT_TRUE(schedule.ok()) << schedule.error().message();
   GraphSchedule& s = **schedule;
@@ -286,13 +291,7 @@ TEST(Volume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
   s.scheduler().RemoveJob(1);
 }
 
-TEST(Volume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
-  IndexedGraph g;
-  ASSERT_EQ(g.error, "");
-  auto v = StartVolume(Options(g.source, 8 << 20, 4 << 20));
-  ASSERT_NE(v, nullptr);
-  auto f = OpenFile(*v, g.graph + "/column");
-  ASSERT_NE(f, nullptr);
+TEST_F(IndexedVolume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
   ASSERT_EQ(f->source().layout_note().rfind("chunks of the index", 0), 0u);
   ASSERT_TRUE(v->schedules().Get(*v, g.graph).ok());
 
