@@ -4,7 +4,10 @@
 #   scripts/bench/cache.sh [--scale 24] [--fractions "0.25"] [--sweep "0.10 0.50"] [--bps 100000000]
 #   (--fractions: every config; --sweep: the mount only, for the hit ratio against the budget)
 #                          [--partitions 16] [--gen-dir DIR] [--policies "priority lru"]
-#                          [--no-plain] [--no-plain-direct]
+#                          [--no-plain] [--no-plain-direct] [--daemons "NAME=BIN_DIR ..."] [--repeat N]
+#   (--daemons: the mount runs once per daemon in turn — e.g. before and after a change — on the
+#    same disks and graph, --repeat rounds alternating; a last table gives each one's median
+#    wall time and disk bytes and the ratio to the first daemon)
 #
 # A weighted R-MAT graph (generated once into --gen-dir and reused), indexed with graphfs-index,
 # striped over 4 loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth loop disk of
@@ -31,6 +34,8 @@ BPS=100000000
 PARTITIONS=16
 PLAIN_DIRECT=1
 PLAIN=1
+DAEMONS=""
+REPEAT=1
 GEN_DIR=/var/tmp/graphfs-gen
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -43,6 +48,8 @@ while [[ $# -gt 0 ]]; do
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     --no-plain-direct) PLAIN_DIRECT=0; shift ;;
     --no-plain) PLAIN=0; shift ;;
+    --daemons) DAEMONS=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -108,10 +115,15 @@ run() {
 
 for fraction in $FRACTIONS $SWEEP; do
   budget=$(python3 -c "print(int($COLUMN * $fraction) // 4096 * 4096)")
-  for policy in $POLICIES; do
-    mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$budget,cache_policy=$policy,readahead_mem=256M,cache_trace=$TRACES/$STAMP-$policy-$fraction.trace"
-    run "mount-$policy" "$fraction" "$BENCH_ROOT/mnt/g" 0.25 "$WORK" "${LOOPS[@]:0:4}"
-    unmount_graphfs "$BENCH_ROOT/mnt"
+  for ((round = 0; round < REPEAT; round++)); do
+    for policy in $POLICIES; do
+      for daemon in ${DAEMONS:-"=$GRAPHFS_BIN"}; do
+        name=${daemon%%=*}
+        DAEMON_BIN=${daemon#*=} mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$budget,cache_policy=$policy,readahead_mem=256M,cache_trace=$TRACES/$STAMP-$policy-$fraction${name:+-$name}-$round.trace"
+        run "mount-$policy${name:+-$name}" "$fraction" "$BENCH_ROOT/mnt/g" 0.25 "$WORK" "${LOOPS[@]:0:4}"
+        unmount_graphfs "$BENCH_ROOT/mnt"
+      done
+    done
   done
   if [[ $PLAIN == 1 && " $SWEEP " != *" $fraction "* ]]; then
     run plain-capped "$fraction" "${DISK_DIRS[4]}/g" 8 $((WORK + budget)) "${LOOPS[4]}"
@@ -120,3 +132,26 @@ for fraction in $FRACTIONS $SWEEP; do
 done
 echo "# summary: $SUMMARY"
 column -t -s $'\t' "$SUMMARY"
+if [[ -n $DAEMONS ]]; then
+  echo "# daemons compared: medians over $REPEAT rounds; ratio = this daemon / the first"
+  python3 - "$SUMMARY" "$DAEMONS" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+names = [d.split("=", 1)[0] for d in sys.argv[2].split()]
+groups = {}
+for r in rows:
+    if not r["config"].startswith("mount-"): continue
+    policy, name = r["config"][len("mount-"):].rsplit("-", 1)
+    groups.setdefault((policy, r["fraction"]), {}).setdefault(name, []).append(r)
+for (policy, fraction), by in sorted(groups.items()):
+    base = None
+    for name in names:
+        runs = by.get(name, [])
+        if not runs: continue
+        wall = statistics.median(float(r["wall_s"]) for r in runs)
+        disk = statistics.median(int(r["disk_bytes"]) for r in runs)
+        base = base or (wall, disk)
+        print(f"{policy} {fraction} {name}: wall {wall:.1f} s (runs {' '.join(r['wall_s'] for r in runs)}), "
+              f"disk {disk / 1e9:.2f} GB; ratio wall {wall / base[0]:.3f}, disk {disk / base[1]:.3f}")
+PY
+fi

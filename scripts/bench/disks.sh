@@ -55,7 +55,8 @@ drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 mount_graphfs() {
   local src=$1 mnt=$2 opts=$3 i
   mkdir -p "$mnt"
-  run_throttled "$GRAPHFS_BIN/graphfs" -f "$src" "$mnt" -o "$opts" >"$mnt.log" 2>&1 &
+  # DAEMON_BIN (default GRAPHFS_BIN): where the daemon comes from, for before/after comparisons.
+  run_throttled "${DAEMON_BIN:-$GRAPHFS_BIN}/graphfs" -f "$src" "$mnt" -o "$opts" >"$mnt.log" 2>&1 &
   for ((i = 0; i < 200; i++)); do
     mountpoint -q "$mnt" && return 0
     sleep 0.05

@@ -9,6 +9,10 @@
 # are at most 1 MiB, so a sequential stream stays bandwidth-bound under that cap, while
 # many small requests pay for their number.
 #   scripts/bench/striping.sh [--size 4G] [--repeat 3] [--units "1 4 8 16 32"] [--direct 1] [--models "0 125"]
+#                             [--daemons "NAME=BIN_DIR NAME=BIN_DIR"]
+# --daemons compares graphfs daemons (e.g. before and after a change) on the same disks in one
+# run: for the two headline layouts, each repeat mounts every daemon in turn (alternating), and
+# the medians and the ratio of the first daemon to the others are printed; no sweep, no plot.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 GRAPHFS_BIN="$ROOT/build/bin"
@@ -20,6 +24,7 @@ UNITS="1 4 8 16 32"
 DIRECT=1
 BPS=100000000
 MODELS="0 125"
+DAEMONS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) SIZE="$2"; shift 2 ;;
@@ -27,6 +32,7 @@ while [ $# -gt 0 ]; do
     --units) UNITS="$2"; shift 2 ;;
     --direct) DIRECT="$2"; shift 2 ;;
     --models) MODELS="$2"; shift 2 ;;
+    --daemons) DAEMONS="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -77,7 +83,37 @@ bench() {
   printf '%-34s %6s MB/s   (runs: %s)\n' "$name" "${RESULT[$name]}" "${runs[*]}"
 }
 
+# compare NAME SOURCE FILE OPTIONS: every daemon of --daemons in turn, REPEAT rounds.
+compare() {
+  local name=$1 src=$2 file=$3 opts=$4 i d first="" line=""
+  declare -A runs=()
+  for ((i = 0; i < REPEAT; i++)); do
+    for d in $DAEMONS; do
+      DAEMON_BIN=${d#*=} mount_graphfs "$src" "$BENCH_ROOT/mnt" "$opts"
+      runs[${d%%=*}]+="$(read_mbps "$BENCH_ROOT/mnt/$file") "
+      unmount_graphfs "$BENCH_ROOT/mnt"
+    done
+  done
+  for d in $DAEMONS; do
+    local n=${d%%=*} m
+    # shellcheck disable=SC2086
+    m=$(median ${runs[$n]})
+    [ -z "$first" ] && first=$m
+    line+=$(printf '%s %s MB/s (runs: %s) ratio %s; ' "$n" "$m" "${runs[$n]% }" "$(echo "scale=3; $first / $m" | bc)")
+  done
+  printf '%-34s %s\n' "$name" "$line"
+}
+
 mkdir -p "$ROOT/scripts/bench/results"
+if [ -n "$DAEMONS" ]; then
+  for iops in $MODELS; do
+    throttle "$BPS" "$iops"
+    echo "== disk model $([ "$iops" = 0 ] && echo bandwidth-only || echo "hdd-like-${iops}iops"): daemons $DAEMONS, $SIZE file, cold, medians of $REPEAT alternating rounds (ratio: first daemon / this one)"
+    compare "unit 16M, per-disk queues" "$SRC" u16M/column "io=perdisk"
+    compare "unit 512K, one shared queue" "$SRC" u512K/column "io=shared"
+  done
+  exit 0
+fi
 for iops in $MODELS; do
   throttle "$BPS" "$iops"
   model=$([ "$iops" = 0 ] && echo "bandwidth-only" || echo "hdd-like-${iops}iops")
