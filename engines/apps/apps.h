@@ -26,14 +26,17 @@
 
 #include "common/result.h"
 
+namespace graphfs::grid {
+class GridLayout;
+}
+
 namespace graphfs::engine {
 
-class GridLayout;
 class PartitionSource;
 
 // Makes the logical-partition source of integrated mode for an opened graph.
 using PartitionSourceFactory =
-    std::function<Result<std::unique_ptr<PartitionSource>>(const GridLayout& layout, uint64_t partition_bytes)>;
+    std::function<Result<std::unique_ptr<PartitionSource>>(const grid::GridLayout& layout, uint64_t partition_bytes)>;
 
 struct AppConfig {
   std::string graph_dir;

@@ -19,6 +19,7 @@
 namespace graphfs::engine {
 namespace {
 
+using grid::GridLayout;
 using testing::ReadArray;
 using testing::TempDir;
 using testing::TestEdge;

@@ -7,11 +7,14 @@
 #include <map>
 
 #include "engine_test_util.h"
-#include "engines/core/grid_layout.h"
+#include "grid/grid_layout.h"
 
 namespace graphfs::engine {
 namespace {
 
+using grid::EdgeType;
+using grid::GridLayout;
+using grid::GridMeta;
 using testing::EdgeBytes;
 using testing::ReadFile;
 using testing::TempDir;
