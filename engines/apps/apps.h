@@ -1,4 +1,5 @@
-// The graph apps, as library calls (the binaries are thin mains over these).
+// The graph apps, as library calls (the binaries are thin mains over these;
+// app_registry.cc declares each app's name, argument, result file and call).
 // Every app opens a grid directory, streams its edges out-of-core the
 // GridGraph way (engines/core/edge_stream.h), keeps vertex state in files in
 // the graph directory, and returns a one-line summary.
