@@ -1,6 +1,6 @@
 #include "chunkindex/chunk_layout.h"
 
-#include "engines/core/grid_layout.h"
+#include "grid/grid_layout.h"
 
 namespace graphfs::chunkindex {
 
@@ -28,7 +28,7 @@ Result<std::vector<ChunkExtent>> CutBlocks(const std::vector<BlockSpan>& blocks,
   return chunks;
 }
 
-Result<ChunkPlan> PlanChunks(const engine::GridLayout& layout, uint64_t chunk_size) {
+Result<ChunkPlan> PlanChunks(const grid::GridLayout& layout, uint64_t chunk_size) {
   const uint64_t p = layout.partitions();
   std::vector<BlockSpan> row_blocks, column_blocks;
   row_blocks.reserve(p * p);
@@ -36,15 +36,15 @@ Result<ChunkPlan> PlanChunks(const engine::GridLayout& layout, uint64_t chunk_si
   for (uint64_t i = 0; i < p; ++i) {
     for (uint64_t j = 0; j < p; ++j) {
       row_blocks.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j),
-                            layout.BlockBegin(engine::EdgeOrder::kRow, i, j),
-                            layout.BlockEnd(engine::EdgeOrder::kRow, i, j)});
+                            layout.BlockBegin(grid::EdgeOrder::kRow, i, j),
+                            layout.BlockEnd(grid::EdgeOrder::kRow, i, j)});
     }
   }
   for (uint64_t j = 0; j < p; ++j) {
     for (uint64_t i = 0; i < p; ++i) {
       column_blocks.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j),
-                               layout.BlockBegin(engine::EdgeOrder::kColumn, i, j),
-                               layout.BlockEnd(engine::EdgeOrder::kColumn, i, j)});
+                               layout.BlockBegin(grid::EdgeOrder::kColumn, i, j),
+                               layout.BlockEnd(grid::EdgeOrder::kColumn, i, j)});
     }
   }
   auto row = CutBlocks(row_blocks, chunk_size, layout.edge_size());
@@ -67,7 +67,7 @@ Result<ChunkPlan> PlanChunks(const engine::GridLayout& layout, uint64_t chunk_si
   for (uint64_t b = 0; b < p * p; ++b) plan.block_first_content[b + 1] += plan.block_first_content[b];
   for (ChunkExtent& c : plan.column) {
     uint64_t block = c.block_i * p + c.block_j;
-    uint64_t k = (c.offset - layout.BlockBegin(engine::EdgeOrder::kColumn, c.block_i, c.block_j)) / chunk_size;
+    uint64_t k = (c.offset - layout.BlockBegin(grid::EdgeOrder::kColumn, c.block_i, c.block_j)) / chunk_size;
     c.content = plan.block_first_content[block] + k;
   }
   return plan;

@@ -13,7 +13,7 @@
 
 #include "common/result.h"
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 class GridLayout;
 }
 
@@ -44,6 +44,6 @@ struct ChunkPlan {
   std::vector<uint64_t> block_first_content;  // i*P+j -> first content id; P*P+1 entries
 };
 
-Result<ChunkPlan> PlanChunks(const engine::GridLayout& layout, uint64_t chunk_size);
+Result<ChunkPlan> PlanChunks(const grid::GridLayout& layout, uint64_t chunk_size);
 
 }  // namespace graphfs::chunkindex

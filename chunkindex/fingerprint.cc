@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "engines/core/posix_io.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::chunkindex {
 
 Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name) {
   const std::string path = graph_dir + "/" + name;
   // A FIFO or device in a graph file's place must not block the staleness check.
-  auto opened = engine::OpenRegularFile(path, O_RDONLY);
+  auto opened = grid::OpenRegularFile(path, O_RDONLY);
   if (!opened.ok()) return opened.error();
   UniqueFd fd = std::move(*opened);
   struct stat st;
@@ -22,7 +22,7 @@ Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std:
   return FingerprintFrom(name, static_cast<uint64_t>(st.st_size),
                          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
                          [&](uint64_t offset, uint64_t length, char* buf) {
-                           return engine::PreadExact(fd.get(), buf, length, offset, path);
+                           return grid::PreadExact(fd.get(), buf, length, offset, path);
                          });
 }
 

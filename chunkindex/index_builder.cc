@@ -24,22 +24,22 @@
 #include "chunkindex/progress.h"
 #include "common/size_parse.h"
 #include "common/unique_fd.h"
-#include "engines/core/grid_layout.h"
-#include "engines/core/posix_io.h"
+#include "grid/grid_layout.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::chunkindex {
 
 namespace {
 
-using engine::EdgeOrder;
-using engine::GridLayout;
+using grid::EdgeOrder;
+using grid::GridLayout;
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-const char* const kFingerprintFiles[] = {engine::kMetaFile, engine::kColumnOffsetFile, engine::kRowOffsetFile,
-                                         engine::kColumnFile, engine::kRowFile};
+const char* const kFingerprintFiles[] = {grid::kMetaFile, grid::kColumnOffsetFile, grid::kRowOffsetFile,
+                                         grid::kColumnFile, grid::kRowFile};
 
 Result<std::vector<FileFingerprint>> TakeFingerprints(const std::string& dir) {
   std::vector<FileFingerprint> out;
@@ -54,9 +54,9 @@ Result<std::vector<FileFingerprint>> TakeFingerprints(const std::string& dir) {
 // Column and row must hold the same blocks. Compares the first 4 KiB of up to
 // 256 evenly spaced non-empty blocks.
 Status SpotCheckColumnAgainstRow(const GridLayout& layout) {
-  auto col = engine::OpenFile(layout.OrderFile(EdgeOrder::kColumn), O_RDONLY);
+  auto col = grid::OpenFile(layout.OrderFile(EdgeOrder::kColumn), O_RDONLY);
   if (!col.ok()) return col.error();
-  auto row = engine::OpenFile(layout.OrderFile(EdgeOrder::kRow), O_RDONLY);
+  auto row = grid::OpenFile(layout.OrderFile(EdgeOrder::kRow), O_RDONLY);
   if (!row.ok()) return row.error();
   const uint64_t p = layout.partitions();
   const uint64_t blocks = p * p;
@@ -66,10 +66,10 @@ Status SpotCheckColumnAgainstRow(const GridLayout& layout) {
     uint64_t i = blk / p, j = blk % p;
     uint64_t n = std::min<uint64_t>(4096, layout.BlockBytes(i, j));
     if (n == 0) continue;
-    GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(col->get(), a.data(), n, layout.BlockBegin(EdgeOrder::kColumn, i, j),
-                                               layout.OrderFile(EdgeOrder::kColumn)));
-    GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(row->get(), b.data(), n, layout.BlockBegin(EdgeOrder::kRow, i, j),
-                                               layout.OrderFile(EdgeOrder::kRow)));
+    GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(col->get(), a.data(), n, layout.BlockBegin(EdgeOrder::kColumn, i, j),
+                                             layout.OrderFile(EdgeOrder::kColumn)));
+    GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(row->get(), b.data(), n, layout.BlockBegin(EdgeOrder::kRow, i, j),
+                                             layout.OrderFile(EdgeOrder::kRow)));
     if (std::memcmp(a.data(), b.data(), n) != 0) {
       return Error(EINVAL, "block (" + std::to_string(i) + "," + std::to_string(j) +
                                ") differs between column and row; the graph is inconsistent (re-run preprocess)");
@@ -110,7 +110,7 @@ class RangeWorker {
 
   Status Run() {
     const GridLayout& layout = *st_->layout;
-    auto fd = engine::OpenFile(layout.OrderFile(EdgeOrder::kRow), O_RDONLY);
+    auto fd = grid::OpenFile(layout.OrderFile(EdgeOrder::kRow), O_RDONLY);
     if (!fd.ok()) return fd.error();
     fd_ = std::move(*fd);
     const uint64_t es = layout.edge_size();
@@ -133,7 +133,7 @@ class RangeWorker {
     const GridLayout& layout = *st_->layout;
     const ChunkPlan& plan = *st_->plan;
     const uint64_t p = layout.partitions();
-    const engine::VertexRange src = layout.ranges().Range(i);
+    const grid::VertexRange src = layout.ranges().Range(i);
     std::fill(degrees_.begin(), degrees_.begin() + static_cast<ptrdiff_t>(src.size()), 0);
     pos_ = buf_begin_ = buf_end_ = layout.BlockBegin(EdgeOrder::kRow, i, 0);
     range_end_ = layout.BlockEnd(EdgeOrder::kRow, i, p - 1);
@@ -141,7 +141,7 @@ class RangeWorker {
     for (uint64_t c = plan.block_first_content[i * p]; c < plan.block_first_content[i * p + p]; ++c) {
       if (st_->failed) return Status::Ok();
       const ChunkExtent& e = plan.row[c];
-      const engine::VertexRange dst = layout.ranges().Range(e.block_j);
+      const grid::VertexRange dst = layout.ranges().Range(e.block_j);
       if (e.offset != pos_) return Error(EINVAL, "internal: chunk plan out of step with the stream");
       uint64_t remaining = e.length;
       while (remaining > 0) {
@@ -178,7 +178,7 @@ class RangeWorker {
 
   Status Refill() {
     const uint64_t n = std::min<uint64_t>(buffer_size_, range_end_ - pos_);
-    GRAPHFS_RETURN_IF_ERROR(engine::PreadExact(fd_.get(), buffer_.get(), n, pos_, st_->layout->OrderFile(EdgeOrder::kRow)));
+    GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(fd_.get(), buffer_.get(), n, pos_, st_->layout->OrderFile(EdgeOrder::kRow)));
     buf_begin_ = pos_;
     buf_end_ = pos_ + n;
     st_->progress->Add(n);
@@ -186,7 +186,7 @@ class RangeWorker {
   }
 
   template <size_t kStride>
-  Status Count(const char* data, uint64_t bytes, engine::VertexRange src, engine::VertexRange dst) {
+  Status Count(const char* data, uint64_t bytes, grid::VertexRange src, grid::VertexRange dst) {
     const uint32_t src_begin = static_cast<uint32_t>(src.begin), src_size = static_cast<uint32_t>(src.size());
     const uint32_t dst_begin = static_cast<uint32_t>(dst.begin), dst_size = static_cast<uint32_t>(dst.size());
     const uint64_t n = bytes / kStride;
@@ -208,7 +208,7 @@ class RangeWorker {
     return Status::Ok();
   }
 
-  ChunkSummary FinishChunk(uint64_t content, const ChunkExtent& e, engine::VertexRange src) {
+  ChunkSummary FinishChunk(uint64_t content, const ChunkExtent& e, grid::VertexRange src) {
     // Sources in ascending order: already so when blocks are sorted by source;
     // through a bitmap when the chunk touches much of the range; else a sort.
     if (!std::is_sorted(touched_.begin(), touched_.end())) {
@@ -342,7 +342,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   auto before = TakeFingerprints(options.graph_dir);
   if (!before.ok()) return before.error();
   for (const FileFingerprint& f : *before) {
-    if ((f.name == engine::kColumnFile || f.name == engine::kRowFile) && f.size != g.FileBytes()) {
+    if ((f.name == grid::kColumnFile || f.name == grid::kRowFile) && f.size != g.FileBytes()) {
       return Error(EINVAL, options.graph_dir + "/" + f.name + " has " + std::to_string(f.size) + " bytes, meta says " +
                                std::to_string(g.FileBytes()) + " (" + std::to_string(g.edges()) + " edges of " +
                                std::to_string(g.edge_size()) + " B)");

@@ -53,7 +53,7 @@ struct CommandLine {
 void Usage(const char* prog) {
   std::printf("usage: %s [-f] [-d] [-s] [-o opt,...] SOURCE MOUNTPOINT\n\n", prog);
   std::printf("Mounts the graph directory SOURCE at MOUNTPOINT. Striped files are read from their disks.\n\n");
-  std::printf("%s\n", MountOptionsHelp());
+  std::printf("%s\n", MountOptionsHelp().c_str());
   std::printf("FUSE options: allow_other, ro, fsname=..., max_threads via threads=N; -f foreground, -d debug,\n"
               "-s single-threaded. Unmount with `fusermount3 -u MOUNTPOINT` or `umount MOUNTPOINT`.\n");
 }

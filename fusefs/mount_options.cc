@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "common/size_parse.h"
-#include "volume/volume.h"
+#include "volume/volume_options.h"
 
 namespace graphfs {
 
@@ -91,7 +91,7 @@ const std::vector<OptionSpec>& Options() {
       {"cache_policy",
        "    -o cache_policy=priority|lru  eviction: predicted next read, then readers in the window x mean\n"
        "                            source degree (default), or least recently used (for comparison)\n",
-       OneOf(&MountOptions::cache_policy, cache::EvictionPolicyNames())},
+       OneOf(&MountOptions::cache_policy, volume::CachePolicyNames())},
       {"cache_window",
        "    -o cache_window=SECONDS how long a read counts towards a unit's priority (default 600; must\n"
        "                            cover an iteration of the slowest job, or the cache forgets too soon)\n",

@@ -14,7 +14,7 @@ namespace graphfs {
 struct MountOptions {
   std::string cache_size = "25%";    // shared chunk cache budget (bytes or % of RAM)
   uint64_t cache_bytes = 0;          // resolved
-  std::string cache_policy = "priority";  // a name of cache::EvictionPolicyNames()
+  std::string cache_policy = "priority";  // a name of volume::CachePolicyNames()
   unsigned cache_window = 600;       // seconds a read counts towards a unit's priority
   std::string cache_trace;           // cache_trace=FILE: unit lookups logged (diagnostics)
   unsigned threads = 16;             // FUSE worker threads at most

@@ -30,29 +30,12 @@
 #include "volume/graph_index.h"
 #include "volume/graph_schedule.h"
 #include "volume/read_ahead.h"
+#include "volume/volume_options.h"
 
 namespace graphfs::volume {
 
 class StripedSource;
 class VolumeFile;
-
-struct VolumeOptions {
-  std::string source;               // absolute path of the directory of graphs
-  std::vector<std::string> disks;   // disk directories overriding the registered ones (same order)
-  bool read_only = false;
-  bool direct = true;               // O_DIRECT on part files for aligned reads
-  // I/O engine.
-  bool shared_queue = false;        // one queue for all disks (comparison) instead of one per disk
-  unsigned io_workers = 0;          // per disk (default 1), or in the shared pool (default: disks)
-  unsigned queue_depth = 4;
-  // Cache.
-  uint64_t cache_bytes = 0;
-  std::string cache_policy = "priority";
-  unsigned cache_window = 600;      // seconds a read counts towards a unit's rank
-  std::string cache_trace;          // unit lookups logged to this file (diagnostics)
-  // Read-ahead.
-  ReadAheadOptions read_ahead;
-};
 
 // What Read hands back: the bytes as pieces (iovecs) in order, valid while this lives —
 // cache units stay pinned until then, or the pieces point into the caller's scratch buffer.

@@ -8,6 +8,10 @@
 
 namespace graphfs::engine {
 
+using grid::EdgeOrder;
+using grid::GridLayout;
+using grid::VertexId;
+
 Result<std::unique_ptr<AppContext>> AppContext::Open(const AppConfig& config) {
   if (!(config.mem_gb > 0) || !std::isfinite(config.mem_gb)) {
     return Error(EINVAL, "MEM_GB must be a positive number");

@@ -13,8 +13,8 @@
 #include "common/result.h"
 #include "engines/apps/apps.h"
 #include "engines/core/edge_stream.h"
-#include "engines/core/grid_layout.h"
 #include "engines/core/mapped_file.h"
+#include "grid/grid_layout.h"
 
 namespace graphfs::engine {
 
@@ -22,7 +22,7 @@ class AppContext {
  public:
   static Result<std::unique_ptr<AppContext>> Open(const AppConfig& config);
 
-  const GridLayout& layout() const { return layout_; }
+  const grid::GridLayout& layout() const { return layout_; }
   EdgeStream& stream() { return *stream_; }
   uint64_t vertices() const { return layout_.vertices(); }
   // Vertex state files live in the graph directory; with a state tag T, "T.NAME", so several
@@ -53,7 +53,7 @@ class AppContext {
       const uint64_t begin = n * static_cast<uint64_t>(t) / static_cast<uint64_t>(threads);
       const uint64_t end = n * static_cast<uint64_t>(t + 1) / static_cast<uint64_t>(threads);
       T sum{};
-      for (uint64_t v = begin; v < end; ++v) sum += fn(static_cast<VertexId>(v));
+      for (uint64_t v = begin; v < end; ++v) sum += fn(static_cast<grid::VertexId>(v));
       partial[static_cast<size_t>(t)] = sum;
     };
     std::vector<std::thread> pool;
@@ -68,7 +68,7 @@ class AppContext {
  private:
   AppContext() = default;
   AppConfig config_;
-  GridLayout layout_;
+  grid::GridLayout layout_;
   std::unique_ptr<EdgeStream> stream_;
   std::chrono::steady_clock::time_point start_;
   StreamStats reported_;  // stream counters at the last Progress line

@@ -7,47 +7,31 @@
 #include <cstdlib>
 
 #include "common/size_parse.h"
+#include "engines/apps/app_registry.h"
 #include "engines/apps/apps.h"
 #include "engines/tools/cli_util.h"
 
 namespace graphfs::engine {
 
-namespace {
-
-const char* Name(AppKind kind) {
-  switch (kind) {
-    case AppKind::kBfs: return "bfs";
-    case AppKind::kWcc: return "wcc";
-    case AppKind::kSssp: return "sssp";
-    case AppKind::kPageRank: return "pagerank";
-    case AppKind::kPageRankDelta: return "pagerank-delta";
-    case AppKind::kSpmv: return "spmv";
+int AppMain(const char* app, int argc, char** argv) {
+  const AppSpec* spec = FindApp(app);
+  if (spec == nullptr) {  // a binary built for a name the registry does not have
+    std::fprintf(stderr, "%s: error: no such app in engines/apps/app_registry.cc\n", app);
+    return 2;
   }
-  return "app";
-}
-
-}  // namespace
-
-int AppMain(AppKind kind, int argc, char** argv) {
-  const char* name = Name(kind);
+  const char* name = spec->name;
   CLI::App cli(std::string(name) + ": GridGraph-style out-of-core " + name + " over a grid directory", name);
   AppConfig config;
-  int64_t start = 0;
-  int64_t iterations = 0;
-  double epsilon = 0;
+  AppArgValue arg;
   cli.add_option("PATH", config.graph_dir, "graph directory made by preprocess")->required();
-  switch (kind) {
-    case AppKind::kBfs:
-    case AppKind::kSssp:
-      cli.add_option("START", start, "start vertex id")->required();
+  switch (spec->arg.type) {
+    case AppArgType::kInteger:
+      cli.add_option(spec->arg.name, arg.integer, spec->arg.help)->required();
       break;
-    case AppKind::kPageRank:
-      cli.add_option("ITERATIONS", iterations, "number of iterations")->required();
+    case AppArgType::kPositiveNumber:
+      cli.add_option(spec->arg.name, arg.number, spec->arg.help)->required();
       break;
-    case AppKind::kPageRankDelta:
-      cli.add_option("EPSILON", epsilon, "a vertex stays active while its residual exceeds this")->required();
-      break;
-    default:
+    case AppArgType::kNone:
       break;
   }
   cli.add_option("MEM_GB", config.mem_gb, "memory budget in GiB (default 8); below the active edge bytes the "
@@ -82,15 +66,7 @@ int AppMain(AppKind kind, int argc, char** argv) {
     config.partition_bytes = *bytes;
   }
 
-  Result<AppResult> result = Error(EINVAL, "unknown app");
-  switch (kind) {
-    case AppKind::kBfs: result = RunBfs(config, start); break;
-    case AppKind::kWcc: result = RunWcc(config); break;
-    case AppKind::kSssp: result = RunSssp(config, start); break;
-    case AppKind::kPageRank: result = RunPageRank(config, iterations); break;
-    case AppKind::kPageRankDelta: result = RunPageRankDelta(config, epsilon); break;
-    case AppKind::kSpmv: result = RunSpmv(config); break;
-  }
+  Result<AppResult> result = spec->run(config, arg);
   if (!result.ok()) {
     std::fprintf(stderr, "%s: error: %s\n", name, result.error().message().c_str());
     return 1;

@@ -5,13 +5,13 @@
 // MEM_GB defaults to 8 like GridGraph's and may be fractional. Every app
 // also takes --threads N, --verbose, and --graphfs [--graphfs-partition SIZE]
 // (integrated mode, see apps.h). Prints the result line on stdout; errors on
-// stderr with exit status 1 (2 for usage).
+// stderr with exit status 1 (2 for usage). The positional argument of each app
+// (START, ITERATIONS, EPSILON or none) comes from the app registry (app_registry.h).
 #pragma once
 
 namespace graphfs::engine {
 
-enum class AppKind { kBfs, kWcc, kSssp, kPageRank, kPageRankDelta, kSpmv };
-
-int AppMain(AppKind kind, int argc, char** argv);
+// main() of the binary of `app`, a name of the registry (app_binary_main.cc).
+int AppMain(const char* app, int argc, char** argv);
 
 }  // namespace graphfs::engine

@@ -1,4 +1,5 @@
-// The graph apps, as library calls (the binaries are thin mains over these).
+// The graph apps, as library calls (the binaries are thin mains over these;
+// app_registry.cc declares each app's name, argument, result file and call).
 // Every app opens a grid directory, streams its edges out-of-core the
 // GridGraph way (engines/core/edge_stream.h), keeps vertex state in files in
 // the graph directory, and returns a one-line summary.
@@ -26,14 +27,17 @@
 
 #include "common/result.h"
 
+namespace graphfs::grid {
+class GridLayout;
+}
+
 namespace graphfs::engine {
 
-class GridLayout;
 class PartitionSource;
 
 // Makes the logical-partition source of integrated mode for an opened graph.
 using PartitionSourceFactory =
-    std::function<Result<std::unique_ptr<PartitionSource>>(const GridLayout& layout, uint64_t partition_bytes)>;
+    std::function<Result<std::unique_ptr<PartitionSource>>(const grid::GridLayout& layout, uint64_t partition_bytes)>;
 
 struct AppConfig {
   std::string graph_dir;

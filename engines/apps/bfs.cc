@@ -7,6 +7,9 @@
 
 namespace graphfs::engine {
 
+using grid::EdgeOrder;
+using grid::VertexId;
+
 Result<AppResult> RunBfs(const AppConfig& config, int64_t start) {
   auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();

@@ -8,6 +8,9 @@
 
 namespace graphfs::engine {
 
+using grid::EdgeOrder;
+using grid::VertexId;
+
 Result<AppResult> RunPageRank(const AppConfig& config, int64_t iterations) {
   if (iterations < 1) return Error(EINVAL, "ITERATIONS must be >= 1, got " + std::to_string(iterations));
   auto context = AppContext::Open(config);

@@ -13,6 +13,9 @@
 
 namespace graphfs::engine {
 
+using grid::EdgeOrder;
+using grid::VertexId;
+
 namespace {
 constexpr uint64_t kMaxIterations = 100000;
 }

@@ -6,6 +6,10 @@
 
 namespace graphfs::engine {
 
+using grid::EdgeOrder;
+using grid::EdgeType;
+using grid::VertexId;
+
 Result<AppResult> RunSpmv(const AppConfig& config) {
   auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();

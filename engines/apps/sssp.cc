@@ -11,6 +11,10 @@
 
 namespace graphfs::engine {
 
+using grid::EdgeOrder;
+using grid::EdgeType;
+using grid::VertexId;
+
 Result<AppResult> RunSssp(const AppConfig& config, int64_t start) {
   auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();

@@ -8,6 +8,9 @@
 
 namespace graphfs::engine {
 
+using grid::EdgeOrder;
+using grid::VertexId;
+
 Result<AppResult> RunWcc(const AppConfig& config) {
   auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();

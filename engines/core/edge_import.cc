@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engines/core/posix_io.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::engine {
 
@@ -66,7 +66,7 @@ class OutputBuffer {
     return Status::Ok();
   }
   Status Flush() {
-    GRAPHFS_RETURN_IF_ERROR(WriteAll(fd_, data_.data(), data_.size(), path_));
+    GRAPHFS_RETURN_IF_ERROR(grid::WriteAll(fd_, data_.data(), data_.size(), path_));
     data_.clear();
     return Status::Ok();
   }
@@ -85,7 +85,7 @@ Result<ImportStats> ImportEdges(const ImportOptions& options) {
   std::unique_ptr<FILE, int (*)(FILE*)> in(from_stdin ? stdin : std::fopen(options.input.c_str(), "r"),
                                            from_stdin ? [](FILE*) { return 0; } : &std::fclose);
   if (!in) return Error::FromErrno("open " + options.input);
-  auto out_fd = OpenFile(options.output, O_WRONLY | O_CREAT | O_TRUNC);
+  auto out_fd = grid::OpenFile(options.output, O_WRONLY | O_CREAT | O_TRUNC);
   if (!out_fd.ok()) return out_fd.error();
   OutputBuffer out(out_fd->get(), options.output);
 

@@ -11,6 +11,16 @@
 
 namespace graphfs::engine {
 
+using grid::AlignedBuffer;
+using grid::EdgeOrder;
+using grid::GridLayout;
+using grid::IoPage;
+using grid::kMaxIoBytes;
+using grid::OpenForStreaming;
+using grid::PartitionRange;
+using grid::PreadUpTo;
+using grid::VertexRange;
+
 std::vector<ReadTask> PlanReads(const GridLayout& layout, EdgeOrder order, const std::vector<bool>& use_partition,
                                 uint64_t first_partition, uint64_t end_partition) {
   const uint64_t p = layout.partitions();

@@ -32,15 +32,15 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "engines/core/bitmap.h"
-#include "engines/core/edge.h"
-#include "engines/core/grid_layout.h"
 #include "engines/core/partition_source.h"
-#include "engines/core/posix_io.h"
+#include "grid/edge.h"
+#include "grid/grid_layout.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::engine {
 
 struct StreamOptions {
-  EdgeOrder order = EdgeOrder::kColumn;
+  grid::EdgeOrder order = grid::EdgeOrder::kColumn;
   const Bitmap* active = nullptr;   // sources to process; null = every vertex
   uint64_t vertex_state_bytes = 0;  // column streams: state to keep in memory per pass
 };
@@ -52,14 +52,15 @@ struct ReadTask {
 
 // One sweep over the file with a single source window.
 struct StreamPass {
-  VertexRange window;
+  grid::VertexRange window;
   std::vector<ReadTask> reads;
 };
 
 // Which reads a stream issues; separate from the reading so tests can check it.
 // `use_partition[i]` says whether source partition i has active vertices.
-std::vector<ReadTask> PlanReads(const GridLayout& layout, EdgeOrder order, const std::vector<bool>& use_partition,
-                                uint64_t first_partition, uint64_t end_partition);
+std::vector<ReadTask> PlanReads(const grid::GridLayout& layout, grid::EdgeOrder order,
+                                const std::vector<bool>& use_partition, uint64_t first_partition,
+                                uint64_t end_partition);
 
 // GridGraph's partition batch: how many source partitions one column pass covers.
 uint64_t PartitionBatch(uint64_t partitions, uint64_t vertex_state_bytes, uint64_t memory_bytes);
@@ -85,7 +86,7 @@ struct StreamStats {
 class EdgeStream {
  public:
   // `memory_bytes` is the app's MEM budget; `threads` 0 = one per core.
-  EdgeStream(const GridLayout& layout, uint64_t memory_bytes, int threads = 0);
+  EdgeStream(const grid::GridLayout& layout, uint64_t memory_bytes, int threads = 0);
 
   // Calls fn(source, target, weight) -> T for every edge whose source is in
   // the active set, and returns the sum of the results. fn runs concurrently
@@ -108,7 +109,7 @@ class EdgeStream {
     std::vector<StreamPass> passes;
   };
   // on_buffer(worker, data, bytes, source window of the data)
-  using BufferFn = std::function<void(int, const char*, size_t, VertexRange)>;
+  using BufferFn = std::function<void(int, const char*, size_t, grid::VertexRange)>;
 
   Result<Plan> MakePlan(const StreamOptions& options);
   // The two ways of feeding on_buffer: sweeps over `column`/`row`, or the
@@ -121,15 +122,15 @@ class EdgeStream {
                   const std::function<void(int, const char*, size_t)>& on_buffer);
   void BeginStream();
   // Folds the per-stream counters into stats_; an error if edges were corrupt.
-  Status EndStream(EdgeOrder order);
+  Status EndStream(grid::EdgeOrder order);
 
   template <typename Record, typename T, typename Fn>
-  T ProcessBuffer(const char* data, size_t bytes, VertexRange window, const Bitmap* active, Fn& fn);
+  T ProcessBuffer(const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, Fn& fn);
 
-  const GridLayout& layout_;
+  const grid::GridLayout& layout_;
   uint64_t memory_bytes_;
   int threads_;
-  std::vector<AlignedBuffer> buffers_;
+  std::vector<grid::AlignedBuffer> buffers_;
   std::unique_ptr<PartitionSource> source_;
   std::atomic<uint64_t> bad_sources_{0};  // records whose source id is not a vertex
   std::atomic<uint64_t> bad_targets_{0};  // records (in the window) whose target id is not a vertex
@@ -139,7 +140,7 @@ class EdgeStream {
 };
 
 template <typename Record, typename T, typename Fn>
-T EdgeStream::ProcessBuffer(const char* data, size_t bytes, VertexRange window, const Bitmap* active, Fn& fn) {
+T EdgeStream::ProcessBuffer(const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, Fn& fn) {
   const Record* edges = reinterpret_cast<const Record*>(data);
   const size_t count = bytes / sizeof(Record);
   const uint32_t lo = static_cast<uint32_t>(window.begin);
@@ -164,7 +165,7 @@ T EdgeStream::ProcessBuffer(const char* data, size_t bytes, VertexRange window, 
     }
     if (active != nullptr && !active->Get(source)) continue;
     ++passed;
-    if constexpr (std::is_same_v<Record, WeightedEdge>) {
+    if constexpr (std::is_same_v<Record, grid::WeightedEdge>) {
       sum += fn(source, target, edges[k].weight);
     } else {
       sum += fn(source, target, 1.0f);
@@ -183,14 +184,14 @@ Result<T> EdgeStream::Stream(const StreamOptions& options, Fn&& fn) {
     T value{};
   };
   std::vector<Partial> partial(static_cast<size_t>(threads_));
-  const bool weighted = layout_.edge_type() == EdgeType::kWeighted;
-  auto on_buffer = [&](int worker, const char* data, size_t bytes, VertexRange window) {
-    T local = weighted ? ProcessBuffer<WeightedEdge, T>(data, bytes, window, options.active, fn)
-                       : ProcessBuffer<UnweightedEdge, T>(data, bytes, window, options.active, fn);
+  const bool weighted = layout_.edge_type() == grid::EdgeType::kWeighted;
+  auto on_buffer = [&](int worker, const char* data, size_t bytes, grid::VertexRange window) {
+    T local = weighted ? ProcessBuffer<grid::WeightedEdge, T>(data, bytes, window, options.active, fn)
+                       : ProcessBuffer<grid::UnweightedEdge, T>(data, bytes, window, options.active, fn);
     partial[static_cast<size_t>(worker)].value += local;
   };
   BeginStream();
-  const bool from_partitions = source_ != nullptr && options.order == EdgeOrder::kColumn;
+  const bool from_partitions = source_ != nullptr && options.order == grid::EdgeOrder::kColumn;
   Status fed = from_partitions ? RunPartitions(options, on_buffer) : RunPasses(options, on_buffer);
   Status ended = EndStream(options.order);
   if (!fed.ok()) return fed.error();

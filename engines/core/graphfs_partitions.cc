@@ -48,7 +48,8 @@ class GraphfsPartitions : public PartitionSource {
 
 }  // namespace
 
-Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const GridLayout& layout, uint64_t partition_bytes) {
+Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const grid::GridLayout& layout,
+                                                               uint64_t partition_bytes) {
   auto job = graphfs_client::Job::Init(layout.dir(), partition_bytes);
   if (!job.ok()) return Convert(job.error());
   if (job->vertices() != layout.vertices()) {

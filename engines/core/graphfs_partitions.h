@@ -7,14 +7,15 @@
 #include <memory>
 
 #include "common/result.h"
-#include "engines/core/grid_layout.h"
 #include "engines/core/partition_source.h"
+#include "grid/grid_layout.h"
 
 namespace graphfs::engine {
 
 // Registers the job on layout.dir() (which must be on a graphfs mount and
 // indexed) with LPs of `partition_bytes`, and checks that graphfs sees the
 // same vertex count as `meta`.
-Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const GridLayout& layout, uint64_t partition_bytes);
+Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const grid::GridLayout& layout,
+                                                               uint64_t partition_bytes);
 
 }  // namespace graphfs::engine

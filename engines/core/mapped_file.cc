@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "engines/core/posix_io.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::engine {
 
@@ -70,7 +70,7 @@ Result<MappedFile> MappedFile::Create(const std::string& path, size_t bytes) {
   file.bytes_ = bytes;
   {
     // Not O_TRUNC: the file may be another process's live mapping until the lock says it is ours.
-    auto fd = OpenRegularFile(path, O_WRONLY | O_CREAT);
+    auto fd = grid::OpenRegularFile(path, O_WRONLY | O_CREAT);
     if (!fd.ok()) return fd.error().Wrap("creating vertex state");
     GRAPHFS_RETURN_IF_ERROR(LockExclusive(fd->get(), path));
     if (::ftruncate(fd->get(), 0) != 0) return Error::FromErrno("truncate " + path);
@@ -85,7 +85,7 @@ Result<MappedFile> MappedFile::Create(const std::string& path, size_t bytes) {
     static const char zeros[4096] = {};
     for (size_t done = 0; done < bytes;) {
       size_t n = std::min(bytes - done, sizeof(zeros));
-      Status wrote = WriteAll(fd->get(), zeros, n, path);
+      Status wrote = grid::WriteAll(fd->get(), zeros, n, path);
       if (!wrote.ok()) {
         ::unlink(path.c_str());  // a partial file (e.g. the disk filled meanwhile) frees its space
         return wrote.error();

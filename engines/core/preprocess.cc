@@ -16,12 +16,33 @@
 #include <thread>
 #include <vector>
 
-#include "engines/core/edge.h"
-#include "engines/core/grid_layout.h"
-#include "engines/core/partition_range.h"
-#include "engines/core/posix_io.h"
+#include "grid/edge.h"
+#include "grid/grid_layout.h"
+#include "grid/partition_range.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::engine {
+
+using grid::BlockFileName;
+using grid::EdgeSize;
+using grid::EdgeType;
+using grid::FileSize;
+using grid::GridMeta;
+using grid::kColumnFile;
+using grid::kColumnOffsetFile;
+using grid::kMaxIoBytes;
+using grid::kMetaFile;
+using grid::kRowFile;
+using grid::kRowOffsetFile;
+using grid::OpenFile;
+using grid::OpenRegularFile;
+using grid::PartitionRange;
+using grid::PreadExact;
+using grid::PwriteAll;
+using grid::UnweightedEdge;
+using grid::WeightedEdge;
+using grid::WriteAll;
+using grid::WriteWholeFile;
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "engines/core/edge.h"
-#include "engines/core/posix_io.h"
+#include "grid/edge.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::engine {
 
@@ -76,14 +76,14 @@ Result<RmatStats> GenerateRmat(const RmatOptions& options) {
   }
   const uint64_t vertices = uint64_t{1} << options.scale;
   const uint64_t edges = vertices * static_cast<uint64_t>(options.edge_factor);
-  const size_t edge_size = options.weighted ? sizeof(WeightedEdge) : sizeof(UnweightedEdge);
+  const size_t edge_size = options.weighted ? sizeof(grid::WeightedEdge) : sizeof(grid::UnweightedEdge);
   const uint64_t batches = (edges + kBatchEdges - 1) / kBatchEdges;
   const uint32_t ta = Threshold(options.a);
   const uint32_t tab = Threshold(options.a + options.b);
   const uint32_t tabc = Threshold(options.a + options.b + options.c);
   const VertexPermutation permute(options.scale, options.seed);
 
-  auto fd = OpenFile(options.output, O_WRONLY | O_CREAT | O_TRUNC);
+  auto fd = grid::OpenFile(options.output, O_WRONLY | O_CREAT | O_TRUNC);
   if (!fd.ok()) return fd.error();
   if (::ftruncate(fd->get(), static_cast<off_t>(edges * edge_size)) != 0) {
     return Error::FromErrno("ftruncate " + options.output);
@@ -132,7 +132,7 @@ Result<RmatStats> GenerateRmat(const RmatOptions& options) {
         }
         out += edge_size;
       }
-      Status s = PwriteAll(fd->get(), buffer.data(), count * edge_size, first * edge_size, options.output);
+      Status s = grid::PwriteAll(fd->get(), buffer.data(), count * edge_size, first * edge_size, options.output);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (!error) error = s.error();

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engines/core/posix_io.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::engine {
 
@@ -26,7 +26,7 @@ std::optional<std::string> BlockDeviceOf(const std::string& path, const std::str
 }
 
 Result<uint64_t> DeviceBytesRead(const std::string& name, const std::string& sysfs) {
-  auto text = ReadWholeFile(sysfs + "/block/" + name + "/stat");
+  auto text = grid::ReadWholeFile(sysfs + "/block/" + name + "/stat");
   if (!text.ok()) return text.error();
   std::istringstream in(*text);
   uint64_t reads, merged, sectors;

@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "common/size_parse.h"
-#include "engines/core/posix_io.h"
 #include "engines/jobs/memory_cgroup.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::engine {
 
@@ -62,7 +62,7 @@ Snapshot TakeSnapshot(const std::string& graph_dir, const std::optional<std::str
   std::set<std::string> names;
   if (auto dev = BlockDeviceOf(graph_dir)) names.insert(*dev);
   if (mount) {
-    auto text = ReadWholeFile(*mount + "/.graphfs/stats");
+    auto text = grid::ReadWholeFile(*mount + "/.graphfs/stats");
     if (text.ok()) {
       auto disks = ParseGraphfsStats(*text);
       if (disks.ok()) {
@@ -149,7 +149,7 @@ void FinishJob(JobOutcome& outcome, RunningJob& job, int status, const struct ru
   outcome.wall_seconds = Since(job.started);
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
-  auto text = ReadWholeFile(job.stdout_path);
+  auto text = grid::ReadWholeFile(job.stdout_path);
   if (text.ok()) outcome.result_line = LastLine(*text);
   ::unlink(job.stdout_path.c_str());
   outcome.max_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;

@@ -3,31 +3,31 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "engines/apps/app_registry.h"
+
 namespace graphfs::engine {
 
 namespace {
 
-struct AppArg {
-  const char* app;
-  const char* default_arg;  // nullptr: takes no argument
-  bool integer;             // argument is a non-negative integer (else a positive number)
-};
-
-constexpr AppArg kApps[] = {
-    {"bfs", "0", true},           {"sssp", "0", true},          {"pagerank", "10", true},
-    {"pagerank-delta", "0.01", false}, {"wcc", nullptr, false}, {"spmv", nullptr, false},
-};
-
-bool ValidArg(const AppArg& app, const std::string& arg) {
+// run-jobs checks an argument before starting any job: a non-negative integer, or a
+// positive number.
+bool ValidArg(const AppArg& spec, const std::string& arg) {
   if (arg.empty()) return false;
   char* end = nullptr;
   errno = 0;
-  if (app.integer) {
+  if (spec.type == AppArgType::kInteger) {
     long long v = std::strtoll(arg.c_str(), &end, 10);
     return errno == 0 && *end == '\0' && v >= 0;
   }
   double v = std::strtod(arg.c_str(), &end);
   return errno == 0 && *end == '\0' && v > 0;
+}
+
+// "bfs, wcc, sssp, pagerank, pagerank-delta, spmv"
+std::string AppNames() {
+  std::string names;
+  for (const AppSpec& app : Apps()) names += (names.empty() ? "" : ", ") + std::string(app.name);
+  return names;
 }
 
 }  // namespace
@@ -44,24 +44,32 @@ Result<std::vector<JobSpec>> ParseJobList(const std::string& text) {
     JobSpec job;
     size_t colon = entry.find(':');
     job.app = entry.substr(0, colon);
-    const AppArg* known = nullptr;
-    for (const AppArg& a : kApps) {
-      if (job.app == a.app) known = &a;
-    }
-    if (known == nullptr) {
-      return Error(EINVAL, "--jobs: unknown app '" + job.app + "' (bfs, wcc, sssp, pagerank, pagerank-delta, spmv)");
-    }
+    const AppSpec* known = FindApp(job.app);
+    if (known == nullptr) return Error(EINVAL, "--jobs: unknown app '" + job.app + "' (" + AppNames() + ")");
+    const AppArg& spec = known->arg;
     if (colon != std::string::npos) {
       job.arg = entry.substr(colon + 1);
-      if (known->default_arg == nullptr) return Error(EINVAL, "--jobs: " + job.app + " takes no argument");
-      if (!ValidArg(*known, job.arg)) return Error(EINVAL, "--jobs: bad argument '" + job.arg + "' for " + job.app);
-    } else if (known->default_arg != nullptr) {
-      job.arg = known->default_arg;
+      if (spec.type == AppArgType::kNone) return Error(EINVAL, "--jobs: " + job.app + " takes no argument");
+      if (!ValidArg(spec, job.arg)) return Error(EINVAL, "--jobs: bad argument '" + job.arg + "' for " + job.app);
+    } else if (spec.type != AppArgType::kNone) {
+      job.arg = spec.job_default;
     }
     jobs.push_back(std::move(job));
   }
   if (jobs.empty()) return Error(EINVAL, "--jobs: no jobs given");
   return jobs;
+}
+
+std::string JobListHelp() {
+  // Apps with an argument first ("bfs:START"), then those without.
+  std::string help = "comma-separated APP[:ARG]:";
+  for (const AppSpec& app : Apps()) {
+    if (app.arg.type != AppArgType::kNone) help += " " + std::string(app.name) + ":" + app.arg.name;
+  }
+  for (const AppSpec& app : Apps()) {
+    if (app.arg.type == AppArgType::kNone) help += " " + std::string(app.name);
+  }
+  return help;
 }
 
 std::vector<std::string> JobArgv(const JobSpec& job, const std::string& graph_dir, const std::string& mem_gb,

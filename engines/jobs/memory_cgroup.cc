@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "engines/core/posix_io.h"
+#include "grid/posix_io.h"
 
 namespace graphfs::engine {
 
@@ -31,14 +31,14 @@ Result<MemoryCgroup> MemoryCgroup::Create(const std::string& name, uint64_t limi
   }
   group.path_ = path;
   const std::string limit = std::to_string(limit_bytes);
-  Status s = WriteWholeFile(path + "/memory.limit_in_bytes", limit.data(), limit.size());
+  Status s = grid::WriteWholeFile(path + "/memory.limit_in_bytes", limit.data(), limit.size());
   if (!s.ok()) return s.error().Wrap("setting memory limit");
   return group;
 }
 
 uint64_t MemoryCgroup::MaxUsage() const {
   if (path_.empty()) return 0;
-  auto text = ReadWholeFile(path_ + "/memory.max_usage_in_bytes");
+  auto text = grid::ReadWholeFile(path_ + "/memory.max_usage_in_bytes");
   if (!text.ok()) return 0;
   return std::strtoull(text->c_str(), nullptr, 10);
 }

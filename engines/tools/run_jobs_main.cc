@@ -9,6 +9,7 @@
 
 #include "common/size_parse.h"
 #include "engines/jobs/job_runner.h"
+#include "engines/jobs/job_spec.h"
 #include "engines/tools/cli_util.h"
 
 namespace {
@@ -27,9 +28,7 @@ int main(int argc, char** argv) {
   CLI::App cli("run-jobs: run graph jobs as concurrent processes and report times and bytes read per disk",
                "run-jobs");
   cli.add_option("--graph", options.graph_dir, "graph directory (plain or on a graphfs mount)")->required();
-  cli.add_option("--jobs", jobs, "comma-separated APP[:ARG]: bfs:START sssp:START pagerank:ITERATIONS "
-                                 "pagerank-delta:EPSILON wcc spmv")
-      ->required();
+  cli.add_option("--jobs", jobs, graphfs::engine::JobListHelp())->required();
   cli.add_option("--mem-cap", mem_cap, "memory limit per job (cgroup v1), e.g. 2G; also the apps' MEM_GB");
   cli.add_option("--mem-gb", mem_gb, "MEM_GB passed to the apps (default 8, or the --mem-cap)");
   cli.add_option("--stagger", options.stagger_seconds, "seconds between job starts")->check(CLI::NonNegativeNumber);

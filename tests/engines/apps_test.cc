@@ -13,12 +13,14 @@
 #include <regex>
 
 #include "engine_test_util.h"
+#include "engines/apps/app_registry.h"
 #include "engines/core/preprocess.h"
 #include "fake_partitions.h"
 
 namespace graphfs::engine {
 namespace {
 
+using grid::GridLayout;
 using testing::ReadArray;
 using testing::TempDir;
 using testing::TestEdge;
@@ -463,6 +465,25 @@ TEST(Apps, RejectsBadArgumentsAndWrongEdgeType) {
   AppConfig missing;
   missing.graph_dir = "/nonexistent/graph";
   EXPECT_FALSE(RunWcc(missing).ok());
+}
+
+// The registry's run call of every app runs that app, which writes the result file the
+// registry names; every app has its binary.
+TEST(AppRegistry, EachEntryRunsItsAppAndNamesItsResultFile) {
+  PreparedGraph prepared(SelfLoopsAndDuplicates(), 3);
+  ASSERT_EQ(Apps().size(), 6u);
+  for (const AppSpec& app : Apps()) {
+    AppArgValue arg;
+    if (app.arg.type == AppArgType::kInteger) arg.integer = std::stoll(app.arg.job_default);
+    if (app.arg.type == AppArgType::kPositiveNumber) arg.number = std::stod(app.arg.job_default);
+    auto result = app.run(prepared.Config(8), arg);
+    ASSERT_TRUE(result.ok()) << app.name << ": " << result.error().message();
+    EXPECT_EQ(result->line.rfind(std::string(app.name) + ": ", 0), 0u) << result->line;
+    EXPECT_EQ(result->result_file, prepared.dir() + "/" + app.result_file);
+    EXPECT_EQ(FindApp(app.name), &app);
+    EXPECT_TRUE(std::filesystem::exists(testing::Bin(app.name))) << app.name;
+  }
+  EXPECT_EQ(FindApp("bogus"), nullptr);
 }
 
 TEST(AppBinaries, PrintOneLineAndExitCodes) {

@@ -12,6 +12,11 @@
 namespace graphfs::engine {
 namespace {
 
+using grid::EdgeOrder;
+using grid::GridLayout;
+using grid::IoPage;
+using grid::kMaxIoBytes;
+using grid::VertexId;
 using testing::TempDir;
 using testing::TestGraph;
 

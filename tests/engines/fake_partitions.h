@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "engine_test_util.h"
-#include "engines/core/grid_layout.h"
 #include "engines/core/partition_source.h"
+#include "grid/grid_layout.h"
 
 namespace graphfs::engine::testing {
 
@@ -43,10 +43,10 @@ struct FakePartitionOptions {
 
 class FakePartitions : public PartitionSource {
  public:
-  FakePartitions(const GridLayout& layout, std::string dir, FakePartitionOptions options,
+  FakePartitions(const grid::GridLayout& layout, std::string dir, FakePartitionOptions options,
                  std::shared_ptr<FakePartitionCounts> counts = std::make_shared<FakePartitionCounts>())
       : dir_(std::move(dir)), options_(options), counts_(std::move(counts)), rng_(options.seed) {
-    column_ = ReadFile(layout.OrderFile(EdgeOrder::kColumn));
+    column_ = ReadFile(layout.OrderFile(grid::EdgeOrder::kColumn));
     edge_ = layout.edge_size();
     vertices_ = layout.vertices();
     ++counts_->created;

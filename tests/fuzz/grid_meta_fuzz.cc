@@ -1,4 +1,4 @@
-// Fuzzes the reading of a GridGraph-format graph directory (engines/core/grid_layout.h):
+// Fuzzes the reading of a GridGraph-format graph directory (grid/grid_layout.h):
 // the `meta` text alone, and a whole directory (meta, column_offset, row_offset and the
 // block files) opened by GridLayout::Open. Both come from disk and may be damaged or
 // foreign; whatever is accepted must describe a consistent layout.
@@ -16,15 +16,15 @@
 #include <string>
 #include <vector>
 
-#include "engines/core/grid_layout.h"
+#include "grid/grid_layout.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace graphfs::fuzz {
 namespace {
 
-using engine::EdgeOrder;
-using engine::GridLayout;
-using engine::GridMeta;
+using grid::EdgeOrder;
+using grid::GridLayout;
+using grid::GridMeta;
 
 // Whitespace-separated tokens, each read as an exact decimal integer (128 bits: no
 // saturation). False if there are not four, or one is not an integer.
@@ -149,7 +149,7 @@ void FuzzDirectory(uint64_t param, const std::string& payload) {
   Write(dir + "/row_offset", row, -1);
   // column and row themselves, sparse, of the size meta gives them (GridLayout may check it).
   if (meta.ok() && meta->edges <= (uint64_t{1} << 36)) {
-    const off_t bytes = static_cast<off_t>(meta->edges * engine::EdgeSize(meta->edge_type));
+    const off_t bytes = static_cast<off_t>(meta->edges * grid::EdgeSize(meta->edge_type));
     Write(dir + "/column", "", bytes);
     Write(dir + "/row", "", bytes);
   }
@@ -158,7 +158,7 @@ void FuzzDirectory(uint64_t param, const std::string& payload) {
       for (uint64_t j = 0; j < p; ++j) {
         int64_t size = block_size(i, j);
         if ((param / 3) % 2 == 1 && i == 0 && j == 0) ++size;  // one block disagrees
-        Write(dir + "/" + engine::BlockFileName(i, j), "", size);
+        Write(dir + "/" + grid::BlockFileName(i, j), "", size);
       }
   }
 
@@ -197,7 +197,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace graphfs::fuzz;
   const Frame f = ParseFrame(data, size);
   switch (f.kind) {
-    case 'm': CheckMeta(f.payload, graphfs::engine::GridMeta::Parse(f.payload, "meta")); break;
+    case 'm': CheckMeta(f.payload, graphfs::grid::GridMeta::Parse(f.payload, "meta")); break;
     case 'd': FuzzDirectory(f.param, f.payload); break;
     default: break;
   }

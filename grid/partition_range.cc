@@ -1,6 +1,6 @@
-#include "engines/core/partition_range.h"
+#include "grid/partition_range.h"
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 
 VertexRange PartitionRange::Range(uint64_t partition) const {
   if (partition < big_count_) {
@@ -10,4 +10,4 @@ VertexRange PartitionRange::Range(uint64_t partition) const {
   return {begin, begin + small_};
 }
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::grid

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 
 struct VertexRange {
   uint64_t begin;  // first vertex
@@ -42,4 +42,4 @@ class PartitionRange {
   uint64_t split_point_;  // first vertex of the first short range
 };
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::grid

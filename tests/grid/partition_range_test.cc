@@ -1,8 +1,8 @@
-#include "engines/core/partition_range.h"
+#include "grid/partition_range.h"
 
 #include <gtest/gtest.h>
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 namespace {
 
 // GridGraph's get_partition_id, transcribed as the oracle.
@@ -45,4 +45,4 @@ TEST(PartitionRange, MatchesGridGraphAndTilesAllVertices) {
 }
 
 }  // namespace
-}  // namespace graphfs::engine
+}  // namespace graphfs::grid

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "common/result.h"
-#include "engines/core/edge.h"
-#include "engines/core/partition_range.h"
+#include "grid/edge.h"
+#include "grid/partition_range.h"
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 
 struct GridMeta {
   EdgeType edge_type = EdgeType::kUnweighted;
@@ -77,4 +77,4 @@ class GridLayout {
   std::vector<uint64_t> block_bytes_;  // i*P+j
 };
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::grid

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 
 // Vertex ids are int32 on disk; valid ids are non-negative, so every id
 // fits a uint32 and a negative one becomes a huge uint32 that fails `< V`.
@@ -43,4 +43,4 @@ inline constexpr uint64_t IoPage(EdgeType type) {
 // Largest single read (GridGraph's IOSIZE): a multiple of both 4096 and 12288.
 inline constexpr uint64_t kMaxIoBytes = 24ull << 20;
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::grid

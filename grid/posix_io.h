@@ -13,7 +13,7 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 
 Result<std::string> ReadWholeFile(const std::string& path);
 
@@ -68,4 +68,4 @@ class AlignedBuffer {
   size_t size_ = 0;
 };
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::grid

@@ -1,4 +1,4 @@
-#include "engines/core/posix_io.h"
+#include "grid/posix_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <new>
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 
 Result<UniqueFd> OpenFile(const std::string& path, int flags, mode_t mode) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
@@ -175,4 +175,4 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   data_.reset(static_cast<char*>(p));
 }
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::grid

@@ -1,4 +1,4 @@
-#include "engines/core/grid_layout.h"
+#include "grid/grid_layout.h"
 
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engines/core/posix_io.h"
+#include "grid/posix_io.h"
 
-namespace graphfs::engine {
+namespace graphfs::grid {
 
 std::string GridMeta::Format() const {
   char text[128];
@@ -181,4 +181,4 @@ uint64_t GridLayout::BlockEnd(EdgeOrder order, uint64_t i, uint64_t j) const {
   return order == EdgeOrder::kColumn ? column_offset_[j * p + i + 1] : row_offset_[i * p + j + 1];
 }
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::grid

@@ -1,3 +1,0 @@
-#include "engines/apps/app_main.h"
-
-int main(int argc, char** argv) { return graphfs::engine::AppMain(graphfs::engine::AppKind::kBfs, argc, argv); }

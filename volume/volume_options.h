@@ -1,0 +1,35 @@
+// How a Volume is set up (volume.h); kept apart so that option parsers need not see the
+// volume's machinery.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cache/eviction_policy.h"
+#include "volume/read_ahead.h"
+
+namespace graphfs::volume {
+
+struct VolumeOptions {
+  std::string source;               // absolute path of the directory of graphs
+  std::vector<std::string> disks;   // disk directories overriding the registered ones (same order)
+  bool read_only = false;
+  bool direct = true;               // O_DIRECT on part files for aligned reads
+  // I/O engine.
+  bool shared_queue = false;        // one queue for all disks (comparison) instead of one per disk
+  unsigned io_workers = 0;          // per disk (default 1), or in the shared pool (default: disks)
+  unsigned queue_depth = 4;
+  // Cache.
+  uint64_t cache_bytes = 0;
+  std::string cache_policy = "priority";
+  unsigned cache_window = 600;      // seconds a read counts towards a unit's rank
+  std::string cache_trace;          // unit lookups logged to this file (diagnostics)
+  // Read-ahead.
+  ReadAheadOptions read_ahead;
+};
+
+// The names `cache_policy` takes, the default first.
+inline const std::vector<std::string>& CachePolicyNames() { return cache::EvictionPolicyNames(); }
+
+}  // namespace graphfs::volume
