@@ -87,7 +87,7 @@ echo "# cache benchmark $STAMP: scale $SCALE, column $COLUMN B, graph $GRAPH_BYT
 # memory cgroup of LIMIT bytes and in the throttled blkio cgroup; one summary line.
 run() {
   local config=$1 fraction=$2 dir=$3 memgb=$4 limit=$5; shift 5
-  local log=$RESULTS/cache-$STAMP-$config-$fraction.log before after wall hit fromcache
+  local log=$RESULTS/cache-$STAMP-$config-$fraction${ROUND_SUFFIX:-}.log before after wall hit fromcache
   drop_caches
   before=$(loops_read "$@")
   mkdir -p "$MIX_CGROUP"
@@ -116,6 +116,7 @@ run() {
 for fraction in $FRACTIONS $SWEEP; do
   budget=$(python3 -c "print(int($COLUMN * $fraction) // 4096 * 4096)")
   for ((round = 0; round < REPEAT; round++)); do
+    [[ $REPEAT -gt 1 ]] && ROUND_SUFFIX=-r$round
     for policy in $POLICIES; do
       for daemon in ${DAEMONS:-"=$GRAPHFS_BIN"}; do
         name=${daemon%%=*}
