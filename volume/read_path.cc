@@ -17,6 +17,19 @@ namespace {
 // unit, else read from the disks around it (a 4 KiB random read must not load 16 MiB).
 constexpr uint64_t kStreamingRequest = 256 << 10;
 
+// The cache's request for unit `u` of `src`, a file of `file_size` bytes cut by `layout`.
+cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                              uint64_t file_size, const cache::UnitExtent& u) {
+  cache::UnitRequest r;
+  r.file_units = layout.Count(file_size);
+  r.key = {src->key(), u.index};
+  r.offset = u.offset;
+  r.length = u.length;
+  r.weight = u.weight;
+  r.source = src;
+  return r;
+}
+
 // Units next to each other in the file sit on one disk (a stripe unit holds several). The
 // indexes [begin, end) of `units` reordered one disk after another — the first unit of each
 // disk, then the second of each, ... — so prefetches handed out in this order go to every
@@ -54,14 +67,14 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64
   while (at < off + len && u.length > 0) {
     cache::UnitRef ref;
     if (through) {
-      auto got = cache.Get(src->Request(src, *layout, file_size, u), pid);
+      auto got = cache.Get(RequestFor(src, *layout, file_size, u), pid);
       if (!got.ok()) {
         *error = Error(got.error().code(), "read of " + file.id() + ": " + got.error().message());
         return true;
       }
       ref = std::move(*got);
     } else {
-      ref = cache.Peek(src->Request(src, *layout, file_size, u), pid);
+      ref = cache.Peek(RequestFor(src, *layout, file_size, u), pid);
       if (!ref) {
         cache.NoteBypass(pid, len);
         return false;
@@ -80,7 +93,7 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64
   const StripeMap& map = src->file().map();
   const uint64_t want = read_ahead_.StreamWindow(stream, map.unit(), map.disks());
   for (uint64_t ahead = 0; u.length > 0 && ahead + u.length <= want; u = layout->At(u.index + 1, file_size)) {
-    cache.Prefetch(src->Request(src, *layout, file_size, u), pid);
+    cache.Prefetch(RequestFor(src, *layout, file_size, u), pid);
     ahead += u.length;
   }
   return true;
@@ -145,11 +158,11 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
       while (end < units.size() && ahead + units[end].length <= window) ahead += units[end++].length;
       if (end > prefetched) {
         for (size_t i : InDiskTurns(*src, units, prefetched, end, disks))
-          cache_->Prefetch(src->Request(src, *layout, file_size, units[i]), pid);
+          cache_->Prefetch(RequestFor(src, *layout, file_size, units[i]), pid);
         prefetched = end;
       }
       read_ahead_.NoteReader(src->key(), pid);
-      auto ref = cache_->Get(src->Request(src, *layout, file_size, u), pid);
+      auto ref = cache_->Get(RequestFor(src, *layout, file_size, u), pid);
       if (!ref.ok()) return ref.error();
       const uint64_t n = std::min(r.offset + r.length, u.offset + u.length) - at;
       std::memcpy(out + r.out_offset + (at - r.offset), ref->data() + (at - u.offset), n);

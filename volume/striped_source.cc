@@ -24,16 +24,4 @@ bool StripedSource::SetLayout(std::shared_ptr<const cache::UnitLayout> layout, s
   return !both_blocks;  // blocks of the same unit size mean the same units
 }
 
-cache::UnitRequest StripedSource::Request(const std::shared_ptr<StripedSource>& self, const cache::UnitLayout& layout,
-                                          uint64_t file_size, const cache::UnitExtent& u) const {
-  cache::UnitRequest r;
-  r.file_units = layout.Count(file_size);
-  r.key = {key_, u.index};
-  r.offset = u.offset;
-  r.length = u.length;
-  r.weight = u.weight;
-  r.source = self;
-  return r;
-}
-
 }  // namespace graphfs::volume

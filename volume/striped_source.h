@@ -38,9 +38,6 @@ class StripedSource final : public cache::UnitSource {
     std::lock_guard<std::mutex> lock(mu_);
     return layout_note_;
   }
-  // The cache's request for unit `u` of this file, `file_size` bytes long.
-  cache::UnitRequest Request(const std::shared_ptr<StripedSource>& self, const cache::UnitLayout& layout,
-                             uint64_t file_size, const cache::UnitExtent& u) const;
 
  private:
   std::shared_ptr<StripedFile> file_;

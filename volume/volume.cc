@@ -69,7 +69,8 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
   // one starts in Start(): a daemon forks in between, and threads do not survive a fork.
   auto probe = IoEngine::Start(io);
   if (!probe.ok()) return probe.error();
-  if (cache::NewEvictionPolicy(options.cache_policy, {}) == nullptr)
+  const std::vector<std::string>& policies = CachePolicyNames();
+  if (std::find(policies.begin(), policies.end(), options.cache_policy) == policies.end())
     return Error(EINVAL, "unknown cache policy '" + options.cache_policy + "'");
   return v;
 }
