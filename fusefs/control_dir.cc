@@ -56,11 +56,16 @@ std::string RenderStats(GraphFs& fs) {
   const MountCounters& m = fs.counters;
   j["requests"] = {{"striped_reads", m.striped_reads.load()},
                    {"striped_writes", m.striped_writes.load()},
-                   {"passthrough_reads", m.passthrough_reads.load()},
-                   {"passthrough_writes", m.passthrough_writes.load()},
+                   {"plain_reads", m.plain_reads.load()},
+                   {"plain_writes", m.plain_writes.load()},
                    {"bytes_read", m.bytes_read.load()},
                    {"bytes_written", m.bytes_written.load()},
                    {"errors", m.errors.load()}};
+  // Every request the kernel sent, by opcode (the daemon's reply to this read not yet).
+  json kernel = json::object();
+  for (const auto& [name, count] : fs.channel.RequestCounts()) kernel[name] = count;
+  j["kernel_requests"] = std::move(kernel);
+  fs.passthrough.AddStats(fs.channel, j);
   nlohmann::json jobs = fs.jobs.StatsJson(fs);
   j["jobs"] = jobs["jobs"];
   j["schedulers"] = jobs["schedulers"];

@@ -27,6 +27,10 @@ struct FileHandle {
   Inode* inode = nullptr;
   UniqueFd fd;                           // kPlain
   UniqueFd direct;                       // kPlain opened with O_DIRECT: aligned reads go here
+  // kPlain: counted by Passthrough::Acquire (to be released), and whether the kernel
+  // reads and writes it itself (FUSE passthrough; no READ or WRITE reaches the daemon).
+  bool route_counted = false;
+  bool passthrough = false;
   std::shared_ptr<volume::VolumeFile> striped;  // kStriped
   volume::ReadStreams streams;                  // kStriped: sequential readers of this handle
   std::string content;                   // kControl: snapshot taken at open

@@ -13,8 +13,10 @@
 #include "fusefs/credentials.h"
 #include "fusefs/jobs_dir.h"
 #include "fusefs/inode_table.h"
+#include "fusefs/kernel_channel.h"
 #include "fusefs/mount_options.h"
 #include "fusefs/open_handles.h"
+#include "fusefs/passthrough.h"
 #include "volume/volume.h"
 
 namespace graphfs {
@@ -22,10 +24,10 @@ namespace graphfs {
 struct MountCounters {
   std::atomic<uint64_t> striped_reads{0};
   std::atomic<uint64_t> striped_writes{0};
-  std::atomic<uint64_t> passthrough_reads{0};
-  std::atomic<uint64_t> passthrough_writes{0};
-  std::atomic<uint64_t> bytes_read{0};      // replied to readers, all files
-  std::atomic<uint64_t> bytes_written{0};   // accepted from writers, all files
+  std::atomic<uint64_t> plain_reads{0};   // READs of ordinary files the daemon served
+  std::atomic<uint64_t> plain_writes{0};
+  std::atomic<uint64_t> bytes_read{0};      // replied to readers, all files the daemon serves
+  std::atomic<uint64_t> bytes_written{0};   // accepted from writers, all files the daemon serves
   std::atomic<uint64_t> errors{0};
 };
 
@@ -39,6 +41,8 @@ struct GraphFs {
   std::unique_ptr<volume::Volume> volume;
   MountCounters counters;
   JobsDir jobs;              // .graphfs/jobs/: after the volume, goes first
+  KernelChannel channel;     // requests and replies below libfuse (counters, INIT, OPEN)
+  Passthrough passthrough;   // which ordinary files the kernel serves itself
   OpenHandles handles;       // after what handles refer to (inodes, files, jobs): goes first
   fuse_session* session = nullptr;
   std::once_flag kernel_readahead_set;  // see kernel_readahead.h
@@ -67,6 +71,10 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
 // at every call).
 Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inode);
 void ReplyErr(fuse_req_t req, int err);
+// After a write or truncate of `inode` by the caller of `req`: with HANDLE_KILLPRIV_V2 the
+// kernel leaves it to the daemon to clear setuid (and setgid, as the VFS would) when the
+// caller is not root.
+void KillSetidBits(fuse_req_t req, Inode& inode);
 // A 4 KiB-aligned buffer of at least `size` bytes owned by the calling thread.
 AlignedBuffer& ThreadBuffer(size_t size);
 

@@ -37,6 +37,11 @@ struct Inode {
   std::optional<StripeManifest> manifest;  // set when the file is striped
   std::shared_ptr<volume::VolumeFile> striped;  // opened on first use
   bool remove_parts = false;               // last name unlinked: drop the parts when forgotten
+  // Ordinary files (fusefs/passthrough.h): opens in FUSE passthrough, which share one
+  // backing id, and opens served by the daemon; the kernel allows only one kind at a time.
+  int32_t backing_id = 0;
+  uint32_t passthrough_opens = 0;
+  uint32_t daemon_opens = 0;
 };
 
 class InodeTable {

@@ -24,14 +24,19 @@ namespace graphfs {
 namespace {
 
 void Init(void* userdata, fuse_conn_info* conn) {
-  (void)userdata;
+  GraphFs& fs = *static_cast<GraphFs*>(userdata);
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
   // Cached pages of a file stay across opens, and are dropped when the kernel sees the
   // file's mtime or size change (see keep_cache in ops_file.cc).
   if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
-  // Let the kernel clear setuid/setgid on write and chown, as it does for ext4.
+  // Clearing setuid/setgid on write and truncate: the daemon does it (KillSetidBits) when
+  // the kernel agrees to HANDLE_KILLPRIV_V2, which the channel asks for in the INIT reply
+  // (libfuse 3.14 cannot); the kernel then stops asking for security.capability before
+  // every write. Version 1 of the flag would not stop that. Without v2 the kernel does it.
   conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+  // FUSE passthrough: offered or not, logged once (fusefs/passthrough.h).
+  fs.passthrough.OnInit(fs.channel);
   // The kernel applies the caller's umask before create/mkdir reach us.
   conn->want &= ~FUSE_CAP_DONT_MASK;
   conn->max_write = 1u << 20;
@@ -157,6 +162,7 @@ int Run(int argc, char** argv) {
     return 1;
   }
   fs.inodes.SetRoot(std::move(root), st.st_dev, st.st_ino);
+  fs.passthrough.Configure(fs.options.passthrough == "auto", fs.source);
 
   // Everything that can be wrong with the disks (and io_uring) is found before mounting.
   volume::VolumeOptions vo;
@@ -221,7 +227,13 @@ int Run(int argc, char** argv) {
   if (se != nullptr) {
     fs.session = se;
     if (fuse_set_signal_handlers(se) == 0) {
-      if (fuse_session_mount(se, opts.mountpoint) == 0) {
+      const bool mounted = fuse_session_mount(se, opts.mountpoint) == 0;
+      // Requests and replies pass the channel's hooks from the first one (INIT) on.
+      const Status attached = mounted ? fs.channel.Attach(se, fs.passthrough.wants()) : Status::Ok();
+      if (!attached.ok()) {
+        std::fprintf(stderr, "graphfs: %s\n", attached.error().message().c_str());
+        fuse_session_unmount(se);
+      } else if (mounted) {
         char real_mp[PATH_MAX];
         if (::realpath(opts.mountpoint, real_mp) != nullptr) {
           fs.mountpoint = real_mp;

@@ -100,6 +100,11 @@ const std::vector<OptionSpec>& Options() {
        Text(&MountOptions::cache_trace)},
       {"threads", "    -o threads=N            FUSE worker threads at most (default 16)\n",
        Count(&MountOptions::threads, 1, 1024)},
+      {"passthrough",
+       "    -o passthrough=auto|off ordinary (not striped) files are read and written by the kernel\n"
+       "                            itself (FUSE passthrough, Linux >= 6.9, as root) where possible\n"
+       "                            (default auto), or all through the daemon (off)\n",
+       OneOf(&MountOptions::passthrough, {"auto", "off"})},
       {"io", "    -o io=perdisk|shared    one queue per disk (default), or one shared queue\n",
        OneOf(&MountOptions::io, {"perdisk", "shared"})},
       {"io_workers",

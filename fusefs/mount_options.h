@@ -18,6 +18,7 @@ struct MountOptions {
   unsigned cache_window = 600;       // seconds a read counts towards a unit's priority
   std::string cache_trace;           // cache_trace=FILE: unit lookups logged (diagnostics)
   unsigned threads = 16;             // FUSE worker threads at most
+  std::string passthrough = "auto";  // auto: ordinary files in FUSE passthrough where possible; off
   std::string io = "perdisk";        // io=shared: one queue for all disks (comparison)
   unsigned io_workers = 0;           // per disk (io=perdisk, default 1) or in the pool (io=shared, default N)
   unsigned queue_depth = 4;          // runs in flight per I/O worker

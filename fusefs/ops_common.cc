@@ -25,8 +25,34 @@ Inode& GetInode(fuse_req_t req, fuse_ino_t ino) {
 
 std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
+KernelChannel& ChannelOf(void* userdata) { return static_cast<GraphFs*>(userdata)->channel; }
+
+void KillSetidBits(fuse_req_t req, Inode& inode) {
+  GraphFs& fs = Fs(req);
+  if (!fs.channel.killpriv_v2() || inode.kind != Inode::Kind::kBacked) return;
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  if (ctx->uid == 0) return;  // the daemon takes root for CAP_FSETID, as Credentials do
+  struct stat st;
+  if (::fstatat(inode.fd.get(), "", &st, AT_EMPTY_PATH) != 0 || !S_ISREG(st.st_mode)) return;
+  mode_t kill = st.st_mode & S_ISUID;
+  // setattr_should_drop_sgid: with group execute always; without, unless the caller is in
+  // the file's group.
+  if (st.st_mode & S_ISGID) {
+    bool in_group = ctx->gid == st.st_gid;
+    if (!in_group && !(st.st_mode & S_IXGRP)) {
+      const Credentials who = Credentials::Of(req);
+      for (gid_t g : who.groups) in_group |= g == st.st_gid;
+    }
+    if ((st.st_mode & S_IXGRP) || !in_group) kill |= S_ISGID;
+  }
+  if (kill == 0) return;
+  if (::chmod(ProcPath(inode.fd.get()).c_str(), st.st_mode & 07777 & ~kill) != 0)
+    LogError("clearing setuid/setgid after a write: " + std::string(std::strerror(errno)));
+}
+
 void ReplyErr(fuse_req_t req, int err) {
-  if (err != 0 && err != ENOENT) Fs(req).counters.errors.fetch_add(1, std::memory_order_relaxed);
+  // ENOENT (lookups) and ENODATA (an absent extended attribute) are answers, not failures.
+  if (err != 0 && err != ENOENT && err != ENODATA) Fs(req).counters.errors.fetch_add(1, std::memory_order_relaxed);
   fuse_reply_err(req, err);
 }
 

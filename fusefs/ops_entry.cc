@@ -118,6 +118,7 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
       res = plain_fd >= 0 ? ::ftruncate(plain_fd, attr->st_size) : ::truncate(proc.c_str(), attr->st_size);
       if (res != 0) return ReplyErr(req, errno);
     }
+    KillSetidBits(req, inode);
   }
   if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
     struct timespec tv[2];

@@ -1,7 +1,9 @@
 // Open files: create, open, read, write, flush, release, fsync, fallocate.
 //
-// Ordinary files are passed through with fd-backed replies (splice, no copy in the
-// daemon). Striped files are served by the volume (volume/read_path.cc, fusefs/striped_read.cc).
+// Ordinary files are opened in FUSE passthrough where the kernel allows (fusefs/passthrough.h):
+// the kernel then reads, writes and maps them without the daemon. Otherwise they are served
+// here with fd-backed replies (splice, no copy in the daemon). Striped files are served by
+// the volume (volume/read_path.cc, fusefs/striped_read.cc).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@ FileHandle& Handle(fuse_file_info* fi) { return *reinterpret_cast<FileHandle*>(f
 
 // What RELEASE does, also for the handles the kernel never released (ReleaseLeftHandles).
 void ReleaseHandle(GraphFs& fs, std::unique_ptr<FileHandle> h) {
+  if (h->route_counted) fs.passthrough.Release(fs.channel, *h->inode, h->passthrough);
   if (h->kind == FileHandle::Kind::kJob) fs.jobs.Release(fs, *h->job);
   if (h->kind == FileHandle::Kind::kStriped) {
     Status s = h->striped->Flush();
@@ -35,12 +38,27 @@ void ReleaseHandle(GraphFs& fs, std::unique_ptr<FileHandle> h) {
   h->AfterLastUse();  // see file_handle.h
 }
 
-// Hands `h` to the kernel. If the open was interrupted meanwhile, the kernel never gets the
-// handle and will not release it: it is released here.
-void ReplyOpen(fuse_req_t req, fuse_file_info* fi, std::unique_ptr<FileHandle> h) {
+// Hands `h` to the kernel (in passthrough if it has a backing id). If the open was
+// interrupted meanwhile, the kernel never gets the handle and will not release it: it is
+// released here.
+void ReplyOpen(fuse_req_t req, fuse_file_info* fi, std::unique_ptr<FileHandle> h, int32_t backing_id = 0) {
   GraphFs& fs = Fs(req);
   fi->fh = fs.handles.Add(std::move(h));
+  KernelChannel::PassthroughReply amend(backing_id);
   if (fuse_reply_open(req, fi) != 0) ReleaseHandle(fs, fs.handles.TakeFile(fi->fh));
+}
+
+// An ordinary file's route: passthrough (the backing id to reply with) or the daemon (0).
+int32_t ChooseRoute(GraphFs& fs, Inode& inode, FileHandle& h, fuse_file_info* fi) {
+  const int32_t backing_id = fs.passthrough.Acquire(fs.channel, inode, h.fd.get(), fi->flags);
+  h.route_counted = true;
+  h.passthrough = backing_id > 0;
+  if (h.passthrough) {
+    // The kernel refuses keep_cache with passthrough (its pages are the backing file's).
+    fi->keep_cache = 0;
+    fi->direct_io = 0;
+  }
+  return backing_id;
 }
 
 // libfuse replies with less than two pages by copying, not by splicing.
@@ -77,6 +95,8 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
     // kernel drops the pages when it sees the file's mtime or size change (at most
     // `timeout` seconds late). timeout=0 turns caching across opens off.
     fi->keep_cache = fs.timeout > 0 ? 1 : 0;
+    if (const int32_t backing_id = ChooseRoute(fs, inode, *h, fi); backing_id > 0)
+      return ReplyOpen(req, fi, std::move(h), backing_id);
   }
   if (h->kind == FileHandle::Kind::kPlain && (fi->flags & O_DIRECT) && (fi->flags & O_ACCMODE) != O_WRONLY) {
     // The caller bypasses the page cache; so do we, for the aligned reads that O_DIRECT
@@ -132,7 +152,9 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   if (err != 0) return ReplyErr(req, err);
   Inode& inode = GetInode(req, e.ino);
   h->inode = &inode;
+  const int32_t backing_id = ChooseRoute(fs, inode, *h, fi);
   fi->fh = fs.handles.Add(std::move(h));
+  KernelChannel::PassthroughReply amend(backing_id);
   if (fuse_reply_create(req, &e, fi) != 0) ReleaseHandle(fs, fs.handles.TakeFile(fi->fh));
 }
 
@@ -156,7 +178,7 @@ void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info*
       return (void)fuse_reply_buf(req, part.data(), part.size());
     }
     case FileHandle::Kind::kPlain: {
-      fs.counters.passthrough_reads.fetch_add(1, std::memory_order_relaxed);
+      fs.counters.plain_reads.fetch_add(1, std::memory_order_relaxed);
       const bool direct = h.direct.valid() && offset % kDirectAlign == 0 && size % kDirectAlign == 0;
       const int fd = direct ? h.direct.get() : h.fd.get();
       if (!direct) {
@@ -195,13 +217,14 @@ void WriteBuf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fuse_fi
   FileHandle& h = Handle(fi);
   const size_t size = fuse_buf_size(in);
   if (h.kind == FileHandle::Kind::kPlain) {
-    fs.counters.passthrough_writes.fetch_add(1, std::memory_order_relaxed);
+    fs.counters.plain_writes.fetch_add(1, std::memory_order_relaxed);
     fuse_bufvec out = FUSE_BUFVEC_INIT(size);
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = h.fd.get();
     out.buf[0].pos = offset;
     ssize_t n = fuse_buf_copy(&out, in, static_cast<fuse_buf_copy_flags>(0));
     if (n < 0) return ReplyErr(req, static_cast<int>(-n));
+    KillSetidBits(req, *h.inode);
     fs.counters.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     return (void)fuse_reply_write(req, static_cast<size_t>(n));
   }
@@ -236,6 +259,7 @@ void WriteBuf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fuse_fi
     LogError(n.error().message());
     return ReplyErr(req, n.error().code());
   }
+  KillSetidBits(req, *h.inode);
   fs.counters.bytes_written.fetch_add(*n, std::memory_order_relaxed);
   fuse_reply_write(req, *n);
 }
