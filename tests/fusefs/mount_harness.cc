@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -77,10 +78,20 @@ bool GraphfsMount::Mount(const std::string& source, const std::string& mountpoin
                          const std::vector<std::string>& options) {
   mountpoint_ = mountpoint;
   log_path_ = mountpoint + ".log";
-  std::vector<std::string> argv = {GraphfsBinary(), "-f", source, mountpoint, "-o", "log=" + log_path_};
+  std::vector<std::string> argv = wrapper_;
+  for (const std::string& a : {GraphfsBinary(), std::string("-f"), source, mountpoint, std::string("-o"), "log=" + log_path_})
+    argv.push_back(a);
+  bool names_passthrough = false;
   for (const auto& o : options) {
     argv.push_back("-o");
     argv.push_back(o);
+    names_passthrough |= o.find("passthrough=") != std::string::npos;
+  }
+  // The suite runs a second time with passthrough=off (tests/CMakeLists.txt); a test that
+  // names the mode keeps its own.
+  if (const char* mode = std::getenv("GRAPHFS_TEST_PASSTHROUGH"); mode != nullptr && !names_passthrough) {
+    argv.push_back("-o");
+    argv.push_back(std::string("passthrough=") + mode);
   }
   const std::string out_path = mountpoint + ".out";
   int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -34,6 +34,8 @@ class GraphfsMount {
   // Returns false (with `error` filled) if it exits or does not come up.
   bool Mount(const std::string& source, const std::string& mountpoint, const std::vector<std::string>& options = {});
   void Unmount();
+  // Runs the daemon under `prefix` (e.g. setpriv ... --) from the next Mount on.
+  void SetWrapper(std::vector<std::string> prefix) { wrapper_ = std::move(prefix); }
   // SIGKILLs the daemon and reaps it, leaving its mountpoint behind as a dead mount (as a
   // crash would); Unmount() (and the destructor) still detach it.
   void Kill();
@@ -55,6 +57,7 @@ class GraphfsMount {
   std::string mountpoint_;
   std::string error_;
   std::string log_path_;
+  std::vector<std::string> wrapper_;
 };
 
 bool IsMountPoint(const std::string& path);
