@@ -308,6 +308,7 @@ void Fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
   if (offset < 0 || length <= 0) return ReplyErr(req, EINVAL);
   if (h.kind == FileHandle::Kind::kPlain) {
     if (::fallocate(h.fd.get(), mode, offset, length) != 0) return ReplyErr(req, errno);
+    KillSetidBits(req, *h.inode);  // as vfs_fallocate's file_modified would for the caller
     return (void)fuse_reply_err(req, 0);
   }
   if (h.kind != FileHandle::Kind::kStriped || (mode & ~FALLOC_FL_KEEP_SIZE) != 0) return ReplyErr(req, EOPNOTSUPP);

@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
-# Benchmark 2 of issue 2: what the mount costs on an ordinary (not striped) file.
-# One unthrottled loop disk; fio 1 MiB sequential reads through the mount vs the plain
-# directory, cold cache: O_DIRECT with io_uring at iodepth 16, and buffered psync. Buffered
-# reads also run through a second mount of the same directory with a 16M kernel read-ahead
-# window (kernel_readahead=16M; the default leaves the kernel's 128K).
-#   scripts/bench/passthrough.sh [--size 4G] [--repeat 3]
+# What the mount costs on an ordinary (not striped) file, with FUSE passthrough (the default,
+# passthrough=auto) and without it (passthrough=off), against the plain directory.
+# One unthrottled loop disk, one file of SIZE; fio jobs:
+#   seq-buffered   1 MiB sequential reads, psync, buffered
+#   seq-direct     1 MiB sequential reads, io_uring, O_DIRECT, iodepth 16
+#   rand-4k        4 KiB random reads, psync, buffered, RUNTIME seconds
+#   seq-write      1 MiB sequential overwrites of a second file, psync, fsync at the end
+# each cold (every page cache dropped: the FUSE inode's and the backing file's) and warm (the
+# same job run once unmeasured just before, fio told not to invalidate). Sides alternate
+# within a round, their order rotating from round to round. Medians of REPEAT.
+#   scripts/bench/passthrough.sh [--size 4G] [--repeat 5] [--runtime 10] [--states "cold warm"]
+#                                [--jobs "seq-buffered seq-direct rand-4k seq-write"]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 GRAPHFS_BIN="$ROOT/build/bin"
 # shellcheck source=disks.sh
 . "$ROOT/scripts/bench/disks.sh"
 SIZE=4G
-REPEAT=3
+REPEAT=5
+RUNTIME=10
+STATES="cold warm"
+JOBS="seq-buffered seq-direct rand-4k seq-write"
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) SIZE="$2"; shift 2 ;;
     --repeat) REPEAT="$2"; shift 2 ;;
+    --runtime) RUNTIME="$2"; shift 2 ;;
+    --states) STATES="$2"; shift 2 ;;
+    --jobs) JOBS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -23,38 +36,70 @@ done
 trap destroy_disks EXIT
 trap 'exit 130' INT TERM
 bytes=$(numfmt --from=iec "$SIZE")
-make_disks 1 $((bytes + (1 << 30)))
+make_disks 1 $((2 * bytes + (1 << 30)))
 SRC="${DISK_DIRS[0]}/source"
-MNT="$BENCH_ROOT/mnt"
 mkdir -p "$SRC"
-head -c "$bytes" /dev/urandom > "$SRC/column"
+head -c "$bytes" /dev/urandom > "$SRC/file"
+head -c "$bytes" /dev/urandom > "$SRC/written"
+sync
+mount_graphfs "$SRC" "$BENCH_ROOT/mnt-auto" "passthrough=auto"
+mount_graphfs "$SRC" "$BENCH_ROOT/mnt-off" "passthrough=off"
+declare -A DIR=([plain]="$SRC" [auto]="$BENCH_ROOT/mnt-auto" [off]="$BENCH_ROOT/mnt-off")
+SIDES=(plain auto off)
+STAMP=$(date -u +%Y%m%dT%H%MZ)
+LOG="$ROOT/scripts/bench/results/passthrough-$STAMP.log"
+mkdir -p "$(dirname "$LOG")"
 
-# fio_mbps FILE ENGINE DIRECT DEPTH
-fio_mbps() {
-  drop_caches
-  fio --name=seq --filename="$1" --rw=read --bs=1M --size="$bytes" --ioengine="$2" --direct="$3" \
-      --iodepth="$4" --output-format=json 2>/dev/null |
-    python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["bw_bytes"]/1e6))'
+# fio_args JOB DIR: the fio command line of one job on one side.
+fio_args() {
+  local common=(--name="$1" --size="$bytes" --output-format=json)
+  case "$1" in
+    seq-buffered) echo "${common[@]} --filename=$2/file --rw=read --bs=1M --ioengine=psync --direct=0" ;;
+    seq-direct) echo "${common[@]} --filename=$2/file --rw=read --bs=1M --ioengine=io_uring --iodepth=16 --direct=1" ;;
+    rand-4k) echo "${common[@]} --filename=$2/file --rw=randread --bs=4k --ioengine=psync --direct=0 --time_based --runtime=$RUNTIME" ;;
+    seq-write) echo "${common[@]} --filename=$2/written --rw=write --bs=1M --ioengine=psync --direct=0 --end_fsync=1" ;;
+  esac
 }
 
-MNT_RA=$BENCH_ROOT/mnt-ra16m
-mount_graphfs "$SRC" "$MNT" ""
-mount_graphfs "$SRC" "$MNT_RA" "kernel_readahead=16M"
-printf '%-36s %10s %10s %8s\n' "fio 1 MiB sequential reads, $SIZE" "plain MB/s" "mount MB/s" "ratio"
-for mode in "io_uring 1 16 $MNT" "psync 0 1 $MNT" "psync 0 1 $MNT_RA"; do
-  set -- $mode
-  plain=() mounted=()
-  # Interleaved, so drift on this shared machine hits both sides alike.
-  for ((i = 0; i < REPEAT; i++)); do
-    plain+=("$(fio_mbps "$SRC/column" "$1" "$2" "$3")")
-    mounted+=("$(fio_mbps "$4/column" "$1" "$2" "$3")")
+# measure STATE JOB SIDE: MB/s of one run.
+measure() {
+  local args
+  read -r -a args <<<"$(fio_args "$2" "${DIR[$3]}")"
+  if [ "$1" = cold ]; then
+    drop_caches
+  else
+    fio "${args[@]}" --invalidate=0 >/dev/null 2>&1   # warms what this job reads (or writes)
+    args+=(--invalidate=0)
+  fi
+  fio "${args[@]}" 2>/dev/null | python3 -c '
+import json, sys
+job = json.load(sys.stdin)["jobs"][0]
+side = job["write"] if job["write"]["io_bytes"] > 0 else job["read"]
+print(round(side["bw_bytes"] / 1e6))'
+}
+
+{
+  echo "passthrough.sh $STAMP: size $SIZE, repeat $REPEAT, runtime $RUNTIME s (rand-4k), kernel $(uname -r)"
+  echo "MB/s, medians; a/p and o/p: ratio of the medians, then the median of the per-round ratios"
+  printf '%-6s %-13s %9s %9s %7s %7s %9s %7s %7s\n' state job "plain" "auto" "a/p" "paired" "off" "o/p" "paired"
+} | tee "$LOG"
+round=0
+for state in $STATES; do
+  for job in $JOBS; do
+    for ((r = 0; r < REPEAT; r++)); do
+      round=$((round + 1))
+      for ((k = 0; k < ${#SIDES[@]}; k++)); do
+        side=${SIDES[$(((k + round) % ${#SIDES[@]}))]}
+        v=$(measure "$state" "$job" "$side")
+        echo "  $state $job $side round $r: $v MB/s" >>"$LOG"
+      done
+    done
+    paired_summary "$LOG" "  $state $job " "$(printf '%-6s %-13s' "$state" "$job")" rate | tee -a "$LOG"
   done
-  p=$(median "${plain[@]}") m=$(median "${mounted[@]}")
-  label="$1 direct=$2 iodepth=$3"
-  [ "$4" = "$MNT_RA" ] && label+=" ra=16M"
-  printf '%-36s %10s %10s %7.0f%%   (plain: %s; mount: %s)\n' "$label" "$p" "$m" "$(echo "100 * $m / $p" | bc -l)" \
-    "${plain[*]}" "${mounted[*]}"
 done
-unmount_graphfs "$MNT_RA"
-unmount_graphfs "$MNT"
-echo "target: mount >= 85% of plain"
+for m in auto off; do
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sys.argv[2], "passthrough", json.dumps(j["passthrough"]["opened"]), "kernel READ", j["kernel_requests"].get("READ", 0), "WRITE", j["kernel_requests"].get("WRITE", 0))' \
+    "${DIR[$m]}/.graphfs/stats" "$m" | tee -a "$LOG"
+  unmount_graphfs "${DIR[$m]}"
+done
+echo "target: auto >= 95% of plain in every row; log in $LOG"
