@@ -118,6 +118,18 @@ stage_graph() {
 # median of the arguments
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
+# rotate N A B C ...: the arguments rotated left by N (sides of a round, in an order that
+# changes from round to round, so that no side always runs first).
+rotate() {
+  local n=$1
+  shift
+  local k
+  for ((k = 0; k < $#; k++)); do
+    local i=$(((k + n) % $# + 1))
+    echo "${!i}"
+  done
+}
+
 # paired_summary LOG PREFIX LABEL rate|time: one table row from the runs logged in LOG as
 # "PREFIX<side> round <n>: <value> ..." for the sides plain, auto and off: each side's median,
 # its ratio to plain's median, and the median of the per-round ratios to plain (the runs of a

@@ -65,10 +65,8 @@ for spec in "bfs $START" "wcc" "sssp $START" "pagerank 10" "pagerank-delta 0.01"
   shift
   for ((i = 0; i < REPEAT; i++)); do
     round=$((round + 1))
-    for ((k = 0; k < ${#SIDES[@]}; k++)); do
-      side=${SIDES[$(((k + round) % ${#SIDES[@]}))]}
-      t=$(seconds "${DIR[$side]}/g" "$app" "$@")
-      echo "  $app $side round $i: $t s" >>"$LOG"
+    for side in $(rotate $round "${SIDES[@]}"); do
+      echo "  $app $side round $i: $(seconds "${DIR[$side]}/g" "$app" "$@") s" >>"$LOG"
     done
   done
   paired_summary "$LOG" "  $app " "$(printf '%-16s' "$app")" time | tee -a "$LOG"

@@ -88,10 +88,8 @@ for state in $STATES; do
   for job in $JOBS; do
     for ((r = 0; r < REPEAT; r++)); do
       round=$((round + 1))
-      for ((k = 0; k < ${#SIDES[@]}; k++)); do
-        side=${SIDES[$(((k + round) % ${#SIDES[@]}))]}
-        v=$(measure "$state" "$job" "$side")
-        echo "  $state $job $side round $r: $v MB/s" >>"$LOG"
+      for side in $(rotate $round "${SIDES[@]}"); do
+        echo "  $state $job $side round $r: $(measure "$state" "$job" "$side") MB/s" >>"$LOG"
       done
     done
     paired_summary "$LOG" "  $state $job " "$(printf '%-6s %-13s' "$state" "$job")" rate | tee -a "$LOG"
