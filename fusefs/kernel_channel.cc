@@ -18,10 +18,9 @@ namespace {
 
 using namespace kernel_abi;
 
-// The backing id the OPEN or CREATE reply of this thread carries (0: none), and whether
-// the amended reply went out. fuse_reply_open/_create send on the calling thread.
+// The backing id the OPEN or CREATE reply of this thread carries (0: none).
+// fuse_reply_open/_create send on the calling thread.
 thread_local int32_t pending_backing_id = 0;
-thread_local bool pending_sent = false;
 
 std::string Gather(const struct iovec* iov, int count) {
   std::string msg;
@@ -140,9 +139,7 @@ ssize_t KernelChannel::WritevHook(int fd, struct iovec* iov, int count, void* us
     open.backing_id = pending_backing_id;
     std::memcpy(at, &open, sizeof open);
     pending_backing_id = 0;
-    const ssize_t n = WriteWhole(fd, msg);
-    pending_sent = n >= 0;
-    return n;
+    return WriteWhole(fd, msg);
   }
   return WriteWhole(fd, msg);
 }
@@ -168,14 +165,9 @@ void KernelChannel::CloseBacking(int32_t backing_id) {
     LogError("FUSE_DEV_IOC_BACKING_CLOSE of backing id " + std::to_string(backing_id) + ": " + std::strerror(errno));
 }
 
-KernelChannel::PassthroughReply::PassthroughReply(int32_t backing_id) {
-  pending_backing_id = backing_id;
-  pending_sent = false;
-}
+KernelChannel::PassthroughReply::PassthroughReply(int32_t backing_id) { pending_backing_id = backing_id; }
 
 KernelChannel::PassthroughReply::~PassthroughReply() { pending_backing_id = 0; }
-
-bool KernelChannel::PassthroughReply::sent() const { return pending_sent; }
 
 std::vector<std::pair<std::string, uint64_t>> KernelChannel::RequestCounts() const {
   std::vector<std::pair<std::string, uint64_t>> out;

@@ -51,13 +51,12 @@ class KernelChannel {
   void CloseBacking(int32_t backing_id);
 
   // The OPEN or CREATE reply this thread sends while the object lives is amended to open
-  // the file in passthrough with `backing_id`. sent() says whether that reply went out
-  // amended (it did not if the kernel refused the reply, e.g. an interrupted open).
+  // the file in passthrough with `backing_id` (0: left as it is). Whether the kernel took
+  // the reply is what fuse_reply_open/_create return.
   class PassthroughReply {
    public:
     explicit PassthroughReply(int32_t backing_id);
     ~PassthroughReply();
-    bool sent() const;
   };
 
   // Requests received so far, by opcode name, in opcode order (opcodes seen only).

@@ -40,7 +40,7 @@ bool IsStackedFilesystem(const std::string& path) {
 void Passthrough::Configure(bool enabled, const std::string& source) {
   enabled_ = enabled;
   wants_.passthrough = enabled;
-  // The daemon clears setuid/setgid itself (fusefs/ops_file.cc, KillSetidAfterWrite), so the
+  // The daemon clears setuid/setgid itself (KillSetidBits in fusefs/ops_common.cc), so the
   // kernel does not ask for security.capability before every write.
   wants_.killpriv_v2 = true;
   wants_.max_stack_depth = IsStackedFilesystem(source) ? kernel_abi::kMaxStackDepth : 1;
