@@ -276,6 +276,9 @@ class DevFuseForEveryone {
 TEST_F(PassthroughFs, WithoutCapSysAdminItFallsBackWithALogLine) {
   constexpr uid_t kNobody = 65534;
   DevFuseForEveryone dev_fuse;
+  struct stat dev;
+  if (::stat("/dev/fuse", &dev) != 0 || (dev.st_mode & 0006) != 0006)
+    GTEST_SKIP() << "/dev/fuse cannot be opened by other users here, so nobody cannot mount";
   ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
   ASSERT_EQ(::chown(src.c_str(), kNobody, kNobody), 0);
   ASSERT_EQ(::chown(mnt.c_str(), kNobody, kNobody), 0);
