@@ -175,6 +175,12 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   SweepStaged(now);
   std::shared_ptr<Entry> e = NewEntry(r);
   if (e == nullptr) return Error(ENOMEM, "no memory for a cache unit of " + std::to_string(r.length) + " bytes");
+  if (r.source->Generation() != r.generation) {
+    // A request of an older file (see UnitSource::Generation): loaded for this reader
+    // only, never kept.
+    units_[r.key].entry.reset();
+    e->orphan = true;
+  }
   e->pins = 1;
   e->touched_ns = now;
   ps.bytes_loaded += r.length;

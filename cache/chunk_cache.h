@@ -53,6 +53,11 @@ class UnitSource {
   virtual Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) = 0;
   // Adds to per_disk[d] the bytes of [offset, offset + length) stored on disk d.
   virtual void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const = 0;
+  // Changes whenever the file's bytes or size change (before and after each write, before
+  // its units are invalidated). A request made under another generation describes an
+  // older file: its unit may be shorter than the unit is now, or hold bytes a write has
+  // replaced, so the cache never keeps what such a request loads.
+  virtual uint64_t Generation() const { return 0; }
 };
 
 struct UnitRequest {
@@ -62,6 +67,7 @@ struct UnitRequest {
   double weight = 1.0;
   uint64_t file_units = 0;  // units in the file (0: unknown, the largest index seen is used)
   std::shared_ptr<UnitSource> source;
+  uint64_t generation = 0;  // source->Generation() read before the file's size was
 };
 
 struct CacheOptions {

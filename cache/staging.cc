@@ -11,6 +11,12 @@ void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
   if (stopping_) return;
   auto it = units_.find(r.key);
   if (it != units_.end() && it->second.entry != nullptr) return;
+  // Planned before a write that has invalidated the file since: loading it now would stage
+  // a unit of the old size (or a half-written one) that no invalidation would remove.
+  if (r.source->Generation() != r.generation) {
+    ++counters_.prefetches_skipped;
+    return;
+  }
   const uint64_t charge = (r.offset % kAlign + r.length + kAlign - 1) / kAlign * kAlign;
   if (staged_bytes_ + charge > options_.staging_limit) {
     SweepStaged(NowNs());

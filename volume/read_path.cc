@@ -17,10 +17,12 @@ namespace {
 // unit, else read from the disks around it (a 4 KiB random read must not load 16 MiB).
 constexpr uint64_t kStreamingRequest = 256 << 10;
 
-// The cache's request for unit `u` of `src`, a file of `file_size` bytes cut by `layout`.
+// The cache's request for unit `u` of `src`, a file of `file_size` bytes cut by `layout`, as
+// it was at `generation` (read before the size).
 cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
-                              uint64_t file_size, const cache::UnitExtent& u) {
+                              uint64_t generation, uint64_t file_size, const cache::UnitExtent& u) {
   cache::UnitRequest r;
+  r.generation = generation;
   r.file_units = layout.Count(file_size);
   r.key = {src->key(), u.index};
   r.offset = u.offset;
@@ -58,6 +60,7 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64
   cache::ChunkCache& cache = *cache_;
   const std::shared_ptr<StripedSource>& src = file.shared_source();
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
+  const uint64_t generation = src->Generation();  // before the size
   const uint64_t file_size = file.size();
   const bool through = stream > 0 || len >= kStreamingRequest;
   read_ahead_.NoteReader(src->key(), pid);
@@ -67,14 +70,14 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64
   while (at < off + len && u.length > 0) {
     cache::UnitRef ref;
     if (through) {
-      auto got = cache.Get(RequestFor(src, *layout, file_size, u), pid);
+      auto got = cache.Get(RequestFor(src, *layout, generation, file_size, u), pid);
       if (!got.ok()) {
         *error = Error(got.error().code(), "read of " + file.id() + ": " + got.error().message());
         return true;
       }
       ref = std::move(*got);
     } else {
-      ref = cache.Peek(RequestFor(src, *layout, file_size, u), pid);
+      ref = cache.Peek(RequestFor(src, *layout, generation, file_size, u), pid);
       if (!ref) {
         cache.NoteBypass(pid, len);
         return false;
@@ -93,7 +96,7 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64
   const StripeMap& map = src->file().map();
   const uint64_t want = read_ahead_.StreamWindow(stream, map.unit(), map.disks());
   for (uint64_t ahead = 0; u.length > 0 && ahead + u.length <= want; u = layout->At(u.index + 1, file_size)) {
-    cache.Prefetch(RequestFor(src, *layout, file_size, u), pid);
+    cache.Prefetch(RequestFor(src, *layout, generation, file_size, u), pid);
     ahead += u.length;
   }
   return true;
@@ -126,6 +129,9 @@ Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t
 Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
                           const std::vector<CopyRange>& ranges, char* out, uint32_t pid) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
+  // The caller read `file_size` earlier; a write since then is caught only from here on (LP
+  // files are built from indexed graphs, and a write makes the index stale anyway).
+  const uint64_t generation = src->Generation();
   const StripeMap& map = src->file().map();
   const uint64_t window = read_ahead_.LoaderWindow(map.unit(), map.disks());
   // The units to copy, in order; a unit two ranges share is listed twice (the cache loads it once).
@@ -158,11 +164,11 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
       while (end < units.size() && ahead + units[end].length <= window) ahead += units[end++].length;
       if (end > prefetched) {
         for (size_t i : InDiskTurns(*src, units, prefetched, end, disks))
-          cache_->Prefetch(RequestFor(src, *layout, file_size, units[i]), pid);
+          cache_->Prefetch(RequestFor(src, *layout, generation, file_size, units[i]), pid);
         prefetched = end;
       }
       read_ahead_.NoteReader(src->key(), pid);
-      auto ref = cache_->Get(RequestFor(src, *layout, file_size, u), pid);
+      auto ref = cache_->Get(RequestFor(src, *layout, generation, file_size, u), pid);
       if (!ref.ok()) return ref.error();
       const uint64_t n = std::min(r.offset + r.length, u.offset + u.length) - at;
       std::memcpy(out + r.out_offset + (at - r.offset), ref->data() + (at - u.offset), n);

@@ -4,6 +4,7 @@
 // `column` of each graph with a logical-partition schedule).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,10 @@ class StripedSource final : public cache::UnitSource {
 
   Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) override { return file_->Read(offset, length, buf); }
   void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const override;
+
+  uint64_t Generation() const override { return generation_.load(); }
+  // Before and after every write or truncate, before the cache forgets the file's units.
+  void BumpGeneration() { generation_.fetch_add(1); }
 
   uint64_t key() const { return key_; }
   const StripedFile& file() const { return *file_; }
@@ -46,6 +51,7 @@ class StripedSource final : public cache::UnitSource {
   std::shared_ptr<const cache::UnitLayout> layout_;
   std::string layout_note_;
   bool written_ = false;
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace graphfs::volume

@@ -174,6 +174,8 @@ void Volume::InjectFault(uint32_t disk, int error) {
 
 void VolumeFile::NoteChange() {
   source_->DropChunkLayout();
+  // Requests planned from the old size are refused from here on (cache::UnitSource::Generation).
+  source_->BumpGeneration();
   volume_.Invalidate(*source_);
 }
 

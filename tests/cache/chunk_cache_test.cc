@@ -65,6 +65,8 @@ class FakeSource : public UnitSource {
   }
   void SetVersion(int v) { version_ = v; }
   uint64_t size() const { return size_; }
+  uint64_t Generation() const override { return generation_.load(); }
+  void BumpGeneration() { ++generation_; }
 
  private:
   const uint64_t size_;
@@ -74,6 +76,7 @@ class FakeSource : public UnitSource {
   int loads_ = 0, waiting_ = 0, fail_ = 0;
   bool open_ = true;
   std::atomic<int> version_{0};
+  std::atomic<uint64_t> generation_{0};
 };
 
 UnitRequest Unit(const std::shared_ptr<FakeSource>& src, uint64_t index, double weight = 1.0, uint64_t file = 1) {
@@ -161,6 +164,31 @@ TEST(ChunkCache, UnalignedUnitsAreLoadedFromAnAlignedOffset) {
   EXPECT_EQ(u->offset(), r.offset);
   EXPECT_EQ(u->length(), r.length);
   EXPECT_TRUE(Matches(*u));
+}
+
+// A request planned before the file changed (its generation is older than the source's)
+// describes the old file: a prefetch of it is skipped, and a read of it is served but not
+// kept, so that no invalidation can miss a unit of the old size or bytes.
+TEST(ChunkCache, RequestsOfAnOlderGenerationAreNeverKept) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, "priority"));
+  const UnitRequest before = Unit(src, 2);  // generation 0
+  src->BumpGeneration();
+  c.Prefetch(before, 7);
+  c.Settle();
+  EXPECT_FALSE(Resident(c, before));
+  EXPECT_EQ(c.Stats().prefetches_skipped, 1u);
+  EXPECT_TRUE(ReadWhole(c, before, 7));
+  c.Settle();
+  EXPECT_FALSE(Resident(c, before)) << "a unit loaded for an old request was kept";
+  UnitRequest now = Unit(src, 2);
+  now.generation = src->Generation();
+  bool hit = true;
+  EXPECT_TRUE(ReadWhole(c, now, 7, &hit));
+  EXPECT_FALSE(hit);
+  EXPECT_TRUE(Resident(c, now));
+  EXPECT_TRUE(ReadWhole(c, before, 8, &hit)) << "an old request may use the current unit";
+  EXPECT_TRUE(hit);
 }
 
 TEST(ChunkCache, ConcurrentMissesShareOneLoad) {
