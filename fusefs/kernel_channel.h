@@ -15,7 +15,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,7 +41,6 @@ class KernelChannel {
   bool kernel_offers_passthrough() const { return offered_.load() & kernel_abi::kPassthrough; }
   bool passthrough() const { return passthrough_.load(); }
   bool killpriv_v2() const { return killpriv_v2_.load(); }
-  uint32_t max_stack_depth() const { return wants_.max_stack_depth; }
   uint32_t kernel_minor() const { return kernel_minor_.load(); }
 
   // FUSE_DEV_IOC_BACKING_OPEN / _CLOSE on the session's descriptor: a backing id (> 0)
@@ -61,9 +59,6 @@ class KernelChannel {
 
   // Requests received so far, by opcode name, in opcode order (opcodes seen only).
   std::vector<std::pair<std::string, uint64_t>> RequestCounts() const;
-  uint64_t requests(uint32_t opcode) const {
-    return opcode < kernel_abi::kOpcodeLimit ? requests_[opcode].load(std::memory_order_relaxed) : 0;
-  }
 
  private:
   static ssize_t ReadHook(int fd, void* buf, size_t len, void* userdata);
