@@ -121,8 +121,8 @@ Result<RmatStats> GenerateRmat(const RmatOptions& options) {
             dst |= 1;
           }
         }
-        const int32_t s = static_cast<int32_t>(permute(src));
-        const int32_t t = static_cast<int32_t>(permute(dst));
+        const int32_t s = static_cast<int32_t>(options.permute ? permute(src) : src);
+        const int32_t t = static_cast<int32_t>(options.permute ? permute(dst) : dst);
         std::memcpy(out, &s, 4);
         std::memcpy(out + 4, &t, 4);
         if (options.weighted) {

@@ -6,6 +6,8 @@
 // depends on the seed only, never on the thread count. Vertex ids then go
 // through a seeded bijection on [0, 2^scale) so hubs are spread out instead
 // of sitting at the lowest ids; it needs no table, so memory stays bounded.
+// Without it (`permute = false`) the ids keep R-MAT's own locality: hubs at low
+// ids, and a vertex's neighbours sharing its high bits more often than not.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,7 @@ struct RmatOptions {
   bool weighted = false;  // float weights uniform in [0, 256)
   std::string output;
   int threads = 0;        // 0 = one per core
+  bool permute = true;    // spread ids with VertexPermutation; false keeps R-MAT's locality
   double a = 0.57, b = 0.19, c = 0.19;
 };
 

@@ -1,4 +1,4 @@
-// gen-rmat --scale S [--edge-factor 16] [--seed N] [--weighted] -o FILE
+// gen-rmat --scale S [--edge-factor 16] [--seed N] [--weighted] [--no-permute] -o FILE
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -15,7 +15,11 @@ int main(int argc, char** argv) {
   cli.add_flag("--weighted", options.weighted, "add float weights uniform in [0, 256) (12-byte records)");
   cli.add_option("-o,--output", options.output, "output file")->required();
   cli.add_option("--threads", options.threads, "worker threads (default: one per core)");
+  bool no_permute = false;
+  cli.add_flag("--no-permute", no_permute,
+               "keep R-MAT's own ids (hubs at low ids, locality in the ids) instead of spreading them");
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
+  options.permute = !no_permute;
   auto stats = graphfs::engine::GenerateRmat(options);
   if (!stats.ok()) {
     std::fprintf(stderr, "gen-rmat: error: %s\n", stats.error().message().c_str());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "engine_test_util.h"
@@ -68,6 +69,36 @@ TEST(Rmat, IdsInRangeWeightsInRangeAndSkewedDegrees) {
   EXPECT_NE(hub - degree.begin(), 0);
   // Many vertices get no out-edge at all.
   EXPECT_GT(std::count(degree.begin(), degree.end(), 0u), 1 << (scale - 3));
+}
+
+// --no-permute: the same edges before the id bijection, so R-MAT's hubs stay at the lowest
+// ids (vertex 0 has the largest out-degree), and the permuted file is that one relabelled.
+TEST(Rmat, WithoutPermutationHubsKeepTheLowestIds) {
+  TempDir tmp;
+  const int scale = 12;
+  RmatOptions options;
+  options.scale = scale;
+  options.seed = 5;
+  options.threads = 2;
+  options.output = tmp.File("raw");
+  options.permute = false;
+  ASSERT_TRUE(GenerateRmat(options).ok());
+  const std::string raw = ReadFile(options.output);
+  const std::string spread = Generate(tmp, "spread", scale, 5, false, 2);
+  ASSERT_EQ(raw.size(), spread.size());
+  std::vector<uint64_t> degree(size_t{1} << scale, 0);
+  const VertexPermutation permute(scale, 5);
+  for (size_t at = 0; at < raw.size(); at += 8) {
+    int32_t s, t, ps, pt;
+    std::memcpy(&s, raw.data() + at, 4);
+    std::memcpy(&t, raw.data() + at + 4, 4);
+    std::memcpy(&ps, spread.data() + at, 4);
+    std::memcpy(&pt, spread.data() + at + 4, 4);
+    ASSERT_EQ(static_cast<uint64_t>(ps), permute(static_cast<uint64_t>(s))) << "edge " << at / 8;
+    ASSERT_EQ(static_cast<uint64_t>(pt), permute(static_cast<uint64_t>(t))) << "edge " << at / 8;
+    ++degree[static_cast<size_t>(s)];
+  }
+  EXPECT_EQ(std::max_element(degree.begin(), degree.end()) - degree.begin(), 0);
 }
 
 TEST(Rmat, UnweightedRecordsAreEightBytes) {
