@@ -123,12 +123,13 @@ void Passthrough::Release(KernelChannel& channel, Inode& inode, bool passthrough
     if (inode.daemon_opens > 0) --inode.daemon_opens;
     return;
   }
-  open_files_.fetch_sub(1, std::memory_order_relaxed);
   if (inode.passthrough_opens > 0 && --inode.passthrough_opens == 0) {
     channel.CloseBacking(inode.backing_id);
     inode.backing_id = 0;
     backing_ids_.fetch_sub(1, std::memory_order_relaxed);
   }
+  // Last, so that stats showing no open file also show its backing id closed.
+  open_files_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void Passthrough::AddStats(const KernelChannel& channel, nlohmann::json& stats) const {
