@@ -12,7 +12,7 @@
 
 #include "common/log.h"
 #include "common/unique_fd.h"
-#include "fusefs/inode_table.h"
+#include "fusefs/graphfs.h"
 
 namespace graphfs {
 
@@ -89,11 +89,10 @@ int32_t Passthrough::Acquire(KernelChannel& channel, Inode& inode, int fd, int f
   // by other users (HANDLE_KILLPRIV_V2): such files stay on the daemon's path.
   struct stat st;
   if (::fstat(fd, &st) != 0 || (st.st_mode & (S_ISUID | S_ISGID))) return through_daemon(kSetid);
-  const std::string path = "/proc/self/fd/" + std::to_string(fd);
   if (flags & O_DIRECT) {
     // The kernel opens the backing file with the caller's flags; a filesystem without
     // O_DIRECT would fail the open. Such files stay on the daemon's path.
-    UniqueFd probe(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+    UniqueFd probe(::open(ProcPath(fd).c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
     if (!probe.valid() && errno == EINVAL) return through_daemon(kDirectRefused);
   }
   auto id = channel.OpenBacking(fd);
