@@ -16,6 +16,7 @@
 #include "engines/apps/app_registry.h"
 #include "engines/core/preprocess.h"
 #include "fake_partitions.h"
+#include "reference_apps.h"
 
 namespace graphfs::engine {
 namespace {
@@ -25,55 +26,11 @@ using testing::ReadArray;
 using testing::TempDir;
 using testing::TestEdge;
 using testing::TestGraph;
+using testing::OutEdges;
+using testing::ReferenceBfs;
+using testing::ReferenceLabels;
 
 // ---- reference implementations (plain adjacency lists, sequential) ----
-
-std::vector<std::vector<const TestEdge*>> OutEdges(const TestGraph& g) {
-  std::vector<std::vector<const TestEdge*>> out(g.vertices);
-  for (const TestEdge& e : g.edges) out[e.source].push_back(&e);
-  return out;
-}
-
-std::vector<int32_t> ReferenceBfs(const TestGraph& g, uint32_t start) {
-  auto out = OutEdges(g);
-  std::vector<int32_t> level(g.vertices, -1);
-  std::deque<uint32_t> queue = {start};
-  level[start] = 0;
-  while (!queue.empty()) {
-    uint32_t u = queue.front();
-    queue.pop_front();
-    for (const TestEdge* e : out[u]) {
-      if (level[e->target] == -1) {
-        level[e->target] = level[u] + 1;
-        queue.push_back(e->target);
-      }
-    }
-  }
-  return level;
-}
-
-// label[v] = smallest u from which v is reachable: search from each u in
-// increasing order, claiming only unlabelled vertices.
-std::vector<int32_t> ReferenceLabels(const TestGraph& g) {
-  auto out = OutEdges(g);
-  std::vector<int32_t> label(g.vertices, -1);
-  for (uint32_t u = 0; u < g.vertices; ++u) {
-    if (label[u] != -1) continue;
-    std::vector<uint32_t> stack = {u};
-    label[u] = static_cast<int32_t>(u);
-    while (!stack.empty()) {
-      uint32_t x = stack.back();
-      stack.pop_back();
-      for (const TestEdge* e : out[x]) {
-        if (label[e->target] == -1) {
-          label[e->target] = static_cast<int32_t>(u);
-          stack.push_back(e->target);
-        }
-      }
-    }
-  }
-  return label;
-}
 
 std::vector<float> ReferenceDijkstra(const TestGraph& g, uint32_t start) {
   auto out = OutEdges(g);
