@@ -39,6 +39,7 @@ struct Chunk {
   uint32_t num_sources = 0;           // distinct source vertices
   uint32_t min_source = 0, max_source = 0;  // 0, 0 when edge_count == 0 (never: empty chunks do not exist)
   uint64_t source_degree_sum = 0;     // sum of out-degrees of its distinct sources
+  bool sources_sorted = false;        // edges in source order: a source's edges are one run
   double mean_source_degree() const {
     return num_sources == 0 ? 0.0 : static_cast<double>(source_degree_sum) / num_sources;
   }

@@ -110,6 +110,7 @@ Result<ChunkTable> ChunkTable::Open(const std::string& graph_dir, const Fingerpr
     chunk.min_source = c.min_source;
     chunk.max_source = c.max_source;
     chunk.source_degree_sum = c.source_degree_sum;
+    chunk.sources_sorted = c.sources_sorted;
     (f == ChunkFile::kColumn ? t.column_ : t.row_).push_back(chunk);
     return Status::Ok();
   });

@@ -144,6 +144,8 @@ class RangeWorker {
       const grid::VertexRange dst = layout.ranges().Range(e.block_j);
       if (e.offset != pos_) return Error(EINVAL, "internal: chunk plan out of step with the stream");
       uint64_t remaining = e.length;
+      last_source_ = 0;
+      sorted_ = true;
       while (remaining > 0) {
         if (pos_ == buf_end_) GRAPHFS_RETURN_IF_ERROR(Refill());
         uint64_t take = std::min(remaining, buf_end_ - pos_);
@@ -191,6 +193,8 @@ class RangeWorker {
     const uint32_t dst_begin = static_cast<uint32_t>(dst.begin), dst_size = static_cast<uint32_t>(dst.size());
     const uint64_t n = bytes / kStride;
     uint32_t* counts = counts_.data();
+    uint32_t last = last_source_;
+    bool sorted = sorted_;
     for (uint64_t k = 0; k < n; ++k) {
       uint32_t s, t;
       std::memcpy(&s, data + k * kStride, 4);
@@ -204,7 +208,11 @@ class RangeWorker {
                                  std::to_string(dst.begin) + ".." + std::to_string(dst.end) + ")");
       }
       if (counts[local]++ == 0) touched_.push_back(local);
+      sorted &= s >= last;
+      last = s;
     }
+    last_source_ = last;
+    sorted_ = sorted;
     return Status::Ok();
   }
 
@@ -242,6 +250,7 @@ class RangeWorker {
     s.record.num_sources = static_cast<uint32_t>(scratch_.size());
     s.record.min_source = scratch_.front().vertex;
     s.record.max_source = scratch_.back().vertex;
+    s.record.sources_sorted = sorted_;
     EncodeSources(scratch_, &s.sources);
     return s;
   }
@@ -254,6 +263,8 @@ class RangeWorker {
   std::vector<uint32_t> counts_, degrees_, touched_;
   std::vector<SourceCount> scratch_;
   uint64_t pos_ = 0, buf_begin_ = 0, buf_end_ = 0, range_end_ = 0;
+  uint32_t last_source_ = 0;  // of the chunk's edges so far
+  bool sorted_ = true;        //   and whether they came in source order
 };
 
 Status WriteFileChunks(IndexDb* db, const ChunkPlan& plan) {

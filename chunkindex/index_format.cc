@@ -57,7 +57,7 @@ Result<IndexMeta> DecodeMeta(std::string_view v) {
   m.version = d.Varint32();
   if (d.ok() && m.version != kFormatVersion) {
     return Error(EINVAL, "chunk index format version " + std::to_string(m.version) + ", this build reads " +
-                             std::to_string(kFormatVersion));
+                             std::to_string(kFormatVersion) + " (an index from another graphfs-index version)");
   }
   m.vertices = d.Varint();
   m.edges = d.Varint();
@@ -94,7 +94,8 @@ Result<IndexMeta> DecodeMeta(std::string_view v) {
 std::string EncodeChunk(const ChunkRecord& c) {
   std::string out;
   for (uint64_t v : {uint64_t{c.block_i}, uint64_t{c.block_j}, c.edge_count, uint64_t{c.num_sources},
-                     uint64_t{c.min_source}, uint64_t{c.max_source}, c.source_degree_sum}) {
+                     uint64_t{c.min_source}, uint64_t{c.max_source}, c.source_degree_sum,
+                     uint64_t{c.sources_sorted}}) {
     PutVarint(&out, v);
   }
   return out;
@@ -110,7 +111,9 @@ Result<ChunkRecord> DecodeChunk(std::string_view v) {
   c.min_source = d.Varint32();
   c.max_source = d.Varint32();
   c.source_degree_sum = d.Varint();
-  if (!d.finished() || c.min_source > c.max_source || c.num_sources == 0 || c.num_sources > c.edge_count ||
+  const uint64_t sorted = d.Varint();
+  c.sources_sorted = sorted == 1;
+  if (!d.finished() || sorted > 1 || c.min_source > c.max_source || c.num_sources == 0 || c.num_sources > c.edge_count ||
       c.max_source - c.min_source + 1ull < c.num_sources) {
     return Damaged("chunk");
   }

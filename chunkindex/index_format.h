@@ -24,7 +24,8 @@ struct SourceCount {
 };
 
 inline constexpr char kMagic[] = "graphfs-chunkindex";
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: chunk records say whether their edges are in source order (vertex-granular LPs need it).
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint64_t kDegreesPerRecord = 65536;
 
 // What a graph file looked like when the index was built.
@@ -55,6 +56,9 @@ struct ChunkRecord {  // "C" + content
   uint64_t edge_count = 0;
   uint32_t num_sources = 0, min_source = 0, max_source = 0;
   uint64_t source_degree_sum = 0;
+  // Every edge's source >= the previous edge's: each source's edges are one run of the chunk,
+  // at the offset the counts before it give (true for `preprocess --sort-sources` blocks).
+  bool sources_sorted = false;
 };
 
 struct FileChunkRecord {  // "F" + file + id

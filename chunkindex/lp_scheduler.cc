@@ -24,33 +24,32 @@ void Add(IterationCost& sum, const IterationCost& c) {
   sum.lps += c.lps;
   sum.bytes_delivered += c.bytes_delivered;
   sum.bytes_reused += c.bytes_reused;
+  sum.lp_bytes += c.lp_bytes;
+  sum.whole_chunks += c.whole_chunks;
+  sum.partial_chunks += c.partial_chunks;
 }
 
 Error Gone(uint64_t job) { return Error(ENOENT, "job " + std::to_string(job) + " is not registered"); }
 
 }  // namespace
 
-uint64_t HeldLp::bytes() const {
-  uint64_t sum = 0;
-  for (uint32_t i : chunks) sum += lp->chunks[i].length;
-  return sum;
-}
-
 std::string HeldLp::MapText() const {
   std::string out;
-  out.reserve(chunks.size() * 40);
+  out.reserve(pieces.size() * 40);
   uint64_t at = 0;
-  for (uint32_t i : chunks) {
-    const LpChunk& c = lp->chunks[i];
-    out += std::to_string(c.id) + " " + std::to_string(c.file_offset) + " " + std::to_string(c.length) + " " +
+  for (const ViewPiece& p : pieces) {
+    out += std::to_string(p.chunk) + " " + std::to_string(p.file_offset) + " " + std::to_string(p.length) + " " +
            std::to_string(at) + "\n";
-    at += c.length;
+    at += p.length;
   }
   return out;
 }
 
 LpScheduler::LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options options)
-    : chunks_(std::move(chunks)), loader_(std::move(loader)), options_(options) {
+    : chunks_(std::move(chunks)),
+      edge_size_(options.runs != nullptr ? options.runs->edge_size() : 1),
+      loader_(std::move(loader)),
+      options_(options) {
   builder_ = std::thread([this] { BuilderLoop(); });
 }
 
@@ -120,7 +119,8 @@ void LpScheduler::FinishIteration(Job& j) {
   Add(j.total, j.cur);
 }
 
-Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active, double find_seconds) {
+Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active, double find_seconds,
+                              std::shared_ptr<const std::vector<uint64_t>> words) {
   for (const ActiveChunk& a : active) {
     if (a.id >= chunks_.size())
       return Error(EINVAL, "active chunk " + std::to_string(a.id) + " past the last chunk (" +
@@ -140,6 +140,7 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
     j.assigned = HeldLp{};
     FinishIteration(j);
     std::fill(j.need.begin(), j.need.end(), 0);
+    j.active = std::move(words);
     j.remaining_chunks = 0;
     j.remaining_bytes = 0;
     for (const ActiveChunk& a : active) {
@@ -248,19 +249,37 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_se
   std::shared_ptr<const LogicalPartition> shared = lp;
   uint64_t holders = 0;
   const auto now = Clock::now();
+  // A chunk's extents are consecutive (ascending file offsets): [first, last) per chunk.
+  struct ChunkSpan {
+    uint64_t chunk;
+    size_t first, last;
+    bool whole;
+  };
+  std::vector<ChunkSpan> spans;
+  for (size_t i = 0; i < shared->extents.size(); ++i) {
+    const LpExtent& e = shared->extents[i];
+    if (spans.empty() || spans.back().chunk != e.chunk) spans.push_back({e.chunk, i, i, e.whole});
+    spans.back().last = i + 1;
+  }
   for (auto& [id, jp] : jobs_) {
     Job& j = *jp;
     if (!j.Wants()) continue;
-    HeldLp held{shared, {}};
-    for (uint32_t i = 0; i < shared->chunks.size(); ++i) {
-      const LpChunk& c = shared->chunks[i];
-      if (j.need[c.id] == 0) continue;
-      held.chunks.push_back(i);
-      j.need[c.id] = 0;
+    HeldLp held{shared, {}, 0};
+    bool handed = false;
+    for (const ChunkSpan& span : spans) {
+      if (j.need[span.chunk] == 0) continue;
+      // A job whose active set changed since the LP was planned may miss some of its runs:
+      // it keeps needing the chunk.
+      if (!PiecesOf(j, span.chunk, *shared, span.first, span.last, &held.pieces)) continue;
+      handed = true;
+      j.need[span.chunk] = 0;
       --j.remaining_chunks;
-      j.remaining_bytes -= c.length;
+      j.remaining_bytes -= chunks_[span.chunk].length;
+      ++(span.whole ? j.cur.whole_chunks : j.cur.partial_chunks);
     }
-    if (held.chunks.empty()) continue;
+    if (!handed) continue;
+    for (const ViewPiece& p : held.pieces) held.view_bytes += p.length;
+    j.cur.lp_bytes += shared->size;
     ++holders;
     const uint64_t mine = held.bytes();
     j.cur.lps += 1;
@@ -313,38 +332,51 @@ void LpScheduler::BuilderLoop() {
     lock.unlock();
 
     std::shared_ptr<LogicalPartition> lp;
-    uint64_t reused = 0, discarded = 0, loaded = 0, loaded_chunks = 0;
+    uint64_t reused = 0, discarded = 0, loaded = 0, loaded_chunks = 0, loaded_extents = 0;
     Status status;
     const auto t1 = Clock::now();
-    if (pre && pre->chunks.size() == sel.ids.size() &&
-        std::equal(sel.ids.begin(), sel.ids.end(), pre->chunks.begin(),
-                   [](uint64_t id, const LpChunk& c) { return id == c.id; })) {
+    lp = MakeLp(sel);
+    if (pre && pre->extents.size() == lp->extents.size() &&
+        std::equal(lp->extents.begin(), lp->extents.end(), pre->extents.begin(), [](const LpExtent& a, const LpExtent& b) {
+          return a.file_offset == b.file_offset && a.length == b.length;
+        })) {
       lp = std::move(pre);  // exactly what was preloaded
       reused = lp->size;
     } else {
-      lp = MakeLp(sel);
-      std::vector<LpChunk> missing;
-      std::unordered_map<uint64_t, const LpChunk*> have;
+      // Extents inside a preloaded extent of the same chunk are copied; the rest are read.
+      std::vector<LpExtent> missing;
+      std::unordered_map<uint64_t, std::vector<const LpExtent*>> have;
       if (pre) {
-        for (const LpChunk& c : pre->chunks) have[c.id] = &c;
+        for (const LpExtent& e : pre->extents) have[e.chunk].push_back(&e);
       }
-      for (const LpChunk& c : lp->chunks) {
-        auto it = have.find(c.id);
-        if (it == have.end()) {
-          missing.push_back(c);
+      for (const LpExtent& e : lp->extents) {
+        const LpExtent* from = nullptr;
+        if (auto it = have.find(e.chunk); it != have.end()) {
+          for (const LpExtent* p : it->second) {
+            if (p->file_offset <= e.file_offset && e.file_offset + e.length <= p->file_offset + p->length) from = p;
+          }
+        }
+        if (from == nullptr) {
+          missing.push_back(e);
           continue;
         }
-        std::memcpy(lp->bytes.get() + c.lp_offset, pre->bytes.get() + it->second->lp_offset, c.length);
-        reused += c.length;
+        std::memcpy(lp->bytes.get() + e.lp_offset, pre->bytes.get() + from->lp_offset + (e.file_offset - from->file_offset),
+                    e.length);
+        reused += e.length;
       }
-      if (pre) discarded = pre->size - reused;
+      if (pre) discarded = pre->size > reused ? pre->size - reused : 0;
       if (!missing.empty()) {
-        // The loader fills lp_offset positions of `out`: hand it the LP with only the missing chunks.
+        // The loader fills lp_offset positions of `out`: hand it the LP with only the missing extents.
         LogicalPartition part;
-        part.chunks = std::move(missing);
+        part.extents = std::move(missing);
         part.size = lp->size;
-        for (const LpChunk& c : part.chunks) loaded += c.length;
-        loaded_chunks = part.chunks.size();
+        uint64_t last_chunk = UINT64_MAX;
+        for (const LpExtent& e : part.extents) {
+          loaded += e.length;
+          if (e.chunk != last_chunk) ++loaded_chunks;
+          last_chunk = e.chunk;
+        }
+        loaded_extents = part.extents.size();
         status = loader_(part, lp->bytes.get());
       }
     }
@@ -358,6 +390,7 @@ void LpScheduler::BuilderLoop() {
     if (status.ok()) {
       stats_.bytes_loaded += loaded;
       stats_.chunks_loaded += loaded_chunks;
+      stats_.extents_loaded += loaded_extents;
     }
     if (!status.ok()) {
       ++stats_.load_errors;
@@ -372,6 +405,15 @@ void LpScheduler::BuilderLoop() {
       }
     } else if (build) {
       if (reused == lp->size && loaded == 0) ++stats_.lps_preloaded;
+      for (size_t i = 0; i < sel.ids.size(); ++i) {
+        const ChunkReadPlan& plan = sel.plans[i];
+        if (!plan.whole) ++stats_.chunks_partial;
+        else if (options_.runs != nullptr && !options_.runs->sorted(sel.ids[i])) ++stats_.chunks_unsorted;
+        else ++stats_.chunks_whole;
+        stats_.bytes_skipped += chunks_[sel.ids[i]].length - plan.bytes;
+        stats_.model_seconds += plan.seconds;
+        stats_.model_whole_seconds += plan.whole_seconds;
+      }
       current_.reset();
       Publish(std::move(lp), select_seconds, load_seconds, reused, &replies);
     } else {

@@ -25,10 +25,18 @@
 // asked yet but need chunks of the LP become its holders too and get it at their
 // next ask.
 //
+// Vertex-granular LPs (Options::runs): a chunk whose edges are in source order holds each
+// source's edges as one run, so an LP need not hold whole chunks. Per chunk it holds either
+// the whole chunk or only the runs of the sources active for some job that receives it, the
+// gaps between runs read through where that is cheaper than another request — whichever
+// the cost model (chunkindex/read_cost.h) says the disks serve faster. Each job's view then
+// holds exactly its own active sources' edges of the chunk. The budget (partition size)
+// counts what the LP holds, so a sparse iteration fits in few LPs.
+//
 // While the holders work on an LP, the next one is selected from what the
 // jobs still need and loaded into a second buffer (`prefetch_next`). When the
 // current LP is done the selection is made again; chunks it shares with the
-// preloaded one are copied, not read again.
+// preloaded one (the same chunk's bytes) are copied, not read again.
 //
 // Thread-safe. Replies run outside the scheduler's lock, inline or on the
 // builder thread; each Next gets exactly one reply.
@@ -48,6 +56,8 @@
 #include <vector>
 
 #include "chunkindex/active_chunk_finder.h"
+#include "chunkindex/read_cost.h"
+#include "chunkindex/source_runs.h"
 #include "common/result.h"
 
 namespace graphfs::chunkindex {
@@ -58,36 +68,53 @@ struct ChunkInfo {
   uint64_t length = 0;
   uint32_t block = 0;   // block id (i * P + j): GraphM's partition
   double mean_source_degree = 0;
+  uint32_t num_sources = 0;  // distinct sources (0: unknown); a job with this many active needs it all
 };
 
-struct LpChunk {
-  uint64_t id = 0;
+// Bytes of the file held in an LP: a whole chunk, or a run of one (vertex-granular LPs).
+struct LpExtent {
+  uint64_t chunk = 0;
+  uint64_t file_offset = 0;
+  uint64_t length = 0;
+  uint64_t lp_offset = 0;
+  bool whole = false;  // the whole chunk: the loader reads it through the cache
+};
+
+struct LogicalPartition {
+  uint64_t seq = 0;               // 1, 2, ... per scheduler
+  std::vector<LpExtent> extents;  // ascending file offset, packed: lp_offset = sum of the previous lengths
+  std::unique_ptr<char[]> bytes;
+  uint64_t size = 0;
+  uint64_t chunks = 0;            // distinct chunks among the extents
+};
+
+// A piece of a job's view of an LP: bytes of chunk `chunk` at `file_offset`, found at
+// `lp_offset` in the LP's buffer.
+struct ViewPiece {
+  uint64_t chunk = 0;
   uint64_t file_offset = 0;
   uint64_t length = 0;
   uint64_t lp_offset = 0;
 };
 
-struct LogicalPartition {
-  uint64_t seq = 0;             // 1, 2, ... per scheduler
-  std::vector<LpChunk> chunks;  // ascending id, packed: lp_offset = sum of the previous lengths
-  std::unique_ptr<char[]> bytes;
-  uint64_t size = 0;
-};
-
-// An LP as one job sees it: the chunks in it that job is to process — active for it and
-// not handed to it before this iteration. The LP also holds chunks other jobs need
-// (and chunks this job already had); processing those again would count edges twice.
-// The job's view packs its chunks one after another, in chunk order.
+// An LP as one job sees it: the edges in it that job is to process — those of its own active
+// sources in its chunks (whole chunks where the chunk's edges are not in source order or the
+// job has every source of it active), of chunks not handed to it before this iteration. The
+// LP also holds other jobs' edges (and chunks this job already had); processing those would
+// count edges twice. The view packs the pieces one after another, in file order.
 struct HeldLp {
   std::shared_ptr<const LogicalPartition> lp;  // null: none
-  std::vector<uint32_t> chunks;                // indexes into lp->chunks, ascending
+  std::vector<ViewPiece> pieces;
+  uint64_t view_bytes = 0;                     // sum of the pieces' lengths
   explicit operator bool() const { return lp != nullptr; }
-  uint64_t bytes() const;                      // size of the view
-  // "CHUNK_ID FILE_OFFSET LENGTH VIEW_OFFSET\n" per chunk of the view.
+  uint64_t bytes() const { return view_bytes; }  // size of the view
+  // "CHUNK_ID FILE_OFFSET LENGTH VIEW_OFFSET\n" per piece of the view.
   std::string MapText() const;
 };
 
-// Fills `out` (lp.size bytes) with the chunks' bytes, in lp.chunks order.
+// Fills the extents of `lp` (at their lp_offset in `out`, a buffer of lp.size bytes) with the
+// file's bytes: whole-chunk extents through the cache, runs straight from the disks unless the
+// chunk is cached. The LP handed to it may list only some extents (the rest were preloaded).
 using LpLoader = std::function<Status(const LogicalPartition& lp, char* out)>;
 
 // The cost of one iteration of one job, for stats.
@@ -102,6 +129,9 @@ struct IterationCost {
   uint64_t lps = 0;                // LPs handed to it
   uint64_t bytes_delivered = 0;    // bytes of its chunks in those LPs
   uint64_t bytes_reused = 0;       // of those, copied from a preloaded LP instead of read again
+  uint64_t lp_bytes = 0;           // sizes of the LPs it held (loaded once, shared with the other holders)
+  uint64_t whole_chunks = 0;       // its chunks in those LPs, loaded whole
+  uint64_t partial_chunks = 0;     //   or as runs of active sources
   bool finished = false;           // "end" reached
 };
 
@@ -124,7 +154,16 @@ struct SchedulerStats {
   uint64_t bytes_loaded = 0;       // read through the loader
   uint64_t bytes_reused = 0;       // copied from a preloaded LP
   uint64_t bytes_discarded = 0;    // preloaded, then not used
-  uint64_t bytes_delivered = 0;    // chunk bytes handed to jobs (sum over holders of their chunks)
+  uint64_t bytes_delivered = 0;    // view bytes handed to jobs (sum over holders of their views)
+  // The cost model's choices (chunks of built LPs): read whole, as runs, or whole because the
+  // chunk's edges are not in source order; the bytes the runs left unread; the model's seconds.
+  uint64_t chunks_whole = 0;
+  uint64_t chunks_partial = 0;
+  uint64_t chunks_unsorted = 0;
+  uint64_t extents_loaded = 0;
+  uint64_t bytes_skipped = 0;
+  double model_seconds = 0;        // the plans' cost
+  double model_whole_seconds = 0;  //   and what reading every chunk whole would have cost
   double select_seconds = 0;
   double load_seconds = 0;
   uint64_t load_errors = 0;
@@ -140,6 +179,10 @@ class LpScheduler {
 
   struct Options {
     bool prefetch_next = true;
+    // Vertex-granular LPs for the file's source-sorted chunks (null: whole chunks only); must
+    // outlive the scheduler.
+    const SourceRuns* runs = nullptr;
+    ReadCost cost;  // chooses per chunk between its runs and the whole chunk
   };
 
   // `chunks` is the catalog of the file's chunks (index = chunk id).
@@ -157,9 +200,11 @@ class LpScheduler {
   void RemoveJob(uint64_t job);
 
   // Starts the job's next iteration with these active chunks (any order; ids below
-  // chunk_count()). Drops whatever LP the job still held and answers its pending ask,
-  // if any, with ECANCELED.
-  Status SetActive(uint64_t job, std::span<const ActiveChunk> active, double find_seconds);
+  // chunk_count()) and, for vertex-granular LPs, its active bitmap (ceil(V/64) words; null:
+  // whole chunks for this job). Drops whatever LP the job still held and answers its pending
+  // ask, if any, with ECANCELED.
+  Status SetActive(uint64_t job, std::span<const ActiveChunk> active, double find_seconds,
+                   std::shared_ptr<const std::vector<uint64_t>> words = nullptr);
 
   struct Grant {
     bool end = false;  // the iteration is over for this job
@@ -187,7 +232,8 @@ class LpScheduler {
  private:
   struct Job;
   struct Selection {
-    std::vector<uint64_t> ids;  // ascending
+    std::vector<uint64_t> ids;           // ascending
+    std::vector<ChunkReadPlan> plans;    // per id: what of it to read
     uint64_t bytes = 0;
   };
   using Clock = std::chrono::steady_clock;
@@ -200,6 +246,14 @@ class LpScheduler {
   // Chunks for the next LP: candidates are chunks a waiting job needs (any job in an
   // iteration when `only_waiting` is false: the preload while the current LP is read).
   Selection Select(bool only_waiting) const;  // mu_ held
+  // A lower bound of Plan(c, takers).bytes that costs no decoding.
+  uint64_t MinPlanBytes(uint64_t c, std::span<const Job* const> takers) const;  // mu_ held
+  // What of chunk `c` to read for the jobs that need it (whole, or runs by the cost model).
+  ChunkReadPlan Plan(uint64_t c, std::span<const Job* const> takers) const;  // mu_ held
+  // Job j's view of chunk c in `lp` (its extents [first, last)); false if the extents miss
+  // some of its active sources' edges (its active set changed since the LP was planned).
+  bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,
+                std::vector<ViewPiece>* out) const;  // mu_ held
   std::shared_ptr<LogicalPartition> MakeLp(const Selection& s) const;
   // Publishes `lp`: assigns it to every job that needs some of its chunks, answers the waiting.
   void Publish(std::shared_ptr<LogicalPartition> lp, double select_seconds, double load_seconds,
@@ -209,6 +263,7 @@ class LpScheduler {
   static void Send(std::vector<std::pair<Reply, Result<Grant>>>& replies);
 
   const std::vector<ChunkInfo> chunks_;
+  const uint64_t edge_size_;
   const LpLoader loader_;
   const Options options_;
 

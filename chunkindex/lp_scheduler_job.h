@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "chunkindex/lp_scheduler.h"
@@ -14,6 +15,7 @@ struct LpScheduler::Job {
   uint64_t id = 0;
   uint64_t partition_bytes = 0;
   std::vector<uint32_t> need;  // per chunk: its active sources, while not handed out this iteration
+  std::shared_ptr<const std::vector<uint64_t>> active;  // its active bitmap (null: whole chunks for it)
   uint64_t remaining_chunks = 0;
   uint64_t remaining_bytes = 0;
   bool in_iteration = false;

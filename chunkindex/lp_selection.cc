@@ -1,5 +1,6 @@
 // Which chunks make the next logical partition (GraphSO's chunk priority with GraphM's
-// partition order on ties), and the LP buffer they are packed into.
+// partition order on ties), what of each to read (whole, or its active sources' runs by the
+// cost model), the LP buffer they are packed into, and each job's view of it.
 #include <algorithm>
 #include <tuple>
 #include <unordered_map>
@@ -66,28 +67,112 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting) const {
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return std::tie(b.priority, b.partition_priority, a.id) < std::tie(a.priority, a.partition_priority, b.id);
   });
-  // The first pick is the best chunk some waiting job needs, so every LP serves one.
+  // The first pick is the best chunk some waiting job needs, so every LP serves one. The
+  // budget counts what each chunk's plan holds; after this many chunks in a row that do not
+  // fit, the LP is full enough (planning every remaining chunk would cost more than it gains).
+  constexpr int kMisfitsBeforeFull = 64;
   auto first = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
-  s.ids.push_back(first->id);
-  s.bytes += chunks_[first->id].length;
+  std::vector<std::pair<uint64_t, ChunkReadPlan>> picked;
+  picked.emplace_back(first->id, Plan(first->id, takers));
+  s.bytes += picked.back().second.bytes;
+  int misfits = 0;
   for (const Candidate& c : candidates) {
-    const uint64_t length = chunks_[c.id].length;
-    if (c.id == first->id || s.bytes + length > budget) continue;  // a smaller chunk may still fit
-    s.ids.push_back(c.id);
-    s.bytes += length;
+    if (c.id == first->id) continue;
+    if (s.bytes + std::min(chunks_[c.id].length, MinPlanBytes(c.id, takers)) > budget) {
+      if (++misfits >= kMisfitsBeforeFull) break;
+      continue;
+    }
+    ChunkReadPlan plan = Plan(c.id, takers);
+    if (s.bytes + plan.bytes > budget) {  // a smaller one may still fit
+      if (++misfits >= kMisfitsBeforeFull) break;
+      continue;
+    }
+    misfits = 0;
+    s.bytes += plan.bytes;
+    picked.emplace_back(c.id, std::move(plan));
   }
-  std::sort(s.ids.begin(), s.ids.end());
+  std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [id, plan] : picked) {
+    s.ids.push_back(id);
+    s.plans.push_back(std::move(plan));
+  }
   return s;
+}
+
+uint64_t LpScheduler::MinPlanBytes(uint64_t c, std::span<const Job* const> takers) const {
+  // Every active source has at least one edge in the chunk.
+  uint64_t most = 0;
+  for (const Job* j : takers) most = std::max<uint64_t>(most, j->need[c]);
+  return most * edge_size_;
+}
+
+ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Job* const> takers) const {
+  const ChunkInfo& info = chunks_[c];
+  ChunkReadPlan whole;
+  whole.whole = true;
+  whole.extents.push_back({0, info.length});
+  whole.bytes = whole.disk_bytes = info.length;
+  whole.seconds = whole.whole_seconds = options_.cost.Seconds(info.length, 1);
+  if (options_.runs == nullptr || !options_.runs->sorted(c)) return whole;
+  std::vector<const uint64_t*> bitmaps;
+  for (const Job* j : takers) {
+    if (j->need[c] == 0) continue;
+    // A job without a bitmap, or with every source of the chunk active, needs all of it.
+    if (!j->active || (info.num_sources > 0 && j->need[c] >= info.num_sources)) return whole;
+    bitmaps.push_back(j->active->data());
+  }
+  std::vector<ByteRun> runs;
+  options_.runs->ActiveRuns(c, bitmaps, &runs);
+  ChunkReadPlan plan = PlanChunkRead(info.offset, info.length, runs, options_.cost);
+  // No run at all would mean the bitmaps and the active-chunk answer disagree; the whole
+  // chunk keeps every job that needs it moving.
+  return plan.extents.empty() ? whole : plan;
+}
+
+bool LpScheduler::PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,
+                           std::vector<ViewPiece>* out) const {
+  const ChunkInfo& info = chunks_[c];
+  const bool all = !j.active || options_.runs == nullptr || !options_.runs->sorted(c) ||
+                   (info.num_sources > 0 && j.need[c] >= info.num_sources);
+  std::vector<ByteRun> runs;
+  if (all) {
+    runs.push_back({0, info.length});
+  } else {
+    const uint64_t* bitmap = j.active->data();
+    options_.runs->ActiveRuns(c, std::span<const uint64_t* const>(&bitmap, 1), &runs);
+  }
+  const size_t before = out->size();
+  size_t k = first;
+  for (const ByteRun& r : runs) {
+    const uint64_t at = info.offset + r.offset, end = at + r.length;
+    while (k < last && lp.extents[k].file_offset + lp.extents[k].length <= at) ++k;
+    if (k == last || lp.extents[k].file_offset > at || end > lp.extents[k].file_offset + lp.extents[k].length) {
+      out->resize(before);  // not all of it is in the LP
+      return false;
+    }
+    const LpExtent& e = lp.extents[k];
+    const uint64_t lp_at = e.lp_offset + (at - e.file_offset);
+    if (out->size() > before && out->back().file_offset + out->back().length == at &&
+        out->back().lp_offset + out->back().length == lp_at) {
+      out->back().length += r.length;
+    } else {
+      out->push_back({c, at, r.length, lp_at});
+    }
+  }
+  return true;
 }
 
 std::shared_ptr<LogicalPartition> LpScheduler::MakeLp(const Selection& s) const {
   auto lp = std::make_shared<LogicalPartition>();
-  lp->chunks.reserve(s.ids.size());
   uint64_t at = 0;
-  for (uint64_t id : s.ids) {
-    lp->chunks.push_back({id, chunks_[id].offset, chunks_[id].length, at});
-    at += chunks_[id].length;
+  for (size_t i = 0; i < s.ids.size(); ++i) {
+    const ChunkInfo& info = chunks_[s.ids[i]];
+    for (const ByteRun& r : s.plans[i].extents) {
+      lp->extents.push_back({s.ids[i], info.offset + r.offset, r.length, at, s.plans[i].whole});
+      at += r.length;
+    }
   }
+  lp->chunks = s.ids.size();
   lp->size = at;
   lp->bytes = std::make_unique_for_overwrite<char[]>(std::max<uint64_t>(at, 1));
   return lp;

@@ -76,8 +76,8 @@ struct JobFileHandle {
   bool dirty = false;
   bool lease = false;
   Credentials opener;  // who opened it: a graph written here must be readable by them
-  volume::HeldLp held;       // lp-SEQ: the job's chunks of the LP
-  std::vector<uint64_t> starts;  //   where each of them starts in the job's view (+ the end)
+  volume::HeldLp held;       // lp-SEQ: the job's view of the LP
+  std::vector<uint64_t> starts;  //   where each of its pieces starts in the view (+ the end)
   std::mutex answer_mu;
   std::string answer;  // next: the last answer, for reads past offset 0
 };

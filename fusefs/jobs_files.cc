@@ -92,7 +92,7 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
       h->content = held.MapText();
     } else {
       h->starts.push_back(0);
-      for (uint32_t i : held.chunks) h->starts.push_back(h->starts.back() + held.lp->chunks[i].length);
+      for (const volume::ViewPiece& p : held.pieces) h->starts.push_back(h->starts.back() + p.length);
       h->held = std::move(held);
     }
   }
@@ -108,18 +108,27 @@ void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size
     return (void)fuse_reply_buf(req, h->answer.data() + from, std::min<uint64_t>(size, h->answer.size() - from));
   }
   if (h->held) {
-    // The job's chunks, packed: gather the pieces straight from the LP's buffer.
+    // The job's view, packed: gather its pieces straight from the LP's buffer. A view of
+    // runs may have more pieces in one read than a reply can carry as an iovec (the kernel
+    // takes at most UIO_MAXIOV): those are copied into one buffer.
     const volume::LogicalPartition& lp = *h->held.lp;
     std::vector<iovec> iov;
     const uint64_t end = std::min<uint64_t>(off + size, h->starts.back());
     size_t k = static_cast<size_t>(std::upper_bound(h->starts.begin(), h->starts.end(), off) - h->starts.begin());
     for (uint64_t at = off; at < end && k < h->starts.size(); ++k) {
-      const volume::LpChunk& c = lp.chunks[h->held.chunks[k - 1]];
+      const volume::ViewPiece& p = h->held.pieces[k - 1];
       const uint64_t n = std::min(end, h->starts[k]) - at;
-      iov.push_back({lp.bytes.get() + c.lp_offset + (at - h->starts[k - 1]), n});
+      iov.push_back({lp.bytes.get() + p.lp_offset + (at - h->starts[k - 1]), n});
       at += n;
     }
     if (iov.empty()) return (void)fuse_reply_buf(req, nullptr, 0);
+    constexpr size_t kMaxPieces = 256;
+    if (iov.size() > kMaxPieces) {
+      std::string gathered;
+      gathered.reserve(end - off);
+      for (const iovec& v : iov) gathered.append(static_cast<const char*>(v.iov_base), v.iov_len);
+      return (void)fuse_reply_buf(req, gathered.data(), gathered.size());
+    }
     return (void)fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
   }
   const uint64_t from = std::min<uint64_t>(off, h->content.size());

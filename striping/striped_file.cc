@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace graphfs {
 
@@ -109,6 +110,25 @@ Result<uint64_t> StripedFile::Read(uint64_t offset, uint64_t length, char* buf) 
   Status s = io_->SubmitAndWait(runs, batch);
   if (!s.ok()) return DiskError("read", batch, s.error());
   return length;
+}
+
+Status StripedFile::ReadMany(std::span<const ReadRequest> requests) const {
+  std::shared_lock<std::shared_mutex> lock(rw_);
+  const uint64_t size = this->size();
+  std::vector<IoRun> runs;
+  for (const ReadRequest& r : requests) {
+    if (r.length == 0) continue;
+    if (r.offset > size || r.length > size - r.offset)
+      return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
+                               ") of striped file " + manifest_.file_id + " past its end (" + std::to_string(size) + ")");
+    std::vector<IoRun> more = PlanRuns(IoKind::kRead, r.offset, r.length, r.buf);
+    std::move(more.begin(), more.end(), std::back_inserter(runs));
+  }
+  if (runs.empty()) return Status::Ok();
+  IoBatch batch;
+  Status s = io_->SubmitAndWait(runs, batch);
+  if (!s.ok()) return DiskError("read", batch, s.error());
+  return Status::Ok();
 }
 
 Error StripedFile::DiskError(const char* op, const IoBatch& batch, const Error& e) const {

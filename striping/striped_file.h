@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <vector>
 
 #include "common/aligned_buffer.h"
@@ -49,6 +50,14 @@ class StripedFile {
 
   // Reads up to `length` bytes at `offset`; fewer at end of file, 0 past it.
   Result<uint64_t> Read(uint64_t offset, uint64_t length, char* buf);
+  // Reads several ranges at once, each `length` bytes at `offset` into `buf` (inside the file):
+  // every disk gets its share in one submission, so the disks work in parallel.
+  struct ReadRequest {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    char* buf = nullptr;
+  };
+  Status ReadMany(std::span<const ReadRequest> requests) const;
   // Writes all bytes (extending the file if needed); returns `length`.
   Result<uint64_t> Write(uint64_t offset, const char* buf, uint64_t length);
   Status Truncate(uint64_t new_size);
@@ -88,7 +97,7 @@ class StripedFile {
   bool manifest_dirty_ = false;
 
   // Truncate excludes reads and writes; reads and writes run concurrently.
-  std::shared_mutex rw_;
+  mutable std::shared_mutex rw_;
   std::atomic<uint64_t> size_{0};
 };
 

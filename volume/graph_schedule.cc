@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bit>
 #include <chrono>
 
+#include "common/log.h"
 #include "volume/striped_source.h"
 #include "volume/volume.h"
 
@@ -52,62 +54,116 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
     g->plain_ = std::move(file->plain);
   }
 
+  if (volume.options().vertex_lps) {
+    auto runs = chunkindex::SourceRuns::Load(*g->table_, chunkindex::ChunkFile::kColumn);
+    if (!runs.ok()) return runs.error();
+    g->runs_ = std::make_unique<chunkindex::SourceRuns>(std::move(*runs));
+    const uint64_t unsorted = g->runs_->chunk_count() - g->runs_->sorted_chunks();
+    if (unsorted > 0) {
+      LogError("lp: " + dir + ": " + std::to_string(unsorted) + " of " + std::to_string(g->runs_->chunk_count()) +
+                               " chunks of column are not in source order (preprocessed without --sort-sources); "
+                               "logical partitions load them whole");
+    }
+  }
+
   const uint64_t p = g->table_->partitions();
   std::vector<chunkindex::ChunkInfo> catalog;
   for (const chunkindex::Chunk& c : g->table_->chunks(chunkindex::ChunkFile::kColumn))
-    catalog.push_back({c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree()});
+    catalog.push_back(
+        {c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(), c.num_sources});
   GraphSchedule* self = g.get();
+  chunkindex::LpScheduler::Options options;
+  options.runs = g->runs_.get();
+  options.cost = volume.read_cost().cost;
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(
-      std::move(catalog), [self](const chunkindex::LogicalPartition& lp, char* out) { return self->Load(lp, out); });
+      std::move(catalog), [self](const chunkindex::LogicalPartition& lp, char* out) { return self->Load(lp, out); },
+      options);
   return g;
 }
 
 GraphSchedule::~GraphSchedule() { scheduler_.reset(); }
 
 Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
-  // Chunks adjacent in the file and in the LP are read as one range.
-  std::vector<CopyRange> ranges;
-  for (size_t i = 0; i < lp.chunks.size();) {
-    const chunkindex::LpChunk& first = lp.chunks[i];
-    uint64_t length = first.length;
-    size_t k = i + 1;
-    while (k < lp.chunks.size() && lp.chunks[k].file_offset == first.file_offset + length &&
-           lp.chunks[k].lp_offset == first.lp_offset + length) {
-      length += lp.chunks[k].length;
-      ++k;
-    }
-    char* to = out + first.lp_offset;
-    if (striped_) {
-      ranges.push_back({first.file_offset, length, first.lp_offset});
+  const auto t0 = std::chrono::steady_clock::now();
+  // Whole chunks adjacent in the file and in the LP are read as one range, through the cache;
+  // runs are read around it (Volume::CopyRuns) — or with pread when `column` is not striped.
+  std::vector<CopyRange> whole, runs;
+  uint64_t whole_bytes = 0, run_bytes = 0;
+  for (const chunkindex::LpExtent& e : lp.extents) {
+    std::vector<CopyRange>& to = e.whole ? whole : runs;
+    (e.whole ? whole_bytes : run_bytes) += e.length;
+    if (!to.empty() && to.back().offset + to.back().length == e.file_offset &&
+        to.back().out_offset + to.back().length == e.lp_offset) {
+      to.back().length += e.length;
     } else {
-      for (uint64_t done = 0; done < length;) {
-        const ssize_t n = ::pread(plain_.get(), to + done, length - done, static_cast<off_t>(first.file_offset + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return Error::FromErrno("read " + dir_ + "/column");
-        if (n == 0) return Error(EIO, dir_ + "/column is shorter than its chunk index says; re-run graphfs-index");
-        done += static_cast<uint64_t>(n);
+      to.push_back({e.file_offset, e.length, e.lp_offset});
+    }
+  }
+  Volume::RunsReport report;
+  if (striped_) {
+    if (!whole.empty()) {
+      Status s = volume_->CopyRanges(source_, striped_->size(), whole, out, kLoaderPid);
+      if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
+    }
+    if (!runs.empty()) {
+      Status s = volume_->CopyRuns(source_, striped_->size(), runs, out, kLoaderPid, &report);
+      if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
+    }
+  } else {
+    for (const std::vector<CopyRange>* list : {&whole, &runs}) {
+      for (const CopyRange& r : *list) {
+        GRAPHFS_RETURN_IF_ERROR(ReadPlain(r, out));
+        if (list == &runs) {
+          report.disk_bytes += r.length;
+          ++report.requests;
+        }
       }
     }
-    i = k;
   }
-  if (!ranges.empty()) {
-    Status s = volume_->CopyRanges(source_, striped_->size(), ranges, out, kLoaderPid);
-    if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard<std::mutex> lock(mu_);
+  loader_.whole_bytes += whole_bytes;
+  loader_.run_bytes += run_bytes;
+  loader_.run_bytes_cached += report.from_cache;
+  loader_.run_disk_bytes += report.disk_bytes;
+  loader_.run_requests += report.requests;
+  loader_.seconds += seconds;
+  return Status::Ok();
+}
+
+Status GraphSchedule::ReadPlain(const CopyRange& r, char* out) {
+  char* to = out + r.out_offset;
+  for (uint64_t done = 0; done < r.length;) {
+    const ssize_t n = ::pread(plain_.get(), to + done, r.length - done, static_cast<off_t>(r.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error::FromErrno("read " + dir_ + "/column");
+    if (n == 0) return Error(EIO, dir_ + "/column is shorter than its chunk index says; re-run graphfs-index");
+    done += static_cast<uint64_t>(n);
   }
   return Status::Ok();
 }
 
-Result<uint64_t> GraphSchedule::SetActive(uint64_t job, std::span<const uint64_t> words) {
+GraphSchedule::LoaderStats GraphSchedule::loader_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return loader_;
+}
+
+Result<uint64_t> GraphSchedule::SetActive(uint64_t job, std::vector<uint64_t> words) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<chunkindex::ActiveChunk> active;
   GRAPHFS_RETURN_IF_ERROR(finder_->Find(chunkindex::ChunkFile::kColumn, words, &active));
+  // Every vertex active (pagerank, spmv): whole chunks, no bitmap to keep.
+  uint64_t count = 0;
+  for (uint64_t w : words) count += static_cast<uint64_t>(std::popcount(w));
+  std::shared_ptr<const std::vector<uint64_t>> bitmap;
+  if (runs_ && count < vertices()) bitmap = std::make_shared<const std::vector<uint64_t>>(std::move(words));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   {
     std::lock_guard<std::mutex> lock(mu_);
     find_seconds_ += seconds;
     ++finds_;
   }
-  GRAPHFS_RETURN_IF_ERROR(scheduler_->SetActive(job, active, seconds));
+  GRAPHFS_RETURN_IF_ERROR(scheduler_->SetActive(job, active, seconds, std::move(bitmap)));
   return static_cast<uint64_t>(active.size());
 }
 

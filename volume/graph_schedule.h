@@ -16,6 +16,7 @@
 #include "chunkindex/active_chunk_finder.h"
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/lp_scheduler.h"
+#include "chunkindex/source_runs.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
 
@@ -27,13 +28,15 @@ namespace graphfs::volume {
 
 class Volume;
 class StripedSource;
+struct CopyRange;
 
 // The scheduler's types, as the volume's clients (the control directory) see them.
 using LpScheduler = chunkindex::LpScheduler;
 using HeldLp = chunkindex::HeldLp;
 using SchedulerStats = chunkindex::SchedulerStats;
 using LogicalPartition = chunkindex::LogicalPartition;
-using LpChunk = chunkindex::LpChunk;
+using LpExtent = chunkindex::LpExtent;
+using ViewPiece = chunkindex::ViewPiece;
 using IterationCost = chunkindex::IterationCost;
 
 class GraphSchedule {
@@ -55,7 +58,22 @@ class GraphSchedule {
   // Starts the job's next iteration: finds the chunks with an active source (bitmap
   // words, ceil(V/64) of them, bits past V clear) and hands them to the scheduler.
   // Returns the number of active chunks.
-  Result<uint64_t> SetActive(uint64_t job, std::span<const uint64_t> words);
+  // Returns the number of active chunks. With vertex-granular LPs the scheduler keeps the
+  // bitmap to cut the job's runs out of source-sorted chunks.
+  Result<uint64_t> SetActive(uint64_t job, std::vector<uint64_t> words);
+
+  // What the loader did, for stats.
+  struct LoaderStats {
+    uint64_t whole_bytes = 0;         // whole chunks, through the cache
+    uint64_t run_bytes = 0;           // runs (vertex-granular extents)
+    uint64_t run_bytes_cached = 0;    //   of those, copied from cached chunks
+    uint64_t run_disk_bytes = 0;      //   the disks' reads for the others (aligned)
+    uint64_t run_requests = 0;
+    double seconds = 0;
+  };
+  LoaderStats loader_stats() const;
+  // The runs of source-sorted chunks (null: chunk-granular LPs).
+  const chunkindex::SourceRuns* source_runs() const { return runs_.get(); }
 
   // Cost of the active-chunk queries so far.
   double find_seconds() const;
@@ -64,6 +82,7 @@ class GraphSchedule {
  private:
   GraphSchedule() = default;
   Status Load(const chunkindex::LogicalPartition& lp, char* out);
+  Status ReadPlain(const CopyRange& r, char* out);
   static std::vector<int64_t> Stamp(const std::string& dir);
 
   Volume* volume_ = nullptr;
@@ -71,12 +90,14 @@ class GraphSchedule {
   std::vector<int64_t> stamp_;
   std::unique_ptr<chunkindex::ChunkTable> table_;
   std::unique_ptr<chunkindex::ActiveChunkFinder> finder_;
+  std::unique_ptr<chunkindex::SourceRuns> runs_;
   std::shared_ptr<StripedFile> striped_;   // `column` when striped
   std::shared_ptr<StripedSource> source_;  //   and its units in the cache
   UniqueFd plain_;                         // `column` otherwise
   mutable std::mutex mu_;
   double find_seconds_ = 0;
   uint64_t finds_ = 0;
+  LoaderStats loader_;
   std::unique_ptr<chunkindex::LpScheduler> scheduler_;  // last: its builder uses the above
 };
 

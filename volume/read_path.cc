@@ -183,4 +183,91 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
   return Status::Ok();
 }
 
+Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
+                        const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report) {
+  const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
+  const uint64_t generation = src->Generation();
+  std::vector<const CopyRange*> from_disk;
+  for (const CopyRange& r : ranges) {
+    if (r.offset > file_size || r.length > file_size - r.offset)
+      return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
+                               ") past the end (" + std::to_string(file_size) + " bytes)");
+    // Served by the cache only if every unit it touches is there (usually one: runs lie in a chunk).
+    std::vector<std::pair<cache::UnitRef, cache::UnitExtent>> held;
+    bool cached = cache_ != nullptr;
+    uint64_t covered = r.offset;
+    for (cache::UnitExtent u = layout->Find(r.offset, file_size); cached && covered < r.offset + r.length;
+         u = layout->At(u.index + 1, file_size)) {
+      if (u.length == 0) {
+        cached = false;
+        break;
+      }
+      cache::UnitRef ref = cache_->Peek(RequestFor(src, *layout, generation, file_size, u), pid);
+      if (!ref) cached = false;
+      else held.emplace_back(std::move(ref), u);
+      covered = u.offset + u.length;
+    }
+    if (!cached) {
+      from_disk.push_back(&r);
+      continue;
+    }
+    for (auto& [ref, u] : held) {
+      const uint64_t begin = std::max(r.offset, u.offset), end = std::min(r.offset + r.length, u.offset + u.length);
+      std::memcpy(out + r.out_offset + (begin - r.offset), ref.data() + (begin - u.offset), end - begin);
+      ref.NoteServed(end - begin);
+    }
+    report->from_cache += r.length;
+  }
+  if (from_disk.empty()) return Status::Ok();
+
+  // Aligned spans, merged where they touch, read in batches of bounded memory.
+  constexpr uint64_t kBatchBytes = 64ull << 20;
+  auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
+  auto align_up = [&](uint64_t v) { return std::min(file_size, (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign); };
+  size_t next = 0;
+  AlignedBuffer buffer;
+  while (next < from_disk.size()) {
+    struct Span {
+      uint64_t begin, end, at;  // file range, position in the buffer
+    };
+    std::vector<Span> spans;
+    uint64_t total = 0;
+    size_t last = next;
+    for (; last < from_disk.size(); ++last) {
+      const CopyRange& r = *from_disk[last];
+      const uint64_t begin = align_down(r.offset), end = align_up(r.offset + r.length);
+      if (!spans.empty() && begin <= spans.back().end) {
+        total += std::max(end, spans.back().end) - spans.back().end;
+        spans.back().end = std::max(end, spans.back().end);
+        continue;
+      }
+      const uint64_t room = (end - begin + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+      if (!spans.empty() && total + room > kBatchBytes) break;
+      spans.push_back({begin, end, total});
+      total += room;
+    }
+    // Keep each span's buffer position aligned for O_DIRECT.
+    uint64_t at = 0;
+    for (Span& sp : spans) {
+      sp.at = at;
+      at += (sp.end - sp.begin + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+    }
+    if (buffer.size() < at) buffer = AlignedBuffer(at);
+    if (!buffer.ok()) return Error(ENOMEM, "no memory for " + std::to_string(at) + " bytes of runs");
+    std::vector<StripedFile::ReadRequest> requests;
+    for (const Span& sp : spans) requests.push_back({sp.begin, sp.end - sp.begin, buffer.data() + sp.at});
+    GRAPHFS_RETURN_IF_ERROR(src->file().ReadMany(requests));
+    report->requests += spans.size();
+    for (const Span& sp : spans) report->disk_bytes += sp.end - sp.begin;
+    size_t k = 0;
+    for (size_t i = next; i < last; ++i) {
+      const CopyRange& r = *from_disk[i];
+      while (spans[k].end < r.offset + r.length) ++k;
+      std::memcpy(out + r.out_offset, buffer.data() + spans[k].at + (r.offset - spans[k].begin), r.length);
+    }
+    next = last;
+  }
+  return Status::Ok();
+}
+
 }  // namespace graphfs::volume

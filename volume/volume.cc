@@ -48,6 +48,49 @@ Result<std::unique_ptr<DiskSet>> OpenDisks(const VolumeOptions& options) {
   return std::make_unique<DiskSet>(std::move(*set));
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The read-cost model: the median of the disks' calibrations (the disks of one set are
+// normally alike; the median ignores one odd disk), then the mount options on top.
+ReadCostModel LoadReadCost(const VolumeOptions& options, const DiskSet* disks) {
+  ReadCostModel m;
+  std::vector<std::string> dirs;
+  if (disks != nullptr) {
+    for (uint32_t d = 0; d < disks->size(); ++d) dirs.push_back(disks->path(d));
+  } else {
+    dirs.push_back(options.source);
+  }
+  std::vector<double> bandwidth, request;
+  for (const std::string& dir : dirs) {
+    auto c = LoadCalibration(dir);
+    if (!c.ok()) {
+      (c.error().code() == ENOENT ? m.missing : m.damaged).push_back(c.error().code() == ENOENT ? dir : c.error().message());
+      continue;
+    }
+    bandwidth.push_back(c->bytes_per_second);
+    request.push_back(c->seconds_per_request);
+    m.disks.push_back(*c);
+  }
+  if (!m.disks.empty()) {
+    m.cost.bytes_per_second = Median(bandwidth);
+    m.cost.seconds_per_request = Median(request);
+    m.source = "graphfs-calibrate (median of " + std::to_string(m.disks.size()) + " of " +
+               std::to_string(dirs.size()) + " disks)";
+  } else {
+    m.source = "defaults (no disk is calibrated: run graphfs-calibrate " + options.source + ")";
+  }
+  if (options.seq_bytes_per_second > 0 || options.seconds_per_request >= 0) {
+    if (options.seq_bytes_per_second > 0) m.cost.bytes_per_second = options.seq_bytes_per_second;
+    if (options.seconds_per_request >= 0) m.cost.seconds_per_request = options.seconds_per_request;
+    m.source = "mount options over " + m.source;
+  }
+  return m;
+}
+
 }  // namespace
 
 Volume::Volume(const VolumeOptions& options) : options_(options), read_ahead_(options.read_ahead) {}
@@ -59,6 +102,8 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
   auto disks = OpenDisks(options);
   if (!disks.ok()) return disks.error().Wrap("cannot mount " + options.source);
   v->disks_ = std::move(*disks);
+  v->read_cost_ = LoadReadCost(options, v->disks_.get());
+  for (const std::string& why : v->read_cost_.damaged) LogError("read cost: " + why);
   IoEngineOptions& io = v->io_options_;
   io.disks = v->disks_ ? v->disks_->size() : 1;
   io.mode = options.shared_queue ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;

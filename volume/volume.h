@@ -23,6 +23,8 @@
 #include "common/aligned_buffer.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "chunkindex/read_cost.h"
+#include "striping/calibrate.h"
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
@@ -56,6 +58,16 @@ struct CopyRange {
   uint64_t offset = 0, length = 0, out_offset = 0;
 };
 
+// The read-cost model of vertex-granular LPs (chunkindex/read_cost.h) and where its numbers
+// come from: the disks' calibration (`graphfs-calibrate`), mount options, or defaults.
+struct ReadCostModel {
+  chunkindex::ReadCost cost;
+  std::string source;
+  std::vector<DiskCalibration> disks;  // the calibrations found on the disks
+  std::vector<std::string> missing;    // disks without one
+  std::vector<std::string> damaged;    // why a disk's calibration was not used
+};
+
 class Volume {
  public:
   // Finds the disk set of the striped graphs under `options.source` and checks every disk
@@ -74,6 +86,7 @@ class Volume {
   void Stop();
 
   const VolumeOptions& options() const { return options_; }
+  const ReadCostModel& read_cost() const { return read_cost_; }
   const std::string& source() const { return options_.source; }
   bool has_disks() const { return disks_ != nullptr; }
 
@@ -98,6 +111,19 @@ class Volume {
   // disk turns, so every disk works at once. Reads past the end are an error.
   Status CopyRanges(const std::shared_ptr<StripedSource>& source, uint64_t file_size,
                     const std::vector<CopyRange>& ranges, char* out, uint32_t pid);
+
+  // Copies runs of a striped file (parts of cache units: a vertex-granular LP's extents) into
+  // `out` + their out_offset without loading whole units: a run whose units are in the cache
+  // is copied from them; the others are read straight from the disks (widened to the direct
+  // I/O alignment, touching ones merged, every disk at once) and never enter the cache, which
+  // holds only whole units. `ranges` ascending and disjoint. Adds what it did to `report`.
+  struct RunsReport {
+    uint64_t from_cache = 0;   // bytes copied from cached units
+    uint64_t disk_bytes = 0;   // bytes the disks read for the others
+    uint64_t requests = 0;     // read requests (merged spans)
+  };
+  Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
+                  char* out, uint32_t pid, RunsReport* report);
 
   // Deletes the parts of a striped file on every disk (its last name is gone).
   void RemoveParts(const StripeManifest& manifest);
@@ -131,6 +157,7 @@ class Volume {
                       PinnedRead* out, Status* error);
 
   const VolumeOptions options_;
+  ReadCostModel read_cost_;
   IoEngineOptions io_options_;
   std::unique_ptr<DiskSet> disks_;  // null when nothing under the source is striped
   std::unique_ptr<IoEngine> io_;

@@ -27,6 +27,13 @@ struct VolumeOptions {
   std::string cache_trace;          // unit lookups logged to this file (diagnostics)
   // Read-ahead.
   ReadAheadOptions read_ahead;
+  // Logical partitions: vertex-granular (only the runs of active sources' edges of source-sorted
+  // chunks, by the read-cost model) or whole chunks.
+  bool vertex_lps = true;
+  // The read-cost model's disk parameters, overriding `graphfs-calibrate`'s measurement
+  // (SOURCE/.graphfs/calibration.json) when set (> 0, >= 0).
+  double seq_bytes_per_second = 0;
+  double seconds_per_request = -1;
 };
 
 // The names `cache_policy` takes, the default first.

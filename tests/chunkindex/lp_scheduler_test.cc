@@ -35,9 +35,9 @@ struct Catalog {
       if (int d = load_delay_ms.load(); d > 0) std::this_thread::sleep_for(std::chrono::milliseconds(d));
       if (fail.load()) return Error(EIO, "disk 2 failed");
       loads.fetch_add(1);
-      for (const LpChunk& c : lp.chunks) {
-        for (uint64_t k = 0; k < c.length; ++k) out[c.lp_offset + k] = FileByte(c.file_offset + k);
-        loaded_bytes.fetch_add(c.length);
+      for (const LpExtent& e : lp.extents) {
+        for (uint64_t k = 0; k < e.length; ++k) out[e.lp_offset + k] = FileByte(e.file_offset + k);
+        loaded_bytes.fetch_add(e.length);
       }
       return Status::Ok();
     };
@@ -68,23 +68,23 @@ Result<LpScheduler::Grant> AskNow(LpScheduler& s, uint64_t job) {
 // Every chunk in the LP.
 std::set<uint64_t> AllIds(const LogicalPartition& lp) {
   std::set<uint64_t> ids;
-  for (const LpChunk& c : lp.chunks) ids.insert(c.id);
+  for (const LpExtent& e : lp.extents) ids.insert(e.chunk);
   return ids;
 }
 
 // The chunks of the LP that are the job's to process.
 std::set<uint64_t> Ids(const HeldLp& held) {
   std::set<uint64_t> ids;
-  for (uint32_t i : held.chunks) ids.insert(held.lp->chunks[i].id);
+  for (const ViewPiece& p : held.pieces) ids.insert(p.chunk);
   return ids;
 }
 
 void ExpectBytesMatchFile(const LogicalPartition& lp) {
   uint64_t at = 0;
-  for (size_t i = 0; i < lp.chunks.size(); ++i) {
-    const LpChunk& c = lp.chunks[i];
+  for (size_t i = 0; i < lp.extents.size(); ++i) {
+    const LpExtent& c = lp.extents[i];
     if (i > 0) {
-      EXPECT_LT(lp.chunks[i - 1].id, c.id) << "chunks must be sorted by id";
+      EXPECT_LT(lp.extents[i - 1].file_offset, c.file_offset) << "extents must be sorted by offset";
     }
     EXPECT_EQ(c.lp_offset, at);
     for (uint64_t k = 0; k < c.length; k += 7) ASSERT_EQ(lp.bytes[c.lp_offset + k], FileByte(c.file_offset + k));
@@ -108,10 +108,10 @@ TEST(LpScheduler, OneJobGetsEachActiveChunkOnceThenEnd) {
     ExpectBytesMatchFile(*g->held.lp);
     for (uint64_t id : Ids(g->held)) seen.insert(id);
     const std::string map = g->held.MapText();
-    EXPECT_EQ(static_cast<size_t>(std::count(map.begin(), map.end(), '\n')), g->held.chunks.size());
-    const LpChunk& c = g->held.lp->chunks[g->held.chunks[0]];
+    EXPECT_EQ(static_cast<size_t>(std::count(map.begin(), map.end(), '\n')), g->held.pieces.size());
+    const ViewPiece& c = g->held.pieces[0];
     EXPECT_EQ(map.substr(0, map.find('\n')),
-              std::to_string(c.id) + " " + std::to_string(c.file_offset) + " " + std::to_string(c.length) + " 0");
+              std::to_string(c.chunk) + " " + std::to_string(c.file_offset) + " " + std::to_string(c.length) + " 0");
     EXPECT_EQ(g->held.bytes(), g->held.lp->size);  // one job: its view is the whole LP
   }
   EXPECT_EQ(seen, (std::multiset<uint64_t>{1, 3, 5, 7, 9}));
@@ -368,7 +368,7 @@ TEST(LpScheduler, ManyJobsConcurrently) {
           auto r = AskNow(s, static_cast<uint64_t>(job));
           if (!r.ok()) return fail(job, "iteration " + std::to_string(it) + ": " + r.error().message());
           if (r->end) break;
-          for (uint32_t i : r->held.chunks) got.insert(r->held.lp->chunks[i].id);
+          for (const ViewPiece& p : r->held.pieces) got.insert(p.chunk);
           if (rng() % 2) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
           if (rng() % 3 == 0) s.Done(static_cast<uint64_t>(job));
         }

@@ -276,10 +276,9 @@ TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
     if (grant->end) break;
     ++lps;
     const LogicalPartition& lp = *grant->held.lp;
-    for (uint32_t k : grant->held.chunks) {
-      const LpChunk& c = lp.chunks[k];
+    for (const ViewPiece& c : grant->held.pieces) {
       ASSERT_EQ(std::string(lp.bytes.get() + c.lp_offset, c.length), g.column.substr(c.file_offset, c.length))
-          << "chunk " << c.id;
+          << "chunk " << c.chunk;
       handed += c.length;
     }
   }

@@ -1,0 +1,56 @@
+// Where each source's edges lie in the source-sorted chunks of a partition file: the
+// index's sources and counts of a chunk (chunkindex/README.md, the `S` records) give, for
+// a chunk whose edges come in source order, the byte offset of every source's edges.
+// That turns an active set into the exact byte runs of a chunk worth loading.
+//
+//   auto runs = SourceRuns::Load(table, ChunkFile::kColumn);   // once per graph
+//   std::vector<ByteRun> out;
+//   runs->ActiveRuns(chunk_id, {bitmap_a, bitmap_b}, &out);    // runs active in either
+//
+// Chunks whose edges are not in source order (blocks preprocessed without
+// --sort-sources) have no runs: sorted(chunk) is false, and readers load them whole.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chunkindex/chunk_index.h"
+#include "chunkindex/read_cost.h"
+#include "common/result.h"
+
+namespace graphfs::chunkindex {
+
+class SourceRuns {
+ public:
+  // Keeps, per source-sorted chunk of `file`, its sources and counts as (id gap, edge count)
+  // varint pairs: about 2–3 bytes per (chunk, source) pair.
+  static Result<SourceRuns> Load(const ChunkTable& table, ChunkFile file);
+
+  uint64_t chunk_count() const { return chunks_.size(); }
+  bool sorted(uint64_t chunk) const { return chunk < chunks_.size() && chunks_[chunk].bytes != nullptr; }
+  uint64_t sorted_chunks() const { return sorted_chunks_; }
+  uint64_t memory_bytes() const { return memory_; }
+  uint64_t edge_size() const { return edge_size_; }
+
+  // Replaces `out` with the byte runs of chunk `chunk` (from its start; ascending, disjoint,
+  // never touching: consecutive active sources make one run) holding the edges of the sources
+  // active in at least one of `bitmaps` (bit v = words[v / 64] >> (v % 64) & 1; a null bitmap
+  // means every vertex). An unsorted chunk gives one run: the whole chunk.
+  void ActiveRuns(uint64_t chunk, std::span<const uint64_t* const> bitmaps, std::vector<ByteRun>* out) const;
+
+ private:
+  struct Entry {
+    const uint8_t* bytes = nullptr;  // into storage_; null: not sorted
+    uint32_t sources = 0;
+    uint64_t length = 0;             // the chunk's bytes
+  };
+  std::vector<Entry> chunks_;        // per chunk of the file
+  std::vector<std::string> storage_;  // per content (a row and a column chunk share one)
+  uint64_t sorted_chunks_ = 0;
+  uint64_t memory_ = 0;
+  uint64_t edge_size_ = 8;
+};
+
+}  // namespace graphfs::chunkindex
