@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -178,6 +179,20 @@ bool RunReport::all_ok() const {
 
 Result<RunReport> RunJobs(const RunJobsOptions& options) {
   if (options.jobs.empty()) return Error(EINVAL, "no jobs");
+  if (!options.start_offsets.empty()) {
+    if (options.sequential) return Error(EINVAL, "planned start times and sequential runs exclude each other");
+    if (options.start_offsets.size() != options.jobs.size()) {
+      return Error(EINVAL, std::to_string(options.start_offsets.size()) + " planned start times for " +
+                               std::to_string(options.jobs.size()) + " jobs");
+    }
+    for (size_t i = 0; i < options.start_offsets.size(); ++i) {
+      const double t = options.start_offsets[i];
+      if (!std::isfinite(t) || t < 0 || (i > 0 && t < options.start_offsets[i - 1])) {
+        return Error(EINVAL, "planned start times must be finite, >= 0 and non-decreasing (job " + std::to_string(i) +
+                                 ")");
+      }
+    }
+  }
   for (const JobSpec& spec : options.jobs) {
     const std::string binary = options.bin_dir + "/" + spec.app;
     if (::access(binary.c_str(), X_OK) != 0) return Error::FromErrno("app binary " + binary);
@@ -186,11 +201,17 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
   report.graph_dir = options.graph_dir;
   report.integrated = options.integrated;
   report.partition_bytes = options.partition_bytes;
+  report.arrivals = options.arrivals;
   report.graphfs_mount = FindGraphfsMount(options.graph_dir);
   report.jobs.resize(options.jobs.size());
   std::vector<RunningJob> running(options.jobs.size());
   for (size_t i = 0; i < options.jobs.size(); ++i) {
     report.jobs[i].spec = options.jobs[i];
+    if (!options.sequential) {
+      report.jobs[i].planned_start_seconds = options.start_offsets.empty()
+                                                 ? options.stagger_seconds * static_cast<double>(i)
+                                                 : options.start_offsets[i];
+    }
     std::vector<std::string> flags = ModeFlags(options);
     // Instances of the same app would share their state files: each gets its own tag.
     const auto same = std::count_if(options.jobs.begin(), options.jobs.end(),
@@ -216,7 +237,7 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
     // Start the next job when its time has come.
     const bool previous_done = started == 0 || running[started - 1].done;
     if (started < options.jobs.size() && !start_error && !g_interrupted &&
-        (options.sequential ? previous_done : Since(run_start) >= options.stagger_seconds * started)) {
+        (options.sequential ? previous_done : Since(run_start) >= *report.jobs[started].planned_start_seconds)) {
       report.jobs[started].start_seconds = Since(run_start);
       Status s = StartJob(options, started, report.jobs[started], running[started]);
       if (!s.ok()) {
@@ -271,8 +292,8 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
 std::string FormatReport(const RunReport& report) {
   std::string out;
   char line[1024];
-  std::snprintf(line, sizeof(line), "%-4s %-15s %-16s %8s %8s %10s %-9s %s\n", "job", "app", "args", "start_s",
-                "wall_s", "max_rss", "status", "result");
+  std::snprintf(line, sizeof(line), "%-4s %-15s %-16s %9s %8s %8s %10s %-9s %s\n", "job", "app", "args", "planned_s",
+                "start_s", "wall_s", "max_rss", "status", "result");
   out += line;
   for (size_t i = 0; i < report.jobs.size(); ++i) {
     const JobOutcome& job = report.jobs[i];
@@ -284,9 +305,11 @@ std::string FormatReport(const RunReport& report) {
     std::string status = job.ok() ? "ok"
                          : job.signal != 0 ? "signal " + std::to_string(job.signal)
                                            : "exit " + std::to_string(job.exit_code);
-    std::snprintf(line, sizeof(line), "%-4zu %-15s %-16s %8.2f %8.2f %10s %-9s %s\n", i, job.spec.app.c_str(),
-                  args.c_str(), job.start_seconds, job.wall_seconds, FormatSize(job.max_rss).c_str(), status.c_str(),
-                  job.result_line.empty() ? "-" : job.result_line.c_str());
+    char planned[32] = "-";  // sequential: a job starts when the previous one ends
+    if (job.planned_start_seconds) std::snprintf(planned, sizeof(planned), "%.2f", *job.planned_start_seconds);
+    std::snprintf(line, sizeof(line), "%-4zu %-15s %-16s %9s %8.2f %8.2f %10s %-9s %s\n", i, job.spec.app.c_str(),
+                  args.c_str(), planned, job.start_seconds, job.wall_seconds, FormatSize(job.max_rss).c_str(),
+                  status.c_str(), job.result_line.empty() ? "-" : job.result_line.c_str());
     out += line;
   }
   for (size_t i = 0; i < report.jobs.size(); ++i) {
@@ -305,6 +328,7 @@ std::string FormatReport(const RunReport& report) {
            (report.partition_bytes ? FormatSize(*report.partition_bytes) : std::string("the apps' default size")) +
            ")\n";
   }
+  if (!report.arrivals.empty()) out += "arrivals: " + report.arrivals + "\n";
   for (const DiskDelta& d : report.devices) {
     std::snprintf(line, sizeof(line), "disk %-12s bytes read %" PRIu64 " (%s)\n", d.name.c_str(), d.bytes_read,
                   FormatSize(d.bytes_read).c_str());

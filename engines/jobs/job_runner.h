@@ -1,7 +1,8 @@
 // run-jobs: start graph jobs as separate processes (fork/exec of the app
-// binaries), all at once, staggered, or one after another; optionally each in
-// its own memory cgroup; wait; report wall times, result lines and the bytes
-// each disk read meanwhile.
+// binaries), all at once, staggered, at planned times (e.g. Poisson arrivals,
+// arrivals.h) or one after another; optionally each in its own memory cgroup;
+// wait; report planned and actual starts, wall times, result lines and the
+// bytes each disk read meanwhile.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,10 @@ struct RunJobsOptions {
   std::optional<uint64_t> mem_cap;    // per-job cgroup memory limit
   std::string cgroup_root = "/sys/fs/cgroup/memory";
   double stagger_seconds = 0;         // delay between starts
+  // Planned start of each job in seconds since the run began (one per job, non-decreasing);
+  // replaces stagger_seconds when set. `arrivals` says how they were drawn, for the report.
+  std::vector<double> start_offsets;
+  std::string arrivals;
   bool sequential = false;            // one job after another
   bool integrated = false;            // pass --graphfs: jobs read graphfs's logical partitions
   std::optional<uint64_t> partition_bytes;  // integrated: --graphfs-partition (else the apps' default)
@@ -34,7 +39,8 @@ std::vector<std::string> ModeFlags(const RunJobsOptions& options);
 struct JobOutcome {
   JobSpec spec;
   std::vector<std::string> argv;
-  double start_seconds = 0;  // since the run began
+  std::optional<double> planned_start_seconds;  // since the run began; none when sequential
+  double start_seconds = 0;  // since the run began (the planned time, or a little after)
   double wall_seconds = 0;
   int exit_code = -1;        // when it exited
   int signal = 0;            // when it was killed
@@ -55,6 +61,7 @@ struct RunReport {
   std::string graph_dir;
   bool integrated = false;
   std::optional<uint64_t> partition_bytes;
+  std::string arrivals;  // RunJobsOptions::arrivals
   std::vector<JobOutcome> jobs;
   double total_seconds = 0;
   std::vector<DiskDelta> devices;

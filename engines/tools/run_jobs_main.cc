@@ -1,6 +1,9 @@
 // run-jobs --graph DIR --jobs pagerank-delta,wcc,sssp:START,bfs:START
-//          [--mem-cap SIZE] [--stagger SECONDS] [--sequential] [--mem-gb GB] [--bin-dir DIR]
-//          [--integrated [--partition SIZE]]
+//          [--mem-cap SIZE] [--stagger SECONDS | --arrivals poisson:MEAN_SECONDS [--seed S] | --sequential]
+//          [--mem-gb GB] [--bin-dir DIR] [--integrated [--partition SIZE]]
+// --arrivals: starts with exponential gaps of mean MEAN_SECONDS (a Poisson process, GraphM's
+// evaluation), the first job at 0, deterministic per seed (engines/jobs/arrivals.h). Any number
+// of jobs. Every job's planned start is in the report's planned_s column.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +11,7 @@
 #include <filesystem>
 
 #include "common/size_parse.h"
+#include "engines/jobs/arrivals.h"
 #include "engines/jobs/job_runner.h"
 #include "engines/jobs/job_spec.h"
 #include "engines/tools/cli_util.h"
@@ -24,15 +28,24 @@ std::string OwnDirectory() {
 
 int main(int argc, char** argv) {
   graphfs::engine::RunJobsOptions options;
-  std::string jobs, mem_cap, mem_gb, partition;
+  std::string jobs, mem_cap, mem_gb, partition, arrivals;
+  uint64_t seed = 1;
   CLI::App cli("run-jobs: run graph jobs as concurrent processes and report times and bytes read per disk",
                "run-jobs");
   cli.add_option("--graph", options.graph_dir, "graph directory (plain or on a graphfs mount)")->required();
   cli.add_option("--jobs", jobs, graphfs::engine::JobListHelp())->required();
   cli.add_option("--mem-cap", mem_cap, "memory limit per job (cgroup v1), e.g. 2G; also the apps' MEM_GB");
   cli.add_option("--mem-gb", mem_gb, "MEM_GB passed to the apps (default 8, or the --mem-cap)");
-  cli.add_option("--stagger", options.stagger_seconds, "seconds between job starts")->check(CLI::NonNegativeNumber);
-  cli.add_flag("--sequential", options.sequential, "run the jobs one after another instead");
+  auto* stagger =
+      cli.add_option("--stagger", options.stagger_seconds, "seconds between job starts")->check(CLI::NonNegativeNumber);
+  auto* sequential = cli.add_flag("--sequential", options.sequential, "run the jobs one after another instead");
+  auto* arrivals_option =
+      cli.add_option("--arrivals", arrivals,
+                     "poisson:MEAN_SECONDS: exponential gaps of that mean between job starts (first job at 0)")
+          ->excludes(stagger, sequential);
+  cli.add_option("--seed", seed, "seed of --arrivals; same seed, same start times")
+      ->capture_default_str()
+      ->needs(arrivals_option);
   cli.add_option("--bin-dir", options.bin_dir, "directory of the app binaries (default: run-jobs' own)");
   auto* integrated = cli.add_flag("--integrated", options.integrated,
                                   "integrated mode: pass --graphfs to every job (graph on a graphfs mount, indexed)");
@@ -54,6 +67,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.jobs = *specs;
+  if (*arrivals_option) {
+    auto process = graphfs::engine::ParseArrivals(arrivals);
+    if (!process.ok()) {
+      std::fprintf(stderr, "run-jobs: error: %s\n", process.error().message().c_str());
+      return 2;
+    }
+    options.start_offsets = graphfs::engine::ArrivalTimes(*process, options.jobs.size(), seed);
+    char text[128];
+    std::snprintf(text, sizeof(text), "poisson, mean gap %.6g s, seed %llu (planned_s: the drawn start times)",
+                  process->mean_seconds, static_cast<unsigned long long>(seed));
+    options.arrivals = text;
+  }
   if (options.bin_dir.empty()) options.bin_dir = OwnDirectory();
   if (!mem_cap.empty()) {
     auto cap = graphfs::ParseSize(mem_cap);

@@ -10,6 +10,7 @@
 
 #include "engine_test_util.h"
 #include "engines/core/preprocess.h"
+#include "engines/jobs/arrivals.h"
 
 namespace graphfs::engine {
 namespace {
@@ -214,21 +215,81 @@ TEST_F(RunJobsBinary, SequentialAndStaggeredStarts) {
   double previous_end = 0;
   for (int i = 1; i <= 3; ++i) {
     std::istringstream in(lines[static_cast<size_t>(i)]);
-    std::string job, app, arg;
+    std::string job, app, arg, planned;
     double start, wall;
     in >> job >> app;
     if (app != "wcc" && app != "spmv") in >> arg;
-    in >> arg >> start >> wall;
+    in >> arg >> planned >> start >> wall;
+    EXPECT_EQ(planned, "-") << "sequential: no planned time";
     EXPECT_GE(start + 1e-3, previous_end) << lines[static_cast<size_t>(i)];
     previous_end = start + wall;
   }
   auto staggered = Run("--jobs wcc,wcc --stagger 0.3");
   ASSERT_EQ(staggered.exit_code, 0) << staggered.output;
   std::istringstream second(Lines(staggered.output)[2]);
-  std::string job, app, mem;
+  std::string job, app, mem, planned;
   double start = 0;
-  second >> job >> app >> mem >> start;
+  second >> job >> app >> mem >> planned >> start;
+  EXPECT_EQ(planned, "0.30");
   EXPECT_GE(start, 0.3);
+  EXPECT_EQ(staggered.output.find("arrivals:"), std::string::npos) << "said only for --arrivals";
+}
+
+// 16 jobs (GraphM's largest mix) arriving as a Poisson process: every job runs, and
+// each starts at (or just after) the time ArrivalTimes drew for it, which the table shows.
+TEST_F(RunJobsBinary, SixteenJobsWithPoissonArrivals) {
+  std::string jobs;
+  const char* mix[] = {"wcc", "bfs:1", "pagerank:2", "sssp:3"};
+  for (int i = 0; i < 16; ++i) jobs += std::string(i ? "," : "") + mix[i % 4];
+  auto r = Run("--jobs " + jobs + " --arrivals poisson:0.05 --seed 7 --mem-gb 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto lines = Lines(r.output);
+  ASSERT_GE(lines.size(), 19u) << r.output;
+  EXPECT_NE(lines[0].find("planned_s  start_s"), std::string::npos) << lines[0];
+  const std::vector<double> planned = ArrivalTimes(PoissonArrivals{0.05}, 16, 7);
+  for (size_t i = 0; i < 16; ++i) {
+    std::istringstream in(lines[1 + i]);
+    std::string job, app, arg, mem, shown;
+    double start = 0;
+    in >> job >> app;
+    if (app != "wcc") in >> arg;
+    in >> mem >> shown >> start;
+    EXPECT_EQ(job, std::to_string(i)) << lines[1 + i];
+    char want[32];
+    std::snprintf(want, sizeof(want), "%.2f", planned[i]);
+    EXPECT_EQ(shown, want) << lines[1 + i];
+    EXPECT_GE(start + 0.006, planned[i]) << lines[1 + i];  // the table rounds to 0.01
+    EXPECT_NE(lines[1 + i].find(" ok "), std::string::npos) << lines[1 + i];
+  }
+  EXPECT_NE(r.output.find("\narrivals: poisson, mean gap 0.05 s, seed 7"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(tmp_.File("mnt/graph/job15.sssp.distance"))) << "each instance tagged";
+}
+
+TEST_F(RunJobsBinary, ArrivalsUsageErrors) {
+  for (const char* bad : {"poisson:-1", "poisson:x", "uniform:3", "poisson", "poisson:0"}) {
+    auto r = Run(std::string("--jobs wcc --arrivals ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("run-jobs: error: --arrivals: "), std::string::npos) << r.output;
+  }
+  auto both = Run("--jobs wcc,wcc --arrivals poisson:1 --stagger 1");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("excludes"), std::string::npos) << both.output;
+  EXPECT_EQ(Run("--jobs wcc,wcc --arrivals poisson:1 --sequential").exit_code, 2);
+  EXPECT_EQ(Run("--jobs wcc --seed 3").exit_code, 2) << "--seed needs --arrivals";
+}
+
+TEST(RunJobsOptions, PlannedStartsMustFitTheJobs) {
+  RunJobsOptions options;
+  options.graph_dir = "/nonexistent";
+  options.bin_dir = "/nonexistent";
+  options.jobs = {JobSpec{"wcc", ""}, JobSpec{"wcc", ""}};
+  options.start_offsets = {0.0};
+  EXPECT_NE(RunJobs(options).error().message().find("1 planned start times for 2 jobs"), std::string::npos);
+  options.start_offsets = {1.0, 0.5};
+  EXPECT_NE(RunJobs(options).error().message().find("non-decreasing"), std::string::npos);
+  options.start_offsets = {0.0, 1.0};
+  options.sequential = true;
+  EXPECT_NE(RunJobs(options).error().message().find("exclude each other"), std::string::npos);
 }
 
 bool CgroupV1MemoryWritable() {
