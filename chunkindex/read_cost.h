@@ -28,6 +28,10 @@ struct ReadCost {
   double bytes_per_second = 100e6;     // sequential read throughput of one disk (HUS-Graph's T_sr)
   double seconds_per_request = 100e-6;  // what a request costs beyond its bytes: seek, rotation, submission
   uint64_t align = 4096;               // direct reads cover whole blocks of this size
+  // Runs are read instead of the whole chunk only when they cost at most this share of it: a
+  // whole chunk enters the shared cache and serves the other readers and later iterations,
+  // runs do not, so a saving of a few percent is not worth losing that.
+  double partial_share = 0.9;
 
   double Seconds(uint64_t bytes, uint64_t requests) const {
     return static_cast<double>(requests) * seconds_per_request + static_cast<double>(bytes) / bytes_per_second;
@@ -45,7 +49,7 @@ struct ChunkReadPlan {
   double whole_seconds = 0;      //   and of reading the whole chunk
 };
 
-// The plan for one chunk of `chunk_length` bytes at file offset `chunk_offset` (for the
+// The plan for one chunk (whole when its runs would cost more than partial_share of it) of `chunk_length` bytes at file offset `chunk_offset` (for the
 // alignment) of which `runs` (ascending, disjoint) are wanted.
 ChunkReadPlan PlanChunkRead(uint64_t chunk_offset, uint64_t chunk_length, std::span<const ByteRun> runs,
                             const ReadCost& cost);

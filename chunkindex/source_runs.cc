@@ -9,33 +9,55 @@ Result<SourceRuns> SourceRuns::Load(const ChunkTable& table, ChunkFile file) {
   r.edge_size_ = table.edge_size();
   const std::span<const Chunk> chunks = table.chunks(file);
   const std::span<const Chunk> contents = table.chunks(ChunkFile::kRow);  // content id = row chunk id
-  r.storage_.resize(contents.size());
+  std::vector<uint64_t> at(contents.size(), UINT64_MAX);
   GRAPHFS_RETURN_IF_ERROR(
       table.ForEachContentSources([&](uint64_t content, std::span<const SourceCount> sources) -> Status {
         if (!contents[content].sources_sorted) return Status::Ok();
-        std::string& out = r.storage_[content];
-        uint32_t previous = 0;
-        for (const SourceCount& s : sources) {
-          PutVarint(&out, s.vertex - previous);  // the first one is the id itself
-          PutVarint(&out, s.edges);
-          previous = s.vertex;
-        }
-        out.shrink_to_fit();
-        r.memory_ += out.size();
+        at[content] = r.storage_.size();
+        Encode(sources, &r.storage_);
         return Status::Ok();
       }));
+  r.storage_.shrink_to_fit();
   r.chunks_.resize(chunks.size());
   for (size_t id = 0; id < chunks.size(); ++id) {
     const Chunk& c = chunks[id];
     Entry& e = r.chunks_[id];
     e.length = c.length;
     e.sources = c.num_sources;
-    if (c.sources_sorted && c.content < r.storage_.size() && !r.storage_[c.content].empty()) {
-      e.bytes = reinterpret_cast<const uint8_t*>(r.storage_[c.content].data());
+    if (c.content < at.size() && at[c.content] != UINT64_MAX) {
+      e.at = at[c.content];
+      e.sorted = true;
       ++r.sorted_chunks_;
     }
   }
-  r.memory_ += r.chunks_.size() * sizeof(Entry);
+  r.memory_ = r.storage_.size() + r.chunks_.size() * sizeof(Entry);
+  return r;
+}
+
+void SourceRuns::Encode(std::span<const SourceCount> sources, std::string* out) {
+  uint32_t previous = 0;
+  for (const SourceCount& s : sources) {
+    PutVarint(out, s.vertex - previous);  // the first one is the id itself
+    PutVarint(out, s.edges);
+    previous = s.vertex;
+  }
+}
+
+SourceRuns SourceRuns::FromChunks(uint64_t edge_size, const std::vector<ChunkSources>& chunks) {
+  SourceRuns r;
+  r.edge_size_ = edge_size;
+  r.chunks_.resize(chunks.size());
+  for (size_t id = 0; id < chunks.size(); ++id) {
+    Entry& e = r.chunks_[id];
+    e.length = chunks[id].length;
+    e.sources = static_cast<uint32_t>(chunks[id].sources.size());
+    if (chunks[id].sources.empty()) continue;
+    e.at = r.storage_.size();
+    e.sorted = true;
+    Encode(chunks[id].sources, &r.storage_);
+    ++r.sorted_chunks_;
+  }
+  r.memory_ = r.storage_.size() + r.chunks_.size() * sizeof(Entry);
   return r;
 }
 
@@ -62,11 +84,11 @@ void SourceRuns::ActiveRuns(uint64_t chunk, std::span<const uint64_t* const> bit
   if (bitmaps.empty()) return;
   bool everything = false;
   for (const uint64_t* b : bitmaps) everything |= b == nullptr;
-  if (e.bytes == nullptr || everything) {
+  if (!e.sorted || everything) {
     out->push_back({0, e.length});
     return;
   }
-  const uint8_t* p = e.bytes;
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(storage_.data()) + e.at;
   uint64_t v = 0, at = 0;
   for (uint32_t k = 0; k < e.sources; ++k) {
     v += NextVarint(p);

@@ -27,9 +27,16 @@ class SourceRuns {
   // Keeps, per source-sorted chunk of `file`, its sources and counts as (id gap, edge count)
   // varint pairs: about 2–3 bytes per (chunk, source) pair.
   static Result<SourceRuns> Load(const ChunkTable& table, ChunkFile file);
+  // The same from explicit chunks (tests, tools): per chunk its length in bytes and, when its
+  // edges are in source order, its sources and counts (ascending; empty: not sorted).
+  struct ChunkSources {
+    uint64_t length = 0;
+    std::vector<SourceCount> sources;
+  };
+  static SourceRuns FromChunks(uint64_t edge_size, const std::vector<ChunkSources>& chunks);
 
   uint64_t chunk_count() const { return chunks_.size(); }
-  bool sorted(uint64_t chunk) const { return chunk < chunks_.size() && chunks_[chunk].bytes != nullptr; }
+  bool sorted(uint64_t chunk) const { return chunk < chunks_.size() && chunks_[chunk].sorted; }
   uint64_t sorted_chunks() const { return sorted_chunks_; }
   uint64_t memory_bytes() const { return memory_; }
   uint64_t edge_size() const { return edge_size_; }
@@ -41,13 +48,15 @@ class SourceRuns {
   void ActiveRuns(uint64_t chunk, std::span<const uint64_t* const> bitmaps, std::vector<ByteRun>* out) const;
 
  private:
+  static void Encode(std::span<const SourceCount> sources, std::string* out);
   struct Entry {
-    const uint8_t* bytes = nullptr;  // into storage_; null: not sorted
+    uint64_t at = 0;       // its encoded sources in storage_
+    uint64_t length = 0;   // the chunk's bytes
     uint32_t sources = 0;
-    uint64_t length = 0;             // the chunk's bytes
+    bool sorted = false;
   };
-  std::vector<Entry> chunks_;        // per chunk of the file
-  std::vector<std::string> storage_;  // per content (a row and a column chunk share one)
+  std::vector<Entry> chunks_;  // per chunk of the file
+  std::string storage_;        // every sorted content's (id gap, count) pairs, one after another
   uint64_t sorted_chunks_ = 0;
   uint64_t memory_ = 0;
   uint64_t edge_size_ = 8;

@@ -117,8 +117,8 @@ class Fd {
 
 // ---- what Next() hands out ----
 
-// One line of lp-SEQ.map: chunk CHUNK_ID is `length` bytes of `column` at
-// `column_offset`, stored at `lp_offset` in the LP.
+// One line of lp-SEQ.map: `length` bytes of `column` at `column_offset` (in chunk
+// CHUNK_ID: all of it, or a run of its sources' edges), stored at `lp_offset` in the LP.
 struct ChunkExtent {
   uint64_t chunk_id = 0;
   uint64_t column_offset = 0;
@@ -189,8 +189,9 @@ inline Result<Partition> ParseNext(std::string_view answer) {
   return Error{EPROTO, "unexpected answer " + detail::Quote(answer) + " (want lp-SEQ or end)"};
 }
 
-// lp-SEQ.map: one chunk per line, "CHUNK_ID COLUMN_OFFSET LENGTH LP_OFFSET",
-// decimal, separated by blanks. Blank lines are ignored.
+// lp-SEQ.map: one extent per line, "CHUNK_ID COLUMN_OFFSET LENGTH LP_OFFSET",
+// decimal, separated by blanks: a whole chunk, or a run of it holding only this job's
+// active sources' edges (a chunk may have several lines). Blank lines are ignored.
 inline Result<std::vector<ChunkExtent>> ParseMap(std::string_view text) {
   std::vector<ChunkExtent> chunks;
   size_t line_no = 0;
@@ -432,8 +433,10 @@ class Job {
 
   // Blocks until the next LP holding chunks active for this job is ready
   // (or the iteration is over: Partition::end). Reading `next` again also
-  // ends the job's use of the LP it held.
-  Result<Partition> Next() {
+  // ends the job's use of the LP it held. `read_map` false leaves
+  // Partition::chunks empty: a vertex-granular LP's map has a line per run, and
+  // an engine that only streams the LP need not read it.
+  Result<Partition> Next(bool read_map = true) {
     char answer[128];
     ssize_t n;
     do {
@@ -457,6 +460,7 @@ class Job {
       return Fail(code, "stat " + name);
     }
     lp->bytes = static_cast<uint64_t>(st.st_size);
+    if (!read_map) return lp;
     Result<std::string> map = ReadControl(name + ".map");
     if (!map.ok()) return map.error();
     Result<std::vector<ChunkExtent>> chunks = ParseMap(*map);

@@ -37,7 +37,8 @@ json JobsDir::JobJson(ControlJob& job) {
                 {"select_seconds", c.select_seconds}, {"load_seconds", c.load_seconds},
                 {"wait_seconds", c.wait_seconds}, {"lps", c.lps},
                 {"bytes_delivered", c.bytes_delivered}, {"bytes_reused", c.bytes_reused},
-                {"finished", c.finished}};
+                {"lp_bytes", c.lp_bytes},         {"whole_chunks", c.whole_chunks},
+                {"partial_chunks", c.partial_chunks}, {"finished", c.finished}};
   };
   j["state"] = view->state;
   j["iteration"] = view->iteration;
@@ -64,7 +65,35 @@ json JobsDir::StatsJson(GraphFs& fs) {
   json graphs = json::array();
   for (const auto& g : fs.volume->schedules().List()) {
     const volume::SchedulerStats s = g->scheduler().Stats();
+    const volume::GraphSchedule::LoaderStats l = g->loader_stats();
+    const chunkindex::SourceRuns* runs = g->source_runs();
+    const chunkindex::ReadCost& cost = fs.volume->read_cost().cost;
+    // The LPs' granularity and the read-cost model's choices (chunkindex/read_cost.h).
+    json granularity = {{"mode", runs != nullptr ? "vertex" : "chunk"}};
+    if (runs != nullptr) {
+      granularity["sorted_chunks"] = runs->sorted_chunks();
+      granularity["unsorted_chunks"] = runs->chunk_count() - runs->sorted_chunks();
+      granularity["runs_index_bytes"] = runs->memory_bytes();
+      granularity["chunks_whole"] = s.chunks_whole;
+      granularity["chunks_partial"] = s.chunks_partial;
+      granularity["chunks_unsorted"] = s.chunks_unsorted;
+      granularity["bytes_skipped"] = s.bytes_skipped;
+      granularity["model_seconds"] = s.model_seconds;
+      granularity["model_whole_seconds"] = s.model_whole_seconds;
+      granularity["gap_read_through_bytes"] = cost.GapWorthReading();
+      if (runs->sorted_chunks() < runs->chunk_count())
+        granularity["note"] = "chunks not in source order (preprocess without --sort-sources) are loaded whole";
+    }
     graphs.push_back({{"graph", g->dir()},
+                      {"granularity", granularity},
+                      {"loader", {{"whole_bytes", l.whole_bytes},
+                                  {"run_bytes", l.run_bytes},
+                                  {"run_bytes_cached", l.run_bytes_cached},
+                                  {"run_disk_bytes", l.run_disk_bytes},
+                                  {"run_requests", l.run_requests},
+                                  {"seconds", l.seconds},
+                                  {"bytes_per_second", l.seconds > 0 ? (l.whole_bytes + l.run_bytes) / l.seconds : 0.0}}},
+                      {"extents_loaded", s.extents_loaded},
                       {"chunks", g->scheduler().chunk_count()},
                       {"striped", g->striped()},
                       {"jobs", s.jobs},

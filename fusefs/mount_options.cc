@@ -143,6 +143,30 @@ const std::vector<OptionSpec>& Options() {
            if (d.empty()) return Error(EINVAL, "option " + key + "=" + value + ": empty disk path");
          return Status::Ok();
        }},
+      {"lp",
+       "    -o lp=vertex|chunk      logical partitions hold only the runs of active sources' edges of\n"
+       "                            source-sorted chunks where the read-cost model favours it (default),\n"
+       "                            or whole chunks\n",
+       OneOf(&MountOptions::lp, {"vertex", "chunk"})},
+      {"disk_bandwidth",
+       "    -o disk_bandwidth=SIZE  read-cost model: sequential bytes per second of one disk (default: what\n"
+       "                            graphfs-calibrate stored on the disks, else 100M)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseSize(value);
+         if (!v.ok()) return v.error().Wrap("option " + key);
+         if (*v == 0) return Error(EINVAL, "option " + key + "=" + value + ": must be above 0");
+         o.disk_bandwidth = *v;
+         return Status::Ok();
+       }},
+      {"request_cost_us",
+       "    -o request_cost_us=N    read-cost model: microseconds one more read request costs (default:\n"
+       "                            graphfs-calibrate's, else 100)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseCount(key, value, 0, 10000000);
+         if (!v.ok()) return v.error();
+         o.request_cost_us = *v;
+         return Status::Ok();
+       }},
       {"log", "    -o log=FILE             log file (default: stderr; syslog-free)\n", Text(&MountOptions::log_file)},
       {"timeout", "    -o timeout=SECONDS      attribute and entry cache timeout (default 1)\n",
        [](MountOptions& o, const std::string& key, const std::string& value) -> Status {

@@ -89,6 +89,23 @@ void Volume::AddStats(json& j) {
                        {"row_chunks", s.row_chunks},
                        {"error", s.error}});
   j["indexes"] = indexes;
+  // The read-cost model of vertex-granular LPs and where its numbers come from.
+  json calibrated = json::array();
+  for (const DiskCalibration& c : read_cost_.disks)
+    calibrated.push_back({{"path", c.path},
+                          {"bytes_per_second", c.bytes_per_second},
+                          {"seconds_per_request", c.seconds_per_request},
+                          {"random_read_seconds", c.random_read_seconds},
+                          {"direct", c.direct},
+                          {"measured_unix", c.measured_unix}});
+  j["read_cost"] = {{"lp_granularity", options_.vertex_lps ? "vertex" : "chunk"},
+                    {"bytes_per_second", read_cost_.cost.bytes_per_second},
+                    {"seconds_per_request", read_cost_.cost.seconds_per_request},
+                    {"gap_read_through_bytes", read_cost_.cost.GapWorthReading()},
+                    {"source", read_cost_.source},
+                    {"calibrated_disks", calibrated},
+                    {"uncalibrated_disks", read_cost_.missing},
+                    {"damaged_calibrations", read_cost_.damaged}};
 }
 
 }  // namespace graphfs::volume

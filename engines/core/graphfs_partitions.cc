@@ -23,7 +23,7 @@ class GraphfsPartitions : public PartitionSource {
 
   Result<LogicalPartition> Next() override {
     current_ = graphfs_client::Partition();  // reading `next` ends our use of the last LP anyway
-    auto lp = job_.Next();
+    auto lp = job_.Next(/*read_map=*/false);  // the stream needs the bytes only
     if (!lp.ok()) return Convert(lp.error());
     current_ = std::move(*lp);
     LogicalPartition out;

@@ -383,5 +383,209 @@ TEST(LpScheduler, ManyJobsConcurrently) {
   for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 
+// ---- vertex-granular LPs ----
+
+// `count` chunks of 20 sources each (chunk c: sources 100c .. 100c+19), 5 edges of 8 bytes a
+// source, so a chunk is 800 bytes and source 100c+k's edges are bytes [40k, 40k+40) of it.
+// Chunks in `unsorted` have no runs.
+struct SortedCatalog : Catalog {
+  SourceRuns runs;
+  explicit SortedCatalog(uint64_t count, std::set<uint64_t> unsorted = {}) : Catalog(count, 800), runs(Make(count, unsorted)) {
+    for (ChunkInfo& c : chunks) c.num_sources = 20;
+  }
+  static SourceRuns Make(uint64_t count, const std::set<uint64_t>& unsorted) {
+    std::vector<SourceRuns::ChunkSources> per;
+    for (uint64_t c = 0; c < count; ++c) {
+      SourceRuns::ChunkSources cs;
+      cs.length = 800;
+      if (!unsorted.count(c))
+        for (uint32_t k = 0; k < 20; ++k) cs.sources.push_back({static_cast<uint32_t>(100 * c + k), 5});
+      per.push_back(cs);
+    }
+    return SourceRuns::FromChunks(8, per);
+  }
+  LpScheduler::Options Options(bool prefetch = false) const {
+    LpScheduler::Options o;
+    o.prefetch_next = prefetch;
+    o.runs = &runs;
+    o.cost.bytes_per_second = 1e9;
+    o.cost.seconds_per_request = 1e-9;  // no gap is worth reading through
+    o.cost.align = 1;
+    return o;
+  }
+};
+
+std::shared_ptr<const std::vector<uint64_t>> Bits(uint64_t vertices, std::initializer_list<uint64_t> ids) {
+  auto words = std::make_shared<std::vector<uint64_t>>((vertices + 63) / 64, 0);
+  for (uint64_t v : ids) (*words)[v / 64] |= uint64_t{1} << (v % 64);
+  return words;
+}
+
+using Piece = std::tuple<uint64_t, uint64_t, uint64_t>;  // chunk, file offset, length
+
+std::vector<Piece> Pieces(const HeldLp& held) {
+  std::vector<Piece> out;
+  uint64_t at = 0;
+  for (const ViewPiece& p : held.pieces) {
+    out.emplace_back(p.chunk, p.file_offset, p.length);
+    // The view's bytes are the file's bytes.
+    for (uint64_t k = 0; k < p.length; k += 3) EXPECT_EQ(held.lp->bytes[p.lp_offset + k], FileByte(p.file_offset + k));
+    at += p.length;
+  }
+  EXPECT_EQ(at, held.bytes());
+  return out;
+}
+
+TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
+  SortedCatalog cat(6, /*unsorted=*/{5});
+  LpScheduler s(cat.chunks, cat.Loader(), cat.Options());
+  ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
+  ASSERT_TRUE(s.AddJob(2, 1 << 20).ok());
+  ASSERT_TRUE(s.AddJob(3, 1 << 20).ok());
+  std::initializer_list<uint64_t> all_of_2 = {200, 201, 202, 203, 204, 205, 206, 207, 208, 209,
+                                              210, 211, 212, 213, 214, 215, 216, 217, 218, 219};
+  std::vector<uint64_t> job1 = {0, 1, 7, 105, 501};
+  job1.insert(job1.end(), all_of_2.begin(), all_of_2.end());
+  auto bits1 = std::make_shared<std::vector<uint64_t>>(10, 0);
+  for (uint64_t v : job1) (*bits1)[v / 64] |= uint64_t{1} << (v % 64);
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 3, 1}, {1, 1, 1}, {2, 20, 1}, {5, 1, 1}}, 0, bits1).ok());
+  ASSERT_TRUE(s.SetActive(2, std::vector<ActiveChunk>{{0, 2, 1}, {3, 1, 1}}, 0, Bits(600, {1, 2, 300})).ok());
+  ASSERT_TRUE(s.SetActive(3, std::vector<ActiveChunk>{{4, 1, 1}}, 0, nullptr).ok());  // no bitmap: whole chunks
+
+  auto g1 = AskNow(s, 1);
+  ASSERT_TRUE(g1.ok()) << g1.error().message();
+  ASSERT_FALSE(g1->end);
+  ExpectBytesMatchFile(*g1->held.lp);
+  // The LP: chunk 0 as the union of both jobs' runs (sources 0-2 and 7), chunk 1's source 5,
+  // chunk 2 whole (every source active), chunk 3's source 0, chunk 4 whole (job 3 has no
+  // bitmap), chunk 5 whole (not in source order).
+  std::vector<Piece> extents;
+  for (const LpExtent& e : g1->held.lp->extents) extents.emplace_back(e.chunk, e.file_offset, e.length);
+  EXPECT_EQ(extents, (std::vector<Piece>{{0, 0, 120}, {0, 280, 40}, {1, 1000, 40}, {2, 1600, 800}, {3, 2400, 40},
+                                         {4, 3200, 800}, {5, 4000, 800}}));
+  EXPECT_EQ(Pieces(g1->held),
+            (std::vector<Piece>{{0, 0, 80}, {0, 280, 40}, {1, 1000, 40}, {2, 1600, 800}, {5, 4000, 800}}));
+  auto g2 = AskNow(s, 2);
+  ASSERT_TRUE(g2.ok());
+  EXPECT_EQ(g2->held.lp, g1->held.lp);  // one LP, shared
+  EXPECT_EQ(Pieces(g2->held), (std::vector<Piece>{{0, 40, 80}, {3, 2400, 40}}));
+  auto g3 = AskNow(s, 3);
+  ASSERT_TRUE(g3.ok());
+  EXPECT_EQ(Pieces(g3->held), (std::vector<Piece>{{4, 3200, 800}}));
+  // The map lists the pieces, packed in the view.
+  EXPECT_EQ(g2->held.MapText(), "0 40 80 0\n3 2400 40 80\n");
+
+  const SchedulerStats st = s.Stats();
+  EXPECT_EQ(st.chunks_partial, 3u);
+  EXPECT_EQ(st.chunks_whole, 2u);
+  EXPECT_EQ(st.chunks_unsorted, 1u);
+  EXPECT_EQ(st.bytes_loaded, 120u + 40 + 40 + 800 + 40 + 800 + 800);
+  EXPECT_EQ(st.bytes_skipped, 6u * 800 - st.bytes_loaded);
+  EXPECT_EQ(cat.loaded_bytes.load(), st.bytes_loaded);
+  for (uint64_t j : {1, 2, 3}) {
+    auto end = AskNow(s, j);
+    ASSERT_TRUE(end.ok());
+    EXPECT_TRUE(end->end);
+  }
+  auto v1 = s.View(1);
+  ASSERT_TRUE(v1.ok());
+  EXPECT_EQ(v1->recent.back().partial_chunks, 2u);
+  EXPECT_EQ(v1->recent.back().whole_chunks, 2u);
+}
+
+TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
+  // 40 chunks with one active source each (40 bytes): a 400-byte partition holds ten of them.
+  SortedCatalog cat(40);
+  LpScheduler s(cat.chunks, cat.Loader(), cat.Options());
+  ASSERT_TRUE(s.AddJob(1, 400).ok());
+  std::vector<ActiveChunk> active;
+  auto bits = std::make_shared<std::vector<uint64_t>>((4000 + 63) / 64, 0);
+  for (uint64_t c = 0; c < 40; ++c) {
+    active.push_back({c, 1, 1});
+    (*bits)[(100 * c + 3) / 64] |= uint64_t{1} << ((100 * c + 3) % 64);
+  }
+  ASSERT_TRUE(s.SetActive(1, active, 0, bits).ok());
+  uint64_t lps = 0, pieces = 0;
+  for (;;) {
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok());
+    if (g->end) break;
+    ++lps;
+    EXPECT_LE(g->held.lp->size, 400u);
+    for (const Piece& p : Pieces(g->held)) {
+      EXPECT_EQ(std::get<1>(p), std::get<0>(p) * 800 + 3 * 40);
+      EXPECT_EQ(std::get<2>(p), 40u);
+      ++pieces;
+    }
+  }
+  EXPECT_EQ(pieces, 40u);
+  EXPECT_EQ(lps, 4u);
+}
+
+// Many jobs with random bitmaps, a preloading scheduler: every job gets, per iteration, exactly
+// the runs of its own active sources in each chunk, once.
+TEST(LpSchedulerVertexGranular, ManyJobsGetExactlyTheirRuns) {
+  SortedCatalog cat(48, {7, 30});
+  cat.load_delay_ms = 1;
+  LpScheduler s(cat.chunks, cat.Loader(), cat.Options(/*prefetch=*/true));
+  constexpr int kJobs = 6, kIterations = 5;
+  std::mutex failures_mu;
+  std::vector<std::string> failures;
+  auto fail = [&](int job, const std::string& what) {
+    std::lock_guard<std::mutex> lock(failures_mu);
+    failures.push_back("job " + std::to_string(job) + ": " + what);
+  };
+  std::vector<std::thread> threads;
+  for (int job = 0; job < kJobs; ++job) {
+    threads.emplace_back([&, job] {
+      std::mt19937 rng(static_cast<uint32_t>(job) * 104729u + 1);
+      if (!s.AddJob(static_cast<uint64_t>(job), 800u * (1 + job % 3)).ok()) return fail(job, "AddJob");
+      for (int it = 0; it < kIterations; ++it) {
+        auto bits = std::make_shared<std::vector<uint64_t>>((4800 + 63) / 64, 0);
+        std::vector<ActiveChunk> active;
+        std::set<Piece> want;
+        for (uint64_t c = 0; c < 48; ++c) {
+          uint32_t n = 0;
+          const uint32_t density = rng() % 4;  // none, sparse, half, all
+          for (uint64_t k = 0; k < 20; ++k) {
+            if (density == 0 || (density == 1 && rng() % 8 != 0) || (density == 2 && rng() % 2 != 0)) continue;
+            (*bits)[(100 * c + k) / 64] |= uint64_t{1} << ((100 * c + k) % 64);
+            ++n;
+          }
+          if (n == 0) continue;
+          active.push_back({c, n, 1});
+          std::vector<ByteRun> runs;
+          const uint64_t* b = bits->data();
+          cat.runs.ActiveRuns(c, std::span<const uint64_t* const>(&b, 1), &runs);
+          for (const ByteRun& r : runs) want.insert({c, c * 800 + r.offset, r.length});
+        }
+        if (!s.SetActive(static_cast<uint64_t>(job), active, 0, bits).ok()) return fail(job, "SetActive");
+        std::multiset<Piece> got;
+        while (true) {
+          auto r = AskNow(s, static_cast<uint64_t>(job));
+          if (!r.ok()) return fail(job, "iteration " + std::to_string(it) + ": " + r.error().message());
+          if (r->end) break;
+          for (const ViewPiece& p : r->held.pieces) {
+            got.insert({p.chunk, p.file_offset, p.length});
+            if (r->held.lp->bytes[p.lp_offset] != FileByte(p.file_offset)) fail(job, "wrong bytes");
+          }
+          if (rng() % 2) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+          if (rng() % 3 == 0) s.Done(static_cast<uint64_t>(job));
+        }
+        if (got != std::multiset<Piece>(want.begin(), want.end()))
+          fail(job, "iteration " + std::to_string(it) + ": got " + std::to_string(got.size()) + " pieces, want " +
+                        std::to_string(want.size()));
+      }
+      s.RemoveJob(static_cast<uint64_t>(job));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& f : failures) ADD_FAILURE() << f;
+  const SchedulerStats st = s.Stats();
+  EXPECT_GT(st.chunks_partial, 0u);
+  EXPECT_GT(st.chunks_unsorted, 0u);
+  EXPECT_LT(st.bytes_loaded, st.chunks_loaded * 800);  // runs, not whole chunks
+}
+
 }  // namespace
 }  // namespace graphfs::chunkindex

@@ -1,0 +1,206 @@
+// Vertex-granular reading: the index's "edges in source order" flag, SourceRuns against the
+// graph's own bytes, and the per-chunk read-cost plan.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "chunkindex/index_builder.h"
+#include "chunkindex/read_cost.h"
+#include "chunkindex/source_runs.h"
+#include "chunkindex_test_util.h"
+
+namespace graphfs::chunkindex {
+namespace {
+
+using testing::GraphSpec;
+using testing::MakeGraph;
+using testing::RandomEdges;
+using testing::TempDir;
+
+// ---- the read-cost plan ----
+
+ReadCost Cost(double bytes_per_second, double seconds_per_request, uint64_t align = 1) {
+  ReadCost c;
+  c.bytes_per_second = bytes_per_second;
+  c.seconds_per_request = seconds_per_request;
+  c.align = align;
+  return c;
+}
+
+TEST(ReadCost, GapsCheaperThanARequestAreReadThrough) {
+  // 1 MB/s and 1 ms per request: a gap up to 1000 bytes costs at most one request.
+  const ReadCost cost = Cost(1e6, 1e-3);
+  EXPECT_EQ(cost.GapWorthReading(), 1000u);
+  const std::vector<ByteRun> runs = {{0, 100}, {1100, 100}, {2201, 100}, {100000, 50}};
+  const ChunkReadPlan p = PlanChunkRead(0, 1 << 20, runs, cost);
+  ASSERT_FALSE(p.whole);
+  // 1100 - 100 = 1000: read through; 2201 - 1200 = 1001: skipped; the far run alone.
+  EXPECT_EQ(p.extents, (std::vector<ByteRun>{{0, 1200}, {2201, 100}, {100000, 50}}));
+  EXPECT_EQ(p.bytes, 1350u);
+  EXPECT_NEAR(p.seconds, 3 * 1e-3 + 1350 / 1e6, 1e-12);
+  EXPECT_NEAR(p.whole_seconds, 1e-3 + (1 << 20) / 1e6, 1e-12);
+}
+
+TEST(ReadCost, TheWholeChunkWhenItIsCheaper) {
+  // Many scattered runs on a disk where requests are dear: one sequential read wins (64
+  // requests cost 0.64 s, more than 0.9 of the whole chunk's 0.68 s).
+  const ReadCost cost = Cost(100e6, 10e-3);  // HDD-like: 10 ms a request, 1 MB gap threshold
+  std::vector<ByteRun> runs;
+  for (uint64_t k = 0; k < 64; ++k) runs.push_back({k * (1 << 20) + 512, 4096});
+  const ChunkReadPlan p = PlanChunkRead(0, 64 << 20, runs, cost);
+  EXPECT_TRUE(p.whole);
+  EXPECT_EQ(p.extents, (std::vector<ByteRun>{{0, 64 << 20}}));
+  EXPECT_EQ(p.bytes, 64u << 20);
+  // On a disk where requests are cheap the same runs are read alone.
+  const ChunkReadPlan q = PlanChunkRead(0, 64 << 20, runs, Cost(100e6, 50e-6));
+  EXPECT_FALSE(q.whole);
+  EXPECT_EQ(q.extents.size(), 64u);
+  EXPECT_EQ(q.bytes, 64u * 4096);
+  EXPECT_LT(q.seconds, q.whole_seconds);
+}
+
+TEST(ReadCost, RunsSharingAnAlignedBlockAreOneRead) {
+  // No gap is worth reading (requests free), but two runs in one 4 KiB block are one read.
+  const ReadCost cost = Cost(1e9, 0, 4096);
+  const std::vector<ByteRun> runs = {{8, 16}, {4000, 8}, {8192 + 100, 8}};
+  const ChunkReadPlan p = PlanChunkRead(4096 * 10, 1 << 20, runs, cost);
+  ASSERT_FALSE(p.whole);
+  EXPECT_EQ(p.extents, (std::vector<ByteRun>{{8, 4000}, {8292, 8}}));
+  EXPECT_EQ(p.disk_bytes, 8192u);  // two 4 KiB blocks
+  // The chunk's own offset decides the alignment: shifted by 2 KiB, the three runs fall in
+  // three adjacent blocks, read as one.
+  const ChunkReadPlan q = PlanChunkRead(4096 * 10 + 2048, 1 << 20, runs, cost);
+  EXPECT_EQ(q.extents, (std::vector<ByteRun>{{8, 8292}}));
+  EXPECT_EQ(q.disk_bytes, 3u * 4096);
+}
+
+TEST(ReadCost, NoRunsNothingToRead) {
+  const ChunkReadPlan p = PlanChunkRead(0, 4096, {}, Cost(1e8, 1e-4));
+  EXPECT_FALSE(p.whole);
+  EXPECT_TRUE(p.extents.empty());
+  EXPECT_EQ(p.bytes, 0u);
+}
+
+// ---- SourceRuns from a real index ----
+
+struct RunsCase {
+  const char* name;
+  bool sorted;
+  bool weighted;
+  uint64_t chunk;
+};
+
+class SourceRunsTest : public ::testing::TestWithParam<RunsCase> {};
+
+// The byte runs of `chunk` whose edges have an active source, straight from the file.
+std::vector<ByteRun> BruteRuns(const testing::Reference& ref, const Chunk& c, const std::vector<const uint64_t*>& bitmaps) {
+  std::vector<ByteRun> out;
+  for (uint64_t off = c.offset; off < c.offset + c.length; off += ref.edge_size) {
+    int32_t s;
+    std::memcpy(&s, ref.column.data() + off, 4);
+    bool active = false;
+    for (const uint64_t* b : bitmaps) active |= b == nullptr || ((b[static_cast<uint32_t>(s) / 64] >> (s % 64)) & 1);
+    if (!active) continue;
+    const uint64_t at = off - c.offset;
+    if (!out.empty() && out.back().end() == at) out.back().length += ref.edge_size;
+    else out.push_back({at, ref.edge_size});
+  }
+  return out;
+}
+
+TEST_P(SourceRunsTest, RunsAreExactlyTheActiveSourcesEdges) {
+  const RunsCase& rc = GetParam();
+  TempDir tmp;
+  const std::string dir = tmp.File("g");
+  GraphSpec g;
+  g.vertices = 3000;
+  g.partitions = 3;
+  g.sorted = rc.sorted;
+  g.weighted = rc.weighted;
+  g.edges = RandomEdges(2800, 40000, 5);
+  ASSERT_EQ(MakeGraph(g, dir), "");
+  BuildOptions o;
+  o.graph_dir = dir;
+  o.chunk_size = rc.chunk;
+  ASSERT_TRUE(BuildIndex(o).ok());
+  auto table = ChunkTable::Open(dir);
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  testing::Reference ref;
+  ASSERT_EQ(ref.Load(dir), "");
+
+  // The flag says what the bytes show.
+  for (const Chunk& c : table->chunks(ChunkFile::kColumn)) {
+    bool in_order = true;
+    int32_t last = INT32_MIN;
+    for (uint64_t off = c.offset; off < c.offset + c.length; off += ref.edge_size) {
+      int32_t s;
+      std::memcpy(&s, ref.column.data() + off, 4);
+      in_order &= s >= last;
+      last = s;
+    }
+    EXPECT_EQ(c.sources_sorted, in_order) << "chunk " << c.id;
+  }
+
+  auto runs = SourceRuns::Load(*table, ChunkFile::kColumn);
+  ASSERT_TRUE(runs.ok()) << runs.error().message();
+  const uint64_t chunks = table->chunks(ChunkFile::kColumn).size();
+  if (rc.sorted) {
+    EXPECT_EQ(runs->sorted_chunks(), chunks);
+  } else {
+    EXPECT_LT(runs->sorted_chunks(), chunks);  // random input order: (almost) none sorted
+  }
+  EXPECT_GT(runs->memory_bytes(), 0u);
+
+  std::mt19937_64 rng(17);
+  const size_t words = (g.vertices + 63) / 64;
+  for (double density : {0.001, 0.05, 0.4, 0.95}) {
+    std::vector<uint64_t> a(words, 0), b(words, 0);
+    for (uint32_t v = 0; v < g.vertices; ++v) {
+      if (std::uniform_real_distribution<double>(0, 1)(rng) < density) a[v / 64] |= uint64_t{1} << (v % 64);
+      if (std::uniform_real_distribution<double>(0, 1)(rng) < density / 2) b[v / 64] |= uint64_t{1} << (v % 64);
+    }
+    for (const Chunk& c : table->chunks(ChunkFile::kColumn)) {
+      SCOPED_TRACE("density " + std::to_string(density) + " chunk " + std::to_string(c.id));
+      std::vector<ByteRun> got;
+      for (const std::vector<const uint64_t*>& set : {std::vector<const uint64_t*>{a.data()},
+                                                      std::vector<const uint64_t*>{a.data(), b.data()},
+                                                      std::vector<const uint64_t*>{b.data(), nullptr}}) {
+        runs->ActiveRuns(c.id, set, &got);
+        if (c.sources_sorted) {
+          EXPECT_EQ(got, BruteRuns(ref, c, set));
+        } else {
+          EXPECT_EQ(got, (std::vector<ByteRun>{{0, c.length}}));  // unsorted: the whole chunk
+        }
+      }
+      runs->ActiveRuns(c.id, {}, &got);
+      EXPECT_TRUE(got.empty());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, SourceRunsTest,
+                         ::testing::Values(RunsCase{"sorted_small_chunks", true, false, 4096},
+                                           RunsCase{"sorted_weighted", true, true, 12288},
+                                           RunsCase{"sorted_one_chunk_per_block", true, false, 1 << 20},
+                                           RunsCase{"unsorted", false, false, 4096}),
+                         [](const ::testing::TestParamInfo<RunsCase>& info) { return std::string(info.param.name); });
+
+TEST(SourceRuns, FromChunksMatchesTheSourcesGiven) {
+  // Chunk 0: sources 3 (2 edges), 5 (1), 6 (4) of 8-byte edges; chunk 1 unsorted.
+  auto runs = SourceRuns::FromChunks(8, {{56, {{3, 2}, {5, 1}, {6, 4}}}, {80, {}}});
+  EXPECT_TRUE(runs.sorted(0));
+  EXPECT_FALSE(runs.sorted(1));
+  std::vector<uint64_t> bits(1, (1ull << 3) | (1ull << 6));
+  const uint64_t* b = bits.data();
+  std::vector<ByteRun> got;
+  runs.ActiveRuns(0, std::span<const uint64_t* const>(&b, 1), &got);
+  EXPECT_EQ(got, (std::vector<ByteRun>{{0, 16}, {24, 32}}));
+  bits[0] |= 1ull << 5;  // 5 joins its neighbours into one run
+  runs.ActiveRuns(0, std::span<const uint64_t* const>(&b, 1), &got);
+  EXPECT_EQ(got, (std::vector<ByteRun>{{0, 56}}));
+  runs.ActiveRuns(1, std::span<const uint64_t* const>(&b, 1), &got);
+  EXPECT_EQ(got, (std::vector<ByteRun>{{0, 80}}));
+}
+
+}  // namespace
+}  // namespace graphfs::chunkindex
