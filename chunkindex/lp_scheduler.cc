@@ -298,6 +298,7 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_se
     }
   }
   ++stats_.lps_built;
+  stats_.lp_handouts += holders;
   stats_.select_seconds += select_seconds;
   current_ = holders > 0 ? shared : nullptr;
   stats_.current_seq = holders > 0 ? shared->seq : 0;

@@ -149,6 +149,7 @@ struct JobView {
 
 struct SchedulerStats {
   uint64_t lps_built = 0;
+  uint64_t lp_handouts = 0;        // (LP, job) pairs: above lps_built when jobs shared LPs
   uint64_t lps_preloaded = 0;      // built from a preloaded buffer without a further read
   uint64_t chunks_loaded = 0;
   uint64_t bytes_loaded = 0;       // read through the loader

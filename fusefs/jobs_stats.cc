@@ -101,6 +101,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
                       {"find_seconds", g->find_seconds()},
                       {"lps_built", s.lps_built},
                       {"lps_preloaded", s.lps_preloaded},
+                      {"lp_handouts", s.lp_handouts},
                       {"chunks_loaded", s.chunks_loaded},
                       {"bytes_loaded", s.bytes_loaded},
                       {"bytes_reused", s.bytes_reused},

@@ -22,6 +22,8 @@ struct Case {
   bool weighted;
   bool striped;
   double stagger_seconds;  // between job starts: later jobs join while earlier ones are mid-iteration
+  bool sorted = false;     // preprocess --sort-sources: vertex-granular LPs
+  bool grid = false;       // gen-grid (high diameter, ids with locality) instead of gen-rmat
 };
 
 class IntegratedMount : public StripedMount, public ::testing::WithParamInterface<Case> {
@@ -38,10 +40,13 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
   const std::string edges = tmp.path() + "/edges.bin";
   const std::string plain = tmp.path() + "/plain";
   std::vector<std::string> gen = {Bin("gen-rmat"), "--scale", std::to_string(kScale), "--seed", "11", "-o", edges};
+  if (c.grid) gen = {Bin("gen-grid"), "--width", "128", "--height", "64", "--drop", "0.1", "--seed", "3", "-o", edges};
   if (c.weighted) gen.push_back("--weighted");
   ASSERT_NO_FATAL_FAILURE(RunOk(gen));
-  ASSERT_NO_FATAL_FAILURE(RunOk({Bin("preprocess"), "-i", edges, "-o", plain, "-v", std::to_string(1 << kScale), "-p",
-                                 std::to_string(kPartitions), "-t", c.weighted ? "1" : "0"}));
+  std::vector<std::string> pre = {Bin("preprocess"), "-i", edges, "-o", plain, "-v", std::to_string(1 << kScale), "-p",
+                                  std::to_string(kPartitions), "-t", c.weighted ? "1" : "0"};
+  if (c.sorted) pre.push_back("--sort-sources");
+  ASSERT_NO_FATAL_FAILURE(RunOk(pre));
   int32_t start = 0;
   std::memcpy(&start, ReadFile(edges).substr(0, 4).data(), 4);
 
@@ -99,16 +104,35 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
   EXPECT_GT(g["lps_built"].get<uint64_t>(), 4u);
   EXPECT_EQ(g["jobs"].get<uint64_t>(), 0u) << "every job removed itself";
   EXPECT_EQ(st["jobs"].size(), 0u);
-  EXPECT_GT(g["bytes_delivered"].get<uint64_t>(), g["bytes_loaded"].get<uint64_t>())
-      << "jobs shared LPs (delivered more than was loaded)";
+  EXPECT_GT(g["lp_handouts"].get<uint64_t>(), g["lps_built"].get<uint64_t>()) << "jobs shared LPs";
+  if (!c.sorted) {
+    EXPECT_GT(g["bytes_delivered"].get<uint64_t>(), g["bytes_loaded"].get<uint64_t>())
+        << "jobs shared LPs (delivered more than was loaded)";
+  }
   EXPECT_EQ(g["striped"].get<bool>(), c.striped);
+  // Source-sorted graphs get vertex-granular LPs: some chunks are loaded as runs, and the
+  // loader read fewer bytes than the chunks it touched.
+  const nlohmann::json& gran = g["granularity"];
+  EXPECT_EQ(gran["mode"], "vertex");
+  if (c.sorted) {
+    EXPECT_EQ(gran["unsorted_chunks"].get<uint64_t>(), 0u) << gran.dump();
+    EXPECT_GT(gran["chunks_partial"].get<uint64_t>(), 0u) << gran.dump();
+    EXPECT_GT(gran["bytes_skipped"].get<uint64_t>(), 0u) << gran.dump();
+    EXPECT_GT(g["loader"]["run_bytes"].get<uint64_t>(), 0u) << g.dump();
+  } else {
+    EXPECT_EQ(gran["chunks_partial"].get<uint64_t>(), 0u) << gran.dump();
+    EXPECT_GT(gran["chunks_unsorted"].get<uint64_t>(), 0u) << gran.dump();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, IntegratedMount,
                          ::testing::Values(Case{"weighted_striped_together", true, true, 0},
                                            Case{"weighted_striped_staggered", true, true, 0.15},
                                            Case{"unweighted_plain_together", false, false, 0},
-                                           Case{"unweighted_plain_staggered", false, false, 0.1}),
+                                           Case{"unweighted_plain_staggered", false, false, 0.1},
+                                           Case{"sorted_weighted_striped_together", true, true, 0, true},
+                                           Case{"sorted_unweighted_plain_staggered", false, false, 0.1, true},
+                                           Case{"grid_sorted_weighted_striped", true, true, 0.05, true, true}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -18,7 +18,8 @@ namespace {
 const std::set<std::string> kOurs = {"cache_size", "threads",      "cache_policy",   "cache_window",
                                      "cache_trace", "io",          "io_workers",     "queue_depth",
                                      "readahead",  "readahead_mem", "kernel_readahead", "direct",
-                                     "disks",      "log",          "timeout",        "passthrough"};
+                                     "disks",      "log",          "timeout",        "passthrough",
+                                     "lp",         "disk_bandwidth", "request_cost_us"};
 
 void CheckRanges(const MountOptions& o) {
   FUZZ_CHECK(o.threads >= 1 && o.threads <= 1024, "threads=%u", o.threads);
@@ -32,6 +33,9 @@ void CheckRanges(const MountOptions& o) {
   FUZZ_CHECK(o.timeout >= 0 && o.timeout <= 3600, "timeout=%f", o.timeout);
   for (const std::string& d : o.disks) FUZZ_CHECK(!d.empty(), "empty disk path accepted");
   FUZZ_CHECK(o.passthrough == "auto" || o.passthrough == "off", "passthrough=%s", Shown(o.passthrough).c_str());
+  FUZZ_CHECK(o.lp == "vertex" || o.lp == "chunk", "lp=%s", Shown(o.lp).c_str());
+  FUZZ_CHECK(o.request_cost_us >= -1 && o.request_cost_us <= 10000000, "request_cost_us=%lld",
+             static_cast<long long>(o.request_cost_us));
   auto cache = ParseSizeOrPercent(o.cache_size, 100);
   FUZZ_CHECK(cache.ok(), "cache_size '%s' kept but unparsable", Shown(o.cache_size).c_str());
 }

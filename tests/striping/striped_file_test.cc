@@ -257,6 +257,20 @@ void RandomOps(IoEngineOptions::Mode mode, uint64_t unit, uint32_t disks, uint32
       ASSERT_TRUE(std::equal(buf.begin(), buf.begin() + static_cast<long>(want),
                              model.begin() + static_cast<long>(std::min<uint64_t>(off, model.size()))))
           << "op " << op << " off " << off << " len " << len;
+    } else if (kind == 7 && !model.empty()) {
+      // Several ranges in one submission (the LP loader's runs): each lands in its own buffer.
+      std::vector<std::vector<char>> bufs(1 + rng() % 5);
+      std::vector<StripedFile::ReadRequest> reqs;
+      for (auto& b : bufs) {
+        const uint64_t at = rng() % model.size();
+        b.assign(1 + rng() % std::min<uint64_t>(model.size() - at, unit * 2), 'Z');
+        reqs.push_back({at, b.size(), b.data()});
+      }
+      ASSERT_TRUE(f->ReadMany(reqs).ok());
+      for (const auto& r : reqs)
+        ASSERT_TRUE(std::equal(r.buf, r.buf + r.length, model.begin() + static_cast<long>(r.offset))) << "op " << op;
+      reqs.push_back({model.size() - 1, 2, bufs[0].data()});  // past the end: refused
+      EXPECT_FALSE(f->ReadMany(reqs).ok());
     } else if (kind == 8) {
       uint64_t ns = rng() % max_size;
       ASSERT_TRUE(f->Truncate(ns).ok());

@@ -290,6 +290,84 @@ TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
   s.scheduler().RemoveJob(1);
 }
 
+// Asks for the job's LPs until the end of its iteration; every piece's bytes are checked
+// against `column`. Returns the pieces (file offset -> length).
+std::map<uint64_t, uint64_t> DrainIteration(GraphSchedule& s, uint64_t job, const std::string& column) {
+  std::map<uint64_t, uint64_t> pieces;
+  for (;;) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool answered = false;
+    Result<LpScheduler::Grant> grant = Error(EIO, "no answer");
+    s.scheduler().Next(job, [&](Result<LpScheduler::Grant> g2) {
+      std::lock_guard<std::mutex> lock(mu);
+      grant = std::move(g2);
+      answered = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return answered; }));
+    if (!answered || !grant.ok()) {
+      ADD_FAILURE() << (answered ? grant.error().message() : "no answer");
+      return pieces;
+    }
+    if (grant->end) return pieces;
+    const LogicalPartition& lp = *grant->held.lp;
+    for (const ViewPiece& p : grant->held.pieces) {
+      EXPECT_EQ(std::string(lp.bytes.get() + p.lp_offset, p.length), column.substr(p.file_offset, p.length))
+          << "piece at " << p.file_offset;
+      pieces[p.file_offset] = p.length;
+    }
+  }
+}
+
+TEST_F(IndexedVolume, VertexGranularLpsReadOnlyTheActiveSourcesRuns) {
+  auto schedule = v->schedules().Get(*v, g.graph);
+  ASSERT_TRUE(schedule.ok()) << schedule.error().message();
+  GraphSchedule& s = **schedule;
+  ASSERT_NE(s.source_runs(), nullptr);
+  EXPECT_EQ(s.source_runs()->sorted_chunks(), s.table().chunks(chunkindex::ChunkFile::kColumn).size());
+  ASSERT_TRUE(s.scheduler().AddJob(1, 1 << 20).ok());
+  // Every 50th vertex active: each view piece holds only edges of active sources, and all of them.
+  std::vector<uint64_t> words((g.vertices + 63) / 64, 0);
+  for (uint64_t u = 0; u < g.vertices; u += 50) words[u / 64] |= uint64_t{1} << (u % 64);
+  auto is_active = [&](int32_t u) { return (words[static_cast<uint32_t>(u) / 64] >> (u % 64)) & 1; };
+  ASSERT_TRUE(s.SetActive(1, words).ok());
+  const std::map<uint64_t, uint64_t> pieces = DrainIteration(s, 1, g.column);
+  uint64_t delivered = 0, active_edges = 0;
+  for (const auto& [at, length] : pieces) {
+    for (uint64_t k = at; k < at + length; k += 8) {
+      int32_t src;
+      std::memcpy(&src, g.column.data() + k, 4);
+      EXPECT_TRUE(is_active(src)) << "edge at " << k << " has inactive source " << src;
+    }
+    delivered += length;
+  }
+  for (uint64_t k = 0; k < g.column.size(); k += 8) {
+    int32_t src;
+    std::memcpy(&src, g.column.data() + k, 4);
+    active_edges += is_active(src);
+  }
+  EXPECT_EQ(delivered, active_edges * 8);
+  GraphSchedule::LoaderStats l = s.loader_stats();
+  EXPECT_GT(l.run_bytes, 0u);
+  EXPECT_GT(l.run_disk_bytes, 0u);  // read around the cache: nothing was cached yet
+  EXPECT_LT(l.run_bytes + l.whole_bytes, g.column.size());
+  const uint64_t cache_loaded = v->cache()->Stats().bytes_loaded;
+  EXPECT_LE(cache_loaded, l.whole_bytes) << "runs never enter the cache (only whole chunks do)";
+
+  // Once the chunks are cached (a reader streamed the file), the same runs come from the cache.
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  for (uint64_t off = 0; off < g.column.size(); off += 1 << 20) ASSERT_TRUE(v->Read(*f, streams, off, 1 << 20, 7, scratch).ok());
+  ASSERT_TRUE(s.SetActive(1, words).ok());
+  EXPECT_EQ(DrainIteration(s, 1, g.column), pieces);
+  const GraphSchedule::LoaderStats l2 = s.loader_stats();
+  EXPECT_GT(l2.run_bytes_cached, l.run_bytes_cached);
+  EXPECT_EQ(l2.run_disk_bytes, l.run_disk_bytes);  // no disk read for them
+  s.scheduler().RemoveJob(1);
+}
+
 TEST_F(IndexedVolume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
   ASSERT_EQ(f->source().layout_note().rfind("chunks of the index", 0), 0u);
   ASSERT_TRUE(v->schedules().Get(*v, g.graph).ok());
