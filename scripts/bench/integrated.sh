@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# Issue 5 benchmark: logical partitions of active chunks (integrated engines) against the
-# same jobs unmodified, on 4 throttled disks.
+# Issues 5 and 16 benchmark: logical partitions (integrated engines), chunk- and vertex-granular,
+# against the same jobs unmodified, on 4 throttled disks.
 #
-#   scripts/bench/integrated.sh [--scale 24] [--mixes "W1 W4 W5"] [--configs "seq-plain plain mount mount-integrated"]
-#                               [--bps 100000000] [--fraction 0.25] [--partition 256M] [--chunk-size 2M]
-#                               [--gen-dir DIR] [--skip "W4:plain ..."]
+#   scripts/bench/integrated.sh [--family rmat|rmat-local|grid] [--scale 24] [--grid 1024x1024]
+#                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain mount mount-integrated-chunk mount-integrated"]
+#                               [--bps 100000000] [--request-us N] [--fraction 0.25] [--partition 256M]
+#                               [--chunk-size 2M] [--gen-dir DIR] [--skip "W4:plain ..."]
 #
-# A weighted R-MAT graph (generated once into --gen-dir, indexed with --chunk-size), striped over 4
-# loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth loop disk of 4 x BPS. Mixes:
+# A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
+# --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth
+# loop disk of 4 x BPS. Families: rmat (Graph500 R-MAT, ids permuted: no locality), rmat-local
+# (gen-rmat --no-permute: R-MAT's own ids, hubs low), grid (gen-grid W x H, 10% of edges dropped:
+# a road-like lattice, ids in row-major order). Mixes:
 #   W1 {pagerank-delta, wcc, sssp, bfs}    W4 {sssp x 4, random starts}    W5 {bfs x 4, random starts}
-# Configurations (the jobs of a mix in one memory cgroup, cgroup v1; WORK = 64 B per vertex):
+#   P16 {16 jobs: 4 each of bfs, sssp, wcc, pagerank-delta}, Poisson arrivals (mean gap 5 s, seed 16)
+# The read-cost model of vertex-granular LPs is measured on the throttled disks by graphfs-calibrate
+# (--request-us N instead sets request_cost_us=N: the HDD-like model with a cost per request).
+# Configurations (the jobs of a mix in one memory cgroup, cgroup v1; WORK = 64 B per vertex + the
+# jobs' read buffers):
 #   seq-plain         (i)   the plain copy, one job after another (run-jobs --sequential), buffered
-#                           reads, cgroup limit WORK + budget: the page cache gets the cache budget
+#                           reads, cgroup limit WORK + budget + 256M: the page cache gets what graphfs's
+#                           cache and read-ahead staging get on the mount
 #   plain             (ii)  the plain copy, the jobs together, same limits
 #   mount             (iii) the striped graph through graphfs with cache_size = FRACTION x column,
-#                           the unmodified apps together, O_DIRECT (MEM_GB 0.25), limit WORK
-#   mount-integrated  (iv)  the same mount, the apps in integrated mode (--graphfs, logical
-#                           partitions of PARTITION bytes) together, limit WORK
+#                           readahead_mem=256M, the unmodified apps together, O_DIRECT (MEM_GB 0.25),
+#                           limit WORK
+#   mount-integrated-chunk (iv) the same mount with lp=chunk, the apps in integrated mode
+#                           (--graphfs, logical partitions of PARTITION bytes of whole chunks)
+#   mount-integrated  (v)   the same with lp=vertex: LPs hold only the runs of active sources
 # Per run: wall time, bytes read from the loop disks, edges the jobs read and how many of those had
 # an active source, and for (iv) the scheduler's costs (active-chunk queries, LP selection, loads).
 # Per-iteration lines of every job go to results/integrated-STAMP-MIX-CONFIG.iter.tsv (plot:
@@ -26,8 +37,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
 SCALE=24
+FAMILY=rmat
+GRID=1024x1024
+REQUEST_US=""
 MIXES="W1 W4 W5"
-CONFIGS="seq-plain plain mount mount-integrated"
+CONFIGS="seq-plain plain mount mount-integrated-chunk mount-integrated"
 BPS=100000000
 FRACTION=0.25
 PARTITION=256M
@@ -38,6 +52,9 @@ SKIP=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) SCALE=$2; shift 2 ;;
+    --family) FAMILY=$2; shift 2 ;;
+    --grid) GRID=$2; shift 2 ;;
+    --request-us) REQUEST_US=$2; shift 2 ;;
     --mixes) MIXES=$2; shift 2 ;;
     --configs) CONFIGS=$2; shift 2 ;;
     --bps) BPS=$2; shift 2 ;;
@@ -59,62 +76,82 @@ trap 'unmount_graphfs "$BENCH_ROOT/mnt" 2>/dev/null || true; rmdir "$MIX_CGROUP"
 # range of sources, so a few active vertices make a few chunks active, not every chunk of their
 # rows (in input order every chunk of a block holds sources from all over its range). Every
 # configuration reads the same sorted graph.
-G=$GEN_DIR/rmat${SCALE}s
-if [[ ! -f $GEN_DIR/rmat$SCALE.bin ]]; then
+case $FAMILY in
+  rmat) NAME=rmat$SCALE; GEN=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1); VERTICES=$((1 << SCALE)) ;;
+  rmat-local) NAME=rmat${SCALE}l; GEN=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 --no-permute)
+              VERTICES=$((1 << SCALE)) ;;
+  grid) NAME=grid$GRID; GEN=("$GRAPHFS_BIN/gen-grid" --width "${GRID%x*}" --height "${GRID#*x}" --drop 0.1 --weighted --seed 1)
+        VERTICES=$(( ${GRID%x*} * ${GRID#*x} )) ;;
+  *) echo "unknown family $FAMILY" >&2; exit 2 ;;
+esac
+EDGE_FILE=$GEN_DIR/$NAME.bin
+G=$GEN_DIR/${NAME}s
+if [[ ! -f $EDGE_FILE ]]; then
   mkdir -p "$GEN_DIR"
-  "$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 -o "$GEN_DIR/rmat$SCALE.bin"
+  "${GEN[@]}" -o "$EDGE_FILE"
 fi
 if [[ ! -f $G/meta ]]; then
-  "$GRAPHFS_BIN/preprocess" -i "$GEN_DIR/rmat$SCALE.bin" -o "$G" -v $((1 << SCALE)) -p "$PARTITIONS" -t 1 --sort-sources
+  "$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$G" -v "$VERTICES" -p "$PARTITIONS" -t 1 --sort-sources
 fi
 "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$G" ||
   "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size "$CHUNK" "$G"
 COLUMN=$(stat -c %s "$G/column")
-EDGES=$(( $(stat -c %s "$GEN_DIR/rmat$SCALE.bin") / 12 ))
+EDGES=$(( $(stat -c %s "$EDGE_FILE") / 12 ))
 # Random starts with out-edges: sources of edges at fixed random positions of the edge list.
 starts() {
-  python3 - "$GEN_DIR/rmat$SCALE.bin" "$EDGES" "$1" <<'EOF'
+  python3 - "$EDGE_FILE" "$EDGES" "$1" "${2:-4}" <<'EOF'
 import random, struct, sys
-path, edges, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, edges, seed, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(seed)
 with open(path, "rb") as f:
     out = []
-    for _ in range(4):
+    for _ in range(count):
         f.seek(rng.randrange(edges) * 12)
         out.append(str(struct.unpack("<i", f.read(4))[0]))
 print(" ".join(out))
 EOF
 }
-FIRST=$(od -An -td4 -N4 "$GEN_DIR/rmat$SCALE.bin" | tr -d ' ')
+FIRST=$(od -An -td4 -N4 "$EDGE_FILE" | tr -d ' ')
 mix_jobs() {
   local s
   case $1 in
     W1) echo "pagerank-delta,wcc,sssp:$FIRST,bfs:$FIRST" ;;
     W4) s=($(starts 4)); echo "sssp:${s[0]},sssp:${s[1]},sssp:${s[2]},sssp:${s[3]}" ;;
     W5) s=($(starts 5)); echo "bfs:${s[0]},bfs:${s[1]},bfs:${s[2]},bfs:${s[3]}" ;;
+    P16) s=($(starts 16 8)); echo "bfs:${s[0]},sssp:${s[1]},wcc,pagerank-delta:0.01,bfs:${s[2]},sssp:${s[3]},wcc,pagerank-delta:0.01,bfs:${s[4]},sssp:${s[5]},wcc,pagerank-delta:0.01,bfs:${s[6]},sssp:${s[7]},wcc,pagerank-delta:0.01" ;;
     *) echo "unknown mix $1" >&2; exit 2 ;;
   esac
 }
-# Vertex state (64 B per vertex) plus each job's read buffers (2 threads x 24 MiB, 4 jobs).
-WORK=$(( (1 << SCALE) * 64 + (512 << 20) ))
+# Vertex state (64 B per vertex) plus each job's read buffers (2 threads x 24 MiB, 4 jobs; 16
+# jobs: 4 times that). The plain runs get WORK + graphfs's cache_size + readahead_mem on top.
+READAHEAD_MEM=$((256 << 20))
+work() { case $1 in P16) echo $(( VERTICES * 4 * 64 + (2048 << 20) )) ;; *) echo $(( VERTICES * 64 + (512 << 20) )) ;; esac; }
 BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
 
 # 2. Four striped disks and one plain disk with the same total bandwidth, with room for the
 # jobs' vertex state next to the graph.
 stage_graph "$G" "$BPS" 8192
+# The read-cost model: measured on the throttled disks (the daemon reads it at mount), or given.
+COST_OPTS=""
+if [[ -n $REQUEST_US ]]; then
+  COST_OPTS=",disk_bandwidth=$BPS,request_cost_us=$REQUEST_US"
+else
+  run_throttled "$GRAPHFS_BIN/graphfs-calibrate" --probe-size 128M --random-reads 300 "${DISK_DIRS[@]:0:4}"
+fi
 
 RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 SUMMARY=$RESULTS/integrated-$STAMP.tsv
-printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tresults\n' > "$SUMMARY"
-echo "# integrated benchmark $STAMP: scale $SCALE, column $COLUMN B, chunks $CHUNK, budget $BUDGET B, partition $PARTITION, $BPS B/s x 4 disks"
+printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tresults\n' > "$SUMMARY"
+echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}"
 
 # run MIX CONFIG GRAPH_DIR MEM_GB LIMIT "RUN-JOBS FLAGS" LOOPS...
 run() {
   local mix=$1 config=$2 dir=$3 memgb=$4 limit=$5 flags=$6; shift 6
-  local jobs log before after wall
+  local jobs log before after wall arrivals=""
   jobs=$(mix_jobs "$mix")
+  [[ $mix == P16 ]] && arrivals="--arrivals poisson:5 --seed 16"
   log=$RESULTS/integrated-$STAMP-$mix-$config.log
   drop_caches
   before=$(loops_read "$@")
@@ -123,7 +160,7 @@ run() {
   echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
   # shellcheck disable=SC2086
   GRAPHFS_ENGINE_VERBOSE=1 sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
-    "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags \
+    "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $arrivals \
     > "$log" 2>&1 || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
   echo "mix cgroup: limit $limit, peak $(cat "$MIX_CGROUP/memory.max_usage_in_bytes")" >> "$log"
   rmdir "$MIX_CGROUP"
@@ -137,14 +174,17 @@ for mix in $MIXES; do
   for config in $CONFIGS; do
     [[ " $SKIP " == *" $mix:$config "* ]] && continue
     case $config in
-      seq-plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $((WORK + BUDGET)) "--sequential" "${LOOPS[4]}" ;;
-      plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $((WORK + BUDGET)) "" "${LOOPS[4]}" ;;
-      mount | mount-integrated)
-        mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=256M"
+      seq-plain) [[ $mix == P16 ]] && continue
+                 run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $(($(work "$mix") + BUDGET + READAHEAD_MEM)) "--sequential" "${LOOPS[4]}" ;;
+      plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $(($(work "$mix") + BUDGET + READAHEAD_MEM)) "" "${LOOPS[4]}" ;;
+      mount | mount-integrated | mount-integrated-chunk)
+        lp=vertex
+        [[ $config == mount-integrated-chunk ]] && lp=chunk
+        mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS"
         if [[ $config == mount ]]; then
-          run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$WORK" "" "${LOOPS[@]:0:4}"
+          run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$(work "$mix")" "" "${LOOPS[@]:0:4}"
         else
-          run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$WORK" "--integrated --partition $PARTITION" "${LOOPS[@]:0:4}"
+          run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$(work "$mix")" "--integrated --partition $PARTITION" "${LOOPS[@]:0:4}"
         fi
         unmount_graphfs "$BENCH_ROOT/mnt" ;;
       *) echo "unknown config $config" >&2; exit 2 ;;

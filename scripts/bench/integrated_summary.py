@@ -4,7 +4,9 @@
 usage: integrated_summary.py LOG MIX CONFIG DISK_BYTES
 Reads LOG (run-jobs output with GRAPHFS_ENGINE_VERBOSE=1) and LOG.stats.json when present;
 prints mix, config, wall_s, disk_bytes, edges_read, edges_active, active_share, find_s,
-select_s, load_s, lps, bytes_loaded, bytes_delivered, results; writes LOG's per-iteration
+select_s, load_s, lps, bytes_loaded, bytes_delivered, loader_MBps (all the loader's bytes per second
+of its own time), whole_MBps (whole-chunk bytes over the same time when no runs were loaded, else -),
+chunks_whole, chunks_partial, mem_limit, mem_peak (the mix's cgroup), results; writes LOG's per-iteration
 lines to LOG with .iter.tsv in place of .log (job, iteration, active, bytes, edges_read,
 edges_active, seconds).
 """
@@ -38,6 +40,14 @@ if os.path.exists(stats):
 def g(key, fmt="%.2f"):
     return fmt % sched[key] if key in sched else "-"
 share = "%.3f" % (edges_active / edges_read) if edges_read else "-"
+loader = sched.get("loader", {})
+gran = sched.get("granularity", {})
+loader_mbps = "%.1f" % (loader["bytes_per_second"] / 1e6) if loader.get("seconds") else "-"
+whole_mbps = ("%.1f" % (loader["whole_bytes"] / loader["seconds"] / 1e6)
+              if loader.get("seconds") and loader.get("run_bytes", 0) == 0 else "-")
+mem = re.search(r"^mix cgroup: limit (\d+), peak (\d+)", text, re.M)
 print("\t".join([mix, config, wall.group(1) if wall else "-", str(disk_bytes), str(edges_read), str(edges_active), share,
                  g("find_seconds"), g("select_seconds"), g("load_seconds"), g("lps_built", "%d"),
-                 g("bytes_loaded", "%d"), g("bytes_delivered", "%d"), results]))
+                 g("bytes_loaded", "%d"), g("bytes_delivered", "%d"), loader_mbps, whole_mbps,
+                 str(gran.get("chunks_whole", "-")), str(gran.get("chunks_partial", "-")),
+                 mem.group(1) if mem else "-", mem.group(2) if mem else "-", results]))
