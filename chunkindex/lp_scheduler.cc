@@ -50,6 +50,7 @@ LpScheduler::LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options
       edge_size_(options.runs != nullptr ? options.runs->edge_size() : 1),
       loader_(std::move(loader)),
       options_(options) {
+  for (const ChunkInfo& c : chunks_) total_bytes_ += c.length;
   builder_ = std::thread([this] { BuilderLoop(); });
 }
 
@@ -149,6 +150,10 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
       ++j.remaining_chunks;
       j.remaining_bytes += chunks_[a.id].length;
     }
+    // Only a dense iteration predicts the next one well (pagerank, spmv, the early iterations of
+    // wcc and pagerank-delta); a sparse frontier moves on.
+    if (j.remaining_bytes * 2 >= total_bytes_) j.guess = j.need;
+    else j.guess.clear();
     j.in_iteration = true;
     j.cur = IterationCost{};
     j.cur.iteration = j.total.iteration + 1;
@@ -236,11 +241,21 @@ bool LpScheduler::CanBuild() const {
 }
 
 bool LpScheduler::CanPreload() const {
-  if (!options_.prefetch_next || building_ || preloaded_ || CurrentDone()) return false;
+  if (!options_.prefetch_next || building_ || preloaded_) return false;
+  bool wants = false, guesses = false;
   for (const auto& [id, j] : jobs_) {
-    if (j->Wants()) return true;
+    wants |= j->Wants();
+    guesses |= !j->Wants() && !j->guess.empty();
   }
-  return false;
+  if (wants) return !CurrentDone();  // the next LP of this iteration, while the current one is read
+  return guesses;                    // nobody needs anything now: the next iteration's first LP
+}
+
+bool LpScheduler::Speculating() const {
+  for (const auto& [id, j] : jobs_) {
+    if (j->Wants()) return false;
+  }
+  return true;
 }
 
 void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_seconds, double load_seconds,
@@ -306,7 +321,8 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_se
 }
 
 bool LpScheduler::PreloadDue() const {
-  return CanPreload() && !(preload_tried_seq_ == current_->seq && preload_tried_generation_ == generation_);
+  const uint64_t seq = current_ ? current_->seq : 0;
+  return CanPreload() && !(preload_tried_seq_ == seq && preload_tried_generation_ == generation_);
 }
 
 void LpScheduler::BuilderLoop() {
@@ -317,10 +333,10 @@ void LpScheduler::BuilderLoop() {
     const bool build = CanBuild();
     building_ = true;
     const auto t0 = Clock::now();
-    Selection sel = Select(/*only_waiting=*/build);
+    Selection sel = Select(/*only_waiting=*/build, /*speculative=*/!build && Speculating());
     const double select_seconds = Seconds(Clock::now() - t0);
     if (!build) {
-      preload_tried_seq_ = current_->seq;
+      preload_tried_seq_ = current_ ? current_->seq : 0;
       preload_tried_generation_ = generation_;
     }
     if (sel.ids.empty()) {

@@ -34,7 +34,12 @@
 // counts what the LP holds, so a sparse iteration fits in few LPs.
 //
 // While the holders work on an LP, the next one is selected from what the
-// jobs still need and loaded into a second buffer (`prefetch_next`). When the
+// jobs still need and loaded into a second buffer (`prefetch_next`). When no job needs
+// anything (they are between iterations, computing), the next iteration's first LP is
+// preloaded on a guess: what each of those jobs needed in its last iteration, if that was at
+// least half of the file (dense jobs need the same chunks again; a sparse frontier moves on);
+// the real selection then copies whatever of it still applies. A job's last iteration costs
+// one LP loaded in vain. When the
 // current LP is done the selection is made again; chunks it shares with the
 // preloaded one (the same chunk's bytes) are copied, not read again.
 //
@@ -232,6 +237,12 @@ class LpScheduler {
 
  private:
   struct Job;
+  // A job an LP would be handed to, and what it needs per chunk (its need, or for a
+  // speculative preload its guess).
+  struct Taker {
+    const Job* job;
+    const uint32_t* need;
+  };
   struct Selection {
     std::vector<uint64_t> ids;           // ascending
     std::vector<ChunkReadPlan> plans;    // per id: what of it to read
@@ -242,15 +253,18 @@ class LpScheduler {
   void BuilderLoop();
   bool CanBuild() const;      // mu_ held
   bool CanPreload() const;    // mu_ held
+  bool Speculating() const;   // mu_ held: CanPreload holds only because of the jobs' guesses
   bool CurrentDone() const;   // mu_ held
   bool PreloadDue() const;    // mu_ held: CanPreload and not yet tried for this LP and these needs
   // Chunks for the next LP: candidates are chunks a waiting job needs (any job in an
   // iteration when `only_waiting` is false: the preload while the current LP is read).
-  Selection Select(bool only_waiting) const;  // mu_ held
+  // `speculative`: no job needs anything now; select what the jobs between iterations needed in
+  // their last one (the preload of their next iteration's first LP, a guess).
+  Selection Select(bool only_waiting, bool speculative = false) const;  // mu_ held
   // A lower bound of Plan(c, takers).bytes that costs no decoding.
-  uint64_t MinPlanBytes(uint64_t c, std::span<const Job* const> takers) const;  // mu_ held
+  uint64_t MinPlanBytes(uint64_t c, std::span<const Taker> takers) const;  // mu_ held
   // What of chunk `c` to read for the jobs that need it (whole, or runs by the cost model).
-  ChunkReadPlan Plan(uint64_t c, std::span<const Job* const> takers) const;  // mu_ held
+  ChunkReadPlan Plan(uint64_t c, std::span<const Taker> takers) const;  // mu_ held
   // Job j's view of chunk c in `lp` (its extents [first, last)); false if the extents miss
   // some of its active sources' edges (its active set changed since the LP was planned).
   bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,
@@ -265,6 +279,7 @@ class LpScheduler {
 
   const std::vector<ChunkInfo> chunks_;
   const uint64_t edge_size_;
+  uint64_t total_bytes_ = 0;  // of all chunks
   const LpLoader loader_;
   const Options options_;
 

@@ -15,6 +15,7 @@ struct LpScheduler::Job {
   uint64_t id = 0;
   uint64_t partition_bytes = 0;
   std::vector<uint32_t> need;  // per chunk: its active sources, while not handed out this iteration
+  std::vector<uint32_t> guess;  // `need` as this iteration started: what it may need in the next
   std::shared_ptr<const std::vector<uint64_t>> active;  // its active bitmap (null: whole chunks for it)
   uint64_t remaining_chunks = 0;
   uint64_t remaining_bytes = 0;

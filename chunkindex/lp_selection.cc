@@ -9,14 +9,15 @@
 
 namespace graphfs::chunkindex {
 
-LpScheduler::Selection LpScheduler::Select(bool only_waiting) const {
+LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) const {
   Selection s;
-  std::vector<const Job*> takers;  // jobs that would receive the LP
+  std::vector<Taker> takers;  // jobs that would receive the LP, and what they need
   uint64_t budget = UINT64_MAX;
   bool any_asker = false;
   for (const auto& [id, j] : jobs_) {
-    if (!j->Wants()) continue;
-    takers.push_back(j.get());
+    // A speculative preload guesses that jobs between iterations need again what they needed.
+    if (speculative ? (j->Wants() || j->guess.empty()) : !j->Wants()) continue;
+    takers.push_back({j.get(), speculative ? j->guess.data() : j->need.data()});
     budget = std::min(budget, j->partition_bytes);
     any_asker |= !only_waiting || static_cast<bool>(j->waiter);
   }
@@ -26,18 +27,18 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting) const {
   // A block's chunks are consecutive ids, so a job's distinct blocks are the changes of block
   // along its needed chunks.
   std::unordered_map<uint32_t, std::pair<uint32_t, double>> block_claim;  // block -> (jobs, max 1/Nj)
-  for (const Job* j : takers) {
+  for (const Taker& t : takers) {
     uint64_t blocks = 0;
     uint32_t last = UINT32_MAX;
     for (uint64_t c = 0; c < chunks_.size(); ++c) {
-      if (j->need[c] != 0 && chunks_[c].block != last) {
+      if (t.need[c] != 0 && chunks_[c].block != last) {
         ++blocks;
         last = chunks_[c].block;
       }
     }
     last = UINT32_MAX;
     for (uint64_t c = 0; c < chunks_.size(); ++c) {
-      if (j->need[c] == 0 || chunks_[c].block == last) continue;
+      if (t.need[c] == 0 || chunks_[c].block == last) continue;
       last = chunks_[c].block;
       auto& [count, inv] = block_claim[last];
       ++count;
@@ -54,11 +55,11 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting) const {
   std::vector<bool> asked(chunks_.size(), false);
   for (uint64_t c = 0; c < chunks_.size(); ++c) {
     uint32_t jobs = 0, active = 0;
-    for (const Job* j : takers) {
-      if (j->need[c] == 0) continue;
+    for (const Taker& t : takers) {
+      if (t.need[c] == 0) continue;
       ++jobs;
-      active = std::max(active, j->need[c]);
-      asked[c] = asked[c] || !only_waiting || static_cast<bool>(j->waiter);
+      active = std::max(active, t.need[c]);
+      asked[c] = asked[c] || !only_waiting || static_cast<bool>(t.job->waiter);
     }
     if (jobs == 0) continue;
     const auto& [count, inv] = block_claim[chunks_[c].block];
@@ -99,14 +100,14 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting) const {
   return s;
 }
 
-uint64_t LpScheduler::MinPlanBytes(uint64_t c, std::span<const Job* const> takers) const {
+uint64_t LpScheduler::MinPlanBytes(uint64_t c, std::span<const Taker> takers) const {
   // Every active source has at least one edge in the chunk.
   uint64_t most = 0;
-  for (const Job* j : takers) most = std::max<uint64_t>(most, j->need[c]);
+  for (const Taker& t : takers) most = std::max<uint64_t>(most, t.need[c]);
   return most * edge_size_;
 }
 
-ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Job* const> takers) const {
+ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const {
   const ChunkInfo& info = chunks_[c];
   ChunkReadPlan whole;
   whole.whole = true;
@@ -115,11 +116,11 @@ ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Job* const> takers) 
   whole.seconds = whole.whole_seconds = options_.cost.Seconds(info.length, 1);
   if (options_.runs == nullptr || !options_.runs->sorted(c)) return whole;
   std::vector<const uint64_t*> bitmaps;
-  for (const Job* j : takers) {
-    if (j->need[c] == 0) continue;
+  for (const Taker& t : takers) {
+    if (t.need[c] == 0) continue;
     // A job without a bitmap, or with every source of the chunk active, needs all of it.
-    if (!j->active || (info.num_sources > 0 && j->need[c] >= info.num_sources)) return whole;
-    bitmaps.push_back(j->active->data());
+    if (!t.job->active || (info.num_sources > 0 && t.need[c] >= info.num_sources)) return whole;
+    bitmaps.push_back(t.job->active->data());
   }
   std::vector<ByteRun> runs;
   options_.runs->ActiveRuns(c, bitmaps, &runs);

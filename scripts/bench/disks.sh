@@ -3,7 +3,7 @@
 # Processes that should feel the throttle run inside $BENCH_CGROUP (run_throttled).
 
 BENCH_ROOT="${BENCH_ROOT:-/var/tmp/graphfs-bench}"
-BENCH_CGROUP=/sys/fs/cgroup/blkio/graphfs-bench
+BENCH_CGROUP="${BENCH_CGROUP:-/sys/fs/cgroup/blkio/graphfs-bench}"
 LOOPS=()
 DISK_DIRS=()
 
@@ -109,7 +109,9 @@ stage_graph() {
   cp -a "$g" "$SRC/g"
   cp -a "$g" "${DISK_DIRS[4]}/g"
   rm -rf "${DISK_DIRS[4]}/g/.graphfs"
-  "$GRAPHFS_BIN/graphfs-stripe" -q --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
+  # STRIPE_UNIT (default 16M): smaller graphs (the grid family) need smaller units to spread over
+  # the four disks; every file of at least 1M is striped, so no graph file stays off the disks.
+  "$GRAPHFS_BIN/graphfs-stripe" -q --unit "${STRIPE_UNIT:-16M}" --min-size 1M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
   throttle "$bps" 0
   mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
   for k in read write; do echo "$mm $((4 * bps))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done

@@ -4,7 +4,7 @@
 #
 #   scripts/bench/integrated.sh [--family rmat|rmat-local|grid] [--scale 24] [--grid 1024x1024]
 #                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain mount mount-integrated-chunk mount-integrated"]
-#                               [--bps 100000000] [--request-us N] [--fraction 0.25] [--partition 256M]
+#                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
 #                               [--chunk-size 2M] [--gen-dir DIR] [--skip "W4:plain ..."]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
@@ -15,12 +15,15 @@
 #   W1 {pagerank-delta, wcc, sssp, bfs}    W4 {sssp x 4, random starts}    W5 {bfs x 4, random starts}
 #   P16 {16 jobs: 4 each of bfs, sssp, wcc, pagerank-delta}, Poisson arrivals (mean gap 5 s, seed 16)
 # The read-cost model of vertex-granular LPs is measured on the throttled disks by graphfs-calibrate
-# (--request-us N instead sets request_cost_us=N: the HDD-like model with a cost per request).
+# (--request-us N instead sets request_cost_us=N). --iops N also limits each disk to N requests per
+# second (the HDD-like model: a cost per request, which graphfs-calibrate then measures).
 # Configurations (the jobs of a mix in one memory cgroup, cgroup v1; WORK = 64 B per vertex + the
 # jobs' read buffers):
 #   seq-plain         (i)   the plain copy, one job after another (run-jobs --sequential), buffered
-#                           reads, cgroup limit WORK + budget + 256M: the page cache gets what graphfs's
-#                           cache and read-ahead staging get on the mount
+#                           reads, cgroup limit JOBS + budget + 256M, where JOBS is the jobs' own memory
+#                           (vertex state, buffers) measured as the cgroup peak of the mix's first run
+#                           on the mount (graphfs's cache lives in the daemon, outside that cgroup): the
+#                           page cache gets exactly what graphfs's cache and read-ahead staging get
 #   plain             (ii)  the plain copy, the jobs together, same limits
 #   mount             (iii) the striped graph through graphfs with cache_size = FRACTION x column,
 #                           readahead_mem=256M, the unmodified apps together, O_DIRECT (MEM_GB 0.25),
@@ -40,8 +43,9 @@ SCALE=24
 FAMILY=rmat
 GRID=1024x1024
 REQUEST_US=""
+IOPS=0
 MIXES="W1 W4 W5"
-CONFIGS="seq-plain plain mount mount-integrated-chunk mount-integrated"
+CONFIGS="mount-integrated mount-integrated-chunk mount plain seq-plain"
 BPS=100000000
 FRACTION=0.25
 PARTITION=256M
@@ -55,6 +59,7 @@ while [[ $# -gt 0 ]]; do
     --family) FAMILY=$2; shift 2 ;;
     --grid) GRID=$2; shift 2 ;;
     --request-us) REQUEST_US=$2; shift 2 ;;
+    --iops) IOPS=$2; shift 2 ;;
     --mixes) MIXES=$2; shift 2 ;;
     --configs) CONFIGS=$2; shift 2 ;;
     --bps) BPS=$2; shift 2 ;;
@@ -84,6 +89,9 @@ case $FAMILY in
         VERTICES=$(( ${GRID%x*} * ${GRID#*x} )) ;;
   *) echo "unknown family $FAMILY" >&2; exit 2 ;;
 esac
+# The grid's files are small (45 MB of column at 1024 x 1024): stripe them in 2M units so all four
+# disks hold some of every file.
+[[ $FAMILY == grid ]] && export STRIPE_UNIT=${STRIPE_UNIT:-2M}
 EDGE_FILE=$GEN_DIR/$NAME.bin
 G=$GEN_DIR/${NAME}s
 if [[ ! -f $EDGE_FILE ]]; then
@@ -131,6 +139,12 @@ BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
 # 2. Four striped disks and one plain disk with the same total bandwidth, with room for the
 # jobs' vertex state next to the graph.
 stage_graph "$G" "$BPS" 8192
+if [[ $IOPS -gt 0 ]]; then
+  throttle "$BPS" "$IOPS"
+  mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
+  for k in read write; do echo "$mm $((4 * IOPS))" > "$BENCH_CGROUP/blkio.throttle.${k}_iops_device"; done
+  for k in read write; do echo "$mm $((4 * BPS))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done
+fi
 # The read-cost model: measured on the throttled disks (the daemon reads it at mount), or given.
 COST_OPTS=""
 if [[ -n $REQUEST_US ]]; then
@@ -144,7 +158,7 @@ mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 SUMMARY=$RESULTS/integrated-$STAMP.tsv
 printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tresults\n' > "$SUMMARY"
-echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}"
+echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")"
 
 # run MIX CONFIG GRAPH_DIR MEM_GB LIMIT "RUN-JOBS FLAGS" LOOPS...
 run() {
@@ -162,7 +176,8 @@ run() {
   GRAPHFS_ENGINE_VERBOSE=1 sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
     "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $arrivals \
     > "$log" 2>&1 || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
-  echo "mix cgroup: limit $limit, peak $(cat "$MIX_CGROUP/memory.max_usage_in_bytes")" >> "$log"
+  LAST_PEAK=$(cat "$MIX_CGROUP/memory.max_usage_in_bytes")
+  echo "mix cgroup: limit $limit, peak $LAST_PEAK" >> "$log"
   rmdir "$MIX_CGROUP"
   after=$(loops_read "$@")
   if [[ -f $BENCH_ROOT/mnt/.graphfs/stats ]]; then cp "$BENCH_ROOT/mnt/.graphfs/stats" "$log.stats.json"; fi
@@ -170,13 +185,23 @@ run() {
   tail -1 "$SUMMARY"
 }
 
+# plain_limit MIX: the jobs' own memory (measured on the mount) + graphfs's cache and staging.
+plain_limit() {
+  if [[ -n ${JOBS_MEM[$1]:-} ]]; then
+    echo $(( JOBS_MEM[$1] + BUDGET + READAHEAD_MEM ))
+  else
+    echo "# $1: no mount run measured the jobs' memory first; the plain limit uses the estimate" >&2
+    echo $(( $(work "$1") + BUDGET + READAHEAD_MEM ))
+  fi
+}
+declare -A JOBS_MEM=()
 for mix in $MIXES; do
   for config in $CONFIGS; do
     [[ " $SKIP " == *" $mix:$config "* ]] && continue
     case $config in
       seq-plain) [[ $mix == P16 ]] && continue
-                 run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $(($(work "$mix") + BUDGET + READAHEAD_MEM)) "--sequential" "${LOOPS[4]}" ;;
-      plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 $(($(work "$mix") + BUDGET + READAHEAD_MEM)) "" "${LOOPS[4]}" ;;
+                 run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 "$(plain_limit "$mix")" "--sequential" "${LOOPS[4]}" ;;
+      plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 "$(plain_limit "$mix")" "" "${LOOPS[4]}" ;;
       mount | mount-integrated | mount-integrated-chunk)
         lp=vertex
         [[ $config == mount-integrated-chunk ]] && lp=chunk
@@ -186,6 +211,7 @@ for mix in $MIXES; do
         else
           run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$(work "$mix")" "--integrated --partition $PARTITION" "${LOOPS[@]:0:4}"
         fi
+        [[ -z ${JOBS_MEM[$mix]:-} ]] && JOBS_MEM[$mix]=$LAST_PEAK
         unmount_graphfs "$BENCH_ROOT/mnt" ;;
       *) echo "unknown config $config" >&2; exit 2 ;;
     esac

@@ -294,8 +294,42 @@ TEST(LpScheduler, TheNextLpIsPreloadedWhileTheCurrentIsRead) {
   const SchedulerStats st = s.Stats();
   EXPECT_EQ(st.lps_built, 3u);
   EXPECT_EQ(st.lps_preloaded, 2u);
-  EXPECT_EQ(cat.loaded_bytes.load(), 600u) << "nothing is read twice";
+  // Nothing is read twice; after the last LP the job's next iteration is guessed (ADenseJobs...).
+  EXPECT_EQ(cat.loaded_bytes.load(), 600u + 200u);
   EXPECT_EQ(st.bytes_reused, 400u);
+}
+
+// Between iterations nobody needs anything; a dense job's next iteration is guessed to need
+// the same chunks, and its first LP is loaded while the job computes. A sparse job's is not.
+TEST(LpScheduler, ADenseJobsNextIterationIsPreloadedOnAGuess) {
+  Catalog cat(6, 100);
+  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = true});
+  ASSERT_TRUE(s.AddJob(1, 300).ok());
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4, 5}), 0).ok());
+    std::multiset<uint64_t> seen;
+    for (auto r = AskNow(s, 1); r.ok() && !r->end; r = AskNow(s, 1)) {
+      ExpectBytesMatchFile(*r->held.lp);
+      for (uint64_t id : Ids(r->held)) seen.insert(id);
+      s.WaitIdle();
+    }
+    EXPECT_EQ(seen, (std::multiset<uint64_t>{0, 1, 2, 3, 4, 5}));
+    s.WaitIdle();  // between iterations: the guessed first LP of the next one loads
+  }
+  const SchedulerStats st = s.Stats();
+  EXPECT_EQ(st.lps_built, 6u);
+  EXPECT_EQ(st.lps_preloaded, 5u) << "only the very first LP was loaded while the job waited";
+  EXPECT_EQ(cat.loaded_bytes.load(), 3u * 600 + 300) << "each chunk once per iteration, plus the guess after the last";
+  EXPECT_EQ(st.bytes_discarded, 0u);  // the last guess is still held, not discarded
+
+  // A sparse job (a third of the file): no guess.
+  Catalog sparse(6, 100);
+  LpScheduler t(sparse.chunks, sparse.Loader(), {.prefetch_next = true});
+  ASSERT_TRUE(t.AddJob(1, 300).ok());
+  ASSERT_TRUE(t.SetActive(1, Active({2, 4}), 0).ok());
+  for (auto r = AskNow(t, 1); r.ok() && !r->end; r = AskNow(t, 1)) t.WaitIdle();
+  t.WaitIdle();
+  EXPECT_EQ(sparse.loaded_bytes.load(), 200u);
 }
 
 TEST(LpScheduler, APreloadThatNoLongerFitsIsReusedWhereItOverlaps) {
