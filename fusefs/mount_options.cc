@@ -148,6 +148,11 @@ const std::vector<OptionSpec>& Options() {
        "                            source-sorted chunks where the read-cost model favours it (default),\n"
        "                            or whole chunks\n",
        OneOf(&MountOptions::lp, {"vertex", "chunk"})},
+      {"lp_loader",
+       "    -o lp_loader=cache|direct  how the LP loader reads whole chunks that are not cached: through\n"
+       "                            the cache with read-ahead (default), or straight from the disks in\n"
+       "                            one submission per LP (not cached)\n",
+       OneOf(&MountOptions::lp_loader, {"cache", "direct"})},
       {"disk_bandwidth",
        "    -o disk_bandwidth=SIZE  read-cost model: sequential bytes per second of one disk (default: what\n"
        "                            graphfs-calibrate stored on the disks, else 100M)\n",

@@ -90,7 +90,9 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   std::vector<CopyRange> whole, runs;
   uint64_t whole_bytes = 0, run_bytes = 0;
   for (const chunkindex::LpExtent& e : lp.extents) {
-    std::vector<CopyRange>& to = e.whole ? whole : runs;
+    // lp_loader=direct: whole chunks are read like runs (cached ones copied, the rest straight
+    // from the disks in one submission).
+    std::vector<CopyRange>& to = e.whole && !volume_->options().lp_direct ? whole : runs;
     (e.whole ? whole_bytes : run_bytes) += e.length;
     if (!to.empty() && to.back().offset + to.back().length == e.file_offset &&
         to.back().out_offset + to.back().length == e.lp_offset) {

@@ -30,6 +30,10 @@ struct VolumeOptions {
   // Logical partitions: vertex-granular (only the runs of active sources' edges of source-sorted
   // chunks, by the read-cost model) or whole chunks.
   bool vertex_lps = true;
+  // How the LP loader reads whole chunks that are not cached: through the cache, unit by unit
+  // with read-ahead (they then stay cached if the policy admits them), or straight from the
+  // disks in one submission per LP (every disk at its full queue depth; not cached).
+  bool lp_direct = false;
   // The read-cost model's disk parameters, overriding `graphfs-calibrate`'s measurement
   // (SOURCE/.graphfs/calibration.json) when set (> 0, >= 0).
   double seq_bytes_per_second = 0;

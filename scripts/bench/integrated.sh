@@ -5,7 +5,7 @@
 #   scripts/bench/integrated.sh [--family rmat|rmat-local|grid] [--scale 24] [--grid 1024x1024]
 #                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain mount mount-integrated-chunk mount-integrated"]
 #                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
-#                               [--chunk-size 2M] [--gen-dir DIR] [--skip "W4:plain ..."]
+#                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
 # --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth
@@ -20,14 +20,16 @@
 # Configurations (the jobs of a mix in one memory cgroup, cgroup v1; WORK = 64 B per vertex + the
 # jobs' read buffers):
 #   seq-plain         (i)   the plain copy, one job after another (run-jobs --sequential), buffered
-#                           reads, cgroup limit JOBS + budget + 256M, where JOBS is the jobs' own memory
-#                           (vertex state, buffers) measured as the cgroup peak of the mix's first run
-#                           on the mount (graphfs's cache lives in the daemon, outside that cgroup): the
-#                           page cache gets exactly what graphfs's cache and read-ahead staging get
+#                           reads, cgroup limit JOBS + budget + readahead_mem, where JOBS is the jobs' own memory
+#                           (vertex state, read buffers) measured as the cgroup peak of the mix's `mount`
+#                           run, the same unmodified apps (graphfs's cache lives in the daemon, outside that
+#                           cgroup): the page cache gets exactly what graphfs's cache and staging get
 #   plain             (ii)  the plain copy, the jobs together, same limits
 #   mount             (iii) the striped graph through graphfs with cache_size = FRACTION x column,
-#                           readahead_mem=256M, the unmodified apps together, O_DIRECT (MEM_GB 0.25),
-#                           limit WORK
+#                           readahead_mem (default 256M; at most the graph's memory share: a small
+#                           graph such as the grid gets --readahead-mem = its cache budget, or the
+#                           staging area would hold all of it), the unmodified apps together, O_DIRECT
+#                           (MEM_GB 0.25), limit WORK
 #   mount-integrated-chunk (iv) the same mount with lp=chunk, the apps in integrated mode
 #                           (--graphfs, logical partitions of PARTITION bytes of whole chunks)
 #   mount-integrated  (v)   the same with lp=vertex: LPs hold only the runs of active sources
@@ -66,6 +68,7 @@ while [[ $# -gt 0 ]]; do
     --fraction) FRACTION=$2; shift 2 ;;
     --partition) PARTITION=$2; shift 2 ;;
     --chunk-size) CHUNK=$2; shift 2 ;;
+    --readahead-mem) READAHEAD_MEM=$(numfmt --from=iec "$2"); shift 2 ;;
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     --skip) SKIP=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
@@ -132,7 +135,7 @@ mix_jobs() {
 }
 # Vertex state (64 B per vertex) plus each job's read buffers (2 threads x 24 MiB, 4 jobs; 16
 # jobs: 4 times that). The plain runs get WORK + graphfs's cache_size + readahead_mem on top.
-READAHEAD_MEM=$((256 << 20))
+READAHEAD_MEM=${READAHEAD_MEM:-$((256 << 20))}
 work() { case $1 in P16) echo $(( VERTICES * 4 * 64 + (2048 << 20) )) ;; *) echo $(( VERTICES * 64 + (512 << 20) )) ;; esac; }
 BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
 
@@ -158,7 +161,7 @@ mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 SUMMARY=$RESULTS/integrated-$STAMP.tsv
 printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tresults\n' > "$SUMMARY"
-echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")"
+echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, readahead_mem $READAHEAD_MEM B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")"
 
 # run MIX CONFIG GRAPH_DIR MEM_GB LIMIT "RUN-JOBS FLAGS" LOOPS...
 run() {
@@ -211,7 +214,9 @@ for mix in $MIXES; do
         else
           run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$(work "$mix")" "--integrated --partition $PARTITION" "${LOOPS[@]:0:4}"
         fi
-        [[ -z ${JOBS_MEM[$mix]:-} ]] && JOBS_MEM[$mix]=$LAST_PEAK
+        # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
+        # an integrated run's peak stands in only until the mix's `mount` run has measured it.
+        if [[ $config == mount || -z ${JOBS_MEM[$mix]:-} ]]; then JOBS_MEM[$mix]=$LAST_PEAK; fi
         unmount_graphfs "$BENCH_ROOT/mnt" ;;
       *) echo "unknown config $config" >&2; exit 2 ;;
     esac

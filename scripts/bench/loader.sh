@@ -3,7 +3,7 @@
 # measured in the same run.
 #
 #   scripts/bench/loader.sh [--family rmat-local] [--scale 22] [--bps 100000000] [--cache 64M]
-#                           [--partition 256M] [--repeat 3] [--gen-dir DIR]
+#                           [--partition 256M] [--repeat 3] [--loaders "cache direct"] [--gen-dir DIR]
 #
 # The graph of scripts/bench/integrated.sh (generated there: same --family/--scale/--gen-dir)
 # striped over 4 loop disks of BPS bytes/s each (unit 16M). Per repeat, cold page cache:
@@ -12,8 +12,9 @@
 #   loader   one integrated `pagerank 2` job (every vertex active: every chunk whole, so every LP
 #            is dense) through graphfs with a small cache (CACHE: the LPs come from the disks), LPs
 #            of PARTITION; the loader's MB/s of its own time (stats: loader whole bytes / seconds),
-#            the disks' bytes over the same time, and the job's wall time and wait in `next`
-# Prints the loader's share of the raw limit per repeat and the medians.
+#            the disks' bytes over the same time, and the job's wall time and wait in `next`;
+#            once per loader mode (-o lp_loader=cache|direct), the order rotating between repeats
+# Prints the loader's share of the raw limit per repeat and the medians per mode.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -22,6 +23,7 @@ FAMILY=rmat-local
 SCALE=22
 BPS=100000000
 CACHE=64M
+LOADERS="cache direct"
 PARTITION=256M
 REPEAT=3
 GEN_DIR=/var/tmp/graphfs-gen
@@ -33,6 +35,7 @@ while [[ $# -gt 0 ]]; do
     --cache) CACHE=$2; shift 2 ;;
     --partition) PARTITION=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
+    --loaders) LOADERS=$2; shift 2 ;;
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -49,12 +52,12 @@ trap 'unmount_graphfs "$BENCH_ROOT/mnt" 2>/dev/null || true; destroy_disks' EXIT
 stage_graph "$G" "$BPS" 2048 >/dev/null
 # The column's part files, one per disk (striping puts one part of each file on every disk).
 COLUMN_ID=$(getfattr --only-values -n user.graphfs.stripe "$SRC/g/column" 2>/dev/null |
-            python3 -c 'import json,sys; print(json.load(sys.stdin)["file_id"])')
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 OUT=$RESULTS/loader-$STAMP.tsv
-printf 'repeat\traw_MBps\tloader_MBps\tloader_disk_MBps\tloader_share\tjob_wall_s\tjob_wait_s\tlps\n' > "$OUT"
+printf 'repeat\tloader\traw_MBps\tloader_MBps\tloader_disk_MBps\tloader_share\tjob_wall_s\tjob_wait_s\tlps\n' > "$OUT"
 echo "# loader benchmark $STAMP: $G, $BPS B/s x 4 disks, cache $CACHE, partition $PARTITION"
 
 for ((r = 1; r <= REPEAT; r++)); do
@@ -69,17 +72,20 @@ for ((r = 1; r <= REPEAT; r++)); do
   for d in 0 1 2 3; do bytes=$((bytes + $(stat -c %s "${DISK_DIRS[$d]}/parts/$COLUMN_ID"))); done
   raw=$(python3 -c "print('%.1f' % ($bytes / ($t1 - $t0) / 1e6))")
 
-  mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$CACHE,readahead_mem=256M"
-  drop_caches
-  before=$(loops_read "${LOOPS[@]:0:4}")
-  GRAPHFS_ENGINE_VERBOSE=1 run_throttled "$GRAPHFS_BIN/pagerank" "$BENCH_ROOT/mnt/g" 2 0.25 --graphfs \
-    --graphfs-partition "$PARTITION" > "$RESULTS/loader-$STAMP-$r.log" 2>&1
-  after=$(loops_read "${LOOPS[@]:0:4}")
-  cp "$BENCH_ROOT/mnt/.graphfs/stats" "$RESULTS/loader-$STAMP-$r.stats.json"
-  unmount_graphfs "$BENCH_ROOT/mnt"
-  python3 - "$RESULTS/loader-$STAMP-$r.stats.json" "$RESULTS/loader-$STAMP-$r.log" "$raw" "$((after - before))" "$r" >> "$OUT" <<'EOF'
+  modes=($LOADERS)
+  if (( r % 2 == 0 )); then modes=($(printf '%s\n' "${modes[@]}" | tac)); fi
+  for mode in "${modes[@]}"; do
+    mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$CACHE,readahead_mem=256M,lp_loader=$mode"
+    drop_caches
+    before=$(loops_read "${LOOPS[@]:0:4}")
+    GRAPHFS_ENGINE_VERBOSE=1 run_throttled "$GRAPHFS_BIN/pagerank" "$BENCH_ROOT/mnt/g" 2 0.25 --graphfs \
+      --graphfs-partition "$PARTITION" > "$RESULTS/loader-$STAMP-$r-$mode.log" 2>&1
+    after=$(loops_read "${LOOPS[@]:0:4}")
+    cp "$BENCH_ROOT/mnt/.graphfs/stats" "$RESULTS/loader-$STAMP-$r-$mode.stats.json"
+    unmount_graphfs "$BENCH_ROOT/mnt"
+    python3 - "$RESULTS/loader-$STAMP-$r-$mode.stats.json" "$RESULTS/loader-$STAMP-$r-$mode.log" "$raw" "$((after - before))" "$r" "$mode" >> "$OUT" <<'EOF'
 import json, re, sys
-stats, log, raw, disk, r = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+stats, log, raw, disk, r, mode = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 g = json.load(open(stats))["schedulers"][0]
 l = g["loader"]
 text = open(log).read()
@@ -87,16 +93,20 @@ wall = re.search(r"pagerank: .* in ([0-9.]+) s", text)
 waits = sum(float(w) for w in re.findall(r"waited ([0-9.]+) s", text))
 mbps = l["whole_bytes"] / l["seconds"] / 1e6 if l["seconds"] else 0
 disk_mbps = disk / l["seconds"] / 1e6 if l["seconds"] else 0
-print("\t".join([r, "%.1f" % raw, "%.1f" % mbps, "%.1f" % disk_mbps, "%.3f" % (mbps / raw),
+print("\t".join([r, mode, "%.1f" % raw, "%.1f" % mbps, "%.1f" % disk_mbps, "%.3f" % (mbps / raw),
                  wall.group(1) if wall else "-", "%.2f" % waits, str(g["lps_built"])]))
 EOF
-  tail -1 "$OUT"
+    tail -1 "$OUT"
+  done
 done
 python3 - "$OUT" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-med = lambda k: statistics.median(float(r[k]) for r in rows)
-print(f"medians over {len(rows)} repeats: raw {med('raw_MBps'):.1f} MB/s, loader {med('loader_MBps'):.1f} MB/s "
-      f"({med('loader_share'):.3f} of raw), disks during loads {med('loader_disk_MBps'):.1f} MB/s")
+for mode in sorted({r["loader"] for r in rows}):
+    mine = [r for r in rows if r["loader"] == mode]
+    med = lambda k: statistics.median(float(r[k]) for r in mine)
+    print(f"lp_loader={mode}: medians over {len(mine)} repeats: raw {med('raw_MBps'):.1f} MB/s, loader "
+          f"{med('loader_MBps'):.1f} MB/s ({med('loader_share'):.3f} of raw), job {med('job_wall_s'):.2f} s, "
+          f"waiting {med('job_wait_s'):.2f} s")
 EOF
 echo "# results: $OUT"
