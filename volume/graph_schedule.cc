@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "grid/posix_io.h"
 #include "volume/striped_source.h"
 #include "volume/volume.h"
 
@@ -134,14 +135,8 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
 }
 
 Status GraphSchedule::ReadPlain(const CopyRange& r, char* out) {
-  char* to = out + r.out_offset;
-  for (uint64_t done = 0; done < r.length;) {
-    const ssize_t n = ::pread(plain_.get(), to + done, r.length - done, static_cast<off_t>(r.offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error::FromErrno("read " + dir_ + "/column");
-    if (n == 0) return Error(EIO, dir_ + "/column is shorter than its chunk index says; re-run graphfs-index");
-    done += static_cast<uint64_t>(n);
-  }
+  Status s = grid::PreadExact(plain_.get(), out + r.out_offset, r.length, r.offset, dir_ + "/column");
+  if (!s.ok()) return s.error().Wrap("loading a logical partition (re-run graphfs-index if the graph changed)");
   return Status::Ok();
 }
 
