@@ -39,14 +39,12 @@ ChunkReadPlan PlanChunkRead(uint64_t chunk_offset, uint64_t chunk_length, std::s
   plan.seconds = cost.Seconds(plan.disk_bytes, plan.extents.size());
   const uint64_t whole_disk = disk_end(chunk_length) - disk_begin(0);
   plan.whole_seconds = cost.Seconds(whole_disk, 1);
-  if (plan.extents.empty() || plan.seconds > cost.partial_share * plan.whole_seconds) {
-    if (!plan.extents.empty()) {
-      plan.whole = true;
-      plan.extents.assign(1, ByteRun{0, chunk_length});
-      plan.bytes = chunk_length;
-      plan.disk_bytes = whole_disk;
-      plan.seconds = plan.whole_seconds;
-    }
+  if (!plan.extents.empty() && plan.seconds > cost.partial_share * plan.whole_seconds) {
+    plan.whole = true;
+    plan.extents.assign(1, ByteRun{0, chunk_length});
+    plan.bytes = chunk_length;
+    plan.disk_bytes = whole_disk;
+    plan.seconds = plan.whole_seconds;
   }
   return plan;
 }

@@ -6,7 +6,6 @@
 #include <dirent.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -307,14 +306,11 @@ Status JobsDir::CommitActive(ControlJob& job, const std::string& bytes, bool as_
   const uint64_t v = schedule->vertices();
   auto parsed = as_list ? ParseActiveList(bytes, v) : ParseActiveBitmap(bytes, v);
   if (!parsed.ok()) return parsed.error();
-  const std::vector<uint64_t>& words = *parsed;
-  uint64_t count = 0;
-  for (uint64_t w : words) count += static_cast<uint64_t>(std::popcount(w));
-  auto chunks = schedule->SetActive(job.id, words);
-  if (!chunks.ok()) return chunks.error().Wrap("active");
+  auto counts = schedule->SetActive(job.id, std::move(*parsed));
+  if (!counts.ok()) return counts.error().Wrap("active");
   std::lock_guard<std::mutex> lock(job.mu);
-  job.active_vertices = count;
-  job.active_chunks = *chunks;
+  job.active_vertices = counts->vertices;
+  job.active_chunks = counts->chunks;
   return Status::Ok();
 }
 

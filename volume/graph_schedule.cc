@@ -145,7 +145,7 @@ GraphSchedule::LoaderStats GraphSchedule::loader_stats() const {
   return loader_;
 }
 
-Result<uint64_t> GraphSchedule::SetActive(uint64_t job, std::vector<uint64_t> words) {
+Result<GraphSchedule::ActiveCounts> GraphSchedule::SetActive(uint64_t job, std::vector<uint64_t> words) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<chunkindex::ActiveChunk> active;
   GRAPHFS_RETURN_IF_ERROR(finder_->Find(chunkindex::ChunkFile::kColumn, words, &active));
@@ -161,7 +161,7 @@ Result<uint64_t> GraphSchedule::SetActive(uint64_t job, std::vector<uint64_t> wo
     ++finds_;
   }
   GRAPHFS_RETURN_IF_ERROR(scheduler_->SetActive(job, active, seconds, std::move(bitmap)));
-  return static_cast<uint64_t>(active.size());
+  return ActiveCounts{count, static_cast<uint64_t>(active.size())};
 }
 
 double GraphSchedule::find_seconds() const {

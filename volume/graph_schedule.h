@@ -56,11 +56,14 @@ class GraphSchedule {
   bool Fresh() const;
 
   // Starts the job's next iteration: finds the chunks with an active source (bitmap
-  // words, ceil(V/64) of them, bits past V clear) and hands them to the scheduler.
-  // Returns the number of active chunks.
-  // Returns the number of active chunks. With vertex-granular LPs the scheduler keeps the
-  // bitmap to cut the job's runs out of source-sorted chunks.
-  Result<uint64_t> SetActive(uint64_t job, std::vector<uint64_t> words);
+  // words, ceil(V/64) of them, bits past V clear) and hands them to the scheduler. With
+  // vertex-granular LPs the scheduler keeps the bitmap to cut the job's runs out of
+  // source-sorted chunks.
+  struct ActiveCounts {
+    uint64_t vertices = 0;  // active vertices (bits set)
+    uint64_t chunks = 0;    // chunks with an active source
+  };
+  Result<ActiveCounts> SetActive(uint64_t job, std::vector<uint64_t> words);
 
   // What the loader did, for stats.
   struct LoaderStats {

@@ -257,7 +257,8 @@ TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
   words.back() = (1ull << (g.vertices % 64)) - 1;
   auto active = s.SetActive(1, words);
   ASSERT_TRUE(active.ok()) << active.error().message();
-  EXPECT_EQ(*active, s.table().chunks(chunkindex::ChunkFile::kColumn).size());
+  EXPECT_EQ(active->chunks, s.table().chunks(chunkindex::ChunkFile::kColumn).size());
+  EXPECT_EQ(active->vertices, g.vertices);
   uint64_t handed = 0, lps = 0;
   for (;;) {
     std::mutex mu;
