@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "cache/cache_entry.h"
@@ -204,6 +205,35 @@ UnitRef ChunkCache::Peek(const UnitRequest& r, uint32_t pid) {
   if (rec.entry == nullptr) return UnitRef();
   Result<UnitRef> pinned = PinInMemory(lock, rec, pid, now);
   return pinned.ok() ? std::move(*pinned) : UnitRef();
+}
+
+bool ChunkCache::Offer(const UnitRequest& r, const char* data, uint32_t pid) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int64_t now = NowNs();
+  auto it = units_.find(r.key);
+  if (it != units_.end() && it->second.entry != nullptr) return false;
+  if (r.source->Generation() != r.generation) return false;
+  ++counters_.offers;
+  ProcessStats& ps = Process(pid);
+  ps.bytes_loaded += r.length;
+  counters_.bytes_loaded += r.length;
+  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
+  SweepStaged(now);
+  // Staged and "loading" while the bytes are copied outside the lock: a reader that asks
+  // meanwhile waits for the copy instead of loading the unit again.
+  std::shared_ptr<Entry> e = NewEntry(r);
+  if (e == nullptr) return false;
+  e->pins = 1;
+  e->touched_ns = now;
+  lock.unlock();
+  std::memcpy(e->buffer.data() + e->skew, data, r.length);
+  lock.lock();
+  FinishLoad(e, e->skew + e->length);
+  e->served = e->length;
+  --e->pins;
+  Decide(e, NowNs());
+  if (e->admitted) ++counters_.offers_admitted;
+  return e->admitted;
 }
 
 void ChunkCache::Trace(const UnitRequest& r, uint32_t pid, int64_t now) {

@@ -104,6 +104,7 @@ struct CacheStats {
   uint64_t hits = 0, misses = 0, bypassed = 0;
   uint64_t admissions = 0, rejections = 0, evictions = 0;
   uint64_t prefetches = 0, prefetches_skipped = 0, load_errors = 0;
+  uint64_t offers = 0, offers_admitted = 0;  // Offer calls with a unit not in memory; admitted ones
   uint64_t bytes_served = 0, bytes_from_cache = 0, bytes_loaded = 0, bytes_bypassed = 0;
   uint64_t prefetched_unused_bytes = 0;  // loaded ahead, dropped without a reader
   std::vector<ProcessStats> processes;
@@ -152,6 +153,12 @@ class ChunkCache {
   // or nothing: the caller reads around the cache and reports it with NoteBypass.
   UnitRef Peek(const UnitRequest& request, uint32_t pid);
   void NoteBypass(uint32_t pid, uint64_t bytes);
+  // Offers a whole unit's bytes that `pid` read from the disks around the cache (the
+  // logical-partition loader's direct reads, after a Peek missed): the cache keeps a copy if
+  // the policy admits it, as it would a unit it had loaded itself. Nothing happens if the
+  // unit is in memory by now or the request is of an older file generation. Counts the bytes
+  // as loaded by `pid`. Returns whether the unit was admitted.
+  bool Offer(const UnitRequest& request, const char* data, uint32_t pid);
   // Loads the unit in the background unless it is in memory, being loaded, or staging is full.
   void Prefetch(const UnitRequest& request, uint32_t pid);
   // Forgets every unit of `file` (after it was written or truncated). Readers holding a

@@ -269,11 +269,13 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_se
     uint64_t chunk;
     size_t first, last;
     bool whole;
+    bool taken_whole = false;        // some job took all of the chunk
+    std::vector<ByteRun> taken;      // the runs the jobs took (chunk-relative), for the reference
   };
   std::vector<ChunkSpan> spans;
   for (size_t i = 0; i < shared->extents.size(); ++i) {
     const LpExtent& e = shared->extents[i];
-    if (spans.empty() || spans.back().chunk != e.chunk) spans.push_back({e.chunk, i, i, e.whole});
+    if (spans.empty() || spans.back().chunk != e.chunk) spans.push_back({e.chunk, i, i, e.whole, false, {}});
     spans.back().last = i + 1;
   }
   for (auto& [id, jp] : jobs_) {
@@ -281,11 +283,13 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_se
     if (!j.Wants()) continue;
     HeldLp held{shared, {}, 0};
     bool handed = false;
-    for (const ChunkSpan& span : spans) {
+    for (ChunkSpan& span : spans) {
       if (j.need[span.chunk] == 0) continue;
       // A job whose active set changed since the LP was planned may miss some of its runs:
       // it keeps needing the chunk.
+      const size_t before = held.pieces.size();
       if (!PiecesOf(j, span.chunk, *shared, span.first, span.last, &held.pieces)) continue;
+      NoteTaken(span.chunk, std::span<const ViewPiece>(held.pieces).subspan(before), &span.taken, &span.taken_whole);
       handed = true;
       j.need[span.chunk] = 0;
       --j.remaining_chunks;
@@ -311,6 +315,10 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_se
     } else {
       j.assigned = std::move(held);
     }
+  }
+  for (ChunkSpan& span : spans) {
+    if (span.taken.empty() && !span.taken_whole) continue;  // nobody took it: the reference reads nothing
+    stats_.offline_disk_bytes += ReferencePlan(span.chunk, span.taken, span.taken_whole).disk_bytes;
   }
   ++stats_.lps_built;
   stats_.lp_handouts += holders;
@@ -428,6 +436,7 @@ void LpScheduler::BuilderLoop() {
         else if (options_.runs != nullptr && !options_.runs->sorted(sel.ids[i])) ++stats_.chunks_unsorted;
         else ++stats_.chunks_whole;
         stats_.bytes_skipped += chunks_[sel.ids[i]].length - plan.bytes;
+        stats_.planned_disk_bytes += plan.disk_bytes;
         stats_.model_seconds += plan.seconds;
         stats_.model_whole_seconds += plan.whole_seconds;
       }

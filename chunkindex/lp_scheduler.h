@@ -169,6 +169,15 @@ struct SchedulerStats {
   uint64_t extents_loaded = 0;
   uint64_t bytes_skipped = 0;
   double model_seconds = 0;        // the plans' cost
+  // The offline reference (an optimum per chunk and LP round): for every chunk of every
+  // published LP, the cost model's plan for exactly the jobs that took the chunk from it,
+  // knowing their active sets — no guessed preloads, no plans for bitmaps that changed, no
+  // chunks nobody took. `planned_disk_bytes` is what the selections planned to read (before
+  // the cache and the reuse of preloaded LPs); `offline_unshared_disk_bytes` the same
+  // reference if no two jobs shared a load (each job's own plan per chunk).
+  uint64_t planned_disk_bytes = 0;
+  uint64_t offline_disk_bytes = 0;
+  uint64_t offline_unshared_disk_bytes = 0;
   double model_whole_seconds = 0;  //   and what reading every chunk whole would have cost
   double select_seconds = 0;
   double load_seconds = 0;
@@ -269,6 +278,13 @@ class LpScheduler {
   // some of its active sources' edges (its active set changed since the LP was planned).
   bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,
                 std::vector<ViewPiece>* out) const;  // mu_ held
+  // The offline reference's plan for chunk `c` given the runs its takers took (sorted and
+  // merged in place), or the whole chunk when one of them took all of it.
+  ChunkReadPlan ReferencePlan(uint64_t c, std::vector<ByteRun>& runs, bool whole) const;
+  // Adds a job's pieces of chunk `c` to the chunk's takings and its own plan to the unshared
+  // reference.
+  void NoteTaken(uint64_t c, std::span<const ViewPiece> pieces, std::vector<ByteRun>* taken,
+                 bool* taken_whole);  // mu_ held
   std::shared_ptr<LogicalPartition> MakeLp(const Selection& s) const;
   // Publishes `lp`: assigns it to every job that needs some of its chunks, answers the waiting.
   void Publish(std::shared_ptr<LogicalPartition> lp, double select_seconds, double load_seconds,

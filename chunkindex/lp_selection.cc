@@ -130,6 +130,40 @@ ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const
   return plan.extents.empty() ? whole : plan;
 }
 
+ChunkReadPlan LpScheduler::ReferencePlan(uint64_t c, std::vector<ByteRun>& runs, bool whole) const {
+  const ChunkInfo& info = chunks_[c];
+  if (!whole && !runs.empty()) {
+    std::sort(runs.begin(), runs.end(), [](const ByteRun& a, const ByteRun& b) { return a.offset < b.offset; });
+    std::vector<ByteRun> merged;
+    for (const ByteRun& r : runs) {
+      if (!merged.empty() && r.offset <= merged.back().end())
+        merged.back().length = std::max(merged.back().end(), r.end()) - merged.back().offset;
+      else
+        merged.push_back(r);
+    }
+    runs.swap(merged);
+    return PlanChunkRead(info.offset, info.length, runs, options_.cost);
+  }
+  ChunkReadPlan plan;
+  plan.whole = true;
+  plan.extents.push_back({0, info.length});
+  plan.bytes = plan.disk_bytes = info.length;
+  plan.seconds = plan.whole_seconds = options_.cost.Seconds(info.length, 1);
+  return plan;
+}
+
+void LpScheduler::NoteTaken(uint64_t c, std::span<const ViewPiece> pieces, std::vector<ByteRun>* taken,
+                            bool* taken_whole) {
+  const ChunkInfo& info = chunks_[c];
+  std::vector<ByteRun> mine;
+  for (const ViewPiece& p : pieces) mine.push_back({p.file_offset - info.offset, p.length});
+  const bool whole = mine.size() == 1 && mine[0].offset == 0 && mine[0].length == info.length;
+  std::vector<ByteRun> own = mine;
+  stats_.offline_unshared_disk_bytes += ReferencePlan(c, own, whole).disk_bytes;
+  *taken_whole = *taken_whole || whole;
+  if (!whole) taken->insert(taken->end(), mine.begin(), mine.end());
+}
+
 bool LpScheduler::PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,
                            std::vector<ViewPiece>* out) const {
   const ChunkInfo& info = chunks_[c];

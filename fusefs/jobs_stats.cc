@@ -80,6 +80,9 @@ json JobsDir::StatsJson(GraphFs& fs) {
       granularity["bytes_skipped"] = s.bytes_skipped;
       granularity["model_seconds"] = s.model_seconds;
       granularity["model_whole_seconds"] = s.model_whole_seconds;
+      granularity["planned_disk_bytes"] = s.planned_disk_bytes;
+      granularity["offline_disk_bytes"] = s.offline_disk_bytes;
+      granularity["offline_unshared_disk_bytes"] = s.offline_unshared_disk_bytes;
       granularity["gap_read_through_bytes"] = cost.GapWorthReading();
       if (runs->sorted_chunks() < runs->chunk_count())
         granularity["note"] = "chunks not in source order (preprocess without --sort-sources) are loaded whole";

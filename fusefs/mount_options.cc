@@ -149,10 +149,11 @@ const std::vector<OptionSpec>& Options() {
        "                            or whole chunks\n",
        OneOf(&MountOptions::lp, {"vertex", "chunk"})},
       {"lp_loader",
-       "    -o lp_loader=cache|direct  how the LP loader reads whole chunks that are not cached: through\n"
-       "                            the cache with read-ahead (default), or straight from the disks in\n"
-       "                            one submission per LP (not cached)\n",
-       OneOf(&MountOptions::lp_loader, {"cache", "direct"})},
+       "    -o lp_loader=direct|cache  how the LP loader reads whole chunks that are not cached: straight\n"
+       "                            from the disks, two 64 MiB batches in flight over every disk, then\n"
+       "                            offered to the cache (default); or through the cache, unit by unit\n"
+       "                            with read-ahead\n",
+       OneOf(&MountOptions::lp_loader, {"direct", "cache"})},
       {"disk_bandwidth",
        "    -o disk_bandwidth=SIZE  read-cost model: sequential bytes per second of one disk (default: what\n"
        "                            graphfs-calibrate stored on the disks, else 100M)\n",

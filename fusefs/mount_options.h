@@ -31,8 +31,8 @@ struct MountOptions {
   std::string log_file;
   bool read_only = false;            // seen in the FUSE options (ro)
   double timeout = 1.0;              // attribute/entry cache seconds
-  std::string lp = "vertex";
-  std::string lp_loader = "cache";   // whole chunks of LPs: through the cache, or direct from the disks         // logical partitions: vertex-granular (runs of active sources) or whole chunks
+  std::string lp = "vertex";         // logical partitions: vertex-granular (runs of active sources) or whole chunks
+  std::string lp_loader = "direct";  // whole chunks of LPs: direct from the disks (then offered to the cache), or through it
   uint64_t disk_bandwidth = 0;       // read-cost model: bytes/s of one disk (0: graphfs-calibrate's, else default)
   int64_t request_cost_us = -1;      //   and cost of one request in µs (-1: calibrated, else default)
 };

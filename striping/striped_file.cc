@@ -113,21 +113,49 @@ Result<uint64_t> StripedFile::Read(uint64_t offset, uint64_t length, char* buf) 
 }
 
 Status StripedFile::ReadMany(std::span<const ReadRequest> requests) const {
-  std::shared_lock<std::shared_mutex> lock(rw_);
+  auto pending = StartReadMany(requests);
+  if (!pending.ok()) return pending.error();
+  return (*pending)->Wait();
+}
+
+Result<std::unique_ptr<StripedFile::PendingRead>> StripedFile::StartReadMany(
+    std::span<const ReadRequest> requests) const {
+  std::unique_ptr<PendingRead> p(new PendingRead());
+  p->file_ = this;
+  p->lock_ = std::shared_lock<std::shared_mutex>(rw_);
   const uint64_t size = this->size();
-  std::vector<IoRun> runs;
   for (const ReadRequest& r : requests) {
     if (r.length == 0) continue;
     if (r.offset > size || r.length > size - r.offset)
       return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
                                ") of striped file " + manifest_.file_id + " past its end (" + std::to_string(size) + ")");
     std::vector<IoRun> more = PlanRuns(IoKind::kRead, r.offset, r.length, r.buf);
-    std::move(more.begin(), more.end(), std::back_inserter(runs));
+    std::move(more.begin(), more.end(), std::back_inserter(p->runs_));
   }
-  if (runs.empty()) return Status::Ok();
-  IoBatch batch;
-  Status s = io_->SubmitAndWait(runs, batch);
-  if (!s.ok()) return DiskError("read", batch, s.error());
+  if (p->runs_.empty()) return p;
+  p->batch_.Add(static_cast<int>(p->runs_.size()));
+  std::vector<IoRun*> ptrs;
+  ptrs.reserve(p->runs_.size());
+  for (IoRun& r : p->runs_) {
+    r.batch = &p->batch_;
+    ptrs.push_back(&r);
+  }
+  io_->Submit(ptrs.data(), ptrs.size());
+  return p;
+}
+
+StripedFile::PendingRead::~PendingRead() {
+  if (!waited_) (void)Wait();
+}
+
+Status StripedFile::PendingRead::Wait() {
+  if (!waited_) {
+    waited_ = true;
+    if (!runs_.empty()) batch_.Wait();
+    lock_ = {};
+  }
+  if (batch_.error() != 0)
+    return file_->DiskError("read", batch_, Error::FromErrno(batch_.error(), "disk " + std::to_string(batch_.failed_disk())));
   return Status::Ok();
 }
 

@@ -58,6 +58,26 @@ class StripedFile {
     char* buf = nullptr;
   };
   Status ReadMany(std::span<const ReadRequest> requests) const;
+  // ReadMany without waiting: the reads are queued on the disks when this returns, so a
+  // caller can submit the next batch before it copies out of this one and no disk idles
+  // between batches. The buffers must stay valid until Wait (or the destructor) returns.
+  class PendingRead {
+   public:
+    ~PendingRead();  // waits, if Wait was not called
+    PendingRead(const PendingRead&) = delete;
+    PendingRead& operator=(const PendingRead&) = delete;
+    Status Wait();
+
+   private:
+    friend class StripedFile;
+    PendingRead() = default;
+    const StripedFile* file_ = nullptr;
+    std::shared_lock<std::shared_mutex> lock_;  // no truncate while the reads run
+    std::vector<IoRun> runs_;
+    IoBatch batch_;
+    bool waited_ = false;
+  };
+  Result<std::unique_ptr<PendingRead>> StartReadMany(std::span<const ReadRequest> requests) const;
   // Writes all bytes (extending the file if needed); returns `length`.
   Result<uint64_t> Write(uint64_t offset, const char* buf, uint64_t length);
   Status Truncate(uint64_t new_size);

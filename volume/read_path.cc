@@ -187,85 +187,109 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
                         const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   const uint64_t generation = src->Generation();
-  std::vector<const CopyRange*> from_disk;
+  // 1. Each range cut at unit boundaries: a piece whose unit is in the cache is copied from
+  // it, the others are read from the disks.
+  std::vector<CopyRange> from_disk;
   for (const CopyRange& r : ranges) {
     if (r.offset > file_size || r.length > file_size - r.offset)
       return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
                                ") past the end (" + std::to_string(file_size) + " bytes)");
-    // Served by the cache only if every unit it touches is there (usually one: runs lie in a chunk).
-    std::vector<std::pair<cache::UnitRef, cache::UnitExtent>> held;
-    bool cached = cache_ != nullptr;
-    uint64_t covered = r.offset;
-    for (cache::UnitExtent u = layout->Find(r.offset, file_size); cached && covered < r.offset + r.length;
+    uint64_t at = r.offset;
+    for (cache::UnitExtent u = layout->Find(r.offset, file_size); at < r.offset + r.length;
          u = layout->At(u.index + 1, file_size)) {
-      if (u.length == 0) {
-        cached = false;
-        break;
+      const uint64_t end = u.length == 0 ? r.offset + r.length : std::min(r.offset + r.length, u.offset + u.length);
+      const CopyRange piece{at, end - at, r.out_offset + (at - r.offset)};
+      cache::UnitRef ref;
+      if (cache_ != nullptr && u.length > 0) ref = cache_->Peek(RequestFor(src, *layout, generation, file_size, u), pid);
+      if (ref) {
+        std::memcpy(out + piece.out_offset, ref.data() + (at - u.offset), piece.length);
+        ref.NoteServed(piece.length);
+        report->from_cache += piece.length;
+      } else {
+        from_disk.push_back(piece);  // at most a unit: the spans below merge neighbours again
       }
-      cache::UnitRef ref = cache_->Peek(RequestFor(src, *layout, generation, file_size, u), pid);
-      if (!ref) cached = false;
-      else held.emplace_back(std::move(ref), u);
-      covered = u.offset + u.length;
+      at = end;
+      if (u.length == 0) break;
     }
-    if (!cached) {
-      from_disk.push_back(&r);
-      continue;
-    }
-    for (auto& [ref, u] : held) {
-      const uint64_t begin = std::max(r.offset, u.offset), end = std::min(r.offset + r.length, u.offset + u.length);
-      std::memcpy(out + r.out_offset + (begin - r.offset), ref.data() + (begin - u.offset), end - begin);
-      ref.NoteServed(end - begin);
-    }
-    report->from_cache += r.length;
   }
   if (from_disk.empty()) return Status::Ok();
 
-  // Aligned spans, merged where they touch, read in batches of bounded memory.
+  // 2. Aligned spans, merged where they touch, in batches of bounded memory.
   constexpr uint64_t kBatchBytes = 64ull << 20;
   auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
   auto align_up = [&](uint64_t v) { return std::min(file_size, (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign); };
-  size_t next = 0;
-  AlignedBuffer buffer;
-  while (next < from_disk.size()) {
-    struct Span {
-      uint64_t begin, end, at;  // file range, position in the buffer
-    };
+  auto room = [](uint64_t n) { return (n + kDirectAlign - 1) / kDirectAlign * kDirectAlign; };
+  struct Span {
+    uint64_t begin, end, at;  // file range, position in the batch's buffer (aligned)
+  };
+  struct Batch {
     std::vector<Span> spans;
-    uint64_t total = 0;
-    size_t last = next;
-    for (; last < from_disk.size(); ++last) {
-      const CopyRange& r = *from_disk[last];
-      const uint64_t begin = align_down(r.offset), end = align_up(r.offset + r.length);
-      if (!spans.empty() && begin <= spans.back().end) {
-        total += std::max(end, spans.back().end) - spans.back().end;
-        spans.back().end = std::max(end, spans.back().end);
+    size_t first = 0, last = 0;  // its pieces: from_disk[first, last)
+    uint64_t bytes = 0;          // buffer room
+  };
+  std::vector<Batch> batches;
+  for (size_t i = 0; i < from_disk.size(); ++i) {
+    const uint64_t begin = align_down(from_disk[i].offset), end = align_up(from_disk[i].offset + from_disk[i].length);
+    if (!batches.empty() && begin <= batches.back().spans.back().end) {
+      Batch& b = batches.back();
+      Span& sp = b.spans.back();
+      const uint64_t grown = sp.at + room(std::max(end, sp.end) - sp.begin);
+      if (grown <= kBatchBytes) {
+        sp.end = std::max(end, sp.end);
+        b.bytes = grown;
+        b.last = i + 1;
         continue;
       }
-      const uint64_t room = (end - begin + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
-      if (!spans.empty() && total + room > kBatchBytes) break;
-      spans.push_back({begin, end, total});
-      total += room;
     }
-    // Keep each span's buffer position aligned for O_DIRECT.
-    uint64_t at = 0;
-    for (Span& sp : spans) {
-      sp.at = at;
-      at += (sp.end - sp.begin + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
-    }
-    if (buffer.size() < at) buffer = AlignedBuffer(at);
-    if (!buffer.ok()) return Error(ENOMEM, "no memory for " + std::to_string(at) + " bytes of runs");
+    // A new batch when this one is full (a span cut there may read its last block twice).
+    if (batches.empty() || batches.back().bytes + room(end - begin) > kBatchBytes) batches.push_back({{}, i, i, 0});
+    Batch& b = batches.back();
+    b.spans.push_back({begin, end, b.bytes});
+    b.bytes += room(end - begin);
+    b.last = i + 1;
+  }
+
+  // 3. Two batches in flight: the disks read the next while this one is copied out, so no
+  // disk idles between batches (a batch ends when its slowest disk is done).
+  AlignedBuffer buffers[2];
+  std::unique_ptr<StripedFile::PendingRead> pending[2];
+  auto submit = [&](size_t b) -> Status {
+    AlignedBuffer& buffer = buffers[b % 2];
+    if (buffer.size() < batches[b].bytes) buffer = AlignedBuffer(batches[b].bytes);
+    if (!buffer.ok()) return Error(ENOMEM, "no memory for " + std::to_string(batches[b].bytes) + " bytes of runs");
     std::vector<StripedFile::ReadRequest> requests;
-    for (const Span& sp : spans) requests.push_back({sp.begin, sp.end - sp.begin, buffer.data() + sp.at});
-    GRAPHFS_RETURN_IF_ERROR(src->file().ReadMany(requests));
-    report->requests += spans.size();
-    for (const Span& sp : spans) report->disk_bytes += sp.end - sp.begin;
+    for (const Span& sp : batches[b].spans) requests.push_back({sp.begin, sp.end - sp.begin, buffer.data() + sp.at});
+    auto started = src->file().StartReadMany(requests);
+    if (!started.ok()) return started.error();
+    pending[b % 2] = std::move(*started);
+    return Status::Ok();
+  };
+  for (size_t b = 0; b < std::min<size_t>(2, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
+  for (size_t b = 0; b < batches.size(); ++b) {
+    GRAPHFS_RETURN_IF_ERROR(pending[b % 2]->Wait());
+    const Batch& batch = batches[b];
+    const char* data = buffers[b % 2].data();
+    report->requests += batch.spans.size();
+    for (const Span& sp : batch.spans) report->disk_bytes += sp.end - sp.begin;
     size_t k = 0;
-    for (size_t i = next; i < last; ++i) {
-      const CopyRange& r = *from_disk[i];
-      while (spans[k].end < r.offset + r.length) ++k;
-      std::memcpy(out + r.out_offset, buffer.data() + spans[k].at + (r.offset - spans[k].begin), r.length);
+    for (size_t i = batch.first; i < batch.last; ++i) {
+      const CopyRange& r = from_disk[i];
+      while (batch.spans[k].end < r.offset + r.length) ++k;
+      std::memcpy(out + r.out_offset, data + batch.spans[k].at + (r.offset - batch.spans[k].begin), r.length);
     }
-    next = last;
+    // Whole units the spans happen to cover (whole chunks of lp_loader=direct) are offered
+    // to the cache, which keeps them if its policy would have kept them loaded through it.
+    // Runs never are: the cache holds only whole units.
+    if (cache_ != nullptr) {
+      for (const Span& sp : batch.spans) {
+        for (cache::UnitExtent u = layout->Find(sp.begin, file_size); u.length > 0 && u.offset < sp.end;
+             u = layout->At(u.index + 1, file_size)) {
+          if (u.offset >= sp.begin && u.offset + u.length <= sp.end)
+            cache_->Offer(RequestFor(src, *layout, generation, file_size, u), data + sp.at + (u.offset - sp.begin), pid);
+        }
+      }
+    }
+    if (b + 2 < batches.size()) GRAPHFS_RETURN_IF_ERROR(submit(b + 2));
   }
   return Status::Ok();
 }

@@ -51,6 +51,8 @@ json RenderCache(const cache::CacheStats& c) {
           {"evictions", c.evictions},
           {"prefetches", c.prefetches},
           {"prefetches_skipped", c.prefetches_skipped},
+          {"offers", c.offers},
+          {"offers_admitted", c.offers_admitted},
           {"load_errors", c.load_errors},
           {"byte_hit_ratio", byte_hit_ratio},
           {"bytes_served", c.bytes_served},

@@ -30,10 +30,11 @@ struct VolumeOptions {
   // Logical partitions: vertex-granular (only the runs of active sources' edges of source-sorted
   // chunks, by the read-cost model) or whole chunks.
   bool vertex_lps = true;
-  // How the LP loader reads whole chunks that are not cached: through the cache, unit by unit
-  // with read-ahead (they then stay cached if the policy admits them), or straight from the
-  // disks in one submission per LP (every disk at its full queue depth; not cached).
-  bool lp_direct = false;
+  // How the LP loader reads whole chunks that are not cached: straight from the disks (the
+  // default: 64 MiB batches over every disk, two in flight, so no disk idles between them; the
+  // whole chunks read are then offered to the cache, which keeps them if its policy admits
+  // them), or through the cache, unit by unit with read-ahead (measured slower: BENCHMARKS.md).
+  bool lp_direct = true;
   // The read-cost model's disk parameters, overriding `graphfs-calibrate`'s measurement
   // (SOURCE/.graphfs/calibration.json) when set (> 0, >= 0).
   double seq_bytes_per_second = 0;

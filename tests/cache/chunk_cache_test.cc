@@ -191,6 +191,44 @@ TEST(ChunkCache, RequestsOfAnOlderGenerationAreNeverKept) {
   EXPECT_TRUE(hit);
 }
 
+// The LP loader reads whole units around the cache and offers them: the cache keeps a copy
+// as if it had loaded the unit itself (a later read is a hit, no load), refuses what is in
+// memory already or describes an older file, and its policy still decides admission.
+TEST(ChunkCache, OfferedUnitsAreKeptLikeLoadedOnes) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(2, "lru"));
+  auto bytes_of = [&](const UnitRequest& r) {
+    std::string b(r.length, '\0');
+    for (uint64_t i = 0; i < r.length; ++i) b[i] = FakeSource::ByteAt(r.offset + i, 0);
+    return b;
+  };
+  const UnitRequest three = Unit(src, 3);
+  EXPECT_TRUE(c.Offer(three, bytes_of(three).data(), 9));
+  bool hit = false;
+  EXPECT_TRUE(ReadWhole(c, three, 7, &hit));
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(src->loads(), 0) << "an offered unit is not loaded again";
+  EXPECT_FALSE(c.Offer(three, bytes_of(three).data(), 9)) << "in memory already";
+
+  const UnitRequest four = Unit(src, 4);
+  src->BumpGeneration();  // `four` now describes an older file
+  EXPECT_FALSE(c.Offer(four, bytes_of(four).data(), 9));
+  EXPECT_FALSE(Resident(c, four));
+
+  // Offers fill the cache like loads: the least recently used unit makes room under lru.
+  UnitRequest five = Unit(src, 5), six = Unit(src, 6);
+  five.generation = six.generation = src->Generation();
+  EXPECT_TRUE(c.Offer(five, bytes_of(five).data(), 9));
+  EXPECT_TRUE(c.Offer(six, bytes_of(six).data(), 9));
+  EXPECT_FALSE(Resident(c, three));
+  EXPECT_TRUE(Resident(c, five) && Resident(c, six));
+  const CacheStats st = c.Stats();
+  EXPECT_EQ(st.offers, 3u);
+  EXPECT_EQ(st.offers_admitted, 3u);
+  EXPECT_EQ(st.bytes_loaded, 3 * kUnit);
+  EXPECT_EQ(st.used, 2 * kUnit);
+}
+
 TEST(ChunkCache, ConcurrentMissesShareOneLoad) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   ChunkCache c(Options(4, "priority"));

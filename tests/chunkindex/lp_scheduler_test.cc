@@ -516,6 +516,11 @@ TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
   EXPECT_EQ(st.bytes_loaded, 120u + 40 + 40 + 800 + 40 + 800 + 800);
   EXPECT_EQ(st.bytes_skipped, 6u * 800 - st.bytes_loaded);
   EXPECT_EQ(cat.loaded_bytes.load(), st.bytes_loaded);
+  // The offline reference: the union of what the takers took per chunk is what was loaded
+  // (every planned byte was taken); without sharing chunk 0's sources 1 and 2 count twice.
+  EXPECT_EQ(st.planned_disk_bytes, st.bytes_loaded);
+  EXPECT_EQ(st.offline_disk_bytes, st.bytes_loaded);
+  EXPECT_EQ(st.offline_unshared_disk_bytes, st.bytes_loaded + 40);
   for (uint64_t j : {1, 2, 3}) {
     auto end = AskNow(s, j);
     ASSERT_TRUE(end.ok());

@@ -24,7 +24,7 @@ struct Case {
   double stagger_seconds;  // between job starts: later jobs join while earlier ones are mid-iteration
   bool sorted = false;     // preprocess --sort-sources: vertex-granular LPs
   bool grid = false;       // gen-grid (high diameter, ids with locality) instead of gen-rmat
-  bool direct_loader = false;  // -o lp_loader=direct: whole chunks read around the cache
+  bool cache_loader = false;  // -o lp_loader=cache: whole chunks loaded through the cache (default: direct)
 };
 
 class IntegratedMount : public StripedMount, public ::testing::WithParamInterface<Case> {
@@ -66,7 +66,7 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
   }
   const uint64_t column = std::filesystem::file_size(plain + "/column");
   std::vector<std::string> options = {"cache_size=" + std::to_string(column / 3)};
-  if (c.direct_loader) options.push_back("lp_loader=direct");
+  if (c.cache_loader) options.push_back("lp_loader=cache");
   DoMount(options);
 
   const std::string s = std::to_string(start);
@@ -138,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(Graphs, IntegratedMount,
                                            Case{"sorted_weighted_striped_together", true, true, 0, true},
                                            Case{"sorted_unweighted_plain_staggered", false, false, 0.1, true},
                                            Case{"grid_sorted_weighted_striped", true, true, 0.05, true, true},
-                                           Case{"sorted_weighted_striped_direct_loader", true, true, 0, true, false, true}),
+                                           Case{"sorted_weighted_striped_cache_loader", true, true, 0, true, false, true}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace

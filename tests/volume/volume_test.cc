@@ -220,14 +220,26 @@ class IndexedVolume : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(g.error, "");
-    v = StartVolume(Options(g.source, 8 << 20, 4 << 20));
+    VolumeOptions o = Options(g.source, 8 << 20, 4 << 20);
+    o.lp_direct = direct_loader;
+    v = StartVolume(o);
     ASSERT_NE(v, nullptr);
     f = OpenFile(*v, g.graph + "/column");
     ASSERT_NE(f, nullptr);
   }
+  bool direct_loader = true;  // the mount's default, -o lp_loader=direct
   IndexedGraph g;
   std::unique_ptr<Volume> v;
   std::shared_ptr<VolumeFile> f;
+};
+
+// The same with -o lp_loader=cache: whole chunks loaded unit by unit through the cache.
+class IndexedVolumeCacheLoader : public IndexedVolume {
+ protected:
+  void SetUp() override {
+    direct_loader = false;
+    IndexedVolume::SetUp();
+  }
 };
 
 TEST_F(IndexedVolume, CachesAnIndexedGraphsFilesInItsChunks) {
@@ -245,14 +257,15 @@ TEST_F(IndexedVolume, CachesAnIndexedGraphsFilesInItsChunks) {
   EXPECT_EQ(all, g.column);
 }
 
-TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
-  auto schedule = v->schedules().Get(*v, g.graph);
+// One job, every vertex active, LPs of 64 KiB: every chunk of `column` is handed out once, its
+// bytes as in the file.
+void LoadEveryChunkOnce(Volume& v, const IndexedGraph& g) {
+  auto schedule = v.schedules().Get(v, g.graph);
   ASSERT_TRUE(schedule.ok()) << schedule.error().message();
   GraphSchedule& s = **schedule;
   EXPECT_TRUE(s.striped());
   EXPECT_EQ(s.vertices(), g.vertices);
   ASSERT_TRUE(s.scheduler().AddJob(1, 64 << 10).ok());
-  // Every vertex active: every chunk of `column` is handed out once, bytes as in the file.
   std::vector<uint64_t> words((g.vertices + 63) / 64, ~0ull);
   words.back() = (1ull << (g.vertices % 64)) - 1;
   auto active = s.SetActive(1, words);
@@ -285,11 +298,26 @@ TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
   }
   EXPECT_EQ(handed, g.column.size());
   EXPECT_GT(lps, 1u);  // 64 KiB partitions of a 480 KB column
+  s.scheduler().RemoveJob(1);
+}
+
+TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksFromTheDisksAndOffersThemToTheCache) {
+  LoadEveryChunkOnce(*v, g);
+  const cache::CacheStats cs = v->cache()->Stats();
+  EXPECT_GE(cs.bytes_loaded, g.column.size());  // read from the disks, counted as the loader's
+  EXPECT_EQ(cs.prefetches, 0u);                 // not unit by unit through the cache
+  EXPECT_GT(cs.offers_admitted, 0u);            // the cache kept what its budget holds
+  EXPECT_GT(cs.units, 0u);
+}
+
+TEST_F(IndexedVolumeCacheLoader, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
+  LoadEveryChunkOnce(*v, g);
   const cache::CacheStats cs = v->cache()->Stats();
   EXPECT_GE(cs.bytes_loaded, g.column.size());  // loaded from the disks through the cache
   EXPECT_GT(cs.prefetches, 0u);                 // with the loader's read-ahead
-  s.scheduler().RemoveJob(1);
+  EXPECT_EQ(cs.offers, 0u);
 }
+
 
 // Asks for the job's LPs until the end of its iteration; every piece's bytes are checked
 // against `column`. Returns the pieces (file offset -> length).
@@ -371,6 +399,47 @@ TEST_F(IndexedVolume, VertexGranularLpsReadOnlyTheActiveSourcesRuns) {
   EXPECT_GT(l2.run_bytes_cached, l.run_bytes_cached);
   EXPECT_EQ(l2.run_disk_bytes, l.run_disk_bytes);  // no disk read for them
   s.scheduler().RemoveJob(1);
+}
+
+// The loader's direct path: a range over several chunks takes the cached ones from the cache
+// and reads the rest from the disks; whole chunks read that way are offered to the cache (a
+// second copy reads nothing from the disks), a run inside a chunk is not (no holes).
+TEST_F(IndexedVolume, CopyRunsMixesCachedAndDiskUnitsAndOffersWholeOnes) {
+  const auto layout = f->source().layout();
+  const uint64_t size = f->size();
+  std::vector<cache::UnitExtent> u;
+  for (uint64_t i = 0; i < 6; ++i) u.push_back(layout->At(i, size));
+  ASSERT_GT(u[5].length, 0u);
+  const uint64_t key = f->source().key();
+  Volume::RunsReport first;
+  std::string one(u[1].length, '\0');
+  ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, {{u[1].offset, u[1].length, 0}}, one.data(), 9, &first).ok());
+  EXPECT_EQ(one, g.column.substr(u[1].offset, u[1].length));
+  EXPECT_EQ(first.from_cache, 0u);
+  ASSERT_TRUE(v->cache()->Contains({key, 1})) << "a whole unit read from the disks is offered";
+
+  // Units 0-3 whole (from mid-unit 0 to the end of 3), and a run inside unit 5.
+  const uint64_t begin = u[0].offset + 5000, end = u[3].offset + u[3].length;  // past unit 0's first block
+  const uint64_t run_at = u[5].offset + u[5].length / 2, run_len = 48;  // its block inside unit 5
+  std::vector<CopyRange> ranges{{begin, end - begin, 0}, {run_at, run_len, end - begin}};
+  std::string out(end - begin + run_len, '\0');
+  Volume::RunsReport report;
+  ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, ranges, out.data(), 9, &report).ok());
+  EXPECT_EQ(out, g.column.substr(begin, end - begin) + g.column.substr(run_at, run_len));
+  EXPECT_EQ(report.from_cache, u[1].length);
+  EXPECT_GE(report.disk_bytes, end - begin - u[1].length + run_len);
+  EXPECT_FALSE(v->cache()->Contains({key, 0})) << "unit 0 was read only in part";
+  EXPECT_TRUE(v->cache()->Contains({key, 2}));
+  EXPECT_TRUE(v->cache()->Contains({key, 3}));
+  EXPECT_FALSE(v->cache()->Contains({key, 5})) << "a run must not enter the cache";
+  EXPECT_EQ(v->cache()->Stats().offers_admitted, 3u);
+
+  Volume::RunsReport again;
+  std::string out2(u[3].offset + u[3].length - u[1].offset, '\0');
+  ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, {{u[1].offset, out2.size(), 0}}, out2.data(), 9, &again).ok());
+  EXPECT_EQ(out2, g.column.substr(u[1].offset, out2.size()));
+  EXPECT_EQ(again.from_cache, out2.size());
+  EXPECT_EQ(again.disk_bytes, 0u);
 }
 
 TEST_F(IndexedVolume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
