@@ -72,6 +72,10 @@ class GraphSchedule {
     uint64_t run_bytes_cached = 0;    //   of those, copied from cached chunks
     uint64_t run_disk_bytes = 0;      //   the disks' reads for the others (aligned)
     uint64_t run_requests = 0;
+    // Per LP, the bytes the busiest disk read for it (direct reads): an LP whose extents are not
+    // spread evenly over the disks cannot load faster than that disk alone, whatever the loader.
+    uint64_t busiest_disk_bytes = 0;
+    uint64_t direct_disk_bytes = 0;  //   and what all disks read for the same loads
     double seconds = 0;
   };
   LoaderStats loader_stats() const;

@@ -270,7 +270,11 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     const Batch& batch = batches[b];
     const char* data = buffers[b % 2].data();
     report->requests += batch.spans.size();
-    for (const Span& sp : batch.spans) report->disk_bytes += sp.end - sp.begin;
+    report->per_disk.resize(disks_ ? disks_->size() : 1, 0);
+    for (const Span& sp : batch.spans) {
+      report->disk_bytes += sp.end - sp.begin;
+      src->DiskShare(sp.begin, sp.end - sp.begin, report->per_disk);
+    }
     size_t k = 0;
     for (size_t i = batch.first; i < batch.last; ++i) {
       const CopyRange& r = from_disk[i];

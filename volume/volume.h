@@ -121,6 +121,7 @@ class Volume {
     uint64_t from_cache = 0;   // bytes copied from cached units
     uint64_t disk_bytes = 0;   // bytes the disks read for the others
     uint64_t requests = 0;     // read requests (merged spans)
+    std::vector<uint64_t> per_disk;  // disk_bytes by disk: the busiest one bounds the copy's time
   };
   Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
                   char* out, uint32_t pid, RunsReport* report);

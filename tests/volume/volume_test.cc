@@ -382,6 +382,8 @@ TEST_F(IndexedVolume, VertexGranularLpsReadOnlyTheActiveSourcesRuns) {
   GraphSchedule::LoaderStats l = s.loader_stats();
   EXPECT_GT(l.run_bytes, 0u);
   EXPECT_GT(l.run_disk_bytes, 0u);  // read around the cache: nothing was cached yet
+  EXPECT_GT(l.busiest_disk_bytes, 0u);
+  EXPECT_LE(l.busiest_disk_bytes, l.direct_disk_bytes);
   auto view = s.scheduler().View(1);
   ASSERT_TRUE(view.ok());
   EXPECT_LT(view->recent.back().lp_bytes, g.column.size()) << "its LPs held less than the column";
@@ -428,6 +430,10 @@ TEST_F(IndexedVolume, CopyRunsMixesCachedAndDiskUnitsAndOffersWholeOnes) {
   EXPECT_EQ(out, g.column.substr(begin, end - begin) + g.column.substr(run_at, run_len));
   EXPECT_EQ(report.from_cache, u[1].length);
   EXPECT_GE(report.disk_bytes, end - begin - u[1].length + run_len);
+  uint64_t by_disk = 0;
+  for (uint64_t b : report.per_disk) by_disk += b;
+  EXPECT_EQ(by_disk, report.disk_bytes);
+  EXPECT_EQ(report.per_disk.size(), v->disk_count());
   EXPECT_FALSE(v->cache()->Contains({key, 0})) << "unit 0 was read only in part";
   EXPECT_TRUE(v->cache()->Contains({key, 2}));
   EXPECT_TRUE(v->cache()->Contains({key, 3}));
