@@ -110,7 +110,7 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
       if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
     }
     if (!runs.empty()) {
-      Status s = volume_->CopyRuns(source_, striped_->size(), runs, out, kLoaderPid, &report);
+      Status s = volume_->CopyRuns(source_, striped_->size(), runs, out, kLoaderPid, &report, &load_buffers_);
       if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
     }
   } else {

@@ -17,6 +17,7 @@
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/lp_scheduler.h"
 #include "chunkindex/source_runs.h"
+#include "common/aligned_buffer.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
 
@@ -101,6 +102,8 @@ class GraphSchedule {
   std::shared_ptr<StripedFile> striped_;   // `column` when striped
   std::shared_ptr<StripedSource> source_;  //   and its units in the cache
   UniqueFd plain_;                         // `column` otherwise
+  // The direct reads' buffers, kept between loads (only the scheduler's builder thread loads).
+  std::vector<AlignedBuffer> load_buffers_;
   mutable std::mutex mu_;
   double find_seconds_ = 0;
   uint64_t finds_ = 0;

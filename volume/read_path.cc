@@ -184,7 +184,8 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
 }
 
 Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
-                        const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report) {
+                        const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report,
+                        std::vector<AlignedBuffer>* scratch) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   const uint64_t generation = src->Generation();
   // 1. Each range cut at unit boundaries: a piece whose unit is in the cache is copied from
@@ -215,7 +216,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   if (from_disk.empty()) return Status::Ok();
 
   // 2. Aligned spans, merged where they touch, in batches of bounded memory.
-  constexpr uint64_t kBatchBytes = 64ull << 20;
+  const uint64_t kBatchBytes = std::max<uint64_t>(kDirectAlign, options_.runs_batch_bytes);
   auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
   auto align_up = [&](uint64_t v) { return std::min(file_size, (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign); };
   auto room = [](uint64_t n) { return (n + kDirectAlign - 1) / kDirectAlign * kDirectAlign; };
@@ -249,26 +250,31 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     b.last = i + 1;
   }
 
-  // 3. Two batches in flight: the disks read the next while this one is copied out, so no
+  // 3. kRunsBatchesInFlight batches in flight: the disks read the next ones while this one is
+  // copied out. Batches are small (a stripe unit or less lies on one disk), so each disk's
+  // queue holds the next pieces of its own share and no disk waits for the slowest of a large
+  // batch; the LP then loads about as fast as its busiest disk allows.
   // disk idles between batches (a batch ends when its slowest disk is done).
-  AlignedBuffer buffers[2];
-  std::unique_ptr<StripedFile::PendingRead> pending[2];
+  std::vector<AlignedBuffer> local;
+  std::vector<AlignedBuffer>& buffers = scratch != nullptr ? *scratch : local;
+  if (buffers.size() < kRunsBatchesInFlight) buffers.resize(kRunsBatchesInFlight);
+  std::unique_ptr<StripedFile::PendingRead> pending[kRunsBatchesInFlight];
   auto submit = [&](size_t b) -> Status {
-    AlignedBuffer& buffer = buffers[b % 2];
+    AlignedBuffer& buffer = buffers[b % kRunsBatchesInFlight];
     if (buffer.size() < batches[b].bytes) buffer = AlignedBuffer(batches[b].bytes);
     if (!buffer.ok()) return Error(ENOMEM, "no memory for " + std::to_string(batches[b].bytes) + " bytes of runs");
     std::vector<StripedFile::ReadRequest> requests;
     for (const Span& sp : batches[b].spans) requests.push_back({sp.begin, sp.end - sp.begin, buffer.data() + sp.at});
     auto started = src->file().StartReadMany(requests);
     if (!started.ok()) return started.error();
-    pending[b % 2] = std::move(*started);
+    pending[b % kRunsBatchesInFlight] = std::move(*started);
     return Status::Ok();
   };
-  for (size_t b = 0; b < std::min<size_t>(2, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
+  for (size_t b = 0; b < std::min<size_t>(kRunsBatchesInFlight, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
   for (size_t b = 0; b < batches.size(); ++b) {
-    GRAPHFS_RETURN_IF_ERROR(pending[b % 2]->Wait());
+    GRAPHFS_RETURN_IF_ERROR(pending[b % kRunsBatchesInFlight]->Wait());
     const Batch& batch = batches[b];
-    const char* data = buffers[b % 2].data();
+    const char* data = buffers[b % kRunsBatchesInFlight].data();
     report->requests += batch.spans.size();
     report->per_disk.resize(disks_ ? disks_->size() : 1, 0);
     for (const Span& sp : batch.spans) {
@@ -293,7 +299,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
         }
       }
     }
-    if (b + 2 < batches.size()) GRAPHFS_RETURN_IF_ERROR(submit(b + 2));
+    if (b + kRunsBatchesInFlight < batches.size()) GRAPHFS_RETURN_IF_ERROR(submit(b + kRunsBatchesInFlight));
   }
   return Status::Ok();
 }

@@ -53,6 +53,10 @@ class PinnedRead {
   uint64_t bytes_ = 0;
 };
 
+// CopyRuns reads from the disks in batches of at most VolumeOptions::runs_batch_bytes, this many
+// in flight.
+inline constexpr size_t kRunsBatchesInFlight = 8;
+
 // A range of a striped file to copy into a buffer at `out_offset` (CopyRanges).
 struct CopyRange {
   uint64_t offset = 0, length = 0, out_offset = 0;
@@ -123,8 +127,10 @@ class Volume {
     uint64_t requests = 0;     // read requests (merged spans)
     std::vector<uint64_t> per_disk;  // disk_bytes by disk: the busiest one bounds the copy's time
   };
+  // `scratch` (optional) keeps the read buffers between calls (kRunsBatchesInFlight ×
+  // runs_batch_bytes), so a loader does not fault fresh pages in for every LP.
   Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
-                  char* out, uint32_t pid, RunsReport* report);
+                  char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr);
 
   // Deletes the parts of a striped file on every disk (its last name is gone).
   void RemoveParts(const StripeManifest& manifest);

@@ -35,6 +35,9 @@ struct VolumeOptions {
   // whole chunks read are then offered to the cache, which keeps them if its policy admits
   // them), or through the cache, unit by unit with read-ahead (measured slower: BENCHMARKS.md).
   bool lp_direct = true;
+  // Its reads go to the disks in batches of at most this many bytes, kRunsBatchesInFlight of them
+  // in flight (small enough that a disk's queue holds its own next pieces; tests make it tiny).
+  uint64_t runs_batch_bytes = 16ull << 20;
   // The read-cost model's disk parameters, overriding `graphfs-calibrate`'s measurement
   // (SOURCE/.graphfs/calibration.json) when set (> 0, >= 0).
   double seq_bytes_per_second = 0;

@@ -13,7 +13,10 @@
 #            is dense) through graphfs with a small cache (CACHE: the LPs come from the disks), LPs
 #            of PARTITION; the loader's MB/s of its own time (stats: loader whole bytes / seconds),
 #            the disks' bytes over the same time, and the job's wall time and wait in `next`;
-#            once per loader mode (-o lp_loader=cache|direct), the order rotating between repeats
+#            once per loader mode (-o lp_loader=cache|direct), the order rotating between repeats;
+#   layout   (direct loader) the limit of the LPs' own layout: per LP its busiest disk's bytes at a
+#            quarter of the raw rate — an LP whose chunks are not spread evenly over the disks loads
+#            no faster than that, whatever the loader
 # Prints the loader's share of the raw limit per repeat and the medians per mode.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +60,7 @@ RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 OUT=$RESULTS/loader-$STAMP.tsv
-printf 'repeat\tloader\traw_MBps\tloader_MBps\tloader_disk_MBps\tloader_share\tjob_wall_s\tjob_wait_s\tlps\n' > "$OUT"
+printf 'repeat\tloader\traw_MBps\tloader_MBps\tloader_share\tlayout_MBps\tlayout_share\tjob_wall_s\tjob_wait_s\tlps\n' > "$OUT"
 echo "# loader benchmark $STAMP: $G, $BPS B/s x 4 disks, cache $CACHE, partition $PARTITION"
 
 for ((r = 1; r <= REPEAT; r++)); do
@@ -92,9 +95,13 @@ text = open(log).read()
 wall = re.search(r"pagerank: .* in ([0-9.]+) s", text)
 waits = sum(float(w) for w in re.findall(r"waited ([0-9.]+) s", text))
 mbps = l["whole_bytes"] / l["seconds"] / 1e6 if l["seconds"] else 0
-disk_mbps = disk / l["seconds"] / 1e6 if l["seconds"] else 0
-print("\t".join([r, mode, "%.1f" % raw, "%.1f" % mbps, "%.1f" % disk_mbps, "%.3f" % (mbps / raw),
-                 wall.group(1) if wall else "-", "%.2f" % waits, str(g["lps_built"])]))
+# The layout's limit: each LP loads no faster than its busiest disk reads its share (direct
+# reads only; the disks' raw rate split evenly), whatever the loader does.
+busiest = l.get("busiest_disk_bytes", 0)
+layout = l["direct_disk_bytes"] / (busiest / (raw * 1e6 / 4)) / 1e6 if busiest else 0
+print("\t".join([r, mode, "%.1f" % raw, "%.1f" % mbps, "%.3f" % (mbps / raw),
+                  "%.1f" % layout if layout else "-", "%.3f" % (mbps / layout) if layout else "-",
+                  wall.group(1) if wall else "-", "%.2f" % waits, str(g["lps_built"])]))
 EOF
     tail -1 "$OUT"
   done
@@ -105,8 +112,10 @@ rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 for mode in sorted({r["loader"] for r in rows}):
     mine = [r for r in rows if r["loader"] == mode]
     med = lambda k: statistics.median(float(r[k]) for r in mine)
+    layout = [float(r["layout_share"]) for r in mine if r["layout_share"] != "-"]
     print(f"lp_loader={mode}: medians over {len(mine)} repeats: raw {med('raw_MBps'):.1f} MB/s, loader "
-          f"{med('loader_MBps'):.1f} MB/s ({med('loader_share'):.3f} of raw), job {med('job_wall_s'):.2f} s, "
-          f"waiting {med('job_wait_s'):.2f} s")
+          f"{med('loader_MBps'):.1f} MB/s ({med('loader_share'):.3f} of raw"
+          + (f", {statistics.median(layout):.3f} of its LPs' layout limit" if layout else "")
+          + f"), job {med('job_wall_s'):.2f} s, waiting {med('job_wait_s'):.2f} s")
 EOF
 echo "# results: $OUT"

@@ -448,6 +448,39 @@ TEST_F(IndexedVolume, CopyRunsMixesCachedAndDiskUnitsAndOffersWholeOnes) {
   EXPECT_EQ(again.disk_bytes, 0u);
 }
 
+// Batches far smaller than the copy: many more batches than are in flight, each waited for,
+// copied out and its buffer reused for a later one; every byte lands where it belongs.
+TEST(Volume, CopyRunsPipelinesManySmallBatches) {
+  IndexedGraph g;
+  ASSERT_EQ(g.error, "");
+  VolumeOptions o = Options(g.source, 0, 4 << 20);  // no cache: everything from the disks
+  o.runs_batch_bytes = 4096;  // a batch per range (each spans 2 blocks at least)
+  auto v = StartVolume(o);
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, g.graph + "/column");
+  ASSERT_NE(f, nullptr);
+  // Every other 3000-byte range, packed in `out`.
+  std::vector<CopyRange> ranges;
+  uint64_t packed = 0;
+  for (uint64_t at = 1000; at + 3000 <= g.column.size(); at += 6000) {
+    ranges.push_back({at, 3000, packed});
+    packed += 3000;
+  }
+  ASSERT_GT(ranges.size(), 4 * kRunsBatchesInFlight) << "several rounds of batches";
+  std::string out(packed, '\0'), want;
+  for (const CopyRange& r : ranges) want += g.column.substr(r.offset, r.length);
+  std::vector<AlignedBuffer> scratch;
+  for (int round = 0; round < 2; ++round) {  // the second reuses the kept buffers
+    Volume::RunsReport report;
+    std::fill(out.begin(), out.end(), '\0');
+    ASSERT_TRUE(v->CopyRuns(f->shared_source(), f->size(), ranges, out.data(), 9, &report, &scratch).ok());
+    EXPECT_EQ(out, want) << "round " << round;
+    EXPECT_GE(report.disk_bytes, packed);
+    EXPECT_EQ(report.from_cache, 0u);
+  }
+  EXPECT_EQ(scratch.size(), kRunsBatchesInFlight);
+}
+
 TEST_F(IndexedVolume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
   ASSERT_EQ(f->source().layout_note().rfind("chunks of the index", 0), 0u);
   ASSERT_TRUE(v->schedules().Get(*v, g.graph).ok());
