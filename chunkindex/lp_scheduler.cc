@@ -368,26 +368,39 @@ void LpScheduler::BuilderLoop() {
       lp = std::move(pre);  // exactly what was preloaded
       reused = lp->size;
     } else {
-      // Extents inside a preloaded extent of the same chunk are copied; the rest are read.
+      // The parts of each extent that a preloaded extent of the same chunk holds are copied; the
+      // rest is read. (With vertex-granular LPs a chunk's extents change whenever another job
+      // needs it too — the union of more jobs' runs — so reuse by containment alone would
+      // re-read runs the preload already holds.)
       std::vector<LpExtent> missing;
-      std::unordered_map<uint64_t, std::vector<const LpExtent*>> have;
+      std::unordered_map<uint64_t, std::vector<const LpExtent*>> have;  // ascending file offsets
       if (pre) {
         for (const LpExtent& e : pre->extents) have[e.chunk].push_back(&e);
       }
       for (const LpExtent& e : lp->extents) {
-        const LpExtent* from = nullptr;
+        const uint64_t end = e.file_offset + e.length;
+        uint64_t at = e.file_offset;
+        auto read = [&](uint64_t from, uint64_t to) {
+          if (to <= from) return;
+          LpExtent m = e;
+          m.file_offset = from;
+          m.length = to - from;
+          m.lp_offset = e.lp_offset + (from - e.file_offset);
+          m.whole = e.whole && m.length == e.length;
+          missing.push_back(m);
+        };
         if (auto it = have.find(e.chunk); it != have.end()) {
           for (const LpExtent* p : it->second) {
-            if (p->file_offset <= e.file_offset && e.file_offset + e.length <= p->file_offset + p->length) from = p;
+            const uint64_t from = std::max(p->file_offset, at), to = std::min(p->file_offset + p->length, end);
+            if (to <= from) continue;
+            read(at, from);
+            std::memcpy(lp->bytes.get() + e.lp_offset + (from - e.file_offset),
+                        pre->bytes.get() + p->lp_offset + (from - p->file_offset), to - from);
+            reused += to - from;
+            at = to;
           }
         }
-        if (from == nullptr) {
-          missing.push_back(e);
-          continue;
-        }
-        std::memcpy(lp->bytes.get() + e.lp_offset, pre->bytes.get() + from->lp_offset + (e.file_offset - from->file_offset),
-                    e.length);
-        reused += e.length;
+        read(at, end);
       }
       if (pre) discarded = pre->size > reused ? pre->size - reused : 0;
       if (!missing.empty()) {

@@ -150,7 +150,7 @@ const std::vector<OptionSpec>& Options() {
        OneOf(&MountOptions::lp, {"vertex", "chunk"})},
       {"lp_loader",
        "    -o lp_loader=direct|cache  how the LP loader reads whole chunks that are not cached: straight\n"
-       "                            from the disks, two 64 MiB batches in flight over every disk, then\n"
+       "                            from the disks, 16 MiB batches, eight in flight over the disks, then\n"
        "                            offered to the cache (default); or through the cache, unit by unit\n"
        "                            with read-ahead\n",
        OneOf(&MountOptions::lp_loader, {"direct", "cache"})},

@@ -31,9 +31,9 @@ struct VolumeOptions {
   // chunks, by the read-cost model) or whole chunks.
   bool vertex_lps = true;
   // How the LP loader reads whole chunks that are not cached: straight from the disks (the
-  // default: 64 MiB batches over every disk, two in flight, so no disk idles between them; the
-  // whole chunks read are then offered to the cache, which keeps them if its policy admits
-  // them), or through the cache, unit by unit with read-ahead (measured slower: BENCHMARKS.md).
+  // default: like runs, see below; the whole chunks read are then offered to the cache, which
+  // keeps them if its policy admits them), or through the cache, unit by unit with read-ahead
+  // (measured slower: BENCHMARKS.md).
   bool lp_direct = true;
   // Its reads go to the disks in batches of at most this many bytes, kRunsBatchesInFlight of them
   // in flight (small enough that a disk's queue holds its own next pieces; tests make it tiny).

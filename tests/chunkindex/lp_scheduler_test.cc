@@ -532,6 +532,40 @@ TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
   EXPECT_EQ(v1->recent.back().whole_chunks, 2u);
 }
 
+// When another job needs a preloaded chunk too, the chunk's extent becomes the union of both
+// jobs' runs, which no preloaded extent contains: the parts the preload holds are copied and only
+// the rest is read.
+TEST(LpSchedulerVertexGranular, APreloadIsReusedWhereItOverlapsTheNewRuns) {
+  SortedCatalog cat(4);
+  LpScheduler s(cat.chunks, cat.Loader(), cat.Options(/*prefetch=*/true));
+  ASSERT_TRUE(s.AddJob(1, 160).ok());
+  // Job 1: sources 0 and 2 of every chunk, runs [0, 40) and [80, 120) of each: two chunks an LP.
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 2, 1}, {1, 2, 1}, {2, 2, 1}, {3, 2, 1}}, 0,
+                          Bits(400, {0, 2, 100, 102, 200, 202, 300, 302}))
+                  .ok());
+  auto first = AskNow(s, 1);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(AllIds(*first->held.lp), (std::set<uint64_t>{0, 1}));
+  s.WaitIdle();  // job 1's runs of chunks 2 and 3 are preloaded
+  EXPECT_EQ(cat.loaded_bytes.load(), 320u);
+  // Job 2 needs source 1 of chunk 2: the chunk's extent becomes [1600, 1720).
+  ASSERT_TRUE(s.AddJob(2, 160).ok());
+  ASSERT_TRUE(s.SetActive(2, std::vector<ActiveChunk>{{2, 1, 1}}, 0, Bits(400, {201})).ok());
+  auto n2 = Ask(s, 2);
+  auto g1 = AskNow(s, 1);
+  ASSERT_TRUE(g1.ok());
+  ExpectBytesMatchFile(*g1->held.lp);
+  EXPECT_EQ(Pieces(g1->held), (std::vector<Piece>{{2, 1600, 40}, {2, 1680, 40}}));
+  ASSERT_EQ(n2.wait_for(10s), std::future_status::ready);
+  auto g2 = n2.get();
+  ASSERT_TRUE(g2.ok());
+  EXPECT_EQ(g2->held.lp, g1->held.lp);
+  EXPECT_EQ(Pieces(g2->held), (std::vector<Piece>{{2, 1640, 40}}));
+  const SchedulerStats st = s.Stats();
+  EXPECT_EQ(st.bytes_reused, 80u) << "job 1's two runs of chunk 2 come from the preload";
+  EXPECT_EQ(st.bytes_discarded, 80u) << "chunk 3's runs did not fit beside the grown chunk 2";
+}
+
 TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
   // 40 chunks with one active source each (40 bytes): a 400-byte partition holds ten of them.
   SortedCatalog cat(40);
