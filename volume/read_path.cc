@@ -216,7 +216,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   if (from_disk.empty()) return Status::Ok();
 
   // 2. Aligned spans, merged where they touch, in batches of bounded memory.
-  const uint64_t kBatchBytes = std::max<uint64_t>(kDirectAlign, options_.runs_batch_bytes);
+  const uint64_t batch_limit = std::max<uint64_t>(kDirectAlign, options_.runs_batch_bytes);
   auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
   auto align_up = [&](uint64_t v) { return std::min(file_size, (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign); };
   auto room = [](uint64_t n) { return (n + kDirectAlign - 1) / kDirectAlign * kDirectAlign; };
@@ -235,7 +235,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
       Batch& b = batches.back();
       Span& sp = b.spans.back();
       const uint64_t grown = sp.at + room(std::max(end, sp.end) - sp.begin);
-      if (grown <= kBatchBytes) {
+      if (grown <= batch_limit) {
         sp.end = std::max(end, sp.end);
         b.bytes = grown;
         b.last = i + 1;
@@ -243,7 +243,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
       }
     }
     // A new batch when this one is full (a span cut there may read its last block twice).
-    if (batches.empty() || batches.back().bytes + room(end - begin) > kBatchBytes) batches.push_back({{}, i, i, 0});
+    if (batches.empty() || batches.back().bytes + room(end - begin) > batch_limit) batches.push_back({{}, i, i, 0});
     Batch& b = batches.back();
     b.spans.push_back({begin, end, b.bytes});
     b.bytes += room(end - begin);
@@ -254,7 +254,6 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   // copied out. Batches are small (a stripe unit or less lies on one disk), so each disk's
   // queue holds the next pieces of its own share and no disk waits for the slowest of a large
   // batch; the LP then loads about as fast as its busiest disk allows.
-  // disk idles between batches (a batch ends when its slowest disk is done).
   std::vector<AlignedBuffer> local;
   std::vector<AlignedBuffer>& buffers = scratch != nullptr ? *scratch : local;
   if (buffers.size() < kRunsBatchesInFlight) buffers.resize(kRunsBatchesInFlight);
