@@ -40,8 +40,8 @@
 // least half of the file (dense jobs need the same chunks again; a sparse frontier moves on);
 // the real selection then copies whatever of it still applies. A job's last iteration costs
 // one LP loaded in vain. When the
-// current LP is done the selection is made again; chunks it shares with the
-// preloaded one (the same chunk's bytes) are copied, not read again.
+// current LP is done the selection is made again; the bytes it shares with the
+// preloaded one (overlapping extents of the same chunk) are copied, not read again.
 //
 // Thread-safe. Replies run outside the scheduler's lock, inline or on the
 // builder thread; each Next gets exactly one reply.
