@@ -274,6 +274,7 @@ class LpScheduler {
   uint64_t MinPlanBytes(uint64_t c, std::span<const Taker> takers) const;  // mu_ held
   // What of chunk `c` to read for the jobs that need it (whole, or runs by the cost model).
   ChunkReadPlan Plan(uint64_t c, std::span<const Taker> takers) const;  // mu_ held
+  ChunkReadPlan WholePlan(uint64_t c) const;  // the whole chunk, one request
   // Job j's view of chunk c in `lp` (its extents [first, last)); false if the extents miss
   // some of its active sources' edges (its active set changed since the LP was planned).
   bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,

@@ -107,13 +107,19 @@ uint64_t LpScheduler::MinPlanBytes(uint64_t c, std::span<const Taker> takers) co
   return most * edge_size_;
 }
 
-ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const {
-  const ChunkInfo& info = chunks_[c];
+ChunkReadPlan LpScheduler::WholePlan(uint64_t c) const {
+  const uint64_t length = chunks_[c].length;
   ChunkReadPlan whole;
   whole.whole = true;
-  whole.extents.push_back({0, info.length});
-  whole.bytes = whole.disk_bytes = info.length;
-  whole.seconds = whole.whole_seconds = options_.cost.Seconds(info.length, 1);
+  whole.extents.push_back({0, length});
+  whole.bytes = whole.disk_bytes = length;
+  whole.seconds = whole.whole_seconds = options_.cost.Seconds(length, 1);
+  return whole;
+}
+
+ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const {
+  const ChunkInfo& info = chunks_[c];
+  ChunkReadPlan whole = WholePlan(c);
   if (options_.runs == nullptr || !options_.runs->sorted(c)) return whole;
   std::vector<const uint64_t*> bitmaps;
   for (const Taker& t : takers) {
@@ -144,12 +150,7 @@ ChunkReadPlan LpScheduler::ReferencePlan(uint64_t c, std::vector<ByteRun>& runs,
     runs.swap(merged);
     return PlanChunkRead(info.offset, info.length, runs, options_.cost);
   }
-  ChunkReadPlan plan;
-  plan.whole = true;
-  plan.extents.push_back({0, info.length});
-  plan.bytes = plan.disk_bytes = info.length;
-  plan.seconds = plan.whole_seconds = options_.cost.Seconds(info.length, 1);
-  return plan;
+  return WholePlan(c);
 }
 
 void LpScheduler::NoteTaken(uint64_t c, std::span<const ViewPiece> pieces, std::vector<ByteRun>* taken,
