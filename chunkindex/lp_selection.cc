@@ -159,8 +159,8 @@ void LpScheduler::NoteTaken(uint64_t c, std::span<const ViewPiece> pieces, std::
   std::vector<ByteRun> mine;
   for (const ViewPiece& p : pieces) mine.push_back({p.file_offset - info.offset, p.length});
   const bool whole = mine.size() == 1 && mine[0].offset == 0 && mine[0].length == info.length;
-  std::vector<ByteRun> own = mine;
-  stats_.offline_unshared_disk_bytes += ReferencePlan(c, own, whole).disk_bytes;
+  // A view's pieces are ascending and touching ones merged: ReferencePlan leaves them as they are.
+  stats_.offline_unshared_disk_bytes += ReferencePlan(c, mine, whole).disk_bytes;
   *taken_whole = *taken_whole || whole;
   if (!whole) taken->insert(taken->end(), mine.begin(), mine.end());
 }

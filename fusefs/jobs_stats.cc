@@ -95,7 +95,6 @@ json JobsDir::StatsJson(GraphFs& fs) {
                                   {"run_disk_bytes", l.run_disk_bytes},
                                   {"run_requests", l.run_requests},
                                   {"busiest_disk_bytes", l.busiest_disk_bytes},
-                                  {"direct_disk_bytes", l.direct_disk_bytes},
                                   {"seconds", l.seconds},
                                   {"bytes_per_second", l.seconds > 0 ? (l.whole_bytes + l.run_bytes) / l.seconds : 0.0}}},
                       {"extents_loaded", s.extents_loaded},

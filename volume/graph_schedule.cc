@@ -131,10 +131,8 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   loader_.run_bytes_cached += report.from_cache;
   loader_.run_disk_bytes += report.disk_bytes;
   loader_.run_requests += report.requests;
-  if (!report.per_disk.empty()) {
+  if (!report.per_disk.empty())
     loader_.busiest_disk_bytes += *std::max_element(report.per_disk.begin(), report.per_disk.end());
-    loader_.direct_disk_bytes += report.disk_bytes;
-  }
   loader_.seconds += seconds;
   return Status::Ok();
 }

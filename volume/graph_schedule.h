@@ -70,13 +70,13 @@ class GraphSchedule {
   struct LoaderStats {
     uint64_t whole_bytes = 0;         // whole chunks, through the cache
     uint64_t run_bytes = 0;           // runs (vertex-granular extents)
-    uint64_t run_bytes_cached = 0;    //   of those, copied from cached chunks
+    // The direct reads (CopyRuns: the runs, and whole chunks too with lp_loader=direct):
+    uint64_t run_bytes_cached = 0;    //   bytes copied from cached chunks
     uint64_t run_disk_bytes = 0;      //   the disks' reads for the others (aligned)
     uint64_t run_requests = 0;
-    // Per LP, the bytes the busiest disk read for it (direct reads): an LP whose extents are not
-    // spread evenly over the disks cannot load faster than that disk alone, whatever the loader.
+    // Per LP, the bytes the busiest disk read for it (of run_disk_bytes): an LP whose extents are
+    // not spread evenly over the disks cannot load faster than that disk alone, whatever the loader.
     uint64_t busiest_disk_bytes = 0;
-    uint64_t direct_disk_bytes = 0;  //   and what all disks read for the same loads
     double seconds = 0;
   };
   LoaderStats loader_stats() const;

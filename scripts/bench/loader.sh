@@ -98,7 +98,7 @@ mbps = l["whole_bytes"] / l["seconds"] / 1e6 if l["seconds"] else 0
 # The layout's limit: each LP loads no faster than its busiest disk reads its share (direct
 # reads only; the disks' raw rate split evenly), whatever the loader does.
 busiest = l.get("busiest_disk_bytes", 0)
-layout = l["direct_disk_bytes"] / (busiest / (raw * 1e6 / 4)) / 1e6 if busiest else 0
+layout = l["run_disk_bytes"] / (busiest / (raw * 1e6 / 4)) / 1e6 if busiest else 0
 print("\t".join([r, mode, "%.1f" % raw, "%.1f" % mbps, "%.3f" % (mbps / raw),
                   "%.1f" % layout if layout else "-", "%.3f" % (mbps / layout) if layout else "-",
                   wall.group(1) if wall else "-", "%.2f" % waits, str(g["lps_built"])]))

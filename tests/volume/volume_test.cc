@@ -383,7 +383,7 @@ TEST_F(IndexedVolume, VertexGranularLpsReadOnlyTheActiveSourcesRuns) {
   EXPECT_GT(l.run_bytes, 0u);
   EXPECT_GT(l.run_disk_bytes, 0u);  // read around the cache: nothing was cached yet
   EXPECT_GT(l.busiest_disk_bytes, 0u);
-  EXPECT_LE(l.busiest_disk_bytes, l.direct_disk_bytes);
+  EXPECT_LE(l.busiest_disk_bytes, l.run_disk_bytes);
   auto view = s.scheduler().View(1);
   ASSERT_TRUE(view.ok());
   EXPECT_LT(view->recent.back().lp_bytes, g.column.size()) << "its LPs held less than the column";
