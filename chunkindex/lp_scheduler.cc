@@ -51,6 +51,16 @@ LpScheduler::LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options
       loader_(std::move(loader)),
       options_(options) {
   for (const ChunkInfo& c : chunks_) total_bytes_ += c.length;
+  if (options_.disks > 1 && options_.disk_share) {
+    std::vector<uint64_t> per(options_.disks);
+    chunk_disks_.resize(chunks_.size());
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      std::fill(per.begin(), per.end(), 0);
+      options_.disk_share(chunks_[c].offset, chunks_[c].length, per);
+      for (uint32_t d = 0; d < options_.disks; ++d)
+        if (per[d] > 0) chunk_disks_[c].push_back({d, per[d]});
+    }
+  }
   builder_ = std::thread([this] { BuilderLoop(); });
 }
 
@@ -453,6 +463,8 @@ void LpScheduler::BuilderLoop() {
         stats_.model_seconds += plan.seconds;
         stats_.model_whole_seconds += plan.whole_seconds;
       }
+      stats_.chunks_deferred += sel.deferred;
+      stats_.planned_busiest_disk_bytes += sel.busiest_disk_bytes;
       current_.reset();
       Publish(std::move(lp), select_seconds, load_seconds, reused, &replies);
     } else {

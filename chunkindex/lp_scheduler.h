@@ -33,6 +33,13 @@
 // holds exactly its own active sources' edges of the chunk. The budget (partition size)
 // counts what the LP holds, so a sparse iteration fits in few LPs.
 //
+// Disk balance (Options::disks): an LP loads in the time of its busiest disk. Priorities
+// scatter an LP's chunks over the file, so left alone its disks' shares differ by a fifth or
+// more; the selection therefore fills each disk up to its share of the budget and lets a
+// chunk whose disk is full wait for the next LP while chunks on other disks are still
+// candidates — the priority order decides within each disk, and what no other disk can take
+// fills the rest (a sparse iteration that fits in one LP is not changed).
+//
 // While the holders work on an LP, the next one is selected from what the
 // jobs still need and loaded into a second buffer (`prefetch_next`). When no job needs
 // anything (they are between iterations, computing), the next iteration's first LP is
@@ -168,6 +175,10 @@ struct SchedulerStats {
   uint64_t chunks_unsorted = 0;
   uint64_t extents_loaded = 0;
   uint64_t bytes_skipped = 0;
+  // Disk balance: chunks passed over for an LP because their disk had its share already (taken
+  // by a later LP instead), and per LP the planned bytes of its busiest disk, summed.
+  uint64_t chunks_deferred = 0;
+  uint64_t planned_busiest_disk_bytes = 0;
   double model_seconds = 0;        // the plans' cost
   // The offline reference (an optimum per chunk and LP round): for every chunk of every
   // published LP, the cost model's plan for exactly the jobs that took the chunk from it,
@@ -198,6 +209,13 @@ class LpScheduler {
     // outlive the scheduler.
     const SourceRuns* runs = nullptr;
     ReadCost cost;  // chooses per chunk between its runs and the whole chunk
+    // Where the file's bytes lie (a striped file): `disk_share(offset, length, per_disk)` adds
+    // each disk's bytes of the range to per_disk[disk]; `disks` their count (below 2: no
+    // balancing). `resident(offset, length)`, optional: whether the cache holds that chunk, so
+    // loading it costs no disk its bytes.
+    uint32_t disks = 0;
+    std::function<void(uint64_t, uint64_t, std::vector<uint64_t>&)> disk_share;
+    std::function<bool(uint64_t, uint64_t)> resident;
   };
 
   // `chunks` is the catalog of the file's chunks (index = chunk id).
@@ -256,6 +274,13 @@ class LpScheduler {
     std::vector<uint64_t> ids;           // ascending
     std::vector<ChunkReadPlan> plans;    // per id: what of it to read
     uint64_t bytes = 0;
+    uint64_t deferred = 0;               // chunks left for a later LP by the disk balance
+    uint64_t busiest_disk_bytes = 0;     // planned, of the busiest disk
+  };
+  // A chunk's bytes per disk (striped files).
+  struct DiskBytes {
+    uint32_t disk;
+    uint64_t bytes;
   };
   using Clock = std::chrono::steady_clock;
 
@@ -295,6 +320,7 @@ class LpScheduler {
   static void Send(std::vector<std::pair<Reply, Result<Grant>>>& replies);
 
   const std::vector<ChunkInfo> chunks_;
+  std::vector<std::vector<DiskBytes>> chunk_disks_;  // per chunk (empty: no balancing)
   const uint64_t edge_size_;
   uint64_t total_bytes_ = 0;  // of all chunks
   const LpLoader loader_;

@@ -72,14 +72,59 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
   // budget counts what each chunk's plan holds; after this many chunks in a row that do not
   // fit, the LP is full enough (planning every remaining chunk would cost more than it gains).
   constexpr int kMisfitsBeforeFull = 64;
-  auto first = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
+
+  // Disk balance (striped files): each disk is filled up to its share of the budget; a chunk
+  // whose disk is full waits (see the header). Chunks the cache holds cost no disk anything.
+  const bool balance = !chunk_disks_.empty() && budget != UINT64_MAX;
+  const uint64_t share = balance ? budget / options_.disks : 0;
+  std::vector<uint64_t> on_disk(balance ? options_.disks : 0, 0);
+  auto resident = [&](uint64_t c) {
+    return options_.resident && options_.resident(chunks_[c].offset, chunks_[c].length);
+  };
+  // Calls f(disk, bytes) for each disk's share of `bytes` of chunk c (a plan's bytes spread
+  // like the chunk's).
+  auto for_each_disk = [&](uint64_t c, uint64_t bytes, auto&& f) {
+    const uint64_t length = std::max<uint64_t>(1, chunks_[c].length);
+    for (const DiskBytes& d : chunk_disks_[c])
+      f(d.disk, static_cast<uint64_t>(static_cast<unsigned __int128>(d.bytes) * bytes / length));
+  };
+  auto fits_disks = [&](uint64_t c, uint64_t bytes) {
+    bool fits = true;
+    for_each_disk(c, bytes, [&](uint32_t d, uint64_t b) { fits = fits && (on_disk[d] == 0 || on_disk[d] + b <= share); });
+    return fits;
+  };
+  std::vector<int8_t> cached(balance ? chunks_.size() : 0, -1);  // -1: not asked yet
+  auto is_cached = [&](uint64_t c) {
+    if (cached[c] < 0) cached[c] = resident(c) ? 1 : 0;
+    return cached[c] == 1;
+  };
+
   std::vector<std::pair<uint64_t, ChunkReadPlan>> picked;
-  picked.emplace_back(first->id, Plan(first->id, takers));
-  s.bytes += picked.back().second.bytes;
+  auto take = [&](uint64_t c, ChunkReadPlan plan) {
+    s.bytes += plan.bytes;
+    if (balance && !is_cached(c)) for_each_disk(c, plan.bytes, [&](uint32_t d, uint64_t b) { on_disk[d] += b; });
+    picked.emplace_back(c, std::move(plan));
+  };
+  auto first = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
+  take(first->id, Plan(first->id, takers));
+
+  struct Deferred {
+    uint64_t id;
+    ChunkReadPlan plan;
+    bool planned;
+  };
+  std::vector<Deferred> deferred;  // priority order
   int misfits = 0;
   for (const Candidate& c : candidates) {
     if (c.id == first->id) continue;
-    if (s.bytes + std::min(chunks_[c.id].length, MinPlanBytes(c.id, takers)) > budget) {
+    const uint64_t least = std::min(chunks_[c.id].length, MinPlanBytes(c.id, takers));
+    if (s.bytes + least > budget) {
+      if (++misfits >= kMisfitsBeforeFull) break;
+      continue;
+    }
+    const bool weigh = balance && !is_cached(c.id);
+    if (weigh && !fits_disks(c.id, least)) {
+      deferred.push_back({c.id, {}, false});
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;
     }
@@ -88,10 +133,36 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;
     }
+    if (weigh && !fits_disks(c.id, plan.bytes)) {
+      deferred.push_back({c.id, std::move(plan), true});
+      if (++misfits >= kMisfitsBeforeFull) break;
+      continue;
+    }
     misfits = 0;
-    s.bytes += plan.bytes;
-    picked.emplace_back(c.id, std::move(plan));
+    take(c.id, std::move(plan));
   }
+  // What no other disk could take fills the rest of the budget, in priority order.
+  misfits = 0;
+  for (Deferred& d : deferred) {
+    if (misfits >= kMisfitsBeforeFull) {
+      ++s.deferred;
+      continue;
+    }
+    if (!d.planned && s.bytes + std::min(chunks_[d.id].length, MinPlanBytes(d.id, takers)) > budget) {
+      ++misfits;
+      ++s.deferred;
+      continue;
+    }
+    if (!d.planned) d.plan = Plan(d.id, takers);
+    if (s.bytes + d.plan.bytes > budget) {
+      ++misfits;
+      ++s.deferred;
+      continue;
+    }
+    misfits = 0;
+    take(d.id, std::move(d.plan));
+  }
+  if (balance) s.busiest_disk_bytes = *std::max_element(on_disk.begin(), on_disk.end());
   std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [id, plan] : picked) {
     s.ids.push_back(id);

@@ -98,6 +98,9 @@ json JobsDir::StatsJson(GraphFs& fs) {
                                   {"seconds", l.seconds},
                                   {"bytes_per_second", l.seconds > 0 ? (l.whole_bytes + l.run_bytes) / l.seconds : 0.0}}},
                       {"extents_loaded", s.extents_loaded},
+                      // Each LP's chunks balanced over the disks (chunkindex/lp_scheduler.h).
+                      {"disk_balance", {{"chunks_deferred", s.chunks_deferred},
+                                        {"planned_busiest_disk_bytes", s.planned_busiest_disk_bytes}}},
                       {"chunks", g->scheduler().chunk_count()},
                       {"striped", g->striped()},
                       {"jobs", s.jobs},

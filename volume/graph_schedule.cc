@@ -77,6 +77,16 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   chunkindex::LpScheduler::Options options;
   options.runs = g->runs_.get();
   options.cost = volume.read_cost().cost;
+  if (g->striped_) {
+    // The selection balances each LP over the disks (chunkindex/lp_scheduler.h).
+    options.disks = g->striped_->map().disks();
+    options.disk_share = [self](uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) {
+      self->source_->DiskShare(offset, length, per_disk);
+    };
+    options.resident = [self](uint64_t offset, uint64_t length) {
+      return self->volume_->Resident(self->source_, self->striped_->size(), offset, length);
+    };
+  }
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(
       std::move(catalog), [self](const chunkindex::LogicalPartition& lp, char* out) { return self->Load(lp, out); },
       options);

@@ -183,6 +183,17 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
   return Status::Ok();
 }
 
+bool Volume::Resident(const std::shared_ptr<StripedSource>& src, uint64_t file_size, uint64_t offset,
+                      uint64_t length) const {
+  if (cache_ == nullptr || length == 0 || offset >= file_size) return false;
+  const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
+  const uint64_t end = std::min(file_size, offset + length);
+  for (cache::UnitExtent u = layout->Find(offset, file_size); u.offset < end; u = layout->At(u.index + 1, file_size)) {
+    if (u.length == 0 || !cache_->Contains({src->key(), u.index})) return false;
+  }
+  return true;
+}
+
 Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
                         const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report,
                         std::vector<AlignedBuffer>* scratch) {
@@ -215,45 +226,16 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   }
   if (from_disk.empty()) return Status::Ok();
 
-  // 2. Aligned spans, merged where they touch, in batches of bounded memory.
-  const uint64_t batch_limit = std::max<uint64_t>(kDirectAlign, options_.runs_batch_bytes);
-  auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
-  auto align_up = [&](uint64_t v) { return std::min(file_size, (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign); };
-  auto room = [](uint64_t n) { return (n + kDirectAlign - 1) / kDirectAlign * kDirectAlign; };
-  struct Span {
-    uint64_t begin, end, at;  // file range, position in the batch's buffer (aligned)
-  };
-  struct Batch {
-    std::vector<Span> spans;
-    size_t first = 0, last = 0;  // its pieces: from_disk[first, last)
-    uint64_t bytes = 0;          // buffer room
-  };
-  std::vector<Batch> batches;
-  for (size_t i = 0; i < from_disk.size(); ++i) {
-    const uint64_t begin = align_down(from_disk[i].offset), end = align_up(from_disk[i].offset + from_disk[i].length);
-    if (!batches.empty() && begin <= batches.back().spans.back().end) {
-      Batch& b = batches.back();
-      Span& sp = b.spans.back();
-      const uint64_t grown = sp.at + room(std::max(end, sp.end) - sp.begin);
-      if (grown <= batch_limit) {
-        sp.end = std::max(end, sp.end);
-        b.bytes = grown;
-        b.last = i + 1;
-        continue;
-      }
-    }
-    // A new batch when this one is full (a span cut there may read its last block twice).
-    if (batches.empty() || batches.back().bytes + room(end - begin) > batch_limit) batches.push_back({{}, i, i, 0});
-    Batch& b = batches.back();
-    b.spans.push_back({begin, end, b.bytes});
-    b.bytes += room(end - begin);
-    b.last = i + 1;
-  }
+  // 2. Batches of bounded memory, each on one disk, interleaved over the disks
+  // (volume/run_batches.h).
+  const RunBatchPlan plan = PlanRunBatches(from_disk, src->file().map(), file_size, kDirectAlign,
+                                           std::max<uint64_t>(kDirectAlign, options_.runs_batch_bytes));
+  const std::vector<RunBatch>& batches = plan.batches;
 
   // 3. kRunsBatchesInFlight batches in flight: the disks read the next ones while this one is
-  // copied out. Batches are small (a stripe unit or less lies on one disk), so each disk's
-  // queue holds the next pieces of its own share and no disk waits for the slowest of a large
-  // batch; the LP then loads about as fast as its busiest disk allows.
+  // copied out. A batch lies on one disk and the window holds batches of every disk in
+  // proportion to its share, so each disk's queue holds its own next pieces and the LP
+  // loads about as fast as its busiest disk allows.
   std::vector<AlignedBuffer> local;
   std::vector<AlignedBuffer>& buffers = scratch != nullptr ? *scratch : local;
   if (buffers.size() < kRunsBatchesInFlight) buffers.resize(kRunsBatchesInFlight);
@@ -263,7 +245,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     if (buffer.size() < batches[b].bytes) buffer = AlignedBuffer(batches[b].bytes);
     if (!buffer.ok()) return Error(ENOMEM, "no memory for " + std::to_string(batches[b].bytes) + " bytes of runs");
     std::vector<StripedFile::ReadRequest> requests;
-    for (const Span& sp : batches[b].spans) requests.push_back({sp.begin, sp.end - sp.begin, buffer.data() + sp.at});
+    for (const RunSpan& sp : batches[b].spans) requests.push_back({sp.begin, sp.end - sp.begin, buffer.data() + sp.at});
     auto started = src->file().StartReadMany(requests);
     if (!started.ok()) return started.error();
     pending[b % kRunsBatchesInFlight] = std::move(*started);
@@ -272,33 +254,31 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   for (size_t b = 0; b < std::min<size_t>(kRunsBatchesInFlight, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
   for (size_t b = 0; b < batches.size(); ++b) {
     GRAPHFS_RETURN_IF_ERROR(pending[b % kRunsBatchesInFlight]->Wait());
-    const Batch& batch = batches[b];
+    const RunBatch& batch = batches[b];
     const char* data = buffers[b % kRunsBatchesInFlight].data();
     report->requests += batch.spans.size();
-    report->per_disk.resize(disks_ ? disks_->size() : 1, 0);
-    for (const Span& sp : batch.spans) {
+    report->per_disk.resize(std::max<size_t>(plan.disk_bytes.size(), disks_ ? disks_->size() : 1), 0);
+    for (const RunSpan& sp : batch.spans) {
       report->disk_bytes += sp.end - sp.begin;
-      src->DiskShare(sp.begin, sp.end - sp.begin, report->per_disk);
+      report->per_disk[batch.disk] += sp.end - sp.begin;
     }
     size_t k = 0;
     for (size_t i = batch.first; i < batch.last; ++i) {
-      const CopyRange& r = from_disk[i];
+      const CopyRange& r = plan.pieces[i];
       while (batch.spans[k].end < r.offset + r.length) ++k;
       std::memcpy(out + r.out_offset, data + batch.spans[k].at + (r.offset - batch.spans[k].begin), r.length);
     }
-    // Whole units the spans happen to cover (whole chunks of lp_loader=direct) are offered
-    // to the cache, which keeps them if its policy would have kept them loaded through it.
-    // Runs never are: the cache holds only whole units.
-    if (cache_ != nullptr) {
-      for (const Span& sp : batch.spans) {
-        for (cache::UnitExtent u = layout->Find(sp.begin, file_size); u.length > 0 && u.offset < sp.end;
-             u = layout->At(u.index + 1, file_size)) {
-          if (u.offset >= sp.begin && u.offset + u.length <= sp.end)
-            cache_->Offer(RequestFor(src, *layout, generation, file_size, u), data + sp.at + (u.offset - sp.begin), pid);
-        }
-      }
-    }
     if (b + kRunsBatchesInFlight < batches.size()) GRAPHFS_RETURN_IF_ERROR(submit(b + kRunsBatchesInFlight));
+  }
+  // Whole units read from the disks (whole chunks of lp_loader=direct) are offered to the
+  // cache from `out` (a unit on two disks came in two batches), which keeps them if its policy
+  // would have kept them loaded through it. Runs never are: the cache holds only whole units.
+  if (cache_ != nullptr) {
+    for (const CopyRange& r : from_disk) {  // each inside one unit (step 1)
+      const cache::UnitExtent u = layout->Find(r.offset, file_size);
+      if (u.length > 0 && u.offset == r.offset && u.length == r.length)
+        cache_->Offer(RequestFor(src, *layout, generation, file_size, u), out + r.out_offset, pid);
+    }
   }
   return Status::Ok();
 }

@@ -32,6 +32,7 @@
 #include "volume/graph_index.h"
 #include "volume/graph_schedule.h"
 #include "volume/read_ahead.h"
+#include "volume/run_batches.h"
 #include "volume/volume_options.h"
 
 namespace graphfs::volume {
@@ -57,10 +58,6 @@ class PinnedRead {
 // in flight.
 inline constexpr size_t kRunsBatchesInFlight = 8;
 
-// A range of a striped file to copy into a buffer at `out_offset` (CopyRanges).
-struct CopyRange {
-  uint64_t offset = 0, length = 0, out_offset = 0;
-};
 
 // The read-cost model of vertex-granular LPs (chunkindex/read_cost.h) and where its numbers
 // come from: the disks' calibration (`graphfs-calibrate`), mount options, or defaults.
@@ -131,6 +128,11 @@ class Volume {
   // runs_batch_bytes), so a loader does not fault fresh pages in for every LP.
   Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
                   char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr);
+
+  // Whether the cache holds every unit of [offset, offset + length) of the file (a guess for
+  // planning: the units may be evicted before they are read).
+  bool Resident(const std::shared_ptr<StripedSource>& source, uint64_t file_size, uint64_t offset,
+                uint64_t length) const;
 
   // Deletes the parts of a striped file on every disk (its last name is gone).
   void RemoveParts(const StripeManifest& manifest);

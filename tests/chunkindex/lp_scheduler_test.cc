@@ -332,6 +332,72 @@ TEST(LpScheduler, ADenseJobsNextIterationIsPreloadedOnAGuess) {
   EXPECT_EQ(sparse.loaded_bytes.load(), 200u);
 }
 
+// Striped files: an LP loads in the time of its busiest disk, so each disk is filled up to its
+// share of the budget before a chunk of a full disk is taken, whatever the priorities say.
+TEST(LpScheduler, EachLpIsBalancedOverTheDisks) {
+  // Chunks 0-7 on disk 0, 8-15 on disk 1; the priority falls with the id (disk 0's first).
+  Catalog cat(16, 100, [](uint64_t id) { return 100.0 - static_cast<double>(id); });
+  auto on_disks = [](std::set<uint64_t> cached) {
+    LpScheduler::Options o{.prefetch_next = false};
+    o.disks = 2;
+    o.disk_share = [](uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) {
+      per_disk[offset / 800] += length;
+    };
+    o.resident = [cached](uint64_t offset, uint64_t) { return cached.count(offset / 100) > 0; };
+    return o;
+  };
+  std::vector<ActiveChunk> all;
+  for (uint64_t id = 0; id < 16; ++id) all.push_back({id, 1, 0});
+
+  {  // Unbalanced, the first LP would be chunks 0-3, all on disk 0.
+    LpScheduler plain(cat.chunks, cat.Loader(), {.prefetch_next = false});
+    ASSERT_TRUE(plain.AddJob(1, 400).ok());
+    ASSERT_TRUE(plain.SetActive(1, all, 0).ok());
+    auto g = AskNow(plain, 1);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(AllIds(*g->held.lp), (std::set<uint64_t>{0, 1, 2, 3}));
+    EXPECT_EQ(plain.Stats().chunks_deferred, 0u);
+  }
+  {  // Balanced: the best two of each disk; every chunk still comes exactly once.
+    LpScheduler s(cat.chunks, cat.Loader(), on_disks({}));
+    ASSERT_TRUE(s.AddJob(1, 400).ok());
+    ASSERT_TRUE(s.SetActive(1, all, 0).ok());
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(AllIds(*g->held.lp), (std::set<uint64_t>{0, 1, 8, 9}));
+    EXPECT_GT(s.Stats().chunks_deferred, 0u);
+    EXPECT_EQ(s.Stats().planned_busiest_disk_bytes, 200u);
+    const std::set<uint64_t> first = AllIds(*g->held.lp);
+    std::multiset<uint64_t> seen(first.begin(), first.end());
+    for (auto r = AskNow(s, 1); r.ok() && !r->end; r = AskNow(s, 1)) {
+      const std::set<uint64_t> ids = AllIds(*r->held.lp);
+      EXPECT_EQ(ids.size(), 4u);
+      EXPECT_EQ(std::count_if(ids.begin(), ids.end(), [](uint64_t id) { return id < 8; }), 2) << "two per disk";
+      seen.insert(ids.begin(), ids.end());
+    }
+    EXPECT_EQ(seen.size(), 16u);
+    EXPECT_EQ(std::set<uint64_t>(seen.begin(), seen.end()).size(), 16u);
+    EXPECT_EQ(s.Stats().planned_busiest_disk_bytes, 4u * 200);
+  }
+  {  // What only one disk holds still fills the budget.
+    LpScheduler s(cat.chunks, cat.Loader(), on_disks({}));
+    ASSERT_TRUE(s.AddJob(1, 400).ok());
+    ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4, 5}), 0).ok());
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(AllIds(*g->held.lp), (std::set<uint64_t>{0, 1, 2, 3}));
+    EXPECT_EQ(s.Stats().planned_busiest_disk_bytes, 400u);
+  }
+  {  // Cached chunks cost their disk nothing: disk 0 takes three more besides them.
+    LpScheduler s(cat.chunks, cat.Loader(), on_disks({0, 1}));
+    ASSERT_TRUE(s.AddJob(1, 600).ok());
+    ASSERT_TRUE(s.SetActive(1, all, 0).ok());
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(AllIds(*g->held.lp), (std::set<uint64_t>{0, 1, 2, 3, 4, 8}));
+  }
+}
+
 TEST(LpScheduler, APreloadThatNoLongerFitsIsReusedWhereItOverlaps) {
   Catalog cat(6, 100);
   LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = true});
