@@ -251,6 +251,8 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     pending[b % kRunsBatchesInFlight] = std::move(*started);
     return Status::Ok();
   };
+  std::vector<uint64_t> left(from_disk.size());  // per range, bytes not yet read
+  for (size_t i = 0; i < from_disk.size(); ++i) left[i] = from_disk[i].length;
   for (size_t b = 0; b < std::min<size_t>(kRunsBatchesInFlight, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
   for (size_t b = 0; b < batches.size(); ++b) {
     GRAPHFS_RETURN_IF_ERROR(pending[b % kRunsBatchesInFlight]->Wait());
@@ -269,15 +271,20 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
       std::memcpy(out + r.out_offset, data + batch.spans[k].at + (r.offset - batch.spans[k].begin), r.length);
     }
     if (b + kRunsBatchesInFlight < batches.size()) GRAPHFS_RETURN_IF_ERROR(submit(b + kRunsBatchesInFlight));
-  }
-  // Whole units read from the disks (whole chunks of lp_loader=direct) are offered to the
-  // cache from `out` (a unit on two disks came in two batches), which keeps them if its policy
-  // would have kept them loaded through it. Runs never are: the cache holds only whole units.
-  if (cache_ != nullptr) {
-    for (const CopyRange& r : from_disk) {  // each inside one unit (step 1)
-      const cache::UnitExtent u = layout->Find(r.offset, file_size);
-      if (u.length > 0 && u.offset == r.offset && u.length == r.length)
-        cache_->Offer(RequestFor(src, *layout, generation, file_size, u), out + r.out_offset, pid);
+    // Whole units read from the disks (whole chunks of lp_loader=direct) are offered to the
+    // cache from `out` once all their pieces are in (a unit on two disks comes in two
+    // batches), while the next batches are read; the cache keeps them if its policy would
+    // have kept them loaded through it. Runs never are: the cache holds only whole units.
+    if (cache_ != nullptr) {
+      for (size_t i = batch.first; i < batch.last; ++i) {
+        const size_t o = plan.origin[i];
+        left[o] -= plan.pieces[i].length;
+        if (left[o] != 0) continue;
+        const CopyRange& r = from_disk[o];  // inside one unit (step 1)
+        const cache::UnitExtent u = layout->Find(r.offset, file_size);
+        if (u.length > 0 && u.offset == r.offset && u.length == r.length)
+          cache_->Offer(RequestFor(src, *layout, generation, file_size, u), out + r.out_offset, pid);
+      }
     }
   }
   return Status::Ok();

@@ -15,11 +15,14 @@ RunBatchPlan PlanRunBatches(const std::vector<CopyRange>& pieces, const StripeMa
   // 1. Per disk, its pieces in file order: a piece is cut where a stripe unit ends and at
   // multiples of `limit`, so that aligned out it still fits one batch.
   std::vector<std::vector<CopyRange>> by_disk(disks);
-  for (const CopyRange& r : pieces) {
+  std::vector<std::vector<size_t>> origin_by_disk(disks);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const CopyRange& r = pieces[i];
     for (const StripeExtent& e : map.Split(r.offset, r.length)) {
       for (uint64_t at = e.file_offset, end = e.file_offset + e.length; at < end;) {
         const uint64_t cut = std::min(end, (at / limit + 1) * limit);
         by_disk[e.disk % disks].push_back({at, cut - at, r.out_offset + (at - r.offset)});
+        origin_by_disk[e.disk % disks].push_back(i);
         at = cut;
       }
     }
@@ -29,12 +32,14 @@ RunBatchPlan PlanRunBatches(const std::vector<CopyRange>& pieces, const StripeMa
   struct DiskBatches {
     std::vector<RunBatch> batches;
     std::vector<CopyRange> pieces;  // batch i owns [batches[i].first, batches[i].last)
+    std::vector<size_t> origin;
     uint64_t bytes = 0;
   };
   std::vector<DiskBatches> per(disks);
   for (uint32_t d = 0; d < disks; ++d) {
     DiskBatches& out = per[d];
     out.pieces = std::move(by_disk[d]);
+    out.origin = std::move(origin_by_disk[d]);
     std::vector<RunBatch>& batches = out.batches;
     for (size_t i = 0; i < out.pieces.size(); ++i) {
       const uint64_t begin = align_down(out.pieces[i].offset);
@@ -94,6 +99,8 @@ RunBatchPlan PlanRunBatches(const std::vector<CopyRange>& pieces, const StripeMa
     const size_t first = plan.pieces.size();
     plan.pieces.insert(plan.pieces.end(), from.pieces.begin() + static_cast<std::ptrdiff_t>(b.first),
                        from.pieces.begin() + static_cast<std::ptrdiff_t>(b.last));
+    plan.origin.insert(plan.origin.end(), from.origin.begin() + static_cast<std::ptrdiff_t>(b.first),
+                       from.origin.begin() + static_cast<std::ptrdiff_t>(b.last));
     b.last = first + (b.last - b.first);
     b.first = first;
     plan.batches.push_back(std::move(b));

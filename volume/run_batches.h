@@ -37,6 +37,7 @@ struct RunBatch {
 
 struct RunBatchPlan {
   std::vector<CopyRange> pieces;    // the input, cut at stripe units, grouped by batch
+  std::vector<size_t> origin;       // per piece, the index of the input range it was cut from
   std::vector<RunBatch> batches;    // in submission order
   std::vector<uint64_t> disk_bytes; // per disk, the bytes its spans read
 };

@@ -29,6 +29,7 @@ void ExpectValid(const RunBatchPlan& plan, const std::vector<CopyRange>& asked, 
     for (uint64_t k = 0; k < r.length; k += 512) want[r.offset + k] = r.out_offset + k;
     want[r.offset + r.length - 1] = r.out_offset + r.length - 1;
   }
+  ASSERT_EQ(plan.origin.size(), plan.pieces.size());
   std::map<uint64_t, uint64_t> got;
   std::vector<uint64_t> disk_bytes(map.disks(), 0);
   for (const RunBatch& b : plan.batches) {
@@ -47,6 +48,11 @@ void ExpectValid(const RunBatchPlan& plan, const std::vector<CopyRange>& asked, 
       bool inside = false;
       for (const RunSpan& sp : b.spans) inside = inside || (sp.begin <= p.offset && p.offset + p.length <= sp.end);
       EXPECT_TRUE(inside) << "piece at " << p.offset << " outside its batch's spans";
+      ASSERT_LT(plan.origin[i], asked.size());
+      const CopyRange& from = asked[plan.origin[i]];
+      EXPECT_TRUE(from.offset <= p.offset && p.offset + p.length <= from.offset + from.length &&
+                  p.out_offset - from.out_offset == p.offset - from.offset)
+          << "piece at " << p.offset << " is not a part of the range it names";
       for (uint64_t k = 0; k < p.length; ++k) {
         if (want.count(p.offset + k)) got[p.offset + k] = p.out_offset + k;
       }
