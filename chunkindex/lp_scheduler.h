@@ -211,11 +211,11 @@ class LpScheduler {
     ReadCost cost;  // chooses per chunk between its runs and the whole chunk
     // Where the file's bytes lie (a striped file): `disk_share(offset, length, per_disk)` adds
     // each disk's bytes of the range to per_disk[disk]; `disks` their count (below 2: no
-    // balancing). `resident(offset, length)`, optional: whether the cache holds that chunk, so
-    // loading it costs no disk its bytes.
+    // balancing). Chunks the cache holds are weighed like the others: counting them as free
+    // made LPs less balanced, not more (BENCHMARKS.md, issue 16) — what a small cache holds
+    // when an LP is planned is often gone by the time it is loaded.
     uint32_t disks = 0;
     std::function<void(uint64_t, uint64_t, std::vector<uint64_t>&)> disk_share;
-    std::function<bool(uint64_t, uint64_t)> resident;
   };
 
   // `chunks` is the catalog of the file's chunks (index = chunk id).

@@ -74,13 +74,10 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
   constexpr int kMisfitsBeforeFull = 64;
 
   // Disk balance (striped files): each disk is filled up to its share of the budget; a chunk
-  // whose disk is full waits (see the header). Chunks the cache holds cost no disk anything.
+  // whose disk is full waits (see the header).
   const bool balance = !chunk_disks_.empty() && budget != UINT64_MAX;
   const uint64_t share = balance ? budget / options_.disks : 0;
   std::vector<uint64_t> on_disk(balance ? options_.disks : 0, 0);
-  auto resident = [&](uint64_t c) {
-    return options_.resident && options_.resident(chunks_[c].offset, chunks_[c].length);
-  };
   // Calls f(disk, bytes) for each disk's share of `bytes` of chunk c (a plan's bytes spread
   // like the chunk's).
   auto for_each_disk = [&](uint64_t c, uint64_t bytes, auto&& f) {
@@ -93,16 +90,11 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
     for_each_disk(c, bytes, [&](uint32_t d, uint64_t b) { fits = fits && (on_disk[d] == 0 || on_disk[d] + b <= share); });
     return fits;
   };
-  std::vector<int8_t> cached(balance ? chunks_.size() : 0, -1);  // -1: not asked yet
-  auto is_cached = [&](uint64_t c) {
-    if (cached[c] < 0) cached[c] = resident(c) ? 1 : 0;
-    return cached[c] == 1;
-  };
 
   std::vector<std::pair<uint64_t, ChunkReadPlan>> picked;
   auto take = [&](uint64_t c, ChunkReadPlan plan) {
     s.bytes += plan.bytes;
-    if (balance && !is_cached(c)) for_each_disk(c, plan.bytes, [&](uint32_t d, uint64_t b) { on_disk[d] += b; });
+    if (balance) for_each_disk(c, plan.bytes, [&](uint32_t d, uint64_t b) { on_disk[d] += b; });
     picked.emplace_back(c, std::move(plan));
   };
   auto first = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
@@ -122,8 +114,7 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;
     }
-    const bool weigh = balance && !is_cached(c.id);
-    if (weigh && !fits_disks(c.id, least)) {
+    if (balance && !fits_disks(c.id, least)) {
       deferred.push_back({c.id, {}, false});
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;
@@ -133,7 +124,7 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;
     }
-    if (weigh && !fits_disks(c.id, plan.bytes)) {
+    if (balance && !fits_disks(c.id, plan.bytes)) {
       deferred.push_back({c.id, std::move(plan), true});
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;

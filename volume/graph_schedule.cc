@@ -83,9 +83,6 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
     options.disk_share = [self](uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) {
       self->source_->DiskShare(offset, length, per_disk);
     };
-    options.resident = [self](uint64_t offset, uint64_t length) {
-      return self->volume_->Resident(self->source_, self->striped_->size(), offset, length);
-    };
   }
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(
       std::move(catalog), [self](const chunkindex::LogicalPartition& lp, char* out) { return self->Load(lp, out); },

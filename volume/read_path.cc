@@ -183,17 +183,6 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
   return Status::Ok();
 }
 
-bool Volume::Resident(const std::shared_ptr<StripedSource>& src, uint64_t file_size, uint64_t offset,
-                      uint64_t length) const {
-  if (cache_ == nullptr || length == 0 || offset >= file_size) return false;
-  const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
-  const uint64_t end = std::min(file_size, offset + length);
-  for (cache::UnitExtent u = layout->Find(offset, file_size); u.offset < end; u = layout->At(u.index + 1, file_size)) {
-    if (u.length == 0 || !cache_->Contains({src->key(), u.index})) return false;
-  }
-  return true;
-}
-
 Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
                         const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report,
                         std::vector<AlignedBuffer>* scratch) {

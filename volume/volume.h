@@ -129,11 +129,6 @@ class Volume {
   Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
                   char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr);
 
-  // Whether the cache holds every unit of [offset, offset + length) of the file (a guess for
-  // planning: the units may be evicted before they are read).
-  bool Resident(const std::shared_ptr<StripedSource>& source, uint64_t file_size, uint64_t offset,
-                uint64_t length) const;
-
   // Deletes the parts of a striped file on every disk (its last name is gone).
   void RemoveParts(const StripeManifest& manifest);
 

@@ -337,13 +337,12 @@ TEST(LpScheduler, ADenseJobsNextIterationIsPreloadedOnAGuess) {
 TEST(LpScheduler, EachLpIsBalancedOverTheDisks) {
   // Chunks 0-7 on disk 0, 8-15 on disk 1; the priority falls with the id (disk 0's first).
   Catalog cat(16, 100, [](uint64_t id) { return 100.0 - static_cast<double>(id); });
-  auto on_disks = [](std::set<uint64_t> cached) {
+  auto on_disks = [] {
     LpScheduler::Options o{.prefetch_next = false};
     o.disks = 2;
     o.disk_share = [](uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) {
       per_disk[offset / 800] += length;
     };
-    o.resident = [cached](uint64_t offset, uint64_t) { return cached.count(offset / 100) > 0; };
     return o;
   };
   std::vector<ActiveChunk> all;
@@ -359,7 +358,7 @@ TEST(LpScheduler, EachLpIsBalancedOverTheDisks) {
     EXPECT_EQ(plain.Stats().chunks_deferred, 0u);
   }
   {  // Balanced: the best two of each disk; every chunk still comes exactly once.
-    LpScheduler s(cat.chunks, cat.Loader(), on_disks({}));
+    LpScheduler s(cat.chunks, cat.Loader(), on_disks());
     ASSERT_TRUE(s.AddJob(1, 400).ok());
     ASSERT_TRUE(s.SetActive(1, all, 0).ok());
     auto g = AskNow(s, 1);
@@ -380,21 +379,13 @@ TEST(LpScheduler, EachLpIsBalancedOverTheDisks) {
     EXPECT_EQ(s.Stats().planned_busiest_disk_bytes, 4u * 200);
   }
   {  // What only one disk holds still fills the budget.
-    LpScheduler s(cat.chunks, cat.Loader(), on_disks({}));
+    LpScheduler s(cat.chunks, cat.Loader(), on_disks());
     ASSERT_TRUE(s.AddJob(1, 400).ok());
     ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4, 5}), 0).ok());
     auto g = AskNow(s, 1);
     ASSERT_TRUE(g.ok());
     EXPECT_EQ(AllIds(*g->held.lp), (std::set<uint64_t>{0, 1, 2, 3}));
     EXPECT_EQ(s.Stats().planned_busiest_disk_bytes, 400u);
-  }
-  {  // Cached chunks cost their disk nothing: disk 0 takes three more besides them.
-    LpScheduler s(cat.chunks, cat.Loader(), on_disks({0, 1}));
-    ASSERT_TRUE(s.AddJob(1, 600).ok());
-    ASSERT_TRUE(s.SetActive(1, all, 0).ok());
-    auto g = AskNow(s, 1);
-    ASSERT_TRUE(g.ok());
-    EXPECT_EQ(AllIds(*g->held.lp), (std::set<uint64_t>{0, 1, 2, 3, 4, 8}));
   }
 }
 
