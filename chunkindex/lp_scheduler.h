@@ -17,7 +17,8 @@
 //   between chunks of equal priority, GraphM's partition order
 //     Pri(P) = max over jobs j needing block P of (1 / Nj) · |J_P|
 //     Nj = blocks job j still needs, |J_P| = jobs needing P
-//   then chunk id.
+//   then (Options::diagonal_first) chunks of diagonal blocks (i, i) — CLIP's diagonal-first
+//   order, where loaded-data reentry gains most —, then chunk id.
 //
 // The first chunk picked is the best one a *waiting* job needs, so every LP serves
 // a job that asked for one (a job that is busy elsewhere cannot stall the others);
@@ -81,6 +82,7 @@ struct ChunkInfo {
   uint32_t block = 0;   // block id (i * P + j): GraphM's partition
   double mean_source_degree = 0;
   uint32_t num_sources = 0;  // distinct sources (0: unknown); a job with this many active needs it all
+  bool diagonal = false;     // of a diagonal block (i, i)
 };
 
 // Bytes of the file held in an LP: a whole chunk, or a run of one (vertex-granular LPs).
@@ -205,6 +207,8 @@ class LpScheduler {
 
   struct Options {
     bool prefetch_next = true;
+    // Among chunks of equal priority and partition order, diagonal blocks' first.
+    bool diagonal_first = false;
     // Vertex-granular LPs for the file's source-sorted chunks (null: whole chunks only); must
     // outlive the scheduler.
     const SourceRuns* runs = nullptr;

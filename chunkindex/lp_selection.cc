@@ -48,6 +48,7 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
 
   struct Candidate {
     double priority;
+    bool diagonal;
     double partition_priority;
     uint64_t id;
   };
@@ -63,10 +64,12 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
     }
     if (jobs == 0) continue;
     const auto& [count, inv] = block_claim[chunks_[c].block];
-    candidates.push_back({static_cast<double>(jobs) * active * chunks_[c].mean_source_degree, inv * count, c});
+    candidates.push_back({static_cast<double>(jobs) * active * chunks_[c].mean_source_degree,
+                          options_.diagonal_first && chunks_[c].diagonal, inv * count, c});
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return std::tie(b.priority, b.partition_priority, a.id) < std::tie(a.priority, a.partition_priority, b.id);
+    return std::tie(b.priority, b.partition_priority, b.diagonal, a.id) <
+           std::tie(a.priority, a.partition_priority, a.diagonal, b.id);
   });
   // The first pick is the best chunk some waiting job needs, so every LP serves one. The
   // budget counts what each chunk's plan holds; after this many chunks in a row that do not

@@ -154,6 +154,15 @@ const std::vector<OptionSpec>& Options() {
        "                            offered to the cache (default); or through the cache, unit by unit\n"
        "                            with read-ahead\n",
        OneOf(&MountOptions::lp_loader, {"direct", "cache"})},
+      {"lp_diagonal",
+       "    -o lp_diagonal=0|1      among chunks of equal priority, LPs take those of diagonal blocks\n"
+       "                            (i, i) first, where reentry gains most (default 1)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseBool(key, value);
+         if (!v.ok()) return v.error();
+         o.lp_diagonal = *v;
+         return Status::Ok();
+       }},
       {"disk_bandwidth",
        "    -o disk_bandwidth=SIZE  read-cost model: sequential bytes per second of one disk (default: what\n"
        "                            graphfs-calibrate stored on the disks, else 100M)\n",

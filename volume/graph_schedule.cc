@@ -71,12 +71,13 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   const uint64_t p = g->table_->partitions();
   std::vector<chunkindex::ChunkInfo> catalog;
   for (const chunkindex::Chunk& c : g->table_->chunks(chunkindex::ChunkFile::kColumn))
-    catalog.push_back(
-        {c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(), c.num_sources});
+    catalog.push_back({c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(),
+                       c.num_sources, c.block_i == c.block_j});
   GraphSchedule* self = g.get();
   chunkindex::LpScheduler::Options options;
   options.runs = g->runs_.get();
   options.cost = volume.read_cost().cost;
+  options.diagonal_first = volume.options().lp_diagonal;
   if (g->striped_) {
     // The selection balances each LP over the disks (chunkindex/lp_scheduler.h).
     options.disks = g->striped_->map().disks();

@@ -35,6 +35,9 @@ struct VolumeOptions {
   // keeps them if its policy admits them), or through the cache, unit by unit with read-ahead
   // (measured slower: BENCHMARKS.md).
   bool lp_direct = true;
+  // Among chunks of equal priority, LPs take those of diagonal blocks (i, i) first (CLIP's
+  // diagonal-first order: reentry gains most where both ends of an edge are in one partition).
+  bool lp_diagonal = true;
   // Its reads go to the disks in batches of at most this many bytes, kRunsBatchesInFlight of them
   // in flight (small enough that a disk's queue holds its own next pieces; tests make it tiny).
   uint64_t runs_batch_bytes = 16ull << 20;

@@ -35,12 +35,32 @@ Result<std::unique_ptr<AppContext>> AppContext::Open(const AppConfig& config) {
   return context;
 }
 
+StreamOptions AppContext::ColumnOptions(uint64_t vertex_state_bytes, const Bitmap* updated) const {
+  StreamOptions options;
+  options.order = grid::EdgeOrder::kColumn;
+  options.vertex_state_bytes = vertex_state_bytes;
+  options.diagonal_first = config_.diagonal_first;
+  if (updated != nullptr) {
+    options.reentry = config_.reentry;
+    options.reentry_active = updated;
+  }
+  return options;
+}
+
+Status AppContext::RefuseReentry(const char* app, const char* why) const {
+  if (config_.reentry == 0) return Status::Ok();
+  return Error(EINVAL, std::string("--reentry does not apply to ") + app + ": " + why);
+}
+
 AppResult AppContext::Finish(std::string line, std::string result_file, uint64_t iterations) const {
   AppResult result;
   result.seconds = Elapsed();
-  char timing[64];
-  std::snprintf(timing, sizeof(timing), " in %.2f s", result.seconds);
+  const StreamStats& streamed = stream_->stats();
+  char timing[96];
+  std::snprintf(timing, sizeof(timing), ", %" PRIu64 " passes in %.2f s", streamed.streams, result.seconds);
   result.line = std::move(line) + timing;
+  result.passes = streamed.streams;
+  result.reentries = streamed.reentries;
   result.result_file = std::move(result_file);
   result.iterations = iterations;
   const StreamStats& stats = stream_->stats();
@@ -58,11 +78,16 @@ void AppContext::Progress(const char* app, uint64_t iteration, uint64_t active) 
   if (!config_.verbose) return;
   const StreamStats& now = stream_->stats();
   std::string integrated;
+  if (config_.reentry > 0) {
+    char text[96];
+    std::snprintf(text, sizeof(text), ", %" PRIu64 " reentries", now.reentries - reported_.reentries);
+    integrated = text;
+  }
   if (stream_->integrated()) {
     char text[128];
     std::snprintf(text, sizeof(text), ", %" PRIu64 " partitions, waited %.3f s", now.partitions - reported_.partitions,
                   now.wait_seconds - reported_.wait_seconds);
-    integrated = text;
+    integrated += text;
   }
   std::fprintf(stderr, "%s: iteration %" PRIu64 ", %" PRIu64 " active, %.2f s; %" PRIu64 " bytes, %" PRIu64
                        " edges read, %" PRIu64 " of active sources%s\n",

@@ -42,6 +42,11 @@ class AppContext {
   // Leaves the streams so far (e.g. the out-degree pass) out of the next Progress line.
   void ResetProgress() { reported_ = stream_->stats(); }
   Error StartOutOfRange(int64_t start) const;
+  // A column stream's options for this app: the order, --diagonal-first and, for relaxations,
+  // --reentry from the vertices in `updated` (the iteration's next active set).
+  StreamOptions ColumnOptions(uint64_t vertex_state_bytes, const Bitmap* updated = nullptr) const;
+  // The error for --reentry given to an app that cannot re-enter loaded edges, with the reason.
+  Status RefuseReentry(const char* app, const char* why) const;
 
   // Calls fn(v) -> T for every vertex on all threads; returns the sum.
   template <typename T, typename Fn>

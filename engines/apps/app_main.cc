@@ -39,6 +39,16 @@ int AppMain(const char* app, int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--threads", config.threads, "reader threads (default: one per core)");
   cli.add_flag("--verbose", config.verbose, "print one line per iteration on stderr");
+  // Offered to every app, so that the others can say why it does not apply to them.
+  cli.add_option("--reentry", config.reentry,
+                 std::string("apply each loaded buffer's edges again, from the vertices this iteration updated, "
+                             "while that changes something, at most N times per buffer (CLIP's reentry; 0 = off, "
+                             "the default); results are identical, iterations fewer on high-diameter graphs") +
+                     (spec->reentry ? "" : " — not for this app"))
+      ->check(CLI::Range(0, 1000000));
+  cli.add_flag("--diagonal-first", config.diagonal_first,
+               "read the diagonal blocks (i, i) of each pass first (unmodified mode; with --reentry, updates "
+               "inside a partition are made before the other blocks are read)");
   cli.add_option("--state-tag", config.state_tag,
                  "prefix of the vertex state and result files (TAG.bfs.level, ...), so instances of one app "
                  "can share a graph directory")

@@ -8,10 +8,10 @@ namespace {
 // its name in GRAPHFS_APPS (engines/CMakeLists.txt), at the same position.
 constexpr AppSpec kApps[] = {
     {"bfs", {AppArgType::kInteger, "START", "start vertex id", "0"}, "bfs.level",
-     [](const AppConfig& config, const AppArgValue& arg) { return RunBfs(config, arg.integer); }},
-    {"wcc", {}, "wcc.label", [](const AppConfig& config, const AppArgValue&) { return RunWcc(config); }},
+     [](const AppConfig& config, const AppArgValue& arg) { return RunBfs(config, arg.integer); }, true},
+    {"wcc", {}, "wcc.label", [](const AppConfig& config, const AppArgValue&) { return RunWcc(config); }, true},
     {"sssp", {AppArgType::kInteger, "START", "start vertex id", "0"}, "sssp.distance",
-     [](const AppConfig& config, const AppArgValue& arg) { return RunSssp(config, arg.integer); }},
+     [](const AppConfig& config, const AppArgValue& arg) { return RunSssp(config, arg.integer); }, true},
     {"pagerank", {AppArgType::kInteger, "ITERATIONS", "number of iterations", "10"}, "pagerank.rank",
      [](const AppConfig& config, const AppArgValue& arg) { return RunPageRank(config, arg.integer); }},
     {"pagerank-delta",
@@ -19,6 +19,7 @@ constexpr AppSpec kApps[] = {
      "pagerank-delta.rank",
      [](const AppConfig& config, const AppArgValue& arg) { return RunPageRankDelta(config, arg.number); }},
     {"spmv", {}, "spmv.output", [](const AppConfig& config, const AppArgValue&) { return RunSpmv(config); }},
+    {"wcc-uf", {}, "wcc-uf.label", [](const AppConfig& config, const AppArgValue&) { return RunWccUnionFind(config); }},
 };
 
 // True if `list` (names separated by one blank) names kApps' apps in kApps' order.

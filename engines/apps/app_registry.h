@@ -45,9 +45,10 @@ struct AppSpec {
   AppArg arg;
   const char* result_file;  // the per-vertex result in the graph directory (apps.h)
   Result<AppResult> (*run)(const AppConfig& config, const AppArgValue& arg);
+  bool reentry = false;  // takes --reentry N (a relaxation whose fixpoint ignores update order)
 };
 
-// Every app, in the table's order (bfs, wcc, sssp, pagerank, pagerank-delta, spmv).
+// Every app, in the table's order (bfs, wcc, sssp, pagerank, pagerank-delta, spmv, wcc-uf).
 std::span<const AppSpec> Apps();
 // The app called `name`, or null.
 const AppSpec* FindApp(std::string_view name);

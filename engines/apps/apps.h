@@ -11,6 +11,8 @@
 //   pagerank        pagerank.rank        float64, GridGraph's PageRank (0.15 + 0.85 * sum)
 //   pagerank-delta  pagerank-delta.rank  float64, same fixpoint, computed by pushing residuals
 //   spmv            spmv.output          float64, y = A^T x with x[i] = i (GridGraph's spmv)
+//   wcc-uf          wcc-uf.label         int32, as wcc's on a symmetric graph: the smallest id of the
+//                                        vertex's weakly connected component (one union-find pass)
 
 //
 // Integrated mode (AppConfig::graphfs): the graph is on a graphfs mount and
@@ -45,6 +47,11 @@ struct AppConfig {
   int threads = 0;       // 0 = one per core
   bool verbose = false;
   std::string state_tag;  // prefix of the vertex state files ("" = none): see AppContext::StatePath  // one line per iteration on stderr
+  // Loaded-data reentry (bfs, sssp, wcc): apply each loaded buffer's edges again, from the
+  // vertices this iteration updated, while that changes something — at most this many times
+  // per buffer (0: off). Results are identical; iterations (passes) fewer on high-diameter graphs.
+  int reentry = 0;
+  bool diagonal_first = false;  // unmodified column streams: diagonal blocks (i, i) first
   bool graphfs = false;  // integrated mode: column streams read graphfs's logical partitions
   uint64_t partition_bytes = uint64_t{256} << 20;  // integrated mode: bytes per logical partition
   // Integrated mode's source; empty = a job in the graph's graphfs mount.
@@ -56,6 +63,8 @@ struct AppResult {
   std::string line;         // the one-line summary
   std::string result_file;  // path of the per-vertex result
   uint64_t iterations = 0;
+  uint64_t passes = 0;      // streams over the graph's edges (an iteration's, and pagerank's degree pass)
+  uint64_t reentries = 0;   // buffers processed again (AppConfig::reentry)
   double seconds = 0;
   uint64_t bytes_read = 0;  // edge bytes streamed
   uint64_t direct_streams = 0;
@@ -72,5 +81,6 @@ Result<AppResult> RunSssp(const AppConfig& config, int64_t start);
 Result<AppResult> RunPageRank(const AppConfig& config, int64_t iterations);
 Result<AppResult> RunPageRankDelta(const AppConfig& config, double epsilon);
 Result<AppResult> RunSpmv(const AppConfig& config);
+Result<AppResult> RunWccUnionFind(const AppConfig& config);
 
 }  // namespace graphfs::engine

@@ -16,6 +16,10 @@ Result<AppResult> RunPageRank(const AppConfig& config, int64_t iterations) {
   auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
+  GRAPHFS_RETURN_IF_ERROR(ctx.RefuseReentry(
+      "pagerank",
+      "it sums every in-neighbour once per iteration (a Jacobi step), so applying loaded edges "
+      "again would count them twice"));
   const uint64_t n = ctx.vertices();
 
   auto degree_file = ComputeOutDegrees(ctx, "pagerank.degree");
@@ -32,9 +36,7 @@ Result<AppResult> RunPageRank(const AppConfig& config, int64_t iterations) {
     return 0;
   });
 
-  StreamOptions options;
-  options.order = EdgeOrder::kColumn;
-  options.vertex_state_bytes = n * sizeof(double);
+  StreamOptions options = ctx.ColumnOptions(n * sizeof(double));
   double total = 0;
   for (int64_t iter = 0; iter < iterations; ++iter) {
     auto streamed = ctx.stream().Stream<uint64_t>(options, [&](VertexId s, VertexId t, float) -> uint64_t {

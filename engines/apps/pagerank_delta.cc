@@ -25,6 +25,11 @@ Result<AppResult> RunPageRankDelta(const AppConfig& config, double epsilon) {
   auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
+  GRAPHFS_RETURN_IF_ERROR(ctx.RefuseReentry(
+      "pagerank-delta",
+      "a vertex's residual must be pushed along all of its out-edges at once, and a loaded "
+      "block holds only some of them (its other blocks would miss the push); reentry would need "
+      "a pushed amount per edge"));
   const uint64_t n = ctx.vertices();
 
   auto degree_file = ComputeOutDegrees(ctx, "pagerank-delta.degree");
@@ -48,9 +53,7 @@ Result<AppResult> RunPageRankDelta(const AppConfig& config, double epsilon) {
   });
   if (active != 0) active_out.Fill();
 
-  StreamOptions options;
-  options.order = EdgeOrder::kColumn;
-  options.vertex_state_bytes = n * sizeof(double);
+  StreamOptions options = ctx.ColumnOptions(n * sizeof(double));
   uint64_t iterations = 0;
   while (active != 0) {
     if (iterations == kMaxIterations) {

@@ -14,6 +14,9 @@ Result<AppResult> RunSpmv(const AppConfig& config) {
   auto context = AppContext::Open(config);
   if (!context.ok()) return context.error();
   AppContext& ctx = **context;
+  GRAPHFS_RETURN_IF_ERROR(ctx.RefuseReentry(
+      "spmv",
+      "it is one product y = A^T x, not a relaxation"));
   if (ctx.layout().edge_type() != EdgeType::kWeighted) {
     return Error(EINVAL, config.graph_dir + " is unweighted (edge type 0); spmv needs edge type 1");
   }
@@ -30,9 +33,7 @@ Result<AppResult> RunSpmv(const AppConfig& config) {
     return 0;
   });
 
-  StreamOptions options;
-  options.order = EdgeOrder::kColumn;
-  options.vertex_state_bytes = n * sizeof(double);
+  StreamOptions options = ctx.ColumnOptions(n * sizeof(double));
   auto streamed = ctx.stream().Stream<uint64_t>(options, [&](VertexId s, VertexId t, float w) -> uint64_t {
     AtomicAdd(y[t], x[s] * static_cast<double>(w));
     return 0;

@@ -40,9 +40,7 @@ Result<AppResult> RunSssp(const AppConfig& config, int64_t start) {
   uint64_t active = 1;
   uint64_t iterations = 0;
   std::atomic<bool> negative_weights{false};
-  StreamOptions options;
-  options.order = EdgeOrder::kColumn;
-  options.vertex_state_bytes = n * sizeof(float);
+  StreamOptions options = ctx.ColumnOptions(n * sizeof(float), &active_out);
   while (active != 0) {
     // Weights are >= 0 (checked below), so a shortest path has < n edges.
     if (iterations > n) return Error(EINVAL, "no convergence after " + std::to_string(iterations) + " iterations");

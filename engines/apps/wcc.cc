@@ -29,9 +29,7 @@ Result<AppResult> RunWcc(const AppConfig& config) {
   active_out.Fill();
   uint64_t active = n;
   uint64_t iterations = 0;
-  StreamOptions options;
-  options.order = EdgeOrder::kColumn;
-  options.vertex_state_bytes = n * sizeof(int32_t);
+  StreamOptions options = ctx.ColumnOptions(n * sizeof(int32_t), &active_out);
   while (active != 0) {
     ++iterations;
     std::swap(active_in, active_out);

@@ -30,6 +30,7 @@ std::vector<ReadTask> PlanReads(const GridLayout& layout, EdgeOrder order, const
   // are never read again, so every edge is seen exactly once.
   uint64_t offset = 0;
   auto add_block = [&](uint64_t i, uint64_t j) {
+    const bool diagonal = i == j;
     const uint64_t begin = layout.BlockBegin(order, i, j);
     const uint64_t end = layout.BlockEnd(order, i, j);
     // Unlike GridGraph, an empty block costs nothing (GridGraph reads the
@@ -38,12 +39,12 @@ std::vector<ReadTask> PlanReads(const GridLayout& layout, EdgeOrder order, const
     if (begin >= offset + page) offset = begin / page * page;
     if (end <= offset) return;
     while (end - offset >= kMaxIoBytes) {
-      reads.push_back({offset, kMaxIoBytes});
+      reads.push_back({offset, kMaxIoBytes, diagonal});
       offset += kMaxIoBytes;
     }
     if (end > offset) {
       const uint64_t length = (end - offset + page - 1) / page * page;
-      reads.push_back({offset, length});
+      reads.push_back({offset, length, diagonal});
       offset += length;
     }
   };
@@ -60,6 +61,10 @@ std::vector<ReadTask> PlanReads(const GridLayout& layout, EdgeOrder order, const
     }
   }
   return reads;
+}
+
+void DiagonalFirst(std::vector<ReadTask>& reads) {
+  std::stable_partition(reads.begin(), reads.end(), [](const ReadTask& r) { return r.diagonal; });
 }
 
 uint64_t PartitionBatch(uint64_t partitions, uint64_t vertex_state_bytes, uint64_t memory_bytes) {
@@ -119,6 +124,7 @@ Result<EdgeStream::Plan> EdgeStream::MakePlan(const StreamOptions& options) {
     StreamPass pass;
     pass.window = {ranges.Range(first).begin, end == p ? layout_.vertices() : ranges.Range(end).begin};
     pass.reads = PlanReads(layout_, options.order, use, first, end);
+    if (options.diagonal_first && options.order == EdgeOrder::kColumn) DiagonalFirst(pass.reads);
     if (!pass.reads.empty()) plan.passes.push_back(std::move(pass));
   }
   return plan;
@@ -129,11 +135,15 @@ void EdgeStream::BeginStream() {
   bad_targets_.store(0);
   edges_read_.store(0);
   edges_active_.store(0);
+  reentries_.store(0);
+  reentry_edges_.store(0);
 }
 
 Status EdgeStream::EndStream(EdgeOrder order) {
   stats_.edges_read += edges_read_.load();
   stats_.edges_active += edges_active_.load();
+  stats_.reentries += reentries_.load();
+  stats_.reentry_edges += reentry_edges_.load();
   const uint64_t bad_sources = bad_sources_.load(), bad_targets = bad_targets_.load();
   if (bad_sources != 0 || bad_targets != 0) {
     auto count = [](uint64_t n, const char* end) {

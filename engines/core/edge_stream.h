@@ -43,11 +43,23 @@ struct StreamOptions {
   grid::EdgeOrder order = grid::EdgeOrder::kColumn;
   const Bitmap* active = nullptr;   // sources to process; null = every vertex
   uint64_t vertex_state_bytes = 0;  // column streams: state to keep in memory per pass
+  // Loaded-data reentry (CLIP §3.1): once a buffer's edges have been processed, they are
+  // processed again for the sources in `reentry_active` (the vertices this pass updated: the
+  // app's next active set) while that changes something — fn's results over the buffer sum to
+  // more than zero — at most `reentry` times. Only for relaxations whose fixpoint does not
+  // depend on the order of updates (bfs levels, sssp distances, wcc labels by write-min).
+  int reentry = 0;
+  const Bitmap* reentry_active = nullptr;
+  // Column streams over `column`: the reads of diagonal blocks (i, i) first, then the others in
+  // file order (CLIP's diagonal-first scheduling: updates inside a partition are made before
+  // the blocks that carry them elsewhere are read). Every edge is still read exactly once.
+  bool diagonal_first = false;
 };
 
 struct ReadTask {
   uint64_t offset;
   uint64_t length;
+  bool diagonal = false;  // starts inside a diagonal block (i, i)
 };
 
 // One sweep over the file with a single source window.
@@ -61,6 +73,9 @@ struct StreamPass {
 std::vector<ReadTask> PlanReads(const grid::GridLayout& layout, grid::EdgeOrder order,
                                 const std::vector<bool>& use_partition, uint64_t first_partition,
                                 uint64_t end_partition);
+// The same reads with those of diagonal blocks moved to the front (stable otherwise). Reads
+// never overlap, so any order reads every edge once.
+void DiagonalFirst(std::vector<ReadTask>& reads);
 
 // GridGraph's partition batch: how many source partitions one column pass covers.
 uint64_t PartitionBatch(uint64_t partitions, uint64_t vertex_state_bytes, uint64_t memory_bytes);
@@ -81,6 +96,8 @@ struct StreamStats {
   uint64_t edges_active = 0;    // of those, records whose source is active (and in the window)
   uint64_t partitions = 0;      // integrated mode: logical partitions read
   double wait_seconds = 0;      // integrated mode: time blocked waiting for the next one
+  uint64_t reentries = 0;       // buffers processed again (StreamOptions::reentry)
+  uint64_t reentry_edges = 0;   // edge records examined by those (not in edges_read)
 };
 
 class EdgeStream {
@@ -125,7 +142,8 @@ class EdgeStream {
   Status EndStream(grid::EdgeOrder order);
 
   template <typename Record, typename T, typename Fn>
-  T ProcessBuffer(const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, Fn& fn);
+  T ProcessBuffer(const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, Fn& fn,
+                  bool reentry = false);
 
   const grid::GridLayout& layout_;
   uint64_t memory_bytes_;
@@ -136,11 +154,14 @@ class EdgeStream {
   std::atomic<uint64_t> bad_targets_{0};  // records (in the window) whose target id is not a vertex
   std::atomic<uint64_t> edges_read_{0};
   std::atomic<uint64_t> edges_active_{0};
+  std::atomic<uint64_t> reentries_{0};
+  std::atomic<uint64_t> reentry_edges_{0};
   StreamStats stats_;
 };
 
 template <typename Record, typename T, typename Fn>
-T EdgeStream::ProcessBuffer(const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, Fn& fn) {
+T EdgeStream::ProcessBuffer(const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, Fn& fn,
+                            bool reentry) {
   const Record* edges = reinterpret_cast<const Record*>(data);
   const size_t count = bytes / sizeof(Record);
   const uint32_t lo = static_cast<uint32_t>(window.begin);
@@ -171,6 +192,10 @@ T EdgeStream::ProcessBuffer(const char* data, size_t bytes, grid::VertexRange wi
       sum += fn(source, target, 1.0f);
     }
   }
+  if (reentry) {  // the records were checked and counted the first time
+    reentry_edges_.fetch_add(count, std::memory_order_relaxed);
+    return sum;
+  }
   if (bad_sources != 0) bad_sources_.fetch_add(bad_sources, std::memory_order_relaxed);
   if (bad_targets != 0) bad_targets_.fetch_add(bad_targets, std::memory_order_relaxed);
   edges_read_.fetch_add(count, std::memory_order_relaxed);
@@ -185,9 +210,21 @@ Result<T> EdgeStream::Stream(const StreamOptions& options, Fn&& fn) {
   };
   std::vector<Partial> partial(static_cast<size_t>(threads_));
   const bool weighted = layout_.edge_type() == grid::EdgeType::kWeighted;
+  auto process = [&](const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, bool again) {
+    return weighted ? ProcessBuffer<grid::WeightedEdge, T>(data, bytes, window, active, fn, again)
+                    : ProcessBuffer<grid::UnweightedEdge, T>(data, bytes, window, active, fn, again);
+  };
+  const int reentry = options.reentry_active != nullptr ? options.reentry : 0;
   auto on_buffer = [&](int worker, const char* data, size_t bytes, grid::VertexRange window) {
-    T local = weighted ? ProcessBuffer<grid::WeightedEdge, T>(data, bytes, window, options.active, fn)
-                       : ProcessBuffer<grid::UnweightedEdge, T>(data, bytes, window, options.active, fn);
+    T local = process(data, bytes, window, options.active, false);
+    // Reentry: while the loaded edges still change something, apply them again from the
+    // sources this pass updated.
+    for (int r = 0; r < reentry; ++r) {
+      const T again = process(data, bytes, window, options.reentry_active, true);
+      reentries_.fetch_add(1, std::memory_order_relaxed);
+      local += again;
+      if (!(again > T{})) break;
+    }
     partial[static_cast<size_t>(worker)].value += local;
   };
   BeginStream();

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/size_parse.h"
+#include "engines/apps/app_registry.h"
 #include "engines/jobs/memory_cgroup.h"
 #include "grid/posix_io.h"
 
@@ -213,6 +214,12 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
                                                  : options.start_offsets[i];
     }
     std::vector<std::string> flags = ModeFlags(options);
+    const AppSpec* app = FindApp(options.jobs[i].app);
+    if (options.reentry > 0 && app != nullptr && app->reentry) {
+      flags.push_back("--reentry");
+      flags.push_back(std::to_string(options.reentry));
+    }
+    if (options.diagonal_first) flags.push_back("--diagonal-first");
     // Instances of the same app would share their state files: each gets its own tag.
     const auto same = std::count_if(options.jobs.begin(), options.jobs.end(),
                                     [&](const JobSpec& s) { return s.app == options.jobs[i].app; });

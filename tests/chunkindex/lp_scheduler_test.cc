@@ -145,6 +145,26 @@ TEST(LpScheduler, HighestPriorityChunksFirstThenSortedById) {
   EXPECT_EQ(Ids(g->held), (std::set<uint64_t>{0, 7}));
 }
 
+// Equal priorities (a dense job: every chunk's claim alike) and one block each: with
+// diagonal_first, the chunks of diagonal blocks come first; without, the lowest ids.
+TEST(LpScheduler, DiagonalBlocksFirstAmongEqualPriorities) {
+  Catalog cat(8, 100);
+  for (uint64_t i = 0; i < 8; ++i) {
+    cat.chunks[i].block = static_cast<uint32_t>(i);
+    cat.chunks[i].diagonal = i == 5 || i == 7;  // e.g. blocks (1,1) and (2,2) of some P
+  }
+  std::vector<ActiveChunk> all;
+  for (uint64_t id = 0; id < 8; ++id) all.push_back({id, 3, 0});
+  for (bool diagonal_first : {false, true}) {
+    LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false, .diagonal_first = diagonal_first});
+    ASSERT_TRUE(s.AddJob(1, 300).ok());
+    ASSERT_TRUE(s.SetActive(1, all, 0).ok());
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(Ids(g->held), diagonal_first ? (std::set<uint64_t>{0, 5, 7}) : (std::set<uint64_t>{0, 1, 2}));
+  }
+}
+
 TEST(LpScheduler, AnLpIsLoadedOnceAndSharedByEveryJobNeedingIt) {
   Catalog cat(6, 100);
   LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <set>
 
@@ -78,6 +80,54 @@ TEST(PlanReads, AlignedMonotonicAndComplete) {
         EXPECT_TRUE(none.empty());
       }
     }
+  }
+}
+
+// Diagonal-first: the same reads, those starting in a diagonal block (i, i) first in file order,
+// then the rest in file order; and a stream in that order still sees every edge once.
+TEST(PlanReads, DiagonalFirstReordersWithoutChangingWhatIsRead) {
+  TempDir tmp;
+  TestGraph g = testing::RandomGraph(3000, 3000, 20000, true, 9);
+  for (auto& e : g.edges) e.weight = static_cast<float>((e.source * 7 + e.target) % 5);
+  auto layout = GridLayout::Open(BuildGrid(tmp, g, 4));
+  ASSERT_TRUE(layout.ok());
+  const std::vector<bool> all(4, true);
+  const auto file_order = PlanReads(*layout, EdgeOrder::kColumn, all, 0, 4);
+  auto reads = file_order;
+  DiagonalFirst(reads);
+  ASSERT_EQ(reads.size(), file_order.size());
+  size_t diagonal = 0;
+  while (diagonal < reads.size() && reads[diagonal].diagonal) ++diagonal;
+  EXPECT_GT(diagonal, 0u);
+  EXPECT_LT(diagonal, reads.size());
+  for (size_t k = diagonal; k < reads.size(); ++k) EXPECT_FALSE(reads[k].diagonal) << "read " << k;
+  for (const ReadTask& r : reads) {
+    if (!r.diagonal) continue;
+    bool inside = false;  // starts inside some block (i, i), or is the rounded tail of one
+    for (uint64_t i = 0; i < 4; ++i) {
+      const uint64_t b = layout->BlockBegin(EdgeOrder::kColumn, i, i), e = layout->BlockEnd(EdgeOrder::kColumn, i, i);
+      inside |= r.offset < e && r.offset + r.length > b;
+    }
+    EXPECT_TRUE(inside) << "diagonal read at " << r.offset;
+  }
+  auto key = [](const ReadTask& r) { return std::make_pair(r.offset, r.length); };
+  std::vector<std::pair<uint64_t, uint64_t>> a, b;
+  for (const ReadTask& r : reads) a.push_back(key(r));
+  for (const ReadTask& r : file_order) b.push_back(key(r));
+  std::sort(a.begin(), a.end());
+  EXPECT_EQ(a, b);
+
+  uint64_t expect_weight = 0;
+  for (const auto& e : g.edges) expect_weight += 1000 + static_cast<uint64_t>(e.weight);  // each edge once
+  for (uint64_t memory : {uint64_t{8} << 30, uint64_t{1024}}) {
+    EdgeStream stream(*layout, memory, 2);
+    StreamOptions options;
+    options.vertex_state_bytes = g.vertices * 4;
+    options.diagonal_first = true;
+    auto sum =
+        stream.Stream<uint64_t>(options, [](VertexId, VertexId, float w) { return 1000 + static_cast<uint64_t>(w); });
+    ASSERT_TRUE(sum.ok());
+    EXPECT_EQ(*sum, expect_weight);
   }
 }
 

@@ -37,9 +37,9 @@ TEST(ParseJobList, DefaultsArgumentsAndErrors) {
 // The texts the app registry now generates, pinned as they were written out before it.
 TEST(ParseJobList, HelpAndErrorsNameTheRegisteredApps) {
   EXPECT_EQ(JobListHelp(),
-            "comma-separated APP[:ARG]: bfs:START sssp:START pagerank:ITERATIONS pagerank-delta:EPSILON wcc spmv");
+            "comma-separated APP[:ARG]: bfs:START sssp:START pagerank:ITERATIONS pagerank-delta:EPSILON wcc spmv wcc-uf");
   EXPECT_EQ(ParseJobList("wcc,bogus").error().message(),
-            "--jobs: unknown app 'bogus' (bfs, wcc, sssp, pagerank, pagerank-delta, spmv)");
+            "--jobs: unknown app 'bogus' (bfs, wcc, sssp, pagerank, pagerank-delta, spmv, wcc-uf)");
   EXPECT_EQ(ParseJobList("spmv:1").error().message(), "--jobs: spmv takes no argument");
   EXPECT_EQ(ParseJobList("pagerank:1.5").error().message(), "--jobs: bad argument '1.5' for pagerank");
   EXPECT_EQ(ParseJobList("pagerank-delta:-1").error().message(), "--jobs: bad argument '-1' for pagerank-delta");

@@ -3,8 +3,12 @@
 // permutation): plain adjacency lists, sequential.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <limits>
+#include <queue>
 #include <vector>
 
 #include "engine_test_util.h"
@@ -55,6 +59,47 @@ inline std::vector<int32_t> ReferenceLabels(const TestGraph& g) {
       }
     }
   }
+  return label;
+}
+
+inline std::vector<float> ReferenceDijkstra(const TestGraph& g, uint32_t start) {
+  auto out = OutEdges(g);
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> dist(g.vertices, inf);
+  using Item = std::pair<float, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+  dist[start] = 0;
+  queue.push({0.0f, start});
+  while (!queue.empty()) {
+    auto [d, u] = queue.top();
+    queue.pop();
+    if (d > dist[u]) continue;
+    for (const TestEdge* e : out[u]) {
+      float nd = dist[u] + e->weight;
+      if (nd < dist[e->target]) {
+        dist[e->target] = nd;
+        queue.push({nd, e->target});
+      }
+    }
+  }
+  return dist;
+}
+
+// The weakly connected components (edge directions ignored): label = the smallest id of the
+// component.
+inline std::vector<int32_t> ReferenceWeakComponents(const TestGraph& g) {
+  std::vector<uint32_t> parent(g.vertices);
+  for (uint32_t v = 0; v < g.vertices; ++v) parent[v] = v;
+  auto find = [&](uint32_t v) {
+    while (parent[v] != v) v = parent[v];
+    return v;
+  };
+  for (const TestEdge& e : g.edges) {
+    uint32_t a = find(static_cast<uint32_t>(e.source)), b = find(static_cast<uint32_t>(e.target));
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+  std::vector<int32_t> label(g.vertices);
+  for (uint32_t v = 0; v < g.vertices; ++v) label[v] = static_cast<int32_t>(find(v));
   return label;
 }
 

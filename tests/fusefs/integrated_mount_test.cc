@@ -25,6 +25,9 @@ struct Case {
   bool sorted = false;     // preprocess --sort-sources: vertex-granular LPs
   bool grid = false;       // gen-grid (high diameter, ids with locality) instead of gen-rmat
   bool cache_loader = false;  // -o lp_loader=cache: whole chunks loaded through the cache (default: direct)
+  int reentry = 0;            // run-jobs --reentry N for the integrated jobs (the plain ones run without)
+  bool union_find = false;    // wcc-uf in the mix too
+  bool lp_diagonal = true;    // -o lp_diagonal=0 when false
 };
 
 class IntegratedMount : public StripedMount, public ::testing::WithParamInterface<Case> {
@@ -67,14 +70,20 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
   const uint64_t column = std::filesystem::file_size(plain + "/column");
   std::vector<std::string> options = {"cache_size=" + std::to_string(column / 3)};
   if (c.cache_loader) options.push_back("lp_loader=cache");
+  if (!c.lp_diagonal) options.push_back("lp_diagonal=0");
   DoMount(options);
 
   const std::string s = std::to_string(start);
   std::string jobs = "pagerank-delta:0.01,wcc,bfs:" + s + ",pagerank:3";
   if (c.weighted) jobs += ",sssp:" + s + ",spmv";
+  if (c.union_find) jobs += ",wcc-uf";
   // Partitions of a quarter of column: several LPs per iteration, shared by the jobs.
   std::vector<std::string> integrated = {Bin("run-jobs"), "--graph", mnt + "/graph", "--jobs", jobs,
                                          "--integrated", "--partition", std::to_string(column / 4)};
+  if (c.reentry > 0) {
+    integrated.push_back("--reentry");
+    integrated.push_back(std::to_string(c.reentry));
+  }
   if (c.stagger_seconds > 0) {
     integrated.push_back("--stagger");
     integrated.push_back(std::to_string(c.stagger_seconds));
@@ -85,6 +94,7 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
   ASSERT_NO_FATAL_FAILURE(RunOk({Bin("run-jobs"), "--graph", plain, "--jobs", jobs, "--sequential"}));
 
   std::vector<const char*> exact = {"bfs.level", "wcc.label"};
+  if (c.union_find) exact.push_back("wcc-uf.label");
   std::vector<const char*> close = {"pagerank-delta.rank", "pagerank.rank"};
   if (c.weighted) {
     exact.push_back("sssp.distance");
@@ -138,7 +148,10 @@ INSTANTIATE_TEST_SUITE_P(Graphs, IntegratedMount,
                                            Case{"sorted_weighted_striped_together", true, true, 0, true},
                                            Case{"sorted_unweighted_plain_staggered", false, false, 0.1, true},
                                            Case{"grid_sorted_weighted_striped", true, true, 0.05, true, true},
-                                           Case{"sorted_weighted_striped_cache_loader", true, true, 0, true, false, true}),
+                                           Case{"sorted_weighted_striped_cache_loader", true, true, 0, true, false, true},
+                                           Case{"grid_reentry_union_find", true, true, 0.05, true, true, false, 5, true},
+                                           Case{"sorted_reentry_no_diagonal", true, true, 0, true, false, false, 3, true,
+                                                false}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace
