@@ -88,9 +88,10 @@ int AppMain(const char* app, int argc, char** argv) {
     const std::string label = config.state_tag.empty() ? name : std::string(name) + "[" + config.state_tag + "]";
     name = label.c_str();
     std::fprintf(stderr, "%s: streamed %" PRIu64 " edge bytes, %" PRIu64 " O_DIRECT streams, %" PRIu64
-                         " edges read, %" PRIu64 " of active sources, results in %s\n",
+                         " edges read, %" PRIu64 " of active sources, %" PRIu64 " passes, %" PRIu64
+                         " reentries, results in %s\n",
                  name, result->bytes_read, result->direct_streams, result->edges_read, result->edges_active,
-                 result->result_file.c_str());
+                 result->passes, result->reentries, result->result_file.c_str());
     if (result->integrated) {
       std::fprintf(stderr, "%s: integrated mode: %" PRIu64 " logical partitions of at most %s, waited %.3f s\n",
                    name, result->partitions, FormatSize(config.partition_bytes).c_str(), result->wait_seconds);

@@ -1,0 +1,57 @@
+# The benchmark graphs of issues 16 and 17 (sourced by the bench scripts; needs GRAPHFS_BIN).
+#
+# bench_graph FAMILY SCALE GRID GEN_DIR CHUNK: generates (once) and preprocesses (once, blocks
+# sorted by source, 16 partitions) a weighted graph of the family and indexes it with chunks of
+# CHUNK. Sets NAME, EDGE_FILE, G (the grid directory), VERTICES, EDGES, COLUMN and FIRST (the
+# source of the first edge). Families:
+#   rmat        Graph500 R-MAT of 2^SCALE vertices, ids permuted (no locality)
+#   rmat-local  the same without the permutation (gen-rmat --no-permute: R-MAT's own ids, hubs low)
+#   grid        gen-grid GRID (W x H), 10% of edges dropped: a road-like lattice, row-major ids
+# The grid's files are small (45 MB of column at 1024 x 1024): STRIPE_UNIT defaults to 2M for it,
+# so all four disks hold some of every file.
+bench_graph() {
+  local family=$1 scale=$2 grid=$3 gen_dir=$4 chunk=$5
+  local -a gen
+  case $family in
+    rmat) NAME=rmat$scale; gen=("$GRAPHFS_BIN/gen-rmat" --scale "$scale" --weighted --seed 1); VERTICES=$((1 << scale)) ;;
+    rmat-local) NAME=rmat${scale}l; gen=("$GRAPHFS_BIN/gen-rmat" --scale "$scale" --weighted --seed 1 --no-permute)
+                VERTICES=$((1 << scale)) ;;
+    grid) NAME=grid$grid; gen=("$GRAPHFS_BIN/gen-grid" --width "${grid%x*}" --height "${grid#*x}" --drop 0.1 --weighted --seed 1)
+          VERTICES=$(( ${grid%x*} * ${grid#*x} ))
+          export STRIPE_UNIT=${STRIPE_UNIT:-2M} ;;
+    *) echo "unknown family $family" >&2; exit 2 ;;
+  esac
+  EDGE_FILE=$gen_dir/$NAME.bin
+  G=$gen_dir/${NAME}s
+  if [[ ! -f $EDGE_FILE ]]; then
+    mkdir -p "$gen_dir"
+    "${gen[@]}" -o "$EDGE_FILE"
+  fi
+  # Blocks sorted by source (preprocess --sort-sources): a chunk then holds the edges of a narrow
+  # range of sources, so a few active vertices make a few chunks active, not every chunk of their
+  # rows. Every configuration reads the same sorted graph.
+  if [[ ! -f $G/meta ]]; then
+    "$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$G" -v "$VERTICES" -p 16 -t 1 --sort-sources
+  fi
+  "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$chunk" "$G" ||
+    "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size "$chunk" "$G"
+  COLUMN=$(stat -c %s "$G/column")
+  EDGES=$(( $(stat -c %s "$EDGE_FILE") / 12 ))
+  FIRST=$(od -An -td4 -N4 "$EDGE_FILE" | tr -d ' ')
+}
+
+# random_starts SEED [COUNT]: COUNT (4) start vertices with out-edges: the sources of edges at
+# fixed random positions of $EDGE_FILE.
+random_starts() {
+  python3 - "$EDGE_FILE" "$EDGES" "$1" "${2:-4}" <<'PY'
+import random, struct, sys
+path, edges, seed, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(seed)
+with open(path, "rb") as f:
+    out = []
+    for _ in range(count):
+        f.seek(rng.randrange(edges) * 12)
+        out.append(str(struct.unpack("<i", f.read(4))[0]))
+print(" ".join(out))
+PY
+}
