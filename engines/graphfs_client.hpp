@@ -431,6 +431,12 @@ class Job {
   // Every vertex active (PageRank-style iterations).
   Status SetAllActive() { return WriteControl("active.list", "all\n"); }
 
+  // What the job's LPs hold from now on (from its next active set): only its active sources'
+  // edges (false, the default), or the whole chunks that have an active source (true) — for
+  // an engine that applies loaded edges again (reentry) and so has use for the other sources'
+  // edges of a chunk.
+  Status SetWholeChunks(bool whole) { return WriteControl("granularity", whole ? "chunk\n" : "vertex\n"); }
+
   // Blocks until the next LP holding chunks active for this job is ready
   // (or the iteration is over: Partition::end). Reading `next` again also
   // ends the job's use of the LP it held. `read_map` false leaves

@@ -25,8 +25,8 @@ struct FileSpec {
 };
 // The fixed files of a job directory; `lp-SEQ` and `lp-SEQ.map` come and go.
 constexpr FileSpec kJobFiles[] = {
-    {"graph", 0644},  {"partition_size", 0644}, {"active", 0200}, {"active.list", 0200},
-    {"next", 0400},   {"done", 0200},           {"lease", 0400},  {"status", 0444},
+    {"graph", 0644},  {"partition_size", 0644}, {"granularity", 0644}, {"active", 0200}, {"active.list", 0200},
+    {"next", 0400},   {"done", 0200},           {"lease", 0400},       {"status", 0444},
 };
 
 const FileSpec* FixedFile(const std::string& name) {

@@ -54,6 +54,10 @@ struct ControlJob {
   std::string graph;  // as the job named it, relative to the mount root
   std::shared_ptr<GraphSchedule> schedule;
   uint64_t partition_bytes = kDefaultPartitionBytes;
+  // `granularity`: "vertex" (default) — its LPs hold its active sources' edges; "chunk" — the
+  // whole chunks with an active source, as an engine that re-enters loaded edges wants (the
+  // other sources' edges are the ones reentry follows). Applies from the next `active`.
+  bool whole_chunks = false;
   uint64_t active_vertices = 0;
   uint64_t active_chunks = 0;
   int leases = 0;

@@ -73,6 +73,8 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
     h->content = job->graph.empty() ? "" : job->graph + "\n";
   } else if (file == "partition_size") {
     h->content = std::to_string(job->partition_bytes) + "\n";
+  } else if (file == "granularity") {
+    h->content = job->whole_chunks ? "chunk\n" : "vertex\n";
   } else if (file == "lease") {
     ++job->leases;
     h->lease = true;
@@ -208,7 +210,8 @@ Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t off
     if (const auto schedule = job.Schedule()) schedule->scheduler().Done(job.id);
     return Status::Ok();
   }
-  if (h.file != "graph" && h.file != "partition_size" && h.file != "active" && h.file != "active.list")
+  if (h.file != "graph" && h.file != "partition_size" && h.file != "granularity" && h.file != "active" &&
+      h.file != "active.list")
     return Error(EBADF, h.file + " is not writable");
   uint64_t limit = kMaxTextBytes;
   if (h.file == "active") {
@@ -256,6 +259,14 @@ Status JobsDir::Commit(GraphFs& fs, JobFileHandle& h) {
     std::lock_guard<std::mutex> lock(job.mu);
     job.partition_bytes = *bytes;
     if (job.schedule) GRAPHFS_RETURN_IF_ERROR(job.schedule->scheduler().SetPartitionBytes(job.id, *bytes));
+    return Status::Ok();
+  }
+  if (h.file == "granularity") {
+    const std::string value = TrimBlanks(h.written);
+    if (value != "vertex" && value != "chunk")
+      return Error(EINVAL, "granularity: '" + value + "' is neither vertex nor chunk");
+    std::lock_guard<std::mutex> lock(job.mu);
+    job.whole_chunks = value == "chunk";
     return Status::Ok();
   }
   if (h.file == "active") return CommitActive(job, h.written, false);
@@ -306,7 +317,12 @@ Status JobsDir::CommitActive(ControlJob& job, const std::string& bytes, bool as_
   const uint64_t v = schedule->vertices();
   auto parsed = as_list ? ParseActiveList(bytes, v) : ParseActiveBitmap(bytes, v);
   if (!parsed.ok()) return parsed.error();
-  auto counts = schedule->SetActive(job.id, std::move(*parsed));
+  bool whole_chunks;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    whole_chunks = job.whole_chunks;
+  }
+  auto counts = schedule->SetActive(job.id, std::move(*parsed), whole_chunks);
   if (!counts.ok()) return counts.error().Wrap("active");
   std::lock_guard<std::mutex> lock(job.mu);
   job.active_vertices = counts->vertices;

@@ -17,6 +17,7 @@ json JobsDir::JobJson(ControlJob& job) {
          {"uid", job.uid},
          {"graph", job.graph},
          {"partition_size", job.partition_bytes},
+         {"granularity", job.whole_chunks ? "chunk" : "vertex"},
          {"leases", job.leases},
          {"active_vertices", job.active_vertices},
          {"active_chunks", job.active_chunks},

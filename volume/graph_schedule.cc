@@ -156,7 +156,8 @@ GraphSchedule::LoaderStats GraphSchedule::loader_stats() const {
   return loader_;
 }
 
-Result<GraphSchedule::ActiveCounts> GraphSchedule::SetActive(uint64_t job, std::vector<uint64_t> words) {
+Result<GraphSchedule::ActiveCounts> GraphSchedule::SetActive(uint64_t job, std::vector<uint64_t> words,
+                                                             bool whole_chunks) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<chunkindex::ActiveChunk> active;
   GRAPHFS_RETURN_IF_ERROR(finder_->Find(chunkindex::ChunkFile::kColumn, words, &active));
@@ -164,7 +165,7 @@ Result<GraphSchedule::ActiveCounts> GraphSchedule::SetActive(uint64_t job, std::
   uint64_t count = 0;
   for (uint64_t w : words) count += static_cast<uint64_t>(std::popcount(w));
   std::shared_ptr<const std::vector<uint64_t>> bitmap;
-  if (runs_ && count < vertices()) bitmap = std::make_shared<const std::vector<uint64_t>>(std::move(words));
+  if (runs_ && count < vertices() && !whole_chunks) bitmap = std::make_shared<const std::vector<uint64_t>>(std::move(words));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   {
     std::lock_guard<std::mutex> lock(mu_);

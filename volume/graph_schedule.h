@@ -59,12 +59,13 @@ class GraphSchedule {
   // Starts the job's next iteration: finds the chunks with an active source (bitmap
   // words, ceil(V/64) of them, bits past V clear) and hands them to the scheduler. With
   // vertex-granular LPs the scheduler keeps the bitmap to cut the job's runs out of
-  // source-sorted chunks.
+  // source-sorted chunks — unless `whole_chunks` (the job's `granularity` is chunk): then its
+  // view holds the whole chunks.
   struct ActiveCounts {
     uint64_t vertices = 0;  // active vertices (bits set)
     uint64_t chunks = 0;    // chunks with an active source
   };
-  Result<ActiveCounts> SetActive(uint64_t job, std::vector<uint64_t> words);
+  Result<ActiveCounts> SetActive(uint64_t job, std::vector<uint64_t> words, bool whole_chunks = false);
 
   // What the loader did, for stats.
   struct LoaderStats {

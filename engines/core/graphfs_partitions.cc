@@ -49,9 +49,13 @@ class GraphfsPartitions : public PartitionSource {
 }  // namespace
 
 Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const grid::GridLayout& layout,
-                                                               uint64_t partition_bytes) {
+                                                               uint64_t partition_bytes, bool whole_chunks) {
   auto job = graphfs_client::Job::Init(layout.dir(), partition_bytes);
   if (!job.ok()) return Convert(job.error());
+  if (whole_chunks) {
+    auto set = job->SetWholeChunks(true);
+    if (!set.ok()) return Convert(set.error());
+  }
   if (job->vertices() != layout.vertices()) {
     return Error(EINVAL, "graphfs job " + job->name() + ": graphfs says " + layout.dir() + " has " +
                              std::to_string(job->vertices()) + " vertices, its meta says " +

@@ -14,8 +14,9 @@ namespace graphfs::engine {
 
 // Registers the job on layout.dir() (which must be on a graphfs mount and
 // indexed) with LPs of `partition_bytes`, and checks that graphfs sees the
-// same vertex count as `meta`.
+// same vertex count as `meta`. `whole_chunks`: the LPs hold the whole chunks with an
+// active source, not only the active sources' edges (an app that re-enters loaded edges).
 Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const grid::GridLayout& layout,
-                                                               uint64_t partition_bytes);
+                                                               uint64_t partition_bytes, bool whole_chunks = false);
 
 }  // namespace graphfs::engine

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <tuple>
 #include <sstream>
 #include <thread>
 
@@ -208,6 +209,58 @@ TEST_F(JobsMount, ABitmapSelectsExactlyTheChunksWithAnActiveSource) {
                             [](uint64_t s, const Partition& p) { return s + p.bytes.size(); }),
             column.size())
       << "a sparse active set must not read all of column";
+}
+
+// `granularity`: vertex (default) views hold only the active sources' edges of a source-sorted
+// graph; chunk views hold the whole chunks (for engines that re-enter loaded edges).
+TEST_F(JobsMount, GranularityChunkHandsOutTheWholeChunks) {
+  const std::string edges = tmp.path() + "/sorted.bin";
+  Run({Bin("gen-rmat"), "--scale", std::to_string(kScale), "--weighted", "--seed", "5", "-o", edges});
+  std::filesystem::remove_all(graph);
+  Run({Bin("preprocess"), "-i", edges, "-o", graph, "-v", std::to_string(kVertices), "-p", "4", "-t", "1",
+       "--sort-sources"});
+  Run({Bin("graphfs-index"), "--chunk-size", "16K", graph});
+  column = ReadFile(graph + "/column");
+  DoMount();
+  Register("a", "128K");
+  EXPECT_EQ(ReadFile(jobs + "/a/granularity"), "vertex\n");
+  std::string bitmap(kVertices / 8, '\0');
+  std::set<uint32_t> active;
+  for (uint32_t v = 3; v < kVertices; v += 61) {
+    active.insert(v);
+    bitmap[v / 8] = static_cast<char>(bitmap[v / 8] | (1 << (v % 8)));
+  }
+  // (edges delivered, edges of active sources, chunks) of one iteration
+  auto iteration = [&] {
+    std::vector<Partition> lps = Iteration("a");
+    std::multiset<uint64_t> ids = CheckAgainstColumn(lps);
+    uint64_t all = 0, mine = 0;
+    for (const Partition& p : lps) {
+      for (size_t k = 0; k + kEdgeSize <= p.bytes.size(); k += kEdgeSize) {
+        int32_t source;
+        std::memcpy(&source, p.bytes.data() + k, 4);
+        ++all;
+        mine += active.count(static_cast<uint32_t>(source));
+      }
+    }
+    return std::make_tuple(all, mine, std::set<uint64_t>(ids.begin(), ids.end()));
+  };
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active", bitmap), 0);
+  const auto [runs_all, runs_mine, runs_chunks] = iteration();
+  EXPECT_EQ(runs_all, runs_mine) << "a vertex-granular view holds only active sources' edges";
+
+  EXPECT_EQ(WriteAndClose(jobs + "/a/granularity", "whole\n"), EINVAL);
+  ASSERT_EQ(WriteAndClose(jobs + "/a/granularity", "chunk\n"), 0);
+  EXPECT_EQ(ReadFile(jobs + "/a/granularity"), "chunk\n");
+  EXPECT_EQ(Status("a")["granularity"], "chunk");
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active", bitmap), 0);
+  const auto [whole_all, whole_mine, whole_chunks] = iteration();
+  EXPECT_EQ(whole_mine, runs_mine) << "the same active edges";
+  EXPECT_GT(whole_all, whole_mine) << "whole chunks hold other sources' edges too";
+  EXPECT_EQ(whole_chunks, runs_chunks) << "the same chunks";
+  uint64_t chunk_bytes = 0;
+  for (const Partition& p : Iteration("a")) chunk_bytes += p.bytes.size();  // ended: nothing more
+  EXPECT_EQ(chunk_bytes, 0u);
 }
 
 TEST_F(JobsMount, JobsReadingTogetherShareOneLoadThroughTheStripedCache) {
