@@ -120,6 +120,22 @@ AppConfig Config(const std::string& dir, double mem_gb, int reentry, bool diagon
   return config;
 }
 
+// The same in integrated mode, from fake logical partitions (random chunk order) in `lps`:
+// LPs of 100 weighted edges, several an iteration.
+AppConfig Integrated(AppConfig config, const TempDir& lps) {
+  config.graphfs = true;
+  config.partition_bytes = 1200;
+  const std::string dir = lps.path();
+  config.partition_source = [dir](const grid::GridLayout& layout,
+                                  uint64_t bytes) -> Result<std::unique_ptr<PartitionSource>> {
+    testing::FakePartitionOptions fake;
+    fake.chunk_edges = 20;
+    fake.partition_bytes = bytes;
+    return std::unique_ptr<PartitionSource>(std::make_unique<testing::FakePartitions>(layout, dir, fake));
+  };
+  return config;
+}
+
 void ExpectAllExact(const std::string& dir, const TestGraph& g, const AppConfig& config) {
   for (uint32_t start : {0u, g.vertices / 2}) {
     auto bfs = RunBfs(config, start);
@@ -159,24 +175,15 @@ TEST_F(Families, ReentryKeepsResultsExactInIntegratedMode) {
     const std::string grid = Prepare(f, 4, dir);
     for (int reentry : {1, 1000}) {
       SCOPED_TRACE(f.name + " reentry=" + std::to_string(reentry));
-      AppConfig config = Config(grid, 8, reentry, false);
-      config.graphfs = true;
-      config.partition_bytes = 1200;  // 100 weighted edges: several LPs an iteration
-      config.partition_source = [&](const grid::GridLayout& layout,
-                                    uint64_t bytes) -> Result<std::unique_ptr<PartitionSource>> {
-        testing::FakePartitionOptions fake;
-        fake.chunk_edges = 20;
-        fake.partition_bytes = bytes;
-        return std::unique_ptr<PartitionSource>(std::make_unique<testing::FakePartitions>(layout, lps.path(), fake));
-      };
-      ExpectAllExact(grid, f.graph, config);
+      ExpectAllExact(grid, f.graph, Integrated(Config(grid, 8, reentry, false), lps));
       if (HasFatalFailure()) return;
     }
   }
 }
 
-// On a 60 x 60 grid in one block (P = 1) that one buffer holds, every reentry carries a BFS
-// one more level: with 10, an iteration covers up to 11 levels of the ~120.
+// On a 60 x 60 grid in one block (P = 1) that one buffer holds, every reentry carries a BFS at
+// least one level further (more: a reached vertex's edges later in the buffer are applied in
+// the same sweep), so with 10 an iteration covers at least 11 of the 119 levels.
 TEST(Reentry, CutsPassesOnAGrid) {
   TempDir tmp;
   LatticeOptions lattice;
@@ -264,17 +271,7 @@ TEST_F(Families, UnionFindGivesTheWeakComponentsInOnePass) {
       }
       // Integrated mode: one iteration of whole LPs.
       TempDir lps;
-      AppConfig config = Config(grid, 8, 0, false);
-      config.graphfs = true;
-      config.partition_bytes = 1200;
-      config.partition_source = [&](const grid::GridLayout& layout,
-                                    uint64_t bytes) -> Result<std::unique_ptr<PartitionSource>> {
-        testing::FakePartitionOptions fake;
-        fake.chunk_edges = 20;
-        fake.partition_bytes = bytes;
-        return std::unique_ptr<PartitionSource>(std::make_unique<testing::FakePartitions>(layout, lps.path(), fake));
-      };
-      auto integrated = RunWccUnionFind(config);
+      auto integrated = RunWccUnionFind(Integrated(Config(grid, 8, 0, false), lps));
       ASSERT_TRUE(integrated.ok()) << integrated.error().message();
       EXPECT_TRUE(integrated->integrated);
       EXPECT_EQ(ReadArray<int32_t>(grid + "/wcc-uf.label"), want);
