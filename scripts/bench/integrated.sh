@@ -6,6 +6,7 @@
 #                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain mount mount-integrated-chunk mount-integrated"]
 #                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
 #                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
+#                               [--reentry N] [--diagonal-first] [--tag TAG]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
 # --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth
@@ -36,7 +37,9 @@
 # Per run: wall time, bytes read from the loop disks, edges the jobs read and how many of those had
 # an active source, and for (iv) the scheduler's costs (active-chunk queries, LP selection, loads).
 # Per-iteration lines of every job go to results/integrated-STAMP-MIX-CONFIG.iter.tsv (plot:
-# scripts/bench/plot_integrated.py).
+# scripts/bench/plot_integrated.py). --reentry N and --diagonal-first are passed to run-jobs in every
+# configuration (issue 17: the relaxation apps re-enter loaded edges; integrated jobs with reentry
+# ask for whole chunks); --tag TAG is added to the results' names.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -52,9 +55,10 @@ BPS=100000000
 FRACTION=0.25
 PARTITION=256M
 CHUNK=2M
-PARTITIONS=16
 GEN_DIR=/var/tmp/graphfs-gen
 SKIP=""
+APP_FLAGS=""
+TAG=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) SCALE=$2; shift 2 ;;
@@ -71,58 +75,22 @@ while [[ $# -gt 0 ]]; do
     --readahead-mem) READAHEAD_MEM=$(numfmt --from=iec "$2"); shift 2 ;;
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     --skip) SKIP=$2; shift 2 ;;
+    --reentry) APP_FLAGS="$APP_FLAGS --reentry $2"; shift 2 ;;
+    --diagonal-first) APP_FLAGS="$APP_FLAGS --diagonal-first"; shift ;;
+    --tag) TAG=-$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
 source "$HERE/disks.sh"
+source "$HERE/graphs.sh"
 BENCH_ROOT=/var/tmp/graphfs-lpbench
 MIX_CGROUP=/sys/fs/cgroup/memory/graphfs-lpbench-mix
 trap 'unmount_graphfs "$BENCH_ROOT/mnt" 2>/dev/null || true; rmdir "$MIX_CGROUP" 2>/dev/null || true; destroy_disks' EXIT
 
-# 1. The graph, generated and indexed once (the index's chunk size is part of its identity).
-# Blocks sorted by source (preprocess --sort-sources): a chunk then holds the edges of a narrow
-# range of sources, so a few active vertices make a few chunks active, not every chunk of their
-# rows (in input order every chunk of a block holds sources from all over its range). Every
-# configuration reads the same sorted graph.
-case $FAMILY in
-  rmat) NAME=rmat$SCALE; GEN=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1); VERTICES=$((1 << SCALE)) ;;
-  rmat-local) NAME=rmat${SCALE}l; GEN=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 --no-permute)
-              VERTICES=$((1 << SCALE)) ;;
-  grid) NAME=grid$GRID; GEN=("$GRAPHFS_BIN/gen-grid" --width "${GRID%x*}" --height "${GRID#*x}" --drop 0.1 --weighted --seed 1)
-        VERTICES=$(( ${GRID%x*} * ${GRID#*x} )) ;;
-  *) echo "unknown family $FAMILY" >&2; exit 2 ;;
-esac
-# The grid's files are small (45 MB of column at 1024 x 1024): stripe them in 2M units so all four
-# disks hold some of every file.
-[[ $FAMILY == grid ]] && export STRIPE_UNIT=${STRIPE_UNIT:-2M}
-EDGE_FILE=$GEN_DIR/$NAME.bin
-G=$GEN_DIR/${NAME}s
-if [[ ! -f $EDGE_FILE ]]; then
-  mkdir -p "$GEN_DIR"
-  "${GEN[@]}" -o "$EDGE_FILE"
-fi
-if [[ ! -f $G/meta ]]; then
-  "$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$G" -v "$VERTICES" -p "$PARTITIONS" -t 1 --sort-sources
-fi
-"$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$G" ||
-  "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size "$CHUNK" "$G"
-COLUMN=$(stat -c %s "$G/column")
-EDGES=$(( $(stat -c %s "$EDGE_FILE") / 12 ))
-# Random starts with out-edges: sources of edges at fixed random positions of the edge list.
-starts() {
-  python3 - "$EDGE_FILE" "$EDGES" "$1" "${2:-4}" <<'EOF'
-import random, struct, sys
-path, edges, seed, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-rng = random.Random(seed)
-with open(path, "rb") as f:
-    out = []
-    for _ in range(count):
-        f.seek(rng.randrange(edges) * 12)
-        out.append(str(struct.unpack("<i", f.read(4))[0]))
-print(" ".join(out))
-EOF
-}
-FIRST=$(od -An -td4 -N4 "$EDGE_FILE" | tr -d ' ')
+# 1. The graph, generated and indexed once (the index's chunk size is part of its identity):
+# scripts/bench/graphs.sh.
+bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN_DIR" "$CHUNK"
+starts() { random_starts "$@"; }
 mix_jobs() {
   local s
   case $1 in
@@ -159,9 +127,10 @@ fi
 RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
+STAMP=$STAMP$TAG
 SUMMARY=$RESULTS/integrated-$STAMP.tsv
 printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tresults\n' > "$SUMMARY"
-echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, readahead_mem $READAHEAD_MEM B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")"
+echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, readahead_mem $READAHEAD_MEM B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")${APP_FLAGS:+, apps:$APP_FLAGS}"
 
 # run MIX CONFIG GRAPH_DIR MEM_GB LIMIT "RUN-JOBS FLAGS" LOOPS...
 run() {
@@ -177,7 +146,7 @@ run() {
   echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
   # shellcheck disable=SC2086
   GRAPHFS_ENGINE_VERBOSE=1 sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
-    "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $arrivals \
+    "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $APP_FLAGS $arrivals \
     > "$log" 2>&1 || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
   LAST_PEAK=$(cat "$MIX_CGROUP/memory.max_usage_in_bytes")
   echo "mix cgroup: limit $limit, peak $LAST_PEAK" >> "$log"
