@@ -29,7 +29,7 @@ Result<std::unique_ptr<AppContext>> AppContext::Open(const AppConfig& config) {
     if (config.partition_bytes == 0) return Error(EINVAL, "the logical partition size must be > 0");
     auto source = config.partition_source ? config.partition_source(context->layout_, config.partition_bytes)
                                           : OpenGraphfsPartitions(context->layout_, config.partition_bytes,
-                                                                  /*whole_chunks=*/config.reentry > 0);
+                                                                  config.reentry > 0 ? kReentryWholeChunksAfter : 0);
     if (!source.ok()) return source.error();
     context->stream_->SetPartitionSource(std::move(*source));
   }

@@ -40,11 +40,13 @@ int AppMain(const char* app, int argc, char** argv) {
   cli.add_option("--threads", config.threads, "reader threads (default: one per core)");
   cli.add_flag("--verbose", config.verbose, "print one line per iteration on stderr");
   // Offered to every app, so that the others can say why it does not apply to them.
+  config.reentry = spec->reentry ? kDefaultReentry : 0;
   cli.add_option("--reentry", config.reentry,
                  std::string("apply each loaded buffer's edges again, from the vertices this iteration updated, "
-                             "while that changes something, at most N times per buffer (CLIP's reentry; 0 = off, "
-                             "the default); results are identical, iterations fewer on high-diameter graphs") +
+                             "while that changes something, at most N times per buffer (CLIP's reentry; 0 = off); "
+                             "results are identical, iterations fewer on high-diameter graphs") +
                      (spec->reentry ? "" : " — not for this app"))
+      ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   cli.add_flag("--diagonal-first", config.diagonal_first,
                "read the diagonal blocks (i, i) of each pass first (unmodified mode; with --reentry, updates "

@@ -37,6 +37,14 @@ namespace graphfs::engine {
 
 class PartitionSource;
 
+// The relaxation apps' --reentry when none is given (BENCHMARKS.md, issue 17: faster on every
+// graph family unmodified; 5 is where the grid's passes stop falling).
+inline constexpr int kDefaultReentry = 5;
+// In integrated mode a job with reentry asks for whole chunks from this iteration on: whole
+// chunks are what reentry follows, but they cost bytes a sparse frontier does not need, and
+// only high-diameter graphs (the grid: ~2000 iterations) gain — R-MAT's jobs end in 5-20.
+inline constexpr uint64_t kReentryWholeChunksAfter = 32;
+
 // Makes the logical-partition source of integrated mode for an opened graph.
 using PartitionSourceFactory =
     std::function<Result<std::unique_ptr<PartitionSource>>(const grid::GridLayout& layout, uint64_t partition_bytes)>;
@@ -49,7 +57,8 @@ struct AppConfig {
   std::string state_tag;  // prefix of the vertex state files ("" = none): see AppContext::StatePath  // one line per iteration on stderr
   // Loaded-data reentry (bfs, sssp, wcc): apply each loaded buffer's edges again, from the
   // vertices this iteration updated, while that changes something — at most this many times
-  // per buffer (0: off). Results are identical; iterations (passes) fewer on high-diameter graphs.
+  // per buffer (0: off, the library's default; the binaries' default is kDefaultReentry).
+  // Results are identical; iterations (passes) fewer on high-diameter graphs.
   int reentry = 0;
   bool diagonal_first = false;  // unmodified column streams: diagonal blocks (i, i) first
   bool graphfs = false;  // integrated mode: column streams read graphfs's logical partitions

@@ -12,9 +12,14 @@ Error Convert(const graphfs_client::Error& e) { return Error(e.code, e.message);
 
 class GraphfsPartitions : public PartitionSource {
  public:
-  explicit GraphfsPartitions(graphfs_client::Job job) : job_(std::move(job)) {}
+  GraphfsPartitions(graphfs_client::Job job, uint64_t whole_chunks_after)
+      : job_(std::move(job)), whole_chunks_after_(whole_chunks_after) {}
 
   Status SetActive(const Bitmap* active) override {
+    if (whole_chunks_after_ != 0 && ++iterations_ == whole_chunks_after_ + 1) {
+      const graphfs_client::Status s = job_.SetWholeChunks(true);
+      if (!s.ok()) return Convert(s.error());
+    }
     const graphfs_client::Status s = active == nullptr ? job_.SetAllActive()
                                                        : job_.SetActive(active->words(), active->bits());
     if (!s.ok()) return Convert(s.error());
@@ -43,25 +48,23 @@ class GraphfsPartitions : public PartitionSource {
 
  private:
   graphfs_client::Job job_;
+  const uint64_t whole_chunks_after_;
+  uint64_t iterations_ = 0;
   graphfs_client::Partition current_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const grid::GridLayout& layout,
-                                                               uint64_t partition_bytes, bool whole_chunks) {
+                                                               uint64_t partition_bytes, uint64_t whole_chunks_after) {
   auto job = graphfs_client::Job::Init(layout.dir(), partition_bytes);
   if (!job.ok()) return Convert(job.error());
-  if (whole_chunks) {
-    auto set = job->SetWholeChunks(true);
-    if (!set.ok()) return Convert(set.error());
-  }
   if (job->vertices() != layout.vertices()) {
     return Error(EINVAL, "graphfs job " + job->name() + ": graphfs says " + layout.dir() + " has " +
                              std::to_string(job->vertices()) + " vertices, its meta says " +
                              std::to_string(layout.vertices()) + " (see " + job->dir() + "/status)");
   }
-  return std::unique_ptr<PartitionSource>(std::make_unique<GraphfsPartitions>(std::move(*job)));
+  return std::unique_ptr<PartitionSource>(std::make_unique<GraphfsPartitions>(std::move(*job), whole_chunks_after));
 }
 
 }  // namespace graphfs::engine

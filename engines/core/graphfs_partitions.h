@@ -14,9 +14,11 @@ namespace graphfs::engine {
 
 // Registers the job on layout.dir() (which must be on a graphfs mount and
 // indexed) with LPs of `partition_bytes`, and checks that graphfs sees the
-// same vertex count as `meta`. `whole_chunks`: the LPs hold the whole chunks with an
-// active source, not only the active sources' edges (an app that re-enters loaded edges).
+// same vertex count as `meta`. `whole_chunks_after` (0: never): from that many iterations on,
+// the LPs hold the whole chunks with an active source, not only the active sources' edges (an
+// app that re-enters loaded edges, on a graph whose diameter has shown itself).
 Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const grid::GridLayout& layout,
-                                                               uint64_t partition_bytes, bool whole_chunks = false);
+                                                               uint64_t partition_bytes,
+                                                               uint64_t whole_chunks_after = 0);
 
 }  // namespace graphfs::engine

@@ -215,9 +215,9 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
     }
     std::vector<std::string> flags = ModeFlags(options);
     const AppSpec* app = FindApp(options.jobs[i].app);
-    if (options.reentry > 0 && app != nullptr && app->reentry) {
+    if (options.reentry && app != nullptr && app->reentry) {
       flags.push_back("--reentry");
-      flags.push_back(std::to_string(options.reentry));
+      flags.push_back(std::to_string(*options.reentry));
     }
     if (options.diagonal_first) flags.push_back("--diagonal-first");
     // Instances of the same app would share their state files: each gets its own tag.

@@ -50,10 +50,14 @@ int main(int argc, char** argv) {
   auto* integrated = cli.add_flag("--integrated", options.integrated,
                                   "integrated mode: pass --graphfs to every job (graph on a graphfs mount, indexed)");
   cli.add_option("--partition", partition, "logical partition size for integrated jobs, e.g. 64M")->needs(integrated);
-  cli.add_option("--reentry", options.reentry, "pass --reentry N to the jobs whose app takes it (bfs, sssp, wcc)")
-      ->check(CLI::Range(0, 1000000));
+  int reentry = -1;
+  auto* reentry_option =
+      cli.add_option("--reentry", reentry,
+                     "pass --reentry N to the jobs whose app takes it (bfs, sssp, wcc; default: the apps' own, 5)")
+          ->check(CLI::Range(0, 1000000));
   cli.add_flag("--diagonal-first", options.diagonal_first, "pass --diagonal-first to every job");
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
+  if (reentry_option->count() > 0) options.reentry = reentry;
   if (!partition.empty()) {
     auto bytes = graphfs::ParseSize(partition);
     if (!bytes.ok() || *bytes == 0) {

@@ -491,10 +491,20 @@ TEST(AppBinaries, GraphfsFlags) {
   auto verbose = testing::RunCommand(testing::Bin("bfs " + dir + " 0 1 --verbose 2>/dev/null"));
   EXPECT_EQ(verbose.exit_code, 0);
   EXPECT_EQ(std::count(verbose.output.begin(), verbose.output.end(), '\n'), 1) << verbose.output;
-  auto both = testing::RunCommand(testing::Bin("bfs " + dir + " 0 1 --verbose 2>&1"));
+  // Without reentry bfs is level-synchronous: iteration 2 reaches the 2 vertices at level 2.
+  auto both = testing::RunCommand(testing::Bin("bfs " + dir + " 0 1 --verbose --reentry 0 2>&1"));
   EXPECT_NE(both.output.find("bfs: iteration 2, 2 active, "), std::string::npos) << both.output;
   EXPECT_NE(both.output.find(" edges read, "), std::string::npos) << both.output;
   EXPECT_NE(both.output.find(" of active sources"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("4 passes, 0 reentries"), std::string::npos) << both.output;
+  // By default (5) it re-enters its buffers, says how often per iteration, and needs fewer passes.
+  auto reentering = testing::RunCommand(testing::Bin("bfs " + dir + " 0 1 --verbose 2>&1"));
+  EXPECT_NE(reentering.output.find(" reentries\n"), std::string::npos) << reentering.output;
+  EXPECT_NE(reentering.output.find("depth 3, 2 passes"), std::string::npos) << reentering.output;
+  EXPECT_NE(both.output.find("depth 3, 4 passes"), std::string::npos) << both.output;
+  auto help = testing::RunCommand(testing::Bin("bfs --help"));
+  EXPECT_NE(help.output.find("--reentry"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("=5"), std::string::npos) << "the default, 5\n" << help.output;
 }
 
 }  // namespace
