@@ -74,7 +74,7 @@ run() {
   job=$app
   [[ $app == bfs || $app == sssp ]] && job=$app:$FIRST
   [[ $mode == integrated ]] && flags="--integrated --partition $PARTITION"
-  [[ $reentry -gt 0 ]] && flags="$flags --reentry $reentry"
+  flags="$flags --reentry $reentry"  # run-jobs passes it to bfs, sssp and wcc (whose default is 5)
   [[ $mode == unmodified && $diagonal == on ]] && flags="$flags --diagonal-first"
   log=$RESULTS/reentry-$STAMP-$mode-$diagonal-$app-$reentry.log
   drop_caches
