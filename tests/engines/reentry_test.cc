@@ -40,6 +40,22 @@ TestGraph ReadEdges(const std::string& path, uint32_t vertices) {
   return g;
 }
 
+// Preprocesses the weighted edge file `input` into the grid directory `output` (P partitions);
+// returns `output`, or "" after a test failure.
+std::string PreprocessWeighted(const std::string& input, const std::string& output, uint32_t vertices,
+                               uint32_t partitions) {
+  PreprocessOptions options;
+  options.input = input;
+  options.output_dir = output;
+  options.vertices = vertices;
+  options.partitions = partitions;
+  options.edge_type = 1;
+  options.threads = 2;
+  auto stats = Preprocess(options);
+  EXPECT_TRUE(stats.ok()) << stats.error().message();
+  return stats.ok() ? output : "";
+}
+
 struct Family {
   std::string name;
   std::string edges;  // weighted edge file
@@ -92,16 +108,7 @@ class Families : public ::testing::Test {
 
   // The family's graph preprocessed with P partitions, in a directory of its own.
   static std::string Prepare(const Family& f, uint32_t partitions, TempDir& dir) {
-    PreprocessOptions options;
-    options.input = f.edges;
-    options.output_dir = dir.File("grid");
-    options.vertices = f.graph.vertices;
-    options.partitions = partitions;
-    options.edge_type = 1;
-    options.threads = 2;
-    auto stats = Preprocess(options);
-    EXPECT_TRUE(stats.ok()) << stats.error().message();
-    return options.output_dir;
+    return PreprocessWeighted(f.edges, dir.File("grid"), f.graph.vertices, partitions);
   }
 
   static TempDir* tmp_;
@@ -193,15 +200,8 @@ TEST(Reentry, CutsPassesOnAGrid) {
   lattice.output = tmp.File("grid.bin");
   ASSERT_TRUE(GenerateLattice(lattice).ok());
   const TestGraph g = ReadEdges(lattice.output, 3600);
-  PreprocessOptions options;
-  options.input = lattice.output;
-  options.output_dir = tmp.File("g");
-  options.vertices = 3600;
-  options.partitions = 1;
-  options.edge_type = 1;
-  options.threads = 2;
-  ASSERT_TRUE(Preprocess(options).ok());
-  const std::string dir = options.output_dir;
+  const std::string dir = PreprocessWeighted(lattice.output, tmp.File("g"), 3600, 1);
+  ASSERT_FALSE(dir.empty());
 
   auto plain = RunBfs(Config(dir, 8, 0, false), 0);
   auto again = RunBfs(Config(dir, 8, 10, false), 0);
@@ -233,15 +233,9 @@ TEST(Reentry, AppsThatAreNotRelaxationsSayWhy) {
   TempDir tmp;
   const TestGraph g = testing::RandomGraph(20, 20, 60, true, 4);
   testing::WriteFile(tmp.File("e"), testing::EdgeBytes(g));
-  PreprocessOptions options;
-  options.input = tmp.File("e");
-  options.output_dir = tmp.File("g");
-  options.vertices = 20;
-  options.partitions = 2;
-  options.edge_type = 1;
-  options.threads = 2;
-  ASSERT_TRUE(Preprocess(options).ok());
-  const AppConfig config = Config(options.output_dir, 8, 3, false);
+  const std::string dir = PreprocessWeighted(tmp.File("e"), tmp.File("g"), 20, 2);
+  ASSERT_FALSE(dir.empty());
+  const AppConfig config = Config(dir, 8, 3, false);
   for (auto result : {RunPageRank(config, 3), RunPageRankDelta(config, 0.01), RunSpmv(config), RunWccUnionFind(config)}) {
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().code(), EINVAL);
