@@ -240,6 +240,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     pending[b % kRunsBatchesInFlight] = std::move(*started);
     return Status::Ok();
   };
+  report->per_disk.resize(std::max<size_t>(plan.disk_bytes.size(), disks_ ? disks_->size() : 1), 0);
   std::vector<uint64_t> left(from_disk.size());  // per range, bytes not yet read
   for (size_t i = 0; i < from_disk.size(); ++i) left[i] = from_disk[i].length;
   for (size_t b = 0; b < std::min<size_t>(kRunsBatchesInFlight, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
@@ -248,7 +249,6 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     const RunBatch& batch = batches[b];
     const char* data = buffers[b % kRunsBatchesInFlight].data();
     report->requests += batch.spans.size();
-    report->per_disk.resize(std::max<size_t>(plan.disk_bytes.size(), disks_ ? disks_->size() : 1), 0);
     for (const RunSpan& sp : batch.spans) {
       report->disk_bytes += sp.end - sp.begin;
       report->per_disk[batch.disk] += sp.end - sp.begin;

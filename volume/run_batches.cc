@@ -12,34 +12,34 @@ RunBatchPlan PlanRunBatches(const std::vector<CopyRange>& pieces, const StripeMa
   auto align_up = [&](uint64_t v) { return std::min(file_size, (v + align - 1) / align * align); };
   auto room = [&](uint64_t n) { return (n + align - 1) / align * align; };
 
-  // 1. Per disk, its pieces in file order: a piece is cut where a stripe unit ends and at
-  // multiples of `limit`, so that aligned out it still fits one batch.
-  std::vector<std::vector<CopyRange>> by_disk(disks);
-  std::vector<std::vector<size_t>> origin_by_disk(disks);
+  // Per disk: its pieces in file order, the input range each was cut from, its batches (batch
+  // i owns pieces [batches[i].first, batches[i].last)) and the bytes its spans read.
+  struct DiskBatches {
+    std::vector<CopyRange> pieces;
+    std::vector<size_t> origin;
+    std::vector<RunBatch> batches;
+    uint64_t bytes = 0;
+  };
+  std::vector<DiskBatches> per(disks);
+
+  // 1. A piece is cut where a stripe unit ends and at multiples of `limit`, so that aligned out
+  // it still fits one batch.
   for (size_t i = 0; i < pieces.size(); ++i) {
     const CopyRange& r = pieces[i];
     for (const StripeExtent& e : map.Split(r.offset, r.length)) {
+      DiskBatches& to = per[e.disk % disks];
       for (uint64_t at = e.file_offset, end = e.file_offset + e.length; at < end;) {
         const uint64_t cut = std::min(end, (at / limit + 1) * limit);
-        by_disk[e.disk % disks].push_back({at, cut - at, r.out_offset + (at - r.offset)});
-        origin_by_disk[e.disk % disks].push_back(i);
+        to.pieces.push_back({at, cut - at, r.out_offset + (at - r.offset)});
+        to.origin.push_back(i);
         at = cut;
       }
     }
   }
 
   // 2. Per disk, aligned spans merged where they touch, packed into batches of at most `limit`.
-  struct DiskBatches {
-    std::vector<RunBatch> batches;
-    std::vector<CopyRange> pieces;  // batch i owns [batches[i].first, batches[i].last)
-    std::vector<size_t> origin;
-    uint64_t bytes = 0;
-  };
-  std::vector<DiskBatches> per(disks);
   for (uint32_t d = 0; d < disks; ++d) {
     DiskBatches& out = per[d];
-    out.pieces = std::move(by_disk[d]);
-    out.origin = std::move(origin_by_disk[d]);
     std::vector<RunBatch>& batches = out.batches;
     for (size_t i = 0; i < out.pieces.size(); ++i) {
       const uint64_t begin = align_down(out.pieces[i].offset);

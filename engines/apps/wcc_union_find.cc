@@ -18,17 +18,13 @@ using grid::VertexId;
 
 namespace {
 
-uint32_t LoadParent(const uint32_t* parent, uint32_t v) {
-  return std::atomic_ref<const uint32_t>(parent[v]).load(std::memory_order_relaxed);
-}
-
 // The root of v's set; each step points v at its grandparent (path halving), which keeps
 // every parent an ancestor however threads interleave.
 uint32_t Find(uint32_t* parent, uint32_t v) {
   for (;;) {
-    uint32_t p = LoadParent(parent, v);
+    uint32_t p = AtomicLoad(parent[v]);
     if (p == v) return v;
-    const uint32_t gp = LoadParent(parent, p);
+    const uint32_t gp = AtomicLoad(parent[p]);
     if (gp != p) std::atomic_ref<uint32_t>(parent[v]).compare_exchange_weak(p, gp, std::memory_order_relaxed);
     v = gp;
   }

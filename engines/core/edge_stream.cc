@@ -136,14 +136,12 @@ void EdgeStream::BeginStream() {
   edges_read_.store(0);
   edges_active_.store(0);
   reentries_.store(0);
-  reentry_edges_.store(0);
 }
 
 Status EdgeStream::EndStream(EdgeOrder order) {
   stats_.edges_read += edges_read_.load();
   stats_.edges_active += edges_active_.load();
   stats_.reentries += reentries_.load();
-  stats_.reentry_edges += reentry_edges_.load();
   const uint64_t bad_sources = bad_sources_.load(), bad_targets = bad_targets_.load();
   if (bad_sources != 0 || bad_targets != 0) {
     auto count = [](uint64_t n, const char* end) {

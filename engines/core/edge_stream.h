@@ -96,8 +96,7 @@ struct StreamStats {
   uint64_t edges_active = 0;    // of those, records whose source is active (and in the window)
   uint64_t partitions = 0;      // integrated mode: logical partitions read
   double wait_seconds = 0;      // integrated mode: time blocked waiting for the next one
-  uint64_t reentries = 0;       // buffers processed again (StreamOptions::reentry)
-  uint64_t reentry_edges = 0;   // edge records examined by those (not in edges_read)
+  uint64_t reentries = 0;       // buffers processed again (StreamOptions::reentry; not in edges_read)
 };
 
 class EdgeStream {
@@ -155,7 +154,6 @@ class EdgeStream {
   std::atomic<uint64_t> edges_read_{0};
   std::atomic<uint64_t> edges_active_{0};
   std::atomic<uint64_t> reentries_{0};
-  std::atomic<uint64_t> reentry_edges_{0};
   StreamStats stats_;
 };
 
@@ -192,10 +190,7 @@ T EdgeStream::ProcessBuffer(const char* data, size_t bytes, grid::VertexRange wi
       sum += fn(source, target, 1.0f);
     }
   }
-  if (reentry) {  // the records were checked and counted the first time
-    reentry_edges_.fetch_add(count, std::memory_order_relaxed);
-    return sum;
-  }
+  if (reentry) return sum;  // the records were checked and counted the first time
   if (bad_sources != 0) bad_sources_.fetch_add(bad_sources, std::memory_order_relaxed);
   if (bad_targets != 0) bad_targets_.fetch_add(bad_targets, std::memory_order_relaxed);
   edges_read_.fetch_add(count, std::memory_order_relaxed);
