@@ -103,14 +103,24 @@ Error AppContext::StartOutOfRange(int64_t start) const {
                            std::to_string(vertices()) + ") of " + layout_.dir());
 }
 
-Result<VertexArray<uint32_t>> ComputeOutDegrees(AppContext& context, const std::string& file) {
+Result<VertexArray<uint32_t>> ComputeOutDegrees(AppContext& context, const std::string& file,
+                                                VertexArray<uint32_t>* diagonal, const std::string& diagonal_file) {
   auto degree = VertexArray<uint32_t>::Create(context.StatePath(file), context.vertices());
   if (!degree.ok()) return degree.error();
+  uint32_t* in_partition = nullptr;
+  if (diagonal != nullptr) {
+    auto created = VertexArray<uint32_t>::Create(context.StatePath(diagonal_file), context.vertices());
+    if (!created.ok()) return created.error();
+    *diagonal = std::move(*created);
+    in_partition = diagonal->data();
+  }
   StreamOptions options;
   options.order = EdgeOrder::kRow;
   uint32_t* d = degree->data();
-  auto done = context.stream().Stream<uint64_t>(options, [d](VertexId s, VertexId, float) -> uint64_t {
+  const grid::PartitionRange ranges = context.layout().ranges();
+  auto done = context.stream().Stream<uint64_t>(options, [&](VertexId s, VertexId t, float) -> uint64_t {
     AtomicAdd(d[s], 1u);
+    if (in_partition != nullptr && ranges.PartitionOf(s) == ranges.PartitionOf(t)) AtomicAdd(in_partition[s], 1u);
     return 0;
   });
   if (!done.ok()) return done.error();

@@ -100,7 +100,11 @@ void AtomicAdd(T& slot, T value) {
   std::atomic_ref<T>(slot).fetch_add(value, std::memory_order_relaxed);
 }
 
-// Compute the out-degree of every vertex with one source-oriented (row) pass.
-Result<VertexArray<uint32_t>> ComputeOutDegrees(AppContext& context, const std::string& file);
+// Compute the out-degree of every vertex with one source-oriented (row) pass; with `diagonal`,
+// also how many of those edges stay in the vertex's partition (blocks (i, i)) into *diagonal, a
+// state file named `diagonal_file`.
+Result<VertexArray<uint32_t>> ComputeOutDegrees(AppContext& context, const std::string& file,
+                                                VertexArray<uint32_t>* diagonal = nullptr,
+                                                const std::string& diagonal_file = "");
 
 }  // namespace graphfs::engine

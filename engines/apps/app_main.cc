@@ -40,12 +40,14 @@ int AppMain(const char* app, int argc, char** argv) {
   cli.add_option("--threads", config.threads, "reader threads (default: one per core)");
   cli.add_flag("--verbose", config.verbose, "print one line per iteration on stderr");
   // Offered to every app, so that the others can say why it does not apply to them.
-  config.reentry = spec->reentry ? kDefaultReentry : 0;
+  config.reentry = spec->reentry != AppReentry::kNone ? kDefaultReentry : 0;
+  const char* reentry_results[] = {" — not for this app", "; results are identical, iterations fewer on high-diameter graphs",
+                                   "; results within the tolerance of EPSILON (see the engines README), iterations "
+                                   "fewer on high-diameter graphs"};
   cli.add_option("--reentry", config.reentry,
                  std::string("apply each loaded buffer's edges again, from the vertices this iteration updated, "
-                             "while that changes something, at most N times per buffer (CLIP's reentry; 0 = off); "
-                             "results are identical, iterations fewer on high-diameter graphs") +
-                     (spec->reentry ? "" : " — not for this app"))
+                             "while that changes something, at most N times per buffer (CLIP's reentry; 0 = off)") +
+                     reentry_results[static_cast<int>(spec->reentry)])
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   cli.add_flag("--diagonal-first", config.diagonal_first,

@@ -40,12 +40,19 @@ struct AppArgValue {
   double number = 0;
 };
 
+// Whether an app takes --reentry N, and what it does to results.
+enum class AppReentry {
+  kNone,       // not a relaxation: the app refuses --reentry N > 0 and says why
+  kIdentical,  // a relaxation whose fixpoint ignores update order (bfs, sssp, wcc)
+  kTolerance,  // pagerank-delta: within its epsilon-defined tolerance (pagerank_delta.cc)
+};
+
 struct AppSpec {
   const char* name;  // the binary, and APP in run-jobs' --jobs
   AppArg arg;
   const char* result_file;  // the per-vertex result in the graph directory (apps.h)
   Result<AppResult> (*run)(const AppConfig& config, const AppArgValue& arg);
-  bool reentry = false;  // takes --reentry N (a relaxation whose fixpoint ignores update order)
+  AppReentry reentry = AppReentry::kNone;
 };
 
 // Every app, in the table's order (bfs, wcc, sssp, pagerank, pagerank-delta, spmv, wcc-uf).

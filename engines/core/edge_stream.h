@@ -23,10 +23,12 @@
 #include <atomic>
 #include <cstdint>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -54,6 +56,48 @@ struct StreamOptions {
   // file order (CLIP's diagonal-first scheduling: updates inside a partition are made before
   // the blocks that carry them elsewhere are read). Every edge is still read exactly once.
   bool diagonal_first = false;
+};
+
+// A loaded buffer's edge records, handed to apps that re-enter loaded data their own way
+// (pagerank-delta, see EdgeStream::Stream with `again`). ForEach visits the records whose source
+// lies in the window; their ids were checked when the buffer was first processed, and records
+// with bad ids are skipped.
+class LoadedEdges {
+ public:
+  LoadedEdges(const char* data, size_t bytes, grid::VertexRange window, bool weighted, uint64_t vertices)
+      : data_(data), bytes_(bytes), window_(window), weighted_(weighted), vertices_(vertices) {}
+  template <typename F>  // f(source, target, weight); weight 1 on unweighted graphs
+  void ForEach(F&& f) const {
+    if (weighted_) {
+      Visit<grid::WeightedEdge>(f);
+    } else {
+      Visit<grid::UnweightedEdge>(f);
+    }
+  }
+
+ private:
+  template <typename Record, typename F>
+  void Visit(F& f) const {
+    const Record* edges = reinterpret_cast<const Record*>(data_);
+    const size_t count = bytes_ / sizeof(Record);
+    const uint32_t lo = static_cast<uint32_t>(window_.begin);
+    const uint32_t span = static_cast<uint32_t>(window_.end - window_.begin);
+    for (size_t k = 0; k < count; ++k) {
+      const uint32_t source = static_cast<uint32_t>(edges[k].source);
+      const uint32_t target = static_cast<uint32_t>(edges[k].target);
+      if (source - lo >= span || target >= vertices_) continue;
+      if constexpr (std::is_same_v<Record, grid::WeightedEdge>) {
+        f(source, target, edges[k].weight);
+      } else {
+        f(source, target, 1.0f);
+      }
+    }
+  }
+  const char* data_;
+  size_t bytes_;
+  grid::VertexRange window_;
+  bool weighted_;
+  uint64_t vertices_;
 };
 
 struct ReadTask {
@@ -108,7 +152,16 @@ class EdgeStream {
   // the active set, and returns the sum of the results. fn runs concurrently
   // on several threads. Unweighted graphs pass weight 1.
   template <typename T, typename Fn>
-  Result<T> Stream(const StreamOptions& options, Fn&& fn);
+  Result<T> Stream(const StreamOptions& options, Fn&& fn) {
+    return Stream<T>(options, std::forward<Fn>(fn), nullptr);
+  }
+  // The same, and an app's own reentry: with StreamOptions::reentry > 0, once a buffer has been
+  // through fn, again(worker, const LoadedEdges&, round) is called on it for round 0, 1, ...
+  // while it returns true, at most `reentry` times (each one counts in StreamStats::reentries).
+  // For updates whose reentry needs more than one edge at a time (a vertex's edges in the
+  // buffer); `again` = nullptr is Stream above.
+  template <typename T, typename Fn, typename Again>
+  Result<T> Stream(const StreamOptions& options, Fn&& fn, Again&& again);
 
   // Integrated mode from now on: column streams read `source`'s logical
   // partitions. The stream owns it (and so ends the graphfs job with itself).
@@ -198,8 +251,8 @@ T EdgeStream::ProcessBuffer(const char* data, size_t bytes, grid::VertexRange wi
   return sum;
 }
 
-template <typename T, typename Fn>
-Result<T> EdgeStream::Stream(const StreamOptions& options, Fn&& fn) {
+template <typename T, typename Fn, typename Again>
+Result<T> EdgeStream::Stream(const StreamOptions& options, Fn&& fn, Again&& again) {
   struct alignas(64) Partial {
     T value{};
   };
@@ -219,6 +272,13 @@ Result<T> EdgeStream::Stream(const StreamOptions& options, Fn&& fn) {
       reentries_.fetch_add(1, std::memory_order_relaxed);
       local += again;
       if (!(again > T{})) break;
+    }
+    if constexpr (!std::is_same_v<std::decay_t<Again>, std::nullptr_t>) {
+      const LoadedEdges loaded(data, bytes, window, weighted, layout_.vertices());
+      for (int r = 0; r < options.reentry; ++r) {
+        reentries_.fetch_add(1, std::memory_order_relaxed);
+        if (!again(worker, loaded, r)) break;
+      }
     }
     partial[static_cast<size_t>(worker)].value += local;
   };

@@ -215,7 +215,7 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
     }
     std::vector<std::string> flags = ModeFlags(options);
     const AppSpec* app = FindApp(options.jobs[i].app);
-    if (options.reentry && app != nullptr && app->reentry) {
+    if (options.reentry && app != nullptr && app->reentry != AppReentry::kNone) {
       flags.push_back("--reentry");
       flags.push_back(std::to_string(*options.reentry));
     }

@@ -3,7 +3,7 @@
 # relaxation app alone on 4 throttled disks, unmodified and integrated.
 #
 #   scripts/bench/reentry.sh [--family grid|rmat|rmat-local] [--scale 22] [--grid 1024x1024]
-#                            [--apps "bfs sssp wcc wcc-uf"] [--reentries "0 1 5 10"] [--diagonal "off on"]
+#                            [--apps "bfs sssp wcc wcc-uf pagerank-delta"] [--reentries "0 1 5 10"] [--diagonal "off on"]
 #                            [--modes "unmodified integrated"] [--bps 100000000] [--partition 256M]
 #                            [--chunk-size 2M] [--fraction 0.25] [--readahead-mem 256M] [--gen-dir DIR]
 #
@@ -93,7 +93,7 @@ log, family, mode, diagonal, app, reentry, disk = sys.argv[1:8]
 text = open(log).read()
 wall = re.search(r"total wall time: ([0-9.]+) s", text)
 final = re.search(r"^\S+: streamed .* (\d+) passes, (\d+) reentries", text, re.M)
-result = re.search(r"((?:discovered|reached) \d+|\d+ components)", text)
+result = re.search(r"((?:discovered|reached) \d+|\d+ components|sum of ranks [0-9.]+)", text)
 print("\t".join([family, mode, diagonal, app, reentry, wall.group(1) if wall else "FAILED", disk,
                  final.group(1) if final else "-", final.group(2) if final else "-",
                  result.group(1) if result else "FAILED"]))

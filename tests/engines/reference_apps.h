@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -101,6 +102,53 @@ inline std::vector<int32_t> ReferenceWeakComponents(const TestGraph& g) {
   std::vector<int32_t> label(g.vertices);
   for (uint32_t v = 0; v < g.vertices; ++v) label[v] = static_cast<int32_t>(find(v));
   return label;
+}
+
+inline std::vector<uint32_t> Degrees(const TestGraph& g) {
+  std::vector<uint32_t> degree(g.vertices, 0);
+  for (const TestEdge& e : g.edges) ++degree[e.source];
+  return degree;
+}
+
+// GridGraph's PageRank fixpoint (0.15 + 0.85 * sum of in-neighbour rank / out-degree; dangling
+// vertices lose their share), iterated to convergence.
+inline std::vector<double> ConvergedPageRank(const TestGraph& g) {
+  auto degree = Degrees(g);
+  std::vector<double> rank(g.vertices, 1.0);
+  for (int it = 0; it < 10000; ++it) {
+    std::vector<double> sum(g.vertices, 0.0);
+    for (const TestEdge& e : g.edges) sum[e.target] += rank[e.source] / degree[e.source];
+    double change = 0;
+    for (uint32_t v = 0; v < g.vertices; ++v) {
+      double r = 0.15 + 0.85 * sum[v];
+      change = std::max(change, std::fabs(r - rank[v]));
+      rank[v] = r;
+    }
+    if (change < 1e-14) break;
+  }
+  return rank;
+}
+
+// Synchronous residual pushing, the algorithm pagerank-delta documents.
+inline std::vector<double> ReferencePageRankDelta(const TestGraph& g, double epsilon) {
+  auto degree = Degrees(g);
+  std::vector<double> rank(g.vertices, 0.0), residual(g.vertices, 0.15);
+  std::vector<bool> active(g.vertices, 0.15 > epsilon);
+  while (std::find(active.begin(), active.end(), true) != active.end()) {
+    std::vector<double> push(g.vertices, 0.0);
+    for (uint32_t v = 0; v < g.vertices; ++v) {
+      if (!active[v]) continue;
+      push[v] = degree[v] ? 0.85 * residual[v] / degree[v] : 0.0;
+      rank[v] += residual[v];
+      residual[v] = 0;
+    }
+    for (const TestEdge& e : g.edges) {
+      if (active[e.source]) residual[e.target] += push[e.source];
+    }
+    for (uint32_t v = 0; v < g.vertices; ++v) active[v] = residual[v] > epsilon;
+  }
+  for (uint32_t v = 0; v < g.vertices; ++v) rank[v] += residual[v];
+  return rank;
 }
 
 }  // namespace graphfs::engine::testing
