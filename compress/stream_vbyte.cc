@@ -55,7 +55,12 @@ __attribute__((target("ssse3"))) uint64_t DecodeGroupsSsse3(const uint8_t* keys,
   return g;
 }
 
-const bool kHasSsse3 = __builtin_cpu_supports("ssse3");
+// Set while static objects are constructed, which may be before libgcc's own CPU detection
+// has run: hence the explicit __builtin_cpu_init.
+const bool kHasSsse3 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("ssse3") != 0;
+}();
 #endif
 
 constexpr uint32_t kLowBytes[5] = {0, 0xff, 0xffff, 0xffffff, 0xffffffff};

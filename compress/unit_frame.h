@@ -13,7 +13,7 @@
 //    7  1  record size
 //    8  8  raw length (≤ kMaxUnitBytes)
 //   16  8  payload length
-//   24  8  XXH3-64 of bytes [0, 24) followed by the payload
+//   24  8  checksum: XXH3-64 of the payload, seeded with XXH3-64 of bytes [0, 24)
 //   32     payload
 // A frame with codec none holds exactly the raw bytes; any other codec's payload is shorter
 // than the raw bytes (EncodeUnit falls back to none otherwise), which the decoder checks too.
