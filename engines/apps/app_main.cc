@@ -40,7 +40,7 @@ int AppMain(const char* app, int argc, char** argv) {
   cli.add_option("--threads", config.threads, "reader threads (default: one per core)");
   cli.add_flag("--verbose", config.verbose, "print one line per iteration on stderr");
   // Offered to every app, so that the others can say why it does not apply to them.
-  config.reentry = spec->reentry != AppReentry::kNone ? kDefaultReentry : 0;
+  config.reentry = spec->default_reentry;
   const char* reentry_results[] = {" — not for this app", "; results are identical, iterations fewer on high-diameter graphs",
                                    "; results within the tolerance of EPSILON (see the engines README), iterations "
                                    "fewer on high-diameter graphs"};

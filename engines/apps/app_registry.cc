@@ -8,16 +8,16 @@ namespace {
 // its name in GRAPHFS_APPS (engines/CMakeLists.txt), at the same position.
 constexpr AppSpec kApps[] = {
     {"bfs", {AppArgType::kInteger, "START", "start vertex id", "0"}, "bfs.level",
-     [](const AppConfig& config, const AppArgValue& arg) { return RunBfs(config, arg.integer); }, AppReentry::kIdentical},
-    {"wcc", {}, "wcc.label", [](const AppConfig& config, const AppArgValue&) { return RunWcc(config); }, AppReentry::kIdentical},
+     [](const AppConfig& config, const AppArgValue& arg) { return RunBfs(config, arg.integer); }, AppReentry::kIdentical, kDefaultReentry},
+    {"wcc", {}, "wcc.label", [](const AppConfig& config, const AppArgValue&) { return RunWcc(config); }, AppReentry::kIdentical, kDefaultReentry},
     {"sssp", {AppArgType::kInteger, "START", "start vertex id", "0"}, "sssp.distance",
-     [](const AppConfig& config, const AppArgValue& arg) { return RunSssp(config, arg.integer); }, AppReentry::kIdentical},
+     [](const AppConfig& config, const AppArgValue& arg) { return RunSssp(config, arg.integer); }, AppReentry::kIdentical, kDefaultReentry},
     {"pagerank", {AppArgType::kInteger, "ITERATIONS", "number of iterations", "10"}, "pagerank.rank",
      [](const AppConfig& config, const AppArgValue& arg) { return RunPageRank(config, arg.integer); }},
     {"pagerank-delta",
      {AppArgType::kPositiveNumber, "EPSILON", "a vertex stays active while its residual exceeds this", "0.01"},
      "pagerank-delta.rank",
-     [](const AppConfig& config, const AppArgValue& arg) { return RunPageRankDelta(config, arg.number); }, AppReentry::kTolerance},
+     [](const AppConfig& config, const AppArgValue& arg) { return RunPageRankDelta(config, arg.number); }, AppReentry::kTolerance, kDefaultPageRankDeltaReentry},
     {"spmv", {}, "spmv.output", [](const AppConfig& config, const AppArgValue&) { return RunSpmv(config); }},
     {"wcc-uf", {}, "wcc-uf.label", [](const AppConfig& config, const AppArgValue&) { return RunWccUnionFind(config); }},
 };

@@ -53,6 +53,7 @@ struct AppSpec {
   const char* result_file;  // the per-vertex result in the graph directory (apps.h)
   Result<AppResult> (*run)(const AppConfig& config, const AppArgValue& arg);
   AppReentry reentry = AppReentry::kNone;
+  int default_reentry = 0;  // the binary's --reentry when none is given (apps.h, kDefaultReentry)
 };
 
 // Every app, in the table's order (bfs, wcc, sssp, pagerank, pagerank-delta, spmv, wcc-uf).

@@ -40,6 +40,10 @@ class PartitionSource;
 // The relaxation apps' --reentry when none is given (BENCHMARKS.md, issue 17: faster on every
 // graph family unmodified; 5 is where the grid's passes stop falling).
 inline constexpr int kDefaultReentry = 5;
+// pagerank-delta's: off. It re-enters along diagonal edges only, and on R-MAT (15% of the edges
+// in diagonal blocks) that made more, smaller pushes: 52 -> 67 passes; the grid (all but a few
+// edges diagonal) gains 1.6-1.9x integrated with --reentry 5 (BENCHMARKS.md, issue 17).
+inline constexpr int kDefaultPageRankDeltaReentry = 0;
 // In integrated mode a job with reentry asks for whole chunks from this iteration on: whole
 // chunks are what reentry follows, but they cost bytes a sparse frontier does not need, and
 // only high-diameter graphs (the grid: ~2000 iterations) gain — R-MAT's jobs end in 5-20.
@@ -54,11 +58,12 @@ struct AppConfig {
   double mem_gb = 8;     // GridGraph's MEM budget: O_DIRECT and source windows
   int threads = 0;       // 0 = one per core
   bool verbose = false;
-  std::string state_tag;  // prefix of the vertex state files ("" = none): see AppContext::StatePath  // one line per iteration on stderr
-  // Loaded-data reentry (bfs, sssp, wcc): apply each loaded buffer's edges again, from the
-  // vertices this iteration updated, while that changes something — at most this many times
-  // per buffer (0: off, the library's default; the binaries' default is kDefaultReentry).
-  // Results are identical; iterations (passes) fewer on high-diameter graphs.
+  std::string state_tag;  // prefix of the vertex state files ("" = none): see AppContext::StatePath
+  // Loaded-data reentry (bfs, sssp, wcc, pagerank-delta): apply each loaded buffer's edges
+  // again, from the vertices this iteration updated, while that changes something — at most
+  // this many times per buffer (0: off, the library's default; the binaries' default is
+  // kDefaultReentry). Results are identical (pagerank-delta: within its tolerance,
+  // pagerank_delta.cc); iterations (passes) fewer on high-diameter graphs.
   int reentry = 0;
   bool diagonal_first = false;  // unmodified column streams: diagonal blocks (i, i) first
   bool graphfs = false;  // integrated mode: column streams read graphfs's logical partitions

@@ -31,7 +31,7 @@ struct RunJobsOptions {
   bool sequential = false;            // one job after another
   bool integrated = false;            // pass --graphfs: jobs read graphfs's logical partitions
   std::optional<uint64_t> partition_bytes;  // integrated: --graphfs-partition (else the apps' default)
-  std::optional<int> reentry;         // --reentry N for the apps that take it (bfs, sssp, wcc; else their default)
+  std::optional<int> reentry;         // --reentry N for the apps that take it (bfs, sssp, wcc, pagerank-delta; else their default)
   bool diagonal_first = false;        // --diagonal-first for every app
 };
 

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   int reentry = -1;
   auto* reentry_option =
       cli.add_option("--reentry", reentry,
-                     "pass --reentry N to the jobs whose app takes it (bfs, sssp, wcc; default: the apps' own, 5)")
+                     "pass --reentry N to the jobs whose app takes it (bfs, sssp, wcc, pagerank-delta; default: the apps' own, 5, and 0 for pagerank-delta)")
           ->check(CLI::Range(0, 1000000));
   cli.add_flag("--diagonal-first", options.diagonal_first, "pass --diagonal-first to every job");
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;

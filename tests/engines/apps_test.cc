@@ -463,6 +463,13 @@ TEST(AppBinaries, GraphfsFlags) {
   auto help = testing::RunCommand(testing::Bin("bfs --help"));
   EXPECT_NE(help.output.find("--reentry"), std::string::npos) << help.output;
   EXPECT_NE(help.output.find("=5"), std::string::npos) << "the default, 5\n" << help.output;
+  // pagerank-delta takes --reentry too, off by default, and says its results are not identical.
+  auto delta_help = testing::RunCommand(testing::Bin("pagerank-delta --help"));
+  EXPECT_NE(delta_help.output.find("--reentry INT:INT in [0 - 1000000]=0"), std::string::npos) << delta_help.output;
+  EXPECT_NE(delta_help.output.find("within the tolerance of EPSILON"), std::string::npos) << delta_help.output;
+  auto delta = testing::RunCommand(testing::Bin("pagerank-delta " + dir + " 0.001 1 --reentry 3 2>&1"));
+  EXPECT_EQ(delta.exit_code, 0) << delta.output;
+  EXPECT_NE(delta.output.find("pagerank-delta: sum of ranks "), std::string::npos) << delta.output;
 }
 
 }  // namespace

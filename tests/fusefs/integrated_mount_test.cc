@@ -1,6 +1,7 @@
 // Integrated engines on a real mount: the apps read logical partitions through
 // .graphfs/jobs/ (run-jobs --integrated) and must give the results of the unmodified apps on
-// a plain copy of the graph — bfs, wcc, sssp exactly, the PageRanks and spmv within 1e-6 —
+// a plain copy of the graph — bfs, wcc, sssp exactly, the PageRanks and spmv within 1e-6
+// (pagerank-delta re-entering: within its tolerance) —
 // on weighted and unweighted graphs, jobs started together and staggered.
 #include <cmath>
 #include <cstring>
@@ -95,7 +96,19 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
 
   std::vector<const char*> exact = {"bfs.level", "wcc.label"};
   if (c.union_find) exact.push_back("wcc-uf.label");
-  std::vector<const char*> close = {"pagerank-delta.rank", "pagerank.rank"};
+  std::vector<const char*> close = {"pagerank.rank"};
+  if (c.reentry == 0) {
+    close.push_back("pagerank-delta.rank");
+  } else {
+    // pagerank-delta re-enters here (run-jobs passes --reentry) and not in the plain run: the
+    // order of pushes differs, so the ranks agree within its tolerance, not to 1e-6
+    // (pagerank_delta.cc: within 2 * 0.85 / 0.15 * V * EPSILON in L1).
+    const auto a = ReadArray<double>(plain + "/pagerank-delta.rank"), b = ReadArray<double>(mnt + "/graph/pagerank-delta.rank");
+    ASSERT_EQ(a.size(), b.size());
+    double l1 = 0;
+    for (size_t v = 0; v < a.size(); ++v) l1 += std::fabs(a[v] - b[v]);
+    EXPECT_LE(l1, 2 * 0.85 / 0.15 * static_cast<double>(a.size()) * 0.01) << "pagerank-delta.rank";
+  }
   if (c.weighted) {
     exact.push_back("sssp.distance");
     close.push_back("spmv.output");
