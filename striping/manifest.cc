@@ -34,6 +34,9 @@ std::string StripeManifest::Encode() const {
             {"unit", layout.unit},
             {"disks", layout.disks},
             {"first", layout.first_disk}};
+  if (packed) {
+    j["packed"] = {{"codec", packed->codec}, {"stream", packed->stream_size}, {"dir", packed->directory_offset}};
+  }
   if (checksum) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(*checksum));
@@ -79,6 +82,21 @@ Result<StripeManifest> StripeManifest::Decode(const std::string& text) {
     if (hex->size() != 16 || ec != std::errc() || ptr != hex->data() + hex->size())
       return damaged(Error(EINVAL, "field 'xxh3' is not 16 hex digits"));
     m.checksum = sum;
+  }
+  if (j.contains("packed")) {
+    const json& p = j["packed"];
+    auto codec = StringField(p, "codec");
+    if (!codec.ok()) return damaged(codec.error().Wrap("packed"));
+    auto stream = UnsignedField(p, "stream", INT64_MAX);
+    if (!stream.ok()) return damaged(stream.error().Wrap("packed"));
+    auto dir = UnsignedField(p, "dir", *stream);
+    if (!dir.ok()) return damaged(dir.error().Wrap("packed"));
+    // The directory is 4 KiB-aligned after the frames and holds 16 bytes a unit: a bound
+    // that keeps a damaged length from asking for gigabytes.
+    if (*dir % 4096 != 0 || *stream - *dir < 40 || *stream - *dir > (uint64_t{1} << 30))
+      return damaged(Error(EINVAL, "packed directory at " + std::to_string(*dir) + " of a " +
+                                       std::to_string(*stream) + "-byte stream"));
+    m.packed = PackedInfo{std::move(*codec), *stream, *dir};
   }
   if (m.file_id.empty() || m.file_id.find('/') != std::string::npos || m.file_id.find("..") != std::string::npos)
     return Error(EINVAL, "stripe manifest has an invalid file id");

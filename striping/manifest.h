@@ -25,6 +25,16 @@ inline constexpr const char* kStubText =
     "This file is striped by graphfs: its bytes live on the disks named in the xattr user.graphfs.stripe.\n"
     "Read it through a graphfs mount, or bring the plain file back with scripts/graphfs-unstripe.\n";
 
+// A compressed file (graphfs-stripe --compress): its parts hold the packed stream — one
+// checksummed frame per unit, then the directory (packed_directory.h) — while the manifest's
+// `size` stays the file's own size.
+struct PackedInfo {
+  std::string codec;             // what graphfs-stripe asked for (each frame names its own)
+  uint64_t stream_size = 0;      // bytes of the packed stream, the directory included
+  uint64_t directory_offset = 0; // the directory: [offset, stream_size)
+  uint64_t directory_length() const { return stream_size - directory_offset; }
+};
+
 struct StripeManifest {
   std::string file_id;
   std::string set_id;
@@ -32,6 +42,9 @@ struct StripeManifest {
   StripeLayout layout;
   // XXH3-64 of the whole content at striping time; cleared once the file is modified.
   std::optional<uint64_t> checksum;
+  std::optional<PackedInfo> packed;  // set for compressed files
+  // Bytes the parts hold: the packed stream of a compressed file, else `size`.
+  uint64_t stored_size() const { return packed ? packed->stream_size : size; }
 
   std::string Encode() const;
   static Result<StripeManifest> Decode(const std::string& text);

@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -17,7 +18,10 @@
 #include "common/size_parse.h"
 #include "common/unique_fd.h"
 #include "striping/disk_set.h"
+#include "compress/codec.h"
 #include "striping/manifest.h"
+#include "striping/packed_stream.h"
+#include "striping/part_io.h"
 #include "striping/striped_file.h"
 
 namespace graphfs {
@@ -82,34 +86,6 @@ class Progress {
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_{};
 };
-
-Status WriteAll(int fd, const char* buf, uint64_t len, uint64_t offset, const std::string& what) {
-  while (len > 0) {
-    ssize_t n = ::pwrite(fd, buf, len, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error::FromErrno(what);
-    }
-    buf += n;
-    len -= static_cast<uint64_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
-}
-
-Result<uint64_t> ReadFull(int fd, char* buf, uint64_t len, uint64_t offset, const std::string& what) {
-  uint64_t got = 0;
-  while (got < len) {
-    ssize_t n = ::pread(fd, buf + got, len - got, static_cast<off_t>(offset + got));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error::FromErrno(what);
-    }
-    if (n == 0) break;
-    got += static_cast<uint64_t>(n);
-  }
-  return got;
-}
 
 Status FsyncDir(const std::string& dir) {
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -195,10 +171,6 @@ struct StripeRecord {
 
 int64_t MtimeNs(const struct stat& st) { return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec; }
 
-void RemovePartsOf(const DiskSet& disks, const std::string& id) {
-  for (uint32_t d = 0; d < disks.size(); ++d) ::unlink(disks.PartPath(d, id).c_str());
-}
-
 Status CheckSpace(const DiskSet& disks, const std::vector<std::pair<std::string, uint64_t>>& needs_per_file,
                   uint64_t unit) {
   std::vector<uint64_t> need(disks.size(), 0);
@@ -213,30 +185,6 @@ Status CheckSpace(const DiskSet& disks, const std::vector<std::pair<std::string,
     if (need[d] > avail)
       return Error(ENOSPC, "disk " + std::to_string(d) + " (" + disks.path(d) + ") has " + FormatSize(avail) +
                                " free, striping needs " + FormatSize(need[d]) + " there; nothing was changed");
-  }
-  return Status::Ok();
-}
-
-// Opens the part of file `id` on every disk of the set.
-Result<std::vector<UniqueFd>> OpenParts(const DiskSet& disks, const std::string& id, int flags) {
-  std::vector<UniqueFd> parts;
-  for (uint32_t d = 0; d < disks.size(); ++d) {
-    const std::string p = disks.PartPath(d, id);
-    parts.emplace_back(::open(p.c_str(), flags | O_CLOEXEC));
-    if (!parts.back().valid()) return Error::FromErrno("open part on disk " + std::to_string(d) + " (" + p + ")");
-  }
-  return parts;
-}
-
-// Reads [off, off+len) of a striped file straight from its parts into `buf`; bytes past
-// the end of a part are a hole and read as zeros.
-Status ReadFromParts(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts, uint64_t off,
-                     uint64_t len, char* buf) {
-  for (const StripeExtent& e : map.Split(off, len)) {
-    auto n = ReadFull(parts[e.disk].get(), buf + (e.file_offset - off), e.length, e.disk_offset,
-                      "read part on disk " + std::to_string(e.disk) + " (" + disks.path(e.disk) + ")");
-    if (!n.ok()) return n.error();
-    if (*n < e.length) std::memset(buf + (e.file_offset - off) + *n, 0, e.length - *n);
   }
   return Status::Ok();
 }
@@ -282,13 +230,30 @@ Result<uint64_t> HashFile(int fd, uint64_t size, std::vector<char>& buf, const s
   return h;
 }
 
+// The stub carrying `m` replaces the plain file of `t` (whose stat was `st`) in one rename,
+// after it is durable.
+Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManifest& m) {
+  const std::string path = t.path();
+  const std::string stub_tmp = t.dir + "/." + t.name + ".graphfs-stub";
+  ::unlink(stub_tmp.c_str());
+  {
+    UniqueFd stub(::open(stub_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!stub.valid()) return Error::FromErrno("create " + stub_tmp);
+    GRAPHFS_RETURN_IF_ERROR(WriteAll(stub.get(), kStubText, std::strlen(kStubText), 0, "write " + stub_tmp));
+    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
+    GRAPHFS_RETURN_IF_ERROR(CopyMetadata(path, st, stub.get()));
+    if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + stub_tmp);
+  }
+  if (::rename(stub_tmp.c_str(), path.c_str()) != 0) return Error::FromErrno("replace " + path);
+  return FsyncDir(t.dir);
+}
+
 Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req, std::vector<char>& buf,
                  ConvertReport& report) {
   const std::string path = t.path();
   const std::string pending_dir = PendingDir(t.dir, "pending-stripe");
   const std::string record_path = pending_dir + "/" + t.name + ".json";
-  const std::string stub_tmp = t.dir + "/." + t.name + ".graphfs-stub";
-  ::unlink(stub_tmp.c_str());  // left by a killed run; the original is still in place
+  // A stub a killed run left (the original is still in place) is removed by ReplaceWithStub.
 
   UniqueFd src(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!src.valid()) return Error::FromErrno("open " + path);
@@ -330,10 +295,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
     auto n = ReadFull(src.get(), buf.data(), len, off, "read " + path);
     if (!n.ok()) return n.error();
     if (*n != len) return Error(EIO, path + " shrank while being striped");
-    for (const StripeExtent& e : map->Split(off, len))
-      GRAPHFS_RETURN_IF_ERROR(WriteAll(parts[e.disk].get(), buf.data() + (e.file_offset - off), e.length,
-                                       e.disk_offset, "write part on disk " + std::to_string(e.disk) + " (" +
-                                                          disks.path(e.disk) + ")"));
+    GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks, *map, parts, off, len, buf.data()));
     ::posix_fadvise(src.get(), static_cast<off_t>(off), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
     off += len;
     since_checkpoint += len;
@@ -366,21 +328,243 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
     return Error(EAGAIN, path + " changed while being striped; run again");
 
-  // The stub replaces the original in one rename, after it is durable.
-  {
-    UniqueFd stub(::open(stub_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    if (!stub.valid()) return Error::FromErrno("create " + stub_tmp);
-    GRAPHFS_RETURN_IF_ERROR(WriteAll(stub.get(), kStubText, std::strlen(kStubText), 0, "write " + stub_tmp));
-    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
-    GRAPHFS_RETURN_IF_ERROR(CopyMetadata(path, st, stub.get()));
-    if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + stub_tmp);
-  }
-  if (::rename(stub_tmp.c_str(), path.c_str()) != 0) return Error::FromErrno("replace " + path);
-  GRAPHFS_RETURN_IF_ERROR(FsyncDir(t.dir));
+  GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
   ::unlink(record_path.c_str());
   report.converted.push_back(t.name);
   report.bytes += size;
+  report.stored += size;
   return Status::Ok();
+}
+
+// ---- compressing ---------------------------------------------------------------------
+
+// What a killed compression run leaves: the new stream's id, the striped file it replaces
+// (if the source was striped), the source's identity, and the frames made durable so far.
+struct CompressRecord {
+  std::string id;
+  std::string old_id;  // "" for a plain source
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t ino = 0;
+  uint64_t unit = 0;
+  uint32_t first = 0;
+  std::string codec;
+  std::vector<std::array<uint64_t, 3>> frames;  // raw length, frame offset, frame length
+  json ToJson() const {
+    return {{"id", id},   {"old_id", old_id}, {"size", size},   {"mtime_ns", mtime_ns}, {"ino", ino},
+            {"unit", unit}, {"first", first},   {"codec", codec}, {"frames", frames}};
+  }
+  static std::optional<CompressRecord> From(const std::string& text) {
+    try {
+      json j = json::parse(text);
+      CompressRecord r;
+      r.id = j.at("id");
+      r.old_id = j.at("old_id");
+      r.size = j.at("size");
+      r.mtime_ns = j.at("mtime_ns");
+      r.ino = j.at("ino");
+      r.unit = j.at("unit");
+      r.first = j.at("first");
+      r.codec = j.at("codec");
+      r.frames = j.at("frames").get<std::vector<std::array<uint64_t, 3>>>();
+      return r;
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+  bool Same(const CompressRecord& o) const {
+    return old_id == o.old_id && size == o.size && mtime_ns == o.mtime_ns && ino == o.ino && unit == o.unit &&
+           codec == o.codec;
+  }
+};
+
+constexpr size_t kCompressRecordLimit = 256u << 20;  // 16 bytes of JSON per unit, and then some
+
+// Where the units of a file of `size` bytes end: the request's cuts (its graph's chunks), or
+// fixed units of compress_unit bytes rounded down to whole records.
+Result<std::vector<uint64_t>> UnitEnds(const StripeRequest& req, const std::string& name, uint64_t size) {
+  std::vector<uint64_t> ends = req.unit_cuts ? req.unit_cuts(name, size) : std::vector<uint64_t>{};
+  if (!ends.empty() && ends.back() == size) ends.pop_back();  // the file's end is every unit list's
+  if (ends.empty()) {
+    const uint64_t record = std::max<uint64_t>(req.record_size, 1);
+    const uint64_t unit = std::max(req.compress_unit / record, uint64_t{1}) * record;
+    for (uint64_t at = unit; at < size; at += unit) ends.push_back(at);
+  }
+  uint64_t previous = 0;
+  for (uint64_t end : ends) {
+    if (end <= previous || end >= size || end - previous > compress::kMaxUnitBytes)
+      return Error(EINVAL, name + ": unit boundary " + std::to_string(end) + " is out of order or out of range");
+    previous = end;
+  }
+  if (size > 0) ends.push_back(size);
+  if (size - previous > compress::kMaxUnitBytes) return Error(EINVAL, name + ": last unit larger than 1 GiB");
+  return ends;
+}
+
+// Compresses one file — plain, or striped as it is (`old`) — into a packed stream on the
+// disks; the stub then names the new stream, and the old parts (or the plain file) go.
+Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req,
+                   const std::optional<StripeManifest>& old, std::vector<char>& buf, ConvertReport& report) {
+  const std::string path = t.path();
+  const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
+  auto spec = compress::ParseCodecSpec(req.compress, req.record_size);
+  if (!spec.ok()) return spec.error();
+  auto codec = compress::NewCodec(*spec);
+  if (!codec.ok()) return codec.error();
+
+  UniqueFd src(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!src.valid()) return Error::FromErrno("open " + path);
+  struct stat st;
+  if (::fstat(src.get(), &st) != 0) return Error::FromErrno("stat " + path);
+  const uint64_t size = old ? old->size : static_cast<uint64_t>(st.st_size);
+
+  // The source's bytes: the plain file, or the striped file's parts.
+  std::optional<StripeMap> old_map;
+  std::vector<UniqueFd> old_parts;
+  if (old) {
+    auto m = StripeMap::Create(old->layout);
+    if (!m.ok()) return m.error();
+    old_map = *m;
+    auto p = OpenParts(disks, old->file_id, O_RDONLY);
+    if (!p.ok()) return p.error();
+    old_parts = std::move(*p);
+  }
+  auto read_source = [&](uint64_t off, uint64_t len, char* to) -> Status {
+    if (old) return ReadFromParts(disks, *old_map, old_parts, off, len, to);
+    auto n = ReadFull(src.get(), to, len, off, "read " + path);
+    if (!n.ok()) return n.error();
+    if (*n != len) return Error(EIO, path + " shrank while being compressed");
+    return Status::Ok();
+  };
+
+  auto ends = UnitEnds(req, t.name, size);
+  if (!ends.ok()) return ends.error();
+
+  CompressRecord rec{NewId(), old ? old->file_id : "", size, MtimeNs(st), st.st_ino, req.unit,
+                     FirstDiskFor(t.name, disks.size()), spec->Name(), {}};
+  auto old_text = ReadSmallFile(record_path, kCompressRecordLimit);
+  std::optional<CompressRecord> pending = old_text.ok() ? CompressRecord::From(*old_text) : std::nullopt;
+  PackedDirectory written;
+  if (pending && pending->Same(rec)) {
+    rec = *pending;
+    for (const auto& f : rec.frames) {
+      Status added = f[0] <= UINT32_MAX && f[2] <= UINT32_MAX
+                         ? written.Add(static_cast<uint32_t>(f[0]), f[1], static_cast<uint32_t>(f[2]))
+                         : Error(EINVAL, "frame too long");
+      if (!added.ok()) return added.error().Wrap(record_path + " is damaged; remove it and run again");
+    }
+  } else {
+    if (pending) RemovePartsOf(disks, pending->id);
+    // The record goes first: a part file never exists without a record naming it.
+    GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
+  }
+  GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks, rec.id));
+  auto map = StripeMap::Create({req.unit, disks.size(), rec.first});
+  if (!map.ok()) return map.error();
+  auto opened = OpenParts(disks, rec.id, O_RDWR);
+  if (!opened.ok()) return opened.error();
+  std::vector<UniqueFd>& parts = *opened;
+
+  // Units after the last durable one; a frame written after it by a killed run is rewritten.
+  size_t next = 0;
+  while (next < ends->size() && (next == 0 ? 0 : (*ends)[next - 1]) < written.raw_size()) ++next;
+  if (next > 0 && (*ends)[next - 1] != written.raw_size())
+    return Error(EINVAL, record_path + " does not end at a unit boundary; remove it and run again");
+  PackedStreamWriter writer(disks, *map, parts, std::move(written));
+  Progress progress(req.progress, t.name, size);
+  progress.Start(writer.directory().raw_size());
+  if (!old) ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  uint64_t since_checkpoint = 0;
+  for (; next < ends->size(); ++next) {
+    const uint64_t begin = next == 0 ? 0 : (*ends)[next - 1], len = (*ends)[next] - begin;
+    if (buf.size() < len) buf.resize(len);
+    GRAPHFS_RETURN_IF_ERROR(read_source(begin, len, buf.data()));
+    GRAPHFS_RETURN_IF_ERROR(writer.Append(**codec, std::span<const char>(buf.data(), len)));
+    since_checkpoint += len;
+    if (since_checkpoint >= req.checkpoint || next + 1 == ends->size()) {
+      for (uint32_t d = 0; d < disks.size(); ++d)
+        if (::fdatasync(parts[d].get()) != 0) return Error::FromErrno("fsync part on disk " + std::to_string(d));
+      rec.frames.clear();
+      for (const PackedUnit& u : writer.directory().units()) rec.frames.push_back({u.raw_length, u.frame_offset, u.frame_length});
+      GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
+      since_checkpoint = 0;
+    }
+    progress.Update((*ends)[next]);
+  }
+  auto info = writer.Finish(spec->Name());
+  if (!info.ok()) return info.error();
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (::ftruncate(parts[d].get(), static_cast<off_t>(map->PartSize(d, info->stream_size))) != 0 ||
+        ::fsync(parts[d].get()) != 0)
+      return Error::FromErrno("finish part on disk " + std::to_string(d));
+  }
+  progress.Update(size, true);
+
+  // Verify: every frame, read back from the disks, must decode to the source's bytes.
+  std::optional<uint64_t> want = old ? old->checksum : std::nullopt;
+  if (!want) {
+    auto hashed = old ? HashParts(disks, *old, buf) : HashFile(src.get(), size, buf, path);
+    if (!hashed.ok()) return hashed.error();
+    want = *hashed;
+  }
+  for (const UniqueFd& fd : parts) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  auto dir = ReadPackedDirectory(disks, *map, parts, *info);
+  if (!dir.ok()) return dir.error().Wrap(path + ": the compressed copy");
+  XXH3_state_t* hs = XXH3_createState();
+  XXH3_64bits_reset(hs);
+  Status read_back = ForEachPackedUnit(disks, *map, parts, *dir, [&](const PackedUnit&, std::span<const char> raw) {
+    XXH3_64bits_update(hs, raw.data(), raw.size());
+    return Status::Ok();
+  });
+  const uint64_t got = XXH3_64bits_digest(hs);
+  XXH3_freeState(hs);
+  if (!read_back.ok()) return read_back.error().Wrap(path + ": the compressed copy; the original is kept");
+  if (dir->raw_size() != size || got != *want)
+    return Error(EIO, path + ": the compressed copy does not match the original (checksum); the original is kept");
+
+  StripeManifest m;
+  m.file_id = rec.id;
+  m.set_id = disks.set_id();
+  m.size = size;
+  m.layout = map->layout();
+  m.checksum = *want;
+  m.packed = *info;
+  if (old) {
+    // In place: the stub's manifest switches to the new stream in one fsetxattr, made durable,
+    // if nothing changed the file meanwhile; the old parts go after.
+    UniqueFd stub(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!stub.valid()) return Error::FromErrno("open " + path);
+    auto now = ReadManifestFd(stub.get());
+    if (!now.ok()) return now.error();
+    if (!now->has_value() || (*now)->file_id != old->file_id || (*now)->size != old->size || (*now)->packed)
+      return Error(EAGAIN, path + " changed while being compressed; run again");
+    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
+    if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + path);
+    RemovePartsOf(disks, old->file_id);
+  } else {
+    struct stat now;
+    if (::stat(path.c_str(), &now) != 0) return Error::FromErrno("stat " + path);
+    if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
+      return Error(EAGAIN, path + " changed while being compressed; run again");
+    GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
+  }
+  ::unlink(record_path.c_str());
+  report.converted.push_back(t.name);
+  report.bytes += size;
+  report.stored += info->stream_size;
+  return Status::Ok();
+}
+
+// Finishes what killed compression runs left behind a file that is now compressed: the
+// parts of the striped file it replaced, or of a stream that never got into a manifest.
+void FinishPendingCompression(const DiskSet& disks, const Target& t, const StripeManifest& now) {
+  const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
+  auto text = ReadSmallFile(record_path, kCompressRecordLimit);
+  if (!text.ok()) return;
+  std::optional<CompressRecord> rec = CompressRecord::From(*text);
+  if (rec && rec->id == now.file_id && !rec->old_id.empty()) RemovePartsOf(disks, rec->old_id);
+  if (rec && rec->id != now.file_id) RemovePartsOf(disks, rec->id);
+  ::unlink(record_path.c_str());
 }
 
 // ---- unstriping ----------------------------------------------------------------------
@@ -408,22 +592,40 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
   Progress progress(show, t.name, m.size);
   XXH3_state_t* hs = XXH3_createState();
   XXH3_64bits_reset(hs);
-  for (uint64_t off = 0; off < m.size;) {
-    const uint64_t len = std::min<uint64_t>(buf.size(), m.size - off);
-    Status r = ReadFromParts(disks, *map, *parts, off, len, buf.data());
-    if (!r.ok()) {
-      XXH3_freeState(hs);
-      return r;
+  // The plain bytes at `off`, in order: hashed and written out.
+  auto write_out = [&](uint64_t off, const char* data, uint64_t len) -> Status {
+    XXH3_64bits_update(hs, data, len);
+    Status w = WriteAll(out.get(), data, len, off, "write " + tmp);
+    if (!w.ok()) ::unlink(tmp.c_str());
+    progress.Update(off + len);
+    return w;
+  };
+  Status copied = Status::Ok();
+  if (m.packed) {
+    // A compressed file: every unit decoded from its frame, its checksum verified.
+    auto dir = ReadPackedDirectory(disks, *map, *parts, *m.packed);
+    if (!dir.ok()) {
+      copied = dir.error();
+    } else if (dir->raw_size() != m.size) {
+      copied = Error(EIO, "its compressed units hold " + std::to_string(dir->raw_size()) +
+                              " bytes, the manifest says " + std::to_string(m.size));
+    } else {
+      copied = ForEachPackedUnit(disks, *map, *parts, *dir, [&](const PackedUnit& u, std::span<const char> raw) {
+        return write_out(u.raw_offset, raw.data(), raw.size());
+      });
     }
-    XXH3_64bits_update(hs, buf.data(), len);
-    Status w = WriteAll(out.get(), buf.data(), len, off, "write " + tmp);
-    if (!w.ok()) {
-      XXH3_freeState(hs);
-      ::unlink(tmp.c_str());
-      return w;
+    if (!copied.ok()) copied = copied.error().Wrap(path + " (compressed; the striped file is kept)");
+  } else {
+    for (uint64_t off = 0; off < m.size && copied.ok();) {
+      const uint64_t len = std::min<uint64_t>(buf.size(), m.size - off);
+      copied = ReadFromParts(disks, *map, *parts, off, len, buf.data());
+      if (copied.ok()) copied = write_out(off, buf.data(), len);
+      off += len;
     }
-    off += len;
-    progress.Update(off);
+  }
+  if (!copied.ok()) {
+    XXH3_freeState(hs);
+    return copied;
   }
   const uint64_t hash = XXH3_64bits_digest(hs);
   XXH3_freeState(hs);
@@ -486,9 +688,15 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
   if (::mkdir((graph_dir + "/" + kRegistryDir).c_str(), 0755) != 0 && errno != EEXIST)
     return Error::FromErrno("create " + graph_dir + "/" + kRegistryDir);
   GRAPHFS_RETURN_IF_ERROR(EnsurePendingDir(PendingDir(graph_dir, "pending-stripe")));
+  const bool compressing = !req.compress.empty();
+  if (compressing) {
+    auto spec = compress::ParseCodecSpec(req.compress, req.record_size);
+    if (!spec.ok()) return spec.error();
+    GRAPHFS_RETURN_IF_ERROR(EnsurePendingDir(PendingDir(graph_dir, "pending-compress")));
+  }
 
   ConvertReport report;
-  std::vector<Target> todo;
+  std::vector<std::pair<Target, std::optional<StripeManifest>>> todo;  // with the manifest of a striped file
   std::vector<std::pair<std::string, uint64_t>> needs;
   for (const std::string& name : targets->second) {
     Target t{graph_dir, name};
@@ -498,7 +706,15 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
     if (!m.ok()) return m.error();
     if (m->has_value()) {
       ::unlink((PendingDir(graph_dir, "pending-stripe") + "/" + name + ".json").c_str());
-      report.skipped.push_back(name + ": already striped");
+      if ((*m)->packed) {
+        FinishPendingCompression(*set, t, **m);
+        report.skipped.push_back(name + ": already compressed");
+      } else if (compressing && (*m)->set_id == set->set_id()) {
+        todo.emplace_back(t, **m);
+        needs.emplace_back(name, (*m)->size);
+      } else {
+        report.skipped.push_back(name + ": already striped");
+      }
       continue;
     }
     if (static_cast<uint64_t>(st.st_size) < req.min_size) continue;
@@ -506,7 +722,7 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
       report.skipped.push_back(name + ": has other hard links");
       continue;
     }
-    todo.push_back(t);
+    todo.emplace_back(t, std::nullopt);
     needs.emplace_back(name, static_cast<uint64_t>(st.st_size));
   }
   GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs, req.unit));
@@ -517,7 +733,10 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
   uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(req.unit * set->size(), 64ull << 20), 512ull << 20);
   chunk = std::min(chunk, std::max(req.checkpoint, req.unit));
   buf.resize(std::max<uint64_t>(chunk / req.unit, 1) * req.unit);
-  for (const Target& t : todo) GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, buf, report));
+  for (const auto& [t, striped] : todo) {
+    GRAPHFS_RETURN_IF_ERROR(compressing ? CompressOne(*set, t, req, striped, buf, report)
+                                        : StripeOne(*set, t, req, buf, report));
+  }
   return report;
 }
 

@@ -21,12 +21,24 @@ struct StripeRequest {
   uint64_t min_size = 64ull << 20;  // smaller files stay plain
   bool progress = true;             // progress lines on stderr
   uint64_t checkpoint = 1ull << 30; // copied bytes between durable progress records
+  // Compress while striping (issue 18): each unit of a file compressed on its own with this
+  // codec ("zstd:1", "svb", ...: compress/codec.h) into a checksummed frame of the file's
+  // packed stream (packed_directory.h). Empty: the bytes as they are. With a codec, files
+  // striped already are compressed in place; compressed ones are left alone.
+  std::string compress;
+  uint32_t record_size = 1;            // bytes per record of the files (8 or 12: a graph's edges)
+  uint64_t compress_unit = 2ull << 20; // fixed units (rounded down to whole records) where
+                                       // unit_cuts gives none
+  // Where a file's units end, ascending offsets in (0, size] — its graph's index chunks;
+  // null or empty: fixed units.
+  std::function<std::vector<uint64_t>(const std::string& name, uint64_t size)> unit_cuts;
 };
 
 struct ConvertReport {
   std::vector<std::string> converted;
   std::vector<std::string> skipped;  // with the reason, "name: why"
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;   // the converted files' own bytes
+  uint64_t stored = 0;  // what they take on the disks (their packed streams, if compressed)
 };
 
 Result<ConvertReport> StripeFiles(const StripeRequest& request);

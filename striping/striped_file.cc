@@ -44,6 +44,12 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
     return Error(EIO, "striped file " + manifest.file_id + " spans " + std::to_string(manifest.layout.disks) +
                           " disks, the set has " + std::to_string(disks.size()));
   if (io != nullptr && io->disks() != disks.size()) return Error(EINVAL, "I/O engine disk count mismatch");
+  // A compressed file's parts hold frames, not its bytes: reading them as the file would
+  // return wrong bytes. Until the volume decodes them, such a file cannot be opened.
+  if (manifest.packed)
+    return Error(EOPNOTSUPP, "striped file " + manifest.file_id + " is compressed (" + manifest.packed->codec +
+                                 ", graphfs-stripe --compress), which this graphfs cannot read yet; "
+                                 "graphfs-unstripe restores the plain file");
   auto map = StripeMap::Create(manifest.layout);
   if (!map.ok()) return map.error();
   std::shared_ptr<StripedFile> f(new StripedFile(disks, io, std::move(stub_fd), manifest, *map, options));

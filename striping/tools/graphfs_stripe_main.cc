@@ -1,18 +1,73 @@
-// graphfs-stripe [--unit SIZE] [--min-size SIZE] --disks D0,D1,... GRAPH_DIR|FILE
+// graphfs-stripe [--unit SIZE] [--min-size SIZE] [--compress CODEC] --disks D0,D1,... GRAPH_DIR|FILE
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <map>
 
+#include "chunkindex/chunk_index.h"
 #include "common/size_parse.h"
+#include "compress/codec.h"
+#include "grid/grid_layout.h"
 #include "striping/restripe.h"
+
+namespace {
+
+// A graph directory's record size (meta's edge type: 8 or 12 bytes per edge) and, when its
+// chunk index is up to date, the chunks of `column` and `row`: the compressed units, so that a
+// unit is what the cache and the logical partitions read. Anything else: fixed units.
+struct GraphUnits {
+  uint32_t record_size = 1;
+  std::map<std::string, std::vector<uint64_t>> cuts;  // file name -> unit ends
+  std::string note;
+};
+
+GraphUnits FindGraphUnits(const std::string& path) {
+  GraphUnits units;
+  struct stat st;
+  std::string dir = path;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    const size_t slash = path.find_last_of('/');
+    dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  }
+  auto layout = graphfs::grid::GridLayout::Open(dir);
+  if (!layout.ok()) {
+    units.note = "not a graph directory (" + layout.error().message() + ")";
+    return units;
+  }
+  units.record_size = static_cast<uint32_t>(layout->edge_size());
+  auto table = graphfs::chunkindex::ChunkTable::Open(dir);
+  if (!table.ok()) {
+    units.note = "no usable chunk index (" + table.error().message() + ")";
+    return units;
+  }
+  for (auto file : {graphfs::chunkindex::ChunkFile::kColumn, graphfs::chunkindex::ChunkFile::kRow}) {
+    std::vector<uint64_t>& ends = units.cuts[graphfs::chunkindex::ChunkFileName(file)];
+    for (const auto& chunk : table->chunks(file)) ends.push_back(chunk.offset + chunk.length);
+  }
+  units.note = "column and row cut at their index chunks (" + graphfs::FormatSize(table->chunk_size()) + ")";
+  return units;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Stripes the large files of a graph directory over disk directories (resumable, crash-safe)."};
-  std::string unit = "16M", min_size = "64M", checkpoint = "1G", disks;
+  std::string unit = "16M", min_size = "64M", checkpoint = "1G", compress_unit = "2M", disks;
   graphfs::StripeRequest req;
   bool quiet = false;
   app.add_option("--unit", unit, "stripe unit (default 16M; a multiple of 4K)");
   app.add_option("--min-size", min_size, "files smaller than this stay plain (default 64M)");
   app.add_option("--disks", disks, "disk directories, comma-separated, in order")->required();
+  app.add_option("--compress", req.compress,
+                 "compress each unit on its own with CODEC (" + [] {
+                   std::string names;
+                   for (auto n : graphfs::compress::CodecNames()) names += (names.empty() ? "" : ", ") + std::string(n);
+                   return names;
+                 }() + "; a level for zstd stages: zstd:1); striped files are compressed in place");
+  app.add_option("--compress-unit", compress_unit,
+                 "unit of files without an up-to-date chunk index (default 2M; column and row of an indexed "
+                 "graph are cut at its chunks)");
   app.add_flag("-q,--quiet", quiet, "no progress output");
   app.add_option("--checkpoint", checkpoint, "bytes copied between durable progress records (default 1G)");
   app.add_option("path", req.path, "graph directory (or one file in it)")->required();
@@ -20,7 +75,8 @@ int main(int argc, char** argv) {
   auto u = graphfs::ParseSize(unit);
   auto m = graphfs::ParseSize(min_size);
   auto c = graphfs::ParseSize(checkpoint);
-  for (const auto* r : {&u, &m, &c}) {
+  auto cu = graphfs::ParseSize(compress_unit);
+  for (const auto* r : {&u, &m, &c, &cu}) {
     if (!r->ok()) {
       std::fprintf(stderr, "graphfs-stripe: %s\n", r->error().message().c_str());
       return 2;
@@ -29,16 +85,33 @@ int main(int argc, char** argv) {
   req.checkpoint = *c;
   req.unit = *u;
   req.min_size = *m;
+  req.compress_unit = *cu;
   req.progress = !quiet;
   for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
+  GraphUnits units;
+  if (!req.compress.empty()) {
+    units = FindGraphUnits(req.path);
+    req.record_size = units.record_size;
+    req.unit_cuts = [&units](const std::string& name, uint64_t) {
+      auto it = units.cuts.find(name);
+      return it == units.cuts.end() ? std::vector<uint64_t>{} : it->second;
+    };
+    if (!quiet) std::fprintf(stderr, "graphfs-stripe: compressing with %s; units: %s\n", req.compress.c_str(), units.note.c_str());
+  }
   auto report = graphfs::StripeFiles(req);
   if (!report.ok()) {
     std::fprintf(stderr, "\ngraphfs-stripe: %s\n", report.error().message().c_str());
     return 1;
   }
   for (const auto& s : report->skipped) std::fprintf(stderr, "graphfs-stripe: skipped %s\n", s.c_str());
-  std::printf("graphfs-stripe: striped %zu file(s), %s, unit %s over %zu disk(s)\n", report->converted.size(),
+  std::printf("graphfs-stripe: striped %zu file(s), %s, unit %s over %zu disk(s)", report->converted.size(),
               graphfs::FormatSize(report->bytes).c_str(), graphfs::FormatSize(req.unit).c_str(), req.disks.size());
+  if (!req.compress.empty() && report->bytes > 0) {
+    std::printf("; compressed with %s to %s (%.3f of the bytes)", req.compress.c_str(),
+                graphfs::FormatSize(report->stored).c_str(),
+                static_cast<double>(report->stored) / static_cast<double>(report->bytes));
+  }
+  std::printf("\n");
   return 0;
 }

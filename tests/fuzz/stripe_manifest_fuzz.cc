@@ -9,6 +9,7 @@
 
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
+#include "striping/packed_directory.h"
 #include "striping/stripe_map.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -19,7 +20,10 @@ using ull = unsigned long long;
 
 bool Same(const StripeManifest& a, const StripeManifest& b) {
   return a.file_id == b.file_id && a.set_id == b.set_id && a.size == b.size && a.layout.unit == b.layout.unit &&
-         a.layout.disks == b.layout.disks && a.layout.first_disk == b.layout.first_disk && a.checksum == b.checksum;
+         a.layout.disks == b.layout.disks && a.layout.first_disk == b.layout.first_disk && a.checksum == b.checksum &&
+         a.packed.has_value() == b.packed.has_value() &&
+         (!a.packed || (a.packed->codec == b.packed->codec && a.packed->stream_size == b.packed->stream_size &&
+                        a.packed->directory_offset == b.packed->directory_offset));
 }
 
 void CheckLayout(const StripeManifest& m) {
@@ -66,6 +70,27 @@ void FuzzManifest(const std::string& text) {
              Shown(m->Encode()).c_str());
 }
 
+// A compressed file's directory (packed_directory.h): damage is EIO; what is accepted covers
+// the file without gaps, its frames aligned and in order, and re-encodes to the same bytes.
+void FuzzPackedDirectory(const std::string& bytes) {
+  auto d = PackedDirectory::Decode(bytes);
+  if (!d.ok()) {
+    CheckRefusal(d.error(), EIO);
+    return;
+  }
+  uint64_t raw = 0, frames = 0;
+  for (const PackedUnit& u : d->units()) {
+    FUZZ_CHECK(u.raw_offset == raw && u.raw_length > 0, "unit at %llu, expected %llu", static_cast<ull>(u.raw_offset),
+               static_cast<ull>(raw));
+    FUZZ_CHECK(u.frame_offset % PackedDirectory::kFrameAlign == 0 && u.frame_offset >= frames && u.frame_length > 0,
+               "frame at %llu", static_cast<ull>(u.frame_offset));
+    raw += u.raw_length;
+    frames = u.frame_offset + u.frame_length;
+  }
+  FUZZ_CHECK(raw == d->raw_size(), "units hold %llu of %llu bytes", static_cast<ull>(raw), static_cast<ull>(d->raw_size()));
+  FUZZ_CHECK(d->Encode() == bytes, "directory does not re-encode to its bytes");
+}
+
 void FuzzRegistry(const std::string& text) {
   auto r = DecodeRegistry(text);
   if (!r.ok()) {
@@ -94,7 +119,7 @@ void FuzzIdentity(const std::string& text) {
 }  // namespace
 }  // namespace graphfs::fuzz
 
-// Kinds: m manifest xattr, r disks.json, i .graphfs-disk.
+// Kinds: m manifest xattr, r disks.json, i .graphfs-disk, p a compressed file's directory.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace graphfs::fuzz;
   const Frame f = ParseFrame(data, size);
@@ -102,6 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 'm': FuzzManifest(f.payload); break;
     case 'r': FuzzRegistry(f.payload); break;
     case 'i': FuzzIdentity(f.payload); break;
+    case 'p': FuzzPackedDirectory(f.payload); break;
     default: break;
   }
   return 0;

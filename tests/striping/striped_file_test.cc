@@ -347,6 +347,19 @@ TEST(StripedFile, MissingPartIsAnErrorNamingTheDisk) {
   EXPECT_NE(f.error().message().find("disk 1"), std::string::npos) << f.error().message();
 }
 
+// Its parts hold frames, not the file's bytes: opening it as a plain striped file would serve
+// wrong bytes, so it is refused with the reason.
+TEST(StripedFile, RefusesACompressedFile) {
+  Fixture fx(2);
+  StripeManifest m = fx.NewFile(4096);
+  m.size = 100000;
+  m.packed = PackedInfo{"zstd:1", 8192 + 40, 8192};
+  auto f = StripedFile::Open(*fx.disks, fx.io.get(), UniqueFd(::open(fx.stub.c_str(), O_RDONLY)), m, {});
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().code(), EOPNOTSUPP);
+  EXPECT_NE(f.error().message().find("is compressed (zstd:1"), std::string::npos) << f.error().message();
+}
+
 TEST(StripedFile, ConcurrentReadersSeeConsistentData) {
   Fixture fx(4);
   fx.NewFile(64 << 10);

@@ -1,0 +1,54 @@
+// The packed stream of a compressed file (packed_directory.h) written and read through its
+// parts, for the offline tools (graphfs-stripe --compress, graphfs-unstripe). Every frame is
+// checked (compress/unit_frame.h) when it is read back: damage is EIO naming the unit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "compress/codec.h"
+#include "striping/disk_set.h"
+#include "striping/manifest.h"
+#include "striping/packed_directory.h"
+#include "striping/stripe_map.h"
+
+namespace graphfs {
+
+class PackedStreamWriter {
+ public:
+  // Continues the stream whose frames `written` lists (empty: a new stream) in the parts.
+  PackedStreamWriter(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts,
+                     PackedDirectory written)
+      : disks_(disks), map_(map), parts_(parts), dir_(std::move(written)) {}
+
+  // Compresses `raw`, the file's next unit, into a frame at the end of the stream.
+  Status Append(compress::Codec& codec, std::span<const char> raw);
+  const PackedDirectory& directory() const { return dir_; }
+  // Writes the directory after the last frame; returns the manifest's description of the
+  // stream (`codec` is recorded as what was asked for).
+  Result<PackedInfo> Finish(const std::string& codec);
+
+ private:
+  const DiskSet& disks_;
+  const StripeMap& map_;
+  const std::vector<UniqueFd>& parts_;
+  PackedDirectory dir_;
+  std::string frame_;  // reused between units
+};
+
+// The directory of a compressed file, read from its parts.
+Result<PackedDirectory> ReadPackedDirectory(const DiskSet& disks, const StripeMap& map,
+                                            const std::vector<UniqueFd>& parts, const PackedInfo& packed);
+
+// Calls fn(unit, its bytes) for every unit in file order: each frame read from the parts and
+// decoded after its checksum matched.
+Status ForEachPackedUnit(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts,
+                         const PackedDirectory& dir,
+                         const std::function<Status(const PackedUnit&, std::span<const char>)>& fn);
+
+}  // namespace graphfs
