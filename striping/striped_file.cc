@@ -44,12 +44,6 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
     return Error(EIO, "striped file " + manifest.file_id + " spans " + std::to_string(manifest.layout.disks) +
                           " disks, the set has " + std::to_string(disks.size()));
   if (io != nullptr && io->disks() != disks.size()) return Error(EINVAL, "I/O engine disk count mismatch");
-  // A compressed file's parts hold frames, not its bytes: reading them as the file would
-  // return wrong bytes. Until the volume decodes them, such a file cannot be opened.
-  if (manifest.packed)
-    return Error(EOPNOTSUPP, "striped file " + manifest.file_id + " is compressed (" + manifest.packed->codec +
-                                 ", graphfs-stripe --compress), which this graphfs cannot read yet; "
-                                 "graphfs-unstripe restores the plain file");
   auto map = StripeMap::Create(manifest.layout);
   if (!map.ok()) return map.error();
   std::shared_ptr<StripedFile> f(new StripedFile(disks, io, std::move(stub_fd), manifest, *map, options));
@@ -72,7 +66,9 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
 StripedFile::StripedFile(const DiskSet& disks, IoEngine* io, UniqueFd stub_fd, const StripeManifest& m,
                          StripeMap map, const StripedFileOptions& options)
     : io_(io), stub_fd_(std::move(stub_fd)), map_(map), options_(options), parts_(disks.size()), manifest_(m) {
-  size_.store(m.size);
+  // A compressed file's parts hold its packed stream: that is what this class reads (the
+  // volume decodes it), so its size here is the stream's.
+  size_.store(m.stored_size());
 }
 
 StripedFile::~StripedFile() {
@@ -82,7 +78,7 @@ StripedFile::~StripedFile() {
 StripeManifest StripedFile::manifest() const {
   std::lock_guard<std::mutex> lock(manifest_mu_);
   StripeManifest m = manifest_;
-  m.size = size();
+  if (!m.packed) m.size = size();
   return m;
 }
 
@@ -177,8 +173,17 @@ void StripedFile::MarkModified() {
   manifest_dirty_ = true;
 }
 
-Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t length) {
+Status StripedFile::RefuseChange() const {
   if (!options_.writable) return Error(EROFS, "striped file opened read-only");
+  if (manifest_.packed) {
+    return Error(EOPNOTSUPP, "striped file " + manifest_.file_id + " is compressed (" + manifest_.packed->codec +
+                                 "): writes are not supported yet; graphfs-unstripe restores the plain file");
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t length) {
+  GRAPHFS_RETURN_IF_ERROR(RefuseChange());
   if (length == 0) return uint64_t{0};
   if (offset + length < offset) return Error(EFBIG, "write past the largest offset");
   std::shared_lock<std::shared_mutex> lock(rw_);
@@ -200,7 +205,7 @@ Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t l
 }
 
 Status StripedFile::Truncate(uint64_t new_size) {
-  if (!options_.writable) return Error(EROFS, "striped file opened read-only");
+  GRAPHFS_RETURN_IF_ERROR(RefuseChange());
   std::unique_lock<std::shared_mutex> lock(rw_);
   // Parts never hold bytes past their share of the logical size, so growing leaves a
   // hole (read as zeros) and shrinking cuts every part to its new share.

@@ -6,7 +6,9 @@
 // that grew the file). Aligned runs use an O_DIRECT descriptor, so striped data does not
 // also sit in the page cache of the part files.
 //
-// Read-ahead and caching sit above this class (volume/, cache/): it only moves bytes.
+// Read-ahead and caching sit above this class (volume/, cache/): it only moves bytes. Of a
+// compressed file (manifest `packed`) it reads the packed stream — size() is the stream's —
+// and refuses writes; the volume decodes (volume/packed_file.h).
 #pragma once
 
 #include <atomic>
@@ -93,6 +95,8 @@ class StripedFile {
   StripedFile(const DiskSet& disks, IoEngine* io, UniqueFd stub_fd, const StripeManifest& m, StripeMap map,
               const StripedFileOptions& options);
   std::vector<IoRun> PlanRuns(IoKind kind, uint64_t offset, uint64_t length, char* buf) const;
+  // Why a write or truncate cannot be done (read-only, or a compressed file), or Ok.
+  Status RefuseChange() const;
   void MarkModified();
   // "read of striped file ID: disk 2: Input/output error (DISK/parts/ID)": names the disk.
   Error DiskError(const char* op, const IoBatch& batch, const Error& e) const;

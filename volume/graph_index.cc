@@ -23,8 +23,16 @@ Result<chunkindex::FileFingerprint> MountedFingerprint(Volume& volume, const std
   if (!file.ok()) return file.error();
   if (!file->striped) return chunkindex::TakeFingerprint(dir, name);
   const std::shared_ptr<StripedFile>& f = file->striped;
-  return chunkindex::FingerprintFrom(name, f->size(), MtimeNs(file->st), [&](uint64_t off, uint64_t len, char* buf) {
-    auto n = f->Read(off, len, buf);
+  // A compressed file's bytes are its decoded units.
+  std::shared_ptr<PackedFile> packed;
+  if (f->manifest().packed) {
+    auto opened = PackedFile::Open(f, &volume.packed_counters());
+    if (!opened.ok()) return opened.error();
+    packed = *opened;
+  }
+  const uint64_t size = packed ? packed->size() : f->size();
+  return chunkindex::FingerprintFrom(name, size, MtimeNs(file->st), [&](uint64_t off, uint64_t len, char* buf) {
+    auto n = packed ? packed->Read(off, len, buf) : f->Read(off, len, buf);
     if (!n.ok()) return Status(n.error());
     if (*n != len) return Status(Error(EIO, "short read of " + path));
     return Status::Ok();

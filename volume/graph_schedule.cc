@@ -51,7 +51,9 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   if (file->striped) {
     if (volume.cache() == nullptr) return Error(EIO, column + " is striped but the mount has no cache yet");
     g->striped_ = file->striped;
-    g->source_ = volume.MakeSource(g->striped_, column);
+    auto source = volume.MakeSource(g->striped_, column);
+    if (!source.ok()) return source.error();
+    g->source_ = std::move(*source);
   } else {
     g->plain_ = std::move(file->plain);
   }
@@ -99,10 +101,12 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   // runs are read around it (Volume::CopyRuns) — or with pread when `column` is not striped.
   std::vector<CopyRange> whole, runs;
   uint64_t whole_bytes = 0, run_bytes = 0;
+  // A compressed `column` is read in whole decoded units: runs too are copied from them.
+  const bool compressed = source_ != nullptr && source_->compressed();
   for (const chunkindex::LpExtent& e : lp.extents) {
     // lp_loader=direct: whole chunks are read like runs (cached ones copied, the rest straight
     // from the disks in one submission).
-    std::vector<CopyRange>& to = e.whole && !volume_->options().lp_direct ? whole : runs;
+    std::vector<CopyRange>& to = compressed || (e.whole && !volume_->options().lp_direct) ? whole : runs;
     (e.whole ? whole_bytes : run_bytes) += e.length;
     if (!to.empty() && to.back().offset + to.back().length == e.file_offset &&
         to.back().out_offset + to.back().length == e.lp_offset) {
@@ -114,11 +118,11 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   Volume::RunsReport report;
   if (striped_) {
     if (!whole.empty()) {
-      Status s = volume_->CopyRanges(source_, striped_->size(), whole, out, kLoaderPid);
+      Status s = volume_->CopyRanges(source_, source_->size(), whole, out, kLoaderPid);
       if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
     }
     if (!runs.empty()) {
-      Status s = volume_->CopyRuns(source_, striped_->size(), runs, out, kLoaderPid, &report, &load_buffers_);
+      Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &load_buffers_);
       if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
     }
   } else {

@@ -62,7 +62,8 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   const uint64_t generation = src->Generation();  // before the size
   const uint64_t file_size = file.size();
-  const bool through = stream > 0 || len >= kStreamingRequest;
+  // A compressed file's units are decoded whole: a read that needs one might as well keep it.
+  const bool through = stream > 0 || len >= kStreamingRequest || src->compressed();
   read_ahead_.NoteReader(src->key(), pid);
 
   uint64_t at = off;
@@ -119,7 +120,7 @@ Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t
   }
   if (scratch.size() < len) scratch = AlignedBuffer((len + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
   if (!scratch.ok()) return Error(ENOMEM, "no memory for a read of " + std::to_string(len) + " bytes");
-  auto n = file.striped().Read(offset, len, scratch.data());
+  auto n = file.source().Load(offset, len, scratch.data());  // decoded, for a compressed file
   if (!n.ok()) return n.error();
   out.pieces_.push_back({scratch.data(), *n});
   out.bytes_ = *n;

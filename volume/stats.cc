@@ -82,6 +82,15 @@ void Volume::AddStats(json& j) {
     }
   }
   j["disks"] = disks;
+  // Reads of compressed files: frame bytes from the disks against the bytes they decoded to.
+  const PackedCounters& p = packed_counters_;
+  const uint64_t frame_bytes = p.frame_bytes.load(), decoded = p.bytes_decoded.load();
+  j["compressed"] = {{"units_decoded", p.units_decoded.load()},
+                     {"bytes_from_disks", frame_bytes},
+                     {"bytes_decoded", decoded},
+                     {"ratio", decoded > 0 ? static_cast<double>(frame_bytes) / static_cast<double>(decoded) : 0.0},
+                     {"decode_seconds", static_cast<double>(p.decode_ns.load()) / 1e9},
+                     {"checksum_errors", p.checksum_errors.load()}};
   if (cache_) j["cache"] = RenderCache(cache_->Stats());
   json indexes = json::array();
   for (const GraphIndexes::IndexState& s : indexes_.List())

@@ -13,6 +13,7 @@
 #include "cache/chunk_cache.h"
 #include "cache/unit_layout.h"
 #include "striping/striped_file.h"
+#include "volume/packed_file.h"
 
 namespace graphfs::volume {
 
@@ -21,9 +22,20 @@ class StripedSource final : public cache::UnitSource {
   StripedSource(std::shared_ptr<StripedFile> file, uint64_t key, std::shared_ptr<const cache::UnitLayout> layout,
                 std::string layout_note)
       : file_(std::move(file)), key_(key), layout_(std::move(layout)), layout_note_(std::move(layout_note)) {}
+  // A compressed file: its units are the compressed units, decoded at every load.
+  StripedSource(std::shared_ptr<PackedFile> packed, std::shared_ptr<StripedFile> stream, uint64_t key)
+      : file_(std::move(stream)), packed_(std::move(packed)), key_(key), layout_(packed_->layout()),
+        layout_note_("compressed units (" + file_->manifest().packed->codec + ")") {}
 
-  Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) override { return file_->Read(offset, length, buf); }
+  // The file's bytes (decoded, for a compressed file): what the cache loads, and what a read
+  // around the cache gets.
+  Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) override {
+    return packed_ ? packed_->Read(offset, length, buf) : file_->Read(offset, length, buf);
+  }
   void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const override;
+  // The file's own size (a compressed file's, not its stream's).
+  uint64_t size() const { return packed_ ? packed_->size() : file_->size(); }
+  bool compressed() const { return packed_ != nullptr; }
 
   uint64_t Generation() const override { return generation_.load(); }
   // Before and after every write or truncate, before the cache forgets the file's units.
@@ -46,6 +58,7 @@ class StripedSource final : public cache::UnitSource {
 
  private:
   std::shared_ptr<StripedFile> file_;
+  std::shared_ptr<PackedFile> packed_;  // set for a compressed file
   const uint64_t key_;
   mutable std::mutex mu_;
   std::shared_ptr<const cache::UnitLayout> layout_;

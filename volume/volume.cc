@@ -144,9 +144,15 @@ void Volume::Stop() {
   io_.reset();         // before the files that use it go
 }
 
-std::shared_ptr<StripedSource> Volume::MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path) {
+Result<std::shared_ptr<StripedSource>> Volume::MakeSource(std::shared_ptr<StripedFile> file,
+                                                         const std::string& backing_path) {
   const std::string id = file->manifest().file_id;
   const uint64_t key = XXH3_64bits(id.data(), id.size());
+  if (file->manifest().packed) {
+    auto packed = PackedFile::Open(file, &packed_counters_);
+    if (!packed.ok()) return packed.error().Wrap(backing_path);
+    return std::make_shared<StripedSource>(*packed, file, key);
+  }
   auto blocks = std::make_shared<cache::BlockLayout>(file->map().unit());
   auto source = std::make_shared<StripedSource>(file, key, blocks, "stripe-aligned blocks");
   RefreshSourceLayout(*source, backing_path);
@@ -196,8 +202,9 @@ Result<std::shared_ptr<VolumeFile>> Volume::OpenStriped(UniqueFd stub, const Str
   o.direct_io = options_.direct;
   auto f = StripedFile::Open(*disks_, io_.get(), std::move(stub), manifest, o);
   if (!f.ok()) return f.error();
-  std::shared_ptr<StripedSource> source = MakeSource(*f, backing_path);
-  return std::make_shared<VolumeFile>(*this, *f, std::move(source));
+  auto source = MakeSource(*f, backing_path);
+  if (!source.ok()) return source.error();
+  return std::make_shared<VolumeFile>(*this, *f, std::move(*source));
 }
 
 void Volume::RemoveParts(const StripeManifest& m) {
@@ -216,6 +223,8 @@ void Volume::InjectFault(uint32_t disk, int error) {
 }
 
 // ---- VolumeFile ----
+
+uint64_t VolumeFile::size() const { return source_->size(); }
 
 void VolumeFile::NoteChange() {
   source_->DropChunkLayout();

@@ -30,6 +30,7 @@
 #include "striping/manifest.h"
 #include "striping/striped_file.h"
 #include "volume/graph_index.h"
+#include "volume/packed_file.h"
 #include "volume/graph_schedule.h"
 #include "volume/read_ahead.h"
 #include "volume/run_batches.h"
@@ -150,7 +151,10 @@ class Volume {
   const DiskSet* disk_set() const { return disks_.get(); }
   IoEngine* io() { return io_.get(); }
   // The cache's view of a striped file of this volume, keyed by its id.
-  std::shared_ptr<StripedSource> MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path);
+  // A compressed file's source decodes its units (its directory is read here).
+  Result<std::shared_ptr<StripedSource>> MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path);
+  // The counters of reads of compressed files (stats: "compressed").
+  PackedCounters& packed_counters() { return packed_counters_; }
   // Forgets the cached units of `source` (after its bytes or size changed).
   void Invalidate(StripedSource& source);
 
@@ -166,6 +170,7 @@ class Volume {
   std::unique_ptr<DiskSet> disks_;  // null when nothing under the source is striped
   std::unique_ptr<IoEngine> io_;
   ReadAhead read_ahead_;
+  PackedCounters packed_counters_;
   GraphIndexes indexes_;                     // chunk layouts of indexed graphs
   std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
   GraphSchedules schedules_;                 // after the cache: their loads run through it
@@ -179,7 +184,7 @@ class VolumeFile {
   VolumeFile(Volume& volume, std::shared_ptr<StripedFile> file, std::shared_ptr<StripedSource> source)
       : volume_(volume), file_(std::move(file)), source_(std::move(source)), id_(file_->manifest().file_id) {}
 
-  uint64_t size() const { return file_->size(); }
+  uint64_t size() const;  // a compressed file's own size, not its stream's
   const std::string& id() const { return id_; }
   Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t length);
   Status Truncate(uint64_t size);

@@ -29,6 +29,7 @@ struct Case {
   int reentry = 0;            // run-jobs --reentry N for the integrated jobs (the plain ones run without)
   bool union_find = false;    // wcc-uf in the mix too
   bool lp_diagonal = true;    // -o lp_diagonal=0 when false
+  const char* compress = "";  // graphfs-stripe --compress CODEC (fixed units, straddling the chunks)
 };
 
 class IntegratedMount : public StripedMount, public ::testing::WithParamInterface<Case> {
@@ -65,6 +66,9 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
     req.unit = 128 << 10;
     req.min_size = 256 << 10;
     req.progress = false;
+    req.compress = c.compress;
+    req.record_size = c.weighted ? 12 : 8;
+    req.compress_unit = 40 << 10;
     auto striped = StripeFiles(req);
     ASSERT_TRUE(striped.ok()) << striped.error().message();
   }
@@ -138,6 +142,10 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
         << "jobs shared LPs (delivered more than was loaded)";
   }
   EXPECT_EQ(g["striped"].get<bool>(), c.striped);
+  if (*c.compress != '\0') {  // the LPs were copied out of decoded units
+    EXPECT_GT(st["compressed"]["units_decoded"].get<uint64_t>(), 0u) << st["compressed"].dump();
+    EXPECT_EQ(st["compressed"]["checksum_errors"].get<uint64_t>(), 0u);
+  }
   // Source-sorted graphs get vertex-granular LPs: some chunks are loaded as runs, and the
   // loader read fewer bytes than the chunks it touched.
   const nlohmann::json& gran = g["granularity"];
@@ -164,7 +172,11 @@ INSTANTIATE_TEST_SUITE_P(Graphs, IntegratedMount,
                                            Case{"sorted_weighted_striped_cache_loader", true, true, 0, true, false, true},
                                            Case{"grid_reentry_union_find", true, true, 0.05, true, true, false, 5, true},
                                            Case{"sorted_reentry_no_diagonal", true, true, 0, true, false, false, 3, true,
-                                                false}),
+                                                false},
+                                           Case{"sorted_compressed_svb", true, true, 0, true, false, false, 0, false, true,
+                                                "svb"},
+                                           Case{"unsorted_compressed_zstd", false, true, 0.05, false, false, false, 0, false,
+                                                true, "zstd:1"}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -347,17 +347,22 @@ TEST(StripedFile, MissingPartIsAnErrorNamingTheDisk) {
   EXPECT_NE(f.error().message().find("disk 1"), std::string::npos) << f.error().message();
 }
 
-// Its parts hold frames, not the file's bytes: opening it as a plain striped file would serve
-// wrong bytes, so it is refused with the reason.
-TEST(StripedFile, RefusesACompressedFile) {
+// Its parts hold the packed stream: that is what it reads (size() is the stream's), the
+// manifest keeps the file's own size, and writes are refused with the reason.
+TEST(StripedFile, ReadsTheStreamOfACompressedFileAndRefusesWrites) {
   Fixture fx(2);
   StripeManifest m = fx.NewFile(4096);
   m.size = 100000;
   m.packed = PackedInfo{"zstd:1", 8192 + 40, 8192};
   auto f = StripedFile::Open(*fx.disks, fx.io.get(), UniqueFd(::open(fx.stub.c_str(), O_RDONLY)), m, {});
-  ASSERT_FALSE(f.ok());
-  EXPECT_EQ(f.error().code(), EOPNOTSUPP);
-  EXPECT_NE(f.error().message().find("is compressed (zstd:1"), std::string::npos) << f.error().message();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  EXPECT_EQ((*f)->size(), 8232u);
+  EXPECT_EQ((*f)->manifest().size, 100000u);
+  auto w = (*f)->Write(0, "x", 1);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().code(), EOPNOTSUPP);
+  EXPECT_NE(w.error().message().find("is compressed (zstd:1"), std::string::npos) << w.error().message();
+  EXPECT_EQ((*f)->Truncate(0).error().code(), EOPNOTSUPP);
 }
 
 TEST(StripedFile, ConcurrentReadersSeeConsistentData) {

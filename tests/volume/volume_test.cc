@@ -166,6 +166,62 @@ TEST(Volume, StreamsThroughCacheUnitsWithReadAheadAndServesSmallReadsAroundThem)
   EXPECT_EQ(Joined(*again), expect);
 }
 
+// A compressed file (graphfs-stripe --compress): its size is its own, its cache units are its
+// compressed units, and every range — whole units, pieces of them, across them, past the
+// end — decodes to the original bytes, through the cache and around it.
+TEST(Volume, DecodesACompressedFileAtAnyRange) {
+  StripedTree t;
+  std::string bytes(3 << 20, '\0');
+  std::mt19937_64 fill(9);
+  for (char& c : bytes) c = static_cast<char>(fill() & 0x0f);  // 4 bits of entropy a byte: about half the size
+  WriteAll(t.graph + "/data", bytes);
+  StripeRequest r;
+  r.path = t.graph;
+  r.disks = t.disks;
+  r.unit = kUnit;
+  r.min_size = 4096;
+  r.progress = false;
+  r.compress = "zstd:1";
+  r.compress_unit = 300001;  // neither a multiple of 4 KiB nor of the stripe unit
+  auto done = StripeFiles(r);
+  ASSERT_TRUE(done.ok()) << done.error().message();
+  EXPECT_LT(done->stored, bytes.size() * 3 / 4);
+  auto v = StartVolume(Options(t.source, 1 << 20, 2 << 20));
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, t.graph + "/data");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->size(), bytes.size());
+  EXPECT_EQ(f->source().layout_note(), "compressed units (zstd:1)");
+  EXPECT_TRUE(f->source().compressed());
+  EXPECT_EQ(f->source().layout()->Count(bytes.size()), 11u);  // ceil(3 MiB / 300001)
+  std::mt19937_64 rng(4);
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  std::string buf;
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t off = rng() % (bytes.size() + 1000), len = rng() % 700000 + 1;
+    const uint64_t want = off >= bytes.size() ? 0 : std::min<uint64_t>(len, bytes.size() - off);
+    buf.assign(len, '\0');
+    auto loaded = f->source().Load(off, len, buf.data());  // around the cache: pieces of units decoded
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+    ASSERT_EQ(*loaded, want) << off << "+" << len;
+    ASSERT_TRUE(buf.compare(0, want, bytes, std::min<uint64_t>(off, bytes.size()), want) == 0) << off << "+" << len;
+    auto read = v->Read(*f, streams, off, len, 300, scratch);  // through the cache
+    ASSERT_TRUE(read.ok()) << read.error().message();
+    ASSERT_EQ(Joined(*read), bytes.substr(std::min<uint64_t>(off, bytes.size()), want)) << off << "+" << len;
+  }
+  // Every disk holds some of its frames.
+  std::vector<uint64_t> share(kDisks, 0);
+  f->source().DiskShare(0, bytes.size(), share);
+  for (uint32_t d = 0; d < kDisks; ++d) EXPECT_GT(share[d], 0u) << "disk " << d;
+  // The frames' bytes, less than the file's and about what was stored (the directory aside).
+  const uint64_t frames = share[0] + share[1] + share[2] + share[3];
+  EXPECT_LT(frames, done->stored);
+  EXPECT_GT(frames, done->stored * 9 / 10);
+  EXPECT_FALSE(f->Write(0, "x", 1).ok());
+  EXPECT_GT(v->packed_counters().units_decoded.load(), 11u);
+}
+
 TEST(Volume, ReadsReachEveryDiskAndNameTheFailingOne) {
   StripedTree t;
   const std::string bytes = RandomBytes(4 << 20, 4);

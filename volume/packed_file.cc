@@ -1,0 +1,100 @@
+#include "volume/packed_file.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "common/aligned_buffer.h"
+#include "common/log.h"
+#include "compress/unit_frame.h"
+
+namespace graphfs::volume {
+
+Result<std::shared_ptr<PackedFile>> PackedFile::Open(std::shared_ptr<StripedFile> stream, PackedCounters* counters) {
+  const StripeManifest m = stream->manifest();
+  if (!m.packed) return Error(EINVAL, "striped file " + m.file_id + " is not compressed");
+  const std::string what = "directory of compressed file " + m.file_id;
+  std::string bytes(m.packed->directory_length(), '\0');
+  auto n = stream->Read(m.packed->directory_offset, bytes.size(), bytes.data());
+  if (!n.ok()) return n.error().Wrap(what);
+  if (*n != bytes.size()) return Error(EIO, what + ": the packed stream ends early");
+  auto dir = PackedDirectory::Decode(bytes);
+  if (!dir.ok()) return dir.error().Wrap(what);
+  if (dir->raw_size() != m.size) {
+    return Error(EIO, what + ": its units hold " + std::to_string(dir->raw_size()) + " bytes, the manifest says " +
+                          std::to_string(m.size));
+  }
+  std::vector<cache::ChunkLayout::Chunk> units;
+  for (const PackedUnit& u : dir->units()) units.push_back({u.raw_offset, u.raw_length, 1.0});
+  auto layout = cache::ChunkLayout::Create(std::move(units), m.size);
+  if (!layout.ok()) return layout.error().Wrap(what);
+  return std::shared_ptr<PackedFile>(new PackedFile(std::move(stream), std::move(*dir), *layout, counters));
+}
+
+Status PackedFile::DecodeUnit(size_t k, char* out) {
+  const PackedUnit& u = dir_.units()[k];
+  // Whole 4 KiB pages from the frame's aligned start, so the read can go O_DIRECT.
+  const uint64_t span = (static_cast<uint64_t>(u.frame_length) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+  thread_local AlignedBuffer frame;
+  if (frame.size() < span) frame = AlignedBuffer(span);
+  if (!frame.ok()) return Error(ENOMEM, "no memory for a compressed unit of " + std::to_string(span) + " bytes");
+  auto n = stream_->Read(u.frame_offset, span, frame.data());
+  if (!n.ok()) return n.error();
+  const std::string unit = "compressed unit " + std::to_string(k) + " (bytes " + std::to_string(u.raw_offset) + "+" +
+                           std::to_string(u.raw_length) + ") of striped file " + stream_->manifest().file_id;
+  if (*n < u.frame_length) return Error(EIO, unit + ": the packed stream ends inside its frame");
+  const auto start = std::chrono::steady_clock::now();
+  Status decoded = compress::DecodeUnit(std::span<const char>(frame.data(), u.frame_length),
+                                        std::span<char>(out, u.raw_length));
+  counters_->decode_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - start).count()),
+                                 std::memory_order_relaxed);
+  counters_->frame_bytes.fetch_add(u.frame_length, std::memory_order_relaxed);
+  if (!decoded.ok()) {
+    counters_->checksum_errors.fetch_add(1, std::memory_order_relaxed);
+    std::vector<uint32_t> on;
+    for (const StripeExtent& e : stream_->map().Split(u.frame_offset, u.frame_length)) {
+      if (std::find(on.begin(), on.end(), e.disk) == on.end()) on.push_back(e.disk);
+    }
+    std::string disks;
+    for (uint32_t d : on) disks += (disks.empty() ? "" : ", ") + std::to_string(d);
+    const Error e(EIO, unit + " on disk " + disks + ": " + decoded.error().message());
+    LogError(e.message());
+    return e;
+  }
+  counters_->units_decoded.fetch_add(1, std::memory_order_relaxed);
+  counters_->bytes_decoded.fetch_add(u.raw_length, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+Result<uint64_t> PackedFile::Read(uint64_t offset, uint64_t length, char* buf) {
+  auto [first, end] = dir_.Overlapping(offset, length);
+  uint64_t done = 0;
+  std::string partial;
+  for (size_t k = first; k < end; ++k) {
+    const PackedUnit& u = dir_.units()[k];
+    const uint64_t from = std::max(offset, u.raw_offset);
+    const uint64_t to = std::min(offset + length, u.raw_offset + u.raw_length);
+    if (from == u.raw_offset && to == u.raw_offset + u.raw_length) {
+      GRAPHFS_RETURN_IF_ERROR(DecodeUnit(k, buf + (from - offset)));  // the whole unit: in place
+    } else {
+      partial.resize(u.raw_length);
+      GRAPHFS_RETURN_IF_ERROR(DecodeUnit(k, partial.data()));
+      std::memcpy(buf + (from - offset), partial.data() + (from - u.raw_offset), to - from);
+    }
+    done += to - from;
+  }
+  return done;
+}
+
+void PackedFile::DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const {
+  auto [first, end] = dir_.Overlapping(offset, length);
+  for (size_t k = first; k < end; ++k) {
+    const PackedUnit& u = dir_.units()[k];
+    for (const StripeExtent& e : stream_->map().Split(u.frame_offset, u.frame_length))
+      if (e.disk < per_disk.size()) per_disk[e.disk] += e.length;
+  }
+}
+
+}  // namespace graphfs::volume
