@@ -111,7 +111,10 @@ stage_graph() {
   rm -rf "${DISK_DIRS[4]}/g/.graphfs"
   # STRIPE_UNIT (default 16M): smaller graphs (the grid family) need smaller units to spread over
   # the four disks; every file of at least 1M is striped, so no graph file stays off the disks.
-  "$GRAPHFS_BIN/graphfs-stripe" -q --unit "${STRIPE_UNIT:-16M}" --min-size 1M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
+  # STRIPE_COMPRESS=CODEC stores the striped files compressed (graphfs-stripe --compress; column
+  # and row cut at the index's chunks).
+  "$GRAPHFS_BIN/graphfs-stripe" -q --unit "${STRIPE_UNIT:-16M}" --min-size 1M \
+    ${STRIPE_COMPRESS:+--compress "$STRIPE_COMPRESS"} --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
   throttle "$bps" 0
   mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
   for k in read write; do echo "$mm $((4 * bps))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done

@@ -6,7 +6,7 @@
 #                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain mount mount-integrated-chunk mount-integrated"]
 #                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
 #                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
-#                               [--reentry N] [--diagonal-first] [--tag TAG]
+#                               [--reentry N] [--diagonal-first] [--tag TAG] [--compress CODEC]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
 # --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth
@@ -39,7 +39,8 @@
 # Per-iteration lines of every job go to results/integrated-STAMP-MIX-CONFIG.iter.tsv (plot:
 # scripts/bench/plot_integrated.py). --reentry N and --diagonal-first are passed to run-jobs in every
 # configuration (issue 17: the relaxation apps re-enter loaded edges; integrated jobs with reentry
-# ask for whole chunks); --tag TAG is added to the results' names.
+# ask for whole chunks); --tag TAG is added to the results' names. --compress CODEC stores the
+# striped copy compressed (issue 18: graphfs-stripe --compress; the plain copy stays as it is).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -78,6 +79,7 @@ while [[ $# -gt 0 ]]; do
     --reentry) APP_FLAGS="$APP_FLAGS --reentry $2"; shift 2 ;;
     --diagonal-first) APP_FLAGS="$APP_FLAGS --diagonal-first"; shift ;;
     --tag) TAG=-$2; shift 2 ;;
+    --compress) export STRIPE_COMPRESS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -130,7 +132,7 @@ STAMP=$(date -u +%Y%m%dT%H%MZ)
 STAMP=$STAMP$TAG
 SUMMARY=$RESULTS/integrated-$STAMP.tsv
 printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tresults\n' > "$SUMMARY"
-echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, readahead_mem $READAHEAD_MEM B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")${APP_FLAGS:+, apps:$APP_FLAGS}"
+echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, readahead_mem $READAHEAD_MEM B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")${APP_FLAGS:+, apps:$APP_FLAGS}${STRIPE_COMPRESS:+, compressed: $STRIPE_COMPRESS}"
 
 # run MIX CONFIG GRAPH_DIR MEM_GB LIMIT "RUN-JOBS FLAGS" LOOPS...
 run() {
