@@ -103,9 +103,11 @@ std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
   e->offset = r.offset;
   e->length = r.length;
   e->weight = r.weight;
-  e->skew = r.offset % kAlign;
-  e->charge = (e->skew + r.length + kAlign - 1) / kAlign * kAlign;
-  e->buffer = AlignedBuffer(e->charge);
+  // Disk reads go O_DIRECT: whole pages around the unit. A source that decodes its units loads
+  // exactly the unit (its neighbours' bytes would cost decoding them whole).
+  e->skew = r.source->AlignedLoads() ? r.offset % kAlign : 0;
+  e->charge = r.source->AlignedLoads() ? (e->skew + r.length + kAlign - 1) / kAlign * kAlign : r.length;
+  e->buffer = AlignedBuffer((e->charge + kAlign - 1) / kAlign * kAlign);
   if (!e->buffer.ok()) return nullptr;
   staged_.push_back(e);
   staged_bytes_ += e->charge;

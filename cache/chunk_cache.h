@@ -48,8 +48,9 @@ namespace graphfs::cache {
 class UnitSource {
  public:
   virtual ~UnitSource() = default;
-  // Reads file bytes [offset, offset + length) into `buf` (4 KiB aligned; offset and the
-  // buffer's room are multiples of 4 KiB). Returns the bytes read (fewer only at end of file).
+  // Reads file bytes [offset, offset + length) into `buf` (4 KiB aligned; with AlignedLoads(),
+  // offset and the buffer's room are multiples of 4 KiB too). Returns the bytes read (fewer only
+  // at end of file).
   virtual Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) = 0;
   // Adds to per_disk[d] the bytes of [offset, offset + length) stored on disk d.
   virtual void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const = 0;
@@ -58,6 +59,10 @@ class UnitSource {
   // older file: its unit may be shorter than the unit is now, or hold bytes a write has
   // replaced, so the cache never keeps what such a request loads.
   virtual uint64_t Generation() const { return 0; }
+  // Whether Load is given whole 4 KiB pages around a unit (true: reads that go O_DIRECT), or
+  // exactly the unit's bytes (false: a source that decodes units, where a neighbour's few
+  // bytes would cost decoding the neighbour).
+  virtual bool AlignedLoads() const { return true; }
 };
 
 struct UnitRequest {

@@ -140,32 +140,54 @@ uint32_t FirstDiskFor(const std::string& name, uint32_t disks) {
 
 // ---- striping ------------------------------------------------------------------------
 
-struct StripeRecord {
+// What a killed run of graphfs-stripe leaves for the next one (GRAPH/.graphfs/pending-*/NAME.json):
+// the id of the parts it writes, the source it read (size, mtime, inode: a changed source makes
+// the record stale) and the stripe layout. The kinds below add what they need to resume.
+struct PendingRecord {
   std::string id;
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   uint64_t ino = 0;
   uint64_t unit = 0;
   uint32_t first = 0;
+  json ToJson() const {
+    return {{"id", id}, {"size", size}, {"mtime_ns", mtime_ns}, {"ino", ino}, {"unit", unit}, {"first", first}};
+  }
+  void FromJson(const json& j) {  // throws on a missing or mistyped field
+    id = j.at("id");
+    size = j.at("size");
+    mtime_ns = j.at("mtime_ns");
+    ino = j.at("ino");
+    unit = j.at("unit");
+    first = j.at("first");
+  }
+  bool SameSource(const PendingRecord& o) const {
+    return size == o.size && mtime_ns == o.mtime_ns && ino == o.ino && unit == o.unit;
+  }
+};
+
+// Parses a record of kind R (its FromJson), or nullopt if it is damaged or of another kind.
+template <typename R>
+std::optional<R> ParseRecord(const std::string& text) {
+  try {
+    R r;
+    r.FromJson(json::parse(text));
+    return r;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+struct StripeRecord : PendingRecord {
   uint64_t done = 0;  // bytes copied and made durable
   json ToJson() const {
-    return {{"id", id}, {"size", size}, {"mtime_ns", mtime_ns}, {"ino", ino}, {"unit", unit}, {"first", first}, {"done", done}};
+    json j = PendingRecord::ToJson();
+    j["done"] = done;
+    return j;
   }
-  static std::optional<StripeRecord> From(const std::string& text) {
-    try {
-      json j = json::parse(text);
-      StripeRecord r;
-      r.id = j.at("id");
-      r.size = j.at("size");
-      r.mtime_ns = j.at("mtime_ns");
-      r.ino = j.at("ino");
-      r.unit = j.at("unit");
-      r.first = j.at("first");
-      r.done = j.at("done");
-      return r;
-    } catch (...) {
-      return std::nullopt;
-    }
+  void FromJson(const json& j) {
+    PendingRecord::FromJson(j);
+    done = j.at("done");
   }
 };
 
@@ -263,13 +285,13 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
 
   // Resume a matching pending record; discard a stale one (the file changed since).
   StripeRecord rec;
+  rec.PendingRecord::operator=({NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())});
   auto old_text = ReadSmallFile(record_path);
-  std::optional<StripeRecord> old = old_text.ok() ? StripeRecord::From(*old_text) : std::nullopt;
-  if (old && old->size == size && old->mtime_ns == MtimeNs(st) && old->ino == st.st_ino && old->unit == req.unit) {
+  std::optional<StripeRecord> old = old_text.ok() ? ParseRecord<StripeRecord>(*old_text) : std::nullopt;
+  if (old && old->SameSource(rec)) {
     rec = *old;
   } else {
     if (old) RemovePartsOf(disks, old->id);
-    rec = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size()), 0};
     // The record goes first: a part file never exists without a record naming it.
     GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
   }
@@ -338,44 +360,26 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
 
 // ---- compressing ---------------------------------------------------------------------
 
-// What a killed compression run leaves: the new stream's id, the striped file it replaces
-// (if the source was striped), the source's identity, and the frames made durable so far.
-struct CompressRecord {
-  std::string id;
-  std::string old_id;  // "" for a plain source
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  uint64_t ino = 0;
-  uint64_t unit = 0;
-  uint32_t first = 0;
+// What a killed compression run leaves: besides the stream's id and the source, the striped
+// file it replaces and the frames made durable so far.
+struct CompressRecord : PendingRecord {
+  std::string old_id;  // the striped file it replaces; "" for a plain source
   std::string codec;
   std::vector<std::array<uint64_t, 3>> frames;  // raw length, frame offset, frame length
   json ToJson() const {
-    return {{"id", id},   {"old_id", old_id}, {"size", size},   {"mtime_ns", mtime_ns}, {"ino", ino},
-            {"unit", unit}, {"first", first},   {"codec", codec}, {"frames", frames}};
+    json j = PendingRecord::ToJson();
+    j["old_id"] = old_id;
+    j["codec"] = codec;
+    j["frames"] = frames;
+    return j;
   }
-  static std::optional<CompressRecord> From(const std::string& text) {
-    try {
-      json j = json::parse(text);
-      CompressRecord r;
-      r.id = j.at("id");
-      r.old_id = j.at("old_id");
-      r.size = j.at("size");
-      r.mtime_ns = j.at("mtime_ns");
-      r.ino = j.at("ino");
-      r.unit = j.at("unit");
-      r.first = j.at("first");
-      r.codec = j.at("codec");
-      r.frames = j.at("frames").get<std::vector<std::array<uint64_t, 3>>>();
-      return r;
-    } catch (...) {
-      return std::nullopt;
-    }
+  void FromJson(const json& j) {
+    PendingRecord::FromJson(j);
+    old_id = j.at("old_id");
+    codec = j.at("codec");
+    frames = j.at("frames").get<std::vector<std::array<uint64_t, 3>>>();
   }
-  bool Same(const CompressRecord& o) const {
-    return old_id == o.old_id && size == o.size && mtime_ns == o.mtime_ns && ino == o.ino && unit == o.unit &&
-           codec == o.codec;
-  }
+  bool Same(const CompressRecord& o) const { return SameSource(o) && old_id == o.old_id && codec == o.codec; }
 };
 
 constexpr size_t kCompressRecordLimit = 256u << 20;  // 16 bytes of JSON per unit, and then some
@@ -440,10 +444,12 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
   auto ends = UnitEnds(req, t.name, size);
   if (!ends.ok()) return ends.error();
 
-  CompressRecord rec{NewId(), old ? old->file_id : "", size, MtimeNs(st), st.st_ino, req.unit,
-                     FirstDiskFor(t.name, disks.size()), spec->Name(), {}};
+  CompressRecord rec;
+  rec.PendingRecord::operator=({NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())});
+  rec.old_id = old ? old->file_id : "";
+  rec.codec = spec->Name();
   auto old_text = ReadSmallFile(record_path, kCompressRecordLimit);
-  std::optional<CompressRecord> pending = old_text.ok() ? CompressRecord::From(*old_text) : std::nullopt;
+  std::optional<CompressRecord> pending = old_text.ok() ? ParseRecord<CompressRecord>(*old_text) : std::nullopt;
   PackedDirectory written;
   if (pending && pending->Same(rec)) {
     rec = *pending;
@@ -561,7 +567,7 @@ void FinishPendingCompression(const DiskSet& disks, const Target& t, const Strip
   const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
   auto text = ReadSmallFile(record_path, kCompressRecordLimit);
   if (!text.ok()) return;
-  std::optional<CompressRecord> rec = CompressRecord::From(*text);
+  std::optional<CompressRecord> rec = ParseRecord<CompressRecord>(*text);
   if (rec && rec->id == now.file_id && !rec->old_id.empty()) RemovePartsOf(disks, rec->old_id);
   if (rec && rec->id != now.file_id) RemovePartsOf(disks, rec->id);
   ::unlink(record_path.c_str());

@@ -173,6 +173,12 @@ void StripedFile::MarkModified() {
   manifest_dirty_ = true;
 }
 
+Result<UniqueFd> StripedFile::DupStub() const {
+  UniqueFd fd(::fcntl(stub_fd_.get(), F_DUPFD_CLOEXEC, 0));
+  if (!fd.valid()) return Error::FromErrno("dup stub of striped file " + manifest_.file_id);
+  return fd;
+}
+
 Status StripedFile::RefuseChange() const {
   if (!options_.writable) return Error(EROFS, "striped file opened read-only");
   if (manifest_.packed) {

@@ -8,7 +8,7 @@
 //
 // Read-ahead and caching sit above this class (volume/, cache/): it only moves bytes. Of a
 // compressed file (manifest `packed`) it reads the packed stream — size() is the stream's —
-// and refuses writes; the volume decodes (volume/packed_file.h).
+// and refuses writes; the volume decodes (volume/packed_file.h) and makes it plain first.
 #pragma once
 
 #include <atomic>
@@ -83,6 +83,8 @@ class StripedFile {
   // Writes all bytes (extending the file if needed); returns `length`.
   Result<uint64_t> Write(uint64_t offset, const char* buf, uint64_t length);
   Status Truncate(uint64_t new_size);
+  // A descriptor of the stub (for a file that replaces this one in it).
+  Result<UniqueFd> DupStub() const;
   // Persists the manifest if it changed (size), without forcing it to disk.
   Status Flush();
   // Makes data, size and layout durable: fsync of every part written or truncated since

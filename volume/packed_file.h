@@ -2,7 +2,7 @@
 // stream (a StripedFile of checksummed frames, striping/packed_directory.h) and the directory
 // of its units. Every read decodes whole units; a frame whose checksum does not match is EIO
 // for that read, a log line naming the file, the unit and its disks, and a counter in stats —
-// never wrong bytes. Read-only (writes are refused by StripedFile).
+// never wrong bytes. Read-only: VolumeFile makes the file plain before its first write.
 #pragma once
 
 #include <atomic>

@@ -58,7 +58,7 @@ std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cach
 bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64_t stream, uint32_t pid,
                             PinnedRead* out, Status* error) {
   cache::ChunkCache& cache = *cache_;
-  const std::shared_ptr<StripedSource>& src = file.shared_source();
+  const std::shared_ptr<StripedSource> src = file.shared_source();
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   const uint64_t generation = src->Generation();  // before the size
   const uint64_t file_size = file.size();
@@ -120,7 +120,7 @@ Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t
   }
   if (scratch.size() < len) scratch = AlignedBuffer((len + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
   if (!scratch.ok()) return Error(ENOMEM, "no memory for a read of " + std::to_string(len) + " bytes");
-  auto n = file.source().Load(offset, len, scratch.data());  // decoded, for a compressed file
+  auto n = file.shared_source()->Load(offset, len, scratch.data());  // decoded, for a compressed file
   if (!n.ok()) return n.error();
   out.pieces_.push_back({scratch.data(), *n});
   out.bytes_ = *n;

@@ -160,7 +160,7 @@ Result<std::shared_ptr<StripedSource>> Volume::MakeSource(std::shared_ptr<Stripe
 }
 
 void Volume::RefreshLayout(VolumeFile& file, const std::string& backing_path) {
-  RefreshSourceLayout(file.source(), backing_path);
+  RefreshSourceLayout(*file.shared_source(), backing_path);
 }
 
 // Units are the chunks of the graph's index when it has a fresh one, else stripe-unit
@@ -204,7 +204,7 @@ Result<std::shared_ptr<VolumeFile>> Volume::OpenStriped(UniqueFd stub, const Str
   if (!f.ok()) return f.error();
   auto source = MakeSource(*f, backing_path);
   if (!source.ok()) return source.error();
-  return std::make_shared<VolumeFile>(*this, *f, std::move(*source));
+  return std::make_shared<VolumeFile>(*this, *f, std::move(*source), backing_path);
 }
 
 void Volume::RemoveParts(const StripeManifest& m) {
@@ -224,27 +224,107 @@ void Volume::InjectFault(uint32_t disk, int error) {
 
 // ---- VolumeFile ----
 
-uint64_t VolumeFile::size() const { return source_->size(); }
+uint64_t VolumeFile::size() const { return shared_source()->size(); }
 
-void VolumeFile::NoteChange() {
-  source_->DropChunkLayout();
+std::string VolumeFile::id() const { return file()->manifest().file_id; }
+
+std::shared_ptr<StripedSource> VolumeFile::shared_source() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return source_;
+}
+
+std::shared_ptr<StripedFile> VolumeFile::file() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return file_;
+}
+
+void VolumeFile::NoteChange(StripedSource& source) {
+  source.DropChunkLayout();
   // Requests planned from the old size are refused from here on (cache::UnitSource::Generation).
-  source_->BumpGeneration();
-  volume_.Invalidate(*source_);
+  source.BumpGeneration();
+  volume_.Invalidate(source);
+}
+
+Status VolumeFile::Unpack() {
+  const std::shared_ptr<StripedFile> old_file = file();
+  const std::shared_ptr<StripedSource> old_source = shared_source();
+  const StripeManifest old = old_file->manifest();
+  const DiskSet* disks = volume_.disk_set();
+  if (disks == nullptr) return Error(EIO, "no disk set");
+  const std::string what = "making compressed file " + backing_path_ + " plain for a write";
+  StripeManifest plain;
+  plain.file_id = NewId();
+  plain.set_id = old.set_id;
+  plain.size = 0;
+  plain.layout = old.layout;
+  GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(*disks, plain.file_id));
+  auto fail = [&](const Error& e) {
+    volume_.RemoveParts(plain);  // the compressed file is untouched
+    return e.Wrap(what);
+  };
+  auto stub = old_file->DupStub();
+  if (!stub.ok()) return fail(stub.error());
+  StripedFileOptions o;
+  o.direct_io = volume_.options().direct;
+  auto opened = StripedFile::Open(*disks, volume_.io(), std::move(*stub), plain, o);
+  if (!opened.ok()) return fail(opened.error());
+  const std::shared_ptr<StripedFile>& fresh = *opened;
+  const uint64_t size = old_source->size();
+  Status sized = fresh->Truncate(size);  // the size, even of an empty file, goes into its manifest
+  if (!sized.ok()) return fail(sized.error());
+  AlignedBuffer buf(16 << 20);
+  for (uint64_t off = 0; off < size;) {
+    const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
+    auto n = old_source->Load(off, len, buf.data());
+    if (!n.ok()) return fail(n.error());
+    if (*n != len) return fail(Error(EIO, "short decode at " + std::to_string(off)));
+    auto w = fresh->Write(off, buf.data(), len);
+    if (!w.ok()) return fail(w.error());
+    off += len;
+  }
+  // The switch: parts durable, then the manifest naming them, then the stub fsync'd.
+  Status synced = fresh->Sync();
+  if (!synced.ok()) return fail(synced.error());
+  auto source = volume_.MakeSource(fresh, backing_path_);
+  if (!source.ok()) return source.error().Wrap(what);  // switched already: the plain file is on disk
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    file_ = fresh;
+    source_ = *source;
+  }
+  NoteChange(**source);
+  volume_.Invalidate(*old_source);
+  volume_.RemoveParts(old);  // readers still holding the old source read through open fds
+  LogError("compressed file " + backing_path_ + " (" + old.file_id + ") is plain striped file " +
+           plain.file_id + " from its first write on");
+  return Status::Ok();
 }
 
 Result<uint64_t> VolumeFile::Write(uint64_t offset, const char* data, uint64_t length) {
-  NoteChange();
-  auto n = file_->Write(offset, data, length);
-  NoteChange();
+  {
+    std::lock_guard<std::mutex> lock(unpack_mu_);
+    if (shared_source()->compressed()) GRAPHFS_RETURN_IF_ERROR(Unpack());
+  }
+  const std::shared_ptr<StripedSource> source = shared_source();
+  NoteChange(*source);
+  auto n = file()->Write(offset, data, length);
+  NoteChange(*source);
   return n;
 }
 
 Status VolumeFile::Truncate(uint64_t size) {
-  NoteChange();
-  Status s = file_->Truncate(size);
-  NoteChange();
+  {
+    std::lock_guard<std::mutex> lock(unpack_mu_);
+    if (shared_source()->compressed()) GRAPHFS_RETURN_IF_ERROR(Unpack());
+  }
+  const std::shared_ptr<StripedSource> source = shared_source();
+  NoteChange(*source);
+  Status s = file()->Truncate(size);
+  NoteChange(*source);
   return s;
 }
+
+Status VolumeFile::Flush() { return file()->Flush(); }
+Status VolumeFile::Sync() { return file()->Sync(); }
 
 }  // namespace graphfs::volume

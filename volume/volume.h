@@ -181,26 +181,36 @@ class Volume {
 // while a write was in flight does not outlive it).
 class VolumeFile {
  public:
-  VolumeFile(Volume& volume, std::shared_ptr<StripedFile> file, std::shared_ptr<StripedSource> source)
-      : volume_(volume), file_(std::move(file)), source_(std::move(source)), id_(file_->manifest().file_id) {}
+  VolumeFile(Volume& volume, std::shared_ptr<StripedFile> file, std::shared_ptr<StripedSource> source,
+             std::string backing_path)
+      : volume_(volume), file_(std::move(file)), source_(std::move(source)), backing_path_(std::move(backing_path)) {}
 
   uint64_t size() const;  // a compressed file's own size, not its stream's
-  const std::string& id() const { return id_; }
+  std::string id() const;
+  // A compressed file becomes a plain striped one at its first write or truncate (Unpack).
   Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t length);
   Status Truncate(uint64_t size);
-  Status Flush() { return file_->Flush(); }  // the manifest, if the size changed
-  Status Sync() { return file_->Sync(); }    // data, size and layout durable
+  Status Flush();  // the manifest, if the size changed
+  Status Sync();   // data, size and layout durable
 
-  StripedFile& striped() { return *file_; }
-  StripedSource& source() { return *source_; }
-  const std::shared_ptr<StripedSource>& shared_source() const { return source_; }
+  // The file's bytes as the cache sees them now (readers keep the copy for their read: an
+  // unpacked file's old source stays readable until they let go).
+  std::shared_ptr<StripedSource> shared_source() const;
 
  private:
-  void NoteChange();
+  std::shared_ptr<StripedFile> file() const;
+  void NoteChange(StripedSource& source);
+  // A compressed file's first change: its units are decoded into a new plain striped file,
+  // made durable, and the stub's manifest switched to it in one fsetxattr + fsync — before the
+  // switch the compressed file is whole, after it the plain one is; the old parts go last.
+  Status Unpack();
+
   Volume& volume_;
+  mutable std::mutex mu_;  // file_ and source_ (replaced once, by Unpack)
   std::shared_ptr<StripedFile> file_;
   std::shared_ptr<StripedSource> source_;
-  const std::string id_;
+  std::mutex unpack_mu_;  // one Unpack; changes wait for it
+  const std::string backing_path_;
 };
 
 }  // namespace graphfs::volume

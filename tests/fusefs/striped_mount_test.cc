@@ -126,6 +126,37 @@ TEST_F(StripedMount, RandomOperationsOnStripedAndPlainFiles) {
   RandomOps(mnt + "/graph/plain", data, 12, 2500);
 }
 
+// A compressed file (graphfs-stripe --compress) under the same random operations: its first
+// write turns it into a plain striped file (new parts, the manifest switched, the compressed
+// parts gone), and everything after behaves as on any striped file, across a remount.
+TEST_F(StripedMount, RandomOperationsOnACompressedFile) {
+  std::string data(2 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>("graphfs"[i % 7] + (i / 65536) % 3);
+  WriteFile(graph + "/column", data);
+  StripeRequest req;
+  req.path = graph + "/column";
+  req.disks = disks;
+  req.unit = 64 << 10;
+  req.min_size = 0;
+  req.progress = false;
+  req.compress = "zstd:1";
+  req.compress_unit = 100000;
+  auto r = StripeFiles(req);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const StripeManifest packed = **ReadManifest(graph + "/column");
+  ASSERT_TRUE(packed.packed.has_value());
+  DoMount();
+  RandomOps(mnt + "/graph/column", data, 13, 1500);
+  const std::string model = ReadFile(mnt + "/graph/column");
+  mount.Unmount();
+  const StripeManifest now = **ReadManifest(graph + "/column");
+  EXPECT_FALSE(now.packed.has_value()) << "the first write makes it plain";
+  EXPECT_EQ(now.size, model.size());
+  for (const auto& d : disks) EXPECT_FALSE(std::filesystem::exists(d + "/parts/" + packed.file_id)) << d;
+  DoMount();
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == model) << "after a remount";
+}
+
 TEST_F(StripedMount, WritesSizeAndLayoutSurviveRemountAndUnstripe) {
   std::string data = RandomBytes(500000, 3);
   Stripe("row", data);

@@ -120,7 +120,7 @@ TEST(Volume, StreamsThroughCacheUnitsWithReadAheadAndServesSmallReadsAroundThem)
   auto f = OpenFile(*v, t.graph + "/data");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->size(), bytes.size());
-  EXPECT_EQ(f->source().layout_note(), "stripe-aligned blocks");  // not a graph's partition file
+  EXPECT_EQ(f->shared_source()->layout_note(), "stripe-aligned blocks");  // not a graph's partition file
 
   // A sequential reader: every byte right, units pinned while read, read-ahead staged.
   ReadStreams streams;
@@ -145,7 +145,7 @@ TEST(Volume, StreamsThroughCacheUnitsWithReadAheadAndServesSmallReadsAroundThem)
   EXPECT_EQ(past->bytes(), 0u);
 
   // A small random read of a unit not in memory goes around the cache (no 256 KiB load).
-  v->cache()->Invalidate(f->source().key());
+  v->cache()->Invalidate(f->shared_source()->key());
   ReadStreams other;
   const uint64_t before = v->cache()->Stats().bytes_loaded;
   auto small = v->Read(*f, other, 3 * kUnit + 8192, 4096, 200, scratch);
@@ -191,9 +191,9 @@ TEST(Volume, DecodesACompressedFileAtAnyRange) {
   auto f = OpenFile(*v, t.graph + "/data");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->size(), bytes.size());
-  EXPECT_EQ(f->source().layout_note(), "compressed units (zstd:1)");
-  EXPECT_TRUE(f->source().compressed());
-  EXPECT_EQ(f->source().layout()->Count(bytes.size()), 11u);  // ceil(3 MiB / 300001)
+  EXPECT_EQ(f->shared_source()->layout_note(), "compressed units (zstd:1)");
+  EXPECT_TRUE(f->shared_source()->compressed());
+  EXPECT_EQ(f->shared_source()->layout()->Count(bytes.size()), 11u);  // ceil(3 MiB / 300001)
   std::mt19937_64 rng(4);
   ReadStreams streams;
   AlignedBuffer scratch;
@@ -202,7 +202,7 @@ TEST(Volume, DecodesACompressedFileAtAnyRange) {
     const uint64_t off = rng() % (bytes.size() + 1000), len = rng() % 700000 + 1;
     const uint64_t want = off >= bytes.size() ? 0 : std::min<uint64_t>(len, bytes.size() - off);
     buf.assign(len, '\0');
-    auto loaded = f->source().Load(off, len, buf.data());  // around the cache: pieces of units decoded
+    auto loaded = f->shared_source()->Load(off, len, buf.data());  // around the cache: pieces of units decoded
     ASSERT_TRUE(loaded.ok()) << loaded.error().message();
     ASSERT_EQ(*loaded, want) << off << "+" << len;
     ASSERT_TRUE(buf.compare(0, want, bytes, std::min<uint64_t>(off, bytes.size()), want) == 0) << off << "+" << len;
@@ -212,14 +212,36 @@ TEST(Volume, DecodesACompressedFileAtAnyRange) {
   }
   // Every disk holds some of its frames.
   std::vector<uint64_t> share(kDisks, 0);
-  f->source().DiskShare(0, bytes.size(), share);
+  f->shared_source()->DiskShare(0, bytes.size(), share);
   for (uint32_t d = 0; d < kDisks; ++d) EXPECT_GT(share[d], 0u) << "disk " << d;
   // The frames' bytes, less than the file's and about what was stored (the directory aside).
   const uint64_t frames = share[0] + share[1] + share[2] + share[3];
   EXPECT_LT(frames, done->stored);
   EXPECT_GT(frames, done->stored * 9 / 10);
-  EXPECT_FALSE(f->Write(0, "x", 1).ok());
   EXPECT_GT(v->packed_counters().units_decoded.load(), 11u);
+
+  // The first write makes it a plain striped file (Unpack): same bytes plus the write, the
+  // stub's manifest switched to the new parts, the compressed parts gone.
+  const StripeManifest packed = **ReadManifest(t.graph + "/data");
+  auto wrote = f->Write(1000, "written", 7);
+  ASSERT_TRUE(wrote.ok()) << wrote.error().message();
+  EXPECT_FALSE(f->shared_source()->compressed());
+  EXPECT_EQ(f->size(), bytes.size());
+  bytes.replace(1000, 7, "written");
+  buf.assign(bytes.size(), '\0');
+  ASSERT_EQ(*f->shared_source()->Load(0, bytes.size(), buf.data()), bytes.size());
+  EXPECT_TRUE(buf == bytes);
+  ASSERT_TRUE(f->Sync().ok());
+  const StripeManifest now = **ReadManifest(t.graph + "/data");
+  EXPECT_FALSE(now.packed.has_value());
+  EXPECT_NE(now.file_id, packed.file_id);
+  EXPECT_EQ(now.size, bytes.size());
+  for (uint32_t d = 0; d < kDisks; ++d) {
+    EXPECT_FALSE(std::filesystem::exists(t.disks[d] + "/parts/" + packed.file_id)) << "disk " << d;
+  }
+  auto grown = f->Write(bytes.size(), "tail", 4);  // later writes are ordinary ones
+  ASSERT_TRUE(grown.ok());
+  EXPECT_EQ(f->size(), bytes.size() + 4);
 }
 
 TEST(Volume, ReadsReachEveryDiskAndNameTheFailingOne) {
@@ -232,7 +254,7 @@ TEST(Volume, ReadsReachEveryDiskAndNameTheFailingOne) {
   auto f = OpenFile(*v, t.graph + "/data");
   ASSERT_NE(f, nullptr);
   ASSERT_EQ(v->disk_count(), kDisks);
-  const uint32_t disk = f->striped().map().Split(kUnit, kUnit).at(0).disk;  // of the second unit
+  const uint32_t disk = f->shared_source()->file().map().Split(kUnit, kUnit).at(0).disk;  // of the second unit
   v->InjectFault(disk, EIO);
   ReadStreams streams;
   AlignedBuffer scratch;
@@ -299,7 +321,7 @@ class IndexedVolumeCacheLoader : public IndexedVolume {
 };
 
 TEST_F(IndexedVolume, CachesAnIndexedGraphsFilesInItsChunks) {
-  EXPECT_EQ(f->source().layout_note().rfind("chunks of the index (", 0), 0u) << f->source().layout_note();
+  EXPECT_EQ(f->shared_source()->layout_note().rfind("chunks of the index (", 0), 0u) << f->shared_source()->layout_note();
   ASSERT_EQ(v->indexes().List().size(), 1u);
   EXPECT_TRUE(v->indexes().List()[0].loaded);
   ReadStreams streams;
@@ -463,12 +485,12 @@ TEST_F(IndexedVolume, VertexGranularLpsReadOnlyTheActiveSourcesRuns) {
 // and reads the rest from the disks; whole chunks read that way are offered to the cache (a
 // second copy reads nothing from the disks), a run inside a chunk is not (no holes).
 TEST_F(IndexedVolume, CopyRunsMixesCachedAndDiskUnitsAndOffersWholeOnes) {
-  const auto layout = f->source().layout();
+  const auto layout = f->shared_source()->layout();
   const uint64_t size = f->size();
   std::vector<cache::UnitExtent> u;
   for (uint64_t i = 0; i < 6; ++i) u.push_back(layout->At(i, size));
   ASSERT_GT(u[5].length, 0u);
-  const uint64_t key = f->source().key();
+  const uint64_t key = f->shared_source()->key();
   Volume::RunsReport first;
   std::string one(u[1].length, '\0');
   ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, {{u[1].offset, u[1].length, 0}}, one.data(), 9, &first).ok());
@@ -538,7 +560,7 @@ TEST(Volume, CopyRunsPipelinesManySmallBatches) {
 }
 
 TEST_F(IndexedVolume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
-  ASSERT_EQ(f->source().layout_note().rfind("chunks of the index", 0), 0u);
+  ASSERT_EQ(f->shared_source()->layout_note().rfind("chunks of the index", 0), 0u);
   ASSERT_TRUE(v->schedules().Get(*v, g.graph).ok());
 
   // The graph's `column` changes behind the index (its stub's times move, as a rewrite does).
@@ -547,7 +569,7 @@ TEST_F(IndexedVolume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
 
   // Reopened: its units go back to stripe-aligned blocks, with the reason.
   v->RefreshLayout(*f, g.graph + "/column");
-  const std::string note = f->source().layout_note();
+  const std::string note = f->shared_source()->layout_note();
   EXPECT_EQ(note.rfind("stripe-aligned blocks: ", 0), 0u) << note;
   EXPECT_NE(note.find("graphfs-index"), std::string::npos) << note;
   ASSERT_EQ(v->indexes().List().size(), 1u);
