@@ -26,7 +26,9 @@ void DisposeInode(GraphFs& fs, std::unique_ptr<Inode> gone) {
   {
     std::lock_guard<std::mutex> lock(gone->mu);
     striped = std::move(gone->striped);
-    manifest = gone->manifest;
+    // An open file's manifest may have changed since lookup (a compressed file made plain by
+    // its first write): its parts are the current ones.
+    manifest = striped ? std::optional<StripeManifest>(striped->manifest()) : gone->manifest;
     remove = gone->remove_parts;
   }
   striped.reset();  // flushes the manifest

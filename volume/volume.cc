@@ -228,6 +228,8 @@ uint64_t VolumeFile::size() const { return shared_source()->size(); }
 
 std::string VolumeFile::id() const { return file()->manifest().file_id; }
 
+StripeManifest VolumeFile::manifest() const { return file()->manifest(); }
+
 std::shared_ptr<StripedSource> VolumeFile::shared_source() const {
   std::lock_guard<std::mutex> lock(mu_);
   return source_;
@@ -270,8 +272,12 @@ Status VolumeFile::Unpack() {
   if (!opened.ok()) return fail(opened.error());
   const std::shared_ptr<StripedFile>& fresh = *opened;
   const uint64_t size = old_source->size();
-  Status sized = fresh->Truncate(size);  // the size, even of an empty file, goes into its manifest
-  if (!sized.ok()) return fail(sized.error());
+  // The writes set the size (Truncate would write the manifest to the stub at once, naming parts
+  // not yet filled); only an empty file needs it, and has nothing to lose.
+  if (size == 0) {
+    Status sized = fresh->Truncate(0);
+    if (!sized.ok()) return fail(sized.error());
+  }
   AlignedBuffer buf(16 << 20);
   for (uint64_t off = 0; off < size;) {
     const uint64_t len = std::min<uint64_t>(buf.size(), size - off);

@@ -187,6 +187,7 @@ class VolumeFile {
 
   uint64_t size() const;  // a compressed file's own size, not its stream's
   std::string id() const;
+  StripeManifest manifest() const;  // the current one (Unpack replaces it)
   // A compressed file becomes a plain striped one at its first write or truncate (Unpack).
   Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t length);
   Status Truncate(uint64_t size);

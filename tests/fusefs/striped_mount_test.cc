@@ -155,6 +155,27 @@ TEST_F(StripedMount, RandomOperationsOnACompressedFile) {
   for (const auto& d : disks) EXPECT_FALSE(std::filesystem::exists(d + "/parts/" + packed.file_id)) << d;
   DoMount();
   EXPECT_TRUE(ReadFile(mnt + "/graph/column") == model) << "after a remount";
+  mount.Unmount();
+  // Made plain while open, then unlinked while open: its current parts go when it is closed.
+  const StripeManifest again = **ReadManifest(graph + "/column");
+  WriteFile(graph + "/packed", data);
+  req.path = graph + "/packed";
+  ASSERT_TRUE(StripeFiles(req).ok());
+  const StripeManifest second = **ReadManifest(graph + "/packed");
+  DoMount();
+  {
+    UniqueFd fd(::open((mnt + "/graph/packed").c_str(), O_RDWR));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::pwrite(fd.get(), "x", 1, 5), 1);
+    ASSERT_EQ(::unlink((mnt + "/graph/packed").c_str()), 0);
+  }
+  mount.Unmount();
+  for (const auto& d : disks) {
+    for (const auto& e : std::filesystem::directory_iterator(d + "/parts")) {
+      EXPECT_EQ(e.path().filename().string(), again.file_id) << "only column's parts remain; " << second.file_id
+                                                             << " was the unlinked compressed file";
+    }
+  }
 }
 
 TEST_F(StripedMount, WritesSizeAndLayoutSurviveRemountAndUnstripe) {
