@@ -285,7 +285,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
 
   // Resume a matching pending record; discard a stale one (the file changed since).
   StripeRecord rec;
-  rec.PendingRecord::operator=({NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())});
+  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())};
   auto old_text = ReadSmallFile(record_path);
   std::optional<StripeRecord> old = old_text.ok() ? ParseRecord<StripeRecord>(*old_text) : std::nullopt;
   if (old && old->SameSource(rec)) {
@@ -445,7 +445,7 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
   if (!ends.ok()) return ends.error();
 
   CompressRecord rec;
-  rec.PendingRecord::operator=({NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())});
+  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())};
   rec.old_id = old ? old->file_id : "";
   rec.codec = spec->Name();
   auto old_text = ReadSmallFile(record_path, kCompressRecordLimit);

@@ -173,6 +173,11 @@ void StripedFile::MarkModified() {
   manifest_dirty_ = true;
 }
 
+void StripedFile::Discard() {
+  std::lock_guard<std::mutex> lock(manifest_mu_);
+  discarded_ = true;
+}
+
 Result<UniqueFd> StripedFile::DupStub() const {
   UniqueFd fd(::fcntl(stub_fd_.get(), F_DUPFD_CLOEXEC, 0));
   if (!fd.valid()) return Error::FromErrno("dup stub of striped file " + manifest_.file_id);
@@ -237,7 +242,7 @@ Status StripedFile::Flush() {
   StripeManifest m;
   {
     std::lock_guard<std::mutex> lock(manifest_mu_);
-    if (!manifest_dirty_) return Status::Ok();
+    if (!manifest_dirty_ || discarded_) return Status::Ok();
     manifest_.size = size();
     m = manifest_;
     manifest_dirty_ = false;

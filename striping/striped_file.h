@@ -83,6 +83,9 @@ class StripedFile {
   // Writes all bytes (extending the file if needed); returns `length`.
   Result<uint64_t> Write(uint64_t offset, const char* buf, uint64_t length);
   Status Truncate(uint64_t new_size);
+  // Never writes its manifest to the stub again (not at Flush, Sync or destruction): for a file
+  // that was to replace another in its stub and is abandoned half-written.
+  void Discard();
   // A descriptor of the stub (for a file that replaces this one in it).
   Result<UniqueFd> DupStub() const;
   // Persists the manifest if it changed (size), without forcing it to disk.
@@ -121,6 +124,7 @@ class StripedFile {
   mutable std::mutex manifest_mu_;
   StripeManifest manifest_;
   bool manifest_dirty_ = false;
+  bool discarded_ = false;  // Discard(): the manifest is never written again
 
   // Truncate excludes reads and writes; reads and writes run concurrently.
   mutable std::shared_mutex rw_;

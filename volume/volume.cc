@@ -260,8 +260,10 @@ Status VolumeFile::Unpack() {
   plain.size = 0;
   plain.layout = old.layout;
   GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(*disks, plain.file_id));
+  std::shared_ptr<StripedFile> fresh;
   auto fail = [&](const Error& e) {
-    volume_.RemoveParts(plain);  // the compressed file is untouched
+    if (fresh) fresh->Discard();  // its manifest must never reach the stub
+    volume_.RemoveParts(plain);   // the compressed file is untouched
     return e.Wrap(what);
   };
   auto stub = old_file->DupStub();
@@ -270,7 +272,7 @@ Status VolumeFile::Unpack() {
   o.direct_io = volume_.options().direct;
   auto opened = StripedFile::Open(*disks, volume_.io(), std::move(*stub), plain, o);
   if (!opened.ok()) return fail(opened.error());
-  const std::shared_ptr<StripedFile>& fresh = *opened;
+  fresh = *opened;
   const uint64_t size = old_source->size();
   // The writes set the size (Truncate would write the manifest to the stub at once, naming parts
   // not yet filled); only an empty file needs it, and has nothing to lose.
@@ -290,7 +292,19 @@ Status VolumeFile::Unpack() {
   }
   // The switch: parts durable, then the manifest naming them, then the stub fsync'd.
   Status synced = fresh->Sync();
-  if (!synced.ok()) return fail(synced.error());
+  if (!synced.ok()) {
+    // Sync writes the manifest after the parts are durable, so the stub may name the new file
+    // already (its fsync failed) or not: put the old manifest back before the new parts go.
+    fresh->Discard();
+    auto dup = old_file->DupStub();
+    if (!dup.ok()) return synced.error().Wrap(what + " (both copies kept)");
+    auto now = ReadManifestFd(dup->get());
+    if (!now.ok() || (*now && (*now)->file_id == plain.file_id)) {
+      if (!WriteManifestFd(dup->get(), old).ok() || ::fsync(dup->get()) != 0)
+        return synced.error().Wrap(what + " (both copies kept)");
+    }
+    return fail(synced.error());
+  }
   auto source = volume_.MakeSource(fresh, backing_path_);
   if (!source.ok()) return source.error().Wrap(what);  // switched already: the plain file is on disk
   {

@@ -32,34 +32,15 @@ std::string EdgeBytes(size_t edges, uint32_t seed) {
   return s;
 }
 
-class CompressedMount : public StripedMount {
- protected:
-  // Writes `name` and stores it compressed with `codec` in units of `unit` bytes.
-  void Compress(const std::string& name, const std::string& bytes, const std::string& codec, uint64_t unit) {
-    WriteFile(graph + "/" + name, bytes);
-    StripeRequest req;
-    req.path = graph + "/" + name;
-    req.disks = disks;
-    req.unit = 64 << 10;
-    req.min_size = 0;
-    req.progress = false;
-    req.compress = codec;
-    req.record_size = 12;
-    req.compress_unit = unit;
-    auto r = StripeFiles(req);
-    ASSERT_TRUE(r.ok()) << r.error().message();
-    ASSERT_EQ(r->converted.size(), 1u);
-    auto m = ReadManifest(graph + "/" + name);
-    ASSERT_TRUE(m.ok() && m->has_value() && (*m)->packed) << name << " was not compressed";
-    EXPECT_LT(r->stored, bytes.size()) << codec;
-  }
-};
+class CompressedMount : public StripedMount {};
 
 TEST_F(CompressedMount, ReadsGiveTheOriginalBytesAtAnyOffset) {
   const std::string data = EdgeBytes(300000, 1);  // 3.6 MB
   const std::vector<std::string> codecs = {"zstd:1", "lz4", "svb", "shuffle-zstd:1"};
   // Units not a multiple of 4 KiB (nor of the record): reads straddle them everywhere.
-  for (size_t k = 0; k < codecs.size(); ++k) Compress("f" + std::to_string(k), data, codecs[k], 100000 + 1200 * k);
+  for (size_t k = 0; k < codecs.size(); ++k) {
+    ASSERT_NO_FATAL_FAILURE(Compress("f" + std::to_string(k), data, codecs[k], 100000 + 1200 * k));
+  }
   DoMount({"cache_size=" + std::to_string(1 << 20)});  // smaller than a file: units are evicted and decoded again
   std::mt19937_64 rng(3);
   for (size_t k = 0; k < codecs.size(); ++k) {
@@ -108,7 +89,7 @@ TEST_F(CompressedMount, ReadsGiveTheOriginalBytesAtAnyOffset) {
 
 TEST_F(CompressedMount, AFlippedByteOnADiskIsEioNeverWrongBytes) {
   const std::string data = EdgeBytes(100000, 2);  // 1.2 MB, units of 120 000 bytes
-  Compress("column", data, "zstd:1", 120000);
+  ASSERT_NO_FATAL_FAILURE(Compress("column", data, "zstd:1", 120000));
   auto m = ReadManifest(graph + "/column");
   ASSERT_TRUE(m.ok() && m->has_value());
   // Byte 200 of the packed stream lies in the first frame (unit 0), in the first stripe unit.

@@ -165,16 +165,7 @@ TEST_F(DaemonCrash, FsyncedWritesToACompressedFileSurviveKillNine) {
     const std::string name = "c" + std::to_string(round);
     std::string data(16 << 20, '\0');  // compressible, and large enough that decoding it takes a while
     for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i / 8) % 97 + round);
-    WriteFile(graph + "/" + name, data);
-    StripeRequest req;
-    req.path = graph + "/" + name;
-    req.disks = disks;
-    req.unit = 64 << 10;
-    req.min_size = 0;
-    req.progress = false;
-    req.compress = "lz4";
-    auto r = StripeFiles(req);
-    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_NO_FATAL_FAILURE(Compress(name, data, "lz4", 2 << 20, 1));
     DoMount({"readahead=0"});
     std::atomic<bool> stop{false};
     WriteLog log;

@@ -44,6 +44,27 @@ class StripedMount : public ::testing::Test {
     auto m = ReadManifest(graph + "/" + name);
     ASSERT_TRUE(m.ok() && m->has_value()) << name << " was not striped";
   }
+  // Writes `name` and stores it compressed (graphfs-stripe --compress CODEC) in units of `unit`
+  // bytes of `record_size`-byte records; checks that it got smaller.
+  void Compress(const std::string& name, const std::string& bytes, const std::string& codec, uint64_t unit,
+                uint32_t record_size = 12) {
+    WriteFile(graph + "/" + name, bytes);
+    StripeRequest req;
+    req.path = graph + "/" + name;
+    req.disks = disks;
+    req.unit = 64 << 10;
+    req.min_size = 0;
+    req.progress = false;
+    req.compress = codec;
+    req.record_size = record_size;
+    req.compress_unit = unit;
+    auto r = StripeFiles(req);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_EQ(r->converted.size(), 1u);
+    auto m = ReadManifest(graph + "/" + name);
+    ASSERT_TRUE(m.ok() && m->has_value() && (*m)->packed) << name << " was not compressed";
+    EXPECT_LT(r->stored, bytes.size()) << codec;
+  }
   void DoMount(std::vector<std::string> options = {}) {
     ASSERT_TRUE(mount.Mount(src, mnt, options)) << mount.error();
   }

@@ -132,17 +132,7 @@ TEST_F(StripedMount, RandomOperationsOnStripedAndPlainFiles) {
 TEST_F(StripedMount, RandomOperationsOnACompressedFile) {
   std::string data(2 << 20, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>("graphfs"[i % 7] + (i / 65536) % 3);
-  WriteFile(graph + "/column", data);
-  StripeRequest req;
-  req.path = graph + "/column";
-  req.disks = disks;
-  req.unit = 64 << 10;
-  req.min_size = 0;
-  req.progress = false;
-  req.compress = "zstd:1";
-  req.compress_unit = 100000;
-  auto r = StripeFiles(req);
-  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_NO_FATAL_FAILURE(Compress("column", data, "zstd:1", 100000, 1));
   const StripeManifest packed = **ReadManifest(graph + "/column");
   ASSERT_TRUE(packed.packed.has_value());
   DoMount();
@@ -158,9 +148,7 @@ TEST_F(StripedMount, RandomOperationsOnACompressedFile) {
   mount.Unmount();
   // Made plain while open, then unlinked while open: its current parts go when it is closed.
   const StripeManifest again = **ReadManifest(graph + "/column");
-  WriteFile(graph + "/packed", data);
-  req.path = graph + "/packed";
-  ASSERT_TRUE(StripeFiles(req).ok());
+  ASSERT_NO_FATAL_FAILURE(Compress("packed", data, "zstd:1", 100000, 1));
   const StripeManifest second = **ReadManifest(graph + "/packed");
   DoMount();
   {
