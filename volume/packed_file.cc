@@ -41,9 +41,12 @@ Status PackedFile::DecodeUnit(size_t k, char* out) {
   if (!frame.ok()) return Error(ENOMEM, "no memory for a compressed unit of " + std::to_string(span) + " bytes");
   auto n = stream_->Read(u.frame_offset, span, frame.data());
   if (!n.ok()) return n.error();
-  const std::string unit = "compressed unit " + std::to_string(k) + " (bytes " + std::to_string(u.raw_offset) + "+" +
-                           std::to_string(u.raw_length) + ") of striped file " + stream_->manifest().file_id;
-  if (*n < u.frame_length) return Error(EIO, unit + ": the packed stream ends inside its frame");
+  // For messages only (built on the error paths, not for every unit).
+  auto unit = [&] {
+    return "compressed unit " + std::to_string(k) + " (bytes " + std::to_string(u.raw_offset) + "+" +
+           std::to_string(u.raw_length) + ") of striped file " + stream_->manifest().file_id;
+  };
+  if (*n < u.frame_length) return Error(EIO, unit() + ": the packed stream ends inside its frame");
   const auto start = std::chrono::steady_clock::now();
   Status decoded = compress::DecodeUnit(std::span<const char>(frame.data(), u.frame_length),
                                         std::span<char>(out, u.raw_length));
@@ -59,7 +62,7 @@ Status PackedFile::DecodeUnit(size_t k, char* out) {
     }
     std::string disks;
     for (uint32_t d : on) disks += (disks.empty() ? "" : ", ") + std::to_string(d);
-    const Error e(EIO, unit + " on disk " + disks + ": " + decoded.error().message());
+    const Error e(EIO, unit() + " on disk " + disks + ": " + decoded.error().message());
     LogError(e.message());
     return e;
   }
