@@ -19,6 +19,7 @@
 #include "common/unique_fd.h"
 #include "striping/disk_set.h"
 #include "compress/codec.h"
+#include "compress/unit_frame.h"
 #include "striping/manifest.h"
 #include "striping/packed_stream.h"
 #include "striping/part_io.h"
@@ -405,17 +406,48 @@ Result<std::vector<uint64_t>> UnitEnds(const StripeRequest& req, const std::stri
   return ends;
 }
 
+// --compress auto: the codec whose frames are smallest on a sample of the file's units (up to
+// kAutoSampleUnits, spread over the file). The candidates are the ones the measurements favour
+// (BENCHMARKS.md, issue 18): shuffle-zstd:1 for R-MAT-like graphs, svb-zstd:1 for grids, svb and
+// shuffle-lz4 where they come close and decode faster.
+constexpr size_t kAutoSampleUnits = 8;
+
+Result<compress::CodecSpec> ChooseCodec(const std::vector<uint64_t>& ends,
+                                        const std::function<Status(uint64_t, uint64_t, char*)>& read,
+                                        uint32_t record_size, std::vector<char>& buf) {
+  std::vector<std::string> names = {"svb", "shuffle-lz4", "shuffle-zstd:1", "svb-zstd:1"};
+  if (record_size != 8 && record_size != 12) names = {"shuffle-lz4", "shuffle-zstd:1", "lz4", "zstd:1"};
+  std::vector<std::unique_ptr<compress::Codec>> codecs;
+  std::vector<uint64_t> bytes(names.size(), 0);
+  for (const std::string& name : names) {
+    auto spec = compress::ParseCodecSpec(name, record_size);
+    if (!spec.ok()) return spec.error();
+    auto codec = compress::NewCodec(*spec);
+    if (!codec.ok()) return codec.error();
+    codecs.push_back(std::move(*codec));
+  }
+  const size_t samples = std::min(ends.size(), kAutoSampleUnits);
+  std::string frame;
+  for (size_t s = 0; s < samples; ++s) {
+    const size_t k = s * ends.size() / samples;
+    const uint64_t begin = k == 0 ? 0 : ends[k - 1], len = ends[k] - begin;
+    if (buf.size() < len) buf.resize(len);
+    GRAPHFS_RETURN_IF_ERROR(read(begin, len, buf.data()));
+    for (size_t c = 0; c < codecs.size(); ++c) {
+      GRAPHFS_RETURN_IF_ERROR(compress::EncodeUnit(*codecs[c], std::span<const char>(buf.data(), len), &frame));
+      bytes[c] += frame.size();
+    }
+  }
+  const size_t best = static_cast<size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
+  return codecs[best]->spec();
+}
+
 // Compresses one file — plain, or striped as it is (`old`) — into a packed stream on the
 // disks; the stub then names the new stream, and the old parts (or the plain file) go.
 Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req,
                    const std::optional<StripeManifest>& old, std::vector<char>& buf, ConvertReport& report) {
   const std::string path = t.path();
   const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
-  auto spec = compress::ParseCodecSpec(req.compress, req.record_size);
-  if (!spec.ok()) return spec.error();
-  auto codec = compress::NewCodec(*spec);
-  if (!codec.ok()) return codec.error();
-
   UniqueFd src(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!src.valid()) return Error::FromErrno("open " + path);
   struct stat st;
@@ -433,7 +465,7 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
     if (!p.ok()) return p.error();
     old_parts = std::move(*p);
   }
-  auto read_source = [&](uint64_t off, uint64_t len, char* to) -> Status {
+  std::function<Status(uint64_t, uint64_t, char*)> read_source = [&](uint64_t off, uint64_t len, char* to) -> Status {
     if (old) return ReadFromParts(disks, *old_map, old_parts, off, len, to);
     auto n = ReadFull(src.get(), to, len, off, "read " + path);
     if (!n.ok()) return n.error();
@@ -443,6 +475,11 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
 
   auto ends = UnitEnds(req, t.name, size);
   if (!ends.ok()) return ends.error();
+  auto spec = req.compress == kAutoCodec ? ChooseCodec(*ends, read_source, req.record_size, buf)
+                                         : compress::ParseCodecSpec(req.compress, req.record_size);
+  if (!spec.ok()) return spec.error().Wrap(path);
+  auto codec = compress::NewCodec(*spec);
+  if (!codec.ok()) return codec.error();
 
   CompressRecord rec;
   static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())};
@@ -555,6 +592,10 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
     GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
   }
   ::unlink(record_path.c_str());
+  if (req.progress) {
+    std::fprintf(stderr, "%s: %s, %.3f of the bytes\n", t.name.c_str(), spec->Name().c_str(),
+                 size > 0 ? static_cast<double>(info->stream_size) / static_cast<double>(size) : 1.0);
+  }
   report.converted.push_back(t.name);
   report.bytes += size;
   report.stored += info->stream_size;
@@ -695,9 +736,11 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
     return Error::FromErrno("create " + graph_dir + "/" + kRegistryDir);
   GRAPHFS_RETURN_IF_ERROR(EnsurePendingDir(PendingDir(graph_dir, "pending-stripe")));
   const bool compressing = !req.compress.empty();
-  if (compressing) {
+  if (compressing && req.compress != kAutoCodec) {
     auto spec = compress::ParseCodecSpec(req.compress, req.record_size);
     if (!spec.ok()) return spec.error();
+  }
+  if (compressing) {
     GRAPHFS_RETURN_IF_ERROR(EnsurePendingDir(PendingDir(graph_dir, "pending-compress")));
   }
 

@@ -14,6 +14,10 @@
 
 namespace graphfs {
 
+// StripeRequest::compress: each file gets the codec whose frames are smallest on a sample of its
+// units (restripe.cc, ChooseCodec).
+inline constexpr const char* kAutoCodec = "auto";
+
 struct StripeRequest {
   std::string path;                 // a graph directory, or one file in it
   std::vector<std::string> disks;   // disk directories, in order
@@ -25,7 +29,7 @@ struct StripeRequest {
   // codec ("zstd:1", "svb", ...: compress/codec.h) into a checksummed frame of the file's
   // packed stream (packed_directory.h). Empty: the bytes as they are. With a codec, files
   // striped already are compressed in place; compressed ones are left alone.
-  std::string compress;
+  std::string compress;                // or kAutoCodec: chosen per file, on a sample of its units
   uint32_t record_size = 1;            // bytes per record of the files (8 or 12: a graph's edges)
   uint64_t compress_unit = 2ull << 20; // fixed units (rounded down to whole records) where
                                        // unit_cuts gives none

@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
                    std::string names;
                    for (auto n : graphfs::compress::CodecNames()) names += (names.empty() ? "" : ", ") + std::string(n);
                    return names;
-                 }() + "; a level for zstd stages: zstd:1); striped files are compressed in place");
+                 }() + "; a level for zstd stages: zstd:1; or auto: per file, the codec whose frames are smallest on "
+                       "a sample of its units); striped files are compressed in place");
   app.add_option("--compress-unit", compress_unit,
                  "unit of files without an up-to-date chunk index (default 2M; column and row of an indexed "
                  "graph are cut at its chunks)");

@@ -206,6 +206,32 @@ TEST(RestripeCrash, UnstripeDetectsADamagedCompressedUnit) {
   EXPECT_TRUE((*ReadManifest(graph + "/column")).has_value()) << "the compressed file must be kept";
 }
 
+// --compress auto picks, per file, one of the candidate codecs from a sample; the file reads
+// back identical and is smaller.
+TEST(RestripeCrash, CompressAutoChoosesACodecPerFile) {
+  TempDir tmp;
+  const std::string graph = tmp.Sub("graph");
+  std::vector<std::string> disks = {tmp.Sub("d0"), tmp.Sub("d1")};
+  // An unweighted grid, preprocessed with sorted blocks: the grid family, 8-byte records.
+  const std::string edges = tmp.path() + "/grid.bin";
+  ASSERT_EQ(RunCommand({BinDir() + "/gen-grid", "--width", "512", "--height", "512", "-o", edges}).status, 0);
+  std::filesystem::remove(graph);
+  auto pre = RunCommand({BinDir() + "/preprocess", "-i", edges, "-o", graph, "-v", "262144", "-p", "2", "-t", "0",
+                         "--sort-sources"});
+  ASSERT_EQ(pre.status, 0) << pre.output;
+  const std::string grid = ReadFile(graph + "/column");
+  auto r = RunCommand({BinDir() + "/graphfs-stripe", "--unit", "64K", "--min-size", "1M", "--compress", "auto",
+                       "--disks", disks[0] + "," + disks[1], graph});
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto m = ReadManifest(graph + "/column");
+  ASSERT_TRUE(m.ok() && m->has_value() && (*m)->packed);
+  const std::string codec = (*m)->packed->codec;
+  EXPECT_TRUE(codec == "svb" || codec == "shuffle-lz4" || codec == "shuffle-zstd:1" || codec == "svb-zstd:1") << codec;
+  EXPECT_NE(r.output.find("column: " + codec + ", "), std::string::npos) << r.output;
+  EXPECT_LT((*m)->packed->stream_size, grid.size() / 5) << codec;
+  EXPECT_EQ(Content(graph + "/column"), grid);
+}
+
 TEST(RestripeCrash, RefusesWhenADiskLacksSpace) {
   TempDir tmp;
   const std::string graph = tmp.Sub("graph");
