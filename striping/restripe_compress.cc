@@ -1,0 +1,275 @@
+// graphfs-stripe --compress: a file's units compressed into a packed stream on the disks
+// (packed_stream.h), from a plain file or in place of a striped one; resumable, verified.
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <functional>
+#include <span>
+
+#include "compress/codec.h"
+#include "compress/unit_frame.h"
+#include "striping/packed_stream.h"
+#include "striping/part_io.h"
+#include "striping/restripe_detail.h"
+#include "striping/striped_file.h"
+
+namespace graphfs::restripe_detail {
+
+// What a killed compression run leaves: besides the stream's id and the source, the striped
+// file it replaces and the frames made durable so far.
+struct CompressRecord : PendingRecord {
+  std::string old_id;  // the striped file it replaces; "" for a plain source
+  std::string codec;
+  std::vector<std::array<uint64_t, 3>> frames;  // raw length, frame offset, frame length
+  json ToJson() const {
+    json j = PendingRecord::ToJson();
+    j["old_id"] = old_id;
+    j["codec"] = codec;
+    j["frames"] = frames;
+    return j;
+  }
+  void FromJson(const json& j) {
+    PendingRecord::FromJson(j);
+    old_id = j.at("old_id");
+    codec = j.at("codec");
+    frames = j.at("frames").get<std::vector<std::array<uint64_t, 3>>>();
+  }
+  bool Same(const CompressRecord& o) const { return SameSource(o) && old_id == o.old_id && codec == o.codec; }
+};
+
+constexpr size_t kCompressRecordLimit = 256u << 20;  // 16 bytes of JSON per unit, and then some
+
+// Where the units of a file of `size` bytes end: the request's cuts (its graph's chunks), or
+// fixed units of compress_unit bytes rounded down to whole records.
+Result<std::vector<uint64_t>> UnitEnds(const StripeRequest& req, const std::string& name, uint64_t size) {
+  std::vector<uint64_t> ends = req.unit_cuts ? req.unit_cuts(name, size) : std::vector<uint64_t>{};
+  if (!ends.empty() && ends.back() == size) ends.pop_back();  // the file's end is every unit list's
+  if (ends.empty()) {
+    const uint64_t record = std::max<uint64_t>(req.record_size, 1);
+    const uint64_t unit = std::max(req.compress_unit / record, uint64_t{1}) * record;
+    for (uint64_t at = unit; at < size; at += unit) ends.push_back(at);
+  }
+  uint64_t previous = 0;
+  for (uint64_t end : ends) {
+    if (end <= previous || end >= size || end - previous > compress::kMaxUnitBytes)
+      return Error(EINVAL, name + ": unit boundary " + std::to_string(end) + " is out of order or out of range");
+    previous = end;
+  }
+  if (size > 0) ends.push_back(size);
+  if (size - previous > compress::kMaxUnitBytes) return Error(EINVAL, name + ": last unit larger than 1 GiB");
+  return ends;
+}
+
+// --compress auto: the codec whose frames are smallest on a sample of the file's units (up to
+// kAutoSampleUnits, spread over the file). The candidates are the ones the measurements favour
+// (BENCHMARKS.md, issue 18): shuffle-zstd:1 for R-MAT-like graphs, svb-zstd:1 for grids, svb and
+// shuffle-lz4 where they come close and decode faster.
+constexpr size_t kAutoSampleUnits = 8;
+
+Result<compress::CodecSpec> ChooseCodec(const std::vector<uint64_t>& ends,
+                                        const std::function<Status(uint64_t, uint64_t, char*)>& read,
+                                        uint32_t record_size, std::vector<char>& buf) {
+  std::vector<std::string> names = {"svb", "shuffle-lz4", "shuffle-zstd:1", "svb-zstd:1"};
+  if (record_size != 8 && record_size != 12) names = {"shuffle-lz4", "shuffle-zstd:1", "lz4", "zstd:1"};
+  std::vector<std::unique_ptr<compress::Codec>> codecs;
+  std::vector<uint64_t> bytes(names.size(), 0);
+  for (const std::string& name : names) {
+    auto spec = compress::ParseCodecSpec(name, record_size);
+    if (!spec.ok()) return spec.error();
+    auto codec = compress::NewCodec(*spec);
+    if (!codec.ok()) return codec.error();
+    codecs.push_back(std::move(*codec));
+  }
+  const size_t samples = std::min(ends.size(), kAutoSampleUnits);
+  std::string frame;
+  for (size_t s = 0; s < samples; ++s) {
+    const size_t k = s * ends.size() / samples;
+    const uint64_t begin = k == 0 ? 0 : ends[k - 1], len = ends[k] - begin;
+    if (buf.size() < len) buf.resize(len);
+    GRAPHFS_RETURN_IF_ERROR(read(begin, len, buf.data()));
+    for (size_t c = 0; c < codecs.size(); ++c) {
+      GRAPHFS_RETURN_IF_ERROR(compress::EncodeUnit(*codecs[c], std::span<const char>(buf.data(), len), &frame));
+      bytes[c] += frame.size();
+    }
+  }
+  const size_t best = static_cast<size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
+  return codecs[best]->spec();
+}
+
+// Compresses one file — plain, or striped as it is (`old`) — into a packed stream on the
+// disks; the stub then names the new stream, and the old parts (or the plain file) go.
+Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req,
+                   const std::optional<StripeManifest>& old, std::vector<char>& buf, ConvertReport& report) {
+  const std::string path = t.path();
+  const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
+  UniqueFd src(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!src.valid()) return Error::FromErrno("open " + path);
+  struct stat st;
+  if (::fstat(src.get(), &st) != 0) return Error::FromErrno("stat " + path);
+  const uint64_t size = old ? old->size : static_cast<uint64_t>(st.st_size);
+
+  // The source's bytes: the plain file, or the striped file's parts.
+  std::optional<StripeMap> old_map;
+  std::vector<UniqueFd> old_parts;
+  if (old) {
+    auto m = StripeMap::Create(old->layout);
+    if (!m.ok()) return m.error();
+    old_map = *m;
+    auto p = OpenParts(disks, old->file_id, O_RDONLY);
+    if (!p.ok()) return p.error();
+    old_parts = std::move(*p);
+  }
+  std::function<Status(uint64_t, uint64_t, char*)> read_source = [&](uint64_t off, uint64_t len, char* to) -> Status {
+    if (old) return ReadFromParts(disks, *old_map, old_parts, off, len, to);
+    auto n = ReadFull(src.get(), to, len, off, "read " + path);
+    if (!n.ok()) return n.error();
+    if (*n != len) return Error(EIO, path + " shrank while being compressed");
+    return Status::Ok();
+  };
+
+  auto ends = UnitEnds(req, t.name, size);
+  if (!ends.ok()) return ends.error();
+  auto spec = req.compress == kAutoCodec ? ChooseCodec(*ends, read_source, req.record_size, buf)
+                                         : compress::ParseCodecSpec(req.compress, req.record_size);
+  if (!spec.ok()) return spec.error().Wrap(path);
+  auto codec = compress::NewCodec(*spec);
+  if (!codec.ok()) return codec.error();
+
+  CompressRecord rec;
+  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())};
+  rec.old_id = old ? old->file_id : "";
+  rec.codec = spec->Name();
+  auto old_text = ReadSmallFile(record_path, kCompressRecordLimit);
+  std::optional<CompressRecord> pending = old_text.ok() ? ParseRecord<CompressRecord>(*old_text) : std::nullopt;
+  PackedDirectory written;
+  if (pending && pending->Same(rec)) {
+    rec = *pending;
+    for (const auto& f : rec.frames) {
+      Status added = f[0] <= UINT32_MAX && f[2] <= UINT32_MAX
+                         ? written.Add(static_cast<uint32_t>(f[0]), f[1], static_cast<uint32_t>(f[2]))
+                         : Error(EINVAL, "frame too long");
+      if (!added.ok()) return added.error().Wrap(record_path + " is damaged; remove it and run again");
+    }
+  } else {
+    if (pending) RemovePartsOf(disks, pending->id);
+    // The record goes first: a part file never exists without a record naming it.
+    GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
+  }
+  GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks, rec.id));
+  auto map = StripeMap::Create({req.unit, disks.size(), rec.first});
+  if (!map.ok()) return map.error();
+  auto opened = OpenParts(disks, rec.id, O_RDWR);
+  if (!opened.ok()) return opened.error();
+  std::vector<UniqueFd>& parts = *opened;
+
+  // Units after the last durable one; a frame written after it by a killed run is rewritten.
+  size_t next = 0;
+  while (next < ends->size() && (next == 0 ? 0 : (*ends)[next - 1]) < written.raw_size()) ++next;
+  if (next > 0 && (*ends)[next - 1] != written.raw_size())
+    return Error(EINVAL, record_path + " does not end at a unit boundary; remove it and run again");
+  PackedStreamWriter writer(disks, *map, parts, std::move(written));
+  Progress progress(req.progress, t.name, size);
+  progress.Start(writer.directory().raw_size());
+  if (!old) ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  uint64_t since_checkpoint = 0;
+  for (; next < ends->size(); ++next) {
+    const uint64_t begin = next == 0 ? 0 : (*ends)[next - 1], len = (*ends)[next] - begin;
+    if (buf.size() < len) buf.resize(len);
+    GRAPHFS_RETURN_IF_ERROR(read_source(begin, len, buf.data()));
+    GRAPHFS_RETURN_IF_ERROR(writer.Append(**codec, std::span<const char>(buf.data(), len)));
+    since_checkpoint += len;
+    if (since_checkpoint >= req.checkpoint || next + 1 == ends->size()) {
+      for (uint32_t d = 0; d < disks.size(); ++d)
+        if (::fdatasync(parts[d].get()) != 0) return Error::FromErrno("fsync part on disk " + std::to_string(d));
+      rec.frames.clear();
+      for (const PackedUnit& u : writer.directory().units()) rec.frames.push_back({u.raw_length, u.frame_offset, u.frame_length});
+      GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
+      since_checkpoint = 0;
+    }
+    progress.Update((*ends)[next]);
+  }
+  auto info = writer.Finish(spec->Name());
+  if (!info.ok()) return info.error();
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (::ftruncate(parts[d].get(), static_cast<off_t>(map->PartSize(d, info->stream_size))) != 0 ||
+        ::fsync(parts[d].get()) != 0)
+      return Error::FromErrno("finish part on disk " + std::to_string(d));
+  }
+  progress.Update(size, true);
+
+  // Verify: every frame, read back from the disks, must decode to the source's bytes.
+  std::optional<uint64_t> want = old ? old->checksum : std::nullopt;
+  if (!want) {
+    auto hashed = old ? HashParts(disks, *old, buf) : HashFile(src.get(), size, buf, path);
+    if (!hashed.ok()) return hashed.error();
+    want = *hashed;
+  }
+  for (const UniqueFd& fd : parts) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  auto dir = ReadPackedDirectory(disks, *map, parts, *info);
+  if (!dir.ok()) return dir.error().Wrap(path + ": the compressed copy");
+  XXH3_state_t* hs = XXH3_createState();
+  XXH3_64bits_reset(hs);
+  Status read_back = ForEachPackedUnit(disks, *map, parts, *dir, [&](const PackedUnit&, std::span<const char> raw) {
+    XXH3_64bits_update(hs, raw.data(), raw.size());
+    return Status::Ok();
+  });
+  const uint64_t got = XXH3_64bits_digest(hs);
+  XXH3_freeState(hs);
+  if (!read_back.ok()) return read_back.error().Wrap(path + ": the compressed copy; the original is kept");
+  if (dir->raw_size() != size || got != *want)
+    return Error(EIO, path + ": the compressed copy does not match the original (checksum); the original is kept");
+
+  StripeManifest m;
+  m.file_id = rec.id;
+  m.set_id = disks.set_id();
+  m.size = size;
+  m.layout = map->layout();
+  m.checksum = *want;
+  m.packed = *info;
+  if (old) {
+    // In place: the stub's manifest switches to the new stream in one fsetxattr, made durable,
+    // if nothing changed the file meanwhile; the old parts go after.
+    UniqueFd stub(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!stub.valid()) return Error::FromErrno("open " + path);
+    auto now = ReadManifestFd(stub.get());
+    if (!now.ok()) return now.error();
+    if (!now->has_value() || (*now)->file_id != old->file_id || (*now)->size != old->size || (*now)->packed)
+      return Error(EAGAIN, path + " changed while being compressed; run again");
+    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
+    if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + path);
+    RemovePartsOf(disks, old->file_id);
+  } else {
+    struct stat now;
+    if (::stat(path.c_str(), &now) != 0) return Error::FromErrno("stat " + path);
+    if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
+      return Error(EAGAIN, path + " changed while being compressed; run again");
+    GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
+  }
+  ::unlink(record_path.c_str());
+  if (req.progress) {
+    std::fprintf(stderr, "%s: %s, %.3f of the bytes\n", t.name.c_str(), spec->Name().c_str(),
+                 size > 0 ? static_cast<double>(info->stream_size) / static_cast<double>(size) : 1.0);
+  }
+  report.converted.push_back(t.name);
+  report.bytes += size;
+  report.stored += info->stream_size;
+  return Status::Ok();
+}
+
+// Finishes what killed compression runs left behind a file that is now compressed: the
+// parts of the striped file it replaced, or of a stream that never got into a manifest.
+void FinishPendingCompression(const DiskSet& disks, const Target& t, const StripeManifest& now) {
+  const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
+  auto text = ReadSmallFile(record_path, kCompressRecordLimit);
+  if (!text.ok()) return;
+  std::optional<CompressRecord> rec = ParseRecord<CompressRecord>(*text);
+  if (rec && rec->id == now.file_id && !rec->old_id.empty()) RemovePartsOf(disks, rec->old_id);
+  if (rec && rec->id != now.file_id) RemovePartsOf(disks, rec->id);
+  ::unlink(record_path.c_str());
+}
+
+}  // namespace graphfs::restripe_detail

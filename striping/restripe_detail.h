@@ -1,0 +1,121 @@
+// Internals shared by the files of the offline conversion tools (restripe.cc: striping and
+// unstriping; restripe_compress.cc: compressing): the file being converted, progress lines,
+// the pending records that make a killed run resumable, and the checks and steps both use.
+// Not a public header.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/size_parse.h"
+#include "striping/disk_set.h"
+#include "striping/manifest.h"
+#include "striping/restripe.h"
+
+namespace graphfs::restripe_detail {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct Target {
+  std::string dir;   // graph directory
+  std::string name;  // file name inside it
+  std::string path() const { return dir + "/" + name; }
+};
+
+class Progress {
+ public:
+  Progress(bool on, std::string label, uint64_t total) : on_(on), label_(std::move(label)), total_(total) {}
+  void Update(uint64_t done, bool final = false) {
+    if (!on_) return;
+    auto now = Clock::now();
+    if (!final && now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    double secs = std::chrono::duration<double>(now - start_).count();
+    double mbps = secs > 0 ? static_cast<double>(done - first_) / secs / 1e6 : 0;
+    std::fprintf(stderr, "\r%s: %s / %s (%.0f%%) %.0f MB/s%s", label_.c_str(), FormatSize(done).c_str(),
+                 FormatSize(total_).c_str(), total_ ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 100.0,
+                 mbps, final ? "\n" : "   ");
+    std::fflush(stderr);
+  }
+  void Start(uint64_t first) { first_ = first; }
+
+ private:
+  bool on_;
+  std::string label_;
+  uint64_t total_;
+  uint64_t first_ = 0;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_{};
+};
+
+// What a killed run of graphfs-stripe leaves for the next one (GRAPH/.graphfs/pending-*/NAME.json):
+// the id of the parts it writes, the source it read (size, mtime, inode: a changed source makes
+// the record stale) and the stripe layout. The kinds below add what they need to resume.
+struct PendingRecord {
+  std::string id;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t ino = 0;
+  uint64_t unit = 0;
+  uint32_t first = 0;
+  json ToJson() const {
+    return {{"id", id}, {"size", size}, {"mtime_ns", mtime_ns}, {"ino", ino}, {"unit", unit}, {"first", first}};
+  }
+  void FromJson(const json& j) {  // throws on a missing or mistyped field
+    id = j.at("id");
+    size = j.at("size");
+    mtime_ns = j.at("mtime_ns");
+    ino = j.at("ino");
+    unit = j.at("unit");
+    first = j.at("first");
+  }
+  bool SameSource(const PendingRecord& o) const {
+    return size == o.size && mtime_ns == o.mtime_ns && ino == o.ino && unit == o.unit;
+  }
+};
+
+// Parses a record of kind R (its FromJson), or nullopt if it is damaged or of another kind.
+template <typename R>
+std::optional<R> ParseRecord(const std::string& text) {
+  try {
+    R r;
+    r.FromJson(json::parse(text));
+    return r;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+int64_t MtimeNs(const struct stat& st);
+Status FsyncDir(const std::string& dir);
+// Copies ownership, mode, user xattrs (not ours) and times from `from` to `to_fd`.
+Status CopyMetadata(const std::string& from, const struct stat& st, int to_fd);
+// GRAPH/.graphfs/pending-KIND: the records of killed runs.
+std::string PendingDir(const std::string& graph_dir, const char* kind);
+// Creates a pending-record directory, and removes the temporary files that atomic record
+// writes of a killed run left in it.
+Status EnsurePendingDir(const std::string& dir);
+uint32_t FirstDiskFor(const std::string& name, uint32_t disks);
+// Hash of a striped file, read back from its parts after dropping them from the page cache.
+Result<uint64_t> HashParts(const DiskSet& disks, const StripeManifest& m, std::vector<char>& buf);
+Result<uint64_t> HashFile(int fd, uint64_t size, std::vector<char>& buf, const std::string& what);
+// The stub carrying `m` replaces the plain file of `t` (whose stat was `st`) in one rename,
+// after it is durable.
+Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManifest& m);
+
+// restripe_compress.cc: compresses one file — plain, or striped as it is (`old`) — into a
+// packed stream; and finishes what killed compression runs left behind a compressed file.
+Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req,
+                   const std::optional<StripeManifest>& old, std::vector<char>& buf, ConvertReport& report);
+void FinishPendingCompression(const DiskSet& disks, const Target& t, const StripeManifest& now);
+
+}  // namespace graphfs::restripe_detail
