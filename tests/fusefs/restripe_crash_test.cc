@@ -72,6 +72,15 @@ std::string Content(const std::string& path) {
   return out;
 }
 
+// Every run finished: no record of a killed one is left.
+void ExpectNoPendingRecords(const std::string& graph) {
+  for (const char* pending : {"/.graphfs/pending-stripe", "/.graphfs/pending-unstripe", "/.graphfs/pending-compress"}) {
+    if (std::filesystem::exists(graph + pending)) {
+      EXPECT_TRUE(std::filesystem::is_empty(graph + pending)) << pending;
+    }
+  }
+}
+
 TEST(RestripeCrash, KilledAtRandomPointsLosesNothing) {
   TempDir tmp;
   const std::string graph = tmp.Sub("graph");
@@ -117,11 +126,7 @@ TEST(RestripeCrash, KilledAtRandomPointsLosesNothing) {
   for (auto& e : std::filesystem::directory_iterator(graph))
     EXPECT_TRUE(e.path().filename() == "column" || e.path().filename() == "row" || e.path().filename() == ".graphfs")
         << e.path();
-  for (const char* pending : {"/.graphfs/pending-stripe", "/.graphfs/pending-unstripe"}) {
-    if (std::filesystem::exists(graph + pending)) {
-      EXPECT_TRUE(std::filesystem::is_empty(graph + pending)) << pending;
-    }
-  }
+  ExpectNoPendingRecords(graph);
   EXPECT_GT(killed, 0) << "no run was interrupted: the test proved nothing";
 }
 
@@ -172,11 +177,7 @@ TEST(RestripeCrash, CompressionKilledAtRandomPointsLosesNothing) {
     ASSERT_EQ(ReadFile(graph + "/column"), data);
   }
   for (const auto& d : disks) EXPECT_TRUE(std::filesystem::is_empty(d + "/parts")) << d;
-  for (const char* pending : {"/.graphfs/pending-stripe", "/.graphfs/pending-unstripe", "/.graphfs/pending-compress"}) {
-    if (std::filesystem::exists(graph + pending)) {
-      EXPECT_TRUE(std::filesystem::is_empty(graph + pending)) << pending;
-    }
-  }
+  ExpectNoPendingRecords(graph);
   EXPECT_GT(killed, 0) << "no run was interrupted: the test proved nothing";
 }
 
