@@ -320,11 +320,16 @@ Status VolumeFile::Unpack() {
   return Status::Ok();
 }
 
+Status VolumeFile::MakePlain() {
+  // A file turns plain once and never back: the check without the lock is enough for every
+  // write after the first, which then do not queue behind one another here.
+  if (!shared_source()->compressed()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(unpack_mu_);
+  return shared_source()->compressed() ? Unpack() : Status::Ok();
+}
+
 Result<uint64_t> VolumeFile::Write(uint64_t offset, const char* data, uint64_t length) {
-  {
-    std::lock_guard<std::mutex> lock(unpack_mu_);
-    if (shared_source()->compressed()) GRAPHFS_RETURN_IF_ERROR(Unpack());
-  }
+  GRAPHFS_RETURN_IF_ERROR(MakePlain());
   const std::shared_ptr<StripedSource> source = shared_source();
   NoteChange(*source);
   auto n = file()->Write(offset, data, length);
@@ -333,10 +338,7 @@ Result<uint64_t> VolumeFile::Write(uint64_t offset, const char* data, uint64_t l
 }
 
 Status VolumeFile::Truncate(uint64_t size) {
-  {
-    std::lock_guard<std::mutex> lock(unpack_mu_);
-    if (shared_source()->compressed()) GRAPHFS_RETURN_IF_ERROR(Unpack());
-  }
+  GRAPHFS_RETURN_IF_ERROR(MakePlain());
   const std::shared_ptr<StripedSource> source = shared_source();
   NoteChange(*source);
   Status s = file()->Truncate(size);

@@ -205,6 +205,8 @@ class VolumeFile {
   // made durable, and the stub's manifest switched to it in one fsetxattr + fsync — before the
   // switch the compressed file is whole, after it the plain one is; the old parts go last.
   Status Unpack();
+  // Unpack if the file is still compressed (once, whoever comes first).
+  Status MakePlain();
 
   Volume& volume_;
   mutable std::mutex mu_;  // file_ and source_ (replaced once, by Unpack)
