@@ -33,9 +33,10 @@ struct UnitRef::Entry final : UnitView {
   UnitKey key_;
   uint64_t offset = 0, length = 0;
   double weight = 1.0;
-  AlignedBuffer buffer;
+  AlignedBuffer buffer;  // from `pool`, given back when the last handle goes
+  std::shared_ptr<BufferPool> pool;
   uint64_t skew = 0;    // the unit starts this far into the (4 KiB aligned) buffer
-  uint64_t charge = 0;  // buffer bytes
+  uint64_t charge = 0;  // bytes counted against the cache (the buffer may be up to 1/8 larger)
   enum class State { kLoading, kReady, kFailed } state = State::kLoading;
   int error_code = 0;
   std::string error_message;
@@ -56,6 +57,9 @@ struct UnitRef::Entry final : UnitView {
   std::vector<Taker> takers;
   int64_t same_pass_ns = 0;  // the cache's
 
+  ~Entry() override {
+    if (pool != nullptr) pool->Give(std::move(buffer));
+  }
   const UnitKey& key() const override { return key_; }
   bool PartWay(int64_t now) const override {
     for (const Taker& t : takers)

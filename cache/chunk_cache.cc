@@ -62,7 +62,10 @@ void UnitRef::NoteServed(uint64_t bytes) {
 
 // ---- ChunkCache ----
 
-ChunkCache::ChunkCache(const CacheOptions& options) : options_(options), policy_(MakePolicy(options)) {
+ChunkCache::ChunkCache(const CacheOptions& options)
+    : options_(options),
+      policy_(MakePolicy(options)),
+      buffers_(std::make_shared<BufferPool>(options.recycle_bytes)) {
   if (!options.trace_path.empty()) trace_ = std::fopen(options.trace_path.c_str(), "a");
   counters_.policy = policy_->name();
   counters_.capacity = options.capacity;
@@ -107,8 +110,9 @@ std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
   // exactly the unit (its neighbours' bytes would cost decoding them whole).
   e->skew = r.source->AlignedLoads() ? r.offset % kAlign : 0;
   e->charge = r.source->AlignedLoads() ? (e->skew + r.length + kAlign - 1) / kAlign * kAlign : r.length;
-  e->buffer = AlignedBuffer((e->charge + kAlign - 1) / kAlign * kAlign);
+  e->buffer = buffers_->Take((e->charge + kAlign - 1) / kAlign * kAlign);
   if (!e->buffer.ok()) return nullptr;
+  e->pool = buffers_;
   staged_.push_back(e);
   staged_bytes_ += e->charge;
   units_[r.key].entry = e;
@@ -406,6 +410,9 @@ CacheStats ChunkCache::Stats() const {
   s.staged = staged_bytes_;
   s.units = order_.size();
   s.staged_units = staged_.size();
+  const BufferPool::Stats b = buffers_->stats();
+  s.buffers_reused = b.reused;
+  s.buffers_created = b.created;
   for (const auto& [pid, p] : processes_) s.processes.push_back(p);
   std::sort(s.processes.begin(), s.processes.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
   return s;

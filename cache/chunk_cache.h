@@ -40,6 +40,7 @@
 #include "cache/eviction_policy.h"
 #include "cache/reader_set.h"
 #include "common/aligned_buffer.h"
+#include "common/buffer_pool.h"
 #include "common/result.h"
 
 namespace graphfs::cache {
@@ -89,6 +90,9 @@ struct CacheOptions {
   // Priority policy: whether a reading process still exists (a stream of an exited job
   // predicts nothing). Null: every process counts as alive.
   std::function<bool(uint32_t pid)> process_alive;
+  // Bytes of freed unit buffers kept for the next loads (common/buffer_pool.h): the cache loads
+  // one unit for each one it evicts, and a fresh mapping costs a zeroed page per 4 KiB.
+  uint64_t recycle_bytes = 64ull << 20;
 };
 
 struct ProcessStats {
@@ -112,6 +116,7 @@ struct CacheStats {
   uint64_t offers = 0, offers_admitted = 0;  // Offer calls with a unit not in memory; admitted ones
   uint64_t bytes_served = 0, bytes_from_cache = 0, bytes_loaded = 0, bytes_bypassed = 0;
   uint64_t prefetched_unused_bytes = 0;  // loaded ahead, dropped without a reader
+  uint64_t buffers_reused = 0, buffers_created = 0;  // unit buffers: recycled, newly mapped
   std::vector<ProcessStats> processes;
 };
 
@@ -206,6 +211,7 @@ class ChunkCache {
 
   const CacheOptions options_;
   const std::unique_ptr<EvictionPolicy> policy_;  // called under mu_
+  const std::shared_ptr<BufferPool> buffers_;     // entries give their buffers back as they go
   mutable std::mutex mu_;
   std::condition_variable loaded_;
   std::unordered_map<UnitKey, Record, KeyHash> units_;

@@ -53,6 +53,8 @@ json RenderCache(const cache::CacheStats& c) {
           {"prefetches_skipped", c.prefetches_skipped},
           {"offers", c.offers},
           {"offers_admitted", c.offers_admitted},
+          {"buffers_reused", c.buffers_reused},
+          {"buffers_created", c.buffers_created},
           {"load_errors", c.load_errors},
           {"byte_hit_ratio", byte_hit_ratio},
           {"bytes_served", c.bytes_served},

@@ -293,6 +293,30 @@ TEST(ChunkCache, LruEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(c.Stats().evictions, 1u);
 }
 
+// Evicted units' buffers serve the next loads (no fresh mapping per unit), and a recycled
+// buffer holds the new unit's bytes, not its last unit's.
+TEST(ChunkCache, EvictedUnitsBuffersAreReusedWithTheirNewBytes) {
+  auto src = std::make_shared<FakeSource>(40 * kUnit);
+  ChunkCache c(Options(3, "lru"));
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint64_t i = 0; i < 40; ++i) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1)) << "unit " << i;
+  const CacheStats s = c.Stats();
+  EXPECT_EQ(s.misses, 80u);
+  EXPECT_LE(s.buffers_created, 6u);  // the 3 admitted units and a few in flight
+  EXPECT_EQ(s.buffers_created + s.buffers_reused, 80u);
+}
+
+// Without room to keep freed buffers every load maps a new one.
+TEST(ChunkCache, NoRecyclingWithoutRoomForIdleBuffers) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  CacheOptions o = Options(2, "lru");
+  o.recycle_bytes = 0;
+  ChunkCache c(o);
+  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1));
+  EXPECT_EQ(c.Stats().buffers_reused, 0u);
+  EXPECT_EQ(c.Stats().buffers_created, 10u);
+}
+
 TEST(ChunkCache, PriorityKeepsWhatMoreProcessesReadAndRefusesAScan) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   CacheOptions o = Options(2, "priority");

@@ -1,0 +1,52 @@
+// Large aligned buffers kept for reuse. A fresh mapping costs a page fault and a zeroed page
+// per 4 KiB on first touch, and its munmap a TLB flush: at a cache's churn (one unit loaded for
+// each one evicted, GB/s) that was a fifth of the machine's CPU in a four-job mix (perf, issue
+// 18). Buffers given back are kept up to a byte limit and handed out again for requests of
+// about their size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "common/aligned_buffer.h"
+
+namespace graphfs {
+
+class BufferPool {
+ public:
+  // A request reuses an idle buffer at most 1/kSlackDivisor larger than itself.
+  static constexpr size_t kSlackDivisor = 8;
+
+  explicit BufferPool(uint64_t max_idle_bytes) : max_idle_bytes_(max_idle_bytes) {}
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+
+  // At least `size` bytes, 4 KiB aligned: an idle buffer of up to size + size/8 bytes (the
+  // smallest that fits), else a new one (ok() false if memory ran out). Its bytes are
+  // whatever its last user left.
+  AlignedBuffer Take(size_t size);
+  // Keeps `buffer` for reuse; the longest-idle buffers are released while the idle bytes
+  // exceed the limit.
+  void Give(AlignedBuffer buffer);
+
+  struct Stats {
+    uint64_t reused = 0, created = 0, released = 0;  // buffers
+    uint64_t idle_bytes = 0, idle_buffers = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct Idle {
+    AlignedBuffer buffer;
+    uint64_t given = 0;  // order of Give calls
+  };
+  const uint64_t max_idle_bytes_;
+  mutable std::mutex mu_;
+  std::multimap<size_t, Idle> idle_;  // by size
+  uint64_t gives_ = 0;
+  Stats stats_;
+};
+
+}  // namespace graphfs
