@@ -1,20 +1,35 @@
 #include "volume/volume.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <set>
 
 #include "common/log.h"
 #include "volume/striped_source.h"
+#include "volume/unpack_journal.h"
 
 namespace graphfs::volume {
 
 namespace {
+
+// Where the stub open as `fd` is now (it may have been renamed since it was opened); empty if
+// it was unlinked (then no name keeps either copy of its parts).
+Result<std::string> StubPath(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Error::FromErrno("stat the stub");
+  if (st.st_nlink == 0) return std::string();
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), path, sizeof path - 1);
+  if (n <= 0 || path[0] != '/') return Error(EIO, "cannot tell where the stub is");
+  return std::string(path, static_cast<size_t>(n));
+}
 
 // Finds the disk set of the striped graphs under `source` and verifies every disk.
 Result<std::unique_ptr<DiskSet>> OpenDisks(const VolumeOptions& options) {
@@ -102,6 +117,14 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
   auto disks = OpenDisks(options);
   if (!disks.ok()) return disks.error().Wrap("cannot mount " + options.source);
   v->disks_ = std::move(*disks);
+  if (v->disks_) {
+    // Unpacks a killed daemon left half done (volume/unpack_journal.h).
+    FinishPendingUnpacks(*v->disks_, [&](const std::string& file_id) {
+      StripeManifest m;
+      m.file_id = file_id;
+      v->RemoveParts(m);
+    });
+  }
   v->read_cost_ = LoadReadCost(options, v->disks_.get());
   for (const std::string& why : v->read_cost_.damaged) LogError("read cost: " + why);
   IoEngineOptions& io = v->io_options_;
@@ -259,15 +282,23 @@ Status VolumeFile::Unpack() {
   plain.set_id = old.set_id;
   plain.size = 0;
   plain.layout = old.layout;
-  GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(*disks, plain.file_id));
+  auto stub = old_file->DupStub();
+  if (!stub.ok()) return stub.error().Wrap(what);
+  // A killed daemon leaves one copy's parts unnamed; the record lets the next mount remove them
+  // (volume/unpack_journal.h).
+  auto stub_path = StubPath(stub->get());
+  if (!stub_path.ok()) return stub_path.error().Wrap(what);
+  const Status recorded = WriteUnpackRecord(*disks, {old.file_id, plain.file_id, *stub_path});
+  if (!recorded.ok()) return recorded.error().Wrap(what);
   std::shared_ptr<StripedFile> fresh;
   auto fail = [&](const Error& e) {
     if (fresh) fresh->Discard();  // its manifest must never reach the stub
     volume_.RemoveParts(plain);   // the compressed file is untouched
+    DropUnpackRecord(*disks, plain.file_id);
     return e.Wrap(what);
   };
-  auto stub = old_file->DupStub();
-  if (!stub.ok()) return fail(stub.error());
+  const Status created = StripedFile::CreateParts(*disks, plain.file_id);
+  if (!created.ok()) return fail(created.error());
   StripedFileOptions o;
   o.direct_io = volume_.options().direct;
   auto opened = StripedFile::Open(*disks, volume_.io(), std::move(*stub), plain, o);
@@ -297,6 +328,7 @@ Status VolumeFile::Unpack() {
     // already (its fsync failed) or not: put the old manifest back before the new parts go.
     fresh->Discard();
     auto dup = old_file->DupStub();
+    // "Both copies kept": the record stays, and the next mount removes the one the stub does not name.
     if (!dup.ok()) return synced.error().Wrap(what + " (both copies kept)");
     auto now = ReadManifestFd(dup->get());
     if (!now.ok() || (*now && (*now)->file_id == plain.file_id)) {
@@ -315,6 +347,7 @@ Status VolumeFile::Unpack() {
   NoteChange(**source);
   volume_.Invalidate(*old_source);
   volume_.RemoveParts(old);  // readers still holding the old source read through open fds
+  DropUnpackRecord(*disks, plain.file_id);
   LogError("compressed file " + backing_path_ + " (" + old.file_id + ") is plain striped file " +
            plain.file_id + " from its first write on");
   return Status::Ok();

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -157,6 +158,14 @@ TEST_F(DaemonCrash, FsyncedWritesSurviveKillNine) {
 // The same on a compressed file: its first write turns it into a plain striped file (decode,
 // new parts, the manifest switched). Killed at random points — before, during or after that —
 // the file is either the compressed original or the plain one, with every fsync'ed write.
+// Names in `dir` (none if it does not exist).
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) names.push_back(e.path().filename());
+  return names;
+}
+
 TEST_F(DaemonCrash, FsyncedWritesToACompressedFileSurviveKillNine) {
   std::mt19937 rng(8);
   int unpacked = 0, still_compressed = 0;
@@ -186,8 +195,48 @@ TEST_F(DaemonCrash, FsyncedWritesToACompressedFileSurviveKillNine) {
     if ((*m)->packed) {
       EXPECT_EQ(log.acked, 0) << "an fsync was acknowledged, so the file must have been unpacked";
     }
+    // The mount after the kill finished the half-done unpack: the copy the manifest does not
+    // name is gone from every disk, and so is its record.
+    ExpectOnlyNamedParts();
+    EXPECT_TRUE(ListDir(disks[0] + "/.graphfs-pending-unpack").empty());
   }
   EXPECT_GT(unpacked, 0) << "no round got as far as the first write: the test proves little";
+}
+
+// A kill in the middle of an unpack (the first write to a compressed file decodes it into new
+// parts before the stub switches to them): the next mount removes the copy no manifest names, by
+// the record the unpack left on disk 0, and the file reads as before.
+TEST_F(DaemonCrash, AKilledUnpackLeavesNoOrphanParts) {
+  std::string data(64 << 20, '\0');  // large enough that the unpack takes a while to copy
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i / 12) % 251);
+  ASSERT_NO_FATAL_FAILURE(Compress("column", data, "lz4", 2 << 20, 12));
+  DoMount({"readahead=0"});
+  const std::string records = disks[0] + "/.graphfs-pending-unpack";
+  std::thread writer([&] {
+    int fd = ::open((mnt + "/graph/column").c_str(), O_WRONLY);
+    if (fd >= 0) {
+      (void)!::pwrite(fd, "x", 1, 12345);
+      ::close(fd);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto recorded = [&] {  // the record in place (not its temporary file)
+    for (const std::string& name : ListDir(records))
+      if (name.ends_with(".json")) return true;
+    return false;
+  };
+  while (!recorded() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  mount.Kill();
+  writer.join();
+  ASSERT_EQ(ListDir(records).size(), 1u) << "the kill did not land inside the unpack";
+  DoMount({"readahead=0"});
+  const std::string back = ReadFile(mnt + "/graph/column");
+  EXPECT_TRUE(back == data || (back.size() == data.size() && back[12345] == 'x'))
+      << "neither the old content nor the written byte";
+  mount.Unmount();
+  ExpectOnlyNamedParts();
+  EXPECT_TRUE(ListDir(records).empty());
 }
 
 TEST_F(DaemonCrash, UnmountWithOpenFilesIsRefusedOrLazy) {

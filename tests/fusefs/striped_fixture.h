@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +72,21 @@ class StripedMount : public ::testing::Test {
     ASSERT_TRUE(mount.Mount(src, mnt, options)) << mount.error();
   }
   nlohmann::json Stats() { return nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats")); }
+  // Every part on the disks belongs to a file whose stub in the graph directory names it, and
+  // every named file has its part on each disk (no orphans left behind, nothing missing).
+  void ExpectOnlyNamedParts() {
+    std::set<std::string> named;
+    for (const auto& e : std::filesystem::directory_iterator(graph)) {
+      auto m = ReadManifest(e.path().string());
+      if (m.ok() && m->has_value()) named.insert((*m)->file_id);
+    }
+    for (const std::string& disk : disks) {
+      std::set<std::string> on_disk;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(disk + "/parts", ec)) on_disk.insert(e.path().filename());
+      EXPECT_EQ(on_disk, named) << "parts on " << disk << " vs the files the stubs name";
+    }
+  }
 
   TempDir tmp;
   std::string src, graph, mnt;
