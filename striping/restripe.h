@@ -36,6 +36,14 @@ struct StripeRequest {
   // Where a file's units end, ascending offsets in (0, size] — its graph's index chunks;
   // null or empty: fixed units.
   std::function<std::vector<uint64_t>(const std::string& name, uint64_t size)> unit_cuts;
+  // kAutoCodec weighs each candidate's frames against its decoding on this machine: the time to
+  // deliver a byte is estimated as max(ratio / auto_disk_bandwidth, 1 / (decode speed x
+  // auto_decode_cores)) — the disks and the decoding overlap — and the smallest wins.
+  // auto_disk_bandwidth: bytes/s of all the disks together; 0: the sum of graphfs-calibrate's
+  // records on the disks, and with none of those the smallest frames win (the disks are taken
+  // for the limit). auto_decode_cores: the CPU the readers leave for decoding.
+  double auto_disk_bandwidth = 0;
+  double auto_decode_cores = 1.0;
 };
 
 struct ConvertReport {

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <span>
 
 #include "compress/codec.h"
 #include "compress/unit_frame.h"
+#include "striping/calibrate.h"
 #include "striping/packed_stream.h"
 #include "striping/part_io.h"
 #include "striping/restripe_detail.h"
@@ -64,40 +66,106 @@ Result<std::vector<uint64_t>> UnitEnds(const StripeRequest& req, const std::stri
   return ends;
 }
 
-// --compress auto: the codec whose frames are smallest on a sample of the file's units (up to
-// kAutoSampleUnits, spread over the file). The candidates are the ones the measurements favour
-// (BENCHMARKS.md, issue 18): shuffle-zstd:1 for R-MAT-like graphs, svb-zstd:1 for grids, svb and
-// shuffle-lz4 where they come close and decode faster.
+// --compress auto: the candidates are the codecs the measurements favour (BENCHMARKS.md, issue
+// 18): shuffle-zstd:1 for R-MAT-like graphs, svb-zstd:1 for grids, svb and shuffle-lz4 where the
+// CPU is shorter than the disks. Each compresses a sample of kAutoSampleUnits units spread over
+// the file, and decodes it again and again for at least kAutoDecodeNs to time its decoding.
 constexpr size_t kAutoSampleUnits = 8;
+constexpr int64_t kAutoDecodeNs = 30'000'000;
 
-Result<compress::CodecSpec> ChooseCodec(const std::vector<uint64_t>& ends,
-                                        const std::function<Status(uint64_t, uint64_t, char*)>& read,
-                                        uint32_t record_size, std::vector<char>& buf) {
+struct AutoChoice {
+  compress::CodecSpec spec;
+  std::string table;  // every candidate's ratio, decode speed and estimated cost, for the log
+};
+
+// The disks' bandwidth together: the request's, else the calibrations' sum (0: unknown).
+double AutoDiskBandwidth(const DiskSet& disks, const StripeRequest& req) {
+  if (req.auto_disk_bandwidth > 0) return req.auto_disk_bandwidth;
+  double sum = 0;
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    auto c = LoadCalibration(disks.path(d));
+    if (!c.ok() || c->bytes_per_second <= 0) return 0;
+    sum += c->bytes_per_second;
+  }
+  return sum;
+}
+
+Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
+                               const std::function<Status(uint64_t, uint64_t, char*)>& read,
+                               uint32_t record_size, double disk_bandwidth, double decode_cores,
+                               std::vector<char>& buf) {
   std::vector<std::string> names = {"svb", "shuffle-lz4", "shuffle-zstd:1", "svb-zstd:1"};
   if (record_size != 8 && record_size != 12) names = {"shuffle-lz4", "shuffle-zstd:1", "lz4", "zstd:1"};
-  std::vector<std::unique_ptr<compress::Codec>> codecs;
-  std::vector<uint64_t> bytes(names.size(), 0);
+  struct Candidate {
+    std::unique_ptr<compress::Codec> codec;
+    std::vector<std::string> frames;  // the sample's
+    uint64_t bytes = 0;
+    double ratio = 1, decode_bps = 0, cost = 0;  // cost: estimated seconds per raw byte
+  };
+  std::vector<Candidate> candidates;
   for (const std::string& name : names) {
     auto spec = compress::ParseCodecSpec(name, record_size);
     if (!spec.ok()) return spec.error();
     auto codec = compress::NewCodec(*spec);
     if (!codec.ok()) return codec.error();
-    codecs.push_back(std::move(*codec));
+    candidates.push_back({std::move(*codec), {}, 0, 1, 0, 0});
   }
   const size_t samples = std::min(ends.size(), kAutoSampleUnits);
-  std::string frame;
+  std::vector<uint64_t> lengths;
+  uint64_t raw = 0;
   for (size_t s = 0; s < samples; ++s) {
     const size_t k = s * ends.size() / samples;
     const uint64_t begin = k == 0 ? 0 : ends[k - 1], len = ends[k] - begin;
     if (buf.size() < len) buf.resize(len);
     GRAPHFS_RETURN_IF_ERROR(read(begin, len, buf.data()));
-    for (size_t c = 0; c < codecs.size(); ++c) {
-      GRAPHFS_RETURN_IF_ERROR(compress::EncodeUnit(*codecs[c], std::span<const char>(buf.data(), len), &frame));
-      bytes[c] += frame.size();
+    lengths.push_back(len);
+    raw += len;
+    for (Candidate& c : candidates) {
+      c.frames.emplace_back();
+      GRAPHFS_RETURN_IF_ERROR(compress::EncodeUnit(*c.codec, std::span<const char>(buf.data(), len), &c.frames.back()));
+      c.bytes += c.frames.back().size();
     }
   }
-  const size_t best = static_cast<size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
-  return codecs[best]->spec();
+  std::string table;
+  for (Candidate& c : candidates) {
+    c.ratio = raw == 0 ? 1.0 : static_cast<double>(c.bytes) / static_cast<double>(raw);
+    uint64_t decoded = 0;
+    const auto start = std::chrono::steady_clock::now();
+    int64_t ns = 0;
+    do {
+      for (size_t s = 0; s < c.frames.size(); ++s) {
+        GRAPHFS_RETURN_IF_ERROR(compress::DecodeUnit(c.frames[s], std::span<char>(buf.data(), lengths[s])));
+        decoded += lengths[s];
+      }
+      ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    } while (ns < kAutoDecodeNs && raw > 0);
+    c.decode_bps = static_cast<double>(decoded) / (static_cast<double>(std::max<int64_t>(ns, 1)) * 1e-9);
+    const double disk = disk_bandwidth > 0 ? c.ratio / disk_bandwidth : c.ratio;
+    const double cpu = disk_bandwidth > 0 ? 1.0 / (c.decode_bps * decode_cores) : 0;
+    c.cost = std::max(disk, cpu);
+    char line[160];
+    std::snprintf(line, sizeof line, "%s%s %.3f at %.2f GB/s", table.empty() ? "" : ", ",
+                  c.codec->spec().Name().c_str(), c.ratio, c.decode_bps / 1e9);
+    table += line;
+    if (disk_bandwidth > 0) {
+      std::snprintf(line, sizeof line, " (%.2f s/GB)", c.cost * 1e9);
+      table += line;
+    }
+  }
+  // Equal costs (within 2%): the smaller frames.
+  size_t best = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    const Candidate &c = candidates[i], &b = candidates[best];
+    if (c.cost < b.cost * 0.98 || (c.cost <= b.cost * 1.02 && c.bytes < b.bytes)) best = i;
+  }
+  char model[200];
+  if (disk_bandwidth > 0) {
+    std::snprintf(model, sizeof model, "; disks %.0f MB/s, %.2g core(s) decoding: raw bytes %.2f s/GB",
+                  disk_bandwidth / 1e6, decode_cores, 1e9 / disk_bandwidth);
+  } else {
+    std::snprintf(model, sizeof model, "; the disks' bandwidth unknown (no calibration): smallest frames");
+  }
+  return AutoChoice{candidates[best].codec->spec(), table + model};
 }
 
 // Compresses one file — plain, or striped as it is (`old`) — into a packed stream on the
@@ -133,18 +201,31 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
 
   auto ends = UnitEnds(req, t.name, size);
   if (!ends.ok()) return ends.error();
-  auto spec = req.compress == kAutoCodec ? ChooseCodec(*ends, read_source, req.record_size, buf)
-                                         : compress::ParseCodecSpec(req.compress, req.record_size);
+  CompressRecord rec;
+  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())};
+  rec.old_id = old ? old->file_id : "";
+  auto old_text = ReadSmallFile(record_path, kCompressRecordLimit);
+  std::optional<CompressRecord> pending = old_text.ok() ? ParseRecord<CompressRecord>(*old_text) : std::nullopt;
+
+  Result<compress::CodecSpec> spec = Error(EINVAL, "no codec");
+  if (req.compress == kAutoCodec && pending && pending->SameSource(rec) && pending->old_id == rec.old_id) {
+    // A killed run chose already: its choice stands (timing it again could choose another, and
+    // the frames made durable would be thrown away).
+    spec = compress::ParseCodecSpec(pending->codec, req.record_size);
+  } else if (req.compress == kAutoCodec) {
+    auto choice = ChooseCodec(*ends, read_source, req.record_size, AutoDiskBandwidth(disks, req),
+                              req.auto_decode_cores, buf);
+    if (!choice.ok()) return choice.error().Wrap(path + ": choosing a codec");
+    if (req.progress) std::fprintf(stderr, "%s: auto: %s\n", t.name.c_str(), choice->table.c_str());
+    spec = choice->spec;
+  } else {
+    spec = compress::ParseCodecSpec(req.compress, req.record_size);
+  }
   if (!spec.ok()) return spec.error().Wrap(path);
   auto codec = compress::NewCodec(*spec);
   if (!codec.ok()) return codec.error();
 
-  CompressRecord rec;
-  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())};
-  rec.old_id = old ? old->file_id : "";
   rec.codec = spec->Name();
-  auto old_text = ReadSmallFile(record_path, kCompressRecordLimit);
-  std::optional<CompressRecord> pending = old_text.ok() ? ParseRecord<CompressRecord>(*old_text) : std::nullopt;
   PackedDirectory written;
   if (pending && pending->Same(rec)) {
     rec = *pending;

@@ -1,4 +1,5 @@
-// graphfs-stripe [--unit SIZE] [--min-size SIZE] [--compress CODEC] --disks D0,D1,... GRAPH_DIR|FILE
+// graphfs-stripe [--unit SIZE] [--min-size SIZE] [--compress CODEC|auto [--disk-bandwidth RATE]
+//                 [--decode-cores N]] --disks D0,D1,... GRAPH_DIR|FILE
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
@@ -53,7 +54,7 @@ GraphUnits FindGraphUnits(const std::string& path) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Stripes the large files of a graph directory over disk directories (resumable, crash-safe)."};
-  std::string unit = "16M", min_size = "64M", checkpoint = "1G", compress_unit = "2M", disks;
+  std::string unit = "16M", min_size = "64M", checkpoint = "1G", compress_unit = "2M", disks, bandwidth;
   graphfs::StripeRequest req;
   bool quiet = false;
   app.add_option("--unit", unit, "stripe unit (default 16M; a multiple of 4K)");
@@ -64,8 +65,15 @@ int main(int argc, char** argv) {
                    std::string names;
                    for (auto n : graphfs::compress::CodecNames()) names += (names.empty() ? "" : ", ") + std::string(n);
                    return names;
-                 }() + "; a level for zstd stages: zstd:1; or auto: per file, the codec whose frames are smallest on "
-                       "a sample of its units); striped files are compressed in place");
+                 }() + "; a level for zstd stages: zstd:1; or auto: per file, the codec that delivers a sample of its "
+                       "units fastest: its frames read at the disks' bandwidth, its decoding timed here); striped "
+                       "files are compressed in place");
+  app.add_option("--disk-bandwidth", bandwidth,
+                 "for --compress auto: bytes/s of all the disks together (e.g. 400M; default: the sum of "
+                 "graphfs-calibrate's records on the disks; with none, the smallest frames win)");
+  app.add_option("--decode-cores", req.auto_decode_cores,
+                 "for --compress auto: cores left for decoding while jobs run (default 1)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--compress-unit", compress_unit,
                  "unit of files without an up-to-date chunk index (default 2M; column and row of an indexed "
                  "graph are cut at its chunks)");
@@ -87,6 +95,15 @@ int main(int argc, char** argv) {
   req.unit = *u;
   req.min_size = *m;
   req.compress_unit = *cu;
+  if (!bandwidth.empty()) {
+    auto b = graphfs::ParseSize(bandwidth);
+    if (!b.ok() || *b == 0) {
+      std::fprintf(stderr, "graphfs-stripe: --disk-bandwidth %s: %s\n", bandwidth.c_str(),
+                   b.ok() ? "must be more than 0" : b.error().message().c_str());
+      return 2;
+    }
+    req.auto_disk_bandwidth = static_cast<double>(*b);
+  }
   req.progress = !quiet;
   for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
