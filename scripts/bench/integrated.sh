@@ -6,7 +6,7 @@
 #                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain mount mount-integrated-chunk mount-integrated"]
 #                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
 #                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
-#                               [--reentry N] [--diagonal-first] [--tag TAG] [--compress CODEC]
+#                               [--reentry N] [--diagonal-first] [--tag TAG] [--compress "CODEC ..."] [--repeat N]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
 # --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth
@@ -41,6 +41,12 @@
 # configuration (issue 17: the relaxation apps re-enter loaded edges; integrated jobs with reentry
 # ask for whole chunks); --tag TAG is added to the results' names. --compress CODEC stores the
 # striped copy compressed (issue 18: graphfs-stripe --compress; the plain copy stays as it is).
+# --compress "none CODEC ..." stages one striped copy per codec (none: uncompressed) on the same
+# disks and runs every mount configuration on each, side by side; --repeat N runs N rounds (the
+# copies in an order that turns from round to round). The end table gives each copy's median wall
+# time and disk bytes, the ratio of medians to the first codec's, the median of the per-round
+# ratios (the runs of a round are adjacent in time: the steadier figure on a noisy machine), and
+# whether the jobs' results equal the first codec's (scripts/bench/variants_summary.py).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -60,6 +66,8 @@ GEN_DIR=/var/tmp/graphfs-gen
 SKIP=""
 APP_FLAGS=""
 TAG=""
+CODECS=""
+REPEAT=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) SCALE=$2; shift 2 ;;
@@ -79,10 +87,15 @@ while [[ $# -gt 0 ]]; do
     --reentry) APP_FLAGS="$APP_FLAGS --reentry $2"; shift 2 ;;
     --diagonal-first) APP_FLAGS="$APP_FLAGS --diagonal-first"; shift ;;
     --tag) TAG=-$2; shift 2 ;;
-    --compress) export STRIPE_COMPRESS=$2; shift 2 ;;
+    --compress) CODECS=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
+# The striped copies: the first codec's is $SRC/g (as before), the others' $SRC/g-CODEC.
+read -r -a VARIANTS <<< "${CODECS:-none}"
+[[ ${VARIANTS[0]} != none ]] && export STRIPE_COMPRESS=${VARIANTS[0]}
+variant_dir() { if [[ $1 == "${VARIANTS[0]}" ]]; then echo g; else echo "g-${1//:/-}"; fi; }
 source "$HERE/disks.sh"
 source "$HERE/graphs.sh"
 BENCH_ROOT=/var/tmp/graphfs-lpbench
@@ -112,6 +125,11 @@ BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
 # 2. Four striped disks and one plain disk with the same total bandwidth, with room for the
 # jobs' vertex state next to the graph.
 stage_graph "$G" "$BPS" 8192
+for v in "${VARIANTS[@]:1}"; do
+  cp -a "$G" "$SRC/$(variant_dir "$v")"
+  "$GRAPHFS_BIN/graphfs-stripe" -q --unit "${STRIPE_UNIT:-16M}" --min-size 1M \
+    $([[ $v != none ]] && echo "--compress $v") --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/$(variant_dir "$v")"
+done
 if [[ $IOPS -gt 0 ]]; then
   throttle "$BPS" "$IOPS"
   mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
@@ -132,15 +150,16 @@ STAMP=$(date -u +%Y%m%dT%H%MZ)
 STAMP=$STAMP$TAG
 SUMMARY=$RESULTS/integrated-$STAMP.tsv
 printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tresults\n' > "$SUMMARY"
-echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, readahead_mem $READAHEAD_MEM B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")${APP_FLAGS:+, apps:$APP_FLAGS}${STRIPE_COMPRESS:+, compressed: $STRIPE_COMPRESS}"
+echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, readahead_mem $READAHEAD_MEM B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")${APP_FLAGS:+, apps:$APP_FLAGS}${CODECS:+, codecs: $CODECS}, $REPEAT round(s)"
 
 # run MIX CONFIG GRAPH_DIR MEM_GB LIMIT "RUN-JOBS FLAGS" LOOPS...
+# (CONFIG is config@codec when several codecs run side by side; ROUND > 1 is added to the log's name)
 run() {
   local mix=$1 config=$2 dir=$3 memgb=$4 limit=$5 flags=$6; shift 6
   local jobs log before after wall arrivals=""
   jobs=$(mix_jobs "$mix")
   [[ $mix == P16 ]] && arrivals="--arrivals poisson:5 --seed 16"
-  log=$RESULTS/integrated-$STAMP-$mix-$config.log
+  log=$RESULTS/integrated-$STAMP-$mix-${config//:/-}$( ((ROUND > 1)) && echo "-r$ROUND" || true).log
   drop_caches
   before=$(loops_read "$@")
   mkdir -p "$MIX_CGROUP"
@@ -169,6 +188,7 @@ plain_limit() {
   fi
 }
 declare -A JOBS_MEM=()
+for ((ROUND = 1; ROUND <= REPEAT; ROUND++)); do
 for mix in $MIXES; do
   for config in $CONFIGS; do
     [[ " $SKIP " == *" $mix:$config "* ]] && continue
@@ -179,19 +199,23 @@ for mix in $MIXES; do
       mount | mount-integrated | mount-integrated-chunk)
         lp=vertex
         [[ $config == mount-integrated-chunk ]] && lp=chunk
-        mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS"
-        if [[ $config == mount ]]; then
-          run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$(work "$mix")" "" "${LOOPS[@]:0:4}"
-        else
-          run "$mix" "$config" "$BENCH_ROOT/mnt/g" 0.25 "$(work "$mix")" "--integrated --partition $PARTITION" "${LOOPS[@]:0:4}"
-        fi
-        # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
-        # an integrated run's peak stands in only until the mix's `mount` run has measured it.
-        if [[ $config == mount || -z ${JOBS_MEM[$mix]:-} ]]; then JOBS_MEM[$mix]=$LAST_PEAK; fi
-        unmount_graphfs "$BENCH_ROOT/mnt" ;;
+        flags=""
+        [[ $config != mount ]] && flags="--integrated --partition $PARTITION"
+        for v in $(rotate $((ROUND - 1)) "${VARIANTS[@]}"); do
+          name=$config
+          ((${#VARIANTS[@]} > 1)) && name=$config@$v
+          mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS"
+          run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" 0.25 "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
+          # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
+          # an integrated run's peak stands in only until the mix's `mount` run has measured it.
+          if [[ $config == mount || -z ${JOBS_MEM[$mix]:-} ]]; then JOBS_MEM[$mix]=$LAST_PEAK; fi
+          unmount_graphfs "$BENCH_ROOT/mnt"
+        done ;;
       *) echo "unknown config $config" >&2; exit 2 ;;
     esac
   done
 done
+done
 echo "# summary: $SUMMARY"
 column -t -s $'\t' "$SUMMARY"
+if ((${#VARIANTS[@]} > 1)); then python3 "$HERE/variants_summary.py" "$SUMMARY" "${VARIANTS[@]}"; fi
