@@ -83,6 +83,7 @@ struct ChunkInfo {
   double mean_source_degree = 0;
   uint32_t num_sources = 0;  // distinct sources (0: unknown); a job with this many active needs it all
   bool diagonal = false;     // of a diagonal block (i, i)
+  uint64_t stored_length = 0;  // compressed: its frame's bytes on the disks (0: `length`, as it is)
 };
 
 // Bytes of the file held in an LP: a whole chunk, or a run of one (vertex-granular LPs).

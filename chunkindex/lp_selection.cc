@@ -178,7 +178,8 @@ ChunkReadPlan LpScheduler::WholePlan(uint64_t c) const {
   whole.whole = true;
   whole.extents.push_back({0, length});
   whole.bytes = whole.disk_bytes = length;
-  whole.seconds = whole.whole_seconds = options_.cost.Seconds(length, 1);
+  if (chunks_[c].stored_length > 0) whole.disk_bytes = chunks_[c].stored_length;
+  whole.seconds = whole.whole_seconds = options_.cost.Seconds(whole.disk_bytes, 1);
   return whole;
 }
 
@@ -195,7 +196,7 @@ ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const
   }
   std::vector<ByteRun> runs;
   options_.runs->ActiveRuns(c, bitmaps, &runs);
-  ChunkReadPlan plan = PlanChunkRead(info.offset, info.length, runs, options_.cost);
+  ChunkReadPlan plan = PlanChunkRead(info.offset, info.length, runs, options_.cost, info.stored_length);
   // No run at all would mean the bitmaps and the active-chunk answer disagree; the whole
   // chunk keeps every job that needs it moving.
   return plan.extents.empty() ? whole : plan;
@@ -213,7 +214,7 @@ ChunkReadPlan LpScheduler::ReferencePlan(uint64_t c, std::vector<ByteRun>& runs,
         merged.push_back(r);
     }
     runs.swap(merged);
-    return PlanChunkRead(info.offset, info.length, runs, options_.cost);
+    return PlanChunkRead(info.offset, info.length, runs, options_.cost, info.stored_length);
   }
   return WholePlan(c);
 }

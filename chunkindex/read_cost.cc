@@ -12,7 +12,7 @@ uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
 ChunkReadPlan PlanChunkRead(uint64_t chunk_offset, uint64_t chunk_length, std::span<const ByteRun> runs,
-                            const ReadCost& cost) {
+                            const ReadCost& cost, uint64_t stored_length) {
   const uint64_t align = std::max<uint64_t>(cost.align, 1);
   const uint64_t gap_worth = cost.GapWorthReading();
   ChunkReadPlan plan;
@@ -37,9 +37,16 @@ ChunkReadPlan PlanChunkRead(uint64_t chunk_offset, uint64_t chunk_length, std::s
     plan.disk_bytes += disk_end(e.end()) - disk_begin(e.offset);
   }
   plan.seconds = cost.Seconds(plan.disk_bytes, plan.extents.size());
-  const uint64_t whole_disk = disk_end(chunk_length) - disk_begin(0);
+  const uint64_t whole_disk = stored_length > 0 ? stored_length : disk_end(chunk_length) - disk_begin(0);
   plan.whole_seconds = cost.Seconds(whole_disk, 1);
-  if (!plan.extents.empty() && plan.seconds > cost.partial_share * plan.whole_seconds) {
+  bool whole = !plan.extents.empty() && plan.seconds > cost.partial_share * plan.whole_seconds;
+  if (stored_length > 0) {
+    plan.disk_bytes = stored_length;
+    plan.seconds = plan.whole_seconds;
+    whole = !plan.extents.empty() &&
+            static_cast<double>(plan.bytes) > cost.partial_share * static_cast<double>(chunk_length);
+  }
+  if (whole) {
     plan.whole = true;
     plan.extents.assign(1, ByteRun{0, chunk_length});
     plan.bytes = chunk_length;

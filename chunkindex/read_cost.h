@@ -51,7 +51,12 @@ struct ChunkReadPlan {
 
 // The plan for one chunk (whole when its runs would cost more than partial_share of it) of `chunk_length` bytes at file offset `chunk_offset` (for the
 // alignment) of which `runs` (ascending, disjoint) are wanted.
+//
+// A compressed chunk (`stored_length` > 0: the bytes of its frame on the disks) is read whole
+// and decoded whatever part of it is wanted, so the runs save no disk time: both plans cost
+// its frame, and the runs are kept when they hold at most partial_share of its bytes (a
+// smaller LP: less to copy and for the jobs to scan).
 ChunkReadPlan PlanChunkRead(uint64_t chunk_offset, uint64_t chunk_length, std::span<const ByteRun> runs,
-                            const ReadCost& cost);
+                            const ReadCost& cost, uint64_t stored_length = 0);
 
 }  // namespace graphfs::chunkindex

@@ -72,9 +72,19 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
 
   const uint64_t p = g->table_->partitions();
   std::vector<chunkindex::ChunkInfo> catalog;
-  for (const chunkindex::Chunk& c : g->table_->chunks(chunkindex::ChunkFile::kColumn))
+  const bool compressed = g->source_ != nullptr && g->source_->compressed();
+  std::vector<uint64_t> per_disk;
+  for (const chunkindex::Chunk& c : g->table_->chunks(chunkindex::ChunkFile::kColumn)) {
+    uint64_t stored = 0;
+    if (compressed) {
+      // The frames the chunk's bytes are decoded from (one, when column was cut at the chunks).
+      per_disk.assign(g->striped_->map().disks(), 0);
+      g->source_->DiskShare(c.offset, c.length, per_disk);
+      for (uint64_t b : per_disk) stored += b;
+    }
     catalog.push_back({c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(),
-                       c.num_sources, c.block_i == c.block_j});
+                       c.num_sources, c.block_i == c.block_j, std::max<uint64_t>(stored, compressed ? 1 : 0)});
+  }
   GraphSchedule* self = g.get();
   chunkindex::LpScheduler::Options options;
   options.runs = g->runs_.get();

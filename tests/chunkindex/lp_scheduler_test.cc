@@ -547,6 +547,26 @@ std::vector<Piece> Pieces(const HeldLp& held) {
   return out;
 }
 
+// Compressed chunks: the plan takes the runs (a smaller LP) but counts each chunk's whole frame
+// as its disk bytes, since the frame is read and decoded whatever part of it is wanted.
+TEST(LpSchedulerVertexGranular, ACompressedChunkCostsItsFrame) {
+  SortedCatalog cat(2);
+  for (ChunkInfo& c : cat.chunks) c.stored_length = 300;
+  LpScheduler s(cat.chunks, cat.Loader(), cat.Options());
+  ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
+  std::vector<uint64_t> active = {0, 1};
+  for (uint64_t v = 100; v < 120; ++v) active.push_back(v);
+  auto bits = std::make_shared<std::vector<uint64_t>>(4, 0);
+  for (uint64_t v : active) (*bits)[v / 64] |= uint64_t{1} << (v % 64);
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 2, 1}, {1, 20, 1}}, 0, bits).ok());
+  auto g = AskNow(s, 1);
+  ASSERT_TRUE(g.ok()) << g.error().message();
+  EXPECT_EQ(Pieces(g->held), (std::vector<Piece>{{0, 0, 80}, {1, 800, 800}}));
+  const SchedulerStats st = s.Stats();
+  EXPECT_EQ(st.bytes_loaded, 880u);
+  EXPECT_EQ(st.planned_disk_bytes, 600u);  // two frames
+}
+
 TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
   SortedCatalog cat(6, /*unsorted=*/{5});
   LpScheduler s(cat.chunks, cat.Loader(), cat.Options());

@@ -59,6 +59,29 @@ TEST(ReadCost, TheWholeChunkWhenItIsCheaper) {
   EXPECT_LT(q.seconds, q.whole_seconds);
 }
 
+// A compressed chunk's frame is read and decoded whole for any run: both plans cost the frame,
+// and the runs are kept while they are a small part of the chunk's bytes.
+TEST(ReadCost, ACompressedChunkCostsItsFrameEitherWay) {
+  const ReadCost cost = Cost(100e6, 10e-3);  // requests dear: plain, these runs would be read whole
+  std::vector<ByteRun> runs;
+  for (uint64_t k = 0; k < 64; ++k) runs.push_back({k * (1 << 20) + 512, 4096});
+  ASSERT_TRUE(PlanChunkRead(0, 64 << 20, runs, cost).whole);
+  const uint64_t frame = 20 << 20;
+  const ChunkReadPlan p = PlanChunkRead(0, 64 << 20, runs, cost, frame);
+  EXPECT_FALSE(p.whole);
+  EXPECT_EQ(p.extents.size(), 64u);
+  EXPECT_EQ(p.bytes, 64u * 4096);
+  EXPECT_EQ(p.disk_bytes, frame);
+  EXPECT_NEAR(p.seconds, cost.Seconds(frame, 1), 1e-12);
+  EXPECT_NEAR(p.whole_seconds, cost.Seconds(frame, 1), 1e-12);
+  // Runs holding most of the chunk: the whole chunk (as cheap on the disks, one copy).
+  const std::vector<ByteRun> most = {{0, 60 << 20}, {62 << 20, 1 << 20}};
+  const ChunkReadPlan q = PlanChunkRead(0, 64 << 20, most, Cost(100e6, 0), frame);
+  EXPECT_TRUE(q.whole);
+  EXPECT_EQ(q.bytes, 64u << 20);
+  EXPECT_EQ(q.disk_bytes, frame);
+}
+
 TEST(ReadCost, RunsSharingAnAlignedBlockAreOneRead) {
   // No gap is worth reading (requests free), but two runs in one 4 KiB block are one read.
   const ReadCost cost = Cost(1e9, 0, 4096);
