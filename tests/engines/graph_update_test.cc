@@ -1,0 +1,200 @@
+// graphfs-update's core (engines/core/graph_update.h, grid/edge_batch.h): the updated graph is,
+// file by file, what preprocess writes for the updated edge list — the old graph's edges (in
+// `row` order) minus the deleted ones, then the added ones.
+#include "engines/core/graph_update.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "engine_test_util.h"
+#include "engines/core/preprocess.h"
+#include "grid/edge_batch.h"
+#include "grid/grid_layout.h"
+
+namespace graphfs::engine {
+namespace {
+
+using testing::EdgeBytes;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::TestEdge;
+using testing::TestGraph;
+using testing::WriteFile;
+
+void Preprocessed(const std::string& edges, const std::string& dir, uint32_t vertices, uint32_t p, bool weighted,
+                  bool sorted) {
+  PreprocessOptions o;
+  o.input = edges;
+  o.output_dir = dir;
+  o.vertices = vertices;
+  o.partitions = p;
+  o.edge_type = weighted ? 1 : 0;
+  o.sort_sources = sorted;
+  o.threads = 2;
+  auto st = Preprocess(o);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+}
+
+std::vector<std::string> GraphFiles(uint32_t p) {
+  std::vector<std::string> names = {"meta", "column", "row", "column_offset", "row_offset"};
+  for (uint32_t i = 0; i < p; ++i)
+    for (uint32_t j = 0; j < p; ++j) names.push_back(grid::BlockFileName(i, j));
+  return names;
+}
+
+struct Case {
+  bool weighted, sorted;
+};
+
+class GraphUpdate : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GraphUpdate, EqualsPreprocessOfTheUpdatedEdgeList) {
+  const Case c = GetParam();
+  constexpr uint32_t kVertices = 1000, kP = 4;
+  TempDir tmp;
+  // Ids from a small range: duplicate edges and shared sources, the cases the rules are about.
+  const TestGraph g = testing::RandomGraph(kVertices, 300, 20000, c.weighted, 7);
+  WriteFile(tmp.File("edges"), EdgeBytes(g));
+  Preprocessed(tmp.File("edges"), tmp.File("old"), kVertices, kP, c.weighted, c.sorted);
+
+  // The batch: 600 deletions at distinct positions of the list (duplicates delete two copies),
+  // 700 new edges and 50 copies of existing ones (additions in blocks with deletions too).
+  std::mt19937 rng(11);
+  std::vector<size_t> positions(g.edges.size());
+  for (size_t k = 0; k < positions.size(); ++k) positions[k] = k;
+  std::shuffle(positions.begin(), positions.end(), rng);
+  TestGraph dels{kVertices, c.weighted, {}}, adds = testing::RandomGraph(kVertices, kVertices, 700, c.weighted, 13);
+  for (size_t k = 0; k < 600; ++k) dels.edges.push_back(g.edges[positions[k]]);
+  for (size_t k = 600; k < 650; ++k) adds.edges.push_back(g.edges[positions[k]]);
+  WriteFile(tmp.File("del"), EdgeBytes(dels));
+  WriteFile(tmp.File("add"), EdgeBytes(adds));
+
+  // The reference: `row` (each block in its order) minus the first copy of each deleted edge,
+  // then the additions, preprocessed alike.
+  const std::string row = ReadFile(tmp.File("old/row"));
+  const size_t r = c.weighted ? 12 : 8;
+  std::vector<std::string> records;
+  for (size_t at = 0; at < row.size(); at += r) records.push_back(row.substr(at, r));
+  const std::string del_bytes = EdgeBytes(dels);
+  for (size_t at = 0; at < del_bytes.size(); at += r) {
+    auto it = std::find(records.begin(), records.end(), del_bytes.substr(at, r));
+    ASSERT_NE(it, records.end());
+    records.erase(it);
+  }
+  std::string updated;
+  for (const std::string& rec : records) updated += rec;
+  updated += EdgeBytes(adds);
+  WriteFile(tmp.File("updated-edges"), updated);
+  Preprocessed(tmp.File("updated-edges"), tmp.File("want"), kVertices, kP, c.weighted, c.sorted);
+
+  UpdateOptions o;
+  o.graph_dir = tmp.File("old");
+  o.add_file = tmp.File("add");
+  o.delete_file = tmp.File("del");
+  o.output_dir = tmp.File("new");
+  auto st = UpdateGraph(o);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  EXPECT_EQ(st->sorted, c.sorted);
+  EXPECT_EQ(st->added, 750u);
+  EXPECT_EQ(st->deleted, 600u);
+  EXPECT_EQ(st->missing, 0u);
+  EXPECT_EQ(st->edges, 20000u - 600 + 750);
+  EXPECT_EQ(st->blocks, kP * kP);
+  for (const std::string& name : GraphFiles(kP))
+    EXPECT_TRUE(ReadFile(tmp.File("new/" + name)) == ReadFile(tmp.File("want/" + name))) << name << " differs";
+  EXPECT_TRUE(grid::GridLayout::Open(tmp.File("new")).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, GraphUpdate,
+                         ::testing::Values(Case{false, true}, Case{true, true}, Case{false, false}, Case{true, false}),
+                         [](const auto& info) {
+                           return std::string(info.param.weighted ? "weighted" : "unweighted") +
+                                  (info.param.sorted ? "_sorted" : "_input_order");
+                         });
+
+class GraphUpdateRefuses : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TestGraph g{100, false, {{1, 2}, {3, 4}, {3, 4}, {50, 60}, {99, 0}}};
+    WriteFile(tmp.File("edges"), EdgeBytes(g));
+    Preprocessed(tmp.File("edges"), tmp.File("g"), 100, 2, false, true);
+  }
+  Result<UpdateStats> Run(const std::string& add, const std::string& del, bool allow_missing = false) {
+    WriteFile(tmp.File("add"), add);
+    WriteFile(tmp.File("del"), del);
+    UpdateOptions o;
+    o.graph_dir = tmp.File("g");
+    o.add_file = tmp.File("add");
+    o.delete_file = tmp.File("del");
+    o.output_dir = tmp.File("out");
+    o.allow_missing = allow_missing;
+    return UpdateGraph(o);
+  }
+  static std::string Edges(std::vector<TestEdge> e) { return EdgeBytes(TestGraph{100, false, std::move(e)}); }
+  TempDir tmp;
+};
+
+TEST_F(GraphUpdateRefuses, AnIdOutsideTheGraph) {
+  auto st = Run(Edges({{5, 100}}), "");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("outside 0..99"), std::string::npos) << st.error().message();
+  EXPECT_NE(st.error().message().find("edge 0"), std::string::npos) << st.error().message();
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("out")));
+  auto negative = Run("", Edges({{-1, 3}}));
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().message().find("-1"), std::string::npos) << negative.error().message();
+}
+
+TEST_F(GraphUpdateRefuses, APartialRecord) {
+  auto st = Run(Edges({{5, 6}}) + "abc", "");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("whole number of 8-byte"), std::string::npos) << st.error().message();
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("out")));
+}
+
+TEST_F(GraphUpdateRefuses, ADeletionOfAnEdgeNotThereUnlessAllowed) {
+  // (3, 4) is there twice: deleting it three times leaves one deletion unmatched.
+  auto st = Run(Edges({{7, 8}}), Edges({{3, 4}, {3, 4}, {3, 4}}));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("match no edge"), std::string::npos) << st.error().message();
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("out"))) << "a refused batch leaves no output behind";
+  auto allowed = Run(Edges({{7, 8}}), Edges({{3, 4}, {3, 4}, {3, 4}}), true);
+  ASSERT_TRUE(allowed.ok()) << allowed.error().message();
+  EXPECT_EQ(allowed->deleted, 2u);
+  EXPECT_EQ(allowed->missing, 1u);
+  EXPECT_EQ(allowed->edges, 4u);
+  // An edge added by the batch is not there for its deletions: deletions apply to the old graph.
+  std::filesystem::remove_all(tmp.File("out"));
+  EXPECT_FALSE(Run(Edges({{9, 9}}), Edges({{9, 9}})).ok());
+}
+
+TEST_F(GraphUpdateRefuses, AnOutputThatExists) {
+  std::filesystem::create_directories(tmp.File("out"));
+  auto st = Run(Edges({{5, 6}}), "");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("exists"), std::string::npos) << st.error().message();
+}
+
+TEST(GraphUpdateTool, ExitCodesAndSummary) {
+  TempDir tmp;
+  WriteFile(tmp.File("edges"), EdgeBytes(TestGraph{10, false, {{1, 2}, {3, 4}}}));
+  Preprocessed(tmp.File("edges"), tmp.File("g"), 10, 2, false, true);
+  WriteFile(tmp.File("add"), EdgeBytes(TestGraph{10, false, {{5, 6}}}));
+  const std::string tool = testing::Bin("graphfs-update");
+  EXPECT_EQ(testing::RunCommand(tool + " " + tmp.File("g") + " -o " + tmp.File("x") + " 2>/dev/null").exit_code, 2)
+      << "no batch is a usage error";
+  auto ok = testing::RunCommand(tool + " " + tmp.File("g") + " --add " + tmp.File("add") + " -o " + tmp.File("new"));
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_NE(ok.output.find("+1 -0 edges"), std::string::npos) << ok.output;
+  EXPECT_EQ(ReadFile(tmp.File("new/meta")), "0 10 3 2");
+  auto bad = testing::RunCommand(tool + " " + tmp.File("g") + " --add " + tmp.File("edges") + "x -o " +
+                                 tmp.File("new2") + " 2>&1");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("graphfs-update: error:"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace graphfs::engine
