@@ -165,7 +165,16 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
   } else {
     std::snprintf(model, sizeof model, "; the disks' bandwidth unknown (no calibration): smallest frames");
   }
-  return AutoChoice{candidates[best].codec->spec(), table + model};
+  std::string verdict;
+  if (disk_bandwidth > 0 && candidates[best].cost > 1.0 / disk_bandwidth) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "; even %s is estimated slower to deliver than raw bytes (%.2f against %.2f s/GB): "
+                  "on these disks the file would be better left uncompressed",
+                  candidates[best].codec->spec().Name().c_str(), candidates[best].cost * 1e9, 1e9 / disk_bandwidth);
+    verdict = line;
+  }
+  return AutoChoice{candidates[best].codec->spec(), table + model + verdict};
 }
 
 // Compresses one file — plain, or striped as it is (`old`) — into a packed stream on the
