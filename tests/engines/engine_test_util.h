@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -15,7 +17,26 @@
 #include <string>
 #include <vector>
 
+#include "engines/core/preprocess.h"
+
 namespace graphfs::engine::testing {
+
+// Preprocesses the edge file `input` into the grid directory `output` (P partitions, two
+// threads); a failure is a test failure, and false.
+inline bool PreprocessGraph(const std::string& input, const std::string& output, uint32_t vertices,
+                            uint32_t partitions, bool weighted, bool sort_sources = false) {
+  PreprocessOptions options;
+  options.input = input;
+  options.output_dir = output;
+  options.vertices = vertices;
+  options.partitions = partitions;
+  options.edge_type = weighted ? 1 : 0;
+  options.sort_sources = sort_sources;
+  options.threads = 2;
+  auto stats = Preprocess(options);
+  EXPECT_TRUE(stats.ok()) << stats.error().message();
+  return stats.ok();
+}
 
 class TempDir {
  public:

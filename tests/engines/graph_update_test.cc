@@ -26,16 +26,7 @@ using testing::WriteFile;
 
 void Preprocessed(const std::string& edges, const std::string& dir, uint32_t vertices, uint32_t p, bool weighted,
                   bool sorted) {
-  PreprocessOptions o;
-  o.input = edges;
-  o.output_dir = dir;
-  o.vertices = vertices;
-  o.partitions = p;
-  o.edge_type = weighted ? 1 : 0;
-  o.sort_sources = sorted;
-  o.threads = 2;
-  auto st = Preprocess(o);
-  ASSERT_TRUE(st.ok()) << st.error().message();
+  ASSERT_TRUE(testing::PreprocessGraph(edges, dir, vertices, p, weighted, sorted));
 }
 
 std::vector<std::string> GraphFiles(uint32_t p) {

@@ -47,16 +47,7 @@ TestGraph ReadEdges(const std::string& path, uint32_t vertices) {
 // returns `output`, or "" after a test failure.
 std::string PreprocessWeighted(const std::string& input, const std::string& output, uint32_t vertices,
                                uint32_t partitions) {
-  PreprocessOptions options;
-  options.input = input;
-  options.output_dir = output;
-  options.vertices = vertices;
-  options.partitions = partitions;
-  options.edge_type = 1;
-  options.threads = 2;
-  auto stats = Preprocess(options);
-  EXPECT_TRUE(stats.ok()) << stats.error().message();
-  return stats.ok() ? output : "";
+  return testing::PreprocessGraph(input, output, vertices, partitions, true) ? output : "";
 }
 
 struct Family {
