@@ -1,10 +1,15 @@
 #include "engines/core/graph_update.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <string>
+#include <utility>
 #include <filesystem>
 #include <vector>
 
@@ -28,8 +33,10 @@ Result<std::string> ReadBlock(const GridLayout& g, uint64_t i, uint64_t j) {
   return bytes;
 }
 
-// Writes OUTPUT's files; the caller removes OUTPUT if this fails.
-Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const UpdateOptions& o, UpdateStats& st) {
+// Writes the updated graph's files into `out`; the caller removes `out` if this fails. `link`:
+// untouched blocks are hard links to the old ones (in place), else copies.
+Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const UpdateOptions& o, const std::string& out,
+                    bool link, UpdateStats& st) {
   const uint64_t p = g.partitions();
   const std::vector<uint64_t> touched = batch.TouchedBlocks();
   std::vector<bool> is_touched(p * p, false);
@@ -54,6 +61,12 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
   std::string buffer;
   for (uint64_t b = 0; b < p * p; ++b) {
     const uint64_t i = b / p, j = b % p;
+    if (link && !is_touched[b]) {
+      const std::string from = g.Path(BlockFileName(i, j)), to = out + "/" + BlockFileName(i, j);
+      if (::link(from.c_str(), to.c_str()) != 0) return Error::FromErrno("link " + from + " to " + to);
+      bytes[b] = g.BlockBytes(i, j);
+      continue;
+    }
     auto old = ReadBlock(g, i, j);
     if (!old.ok()) return old.error();
     std::string fresh;
@@ -73,7 +86,7 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
       fresh = std::move(*old);
     }
     bytes[b] = fresh.size();
-    GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(o.output_dir + "/" + BlockFileName(i, j), fresh.data(), fresh.size()));
+    GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(out + "/" + BlockFileName(i, j), fresh.data(), fresh.size()));
     st.bytes_written += fresh.size();
   }
   st.blocks = p * p;
@@ -87,27 +100,27 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
   const uint64_t total = static_cast<uint64_t>(row_offset[p * p]);
   for (const char* name : {grid::kColumnFile, grid::kRowFile}) {
     const bool column = std::string(name) == grid::kColumnFile;
-    const std::string path = o.output_dir + "/" + name;
-    auto out = grid::OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC);
-    if (!out.ok()) return out.error();
+    const std::string path = out + "/" + name;
+    auto file = grid::OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC);
+    if (!file.ok()) return file.error();
     for (uint64_t b = 0; b < p * p; ++b) {
       const uint64_t i = b / p, j = b % p;
       if (bytes[b] == 0) continue;
-      const std::string block_path = o.output_dir + "/" + BlockFileName(i, j);
+      const std::string block_path = out + "/" + BlockFileName(i, j);
       auto in = grid::OpenRegularFile(block_path);
       if (!in.ok()) return in.error();
       buffer.resize(bytes[b]);
       GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(in->get(), buffer.data(), bytes[b], 0, block_path));
       const int64_t at = column ? column_offset[j * p + i] : row_offset[b];
-      GRAPHFS_RETURN_IF_ERROR(grid::PwriteAll(out->get(), buffer.data(), bytes[b], static_cast<uint64_t>(at), path));
+      GRAPHFS_RETURN_IF_ERROR(grid::PwriteAll(file->get(), buffer.data(), bytes[b], static_cast<uint64_t>(at), path));
     }
-    if (::ftruncate(out->get(), static_cast<off_t>(total)) != 0) return Error::FromErrno("ftruncate " + path);
-    if (::fsync(out->get()) != 0) return Error::FromErrno("fsync " + path);
+    if (::ftruncate(file->get(), static_cast<off_t>(total)) != 0) return Error::FromErrno("ftruncate " + path);
+    if (::fsync(file->get()) != 0) return Error::FromErrno("fsync " + path);
     st.bytes_written += total;
   }
-  GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(o.output_dir + "/" + grid::kColumnOffsetFile, column_offset.data(),
+  GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(out + "/" + grid::kColumnOffsetFile, column_offset.data(),
                                                column_offset.size() * sizeof(int64_t)));
-  GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(o.output_dir + "/" + grid::kRowOffsetFile, row_offset.data(),
+  GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(out + "/" + grid::kRowOffsetFile, row_offset.data(),
                                                row_offset.size() * sizeof(int64_t)));
   st.bytes_written += 2 * (p * p + 1) * sizeof(int64_t);
 
@@ -116,32 +129,160 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
   meta.edges = total / g.edge_size();
   st.edges = meta.edges;
   const std::string text = meta.Format();
-  GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(o.output_dir + "/" + grid::kMetaFile, text.data(), text.size()));
+  GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(out + "/" + grid::kMetaFile, text.data(), text.size()));
   st.bytes_written += text.size();
   return Status::Ok();
 }
 
 }  // namespace
 
+// ---- versions in place ----
+
+namespace {
+
+// GRAPH split into its parent directory and its name (no trailing slash).
+std::pair<std::string, std::string> ParentAndName(const std::string& graph_dir) {
+  std::filesystem::path p = std::filesystem::path(graph_dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  std::string parent = p.parent_path().string();
+  return {parent.empty() ? "." : parent, p.filename().string()};
+}
+
+// A graph directory's version number (0 without a version file); -1 if it cannot be read.
+int64_t VersionOf(const std::string& dir) {
+  auto text = grid::ReadRegularFile(dir + "/" + kVersionFile, 64);
+  if (!text.ok()) return text.error().code() == ENOENT ? 0 : -1;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(*text, &used);
+    return v >= 0 ? v : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+Status FsyncPath(const std::string& path) {
+  auto fd = grid::OpenFile(path, O_RDONLY | O_DIRECTORY);
+  if (!fd.ok()) return fd.error();
+  if (::fsync(fd->get()) != 0) return Error::FromErrno("fsync " + path);
+  return Status::Ok();
+}
+
+bool IsGraphFile(const std::string& name) {
+  return name.rfind("block-", 0) == 0 || name == grid::kMetaFile || name == grid::kColumnFile ||
+         name == grid::kRowFile || name == grid::kColumnOffsetFile || name == grid::kRowOffsetFile;
+}
+
+// What a killed run left in the staging directory: a swapped old version is renamed to
+// NAME@N; an unswapped new one is removed. Returns what was done, for the log.
+Result<std::string> Recover(const std::string& graph, const std::string& staging, const std::string& parent,
+                            const std::string& name) {
+  std::error_code ec;
+  if (!std::filesystem::exists(staging, ec)) return std::string();
+  const int64_t staged = VersionOf(staging), current = VersionOf(graph);
+  if (staged >= 0 && current >= 0 && staged < current && std::filesystem::exists(staging + "/" + grid::kMetaFile)) {
+    const std::string kept = parent + "/" + name + "@" + std::to_string(staged);
+    if (std::filesystem::exists(kept, ec)) return Error(EEXIST, "both " + staging + " and " + kept + " hold version " +
+                                                                    std::to_string(staged) + "; keep one by hand");
+    if (::rename(staging.c_str(), kept.c_str()) != 0) return Error::FromErrno("rename " + staging + " to " + kept);
+    GRAPHFS_RETURN_IF_ERROR(FsyncPath(parent));
+    return "a killed update had swapped in version " + std::to_string(current) + "; version " +
+           std::to_string(staged) + " is now " + kept;
+  }
+  std::filesystem::remove_all(staging, ec);
+  if (ec) return Error(ec.value(), "remove " + staging + ": " + ec.message());
+  return "removed " + staging + " (an update killed before it was swapped in)";
+}
+
+Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& batch, const UpdateOptions& o) {
+  const auto [parent, name] = ParentAndName(o.graph_dir);
+  const std::string graph = parent + "/" + name, staging = parent + "/." + name + ".update";
+  const int64_t version = VersionOf(graph);
+  if (version < 0) return Error(EINVAL, graph + "/" + kVersionFile + " is damaged (not a version number)");
+  const std::string kept = parent + "/" + name + "@" + std::to_string(version);
+  std::error_code ec;
+  if (std::filesystem::exists(kept, ec)) return Error(EEXIST, kept + " exists already: the old version would go there");
+  if (::mkdir(staging.c_str(), 0755) != 0) return Error::FromErrno("create " + staging);
+  UpdateStats st;
+  auto fail = [&](const Error& e) {
+    std::filesystem::remove_all(staging, ec);  // never swapped in: nothing else refers to it
+    return e;
+  };
+  Status written = WriteUpdated(g, batch, o, staging, /*link=*/true, st);
+  if (!written.ok()) return fail(written.error());
+  // The rest of GRAPH (results of jobs, notes: regular files) goes along as hard links; the
+  // old chunk index does not (it describes the old version: graphfs-index builds the new one).
+  for (const auto& e : std::filesystem::directory_iterator(graph, ec)) {
+    const std::string n = e.path().filename().string();
+    if (IsGraphFile(n) || n.rfind(".", 0) == 0 || !e.is_regular_file()) continue;
+    if (::link(e.path().c_str(), (staging + "/" + n).c_str()) != 0)
+      return fail(Error::FromErrno("link " + e.path().string() + " into the new version"));
+  }
+  if (ec) return fail(Error(ec.value(), "list " + graph + ": " + ec.message()));
+  if (::mkdir((staging + "/.graphfs").c_str(), 0755) != 0) return fail(Error::FromErrno("create " + staging + "/.graphfs"));
+  const std::string number = std::to_string(version + 1) + "\n";
+  Status numbered = grid::WriteWholeFile(staging + "/" + kVersionFile, number.data(), number.size());
+  if (!numbered.ok()) return fail(numbered.error());
+  // Durable before it becomes GRAPH.
+  {
+    auto fd = grid::OpenFile(staging, O_RDONLY | O_DIRECTORY);
+    if (!fd.ok()) return fail(fd.error());
+    if (::syncfs(fd->get()) != 0) return fail(Error::FromErrno("sync " + staging));
+  }
+  // The switch: one atomic exchange; then the old version gets its name.
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, graph.c_str(), RENAME_EXCHANGE) != 0)
+    return fail(Error::FromErrno("swap " + staging + " with " + graph));
+  GRAPHFS_RETURN_IF_ERROR(FsyncPath(parent));
+  if (::rename(staging.c_str(), kept.c_str()) != 0) return Error::FromErrno("rename " + staging + " to " + kept);
+  GRAPHFS_RETURN_IF_ERROR(FsyncPath(parent));
+  st.version = static_cast<uint64_t>(version + 1);
+  st.old_version = kept;
+  return st;
+}
+
+}  // namespace
+
+Result<std::string> RecoverUpdate(const std::string& graph_dir) {
+  const auto [parent, name] = ParentAndName(graph_dir);
+  return Recover(parent + "/" + name, parent + "/." + name + ".update", parent, name);
+}
+
 Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
   const auto start = std::chrono::steady_clock::now();
+  if (o.output_dir.empty()) {
+    // A killed run first: GRAPH is complete either way, and the staging name must be free.
+    auto recovered = RecoverUpdate(o.graph_dir);
+    if (!recovered.ok()) return recovered.error();
+    if (!recovered->empty()) std::fprintf(stderr, "graphfs-update: %s\n", recovered->c_str());
+  }
+  // Striped graphs (graphfs-stripe's stubs, named by this xattr) are not handled yet: their
+  // blocks live on the disks, and the versions must share stripe units (issue 19, next part).
+  if (::getxattr((o.graph_dir + "/" + grid::kColumnFile).c_str(), "user.graphfs.stripe", nullptr, 0) >= 0) {
+    return Error(ENOTSUP, o.graph_dir + " is striped (graphfs-stripe): graphfs-update works on plain graphs so far; "
+                                        "graphfs-unstripe it first");
+  }
   auto g = GridLayout::Open(o.graph_dir);
   if (!g.ok()) return g.error();
   auto batch = grid::EdgeBatch::Load(g->meta(), o.add_file, o.delete_file);
   if (!batch.ok()) return batch.error();
-  if (o.output_dir.empty()) return Error(EINVAL, "no output directory");
-  if (::mkdir(o.output_dir.c_str(), 0755) != 0) {
-    return Error::FromErrno(errno == EEXIST ? "output directory " + o.output_dir + " exists already"
-                                            : "create output directory " + o.output_dir);
+  Result<UpdateStats> st = Error(EINVAL, "not run");
+  if (o.output_dir.empty()) {
+    st = UpdateInPlace(*g, *batch, o);
+  } else {
+    if (::mkdir(o.output_dir.c_str(), 0755) != 0) {
+      return Error::FromErrno(errno == EEXIST ? "output directory " + o.output_dir + " exists already"
+                                              : "create output directory " + o.output_dir);
+    }
+    UpdateStats s;
+    Status written = WriteUpdated(*g, *batch, o, o.output_dir, /*link=*/false, s);
+    if (!written.ok()) {
+      std::error_code ec;
+      std::filesystem::remove_all(o.output_dir, ec);  // ours: nothing of it is a graph yet
+      return written.error();
+    }
+    st = s;
   }
-  UpdateStats st;
-  Status written = WriteUpdated(*g, *batch, o, st);
-  if (!written.ok()) {
-    std::error_code ec;
-    std::filesystem::remove_all(o.output_dir, ec);  // ours: nothing of it is a graph yet
-    return written.error();
-  }
-  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (st.ok()) st->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return st;
 }
 

@@ -1,8 +1,15 @@
 // graphfs-update's core on a plain graph directory: a batch of edge additions and deletions
 // (grid/edge_batch.h: the blocks come out as `preprocess` of the updated edge list would write
-// them) applied to GRAPH, written as a complete graph directory OUTPUT — meta, offsets, every
-// block, `column` and `row`. Touched blocks are rebuilt; the others are copied. `meta` goes last
-// (a directory with `meta` is complete); a refused batch writes nothing.
+// them) applied to GRAPH, written
+//  - as a complete graph directory OUTPUT (meta, offsets, every block, `column` and `row`;
+//    untouched blocks copied), or
+//  - in place, as GRAPH's next version: the new version is built in the hidden sibling
+//    `.NAME.update/` (untouched blocks and any other files hard links to the current ones),
+//    swapped with GRAPH in one renameat2(RENAME_EXCHANGE), and the old version renamed to
+//    `NAME@N` (N from `GRAPH/.graphfs/version`, 0 when absent). A kill at any point leaves GRAPH
+//    the old or the new version, complete: the next run finishes a swapped one (renames it to
+//    `NAME@N`) or throws away an unswapped one before it starts.
+// `meta` goes last (a directory with `meta` is complete); a refused batch changes nothing.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +22,7 @@ namespace graphfs::engine {
 struct UpdateOptions {
   std::string graph_dir;
   std::string add_file, delete_file;  // binary edge lists in the graph's format ("" none)
-  std::string output_dir;             // must not exist yet
+  std::string output_dir;             // must not exist yet; empty: GRAPH's next version, in place
   // Block order: kAuto takes the graph as preprocessed with --sort-sources when every block
   // the batch touches is in source order.
   enum class Order { kAuto, kSorted, kInput } order = Order::kAuto;
@@ -30,8 +37,17 @@ struct UpdateStats {
   uint64_t bytes_written = 0;  // everything written into OUTPUT
   bool sorted = false;
   double seconds = 0;
+  uint64_t version = 0;      // in place: the new version's number (the old one is NAME@version-1)
+  std::string old_version;   // in place: where the old version is now
 };
 
+inline constexpr const char* kVersionFile = ".graphfs/version";
+
 Result<UpdateStats> UpdateGraph(const UpdateOptions& options);
+
+// What an in-place run does first, alone: finishes the update a killed run left swapped in
+// (renames the old version to NAME@N) or removes one it left unswapped. Returns what it did
+// ("" if nothing was left).
+Result<std::string> RecoverUpdate(const std::string& graph_dir);
 
 }  // namespace graphfs::engine

@@ -1,11 +1,13 @@
 // graphfs-update GRAPH [--add EDGES] [--delete EDGES] [--order auto|sorted|input] [--allow-missing]
-//                -o OUTPUT
+//                [-o OUTPUT]
 // Applies a batch of edge additions and deletions (binary edge lists in the graph's format; text
-// lists convert with import-edges) to a plain grid graph and writes the updated graph to OUTPUT,
-// as `preprocess` would have written it from the updated edge list (grid/edge_batch.h).
+// lists convert with import-edges) to a plain grid graph, as `preprocess` would have written it
+// from the updated edge list (grid/edge_batch.h): in place as GRAPH's next version (the old one
+// kept as GRAPH@N), or into a new directory OUTPUT (engines/core/graph_update.h).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
+#include <string>
 
 #include "engines/core/graph_update.h"
 #include "engines/tools/cli_util.h"
@@ -21,7 +23,8 @@ int main(int argc, char** argv) {
   cli.add_option("--delete", options.delete_file,
                  "edges to delete: each record removes one equal edge (source, target, weight bits), the first "
                  "in its block");
-  cli.add_option("-o,--output", options.output_dir, "the updated graph's directory (must not exist)")->required();
+  cli.add_option("-o,--output", options.output_dir,
+                 "write the updated graph to this new directory instead (GRAPH stays as it is)");
   const std::map<std::string, Order> orders = {{"auto", Order::kAuto}, {"sorted", Order::kSorted}, {"input", Order::kInput}};
   cli.add_option("--order", options.order,
                  "block order: sorted (preprocessed with --sort-sources), input, or auto (sorted if every touched "
@@ -38,11 +41,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "graphfs-update: error: %s\n", st.error().message().c_str());
     return 1;
   }
+  const std::string where = options.output_dir.empty()
+                                ? options.graph_dir + " (version " + std::to_string(st->version) + "; the old one is " +
+                                      st->old_version + ")"
+                                : options.output_dir;
   std::printf("graphfs-update: +%lu -%lu edges (%lu deletions matched nothing) -> %lu edges in %s; %s blocks; "
               "%lu of %lu blocks touched (%lu bytes), %lu bytes written in %.2f s\n",
               static_cast<unsigned long>(st->added), static_cast<unsigned long>(st->deleted),
               static_cast<unsigned long>(st->missing), static_cast<unsigned long>(st->edges),
-              options.output_dir.c_str(), st->sorted ? "source-sorted" : "input-order",
+              where.c_str(), st->sorted ? "source-sorted" : "input-order",
               static_cast<unsigned long>(st->blocks_touched), static_cast<unsigned long>(st->blocks),
               static_cast<unsigned long>(st->touched_bytes), static_cast<unsigned long>(st->bytes_written), st->seconds);
   return 0;

@@ -7,7 +7,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <csignal>
 #include <random>
+#include <thread>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "engine_test_util.h"
 #include "engines/core/preprocess.h"
@@ -162,6 +168,13 @@ TEST_F(GraphUpdateRefuses, ADeletionOfAnEdgeNotThereUnlessAllowed) {
   EXPECT_FALSE(Run(Edges({{9, 9}}), Edges({{9, 9}})).ok());
 }
 
+TEST_F(GraphUpdateRefuses, AStripedGraphForNow) {
+  ASSERT_EQ(::setxattr(tmp.File("g/column").c_str(), "user.graphfs.stripe", "{}", 2, 0), 0);
+  auto st = Run(Edges({{5, 6}}), "");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("is striped"), std::string::npos) << st.error().message();
+}
+
 TEST_F(GraphUpdateRefuses, AnOutputThatExists) {
   std::filesystem::create_directories(tmp.File("out"));
   auto st = Run(Edges({{5, 6}}), "");
@@ -185,6 +198,181 @@ TEST(GraphUpdateTool, ExitCodesAndSummary) {
                                  tmp.File("new2") + " 2>&1");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find("graphfs-update: error:"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace graphfs::engine
+
+// ---- versions in place ----
+
+namespace graphfs::engine {
+namespace {
+
+// Whether every graph file of `a` equals `b`'s.
+bool SameGraph(const std::string& a, const std::string& b, uint32_t p) {
+  for (const std::string& name : GraphFiles(p))
+    if (ReadFile(a + "/" + name) != ReadFile(b + "/" + name)) return false;
+  return std::filesystem::exists(a + "/meta");
+}
+
+ino_t Inode(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+class VersionedUpdate : public ::testing::Test {
+ protected:
+  static constexpr uint32_t kP = 4;
+  void SetUp() override {
+    const TestGraph g = testing::RandomGraph(kVertices, kVertices, kEdges, false, 3);
+    WriteFile(tmp.File("edges"), EdgeBytes(g));
+    Preprocessed(tmp.File("edges"), tmp.File("orig"), kVertices, kP, false, true);
+    std::filesystem::copy(tmp.File("orig"), tmp.File("g"));
+    // A batch in block (0, 0) only (ids below V/P): the other 15 blocks stay as they are.
+    TestGraph adds{kVertices, false, {}};
+    for (int32_t k = 0; k < 100; ++k) adds.edges.push_back({k % 50, (k * 7) % 50});
+    WriteFile(tmp.File("add"), EdgeBytes(adds));
+    UpdateOptions o = Options();
+    o.output_dir = tmp.File("want");
+    ASSERT_TRUE(UpdateGraph(o).ok());
+  }
+  UpdateOptions Options() {
+    UpdateOptions o;
+    o.graph_dir = tmp.File("g");
+    o.add_file = tmp.File("add");
+    return o;
+  }
+  uint32_t kVertices = 20000;
+  size_t kEdges = 200000;
+  TempDir tmp;
+};
+
+TEST_F(VersionedUpdate, TheNewVersionTakesTheNameAndTheOldOneIsKept) {
+  WriteFile(tmp.File("g/bfs.level"), "results of a job");
+  auto st = UpdateGraph(Options());
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  EXPECT_EQ(st->version, 1u);
+  EXPECT_EQ(st->old_version, tmp.File("g@0"));
+  EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want"), kP));
+  EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
+  EXPECT_EQ(ReadFile(tmp.File("g/.graphfs/version")), "1\n");
+  EXPECT_EQ(ReadFile(tmp.File("g/bfs.level")), "results of a job");
+  // Untouched blocks are shared between the versions, the touched one is new.
+  EXPECT_EQ(Inode(tmp.File("g/block-2-3")), Inode(tmp.File("g@0/block-2-3")));
+  EXPECT_NE(Inode(tmp.File("g/block-0-0")), Inode(tmp.File("g@0/block-0-0")));
+  EXPECT_LT(st->touched_bytes, ReadFile(tmp.File("g/column")).size() / 8);
+  EXPECT_FALSE(std::filesystem::exists(tmp.File(".g.update")));
+  // A second batch: version 2; both older versions stay.
+  auto again = UpdateGraph(Options());
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(again->version, 2u);
+  EXPECT_TRUE(SameGraph(tmp.File("g@1"), tmp.File("want"), kP));
+  EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
+  EXPECT_EQ(ReadFile(tmp.File("g/.graphfs/version")), "2\n");
+}
+
+TEST_F(VersionedUpdate, ARefusedBatchChangesNothing) {
+  WriteFile(tmp.File("bad"), EdgeBytes(TestGraph{kVertices, false, {{1, static_cast<int32_t>(kVertices)}}}));
+  UpdateOptions o = Options();
+  o.add_file = tmp.File("bad");
+  ASSERT_FALSE(UpdateGraph(o).ok());
+  EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("orig"), kP));
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("g@0")));
+  EXPECT_FALSE(std::filesystem::exists(tmp.File(".g.update")));
+  // A deletion of an edge not there fails after the staging directory exists: it goes too.
+  WriteFile(tmp.File("del"), EdgeBytes(TestGraph{kVertices, false, {{1, 2}, {1, 2}, {1, 2}, {1, 2}}}));
+  o.add_file.clear();
+  o.delete_file = tmp.File("del");
+  ASSERT_FALSE(UpdateGraph(o).ok());
+  EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("orig"), kP));
+  EXPECT_FALSE(std::filesystem::exists(tmp.File(".g.update")));
+}
+
+// The two states a kill can leave, made by hand: swapped but the old version not yet named, and
+// a staging directory never swapped in.
+TEST_F(VersionedUpdate, RecoveryFinishesASwappedUpdateAndDropsAnUnswappedOne) {
+  ASSERT_TRUE(UpdateGraph(Options()).ok());
+  std::filesystem::rename(tmp.File("g@0"), tmp.File(".g.update"));  // killed before the rename
+  auto done = RecoverUpdate(tmp.File("g"));
+  ASSERT_TRUE(done.ok()) << done.error().message();
+  EXPECT_NE(done->find("is now"), std::string::npos) << *done;
+  EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
+  EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want"), kP));
+
+  // Killed while building version 2: a staging directory with no meta, GRAPH still version 1.
+  std::filesystem::create_directories(tmp.File(".g.update/.graphfs"));
+  WriteFile(tmp.File(".g.update/.graphfs/version"), "2\n");
+  WriteFile(tmp.File(".g.update/block-0-0"), "partial");
+  auto dropped = RecoverUpdate(tmp.File("g"));
+  ASSERT_TRUE(dropped.ok()) << dropped.error().message();
+  EXPECT_NE(dropped->find("removed"), std::string::npos) << *dropped;
+  EXPECT_FALSE(std::filesystem::exists(tmp.File(".g.update")));
+  EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want"), kP));
+  auto nothing = RecoverUpdate(tmp.File("g"));
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_EQ(*nothing, "");
+}
+
+// kill -9 of graphfs-update at random points: GRAPH is always the old or the new version,
+// complete; the next run finishes (or redoes) the update; in the end GRAPH is the new version
+// and GRAPH@0 the old one.
+TEST_F(VersionedUpdate, KilledAtRandomPointsLeavesTheOldOrTheNewVersion) {
+  std::mt19937 rng(17);
+  const std::string tool = testing::Bin("graphfs-update");
+  auto start = [&] {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl(tool.c_str(), tool.c_str(), tmp.File("g").c_str(), "--add", tmp.File("add").c_str(), nullptr);
+      ::_exit(127);
+    }
+    return pid;
+  };
+  // How long a whole run takes here: the kills land within it.
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    const pid_t pid = start();
+    ASSERT_GE(pid, 0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  const auto whole = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  std::filesystem::remove_all(tmp.File("g@0"));
+  std::filesystem::remove_all(tmp.File("g"));
+  int saw_old = 0, saw_new = 0;
+  for (int round = 0; round < 12; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::filesystem::remove_all(tmp.File("g"));
+    std::filesystem::remove_all(tmp.File("g@0"));
+    std::filesystem::remove_all(tmp.File(".g.update"));
+    std::filesystem::copy(tmp.File("orig"), tmp.File("g"));
+    const pid_t pid = start();
+    ASSERT_GE(pid, 0);
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % (whole.count() + 1)));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    const bool is_old = SameGraph(tmp.File("g"), tmp.File("orig"), kP);
+    const bool is_new = SameGraph(tmp.File("g"), tmp.File("want"), kP);
+    EXPECT_TRUE(is_old || is_new) << "GRAPH is neither version after the kill";
+    (is_old ? saw_old : saw_new)++;
+    // What the next run does first: a swapped update is finished (the old version named), an
+    // unswapped one thrown away.
+    auto recovered = RecoverUpdate(tmp.File("g"));
+    ASSERT_TRUE(recovered.ok()) << recovered.error().message();
+    if (is_new) {
+      EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
+    } else {
+      EXPECT_FALSE(std::filesystem::exists(tmp.File("g@0")));
+      auto st = UpdateGraph(Options());
+      ASSERT_TRUE(st.ok()) << st.error().message();
+      EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want"), kP));
+      EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
+    }
+    EXPECT_FALSE(std::filesystem::exists(tmp.File(".g.update")));
+  }
+  EXPECT_GT(saw_old, 0);
+  EXPECT_GT(saw_new, 0);
 }
 
 }  // namespace
