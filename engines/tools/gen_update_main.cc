@@ -1,0 +1,107 @@
+// gen-update --graph G --fraction F [--kind random|clustered] [--seed S] --add ADD --delete DEL
+// A batch for graphfs-update of F x E edges in all: half additions, half deletions of edges the
+// graph has (so the edge count stays). random: deletions sampled uniformly from `row`, additions
+// with uniform ids. clustered (by source): deletions a contiguous run of `row` (a narrow source
+// range inside few blocks), additions with sources in the same range.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engines/tools/cli_util.h"
+#include "grid/edge.h"
+#include "grid/grid_layout.h"
+#include "grid/posix_io.h"
+
+int main(int argc, char** argv) {
+  std::string graph, add_path, delete_path, kind = "random";
+  double fraction = 0.01;
+  uint64_t seed = 1;
+  CLI::App cli("gen-update: a batch of edge additions and deletions for graphfs-update", "gen-update");
+  cli.add_option("--graph", graph, "the graph directory")->required();
+  cli.add_option("--fraction", fraction, "batch size as a share of the graph's edges (half added, half deleted)")
+      ->required()
+      ->check(CLI::Range(1e-9, 1.0));
+  cli.add_option("--kind", kind, "random or clustered (by source)")->check(CLI::IsMember({"random", "clustered"}));
+  cli.add_option("--seed", seed, "random seed");
+  cli.add_option("--add", add_path, "output: edges to add")->required();
+  cli.add_option("--delete", delete_path, "output: edges to delete")->required();
+  if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
+  auto g = graphfs::grid::GridLayout::Open(graph);
+  if (!g.ok()) {
+    std::fprintf(stderr, "gen-update: error: %s\n", g.error().message().c_str());
+    return 1;
+  }
+  const size_t r = g->edge_size();
+  const uint64_t edges = g->edges(), half = std::max<uint64_t>(1, static_cast<uint64_t>(fraction * edges / 2));
+  if (half > edges) {
+    std::fprintf(stderr, "gen-update: error: the graph has only %lu edges\n", static_cast<unsigned long>(edges));
+    return 1;
+  }
+  std::mt19937_64 rng(seed);
+  auto row = graphfs::grid::OpenRegularFile(g->OrderFile(graphfs::grid::EdgeOrder::kRow));
+  if (!row.ok()) {
+    std::fprintf(stderr, "gen-update: error: %s\n", row.error().message().c_str());
+    return 1;
+  }
+  // Deletions: which records of `row`.
+  std::vector<uint64_t> picked;
+  if (kind == "clustered") {
+    const uint64_t first = rng() % (edges - half + 1);
+    for (uint64_t k = 0; k < half; ++k) picked.push_back(first + k);
+  } else {
+    picked.reserve(half);
+    for (uint64_t k = 0; k < half; ++k) picked.push_back(rng() % edges);
+    std::sort(picked.begin(), picked.end());
+    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+  }
+  std::string dels(picked.size() * r, '\0');
+  uint32_t low = UINT32_MAX, high = 0;
+  {
+    // Read `row` in runs of consecutive picks.
+    size_t k = 0;
+    while (k < picked.size()) {
+      size_t e = k + 1;
+      while (e < picked.size() && picked[e] == picked[e - 1] + 1 && e - k < (64u << 20) / r) ++e;
+      auto st = graphfs::grid::PreadExact(row->get(), dels.data() + k * r, (e - k) * r, picked[k] * r, "row");
+      if (!st.ok()) {
+        std::fprintf(stderr, "gen-update: error: %s\n", st.error().message().c_str());
+        return 1;
+      }
+      k = e;
+    }
+    for (size_t at = 0; at < dels.size(); at += r) {
+      int32_t s;
+      std::memcpy(&s, dels.data() + at, 4);
+      low = std::min(low, static_cast<uint32_t>(s));
+      high = std::max(high, static_cast<uint32_t>(s));
+    }
+  }
+  // Additions: uniform, or with sources in the deleted run's range.
+  const uint64_t v = g->vertices();
+  std::string adds;
+  adds.reserve(half * r);
+  for (uint64_t k = 0; k < half; ++k) {
+    const int32_t s = static_cast<int32_t>(kind == "clustered" ? low + rng() % (high - low + 1) : rng() % v);
+    const int32_t t = static_cast<int32_t>(rng() % v);
+    adds.append(reinterpret_cast<const char*>(&s), 4);
+    adds.append(reinterpret_cast<const char*>(&t), 4);
+    if (r == 12) {
+      const float w = static_cast<float>(rng() % 1000) / 10.0f;
+      adds.append(reinterpret_cast<const char*>(&w), 4);
+    }
+  }
+  for (const auto& [path, bytes] : {std::pair{add_path, &adds}, std::pair{delete_path, &dels}}) {
+    auto st = graphfs::grid::WriteWholeFile(path, bytes->data(), bytes->size());
+    if (!st.ok()) {
+      std::fprintf(stderr, "gen-update: error: %s\n", st.error().message().c_str());
+      return 1;
+    }
+  }
+  std::printf("gen-update: %lu additions, %zu deletions (%s, sources %u..%u of the deletions)\n",
+              static_cast<unsigned long>(half), picked.size(), kind.c_str(), low, high);
+  return 0;
+}

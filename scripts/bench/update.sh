@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Issue 19 benchmark: graphfs-update against a full re-preprocess, per batch size and kind.
+#
+#   scripts/bench/update.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
+#                           [--fractions "0.0001 0.001 0.01 0.1"] [--kinds "clustered random"]
+#                           [--gen-dir DIR] [--chunk-size 2M]
+#
+# The graph of integrated.sh (scripts/bench/graphs.sh: weighted, --sort-sources, indexed), copied
+# to WORK=/var/tmp/graphfs-updatebench. The reference: preprocess of an edge list of the graph's
+# size (the original one: the time and bytes do not depend on which edges) plus graphfs-index,
+# page cache dropped first. Then per kind and fraction: a batch from gen-update (half additions,
+# half deletions of existing edges; clustered: one run of `row` and sources in its range), and
+# graphfs-update in place on the copy (cache dropped first; the old version removed after). Per
+# run: wall seconds, bytes written (the tool's count; for the reference the new directory's size),
+# blocks touched, and the ratios to the reference.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
+FAMILY=rmat-local
+SCALE=22
+GRID=1024x1024
+FRACTIONS="0.0001 0.001 0.01 0.1"
+KINDS="clustered random"
+GEN_DIR=/var/tmp/graphfs-gen
+CHUNK=2M
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --family) FAMILY=$2; shift 2 ;;
+    --scale) SCALE=$2; shift 2 ;;
+    --grid) GRID=$2; shift 2 ;;
+    --fractions) FRACTIONS=$2; shift 2 ;;
+    --kinds) KINDS=$2; shift 2 ;;
+    --gen-dir) GEN_DIR=$2; shift 2 ;;
+    --chunk-size) CHUNK=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+source "$HERE/graphs.sh"
+bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN_DIR" "$CHUNK"
+WORK=/var/tmp/graphfs-updatebench
+rm -rf "$WORK"
+mkdir -p "$WORK"
+trap 'rm -rf "$WORK"' EXIT
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+now() { date +%s.%N; }
+RESULTS=$ROOT/scripts/bench/results
+mkdir -p "$RESULTS"
+STAMP=$(date -u +%Y%m%dT%H%MZ)
+SUMMARY=$RESULTS/update-$STAMP.tsv
+echo "# update benchmark $STAMP: $NAME ($VERTICES vertices, $EDGES edges, $(stat -c %s "$G/column") B of column)"
+
+# The reference: a full preprocess of a list of the same size, and its index.
+drop_caches
+t0=$(now)
+"$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$WORK/ref" -v "$VERTICES" -p 16 -t 1 --sort-sources > /dev/null
+"$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$WORK/ref" > /dev/null
+sync
+REF_S=$(python3 -c "print($(now) - $t0)")
+REF_BYTES=$(du -sb "$WORK/ref" | cut -f1)
+rm -rf "$WORK/ref"
+printf 'kind\tfraction\tbatch_edges\twall_s\tbytes_written\tblocks_touched\ttouched_bytes\ttime_vs_full\tbytes_vs_full\n' > "$SUMMARY"
+printf 'full\t-\t-\t%.2f\t%s\t-\t-\t1\t1\n' "$REF_S" "$REF_BYTES" >> "$SUMMARY"
+
+cp -a "$G" "$WORK/g"
+for kind in $KINDS; do
+  for f in $FRACTIONS; do
+    "$GRAPHFS_BIN/gen-update" --graph "$WORK/g" --fraction "$f" --kind "$kind" --seed 7 \
+      --add "$WORK/add.bin" --delete "$WORK/del.bin" > /dev/null
+    batch=$(( ($(stat -c %s "$WORK/add.bin") + $(stat -c %s "$WORK/del.bin")) / 12 ))
+    drop_caches
+    t0=$(now)
+    out=$("$GRAPHFS_BIN/graphfs-update" "$WORK/g" --add "$WORK/add.bin" --delete "$WORK/del.bin" --allow-missing)
+    sync
+    wall=$(python3 -c "print($(now) - $t0)")
+    written=$(sed -n 's/.*, \([0-9]*\) bytes written.*/\1/p' <<< "$out")
+    touched=$(sed -n 's/.*; \([0-9]*\) of [0-9]* blocks touched (\([0-9]*\) bytes).*/\1\t\2/p' <<< "$out")
+    printf '%s\t%s\t%s\t%.2f\t%s\t%s\t%.3f\t%.3f\n' "$kind" "$f" "$batch" "$wall" "$written" "$touched" \
+      "$(python3 -c "print($wall / $REF_S)")" "$(python3 -c "print($written / $REF_BYTES)")" >> "$SUMMARY"
+    tail -1 "$SUMMARY"
+    rm -rf "$WORK"/g@*
+  done
+done
+echo "# summary: $SUMMARY"
+column -t -s $'\t' "$SUMMARY"
