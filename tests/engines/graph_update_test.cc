@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <csignal>
 #include <random>
+#include <set>
 #include <thread>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -198,6 +199,47 @@ TEST(GraphUpdateTool, ExitCodesAndSummary) {
                                  tmp.File("new2") + " 2>&1");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find("graphfs-update: error:"), std::string::npos) << bad.output;
+}
+
+// gen-update's batches: the deletions are edges of the graph (graphfs-update accepts them without
+// --allow-missing), clustered ones lie in one block row, and the sizes are as asked.
+TEST(GraphUpdateTool, GenUpdateMakesBatchesOfTheGraphsEdges) {
+  TempDir tmp;
+  WriteFile(tmp.File("edges"), EdgeBytes(testing::RandomGraph(4000, 4000, 40000, true, 5)));
+  Preprocessed(tmp.File("edges"), tmp.File("g"), 4000, 4, true, true);
+  for (const std::string kind : {"random", "clustered"}) {
+    SCOPED_TRACE(kind);
+    auto gen = testing::RunCommand(testing::Bin("gen-update") + " --graph " + tmp.File("g") + " --fraction 0.05 --kind " +
+                                   kind + " --add " + tmp.File("add") + " --delete " + tmp.File("del"));
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+    EXPECT_EQ(ReadFile(tmp.File("add")).size(), 1000u * 12);
+    const std::string del = ReadFile(tmp.File("del"));
+    EXPECT_LE(del.size(), 1000u * 12);
+    EXPECT_GE(del.size(), 900u * 12);  // random picks may repeat, and count once
+    grid::GridMeta meta;
+    meta.edge_type = grid::EdgeType::kWeighted;
+    meta.vertices = 4000;
+    meta.partitions = 4;
+    auto batch = grid::EdgeBatch::FromBytes(meta, "", del);
+    ASSERT_TRUE(batch.ok());
+    if (kind == "clustered") {
+      std::set<uint64_t> rows;
+      for (uint64_t b : batch->TouchedBlocks()) rows.insert(b / 4);
+      EXPECT_LE(rows.size(), 2u) << "a run of `row` spans one block row (or two at a boundary)";
+    }
+    UpdateOptions o;
+    o.graph_dir = tmp.File("g");
+    o.add_file = tmp.File("add");
+    o.delete_file = tmp.File("del");
+    o.output_dir = tmp.File("out-" + kind);
+    auto st = UpdateGraph(o);
+    ASSERT_TRUE(st.ok()) << st.error().message();
+    EXPECT_EQ(st->missing, 0u);
+  }
+  EXPECT_EQ(testing::RunCommand(testing::Bin("gen-update") + " --graph " + tmp.File("g") +
+                                " --fraction 2 --add a --delete d 2>/dev/null")
+                .exit_code,
+            2);
 }
 
 }  // namespace
