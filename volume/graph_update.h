@@ -9,7 +9,9 @@
 //    `NAME@N` (N from `GRAPH/.graphfs/version`, 0 when absent). A kill at any point leaves GRAPH
 //    the old or the new version, complete: the next run finishes a swapped one (renames it to
 //    `NAME@N`) or throws away an unswapped one before it starts.
-// `meta` goes last (a directory with `meta` is complete); a refused batch changes nothing.
+// `meta` goes last (a directory with `meta` is complete); a refused batch changes nothing. When
+// GRAPH has an up-to-date chunk index, the new graph gets one of the same chunk size before it
+// is swapped in (built whole for now: only the changed blocks' chunks need it).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +19,7 @@
 
 #include "common/result.h"
 
-namespace graphfs::engine {
+namespace graphfs::volume {
 
 struct UpdateOptions {
   std::string graph_dir;
@@ -37,6 +39,8 @@ struct UpdateStats {
   uint64_t bytes_written = 0;  // everything written into OUTPUT
   bool sorted = false;
   double seconds = 0;
+  bool indexed = false;      // the new graph got a chunk index (the old one had a fresh one)
+  double index_seconds = 0;
   uint64_t version = 0;      // in place: the new version's number (the old one is NAME@version-1)
   std::string old_version;   // in place: where the old version is now
 };
@@ -50,4 +54,4 @@ Result<UpdateStats> UpdateGraph(const UpdateOptions& options);
 // ("" if nothing was left).
 Result<std::string> RecoverUpdate(const std::string& graph_dir);
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::volume

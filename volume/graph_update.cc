@@ -1,4 +1,4 @@
-#include "engines/core/graph_update.h"
+#include "volume/graph_update.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,11 +13,13 @@
 #include <filesystem>
 #include <vector>
 
+#include "chunkindex/chunk_index.h"
+#include "chunkindex/index_builder.h"
 #include "grid/edge_batch.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
 
-namespace graphfs::engine {
+namespace graphfs::volume {
 
 using grid::BlockFileName;
 using grid::GridLayout;
@@ -136,6 +138,26 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
 
 }  // namespace
 
+// When `old_dir` has an up-to-date chunk index, builds one of the same chunk size for `new_dir`.
+Status IndexLikeOld(const std::string& old_dir, const std::string& new_dir, UpdateStats& st) {
+  std::error_code ec;
+  if (!std::filesystem::exists(chunkindex::IndexPath(old_dir), ec)) return Status::Ok();
+  auto old = chunkindex::ChunkTable::Open(old_dir);
+  if (!old.ok()) {
+    std::fprintf(stderr, "graphfs-update: %s's chunk index is not used (%s): the new graph gets none\n",
+                 old_dir.c_str(), old.error().message().c_str());
+    return Status::Ok();
+  }
+  chunkindex::BuildOptions b;
+  b.graph_dir = new_dir;
+  b.chunk_size = old->chunk_size();
+  auto report = chunkindex::BuildIndex(b);
+  if (!report.ok()) return report.error().Wrap("indexing the updated graph");
+  st.indexed = true;
+  st.index_seconds = report->seconds;
+  return Status::Ok();
+}
+
 // ---- versions in place ----
 
 namespace {
@@ -223,6 +245,8 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   const std::string number = std::to_string(version + 1) + "\n";
   Status numbered = grid::WriteWholeFile(staging + "/" + kVersionFile, number.data(), number.size());
   if (!numbered.ok()) return fail(numbered.error());
+  Status indexed = IndexLikeOld(graph, staging, st);
+  if (!indexed.ok()) return fail(indexed.error());
   // Durable before it becomes GRAPH.
   {
     auto fd = grid::OpenFile(staging, O_RDONLY | O_DIRECTORY);
@@ -275,6 +299,7 @@ Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
     }
     UpdateStats s;
     Status written = WriteUpdated(*g, *batch, o, o.output_dir, /*link=*/false, s);
+    if (written.ok()) written = IndexLikeOld(o.graph_dir, o.output_dir, s);
     if (!written.ok()) {
       std::error_code ec;
       std::filesystem::remove_all(o.output_dir, ec);  // ours: nothing of it is a graph yet
@@ -286,4 +311,4 @@ Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
   return st;
 }
 
-}  // namespace graphfs::engine
+}  // namespace graphfs::volume

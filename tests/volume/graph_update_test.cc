@@ -1,7 +1,7 @@
 // graphfs-update's core (engines/core/graph_update.h, grid/edge_batch.h): the updated graph is,
 // file by file, what preprocess writes for the updated edge list — the old graph's edges (in
 // `row` order) minus the deleted ones, then the added ones.
-#include "engines/core/graph_update.h"
+#include "volume/graph_update.h"
 
 #include <gtest/gtest.h>
 
@@ -16,24 +16,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine_test_util.h"
-#include "engines/core/preprocess.h"
+#include "tests/engines/engine_test_util.h"
+#include "chunkindex/chunk_index.h"
+#include "chunkindex/index_builder.h"
 #include "grid/edge_batch.h"
 #include "grid/grid_layout.h"
 
-namespace graphfs::engine {
+namespace graphfs::volume {
 namespace {
 
-using testing::EdgeBytes;
-using testing::ReadFile;
-using testing::TempDir;
-using testing::TestEdge;
-using testing::TestGraph;
-using testing::WriteFile;
+namespace etest = graphfs::engine::testing;
+
+using etest::EdgeBytes;
+using etest::ReadFile;
+using etest::TempDir;
+using etest::TestEdge;
+using etest::TestGraph;
+using etest::WriteFile;
 
 void Preprocessed(const std::string& edges, const std::string& dir, uint32_t vertices, uint32_t p, bool weighted,
                   bool sorted) {
-  ASSERT_TRUE(testing::PreprocessGraph(edges, dir, vertices, p, weighted, sorted));
+  ASSERT_TRUE(etest::PreprocessGraph(edges, dir, vertices, p, weighted, sorted));
 }
 
 std::vector<std::string> GraphFiles(uint32_t p) {
@@ -54,7 +57,7 @@ TEST_P(GraphUpdate, EqualsPreprocessOfTheUpdatedEdgeList) {
   constexpr uint32_t kVertices = 1000, kP = 4;
   TempDir tmp;
   // Ids from a small range: duplicate edges and shared sources, the cases the rules are about.
-  const TestGraph g = testing::RandomGraph(kVertices, 300, 20000, c.weighted, 7);
+  const TestGraph g = etest::RandomGraph(kVertices, 300, 20000, c.weighted, 7);
   WriteFile(tmp.File("edges"), EdgeBytes(g));
   Preprocessed(tmp.File("edges"), tmp.File("old"), kVertices, kP, c.weighted, c.sorted);
 
@@ -64,7 +67,7 @@ TEST_P(GraphUpdate, EqualsPreprocessOfTheUpdatedEdgeList) {
   std::vector<size_t> positions(g.edges.size());
   for (size_t k = 0; k < positions.size(); ++k) positions[k] = k;
   std::shuffle(positions.begin(), positions.end(), rng);
-  TestGraph dels{kVertices, c.weighted, {}}, adds = testing::RandomGraph(kVertices, kVertices, 700, c.weighted, 13);
+  TestGraph dels{kVertices, c.weighted, {}}, adds = etest::RandomGraph(kVertices, kVertices, 700, c.weighted, 13);
   for (size_t k = 0; k < 600; ++k) dels.edges.push_back(g.edges[positions[k]]);
   for (size_t k = 600; k < 650; ++k) adds.edges.push_back(g.edges[positions[k]]);
   WriteFile(tmp.File("del"), EdgeBytes(dels));
@@ -188,14 +191,14 @@ TEST(GraphUpdateTool, ExitCodesAndSummary) {
   WriteFile(tmp.File("edges"), EdgeBytes(TestGraph{10, false, {{1, 2}, {3, 4}}}));
   Preprocessed(tmp.File("edges"), tmp.File("g"), 10, 2, false, true);
   WriteFile(tmp.File("add"), EdgeBytes(TestGraph{10, false, {{5, 6}}}));
-  const std::string tool = testing::Bin("graphfs-update");
-  EXPECT_EQ(testing::RunCommand(tool + " " + tmp.File("g") + " -o " + tmp.File("x") + " 2>/dev/null").exit_code, 2)
+  const std::string tool = etest::Bin("graphfs-update");
+  EXPECT_EQ(etest::RunCommand(tool + " " + tmp.File("g") + " -o " + tmp.File("x") + " 2>/dev/null").exit_code, 2)
       << "no batch is a usage error";
-  auto ok = testing::RunCommand(tool + " " + tmp.File("g") + " --add " + tmp.File("add") + " -o " + tmp.File("new"));
+  auto ok = etest::RunCommand(tool + " " + tmp.File("g") + " --add " + tmp.File("add") + " -o " + tmp.File("new"));
   EXPECT_EQ(ok.exit_code, 0);
   EXPECT_NE(ok.output.find("+1 -0 edges"), std::string::npos) << ok.output;
   EXPECT_EQ(ReadFile(tmp.File("new/meta")), "0 10 3 2");
-  auto bad = testing::RunCommand(tool + " " + tmp.File("g") + " --add " + tmp.File("edges") + "x -o " +
+  auto bad = etest::RunCommand(tool + " " + tmp.File("g") + " --add " + tmp.File("edges") + "x -o " +
                                  tmp.File("new2") + " 2>&1");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find("graphfs-update: error:"), std::string::npos) << bad.output;
@@ -205,11 +208,11 @@ TEST(GraphUpdateTool, ExitCodesAndSummary) {
 // --allow-missing), clustered ones lie in one block row, and the sizes are as asked.
 TEST(GraphUpdateTool, GenUpdateMakesBatchesOfTheGraphsEdges) {
   TempDir tmp;
-  WriteFile(tmp.File("edges"), EdgeBytes(testing::RandomGraph(4000, 4000, 40000, true, 5)));
+  WriteFile(tmp.File("edges"), EdgeBytes(etest::RandomGraph(4000, 4000, 40000, true, 5)));
   Preprocessed(tmp.File("edges"), tmp.File("g"), 4000, 4, true, true);
   for (const std::string kind : {"random", "clustered"}) {
     SCOPED_TRACE(kind);
-    auto gen = testing::RunCommand(testing::Bin("gen-update") + " --graph " + tmp.File("g") + " --fraction 0.05 --kind " +
+    auto gen = etest::RunCommand(etest::Bin("gen-update") + " --graph " + tmp.File("g") + " --fraction 0.05 --kind " +
                                    kind + " --add " + tmp.File("add") + " --delete " + tmp.File("del"));
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
     EXPECT_EQ(ReadFile(tmp.File("add")).size(), 1000u * 12);
@@ -236,18 +239,18 @@ TEST(GraphUpdateTool, GenUpdateMakesBatchesOfTheGraphsEdges) {
     ASSERT_TRUE(st.ok()) << st.error().message();
     EXPECT_EQ(st->missing, 0u);
   }
-  EXPECT_EQ(testing::RunCommand(testing::Bin("gen-update") + " --graph " + tmp.File("g") +
+  EXPECT_EQ(etest::RunCommand(etest::Bin("gen-update") + " --graph " + tmp.File("g") +
                                 " --fraction 2 --add a --delete d 2>/dev/null")
                 .exit_code,
             2);
 }
 
 }  // namespace
-}  // namespace graphfs::engine
+}  // namespace graphfs::volume
 
 // ---- versions in place ----
 
-namespace graphfs::engine {
+namespace graphfs::volume {
 namespace {
 
 // Whether every graph file of `a` equals `b`'s.
@@ -266,7 +269,7 @@ class VersionedUpdate : public ::testing::Test {
  protected:
   static constexpr uint32_t kP = 4;
   void SetUp() override {
-    const TestGraph g = testing::RandomGraph(kVertices, kVertices, kEdges, false, 3);
+    const TestGraph g = etest::RandomGraph(kVertices, kVertices, kEdges, false, 3);
     WriteFile(tmp.File("edges"), EdgeBytes(g));
     Preprocessed(tmp.File("edges"), tmp.File("orig"), kVertices, kP, false, true);
     std::filesystem::copy(tmp.File("orig"), tmp.File("g"));
@@ -311,6 +314,32 @@ TEST_F(VersionedUpdate, TheNewVersionTakesTheNameAndTheOldOneIsKept) {
   EXPECT_TRUE(SameGraph(tmp.File("g@1"), tmp.File("want"), kP));
   EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
   EXPECT_EQ(ReadFile(tmp.File("g/.graphfs/version")), "2\n");
+}
+
+// An indexed graph's new version is indexed too, with the same chunk size, before it is swapped
+// in; the old version keeps its own index, still valid for its files.
+TEST_F(VersionedUpdate, AnIndexedGraphsNewVersionIsIndexed) {
+  chunkindex::BuildOptions b;
+  b.graph_dir = tmp.File("g");
+  b.chunk_size = 64 << 10;
+  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
+  auto st = UpdateGraph(Options());
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  EXPECT_TRUE(st->indexed);
+  auto fresh = chunkindex::ChunkTable::Open(tmp.File("g"));
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message();
+  auto want = grid::GridLayout::Open(tmp.File("g"));
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(fresh->chunk_size(), (64u << 10) / 8 * 8);
+  uint64_t covered = 0;
+  for (const chunkindex::Chunk& c : fresh->chunks(chunkindex::ChunkFile::kColumn)) covered += c.length;
+  EXPECT_EQ(covered, want->FileBytes());
+  EXPECT_TRUE(chunkindex::ChunkTable::Open(tmp.File("g@0")).ok()) << "the old version's index went stale";
+  // A graph without an index gets none.
+  std::filesystem::remove_all(tmp.File("g/.graphfs/index"));
+  auto plain = UpdateGraph(Options());
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_FALSE(plain->indexed);
 }
 
 TEST_F(VersionedUpdate, ARefusedBatchChangesNothing) {
@@ -360,7 +389,7 @@ TEST_F(VersionedUpdate, RecoveryFinishesASwappedUpdateAndDropsAnUnswappedOne) {
 // and GRAPH@0 the old one.
 TEST_F(VersionedUpdate, KilledAtRandomPointsLeavesTheOldOrTheNewVersion) {
   std::mt19937 rng(17);
-  const std::string tool = testing::Bin("graphfs-update");
+  const std::string tool = etest::Bin("graphfs-update");
   auto start = [&] {
     const pid_t pid = ::fork();
     if (pid == 0) {
@@ -418,4 +447,4 @@ TEST_F(VersionedUpdate, KilledAtRandomPointsLeavesTheOldOrTheNewVersion) {
 }
 
 }  // namespace
-}  // namespace graphfs::engine
+}  // namespace graphfs::volume

@@ -9,12 +9,11 @@
 #include <map>
 #include <string>
 
-#include "engines/core/graph_update.h"
-#include "engines/tools/cli_util.h"
+#include "volume/graph_update.h"
 
 int main(int argc, char** argv) {
-  using Order = graphfs::engine::UpdateOptions::Order;
-  graphfs::engine::UpdateOptions options;
+  using Order = graphfs::volume::UpdateOptions::Order;
+  graphfs::volume::UpdateOptions options;
   CLI::App cli("graphfs-update: a batch of edge additions and deletions applied to a grid graph; the updated graph "
                "equals preprocess of the updated edge list (old edges minus deleted ones, then the added ones)",
                "graphfs-update");
@@ -31,12 +30,16 @@ int main(int argc, char** argv) {
                  "block is in source order)")
       ->transform(CLI::CheckedTransformer(orders, CLI::ignore_case));
   cli.add_flag("--allow-missing", options.allow_missing, "count deletions that match no edge instead of refusing");
-  if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e) == 0 ? 0 : 2;  // help: 0; a usage error: 2
+  }
   if (options.add_file.empty() && options.delete_file.empty()) {
     std::fprintf(stderr, "graphfs-update: nothing to do: give --add and/or --delete\n");
     return 2;
   }
-  auto st = graphfs::engine::UpdateGraph(options);
+  auto st = graphfs::volume::UpdateGraph(options);
   if (!st.ok()) {
     std::fprintf(stderr, "graphfs-update: error: %s\n", st.error().message().c_str());
     return 1;
@@ -46,11 +49,12 @@ int main(int argc, char** argv) {
                                       st->old_version + ")"
                                 : options.output_dir;
   std::printf("graphfs-update: +%lu -%lu edges (%lu deletions matched nothing) -> %lu edges in %s; %s blocks; "
-              "%lu of %lu blocks touched (%lu bytes), %lu bytes written in %.2f s\n",
+              "%lu of %lu blocks touched (%lu bytes), %lu bytes written in %.2f s%s\n",
               static_cast<unsigned long>(st->added), static_cast<unsigned long>(st->deleted),
               static_cast<unsigned long>(st->missing), static_cast<unsigned long>(st->edges),
               where.c_str(), st->sorted ? "source-sorted" : "input-order",
               static_cast<unsigned long>(st->blocks_touched), static_cast<unsigned long>(st->blocks),
-              static_cast<unsigned long>(st->touched_bytes), static_cast<unsigned long>(st->bytes_written), st->seconds);
+              static_cast<unsigned long>(st->touched_bytes), static_cast<unsigned long>(st->bytes_written), st->seconds,
+              st->indexed ? ("; indexed in " + std::to_string(st->index_seconds) + " s").c_str() : "");
   return 0;
 }
