@@ -6,6 +6,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -232,15 +233,14 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   };
   Status written = WriteUpdated(g, batch, o, staging, /*link=*/true, st);
   if (!written.ok()) return fail(written.error());
-  // The rest of GRAPH (results of jobs, notes: regular files) goes along as hard links; the
-  // old chunk index does not (it describes the old version: graphfs-index builds the new one).
+  // The rest of GRAPH (results of jobs, notes) stays with the version it was made on: linked
+  // into the new one, a job's rewrite of its result file would change the old version's too.
   for (const auto& e : std::filesystem::directory_iterator(graph, ec)) {
     const std::string n = e.path().filename().string();
-    if (IsGraphFile(n) || n.rfind(".", 0) == 0 || !e.is_regular_file()) continue;
-    if (::link(e.path().c_str(), (staging + "/" + n).c_str()) != 0)
-      return fail(Error::FromErrno("link " + e.path().string() + " into the new version"));
+    if (!IsGraphFile(n) && n.rfind(".", 0) != 0) st.left_behind.push_back(n);
   }
   if (ec) return fail(Error(ec.value(), "list " + graph + ": " + ec.message()));
+  std::sort(st.left_behind.begin(), st.left_behind.end());
   if (::mkdir((staging + "/.graphfs").c_str(), 0755) != 0) return fail(Error::FromErrno("create " + staging + "/.graphfs"));
   const std::string number = std::to_string(version + 1) + "\n";
   Status numbered = grid::WriteWholeFile(staging + "/" + kVersionFile, number.data(), number.size());

@@ -4,7 +4,8 @@
 //  - as a complete graph directory OUTPUT (meta, offsets, every block, `column` and `row`;
 //    untouched blocks copied), or
 //  - in place, as GRAPH's next version: the new version is built in the hidden sibling
-//    `.NAME.update/` (untouched blocks and any other files hard links to the current ones),
+//    `.NAME.update/` (untouched blocks hard links to the current ones; anything else in GRAPH —
+//    job results, notes — stays with the old version),
 //    swapped with GRAPH in one renameat2(RENAME_EXCHANGE), and the old version renamed to
 //    `NAME@N` (N from `GRAPH/.graphfs/version`, 0 when absent). A kill at any point leaves GRAPH
 //    the old or the new version, complete: the next run finishes a swapped one (renames it to
@@ -16,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 
@@ -43,6 +45,8 @@ struct UpdateStats {
   double index_seconds = 0;
   uint64_t version = 0;      // in place: the new version's number (the old one is NAME@version-1)
   std::string old_version;   // in place: where the old version is now
+  std::vector<std::string> left_behind;  // in place: GRAPH's other entries (job results, notes),
+                                         // which stay with the old version
 };
 
 inline constexpr const char* kVersionFile = ".graphfs/version";

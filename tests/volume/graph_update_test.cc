@@ -301,7 +301,10 @@ TEST_F(VersionedUpdate, TheNewVersionTakesTheNameAndTheOldOneIsKept) {
   EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want"), kP));
   EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
   EXPECT_EQ(ReadFile(tmp.File("g/.graphfs/version")), "1\n");
-  EXPECT_EQ(ReadFile(tmp.File("g/bfs.level")), "results of a job");
+  // A job's results belong to the version it ran on.
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("g/bfs.level")));
+  EXPECT_EQ(ReadFile(tmp.File("g@0/bfs.level")), "results of a job");
+  EXPECT_EQ(st->left_behind, std::vector<std::string>{"bfs.level"});
   // Untouched blocks are shared between the versions, the touched one is new.
   EXPECT_EQ(Inode(tmp.File("g/block-2-3")), Inode(tmp.File("g@0/block-2-3")));
   EXPECT_NE(Inode(tmp.File("g/block-0-0")), Inode(tmp.File("g@0/block-0-0")));

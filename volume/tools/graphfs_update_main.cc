@@ -56,5 +56,11 @@ int main(int argc, char** argv) {
               static_cast<unsigned long>(st->blocks_touched), static_cast<unsigned long>(st->blocks),
               static_cast<unsigned long>(st->touched_bytes), static_cast<unsigned long>(st->bytes_written), st->seconds,
               st->indexed ? ("; indexed in " + std::to_string(st->index_seconds) + " s").c_str() : "");
+  if (!st->left_behind.empty()) {
+    std::string names;
+    for (const std::string& n : st->left_behind) names += (names.empty() ? "" : " ") + n;
+    std::printf("graphfs-update: not graph files, left with the old version in %s: %s\n", st->old_version.c_str(),
+                names.c_str());
+  }
   return 0;
 }
