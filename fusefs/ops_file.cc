@@ -13,6 +13,7 @@
 
 #include "fusefs/control_dir.h"
 #include "fusefs/file_handle.h"
+#include "fusefs/graph_versions.h"
 #include "fusefs/graphfs.h"
 #include "fusefs/kernel_readahead.h"
 #include "fusefs/striped_read.h"
@@ -132,6 +133,11 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     return ReplyOpen(req, fi, std::move(h));
   }
   if (inode.kind != Inode::Kind::kBacked) return ReplyErr(req, EISDIR);
+  if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) && IsFrozenVersionFile(inode)) {
+    LogError("open for writing refused: a file of a kept graph version, or shared between versions (graphfs-update "
+             "changes graphs)");
+    return ReplyErr(req, EROFS);
+  }
   OpenBacked(req, inode, fi, std::move(h));
 }
 
@@ -141,6 +147,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   Inode& dir = GetInode(req, parent);
   if (dir.kind != Inode::Kind::kBacked) return ReplyErr(req, EPERM);
   if (&dir == &fs.inodes.root() && std::strcmp(name, kControlDirName) == 0) return ReplyErr(req, EEXIST);
+  if (IsKeptVersionDir(dir) || IsFrozenVersionEntry(dir, name)) return ReplyErr(req, EROFS);
   auto h = std::make_unique<FileHandle>();
   {
     CallerCredentials as_caller(req);

@@ -1,0 +1,86 @@
+#include "fusefs/graph_versions.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <climits>
+#include <string>
+
+#include "common/log.h"
+#include "fusefs/graphfs.h"
+
+namespace graphfs {
+
+namespace {
+
+// Where an inode is now in the source tree ("" if unknown).
+std::string BackingPathOf(const Inode& inode) {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink(ProcPath(inode.fd.get()).c_str(), path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "";
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool NamedLikeAVersion(const std::string& name) {
+  const size_t at = name.rfind('@');
+  if (at == std::string::npos || at == 0 || at + 1 == name.size()) return false;
+  for (size_t i = at + 1; i < name.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return false;
+  return true;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool KeptVersionPath(const std::string& dir) {
+  return NamedLikeAVersion(BaseName(dir)) && Exists(dir + "/meta");
+}
+
+bool IsGraphFileName(const std::string& name) {
+  return name.rfind("block-", 0) == 0 || name == "meta" || name == "column" || name == "row" ||
+         name == "column_offset" || name == "row_offset";
+}
+
+}  // namespace
+
+bool IsKeptVersionDir(const Inode& dir) {
+  if (dir.kind != Inode::Kind::kBacked) return false;
+  const std::string path = BackingPathOf(dir);
+  return !path.empty() && KeptVersionPath(path);
+}
+
+bool IsFrozenVersionEntry(const Inode& dir, const char* name) {
+  if (dir.kind != Inode::Kind::kBacked) return false;
+  struct stat st;
+  if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return false;
+  const std::string path = BackingPathOf(dir);
+  if (path.empty()) return false;
+  if (KeptVersionPath(path)) return true;
+  return st.st_nlink > 1 && IsGraphFileName(name) && Exists(path + "/.graphfs/version");
+}
+
+bool IsFrozenVersionFile(const Inode& inode) {
+  if (inode.kind != Inode::Kind::kBacked) return false;
+  struct stat st;
+  if (::fstat(inode.fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const std::string path = BackingPathOf(inode);
+  if (path.empty()) return false;
+  const std::string dir = DirName(path);
+  if (KeptVersionPath(dir)) return true;
+  return st.st_nlink > 1 && IsGraphFileName(BaseName(path)) && Exists(dir + "/.graphfs/version");
+}
+
+}  // namespace graphfs

@@ -1,0 +1,25 @@
+// Graph versions through the mount (issue 19; volume/graph_update.h makes them): a kept version
+// `NAME@N/` is read-only, and a graph file shared between versions by a hard link cannot be
+// written through either name — one write would change both versions. graphfs-update is how a
+// graph changes. Refused with EROFS and a log line:
+//  - new entries in a kept version (create, mknod, mkdir, symlink, link, rename into it);
+//  - opening a file of a kept version, or a shared graph file of a versioned graph, for writing
+//    or with O_TRUNC, and truncating one.
+// Removing a kept version (unlink, rmdir) stays allowed: that is how an admin reclaims it.
+#pragma once
+
+#include "fusefs/inode_table.h"
+
+namespace graphfs {
+
+// `dir` is a kept version: named NAME@N, and a graph (it has `meta`).
+bool IsKeptVersionDir(const Inode& dir);
+// The regular file `inode` must not change: it lies in a kept version, or it is a graph file
+// (meta, offsets, column, row, block-i-j) with more than one link in a versioned graph (one with
+// `.graphfs/version`, or a kept version).
+bool IsFrozenVersionFile(const Inode& inode);
+// The same for the entry `name` of `dir` (create with O_CREAT on an existing name); false if
+// there is none.
+bool IsFrozenVersionEntry(const Inode& dir, const char* name);
+
+}  // namespace graphfs
