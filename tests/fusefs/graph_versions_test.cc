@@ -12,7 +12,11 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <sys/wait.h>
+#include <thread>
 
+#include "common/unique_fd.h"
+#include "tests/fusefs/result_arrays.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {
@@ -99,6 +103,67 @@ TEST_F(GraphVersionsMount, AKeptVersionCanBeRemovedAndTheNewOneStaysWhole) {
   EXPECT_EQ(ReadFile(mnt + "/g/block-2-3"), old_block);
   // No longer shared: the newest version's block is its own again.
   EXPECT_EQ(OpenErrno(mnt + "/g/block-2-3", O_RDWR), 0);
+}
+
+// A job running across an update: an integrated PageRank registered before graphfs-update stays
+// on the version it registered on, and one started after gets the new version. Both are compared
+// with the unmodified app on plain copies of the two versions.
+TEST(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) {
+  TempDir tmp;
+  const std::string src = tmp.Sub("src"), mnt = tmp.Sub("mnt"), g = src + "/g";
+  auto ok = [](const std::vector<std::string>& argv) {
+    CommandResult r = RunCommand(argv, 600);
+    EXPECT_EQ(r.status, 0) << argv[0] << ":\n" << r.output;
+    return r.status == 0;
+  };
+  const std::string edges = tmp.path() + "/edges", add = tmp.path() + "/add", del = tmp.path() + "/del";
+  ASSERT_TRUE(ok({BinDir() + "/gen-rmat", "--scale", "14", "--seed", "5", "-o", edges}));
+  ASSERT_TRUE(ok({BinDir() + "/preprocess", "-i", edges, "-o", g, "-v", "16384", "-p", "4", "-t", "0"}));
+  ASSERT_TRUE(ok({BinDir() + "/graphfs-index", "--chunk-size", "32K", g}));
+  // A random 10% batch: every block changes, and so does every vertex's rank.
+  ASSERT_TRUE(ok({BinDir() + "/gen-update", "--graph", g, "--fraction", "0.1", "--add", add, "--delete", del}));
+  ASSERT_TRUE(ok({"cp", "-a", g, tmp.path() + "/old"}));
+  ASSERT_TRUE(ok({BinDir() + "/graphfs-update", g, "--add", add, "--delete", del, "-o", tmp.path() + "/new"}));
+  GraphfsMount mount;
+  ASSERT_TRUE(mount.Mount(src, mnt, {})) << mount.error();
+  const uint64_t column = std::filesystem::file_size(g + "/column");
+  const std::vector<std::string> job = {BinDir() + "/run-jobs", "--graph", mnt + "/g", "--jobs", "pagerank:800",
+                                        "--integrated", "--partition", std::to_string(column / 4)};
+  const std::string log = tmp.path() + "/job.log";
+  UniqueFd out(::open(log.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644));
+  const int child = SpawnCommand(job, out.get());
+  ASSERT_GT(child, 0);
+  // Mid-run: the job is registered (it has a directory in .graphfs/jobs/) and has run a while.
+  auto registered = [&] {
+    std::error_code ec;
+    return !std::filesystem::is_empty(mnt + "/.graphfs/jobs", ec) && !ec;
+  };
+  for (int i = 0; i < 400 && !registered(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(registered()) << ReadFile(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(ok({BinDir() + "/graphfs-update", g, "--add", add, "--delete", del}));
+  EXPECT_TRUE(registered()) << "the job ended before the update: the test proves nothing";
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(log);
+  // The old job wrote its ranks into the directory it ran in: now the kept version.
+  ASSERT_TRUE(ok({BinDir() + "/run-jobs", "--graph", tmp.path() + "/old", "--jobs", "pagerank:800", "--sequential"}));
+  EXPECT_LE(WorstRelativeDifference(ReadArray<double>(tmp.path() + "/old/pagerank.rank"),
+                                    ReadArray<double>(mnt + "/g@0/pagerank.rank")),
+            1e-6)
+      << "the job that registered before the update did not stay on its version";
+  // A job after the update: the new version.
+  ASSERT_TRUE(ok(job));
+  ASSERT_TRUE(ok({BinDir() + "/run-jobs", "--graph", tmp.path() + "/new", "--jobs", "pagerank:800", "--sequential"}));
+  EXPECT_LE(WorstRelativeDifference(ReadArray<double>(tmp.path() + "/new/pagerank.rank"),
+                                    ReadArray<double>(mnt + "/g/pagerank.rank")),
+            1e-6)
+      << "the job started after the update did not get the new version";
+  EXPECT_GT(WorstRelativeDifference(ReadArray<double>(tmp.path() + "/old/pagerank.rank"),
+                                    ReadArray<double>(tmp.path() + "/new/pagerank.rank")),
+            1e-3)
+      << "the batch must change the ranks, or the test proves nothing";
+  mount.Unmount();
 }
 
 }  // namespace
