@@ -5,22 +5,14 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <climits>
 #include <string>
 
-#include "common/log.h"
 #include "fusefs/graphfs.h"
+#include "grid/grid_layout.h"
 
 namespace graphfs {
 
 namespace {
-
-// Where an inode is now in the source tree ("" if unknown).
-std::string BackingPathOf(const Inode& inode) {
-  char path[PATH_MAX];
-  const ssize_t n = ::readlink(ProcPath(inode.fd.get()).c_str(), path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "";
-}
 
 std::string BaseName(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -49,16 +41,11 @@ bool KeptVersionPath(const std::string& dir) {
   return NamedLikeAVersion(BaseName(dir)) && Exists(dir + "/meta");
 }
 
-bool IsGraphFileName(const std::string& name) {
-  return name.rfind("block-", 0) == 0 || name == "meta" || name == "column" || name == "row" ||
-         name == "column_offset" || name == "row_offset";
-}
-
 }  // namespace
 
 bool IsKeptVersionDir(const Inode& dir) {
   if (dir.kind != Inode::Kind::kBacked) return false;
-  const std::string path = BackingPathOf(dir);
+  const std::string path = BackingPath(dir);
   return !path.empty() && KeptVersionPath(path);
 }
 
@@ -66,21 +53,21 @@ bool IsFrozenVersionEntry(const Inode& dir, const char* name) {
   if (dir.kind != Inode::Kind::kBacked) return false;
   struct stat st;
   if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return false;
-  const std::string path = BackingPathOf(dir);
+  const std::string path = BackingPath(dir);
   if (path.empty()) return false;
   if (KeptVersionPath(path)) return true;
-  return st.st_nlink > 1 && IsGraphFileName(name) && Exists(path + "/.graphfs/version");
+  return st.st_nlink > 1 && grid::IsGridFileName(name) && Exists(path + "/.graphfs/version");
 }
 
 bool IsFrozenVersionFile(const Inode& inode) {
   if (inode.kind != Inode::Kind::kBacked) return false;
   struct stat st;
   if (::fstat(inode.fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  const std::string path = BackingPathOf(inode);
+  const std::string path = BackingPath(inode);
   if (path.empty()) return false;
   const std::string dir = DirName(path);
   if (KeptVersionPath(dir)) return true;
-  return st.st_nlink > 1 && IsGraphFileName(BaseName(path)) && Exists(dir + "/.graphfs/version");
+  return st.st_nlink > 1 && grid::IsGridFileName(BaseName(path)) && Exists(dir + "/.graphfs/version");
 }
 
 }  // namespace graphfs

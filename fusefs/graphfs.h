@@ -63,6 +63,8 @@ size_t ReleaseLeftHandles(GraphFs& fs);
 // Shared helpers (ops_common.cc).
 Inode& GetInode(fuse_req_t req, fuse_ino_t ino);
 std::string ProcPath(int fd);
+// Where the inode's file is in the source directory now (it may have been renamed); "" if unknown.
+std::string BackingPath(const Inode& inode);
 // Stats `inode` and fixes up what graphfs presents differently (striped size).
 int StatInode(Inode& inode, struct stat* st);
 // Looks `name` up in `parent`, registering the inode; fills `e`. Returns 0 or an errno.

@@ -135,14 +135,11 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
   return StatInode(inode, &e->attr);
 }
 
-namespace {
-// Where the inode's file is in the source directory now (it may have been renamed).
 std::string BackingPath(const Inode& inode) {
   char path[PATH_MAX];
   const ssize_t n = ::readlink(ProcPath(inode.fd.get()).c_str(), path, sizeof path - 1);
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : "";
 }
-}  // namespace
 
 Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inode) {
   std::lock_guard<std::mutex> lock(inode.mu);

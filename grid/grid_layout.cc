@@ -61,6 +61,11 @@ Result<GridMeta> GridMeta::Parse(const std::string& text, const std::string& whe
   return meta;
 }
 
+bool IsGridFileName(const std::string& name) {
+  return name.rfind("block-", 0) == 0 || name == kMetaFile || name == kColumnFile || name == kColumnOffsetFile ||
+         name == kRowFile || name == kRowOffsetFile;
+}
+
 std::string BlockFileName(uint64_t i, uint64_t j) {
   return "block-" + std::to_string(i) + "-" + std::to_string(j);
 }

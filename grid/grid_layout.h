@@ -29,6 +29,8 @@ struct GridMeta {
 };
 
 std::string BlockFileName(uint64_t i, uint64_t j);  // "block-i-j"
+// Whether `name` is one of a graph directory's grid files (meta, block-i-j, column, row, offsets).
+bool IsGridFileName(const std::string& name);
 inline constexpr const char* kMetaFile = "meta";
 inline constexpr const char* kColumnFile = "column";
 inline constexpr const char* kColumnOffsetFile = "column_offset";

@@ -191,11 +191,6 @@ Status FsyncPath(const std::string& path) {
   return Status::Ok();
 }
 
-bool IsGraphFile(const std::string& name) {
-  return name.rfind("block-", 0) == 0 || name == grid::kMetaFile || name == grid::kColumnFile ||
-         name == grid::kRowFile || name == grid::kColumnOffsetFile || name == grid::kRowOffsetFile;
-}
-
 // What a killed run left in the staging directory: a swapped old version is renamed to
 // NAME@N; an unswapped new one is removed. Returns what was done, for the log.
 Result<std::string> Recover(const std::string& graph, const std::string& staging, const std::string& parent,
@@ -237,7 +232,7 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   // into the new one, a job's rewrite of its result file would change the old version's too.
   for (const auto& e : std::filesystem::directory_iterator(graph, ec)) {
     const std::string n = e.path().filename().string();
-    if (!IsGraphFile(n) && n.rfind(".", 0) != 0) st.left_behind.push_back(n);
+    if (!grid::IsGridFileName(n) && n.rfind(".", 0) != 0) st.left_behind.push_back(n);
   }
   if (ec) return fail(Error(ec.value(), "list " + graph + ": " + ec.message()));
   std::sort(st.left_behind.begin(), st.left_behind.end());

@@ -127,11 +127,6 @@ class BlockWriters {
 // removed only once the whole input has been read and found valid.
 constexpr const char* kStagingDir = ".preprocess-staging";
 
-bool IsGridFile(const std::string& name) {
-  return name.rfind("block-", 0) == 0 || name == kMetaFile || name == kColumnFile || name == kColumnOffsetFile ||
-         name == kRowFile || name == kRowOffsetFile;
-}
-
 // Creates the output directory and an empty staging directory in it (a killed
 // run's staging is swept).
 Status PrepareStaging(const std::string& dir, const std::string& staging) {
@@ -151,7 +146,7 @@ Status ClearGridFiles(const std::string& dir) {
   if (::unlink(meta.c_str()) != 0 && errno != ENOENT) return Error::FromErrno("removing " + meta);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (IsGridFile(entry.path().filename().string()) && ::unlink(entry.path().c_str()) != 0) {
+    if (grid::IsGridFileName(entry.path().filename().string()) && ::unlink(entry.path().c_str()) != 0) {
       return Error::FromErrno("removing " + entry.path().string());
     }
   }
