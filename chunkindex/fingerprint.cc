@@ -7,23 +7,19 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "grid/posix_io.h"
+#include "grid/graph_file.h"
 
 namespace graphfs::chunkindex {
 
 Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name) {
   const std::string path = graph_dir + "/" + name;
-  // A FIFO or device in a graph file's place must not block the staleness check.
-  auto opened = grid::OpenRegularFile(path, O_RDONLY);
-  if (!opened.ok()) return opened.error();
-  UniqueFd fd = std::move(*opened);
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("stat " + path);
-  return FingerprintFrom(name, static_cast<uint64_t>(st.st_size),
-                         static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-                         [&](uint64_t offset, uint64_t length, char* buf) {
-                           return grid::PreadExact(fd.get(), buf, length, offset, path);
-                         });
+  // A FIFO or device in a graph file's place must not block the staleness check; an extent
+  // map (a graph version's `column`) is fingerprinted by its bytes, with the map's mtime.
+  auto file = grid::GraphFile::Open(path);
+  if (!file.ok()) return file.error();
+  const struct stat& st = file->st();
+  return FingerprintFrom(name, file->size(), static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                         [&](uint64_t offset, uint64_t length, char* buf) { return file->ReadExact(buf, length, offset); });
 }
 
 Result<FileFingerprint> FingerprintFrom(const std::string& name, uint64_t size, int64_t mtime_ns,

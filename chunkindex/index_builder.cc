@@ -24,6 +24,7 @@
 #include "chunkindex/progress.h"
 #include "common/size_parse.h"
 #include "common/unique_fd.h"
+#include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
 
@@ -54,9 +55,10 @@ Result<std::vector<FileFingerprint>> TakeFingerprints(const std::string& dir) {
 // Column and row must hold the same blocks. Compares the first 4 KiB of up to
 // 256 evenly spaced non-empty blocks.
 Status SpotCheckColumnAgainstRow(const GridLayout& layout) {
-  auto col = grid::OpenFile(layout.OrderFile(EdgeOrder::kColumn), O_RDONLY);
+  // Either may be an extent map (a graph version's, grid/graph_file.h).
+  auto col = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kColumn));
   if (!col.ok()) return col.error();
-  auto row = grid::OpenFile(layout.OrderFile(EdgeOrder::kRow), O_RDONLY);
+  auto row = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kRow));
   if (!row.ok()) return row.error();
   const uint64_t p = layout.partitions();
   const uint64_t blocks = p * p;
@@ -66,10 +68,8 @@ Status SpotCheckColumnAgainstRow(const GridLayout& layout) {
     uint64_t i = blk / p, j = blk % p;
     uint64_t n = std::min<uint64_t>(4096, layout.BlockBytes(i, j));
     if (n == 0) continue;
-    GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(col->get(), a.data(), n, layout.BlockBegin(EdgeOrder::kColumn, i, j),
-                                             layout.OrderFile(EdgeOrder::kColumn)));
-    GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(row->get(), b.data(), n, layout.BlockBegin(EdgeOrder::kRow, i, j),
-                                             layout.OrderFile(EdgeOrder::kRow)));
+    GRAPHFS_RETURN_IF_ERROR(col->ReadExact(a.data(), n, layout.BlockBegin(EdgeOrder::kColumn, i, j)));
+    GRAPHFS_RETURN_IF_ERROR(row->ReadExact(b.data(), n, layout.BlockBegin(EdgeOrder::kRow, i, j)));
     if (std::memcmp(a.data(), b.data(), n) != 0) {
       return Error(EINVAL, "block (" + std::to_string(i) + "," + std::to_string(j) +
                                ") differs between column and row; the graph is inconsistent (re-run preprocess)");
@@ -110,9 +110,9 @@ class RangeWorker {
 
   Status Run() {
     const GridLayout& layout = *st_->layout;
-    auto fd = grid::OpenFile(layout.OrderFile(EdgeOrder::kRow), O_RDONLY);
-    if (!fd.ok()) return fd.error();
-    fd_ = std::move(*fd);
+    auto file = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kRow));
+    if (!file.ok()) return file.error();
+    row_ = std::make_unique<grid::GraphFile>(std::move(*file));
     const uint64_t es = layout.edge_size();
     buffer_size_ = std::max<uint64_t>(st_->read_bytes / es, 1) * es;
     buffer_.reset(new char[buffer_size_]);
@@ -180,7 +180,7 @@ class RangeWorker {
 
   Status Refill() {
     const uint64_t n = std::min<uint64_t>(buffer_size_, range_end_ - pos_);
-    GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(fd_.get(), buffer_.get(), n, pos_, st_->layout->OrderFile(EdgeOrder::kRow)));
+    GRAPHFS_RETURN_IF_ERROR(row_->ReadExact(buffer_.get(), n, pos_));
     buf_begin_ = pos_;
     buf_end_ = pos_ + n;
     st_->progress->Add(n);
@@ -256,7 +256,7 @@ class RangeWorker {
   }
 
   BuildState* st_;
-  UniqueFd fd_;
+  std::unique_ptr<grid::GraphFile> row_;  // an ordinary file or an extent map
   std::unique_ptr<char[]> buffer_;  // not zero-filled: pages are touched only as reads fill them
   uint64_t buffer_size_ = 0;
   std::vector<uint64_t> seen_;

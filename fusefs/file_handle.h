@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "grid/graph_file.h"
 #include "volume/read_ahead.h"
 
 namespace graphfs {
@@ -22,7 +23,7 @@ struct Inode;
 struct JobFileHandle;
 
 struct FileHandle {
-  enum class Kind { kPlain, kStriped, kControl, kJob };
+  enum class Kind { kPlain, kStriped, kMapped, kControl, kJob };
   Kind kind = Kind::kPlain;
   Inode* inode = nullptr;
   UniqueFd fd;                           // kPlain
@@ -33,6 +34,7 @@ struct FileHandle {
   bool passthrough = false;
   std::shared_ptr<volume::VolumeFile> striped;  // kStriped
   volume::ReadStreams streams;                  // kStriped: sequential readers of this handle
+  std::shared_ptr<const grid::GraphFile> mapped;  // kMapped: an extent map (read-only)
   std::string content;                   // kControl: snapshot taken at open
   std::shared_ptr<JobFileHandle> job;    // kJob: a file of .graphfs/jobs/NAME/
 

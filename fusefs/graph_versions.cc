@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fusefs/graphfs.h"
+#include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 
 namespace graphfs {
@@ -41,6 +42,12 @@ bool KeptVersionPath(const std::string& dir) {
   return NamedLikeAVersion(BaseName(dir)) && Exists(dir + "/meta");
 }
 
+// GRAPH/.graphfs/pieces: the old versions' files that extent maps read (graph_file.h).
+bool InPiecesDir(const std::string& dir) {
+  const std::string suffix = std::string("/") + grid::kPiecesDir;
+  return dir.size() > suffix.size() && dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace
 
 bool IsKeptVersionDir(const Inode& dir) {
@@ -55,18 +62,19 @@ bool IsFrozenVersionEntry(const Inode& dir, const char* name) {
   if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return false;
   const std::string path = BackingPath(dir);
   if (path.empty()) return false;
-  if (KeptVersionPath(path)) return true;
+  if (KeptVersionPath(path) || InPiecesDir(path)) return true;
   return st.st_nlink > 1 && grid::IsGridFileName(name) && Exists(path + "/.graphfs/version");
 }
 
 bool IsFrozenVersionFile(const Inode& inode) {
   if (inode.kind != Inode::Kind::kBacked) return false;
+  if (inode.mapped) return true;  // its bytes are other files'
   struct stat st;
   if (::fstat(inode.fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   const std::string path = BackingPath(inode);
   if (path.empty()) return false;
   const std::string dir = DirName(path);
-  if (KeptVersionPath(dir)) return true;
+  if (KeptVersionPath(dir) || InPiecesDir(dir)) return true;
   return st.st_nlink > 1 && grid::IsGridFileName(BaseName(path)) && Exists(dir + "/.graphfs/version");
 }
 

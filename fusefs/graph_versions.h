@@ -5,6 +5,8 @@
 //  - new entries in a kept version (create, mknod, mkdir, symlink, link, rename into it);
 //  - opening a file of a kept version, or a shared graph file of a versioned graph, for writing
 //    or with O_TRUNC, and truncating one.
+//  - the same for an extent map (a version's `column` and `row`: its bytes are other files') and
+//    for the files under GRAPH/.graphfs/pieces/ that maps read.
 // Removing a kept version (unlink, rmdir) stays allowed: that is how an admin reclaims it.
 #pragma once
 

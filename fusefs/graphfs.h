@@ -65,13 +65,15 @@ Inode& GetInode(fuse_req_t req, fuse_ino_t ino);
 std::string ProcPath(int fd);
 // Where the inode's file is in the source directory now (it may have been renamed); "" if unknown.
 std::string BackingPath(const Inode& inode);
-// Stats `inode` and fixes up what graphfs presents differently (striped size).
+// Stats `inode` and fixes up what graphfs presents differently (striped and mapped sizes).
 int StatInode(Inode& inode, struct stat* st);
 // Looks `name` up in `parent`, registering the inode; fills `e`. Returns 0 or an errno.
 int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_param* e);
 // The striped file behind an inode, opened on first use (its cache units looked at again
 // at every call).
 Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inode);
+// The extent map behind an inode (Inode::mapped), its pieces opened on first use.
+Result<std::shared_ptr<const grid::GraphFile>> OpenMapped(Inode& inode);
 void ReplyErr(fuse_req_t req, int err);
 // After a write or truncate of `inode` by the caller of `req`: with HANDLE_KILLPRIV_V2 the
 // kernel leaves it to the daemon to clear setuid (and setgid, as the VFS would) when the

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/unique_fd.h"
+#include "grid/graph_file.h"
 #include "volume/volume.h"
 
 namespace graphfs {
@@ -33,10 +34,17 @@ struct Inode {
   std::string control_name;  // virtual files: which one
   std::shared_ptr<ControlJob> job;  // kJobDir, kJobFile
 
+  // An extent map (a graph version's `column` or `row`, grid/graph_file.h): read-only, its size
+  // the map's. Set at lookup before the inode is shared and never changed: a map is written once
+  // (a new version is a new file).
+  bool mapped = false;
+  uint64_t mapped_size = 0;
+
   std::mutex mu;  // guards the fields below
   std::optional<StripeManifest> manifest;  // set when the file is striped
   std::shared_ptr<volume::VolumeFile> striped;  // opened on first use
   bool remove_parts = false;               // last name unlinked: drop the parts when forgotten
+  std::shared_ptr<const grid::GraphFile> graph_file;  // `mapped`: opened on first use
   // Ordinary files (fusefs/passthrough.h): opens in FUSE passthrough, which share one
   // backing id, and opens served by the daemon; the kernel allows only one kind at a time.
   int32_t backing_id = 0;

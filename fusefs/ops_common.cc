@@ -67,6 +67,9 @@ int StatInode(Inode& inode, struct stat* st) {
     if (inode.manifest) {
       st->st_size = static_cast<off_t>(inode.striped ? inode.striped->size() : inode.manifest->size);
       st->st_blocks = (st->st_size + 511) / 512;
+    } else if (inode.mapped) {  // (set before the inode was shared)
+      st->st_size = static_cast<off_t>(inode.mapped_size);
+      st->st_blocks = (st->st_size + 511) / 512;
     }
   }
   return 0;
@@ -129,6 +132,17 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
     }
     fresh->manifest = std::move(*m);
   }
+  if (!fresh->manifest && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= grid::kMaxExtentMapBytes) {
+    auto map = grid::ReadExtentMap(ProcPath(fd.get()));
+    if (!map.ok()) {
+      LogError(std::string("lookup of ") + name + ": " + map.error().message());
+      return EIO;
+    }
+    if (*map) {
+      fresh->mapped = true;
+      fresh->mapped_size = (*map)->size();
+    }
+  }
   fresh->fd = std::move(fd);
   Inode& inode = fs.inodes.Intern(std::move(fresh));
   e->ino = reinterpret_cast<fuse_ino_t>(&inode);
@@ -157,6 +171,18 @@ Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inod
   if (!f.ok()) return f.error();
   inode.striped = *f;
   return inode.striped;
+}
+
+Result<std::shared_ptr<const grid::GraphFile>> OpenMapped(Inode& inode) {
+  std::lock_guard<std::mutex> lock(inode.mu);
+  if (inode.graph_file) return inode.graph_file;
+  if (!inode.mapped) return Error(EINVAL, "not an extent map");
+  // Its pieces are named relative to its directory: the backing path, not /proc/self/fd.
+  auto f = grid::GraphFile::Open(BackingPath(inode));
+  if (!f.ok()) return f.error();
+  if (f->size() != inode.mapped_size) return Error(EIO, f->path() + ": its extent map changed since lookup");
+  inode.graph_file = std::make_shared<const grid::GraphFile>(std::move(*f));
+  return inode.graph_file;
 }
 
 AlignedBuffer& ThreadBuffer(size_t size) {

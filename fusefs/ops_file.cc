@@ -3,7 +3,8 @@
 // Ordinary files are opened in FUSE passthrough where the kernel allows (fusefs/passthrough.h):
 // the kernel then reads, writes and maps them without the daemon. Otherwise they are served
 // here with fd-backed replies (splice, no copy in the daemon). Striped files are served by
-// the volume (volume/read_path.cc, fusefs/striped_read.cc).
+// the volume (volume/read_path.cc, fusefs/striped_read.cc); extent maps (a graph version's
+// `column` and `row`) from their pieces.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,6 +71,34 @@ bool IsStriped(Inode& inode) {
   return inode.manifest.has_value();
 }
 
+// An extent map's bytes: a range inside one piece is spliced from the piece's descriptor (no
+// copy in the daemon); one that spans pieces is read into a buffer.
+void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
+  GraphFs& fs = Fs(req);
+  const std::shared_ptr<const grid::GraphFile> file = h.mapped;
+  const std::vector<grid::GraphFile::Piece> pieces = file->Pieces(static_cast<uint64_t>(offset), size);
+  uint64_t total = 0;
+  for (const auto& p : pieces) total += p.length;
+  fs.counters.bytes_read.fetch_add(total, std::memory_order_relaxed);
+  if (pieces.size() == 1 && total >= kSpliceMin) {
+    fuse_bufvec buf = FUSE_BUFVEC_INIT(total);
+    buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    buf.buf[0].fd = pieces[0].fd;
+    buf.buf[0].pos = static_cast<off_t>(pieces[0].offset);
+    h.MarkLastUse();
+    return (void)fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+  }
+  AlignedBuffer& buf = ThreadBuffer(std::max<uint64_t>(total, 1));
+  if (!buf.ok()) return ReplyErr(req, ENOMEM);
+  auto n = file->Read(buf.data(), total, static_cast<uint64_t>(offset));
+  h.MarkLastUse();
+  if (!n.ok()) {
+    LogError("read: " + n.error().message());
+    return ReplyErr(req, n.error().code());
+  }
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(*n));
+}
+
 void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_ptr<FileHandle> h) {
   GraphFs& fs = Fs(req);
   h->inode = &inode;
@@ -85,6 +114,16 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
     // All changes to a striped file pass through this daemon, so the kernel may keep
     // its cached pages across opens.
     fi->keep_cache = 1;
+  } else if (inode.mapped) {
+    auto f = OpenMapped(inode);
+    if (!f.ok()) {
+      LogError("open: " + f.error().message());
+      return ReplyErr(req, f.error().code());
+    }
+    h->kind = FileHandle::Kind::kMapped;
+    h->mapped = *f;
+    h->fd.reset();
+    fi->keep_cache = 1;  // a map never changes: a new version is a new file
   } else {
     if (!h->fd.valid()) {
       h->fd.reset(::open(ProcPath(inode.fd.get()).c_str(), BackingFlags(fi->flags) | O_CLOEXEC));
@@ -171,6 +210,8 @@ void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info*
   switch (h.kind) {
     case FileHandle::Kind::kStriped:
       return ReadStriped(req, h, size, offset);
+    case FileHandle::Kind::kMapped:
+      return ReadMapped(req, h, size, offset);
     // The reply must not point into the handle: once the kernel has the reply, the reader
     // may close the file, and RELEASE frees the handle on another thread while this one is
     // still returning from writev (TSan sees that as a race). A job file's handle is shared
@@ -259,6 +300,7 @@ void WriteBuf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fuse_fi
     if (!s.ok()) return ReplyErr(req, s.error().code());
     return (void)fuse_reply_write(req, size);
   }
+  if (h.kind == FileHandle::Kind::kMapped) return ReplyErr(req, EROFS);
   fs.counters.striped_writes.fetch_add(1, std::memory_order_relaxed);
   // The file drops its cached units before and after (volume/volume.h).
   auto n = h.striped->Write(static_cast<uint64_t>(offset), data, size);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "grid/graph_file.h"
 #include "grid/posix_io.h"
 
 namespace graphfs::grid {
@@ -112,22 +113,24 @@ Result<std::vector<int64_t>> ReadOffsets(const std::string& path, uint64_t count
 // Checked at open (a stat), so a truncated or swapped file is named before any
 // stream starts instead of failing (or being misread) halfway through.
 Status CheckEdgeFile(const std::string& path, const GridMeta& meta) {
-  auto size = RegularFileSize(path);
-  if (!size.ok()) return size.error();
+  // An extent map (a version's `column`, graph_file.h) has the size of its extents.
+  auto file = GraphFile::Open(path);
+  if (!file.ok()) return file.error();
+  const uint64_t size = file->size();
   const uint64_t edge = EdgeSize(meta.edge_type);
   const uint64_t expected = meta.edges * edge;
-  if (*size == expected) return Status::Ok();
+  if (size == expected) return Status::Ok();
   std::string why;
   const uint64_t other = EdgeSize(meta.edge_type == EdgeType::kWeighted ? EdgeType::kUnweighted : EdgeType::kWeighted);
-  if (meta.edges != 0 && *size == meta.edges * other) {
+  if (meta.edges != 0 && size == meta.edges * other) {
     why = "; that is " + std::to_string(meta.edges) + " edges of " + std::to_string(other) +
           " B: is the edge type in meta wrong?";
-  } else if (*size % edge != 0) {
+  } else if (size % edge != 0) {
     why = "; not even a whole number of " + std::to_string(edge) + "-byte records";
   } else {
-    why = *size < expected ? " (truncated?)" : " (longer than meta says)";
+    why = size < expected ? " (truncated?)" : " (longer than meta says)";
   }
-  return Error(EINVAL, path + ": has " + std::to_string(*size) + " bytes, but meta says " + std::to_string(meta.edges) +
+  return Error(EINVAL, path + ": has " + std::to_string(size) + " bytes, but meta says " + std::to_string(meta.edges) +
                            " edges of " + std::to_string(edge) + " B (edge type " +
                            std::to_string(static_cast<int>(meta.edge_type)) + ") = " + std::to_string(expected) +
                            " bytes" + why + StubHint(path));

@@ -63,7 +63,9 @@ Result<MountedGraphFile> OpenMountedGraphFile(Volume& volume, const std::string&
     manifest = std::move(*m);
   }
   if (!manifest) {
-    file.plain = std::move(fd);
+    auto plain = grid::GraphFile::Open(path);
+    if (!plain.ok()) return plain.error();
+    file.plain = std::make_shared<const grid::GraphFile>(std::move(*plain));
     return file;
   }
   if (volume.disk_set() == nullptr || volume.io() == nullptr)

@@ -17,6 +17,7 @@
 #include "cache/unit_layout.h"
 #include "chunkindex/chunk_index.h"
 #include "common/result.h"
+#include "grid/graph_file.h"
 #include "common/unique_fd.h"
 
 namespace graphfs {
@@ -28,10 +29,11 @@ namespace graphfs::volume {
 class Volume;
 
 // A graph file opened for reading as the mount shows it: a striped file (the backing file
-// is its stub) through its stripe map, anything else directly.
+// is its stub) through its stripe map, anything else — an ordinary file or an extent map (a
+// graph version's `column`, grid/graph_file.h) — directly.
 struct MountedGraphFile {
-  std::shared_ptr<StripedFile> striped;  // set when striped
-  UniqueFd plain;                        // otherwise
+  std::shared_ptr<StripedFile> striped;     // set when striped
+  std::shared_ptr<const grid::GraphFile> plain;  // otherwise
   struct stat st;                        // of the backing file (the stub when striped)
 };
 Result<MountedGraphFile> OpenMountedGraphFile(Volume& volume, const std::string& path, bool direct_io);

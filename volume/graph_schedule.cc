@@ -160,7 +160,7 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
 }
 
 Status GraphSchedule::ReadPlain(const CopyRange& r, char* out) {
-  Status s = grid::PreadExact(plain_.get(), out + r.out_offset, r.length, r.offset, dir_ + "/column");
+  Status s = plain_->ReadExact(out + r.out_offset, r.length, r.offset);
   if (!s.ok()) return s.error().Wrap("loading a logical partition (re-run graphfs-index if the graph changed)");
   return Status::Ok();
 }

@@ -20,6 +20,7 @@
 #include "common/aligned_buffer.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "grid/graph_file.h"
 
 namespace graphfs {
 class StripedFile;
@@ -102,7 +103,7 @@ class GraphSchedule {
   std::unique_ptr<chunkindex::SourceRuns> runs_;
   std::shared_ptr<StripedFile> striped_;   // `column` when striped
   std::shared_ptr<StripedSource> source_;  //   and its units in the cache
-  UniqueFd plain_;                         // `column` otherwise
+  std::shared_ptr<const grid::GraphFile> plain_;  // `column` otherwise (a file or an extent map)
   // The direct reads' buffers, kept between loads (only the scheduler's builder thread loads).
   std::vector<AlignedBuffer> load_buffers_;
   mutable std::mutex mu_;

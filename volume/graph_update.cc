@@ -17,6 +17,7 @@
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
 #include "grid/edge_batch.h"
+#include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
 
@@ -36,10 +37,88 @@ Result<std::string> ReadBlock(const GridLayout& g, uint64_t i, uint64_t j) {
   return bytes;
 }
 
+// The old version's `name` as extents: its own map, or (an ordinary file) one extent over the
+// piece it becomes in the new version, .graphfs/pieces/NAME@V. `sources` gets, per piece name,
+// the old directory's file that a new version links to it.
+Result<grid::ExtentMap> OldExtents(const GridLayout& g, const char* name, int64_t old_version,
+                                   std::vector<std::pair<std::string, std::string>>& sources) {
+  const std::string path = g.Path(name);
+  auto map = grid::ReadExtentMap(path);
+  if (!map.ok()) return map.error();
+  if (*map) {
+    for (const std::string& piece : (*map)->pieces()) sources.emplace_back(piece, g.Path(piece));
+    return std::move(**map);
+  }
+  auto size = grid::RegularFileSize(path);
+  if (!size.ok()) return size.error();
+  grid::ExtentMap whole;
+  const std::string piece = std::string(grid::kPiecesDir) + "/" + name + "@" + std::to_string(old_version);
+  whole.Append(piece, 0, *size);
+  sources.emplace_back(piece, path);
+  return whole;
+}
+
+// `column` and `row` of the new version in `out` as extent maps: a touched block's range is its
+// new block file, the others' the old version's bytes (its pieces, linked under
+// .graphfs/pieces/ when the map needs them). Only the maps are written.
+Status WriteMaps(const GridLayout& g, const std::vector<bool>& is_touched, const std::vector<uint64_t>& bytes,
+                 const std::string& out, int64_t old_version, UpdateStats& st) {
+  const uint64_t p = g.partitions();
+  std::vector<std::pair<std::string, std::string>> sources;  // piece -> old file
+  const std::string pieces_dir = out + "/" + grid::kPiecesDir;
+  if (::mkdir(pieces_dir.c_str(), 0755) != 0) return Error::FromErrno("create " + pieces_dir);
+  for (const char* name : {grid::kColumnFile, grid::kRowFile}) {
+    const bool column = std::string(name) == grid::kColumnFile;
+    auto old = OldExtents(g, name, old_version, sources);
+    if (!old.ok()) return old.error();
+    grid::ExtentMap map;
+    for (uint64_t k = 0; k < p * p; ++k) {
+      // File order: column holds (for j: for i), row (for i: for j).
+      const uint64_t i = column ? k % p : k / p, j = column ? k / p : k % p, b = i * p + j;
+      if (is_touched[b]) {
+        map.Append(BlockFileName(i, j), 0, bytes[b]);
+        continue;
+      }
+      const auto order = column ? grid::EdgeOrder::kColumn : grid::EdgeOrder::kRow;
+      const uint64_t begin = g.BlockBegin(order, i, j);
+      const uint64_t length = g.BlockEnd(order, i, j) - begin;
+      grid::ExtentMap part;
+      Status s = part.AppendRange(*old, begin, length);
+      if (!s.ok()) return s.error().Wrap(g.Path(name));
+      for (const std::string& piece : part.pieces()) {
+        uint64_t bi = 0, bj = 0;
+        if (std::sscanf(piece.c_str(), "block-%lu-%lu", &bi, &bj) == 2 && (bi != i || bj != j))
+          return Error(EINVAL, g.Path(name) + ": its map takes block (" + std::to_string(i) + ", " +
+                                   std::to_string(j) + ") from another block's file, " + piece);
+      }
+      GRAPHFS_RETURN_IF_ERROR(map.AppendRange(part, 0, length));
+    }
+    for (const std::string& piece : map.pieces()) {
+      if (piece.rfind(grid::kPiecesDir, 0) == 0) {
+        std::string from;
+        for (const auto& [name_of, path] : sources)
+          if (name_of == piece) from = path;
+        const std::string to = out + "/" + piece;
+        struct stat already;
+        if (::lstat(to.c_str(), &already) == 0) continue;  // column and row may share a piece
+        if (from.empty() || ::link(from.c_str(), to.c_str()) != 0)
+          return Error::FromErrno("link " + from + " to " + to);
+      }
+      // A block piece serves only its own block's range (checked above): an untouched block's
+      // file is the same inode in both versions, a touched one's is the new file.
+    }
+    const std::string path = out + "/" + name;
+    GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(path, map));
+    st.bytes_written += map.Encode().size();
+    st.map_extents += map.extents().size();
+  }
+  return Status::Ok();
+}
+
 // Writes the updated graph's files into `out`; the caller removes `out` if this fails. `link`:
 // untouched blocks are hard links to the old ones (in place), else copies.
 Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const UpdateOptions& o, const std::string& out,
-                    bool link, UpdateStats& st) {
+                    bool link, int64_t old_version, UpdateStats& st) {
   const uint64_t p = g.partitions();
   const std::vector<uint64_t> touched = batch.TouchedBlocks();
   std::vector<bool> is_touched(p * p, false);
@@ -101,25 +180,31 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
     for (uint64_t i = 0; i < p; ++i, ++k) column_offset[k + 1] = column_offset[k] + static_cast<int64_t>(bytes[i * p + j]);
   for (uint64_t b = 0; b < p * p; ++b) row_offset[b + 1] = row_offset[b] + static_cast<int64_t>(bytes[b]);
   const uint64_t total = static_cast<uint64_t>(row_offset[p * p]);
-  for (const char* name : {grid::kColumnFile, grid::kRowFile}) {
-    const bool column = std::string(name) == grid::kColumnFile;
-    const std::string path = out + "/" + name;
-    auto file = grid::OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC);
-    if (!file.ok()) return file.error();
-    for (uint64_t b = 0; b < p * p; ++b) {
-      const uint64_t i = b / p, j = b % p;
-      if (bytes[b] == 0) continue;
-      const std::string block_path = out + "/" + BlockFileName(i, j);
-      auto in = grid::OpenRegularFile(block_path);
-      if (!in.ok()) return in.error();
-      buffer.resize(bytes[b]);
-      GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(in->get(), buffer.data(), bytes[b], 0, block_path));
-      const int64_t at = column ? column_offset[j * p + i] : row_offset[b];
-      GRAPHFS_RETURN_IF_ERROR(grid::PwriteAll(file->get(), buffer.data(), bytes[b], static_cast<uint64_t>(at), path));
+  if (link) {
+    // A version shares the old bytes: `column` and `row` become extent maps.
+    GRAPHFS_RETURN_IF_ERROR(WriteMaps(g, is_touched, bytes, out, old_version, st));
+  } else {
+    for (const char* name : {grid::kColumnFile, grid::kRowFile}) {
+      const bool column = std::string(name) == grid::kColumnFile;
+      const std::string path = out + "/" + name;
+      auto file = grid::OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC);
+      if (!file.ok()) return file.error();
+      for (uint64_t b = 0; b < p * p; ++b) {
+        const uint64_t i = b / p, j = b % p;
+        if (bytes[b] == 0) continue;
+        const std::string block_path = out + "/" + BlockFileName(i, j);
+        auto in = grid::OpenRegularFile(block_path);
+        if (!in.ok()) return in.error();
+        buffer.resize(bytes[b]);
+        GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(in->get(), buffer.data(), bytes[b], 0, block_path));
+        const int64_t at = column ? column_offset[j * p + i] : row_offset[b];
+        GRAPHFS_RETURN_IF_ERROR(
+            grid::PwriteAll(file->get(), buffer.data(), bytes[b], static_cast<uint64_t>(at), path));
+      }
+      if (::ftruncate(file->get(), static_cast<off_t>(total)) != 0) return Error::FromErrno("ftruncate " + path);
+      if (::fsync(file->get()) != 0) return Error::FromErrno("fsync " + path);
+      st.bytes_written += total;
     }
-    if (::ftruncate(file->get(), static_cast<off_t>(total)) != 0) return Error::FromErrno("ftruncate " + path);
-    if (::fsync(file->get()) != 0) return Error::FromErrno("fsync " + path);
-    st.bytes_written += total;
   }
   GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(out + "/" + grid::kColumnOffsetFile, column_offset.data(),
                                                column_offset.size() * sizeof(int64_t)));
@@ -226,7 +311,8 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
     std::filesystem::remove_all(staging, ec);  // never swapped in: nothing else refers to it
     return e;
   };
-  Status written = WriteUpdated(g, batch, o, staging, /*link=*/true, st);
+  if (::mkdir((staging + "/.graphfs").c_str(), 0755) != 0) return fail(Error::FromErrno("create " + staging + "/.graphfs"));
+  Status written = WriteUpdated(g, batch, o, staging, /*link=*/true, version, st);
   if (!written.ok()) return fail(written.error());
   // The rest of GRAPH (results of jobs, notes) stays with the version it was made on: linked
   // into the new one, a job's rewrite of its result file would change the old version's too.
@@ -236,7 +322,6 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   }
   if (ec) return fail(Error(ec.value(), "list " + graph + ": " + ec.message()));
   std::sort(st.left_behind.begin(), st.left_behind.end());
-  if (::mkdir((staging + "/.graphfs").c_str(), 0755) != 0) return fail(Error::FromErrno("create " + staging + "/.graphfs"));
   const std::string number = std::to_string(version + 1) + "\n";
   Status numbered = grid::WriteWholeFile(staging + "/" + kVersionFile, number.data(), number.size());
   if (!numbered.ok()) return fail(numbered.error());
@@ -293,7 +378,7 @@ Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
                                               : "create output directory " + o.output_dir);
     }
     UpdateStats s;
-    Status written = WriteUpdated(*g, *batch, o, o.output_dir, /*link=*/false, s);
+    Status written = WriteUpdated(*g, *batch, o, o.output_dir, /*link=*/false, 0, s);
     if (written.ok()) written = IndexLikeOld(o.graph_dir, o.output_dir, s);
     if (!written.ok()) {
       std::error_code ec;

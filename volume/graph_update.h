@@ -39,6 +39,7 @@ struct UpdateStats {
   uint64_t blocks = 0, blocks_touched = 0;
   uint64_t touched_bytes = 0;  // the touched blocks' new bytes
   uint64_t bytes_written = 0;  // everything written into OUTPUT
+  uint64_t map_extents = 0;    // in place: extents of the new `column` and `row` maps
   bool sorted = false;
   double seconds = 0;
   bool indexed = false;      // the new graph got a chunk index (the old one had a fresh one)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <cstdint>
 #include <filesystem>
 #include <random>
@@ -17,6 +18,7 @@
 
 #include "common/unique_fd.h"
 #include "tests/fusefs/result_arrays.h"
+#include "grid/graph_file.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {
@@ -42,10 +44,18 @@ class GraphVersionsMount : public StripedMount {
     ASSERT_EQ(pre.status, 0) << pre.output;
     old_column = ReadFile(src + "/g/column");
     old_block = ReadFile(src + "/g/block-2-3");
+    // The updated graph written whole elsewhere: what the new version must read as.
+    auto want = RunCommand({BinDir() + "/graphfs-update", src + "/g", "--add", tmp.path() + "/add", "-o",
+                            tmp.path() + "/want"});
+    ASSERT_EQ(want.status, 0) << want.output;
+    new_column = ReadFile(tmp.path() + "/want/column");
+    new_row = ReadFile(tmp.path() + "/want/row");
+    ASSERT_NE(old_column, new_column);
     auto up = RunCommand({BinDir() + "/graphfs-update", src + "/g", "--add", tmp.path() + "/add"});
     ASSERT_EQ(up.status, 0) << up.output;
-    new_column = ReadFile(src + "/g/column");
-    ASSERT_NE(old_column, new_column);
+    // In place, `column` and `row` are extent maps over g@0's files and the new block.
+    auto mapped = grid::IsExtentMap(src + "/g/column");
+    ASSERT_TRUE(mapped.ok() && *mapped);
     DoMount();
   }
   int OpenErrno(const std::string& path, int flags) {
@@ -56,8 +66,39 @@ class GraphVersionsMount : public StripedMount {
     }
     return errno;
   }
-  std::string old_column, new_column, old_block;
+  std::string old_column, new_column, new_row, old_block;
 };
+
+// The new version's `column` and `row` are extent maps in the source directory; through the mount
+// they read as the updated graph's files, whole or in pieces that cross the maps' extents, and
+// cannot be written (their bytes are other files').
+TEST_F(GraphVersionsMount, ExtentMappedFilesReadAsTheUpdatedGraph) {
+  EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
+  EXPECT_EQ(ReadFile(mnt + "/g/row"), new_row);
+  EXPECT_EQ(std::filesystem::file_size(mnt + "/g/column"), new_column.size());
+  // Reads of every size at offsets around the first extent's end (block (0, 0) is the map's first
+  // piece in both files).
+  auto map = grid::ReadExtentMap(src + "/g/column");
+  ASSERT_TRUE(map.ok() && *map);
+  const uint64_t edge = (*map)->extents().front().length;
+  UniqueFd fd(::open((mnt + "/g/column").c_str(), O_RDONLY));
+  ASSERT_TRUE(fd.valid());
+  for (uint64_t len : {1ull, 7ull, 4096ull, 8192ull, 65536ull, 300000ull}) {
+    for (int64_t delta : {-4100, -1, 0, 1}) {
+      const uint64_t off = static_cast<uint64_t>(static_cast<int64_t>(edge) + delta);
+      std::string got(len, '\0');
+      const ssize_t n = ::pread(fd.get(), got.data(), len, static_cast<off_t>(off));
+      ASSERT_GE(n, 0) << std::strerror(errno);
+      got.resize(static_cast<size_t>(n));
+      EXPECT_EQ(got, new_column.substr(off, len)) << "pread of " << len << " at " << off;
+    }
+  }
+  EXPECT_EQ(OpenErrno(mnt + "/g/column", O_WRONLY), EROFS);
+  EXPECT_EQ(::truncate((mnt + "/g/row").c_str(), 0), -1);
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_EQ(OpenErrno(mnt + "/g/.graphfs/pieces/column@0", O_RDWR), EROFS);
+  EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
+}
 
 TEST_F(GraphVersionsMount, AKeptVersionReadsAsTheOldGraphAndCannotChange) {
   const std::string kept = mnt + "/g@0";
