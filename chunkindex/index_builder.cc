@@ -84,8 +84,17 @@ struct ChunkSummary {
   std::string sources;  // EncodeSources
 };
 
+// What a build takes from a previous version's index (BuildOptions::reuse_from).
+struct Reuse {
+  std::unique_ptr<IndexDb> db;
+  ChunkPlan plan;               // the previous version's chunks
+  std::vector<bool> ranges;     // per source range: blocks (i, *) are the same files
+};
+
 // Everything the workers share.
 struct BuildState {
+  const Reuse* reuse = nullptr;
+  std::atomic<uint64_t> ranges_reused{0};
   const GridLayout* layout = nullptr;
   const ChunkPlan* plan = nullptr;
   IndexDb* db = nullptr;
@@ -123,12 +132,55 @@ class RangeWorker {
     while (!st_->failed) {
       uint64_t i = st_->next_range.fetch_add(1);
       if (i >= layout.partitions()) break;
-      GRAPHFS_RETURN_IF_ERROR(DoRange(i));
+      if (st_->reuse != nullptr && st_->reuse->ranges[i]) {
+        GRAPHFS_RETURN_IF_ERROR(CopyRange(i));
+      } else {
+        GRAPHFS_RETURN_IF_ERROR(DoRange(i));
+      }
     }
     return Status::Ok();
   }
 
  private:
+  // Range i's blocks are the previous version's files: its records are the same but for the
+  // content ids (the chunks before it may differ in number).
+  Status CopyRange(uint64_t i) {
+    const ChunkPlan& now = *st_->plan;
+    const ChunkPlan& then = st_->reuse->plan;
+    const IndexDb& old = *st_->reuse->db;
+    const uint64_t p = st_->layout->partitions();
+    IndexBatch batch;
+    uint64_t pairs = 0;
+    auto copy = [&](const std::string& from, const std::string& to) -> Result<std::string> {
+      auto v = old.Get(from);
+      if (!v.ok()) return v.error();
+      if (!*v) return Error(EINVAL, "the previous version's index lacks a record it should have; rebuild it");
+      batch.Put(to, **v);
+      return std::move(**v);
+    };
+    const uint64_t first_now = now.block_first_content[i * p], first_then = then.block_first_content[i * p];
+    const uint64_t count = now.block_first_content[i * p + p] - first_now;
+    if (then.block_first_content[i * p + p] - first_then != count)
+      return Error(EINVAL, "internal: a reused source range has another number of chunks");
+    for (uint64_t k = 0; k < count; ++k) {
+      auto chunk = copy(ChunkKey(first_then + k), ChunkKey(first_now + k));
+      if (!chunk.ok()) return chunk.error();
+      auto record = DecodeChunk(*chunk);
+      if (!record.ok()) return record.error();
+      pairs += record->num_sources;
+      auto sources = copy(SourcesKey(first_then + k), SourcesKey(first_now + k));
+      if (!sources.ok()) return sources.error();
+    }
+    const grid::VertexRange src = st_->layout->ranges().Range(i);
+    for (uint64_t v = src.begin; v < src.end; v += kDegreesPerRecord) {
+      auto degrees = copy(DegreesKey(v), DegreesKey(v));
+      if (!degrees.ok()) return degrees.error();
+    }
+    st_->source_pairs += pairs;
+    st_->ranges_reused += 1;
+    return st_->db->Write(&batch);
+  }
+
   Status DoRange(uint64_t i) {
     const GridLayout& layout = *st_->layout;
     const ChunkPlan& plan = *st_->plan;
@@ -287,6 +339,41 @@ void RemoveAll(const std::string& path) {
   std::filesystem::remove_all(path, ec);
 }
 
+// Fills `reuse` from the previous version `old_dir` of graph `g`; returns why it cannot be used
+// ("" when it can). Only errors of the new build itself are Errors.
+Result<std::string> PrepareReuse(const std::string& old_dir, const GridLayout& g, uint64_t chunk_size, Reuse& reuse) {
+  auto table = ChunkTable::Open(old_dir);  // fresh, checked against its files
+  if (!table.ok()) return "the previous version's index is not usable (" + table.error().message() + ")";
+  const IndexMeta& m = table->meta();
+  if (m.chunk_size != chunk_size || m.partitions != g.partitions() || m.vertices != g.vertices() ||
+      m.edge_size != g.edge_size())
+    return std::string("the previous version's index has another chunk size or shape");
+  auto old_layout = GridLayout::Open(old_dir);
+  if (!old_layout.ok()) return "the previous version does not open (" + old_layout.error().message() + ")";
+  auto plan = PlanChunks(*old_layout, chunk_size);
+  if (!plan.ok()) return plan.error();
+  const uint64_t p = g.partitions();
+  reuse.ranges.assign(p, false);
+  uint64_t same = 0;
+  for (uint64_t i = 0; i < p; ++i) {
+    bool shared = true;
+    for (uint64_t j = 0; j < p && shared; ++j) {
+      struct stat a, b;
+      shared = ::stat(g.Path(grid::BlockFileName(i, j)).c_str(), &a) == 0 &&
+               ::stat(old_layout->Path(grid::BlockFileName(i, j)).c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+               a.st_ino == b.st_ino && g.BlockBytes(i, j) == old_layout->BlockBytes(i, j);
+    }
+    reuse.ranges[i] = shared;
+    same += shared ? 1 : 0;
+  }
+  if (same == 0) return std::string("no source range has all its blocks unchanged");
+  auto db = IndexDb::OpenReadOnly(IndexPath(old_dir));
+  if (!db.ok()) return "the previous version's index does not open (" + db.error().message() + ")";
+  reuse.db = std::move(*db);
+  reuse.plan = std::move(*plan);
+  return std::string();
+}
+
 }  // namespace
 
 Result<BuildReport> BuildIndex(const BuildOptions& options) {
@@ -371,7 +458,21 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   if (!db.ok()) return db.error();
 
   BuildState st;
-  ProgressBar progress("indexing", g.FileBytes(), options.progress);
+  Reuse reuse;
+  if (!options.reuse_from.empty()) {
+    auto why_not = PrepareReuse(options.reuse_from, g, report.chunk_size.bytes, reuse);
+    if (!why_not.ok()) return why_not.error();
+    if (why_not->empty()) {
+      st.reuse = &reuse;
+    } else {
+      say("every source range is scanned: " + *why_not);
+    }
+  }
+  uint64_t scanned = 0;  // the bytes of `row` the workers will read
+  for (uint64_t i = 0; i < g.partitions(); ++i)
+    if (st.reuse == nullptr || !reuse.ranges[i])
+      scanned += g.BlockEnd(EdgeOrder::kRow, i, g.partitions() - 1) - g.BlockBegin(EdgeOrder::kRow, i, 0);
+  ProgressBar progress("indexing", scanned, options.progress);
   st.layout = &g;
   st.plan = &*plan;
   st.db = db->get();
@@ -400,6 +501,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
     return *st.error;
   }
   report.source_pairs = st.source_pairs;
+  report.ranges_reused = st.ranges_reused;
 
   Status s = WriteFileChunks(db->get(), *plan);
   IndexMeta meta;

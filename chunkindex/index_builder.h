@@ -35,6 +35,11 @@ struct BuildOptions {
   bool progress = false;               // progress bar on stderr
   uint64_t read_bytes = 64ull << 20;   // size of one pread
   std::function<void(const std::string&)> log;  // informational lines (may be empty)
+  // A previous version of the same graph with an up-to-date index of the same chunk size
+  // (graphfs-update): a source range whose blocks (i, 0..P-1) are the same files in both
+  // directories (hard links: same inodes) takes its records — chunk summaries, sources, degrees
+  // — from that index instead of being scanned. Anything that does not match is scanned.
+  std::string reuse_from;
 };
 
 struct BuildReport {
@@ -51,6 +56,7 @@ struct BuildReport {
   uint64_t chunks = 0;        // per file (column and row have the same number)
   uint64_t source_pairs = 0;  // (chunk, source) pairs stored
   int threads = 0;
+  uint64_t ranges_reused = 0;  // source ranges copied from BuildOptions::reuse_from's index
 };
 
 Result<BuildReport> BuildIndex(const BuildOptions& options);

@@ -237,10 +237,13 @@ Status IndexLikeOld(const std::string& old_dir, const std::string& new_dir, Upda
   chunkindex::BuildOptions b;
   b.graph_dir = new_dir;
   b.chunk_size = old->chunk_size();
+  b.reuse_from = old_dir;  // the source ranges the batch left alone are not scanned again
   auto report = chunkindex::BuildIndex(b);
   if (!report.ok()) return report.error().Wrap("indexing the updated graph");
   st.indexed = true;
   st.index_seconds = report->seconds;
+  st.index_ranges_reused = report->ranges_reused;
+  st.bytes_written += report->index_bytes;
   return Status::Ok();
 }
 

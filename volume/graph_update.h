@@ -38,12 +38,13 @@ struct UpdateStats {
   uint64_t added = 0, deleted = 0, missing = 0;
   uint64_t blocks = 0, blocks_touched = 0;
   uint64_t touched_bytes = 0;  // the touched blocks' new bytes
-  uint64_t bytes_written = 0;  // everything written into OUTPUT
+  uint64_t bytes_written = 0;  // everything written (blocks, maps or files, offsets, meta, the index)
   uint64_t map_extents = 0;    // in place: extents of the new `column` and `row` maps
   bool sorted = false;
   double seconds = 0;
   bool indexed = false;      // the new graph got a chunk index (the old one had a fresh one)
   double index_seconds = 0;
+  uint64_t index_ranges_reused = 0;  // source ranges whose index records were copied, not rebuilt
   uint64_t version = 0;      // in place: the new version's number (the old one is NAME@version-1)
   std::string old_version;   // in place: where the old version is now
   std::vector<std::string> left_behind;  // in place: GRAPH's other entries (job results, notes),

@@ -9,6 +9,8 @@
 #include <optional>
 #include <thread>
 
+#include "grid/graph_file.h"
+
 namespace graphfs::engine {
 
 using grid::AlignedBuffer;
@@ -109,6 +111,12 @@ Result<EdgeStream::Plan> EdgeStream::MakePlan(const StreamOptions& options) {
 
   Plan plan;
   bool direct = false;
+  // A graph version's extent map (graphfs-update) only reads as the graph through the mount.
+  if (auto mapped = grid::IsExtentMap(layout_.OrderFile(options.order)); mapped.ok() && *mapped) {
+    return Error(EINVAL, layout_.OrderFile(options.order) +
+                             " is an extent map over other files (a graph version made by graphfs-update): run the "
+                             "engine on the graph through the graphfs mount");
+  }
   auto fd = OpenForStreaming(layout_.OrderFile(options.order), memory_bytes_ < active_bytes, &direct);
   if (!fd.ok()) return fd.error();
   plan.fd = std::move(*fd);

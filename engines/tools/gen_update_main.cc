@@ -13,6 +13,7 @@
 
 #include "engines/tools/cli_util.h"
 #include "grid/edge.h"
+#include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
 
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::mt19937_64 rng(seed);
-  auto row = graphfs::grid::OpenRegularFile(g->OrderFile(graphfs::grid::EdgeOrder::kRow));
+  // `row` may be an extent map (a graph version made by graphfs-update).
+  auto row = graphfs::grid::GraphFile::Open(g->OrderFile(graphfs::grid::EdgeOrder::kRow));
   if (!row.ok()) {
     std::fprintf(stderr, "gen-update: error: %s\n", row.error().message().c_str());
     return 1;
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
     while (k < picked.size()) {
       size_t e = k + 1;
       while (e < picked.size() && picked[e] == picked[e - 1] + 1 && e - k < (64u << 20) / r) ++e;
-      auto st = graphfs::grid::PreadExact(row->get(), dels.data() + k * r, (e - k) * r, picked[k] * r, "row");
+      auto st = row->ReadExact(dels.data() + k * r, (e - k) * r, picked[k] * r);
       if (!st.ok()) {
         std::fprintf(stderr, "gen-update: error: %s\n", st.error().message().c_str());
         return 1;

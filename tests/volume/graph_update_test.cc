@@ -362,10 +362,36 @@ TEST_F(VersionedUpdate, TheNewVersionTakesTheNameAndTheOldOneIsKept) {
 
 // An indexed graph's new version is indexed too, with the same chunk size, before it is swapped
 // in; the old version keeps its own index, still valid for its files.
+// Every record of two indexes: chunks of both files, sources of every content, degrees.
+void ExpectSameIndex(const chunkindex::ChunkTable& a, const chunkindex::ChunkTable& b) {
+  for (auto f : {chunkindex::ChunkFile::kColumn, chunkindex::ChunkFile::kRow}) {
+    ASSERT_EQ(a.chunks(f).size(), b.chunks(f).size());
+    for (size_t k = 0; k < a.chunks(f).size(); ++k) {
+      const chunkindex::Chunk &x = a.chunks(f)[k], &y = b.chunks(f)[k];
+      EXPECT_TRUE(x.offset == y.offset && x.length == y.length && x.content == y.content &&
+                  x.block_i == y.block_i && x.block_j == y.block_j && x.num_sources == y.num_sources &&
+                  x.min_source == y.min_source && x.max_source == y.max_source &&
+                  x.source_degree_sum == y.source_degree_sum && x.sources_sorted == y.sources_sorted)
+          << "chunk " << k << " of " << chunkindex::ChunkFileName(f);
+    }
+  }
+  for (uint64_t c = 0; c < a.content_count(); ++c) {
+    auto x = a.ContentSources(c), y = b.ContentSources(c);
+    ASSERT_TRUE(x.ok() && y.ok());
+    EXPECT_EQ(*x, *y) << "content " << c;
+  }
+  auto da = a.Degrees(), db = b.Degrees();
+  ASSERT_TRUE(da.ok() && db.ok());
+  EXPECT_EQ(*da, *db);
+}
+
 TEST_F(VersionedUpdate, AnIndexedGraphsNewVersionIsIndexed) {
   chunkindex::BuildOptions b;
   b.graph_dir = tmp.File("g");
-  b.chunk_size = 64 << 10;
+  // Block (0, 0), which the batch grows, is exactly one chunk before and two after: every later
+  // content id moves by one, which copied records must follow.
+  const uint64_t chunk = std::filesystem::file_size(tmp.File("g/block-0-0"));
+  b.chunk_size = chunk;
   ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
   auto st = UpdateGraph(Options());
   ASSERT_TRUE(st.ok()) << st.error().message();
@@ -374,11 +400,20 @@ TEST_F(VersionedUpdate, AnIndexedGraphsNewVersionIsIndexed) {
   ASSERT_TRUE(fresh.ok()) << fresh.error().message();
   auto want = grid::GridLayout::Open(tmp.File("g"));
   ASSERT_TRUE(want.ok());
-  EXPECT_EQ(fresh->chunk_size(), (64u << 10) / 8 * 8);
+  EXPECT_EQ(fresh->chunk_size(), chunk);
   uint64_t covered = 0;
   for (const chunkindex::Chunk& c : fresh->chunks(chunkindex::ChunkFile::kColumn)) covered += c.length;
   EXPECT_EQ(covered, want->FileBytes());
   EXPECT_TRUE(chunkindex::ChunkTable::Open(tmp.File("g@0")).ok()) << "the old version's index went stale";
+  // Only source range 0 (block (0, 0) changed) was scanned; ranges 1-3 were copied from the old
+  // index, and the result is the index a full build makes of the same files (`want`).
+  EXPECT_EQ(st->index_ranges_reused, kP - 1);
+  b.graph_dir = tmp.File("want");
+  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
+  auto full = chunkindex::ChunkTable::Open(tmp.File("want"));
+  ASSERT_TRUE(full.ok()) << full.error().message();
+  ExpectSameIndex(*fresh, *full);
+  EXPECT_TRUE(fresh->DeepCheck().ok());
   // A graph without an index gets none.
   std::filesystem::remove_all(tmp.File("g/.graphfs/index"));
   auto plain = UpdateGraph(Options());

@@ -55,7 +55,10 @@ int main(int argc, char** argv) {
               where.c_str(), st->sorted ? "source-sorted" : "input-order",
               static_cast<unsigned long>(st->blocks_touched), static_cast<unsigned long>(st->blocks),
               static_cast<unsigned long>(st->touched_bytes), static_cast<unsigned long>(st->bytes_written), st->seconds,
-              st->indexed ? ("; indexed in " + std::to_string(st->index_seconds) + " s").c_str() : "");
+              st->indexed ? ("; indexed in " + std::to_string(st->index_seconds) + " s (" +
+                             std::to_string(st->index_ranges_reused) + " source ranges taken from the old index)")
+                                .c_str()
+                          : "");
   if (!st->left_behind.empty()) {
     std::string names;
     for (const std::string& n : st->left_behind) names += (names.empty() ? "" : " ") + n;
