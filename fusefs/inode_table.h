@@ -44,7 +44,9 @@ struct Inode {
   std::optional<StripeManifest> manifest;  // set when the file is striped
   std::shared_ptr<volume::VolumeFile> striped;  // opened on first use
   bool remove_parts = false;               // last name unlinked: drop the parts when forgotten
-  std::shared_ptr<const grid::GraphFile> graph_file;  // `mapped`: opened on first use
+  // `mapped`: shared by the open handles, closed with the last (open pieces would keep the
+  // version they lie in in use, version_reclaim.h).
+  std::weak_ptr<const grid::GraphFile> graph_file;
   // Ordinary files (fusefs/passthrough.h): opens in FUSE passthrough, which share one
   // backing id, and opens served by the daemon; the kernel allows only one kind at a time.
   int32_t backing_id = 0;

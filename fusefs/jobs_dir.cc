@@ -193,7 +193,11 @@ void JobsDir::RemoveJob(const std::shared_ptr<ControlJob>& job, const std::strin
     auto it = jobs_.find(job->name);
     if (it != jobs_.end() && it->second == job) jobs_.erase(it);
   }
-  if (schedule) schedule->scheduler().RemoveJob(job->id);
+  if (schedule) {
+    schedule->scheduler().RemoveJob(job->id);
+    // The version the job ran on may be waiting for its last job to be reclaimed.
+    schedule->volume().reclaimer().Nudge(schedule->dir());
+  }
   if (!why.empty()) LogError("job " + job->name + " removed: " + why);
 }
 

@@ -175,14 +175,15 @@ Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inod
 
 Result<std::shared_ptr<const grid::GraphFile>> OpenMapped(Inode& inode) {
   std::lock_guard<std::mutex> lock(inode.mu);
-  if (inode.graph_file) return inode.graph_file;
+  if (auto open = inode.graph_file.lock()) return open;
   if (!inode.mapped) return Error(EINVAL, "not an extent map");
   // Its pieces are named relative to its directory: the backing path, not /proc/self/fd.
   auto f = grid::GraphFile::Open(BackingPath(inode));
   if (!f.ok()) return f.error();
   if (f->size() != inode.mapped_size) return Error(EIO, f->path() + ": its extent map changed since lookup");
-  inode.graph_file = std::make_shared<const grid::GraphFile>(std::move(*f));
-  return inode.graph_file;
+  auto open = std::make_shared<const grid::GraphFile>(std::move(*f));
+  inode.graph_file = open;
+  return open;
 }
 
 AlignedBuffer& ThreadBuffer(size_t size) {

@@ -38,6 +38,9 @@ void ReleaseHandle(GraphFs& fs, std::unique_ptr<FileHandle> h) {
     if (!s.ok()) LogError("release: " + s.error().message());
   }
   h->AfterLastUse();  // see file_handle.h
+  // The last user of a graph version marked for reclaiming may just have gone.
+  if (h->inode != nullptr && h->inode->kind == Inode::Kind::kBacked)
+    fs.volume->reclaimer().Nudge(BackingPath(*h->inode));
 }
 
 // Hands `h` to the kernel (in passthrough if it has a backing id). If the open was
@@ -121,7 +124,7 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
       return ReplyErr(req, f.error().code());
     }
     h->kind = FileHandle::Kind::kMapped;
-    h->mapped = *f;
+    h->mapped = *f;  // its pieces stay open while a handle holds them
     h->fd.reset();
     fi->keep_cache = 1;  // a map never changes: a new version is a new file
   } else {

@@ -133,4 +133,21 @@ EdgeBatch::BlockResult EdgeBatch::Apply(uint64_t block, std::string_view old, bo
   return out;
 }
 
+bool EdgeBatch::SourceSpan(uint64_t block, uint32_t* low, uint32_t* high) const {
+  const size_t r = EdgeSize(type_);
+  bool any = false;
+  for (const auto* bucket : {&add_, &remove_}) {
+    auto it = bucket->find(block);
+    if (it == bucket->end()) continue;
+    for (size_t k = 0; k + r <= it->second.size(); k += r) {
+      uint32_t s;
+      std::memcpy(&s, it->second.data() + k, 4);
+      if (!any || s < *low) *low = s;
+      if (!any || s > *high) *high = s;
+      any = true;
+    }
+  }
+  return any;
+}
+
 }  // namespace graphfs::grid

@@ -52,6 +52,10 @@ class EdgeBatch {
   };
   // Block `block`'s new bytes from its old ones. `sorted`: the graph's blocks are sorted by source.
   BlockResult Apply(uint64_t block, std::string_view old, bool sorted) const;
+  // The smallest and largest source among the block's additions and deletions (false: none). In
+  // a sorted block only the records with a source in that span change: Apply on just that run of
+  // the old block gives the new run (graphfs-update writes only it).
+  bool SourceSpan(uint64_t block, uint32_t* low, uint32_t* high) const;
 
  private:
   EdgeBatch(EdgeType type, uint64_t partitions) : type_(type), partitions_(partitions) {}

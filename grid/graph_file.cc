@@ -179,6 +179,15 @@ Result<std::optional<ExtentMap>> ReadExtentMap(const std::string& path) {
   return std::optional<ExtentMap>(std::move(*m));
 }
 
+Result<uint64_t> GraphFileSize(const std::string& path) {
+  auto size = RegularFileSize(path);
+  if (!size.ok()) return size.error();
+  if (*size > kMaxExtentMapBytes) return size;  // too large to be a map
+  auto map = ReadExtentMap(path);
+  if (!map.ok()) return map.error();
+  return *map ? (*map)->size() : *size;
+}
+
 Status WriteExtentMap(const std::string& path, const ExtentMap& map) {
   auto fd = OpenFile(path, O_WRONLY | O_CREAT | O_EXCL);
   if (!fd.ok()) return fd.error();

@@ -77,6 +77,9 @@ class ExtentMap {
 Result<bool> IsExtentMap(const std::string& path);
 // The map at `path`, or nullopt for an ordinary file.
 Result<std::optional<ExtentMap>> ReadExtentMap(const std::string& path);
+// The size a graph file reads as: an extent map's (its pieces are not opened), else the file's.
+// Anything but a regular file is refused as by OpenRegularFile.
+Result<uint64_t> GraphFileSize(const std::string& path);
 // Writes `map` as the file `path` (created; must not exist), marked as a map, durable.
 Status WriteExtentMap(const std::string& path, const ExtentMap& map);
 

@@ -218,6 +218,19 @@ std::vector<std::shared_ptr<GraphSchedule>> GraphSchedules::List() {
   return out;
 }
 
+void GraphSchedules::Prune() {
+  std::vector<std::shared_ptr<GraphSchedule>> gone;  // destroyed outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = by_dir_.begin(); it != by_dir_.end();) {
+    if (it->second.use_count() == 1) {
+      gone.push_back(std::move(it->second));
+      it = by_dir_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void GraphSchedules::Clear() {
   std::map<std::string, std::shared_ptr<GraphSchedule>> gone;
   {

@@ -49,6 +49,7 @@ class GraphSchedule {
   ~GraphSchedule();
 
   const std::string& dir() const { return dir_; }
+  Volume& volume() const { return *volume_; }
   uint64_t vertices() const { return table_->vertices(); }
   uint64_t edge_size() const { return table_->edge_size(); }
   chunkindex::LpScheduler& scheduler() { return *scheduler_; }
@@ -120,6 +121,8 @@ class GraphSchedules {
   Result<std::shared_ptr<GraphSchedule>> Get(Volume& volume, const std::string& dir);
   std::vector<std::shared_ptr<GraphSchedule>> List();
   void Clear();  // at unmount, before the cache and the I/O engine go
+  // Drops the schedules no job holds (they keep their graph's files open).
+  void Prune();
 
  private:
   std::mutex mu_;

@@ -28,13 +28,60 @@ using grid::GridLayout;
 
 namespace {
 
+// A block's bytes (the file, or the extent map a spliced block of an earlier version is).
 Result<std::string> ReadBlock(const GridLayout& g, uint64_t i, uint64_t j) {
-  const std::string path = g.Path(BlockFileName(i, j));
-  auto fd = grid::OpenRegularFile(path);
-  if (!fd.ok()) return fd.error();
+  auto file = grid::GraphFile::Open(g.Path(BlockFileName(i, j)));
+  if (!file.ok()) return file.error();
   std::string bytes(g.BlockBytes(i, j), '\0');
-  GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(fd->get(), bytes.data(), bytes.size(), 0, path));
+  GRAPHFS_RETURN_IF_ERROR(file->ReadExact(bytes.data(), bytes.size(), 0));
   return bytes;
+}
+
+// How the new version gets a touched block of a sorted graph, in place: the old block's bytes
+// before `lower` and from `upper` on stay where they are (the new files' maps read them from the
+// old version's pieces); only the run between — every record whose source lies in the batch's
+// span for the block — is rebuilt, `delta_length` bytes at `delta_offset` of the version's delta
+// piece (.graphfs/pieces/delta@V).
+struct Splice {
+  bool spliced = false;
+  uint64_t lower = 0, upper = 0;
+  uint64_t delta_offset = 0, delta_length = 0;
+};
+
+// The first record of the sorted block `file` (`records` records of `r` bytes) whose source is at
+// least `source`: a binary search that reads one source per step.
+Result<uint64_t> FirstRecordFrom(const grid::GraphFile& file, uint64_t records, size_t r, uint64_t source) {
+  uint64_t lo = 0, hi = records;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    uint32_t s = 0;
+    GRAPHFS_RETURN_IF_ERROR(file.ReadExact(reinterpret_cast<char*>(&s), sizeof s, mid * r));
+    if (s < source) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// Whether every touched block is in source order: from the old index when it is fresh (each
+// chunk says so), else by reading the blocks.
+Result<bool> TouchedBlocksSorted(const GridLayout& g, const std::vector<uint64_t>& touched) {
+  const uint64_t p = g.partitions();
+  if (auto table = chunkindex::ChunkTable::Open(g.dir()); table.ok()) {
+    std::vector<bool> is_touched(p * p, false);
+    for (uint64_t b : touched) is_touched[b] = true;
+    for (const chunkindex::Chunk& c : table->chunks(chunkindex::ChunkFile::kRow))
+      if (is_touched[c.block_i * p + c.block_j] && !c.sources_sorted) return false;
+    return true;
+  }
+  for (uint64_t b : touched) {
+    auto old = ReadBlock(g, b / p, b % p);
+    if (!old.ok()) return old.error();
+    if (!grid::SortedBySource(*old, g.edge_type())) return false;
+  }
+  return true;
 }
 
 // The old version's `name` as extents: its own map, or (an ordinary file) one extent over the
@@ -58,32 +105,39 @@ Result<grid::ExtentMap> OldExtents(const GridLayout& g, const char* name, int64_
   return whole;
 }
 
-// `column` and `row` of the new version in `out` as extent maps: a touched block's range is its
-// new block file, the others' the old version's bytes (its pieces, linked under
-// .graphfs/pieces/ when the map needs them). Only the maps are written.
-Status WriteMaps(const GridLayout& g, const std::vector<bool>& is_touched, const std::vector<uint64_t>& bytes,
-                 const std::string& out, int64_t old_version, UpdateStats& st) {
+// `column` and `row` of the new version in `out` as extent maps: an untouched block's range is
+// the old version's bytes, a touched one's its new block file or (spliced) the old bytes around
+// its new run in the delta piece. Then every piece the new version's maps name is linked under
+// its .graphfs/pieces/ (from `sources`, or the old version's own piece), so that each version
+// holds what it reads. Only the maps are written.
+Status WriteMaps(const GridLayout& g, const std::vector<bool>& is_touched, const std::vector<Splice>& splices,
+                 const std::vector<uint64_t>& bytes, const grid::ExtentMap& old_column, const grid::ExtentMap& old_row,
+                 const std::string& delta_piece, const std::vector<std::pair<std::string, std::string>>& sources,
+                 const std::string& out, UpdateStats& st) {
   const uint64_t p = g.partitions();
-  std::vector<std::pair<std::string, std::string>> sources;  // piece -> old file
-  const std::string pieces_dir = out + "/" + grid::kPiecesDir;
-  if (::mkdir(pieces_dir.c_str(), 0755) != 0) return Error::FromErrno("create " + pieces_dir);
+  std::vector<std::string> needed;  // pieces the new version's maps read
   for (const char* name : {grid::kColumnFile, grid::kRowFile}) {
     const bool column = std::string(name) == grid::kColumnFile;
-    auto old = OldExtents(g, name, old_version, sources);
-    if (!old.ok()) return old.error();
+    const grid::ExtentMap& old = column ? old_column : old_row;
+    const auto order = column ? grid::EdgeOrder::kColumn : grid::EdgeOrder::kRow;
     grid::ExtentMap map;
     for (uint64_t k = 0; k < p * p; ++k) {
       // File order: column holds (for j: for i), row (for i: for j).
       const uint64_t i = column ? k % p : k / p, j = column ? k / p : k % p, b = i * p + j;
+      const uint64_t begin = g.BlockBegin(order, i, j), length = g.BlockEnd(order, i, j) - begin;
+      if (splices[b].spliced) {
+        const Splice& sp = splices[b];
+        GRAPHFS_RETURN_IF_ERROR(map.AppendRange(old, begin, sp.lower));
+        map.Append(delta_piece, sp.delta_offset, sp.delta_length);
+        GRAPHFS_RETURN_IF_ERROR(map.AppendRange(old, begin + sp.upper, length - sp.upper));
+        continue;
+      }
       if (is_touched[b]) {
         map.Append(BlockFileName(i, j), 0, bytes[b]);
         continue;
       }
-      const auto order = column ? grid::EdgeOrder::kColumn : grid::EdgeOrder::kRow;
-      const uint64_t begin = g.BlockBegin(order, i, j);
-      const uint64_t length = g.BlockEnd(order, i, j) - begin;
       grid::ExtentMap part;
-      Status s = part.AppendRange(*old, begin, length);
+      Status s = part.AppendRange(old, begin, length);
       if (!s.ok()) return s.error().Wrap(g.Path(name));
       for (const std::string& piece : part.pieces()) {
         uint64_t bi = 0, bj = 0;
@@ -93,24 +147,30 @@ Status WriteMaps(const GridLayout& g, const std::vector<bool>& is_touched, const
       }
       GRAPHFS_RETURN_IF_ERROR(map.AppendRange(part, 0, length));
     }
-    for (const std::string& piece : map.pieces()) {
-      if (piece.rfind(grid::kPiecesDir, 0) == 0) {
-        std::string from;
-        for (const auto& [name_of, path] : sources)
-          if (name_of == piece) from = path;
-        const std::string to = out + "/" + piece;
-        struct stat already;
-        if (::lstat(to.c_str(), &already) == 0) continue;  // column and row may share a piece
-        if (from.empty() || ::link(from.c_str(), to.c_str()) != 0)
-          return Error::FromErrno("link " + from + " to " + to);
-      }
-      // A block piece serves only its own block's range (checked above): an untouched block's
-      // file is the same inode in both versions, a touched one's is the new file.
-    }
-    const std::string path = out + "/" + name;
-    GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(path, map));
+    // A block piece serves only its own block's range (checked above): an untouched block's
+    // file is the same inode in both versions, a touched one's is the new file.
+    needed.insert(needed.end(), map.pieces().begin(), map.pieces().end());
+    GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(out + "/" + name, map));
     st.bytes_written += map.Encode().size();
     st.map_extents += map.extents().size();
+  }
+  // The blocks that are maps (spliced now, or linked from an earlier version) read pieces too.
+  for (uint64_t b = 0; b < p * p; ++b) {
+    auto map = grid::ReadExtentMap(out + "/" + BlockFileName(b / p, b % p));
+    if (!map.ok()) return map.error();
+    if (*map) needed.insert(needed.end(), (*map)->pieces().begin(), (*map)->pieces().end());
+  }
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  const std::string pieces_dir = out + "/" + grid::kPiecesDir;
+  if (::mkdir(pieces_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("create " + pieces_dir);
+  for (const std::string& piece : needed) {
+    if (piece.rfind(grid::kPiecesDir, 0) != 0 || piece == delta_piece) continue;
+    std::string from = g.Path(piece);
+    for (const auto& [name_of, path] : sources)
+      if (name_of == piece) from = path;
+    const std::string to = out + "/" + piece;
+    if (::link(from.c_str(), to.c_str()) != 0) return Error::FromErrno("link " + from + " to " + to);
   }
   return Status::Ok();
 }
@@ -127,26 +187,87 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
   // The order: sorted blocks stay sorted.
   st.sorted = o.order == UpdateOptions::Order::kSorted;
   if (o.order == UpdateOptions::Order::kAuto) {
-    st.sorted = true;
-    for (uint64_t b : touched) {
-      auto old = ReadBlock(g, b / p, b % p);
-      if (!old.ok()) return old.error();
-      if (!grid::SortedBySource(*old, g.edge_type())) {
-        st.sorted = false;
-        break;
-      }
-    }
+    auto sorted = TouchedBlocksSorted(g, touched);
+    if (!sorted.ok()) return sorted.error();
+    st.sorted = *sorted;
   }
+  // In place, the old version's `column` and `row` as extents: what the new files' maps read.
+  std::vector<std::pair<std::string, std::string>> sources;  // piece -> the old file it links
+  std::optional<grid::ExtentMap> old_column, old_row;
+  if (link) {
+    auto c = OldExtents(g, grid::kColumnFile, old_version, sources);
+    if (!c.ok()) return c.error();
+    auto r = OldExtents(g, grid::kRowFile, old_version, sources);
+    if (!r.ok()) return r.error();
+    old_column = std::move(*c);
+    old_row = std::move(*r);
+  }
+  const std::string delta_piece = std::string(grid::kPiecesDir) + "/delta@" + std::to_string(old_version + 1);
+  UniqueFd delta;
+  uint64_t delta_end = 0;
 
-  // 1. Blocks: the touched ones rebuilt, the others copied.
+  // 1. Blocks: the touched ones rebuilt (in place and sorted: only their changed run), the others
+  // linked (in place) or copied.
   std::vector<uint64_t> bytes(p * p, 0);
+  std::vector<Splice> splices(p * p);
   std::string buffer;
+  auto count = [&](const grid::EdgeBatch::BlockResult& r, uint64_t i, uint64_t j) -> Status {
+    st.added += r.added;
+    st.deleted += r.deleted;
+    st.missing += r.missing;
+    if (r.missing > 0 && !o.allow_missing) {
+      return Error(EINVAL, std::to_string(r.missing) + " deletion(s) in block (" + std::to_string(i) + ", " +
+                               std::to_string(j) + ") match no edge of " + o.graph_dir +
+                               " (--allow-missing counts them instead)");
+    }
+    return Status::Ok();
+  };
   for (uint64_t b = 0; b < p * p; ++b) {
     const uint64_t i = b / p, j = b % p;
+    const std::string to = out + "/" + BlockFileName(i, j);
     if (link && !is_touched[b]) {
-      const std::string from = g.Path(BlockFileName(i, j)), to = out + "/" + BlockFileName(i, j);
+      const std::string from = g.Path(BlockFileName(i, j));
       if (::link(from.c_str(), to.c_str()) != 0) return Error::FromErrno("link " + from + " to " + to);
       bytes[b] = g.BlockBytes(i, j);
+      continue;
+    }
+    uint32_t low = 0, high = 0;
+    if (link && st.sorted && batch.SourceSpan(b, &low, &high)) {
+      auto file = grid::GraphFile::Open(g.Path(BlockFileName(i, j)));
+      if (!file.ok()) return file.error();
+      const size_t r = g.edge_size();
+      const uint64_t records = g.BlockBytes(i, j) / r;
+      auto lower = FirstRecordFrom(*file, records, r, low);
+      if (!lower.ok()) return lower.error();
+      auto upper = FirstRecordFrom(*file, records, r, uint64_t{high} + 1);
+      if (!upper.ok()) return upper.error();
+      std::string run((*upper - *lower) * r, '\0');
+      GRAPHFS_RETURN_IF_ERROR(file->ReadExact(run.data(), run.size(), *lower * r));
+      grid::EdgeBatch::BlockResult result = batch.Apply(b, run, /*sorted=*/true);
+      GRAPHFS_RETURN_IF_ERROR(count(result, i, j));
+      if (!delta.valid()) {
+        const std::string pieces_dir = out + "/" + grid::kPiecesDir;
+        if (::mkdir(pieces_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("create " + pieces_dir);
+        auto fd = grid::OpenFile(out + "/" + delta_piece, O_WRONLY | O_CREAT | O_EXCL);
+        if (!fd.ok()) return fd.error();
+        delta = std::move(*fd);
+      }
+      GRAPHFS_RETURN_IF_ERROR(grid::PwriteAll(delta.get(), result.bytes.data(), result.bytes.size(), delta_end, delta_piece));
+      Splice& sp = splices[b];
+      sp = {true, *lower * r, *upper * r, delta_end, result.bytes.size()};
+      delta_end += result.bytes.size();
+      st.delta_bytes += result.bytes.size();
+      st.bytes_written += result.bytes.size();
+      bytes[b] = g.BlockBytes(i, j) - (sp.upper - sp.lower) + sp.delta_length;
+      st.touched_bytes += bytes[b];
+      // The block file itself: the same bytes as an extent map over the old column's pieces.
+      grid::ExtentMap map;
+      const uint64_t begin = g.BlockBegin(grid::EdgeOrder::kColumn, i, j), old_bytes = g.BlockBytes(i, j);
+      GRAPHFS_RETURN_IF_ERROR(map.AppendRange(*old_column, begin, sp.lower));
+      map.Append(delta_piece, sp.delta_offset, sp.delta_length);
+      GRAPHFS_RETURN_IF_ERROR(map.AppendRange(*old_column, begin + sp.upper, old_bytes - sp.upper));
+      GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(to, map));
+      st.bytes_written += map.Encode().size();
       continue;
     }
     auto old = ReadBlock(g, i, j);
@@ -154,23 +275,17 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
     std::string fresh;
     if (is_touched[b]) {
       grid::EdgeBatch::BlockResult r = batch.Apply(b, *old, st.sorted);
-      st.added += r.added;
-      st.deleted += r.deleted;
-      st.missing += r.missing;
-      if (r.missing > 0 && !o.allow_missing) {
-        return Error(EINVAL, std::to_string(r.missing) + " deletion(s) in block (" + std::to_string(i) + ", " +
-                                 std::to_string(j) + ") match no edge of " + o.graph_dir +
-                                 " (--allow-missing counts them instead)");
-      }
+      GRAPHFS_RETURN_IF_ERROR(count(r, i, j));
       fresh = std::move(r.bytes);
       st.touched_bytes += fresh.size();
     } else {
       fresh = std::move(*old);
     }
     bytes[b] = fresh.size();
-    GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(out + "/" + BlockFileName(i, j), fresh.data(), fresh.size()));
+    GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(to, fresh.data(), fresh.size()));
     st.bytes_written += fresh.size();
   }
+  if (delta.valid() && ::fsync(delta.get()) != 0) return Error::FromErrno("fsync " + out + "/" + delta_piece);
   st.blocks = p * p;
   st.blocks_touched = touched.size();
 
@@ -182,7 +297,7 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
   const uint64_t total = static_cast<uint64_t>(row_offset[p * p]);
   if (link) {
     // A version shares the old bytes: `column` and `row` become extent maps.
-    GRAPHFS_RETURN_IF_ERROR(WriteMaps(g, is_touched, bytes, out, old_version, st));
+    GRAPHFS_RETURN_IF_ERROR(WriteMaps(g, is_touched, splices, bytes, *old_column, *old_row, delta_piece, sources, out, st));
   } else {
     for (const char* name : {grid::kColumnFile, grid::kRowFile}) {
       const bool column = std::string(name) == grid::kColumnFile;
@@ -330,6 +445,14 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   if (!numbered.ok()) return fail(numbered.error());
   Status indexed = IndexLikeOld(graph, staging, st);
   if (!indexed.ok()) return fail(indexed.error());
+  // The keep count goes with every version.
+  auto remembered = KeepOf(graph);
+  if (!remembered.ok()) return fail(remembered.error());
+  const std::optional<uint64_t> keep = o.keep ? o.keep : *remembered;
+  if (keep) {
+    Status kept_count = WriteKeep(staging, *keep);
+    if (!kept_count.ok()) return fail(kept_count.error());
+  }
   // Durable before it becomes GRAPH.
   {
     auto fd = grid::OpenFile(staging, O_RDONLY | O_DIRECTORY);
@@ -344,6 +467,14 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   GRAPHFS_RETURN_IF_ERROR(FsyncPath(parent));
   st.version = static_cast<uint64_t>(version + 1);
   st.old_version = kept;
+  if (keep) {
+    auto reclaimed = ReclaimVersions(graph, *keep);
+    if (reclaimed.ok()) {
+      st.reclaim = std::move(*reclaimed);
+    } else {
+      st.reclaim_error = reclaimed.error().message();
+    }
+  }
   return st;
 }
 

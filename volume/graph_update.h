@@ -16,10 +16,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "volume/version_reclaim.h"
 
 namespace graphfs::volume {
 
@@ -31,6 +33,10 @@ struct UpdateOptions {
   // the batch touches is in source order.
   enum class Order { kAuto, kSorted, kInput } order = Order::kAuto;
   bool allow_missing = false;  // deletions matching no edge are counted, not refused
+  // In place: hold the `keep` newest kept versions and reclaim the older ones nothing uses
+  // (version_reclaim.h); remembered in GRAPH/.graphfs/keep. Unset: the remembered count, or
+  // every version is held.
+  std::optional<uint64_t> keep;
 };
 
 struct UpdateStats {
@@ -40,6 +46,8 @@ struct UpdateStats {
   uint64_t touched_bytes = 0;  // the touched blocks' new bytes
   uint64_t bytes_written = 0;  // everything written (blocks, maps or files, offsets, meta, the index)
   uint64_t map_extents = 0;    // in place: extents of the new `column` and `row` maps
+  uint64_t delta_bytes = 0;    // in place, sorted: the rebuilt runs of the touched blocks (the
+                               //   rest of each touched block is read from the old version)
   bool sorted = false;
   double seconds = 0;
   bool indexed = false;      // the new graph got a chunk index (the old one had a fresh one)
@@ -49,6 +57,8 @@ struct UpdateStats {
   std::string old_version;   // in place: where the old version is now
   std::vector<std::string> left_behind;  // in place: GRAPH's other entries (job results, notes),
                                          // which stay with the old version
+  std::optional<ReclaimReport> reclaim;  // in place, with a keep count: what was reclaimed
+  std::string reclaim_error;             // a reclaim that failed (the update itself stands)
 };
 
 inline constexpr const char* kVersionFile = ".graphfs/version";

@@ -1,8 +1,11 @@
-// The volume's part of `.graphfs/stats`: its disks, its cache and its graphs' indexes.
+// The volume's part of `.graphfs/stats`: its disks, its cache, its graphs' indexes and versions.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "volume/graph_update.h"
+#include "volume/version_reclaim.h"
 #include "volume/volume.h"
 
 namespace graphfs::volume {
@@ -10,6 +13,43 @@ namespace graphfs::volume {
 namespace {
 
 using json = nlohmann::json;
+
+// The versioned graphs (with GRAPH/.graphfs/version) at most two levels under the source: each
+// version's disk space, and what reclaiming it would free.
+json GraphVersionsStats(const std::string& source, const VersionReclaimer& reclaimer) {
+  namespace fs = std::filesystem;
+  json graphs = json::array();
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(source, ec)) {
+    if (!e.is_directory(ec) || e.is_symlink(ec)) continue;
+    dirs.push_back(e.path().string());
+    std::error_code sub_ec;
+    for (const auto& f : fs::directory_iterator(e.path(), sub_ec))
+      if (f.is_directory(sub_ec) && !f.is_symlink(sub_ec)) dirs.push_back(f.path().string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  for (const std::string& dir : dirs) {
+    if (!fs::exists(dir + "/" + kVersionFile, ec)) continue;
+    auto versions = ListVersions(dir);
+    if (!versions.ok()) {
+      graphs.push_back({{"graph", dir}, {"error", versions.error().message()}});
+      continue;
+    }
+    json list = json::array();
+    uint64_t kept_bytes = 0;
+    for (const VersionSpace& v : *versions) {
+      list.push_back({{"version", v.number}, {"path", v.path}, {"current", v.current}, {"held", v.held},
+                      {"bytes", v.bytes}, {"exclusive_bytes", v.exclusive_bytes}});
+      if (!v.current) kept_bytes += v.exclusive_bytes;
+    }
+    graphs.push_back({{"graph", dir}, {"versions", list}, {"kept_versions_exclusive_bytes", kept_bytes}});
+  }
+  return {{"graphs", graphs},
+          {"reclaimed", reclaimer.reclaimed()},
+          {"bytes_freed", reclaimer.bytes_freed()},
+          {"waiting_for_users", reclaimer.pending()}};
+}
 
 std::string ProcessName(uint32_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
@@ -84,6 +124,7 @@ void Volume::AddStats(json& j) {
     }
   }
   j["disks"] = disks;
+  j["graph_versions"] = GraphVersionsStats(options_.source, reclaimer_);
   // Reads of compressed files: frame bytes from the disks against the bytes they decoded to.
   const PackedCounters& p = packed_counters_;
   const uint64_t frame_bytes = p.frame_bytes.load(), decoded = p.bytes_decoded.load();

@@ -158,10 +158,12 @@ Status Volume::Start() {
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
   cache_ = std::make_unique<cache::ChunkCache>(co);
+  reclaimer_.Start();
   return Status::Ok();
 }
 
 void Volume::Stop() {
+  reclaimer_.Stop();
   schedules_.Clear();  // their builders stop before the cache goes
   cache_.reset();      // cancels prefetches, then the queues drain
   io_.reset();         // before the files that use it go

@@ -34,6 +34,7 @@
 #include "volume/graph_schedule.h"
 #include "volume/read_ahead.h"
 #include "volume/run_batches.h"
+#include "volume/version_reclaim.h"
 #include "volume/volume_options.h"
 
 namespace graphfs::volume {
@@ -141,6 +142,8 @@ class Volume {
   // The services of the volume.
   GraphIndexes& indexes() { return indexes_; }
   GraphSchedules& schedules() { return schedules_; }
+  // Reclaims kept graph versions marked for it once their last user left (version_reclaim.h).
+  VersionReclaimer& reclaimer() { return reclaimer_; }
   const ReadAhead& read_ahead() const { return read_ahead_; }
   cache::ChunkCache* cache() { return cache_.get(); }  // null before Start and after Stop
 
@@ -174,6 +177,8 @@ class Volume {
   GraphIndexes indexes_;                     // chunk layouts of indexed graphs
   std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
   GraphSchedules schedules_;                 // after the cache: their loads run through it
+  // Schedules no job holds keep their graph's files open: dropped before it looks for users.
+  VersionReclaimer reclaimer_{[this] { schedules_.Prune(); }};
 };
 
 // A striped file of the volume, open: its bytes on the disks, its units in the cache.

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "common/unique_fd.h"
 #include "tests/fusefs/result_arrays.h"
 #include "grid/graph_file.h"
@@ -50,6 +52,7 @@ class GraphVersionsMount : public StripedMount {
     ASSERT_EQ(want.status, 0) << want.output;
     new_column = ReadFile(tmp.path() + "/want/column");
     new_row = ReadFile(tmp.path() + "/want/row");
+    new_block = ReadFile(tmp.path() + "/want/block-0-0");
     ASSERT_NE(old_column, new_column);
     auto up = RunCommand({BinDir() + "/graphfs-update", src + "/g", "--add", tmp.path() + "/add"});
     ASSERT_EQ(up.status, 0) << up.output;
@@ -66,7 +69,7 @@ class GraphVersionsMount : public StripedMount {
     }
     return errno;
   }
-  std::string old_column, new_column, new_row, old_block;
+  std::string old_column, new_column, new_row, old_block, new_block;
 };
 
 // The new version's `column` and `row` are extent maps in the source directory; through the mount
@@ -75,22 +78,28 @@ class GraphVersionsMount : public StripedMount {
 TEST_F(GraphVersionsMount, ExtentMappedFilesReadAsTheUpdatedGraph) {
   EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
   EXPECT_EQ(ReadFile(mnt + "/g/row"), new_row);
+  EXPECT_EQ(ReadFile(mnt + "/g/block-0-0"), new_block);
   EXPECT_EQ(std::filesystem::file_size(mnt + "/g/column"), new_column.size());
   // Reads of every size at offsets around the first extent's end (block (0, 0) is the map's first
   // piece in both files).
   auto map = grid::ReadExtentMap(src + "/g/column");
   ASSERT_TRUE(map.ok() && *map);
-  const uint64_t edge = (*map)->extents().front().length;
+  // Block (0, 0) comes first: its new run (the batch's sources start at 0), then old bytes.
+  ASSERT_GE((*map)->extents().size(), 2u);
   UniqueFd fd(::open((mnt + "/g/column").c_str(), O_RDONLY));
   ASSERT_TRUE(fd.valid());
-  for (uint64_t len : {1ull, 7ull, 4096ull, 8192ull, 65536ull, 300000ull}) {
-    for (int64_t delta : {-4100, -1, 0, 1}) {
-      const uint64_t off = static_cast<uint64_t>(static_cast<int64_t>(edge) + delta);
+  uint64_t edge = 0;
+  for (size_t e = 0; e < std::min<size_t>(3, (*map)->extents().size()); ++e) {
+    edge += (*map)->extents()[e].length;
+    for (uint64_t len : {1ull, 7ull, 4096ull, 8192ull, 65536ull, 300000ull}) {
+      for (int64_t delta : {-4100, -1, 0, 1}) {
+        const uint64_t off = static_cast<uint64_t>(std::max<int64_t>(0, static_cast<int64_t>(edge) + delta));
       std::string got(len, '\0');
       const ssize_t n = ::pread(fd.get(), got.data(), len, static_cast<off_t>(off));
       ASSERT_GE(n, 0) << std::strerror(errno);
       got.resize(static_cast<size_t>(n));
-      EXPECT_EQ(got, new_column.substr(off, len)) << "pread of " << len << " at " << off;
+      EXPECT_EQ(got, off < new_column.size() ? new_column.substr(off, len) : "") << "pread of " << len << " at " << off;
+      }
     }
   }
   EXPECT_EQ(OpenErrno(mnt + "/g/column", O_WRONLY), EROFS);
@@ -98,6 +107,24 @@ TEST_F(GraphVersionsMount, ExtentMappedFilesReadAsTheUpdatedGraph) {
   EXPECT_EQ(errno, EROFS);
   EXPECT_EQ(OpenErrno(mnt + "/g/.graphfs/pieces/column@0", O_RDWR), EROFS);
   EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
+}
+
+// Stats account for the versions' disk space: what each holds, and what reclaiming it frees (its
+// own files only: g@0's rebuilt block and offsets, not the column the new version's map reads).
+TEST_F(GraphVersionsMount, StatsAccountForTheVersionsDiskSpace) {
+  const nlohmann::json stats = Stats();
+  const nlohmann::json& graphs = stats["graph_versions"]["graphs"];
+  ASSERT_EQ(graphs.size(), 1u) << stats["graph_versions"].dump();
+  EXPECT_EQ(graphs[0]["graph"], src + "/g");
+  const nlohmann::json& versions = graphs[0]["versions"];
+  ASSERT_EQ(versions.size(), 2u);
+  EXPECT_TRUE(versions[0]["current"].get<bool>());
+  EXPECT_EQ(versions[1]["path"], src + "/g@0");
+  const uint64_t old_bytes = versions[1]["bytes"], old_own = versions[1]["exclusive_bytes"];
+  EXPECT_GE(old_bytes, old_column.size());
+  EXPECT_GT(old_own, 0u);
+  EXPECT_LT(old_own, old_column.size()) << "g@0's column is shared with the new version's map";
+  EXPECT_EQ(graphs[0]["kept_versions_exclusive_bytes"], old_own);
 }
 
 TEST_F(GraphVersionsMount, AKeptVersionReadsAsTheOldGraphAndCannotChange) {
@@ -121,14 +148,16 @@ TEST_F(GraphVersionsMount, AKeptVersionReadsAsTheOldGraphAndCannotChange) {
 }
 
 TEST_F(GraphVersionsMount, SharedGraphFilesCannotBeWrittenThroughEitherName) {
-  // block-2-3 is one file with two names (g and g@0); block-0-0 was rebuilt (g's own).
+  // block-2-3 is one file with two names (g and g@0); block-0-0 was rebuilt: an extent map over
+  // g@0's bytes and its new run, read-only as every map; `meta` is g's own.
   EXPECT_EQ(OpenErrno(mnt + "/g/block-2-3", O_RDWR), EROFS);
   EXPECT_EQ(OpenErrno(mnt + "/g/block-2-3", O_WRONLY | O_CREAT | O_TRUNC), EROFS);
   EXPECT_EQ(::truncate((mnt + "/g/block-2-3").c_str(), 0), -1);
   EXPECT_EQ(errno, EROFS);
   EXPECT_EQ(ReadFile(mnt + "/g/block-2-3"), old_block);
   EXPECT_EQ(ReadFile(mnt + "/g@0/block-2-3"), old_block);
-  EXPECT_EQ(OpenErrno(mnt + "/g/block-0-0", O_RDWR), 0) << "the newest version's own files stay writable";
+  EXPECT_EQ(OpenErrno(mnt + "/g/block-0-0", O_RDWR), EROFS);
+  EXPECT_EQ(OpenErrno(mnt + "/g/meta", O_RDWR), 0) << "the newest version's own files stay writable";
   // Ordinary files of the graph directory are not affected.
   WriteFile(mnt + "/g/bfs.level", "levels");
   EXPECT_EQ(ReadFile(mnt + "/g/bfs.level"), "levels");
@@ -142,6 +171,7 @@ TEST_F(GraphVersionsMount, AKeptVersionCanBeRemovedAndTheNewOneStaysWhole) {
   EXPECT_FALSE(std::filesystem::exists(src + "/g@0"));
   EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
   EXPECT_EQ(ReadFile(mnt + "/g/block-2-3"), old_block);
+  EXPECT_EQ(ReadFile(mnt + "/g/block-0-0"), new_block);
   // No longer shared: the newest version's block is its own again.
   EXPECT_EQ(OpenErrno(mnt + "/g/block-2-3", O_RDWR), 0);
 }
@@ -182,11 +212,19 @@ TEST(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) {
   for (int i = 0; i < 400 && !registered(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(registered()) << ReadFile(log);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  ASSERT_TRUE(ok({BinDir() + "/graphfs-update", g, "--add", add, "--delete", del}));
+  // --keep 0: the old version is reclaimed as soon as nothing uses it — here not before the job
+  // that runs on it leaves (the daemon holds its files), and then by the daemon.
+  ASSERT_TRUE(ok({BinDir() + "/graphfs-update", g, "--add", add, "--delete", del, "--keep", "0"}));
   EXPECT_TRUE(registered()) << "the job ended before the update: the test proves nothing";
+  EXPECT_TRUE(std::filesystem::exists(src + "/g@0/meta")) << "the version a job runs on was reclaimed";
+  EXPECT_TRUE(std::filesystem::exists(src + "/g@0/.graphfs/reclaim"));
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(log);
+  for (int i = 0; i < 200 && std::filesystem::exists(src + "/g@0/meta"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(std::filesystem::exists(src + "/g@0/meta")) << "the daemon did not reclaim the version its job left";
+  EXPECT_FALSE(std::filesystem::exists(src + "/g@0/column"));
   // The old job wrote its ranks into the directory it ran in: now the kept version.
   ASSERT_TRUE(ok({BinDir() + "/run-jobs", "--graph", tmp.path() + "/old", "--jobs", "pagerank:800", "--sequential"}));
   EXPECT_LE(WorstRelativeDifference(ReadArray<double>(tmp.path() + "/old/pagerank.rank"),

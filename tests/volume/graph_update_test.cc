@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/wait.h>
@@ -38,6 +39,15 @@ using etest::WriteFile;
 void Preprocessed(const std::string& edges, const std::string& dir, uint32_t vertices, uint32_t p, bool weighted,
                   bool sorted) {
   ASSERT_TRUE(etest::PreprocessGraph(edges, dir, vertices, p, weighted, sorted));
+}
+
+// A graph file's bytes, through its extent map if it is one.
+std::string GraphBytes(const std::string& path) {
+  auto f = grid::GraphFile::Open(path);
+  if (!f.ok()) return "unreadable: " + f.error().message();
+  std::string bytes(f->size(), '\0');
+  Status s = f->ReadExact(bytes.data(), bytes.size(), 0);
+  return s.ok() ? bytes : "unreadable: " + s.error().message();
 }
 
 std::vector<std::string> GraphFiles(uint32_t p) {
@@ -108,6 +118,15 @@ TEST_P(GraphUpdate, EqualsPreprocessOfTheUpdatedEdgeList) {
   for (const std::string& name : GraphFiles(kP))
     EXPECT_TRUE(ReadFile(tmp.File("new/" + name)) == ReadFile(tmp.File("want/" + name))) << name << " differs";
   EXPECT_TRUE(grid::GridLayout::Open(tmp.File("new")).ok());
+  // In place, the new version's files read as the same bytes: `column` and `row` are extent maps,
+  // and so are the touched blocks of a sorted graph (only their changed runs were written).
+  o.output_dir.clear();
+  auto in_place = UpdateGraph(o);
+  ASSERT_TRUE(in_place.ok()) << in_place.error().message();
+  for (const std::string& name : GraphFiles(kP))
+    EXPECT_TRUE(GraphBytes(tmp.File("old/" + name)) == ReadFile(tmp.File("want/" + name))) << name << " differs in place";
+  EXPECT_EQ(in_place->delta_bytes > 0, c.sorted);
+  if (c.sorted) EXPECT_LT(in_place->delta_bytes, in_place->touched_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, GraphUpdate,
@@ -255,15 +274,6 @@ namespace graphfs::volume {
 namespace {
 
 // Whether every graph file of `a` equals `b`'s.
-// A graph file's bytes, through its extent map if it is one.
-std::string GraphBytes(const std::string& path) {
-  auto f = grid::GraphFile::Open(path);
-  if (!f.ok()) return "unreadable: " + f.error().message();
-  std::string bytes(f->size(), '\0');
-  Status s = f->ReadExact(bytes.data(), bytes.size(), 0);
-  return s.ok() ? bytes : "unreadable: " + s.error().message();
-}
-
 bool SameGraph(const std::string& a, const std::string& b, uint32_t p) {
   for (const std::string& name : GraphFiles(p))
     if (GraphBytes(a + "/" + name) != GraphBytes(b + "/" + name)) return false;
@@ -419,6 +429,80 @@ TEST_F(VersionedUpdate, AnIndexedGraphsNewVersionIsIndexed) {
   auto plain = UpdateGraph(Options());
   ASSERT_TRUE(plain.ok()) << plain.error().message();
   EXPECT_FALSE(plain->indexed);
+}
+
+// --keep N: the N newest kept versions stay; older ones are reclaimed unless a process uses them
+// (then they are marked and go at a later run, once it left). Job results in a reclaimed version
+// stay; the versions left read as before, and the count is remembered.
+TEST_F(VersionedUpdate, KeepReclaimsTheVersionsNothingUses) {
+  UpdateOptions o = Options();
+  ASSERT_TRUE(UpdateGraph(o).ok());  // g@0 (orig); no count yet: kept
+  WriteFile(tmp.File("g/bfs.level"), "results of a job on version 1");
+  ASSERT_TRUE(UpdateGraph(o).ok());  // g@1 (want)
+  EXPECT_TRUE(std::filesystem::exists(tmp.File("g@0/meta")));
+  // A process reading version 1 (a descriptor inside g@1) holds it.
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t reader = ::fork();
+  if (reader == 0) {
+    const int fd = ::open(tmp.File("g@1/block-2-3").c_str(), O_RDONLY);
+    char c = fd >= 0 ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'y');
+  o.keep = 0;
+  auto st = UpdateGraph(o);  // version 3; g@2 just made, g@1 in use, g@0 free
+  ::kill(reader, SIGKILL);
+  ::waitpid(reader, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  ASSERT_TRUE(st->reclaim.has_value()) << st->reclaim_error;
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("g@0"))) << "nothing else was in g@0";
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("g@2")));
+  EXPECT_TRUE(SameGraph(tmp.File("g@1"), tmp.File("want"), kP)) << "a version in use was reclaimed";
+  EXPECT_TRUE(std::filesystem::exists(tmp.File("g@1/.graphfs/reclaim")));
+  ASSERT_EQ(st->reclaim->in_use.size(), 1u);
+  EXPECT_NE(st->reclaim->in_use[0].find(std::to_string(reader)), std::string::npos) << st->reclaim->in_use[0];
+  EXPECT_GT(st->reclaim->bytes_freed, 0u);
+  // The reader is gone: the next run reclaims g@1; the count (0) was remembered.
+  auto again = ReclaimVersions(tmp.File("g"), 0);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(again->reclaimed, std::vector<std::string>{tmp.File("g@1")});
+  EXPECT_EQ(again->results_left, std::vector<std::string>{tmp.File("g@1")});
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("g@1/meta")));
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("g@1/.graphfs")));
+  EXPECT_EQ(ReadFile(tmp.File("g@1/bfs.level")), "results of a job on version 1") << "job results are not reclaimed";
+  auto keep = KeepOf(tmp.File("g"));
+  ASSERT_TRUE(keep.ok() && *keep);
+  EXPECT_EQ(**keep, 0u);
+  // The current version is whole: its maps held what they need.
+  EXPECT_TRUE(grid::GridLayout::Open(tmp.File("g")).ok());
+  EXPECT_EQ(GraphBytes(tmp.File("g/column")).size(), grid::GridLayout::Open(tmp.File("g"))->FileBytes());
+  auto versions = ListVersions(tmp.File("g"));
+  ASSERT_TRUE(versions.ok());
+  ASSERT_EQ(versions->size(), 1u);
+  EXPECT_TRUE(versions->front().current);
+  EXPECT_EQ(versions->front().exclusive_bytes, versions->front().bytes) << "nothing is shared any more";
+}
+
+// A kill in the middle of a reclaim leaves `.g@N.reclaiming`, which the next run finishes; a
+// version keeps its results.
+TEST_F(VersionedUpdate, AnInterruptedReclaimIsFinished) {
+  ASSERT_TRUE(UpdateGraph(Options()).ok());
+  WriteFile(tmp.File("g@0/notes"), "kept");
+  ASSERT_EQ(::rename(tmp.File("g@0").c_str(), tmp.File(".g@0.reclaiming").c_str()), 0);
+  std::filesystem::remove(tmp.File(".g@0.reclaiming/meta"));  // the kill came after the first removal
+  auto r = ReclaimVersions(tmp.File("g"), 5);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_FALSE(std::filesystem::exists(tmp.File(".g@0.reclaiming")));
+  EXPECT_EQ(ReadFile(tmp.File("g@0/notes")), "kept");
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("g@0/column")));
+  EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want"), kP));
 }
 
 TEST_F(VersionedUpdate, ARefusedBatchChangesNothing) {

@@ -1,5 +1,7 @@
 // graphfs-update GRAPH [--add EDGES] [--delete EDGES] [--order auto|sorted|input] [--allow-missing]
-//                [-o OUTPUT]
+//                [--keep N] [-o OUTPUT]
+// graphfs-update GRAPH --reclaim [--keep N]      reclaim kept versions beyond the N newest
+// graphfs-update GRAPH --versions                GRAPH's versions, their disk space and users
 // Applies a batch of edge additions and deletions (binary edge lists in the graph's format; text
 // lists convert with import-edges) to a plain grid graph, as `preprocess` would have written it
 // from the updated edge list (grid/edge_batch.h): in place as GRAPH's next version (the old one
@@ -10,6 +12,67 @@
 #include <string>
 
 #include "volume/graph_update.h"
+
+namespace {
+
+using graphfs::volume::ReclaimReport;
+
+void PrintReclaim(const ReclaimReport& r) {
+  for (const std::string& v : r.reclaimed) std::printf("graphfs-update: reclaimed %s\n", v.c_str());
+  for (const std::string& v : r.results_left)
+    std::printf("graphfs-update: %s: its other files (job results) stay there; it is no longer a graph\n", v.c_str());
+  for (const std::string& v : r.in_use)
+    std::printf("graphfs-update: kept until its users leave (the mount reclaims it then): %s\n", v.c_str());
+  if (!r.reclaimed.empty())
+    std::printf("graphfs-update: %lu bytes freed\n", static_cast<unsigned long>(r.bytes_freed));
+}
+
+int ListVersions(const std::string& graph) {
+  auto list = graphfs::volume::ListVersions(graph, /*with_users=*/true);
+  if (!list.ok()) {
+    std::fprintf(stderr, "graphfs-update: error: %s\n", list.error().message().c_str());
+    return 1;
+  }
+  std::printf("%-8s %-7s %14s %16s  %s\n", "version", "held", "bytes", "frees (own)", "path, users");
+  for (const auto& v : *list) {
+    std::string users;
+    for (const std::string& u : v.users) users += " " + u;
+    std::printf("%-8lld %-7s %14lu %16lu  %s%s%s\n", static_cast<long long>(v.number),
+                v.current ? "current" : (v.held ? "yes" : "no"), static_cast<unsigned long>(v.bytes),
+                static_cast<unsigned long>(v.exclusive_bytes), v.path.c_str(), users.empty() ? "" : ";", users.c_str());
+  }
+  return 0;
+}
+
+int Reclaim(const std::string& graph, std::optional<uint64_t> keep) {
+  auto remembered = graphfs::volume::KeepOf(graph);
+  if (!remembered.ok()) {
+    std::fprintf(stderr, "graphfs-update: error: %s\n", remembered.error().message().c_str());
+    return 1;
+  }
+  if (!keep) keep = *remembered;
+  if (!keep) {
+    std::fprintf(stderr, "graphfs-update: --reclaim needs --keep N (no count was given before for %s)\n", graph.c_str());
+    return 2;
+  }
+  if (!*remembered || **remembered != *keep) {
+    graphfs::Status s = graphfs::volume::WriteKeep(graph, *keep);
+    if (!s.ok()) {
+      std::fprintf(stderr, "graphfs-update: error: %s\n", s.error().message().c_str());
+      return 1;
+    }
+  }
+  auto r = graphfs::volume::ReclaimVersions(graph, *keep);
+  if (!r.ok()) {
+    std::fprintf(stderr, "graphfs-update: error: %s\n", r.error().message().c_str());
+    return 1;
+  }
+  PrintReclaim(*r);
+  if (r->reclaimed.empty() && r->in_use.empty()) std::printf("graphfs-update: nothing to reclaim\n");
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using Order = graphfs::volume::UpdateOptions::Order;
@@ -30,11 +93,22 @@ int main(int argc, char** argv) {
                  "block is in source order)")
       ->transform(CLI::CheckedTransformer(orders, CLI::ignore_case));
   cli.add_flag("--allow-missing", options.allow_missing, "count deletions that match no edge instead of refusing");
+  uint64_t keep = 0;
+  auto* keep_option = cli.add_option("--keep", keep,
+                                     "hold the N newest kept versions (GRAPH@N); older ones are reclaimed once no "
+                                     "open file, job or process uses them. Remembered for later updates; without it "
+                                     "every version is kept");
+  bool reclaim = false, versions = false;
+  cli.add_flag("--reclaim", reclaim, "only reclaim (with --keep, or the count remembered), no batch");
+  cli.add_flag("--versions", versions, "only list GRAPH's versions: number, disk space, what reclaiming frees, users");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli.exit(e) == 0 ? 0 : 2;  // help: 0; a usage error: 2
   }
+  if (keep_option->count() > 0) options.keep = keep;
+  if (versions) return ListVersions(options.graph_dir);
+  if (reclaim) return Reclaim(options.graph_dir, options.keep);
   if (options.add_file.empty() && options.delete_file.empty()) {
     std::fprintf(stderr, "graphfs-update: nothing to do: give --add and/or --delete\n");
     return 2;
@@ -59,6 +133,10 @@ int main(int argc, char** argv) {
                              std::to_string(st->index_ranges_reused) + " source ranges taken from the old index)")
                                 .c_str()
                           : "");
+  if (st->reclaim) PrintReclaim(*st->reclaim);
+  if (!st->reclaim_error.empty())
+    std::fprintf(stderr, "graphfs-update: warning: the update stands, but reclaiming old versions failed: %s\n",
+                 st->reclaim_error.c_str());
   if (!st->left_behind.empty()) {
     std::string names;
     for (const std::string& n : st->left_behind) names += (names.empty() ? "" : " ") + n;
