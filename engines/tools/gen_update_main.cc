@@ -1,8 +1,11 @@
 // gen-update --graph G --fraction F [--kind random|clustered] [--seed S] --add ADD --delete DEL
 // A batch for graphfs-update of F x E edges in all: half additions, half deletions of edges the
 // graph has (so the edge count stays). random: deletions sampled uniformly from `row`, additions
-// with uniform ids. clustered (by source): deletions a contiguous run of `row` (a narrow source
-// range inside few blocks), additions with sources in the same range.
+// with uniform ids. clustered (by source): the sources of the whole batch lie in one narrow range
+// of ids [lo, hi] inside one source range (block row) — grown around the source of a random edge
+// until its vertices have enough edges —, deletions are their edges (in `row` order), additions
+// have sources in [lo, hi] and uniform targets. (So every block of that row changes, but only
+// where its sources are in [lo, hi].)
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -51,9 +54,56 @@ int main(int argc, char** argv) {
   }
   // Deletions: which records of `row`.
   std::vector<uint64_t> picked;
+  uint32_t window_low = 0, window_high = 0;
   if (kind == "clustered") {
-    const uint64_t first = rng() % (edges - half + 1);
-    for (uint64_t k = 0; k < half; ++k) picked.push_back(first + k);
+    // The source range (block row) of a random edge, streamed twice: counts per source, then the
+    // edges of the window.
+    const uint64_t at = rng() % edges;
+    int32_t s0 = 0;
+    if (auto s = row->ReadExact(reinterpret_cast<char*>(&s0), 4, at * r); !s.ok()) {
+      std::fprintf(stderr, "gen-update: error: %s\n", s.error().message().c_str());
+      return 1;
+    }
+    const uint64_t p = g->partitions();
+    const uint64_t i = g->ranges().PartitionOf(static_cast<uint64_t>(s0));
+    const graphfs::grid::VertexRange range = g->ranges().Range(i);
+    const uint64_t begin = g->BlockBegin(graphfs::grid::EdgeOrder::kRow, i, 0);
+    const uint64_t end = g->BlockEnd(graphfs::grid::EdgeOrder::kRow, i, p - 1);
+    std::vector<uint64_t> per_source(range.size(), 0);
+    std::string buffer;
+    auto stream = [&](auto&& visit) -> bool {
+      for (uint64_t pos = begin; pos < end;) {
+        const uint64_t n = std::min<uint64_t>(end - pos, (64u << 20) / r * r);
+        buffer.resize(n);
+        if (auto s = row->ReadExact(buffer.data(), n, pos); !s.ok()) {
+          std::fprintf(stderr, "gen-update: error: %s\n", s.error().message().c_str());
+          return false;
+        }
+        for (uint64_t k = 0; k < n; k += r) {
+          uint32_t s;
+          std::memcpy(&s, buffer.data() + k, 4);
+          visit((pos + k) / r, s);
+        }
+        pos += n;
+      }
+      return true;
+    };
+    if (!stream([&](uint64_t, uint32_t s) { ++per_source[s - range.begin]; })) return 1;
+    // Grow [lo, hi] around s0, each step to the side whose next vertex has fewer edges.
+    uint64_t lo = static_cast<uint64_t>(s0) - range.begin, hi = lo, have = per_source[lo];
+    while (have < half && (lo > 0 || hi + 1 < per_source.size())) {
+      const bool down = hi + 1 >= per_source.size() || (lo > 0 && per_source[lo - 1] <= per_source[hi + 1]);
+      have += down ? per_source[--lo] : per_source[++hi];
+    }
+    window_low = static_cast<uint32_t>(range.begin + lo);
+    window_high = static_cast<uint32_t>(range.begin + hi);
+    if (!stream([&](uint64_t record, uint32_t s) {
+          if (s >= window_low && s <= window_high && picked.size() < half) picked.push_back(record);
+        }))
+      return 1;
+    if (picked.size() < half)
+      std::fprintf(stderr, "gen-update: source range %lu has only %zu edges: the batch deletes those\n",
+                   static_cast<unsigned long>(i), picked.size());
   } else {
     picked.reserve(half);
     for (uint64_t k = 0; k < half; ++k) picked.push_back(rng() % edges);
@@ -87,7 +137,8 @@ int main(int argc, char** argv) {
   std::string adds;
   adds.reserve(half * r);
   for (uint64_t k = 0; k < half; ++k) {
-    const int32_t s = static_cast<int32_t>(kind == "clustered" ? low + rng() % (high - low + 1) : rng() % v);
+    const int32_t s = static_cast<int32_t>(kind == "clustered" ? window_low + rng() % (window_high - window_low + 1)
+                                                               : rng() % v);
     const int32_t t = static_cast<int32_t>(rng() % v);
     adds.append(reinterpret_cast<const char*>(&s), 4);
     adds.append(reinterpret_cast<const char*>(&t), 4);

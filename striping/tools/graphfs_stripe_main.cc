@@ -4,11 +4,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "chunkindex/chunk_index.h"
 #include "common/size_parse.h"
 #include "compress/codec.h"
+#include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "striping/restripe.h"
 
@@ -107,6 +109,26 @@ int main(int argc, char** argv) {
   req.progress = !quiet;
   for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
+  // A graph version's extent maps read other files by name: striping those would leave the maps
+  // reading stubs. Versions of striped graphs are not supported yet (issue 19).
+  {
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::is_directory(req.path, ec)
+                                          ? std::filesystem::path(req.path)
+                                          : std::filesystem::path(req.path).parent_path();
+    for (const char* name : {graphfs::grid::kColumnFile, graphfs::grid::kRowFile}) {
+      const std::string file = (dir.empty() ? std::filesystem::path(".") : dir) / name;
+      auto mapped = graphfs::grid::IsExtentMap(file);
+      if (mapped.ok() && *mapped) {
+        std::fprintf(stderr,
+                     "graphfs-stripe: %s is an extent map (a graph version made by graphfs-update): striping graph "
+                     "versions is not supported yet; copy the graph through the mount (cp -r MOUNT/GRAPH NEW) and "
+                     "stripe the copy\n",
+                     file.c_str());
+        return 1;
+      }
+    }
+  }
   GraphUnits units;
   if (!req.compress.empty()) {
     units = FindGraphUnits(req.path);

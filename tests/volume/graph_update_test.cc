@@ -126,7 +126,9 @@ TEST_P(GraphUpdate, EqualsPreprocessOfTheUpdatedEdgeList) {
   for (const std::string& name : GraphFiles(kP))
     EXPECT_TRUE(GraphBytes(tmp.File("old/" + name)) == ReadFile(tmp.File("want/" + name))) << name << " differs in place";
   EXPECT_EQ(in_place->delta_bytes > 0, c.sorted);
-  if (c.sorted) EXPECT_LT(in_place->delta_bytes, in_place->touched_bytes);
+  if (c.sorted) {
+    EXPECT_LT(in_place->delta_bytes, in_place->touched_bytes);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, GraphUpdate,
@@ -222,6 +224,22 @@ TEST(GraphUpdateTool, ExitCodesAndSummary) {
                                  tmp.File("new2") + " 2>&1");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find("graphfs-update: error:"), std::string::npos) << bad.output;
+  // In place, then the version tools: --versions lists both, --reclaim needs a count, and
+  // graphfs-stripe refuses a version (its maps read other files by name).
+  auto in_place = etest::RunCommand(tool + " " + tmp.File("g") + " --add " + tmp.File("add"));
+  ASSERT_EQ(in_place.exit_code, 0) << in_place.output;
+  auto versions = etest::RunCommand(tool + " " + tmp.File("g") + " --versions");
+  EXPECT_EQ(versions.exit_code, 0);
+  EXPECT_NE(versions.output.find(tmp.File("g@0")), std::string::npos) << versions.output;
+  EXPECT_EQ(etest::RunCommand(tool + " " + tmp.File("g") + " --reclaim 2>/dev/null").exit_code, 2);
+  auto reclaim = etest::RunCommand(tool + " " + tmp.File("g") + " --reclaim --keep 0");
+  EXPECT_EQ(reclaim.exit_code, 0);
+  EXPECT_NE(reclaim.output.find("reclaimed " + tmp.File("g@0")), std::string::npos) << reclaim.output;
+  auto stripe = etest::RunCommand(etest::Bin("graphfs-stripe") + " --disks " + tmp.File("d0") + "," + tmp.File("d1") +
+                                  " " + tmp.File("g") + " 2>&1");
+  EXPECT_EQ(stripe.exit_code, 1);
+  EXPECT_NE(stripe.output.find("extent map"), std::string::npos) << stripe.output;
+  EXPECT_TRUE(grid::GridLayout::Open(tmp.File("g")).ok()) << "the refused stripe changed the graph";
 }
 
 // gen-update's batches: the deletions are edges of the graph (graphfs-update accepts them without

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Issue 19 benchmark: a job mix running across a graph update.
+#
+#   scripts/bench/update_mix.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
+#                               [--fraction 0.01] [--kind clustered|random] [--iterations 10]
+#                               [--partition 256M] [--chunk-size 2M] [--delay 0.3] [--repeat 1]
+#
+# The graph of integrated.sh (scripts/bench/graphs.sh: weighted, --sort-sources, indexed) copied,
+# plain, to WORK/src/g and mounted with graphfs at WORK/mnt. Four integrated jobs (pagerank,
+# wcc, bfs, sssp from a vertex with out-edges) run together on MNT/g, page cache dropped first:
+#   base    the mix alone;
+#   across  the same mix; after DELAY x base's time, graphfs-update applies a batch (gen-update:
+#           FRACTION of the edges, KIND) in place with --keep 0, while the jobs run;
+#   after   the mix again, on the new version (column, row and touched blocks are extent maps).
+# Checks (the script fails if one does not hold): the `across` jobs' results, which stay with the
+# version they ran on (SRC/g@N), equal the unmodified apps' on a plain copy of the old graph; the
+# `after` jobs' equal them on the updated graph written whole (graphfs-update -o); the old
+# version is reclaimed once its jobs left. Prints wall times, across/base and after/base, and
+# the update's own time while the mix ran; a TSV goes to scripts/bench/results/.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
+FAMILY=rmat-local
+SCALE=22
+GRID=1024x1024
+FRACTION=0.01
+KIND=clustered
+ITERATIONS=10
+PARTITION=256M
+CHUNK=2M
+DELAY=0.3
+REPEAT=1
+GEN_DIR=/var/tmp/graphfs-gen
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --family) FAMILY=$2; shift 2 ;;
+    --scale) SCALE=$2; shift 2 ;;
+    --grid) GRID=$2; shift 2 ;;
+    --fraction) FRACTION=$2; shift 2 ;;
+    --kind) KIND=$2; shift 2 ;;
+    --iterations) ITERATIONS=$2; shift 2 ;;
+    --partition) PARTITION=$2; shift 2 ;;
+    --chunk-size) CHUNK=$2; shift 2 ;;
+    --delay) DELAY=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
+    --gen-dir) GEN_DIR=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+source "$HERE/graphs.sh"
+bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN_DIR" "$CHUNK"
+read -r START _ <<< "$(random_starts 7 1)"
+JOBS="pagerank:$ITERATIONS,wcc,bfs:$START,sssp:$START"
+RESULTS_FILES="pagerank.rank wcc.label bfs.level sssp.distance"
+WORK=/var/tmp/graphfs-updatemix
+MNT=$WORK/mnt
+cleanup() {
+  fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+cleanup
+mkdir -p "$WORK/src" "$MNT"
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+now() { date +%s.%N; }
+STAMP=$(date -u +%Y%m%dT%H%MZ)
+RESULTS=$ROOT/scripts/bench/results
+mkdir -p "$RESULTS"
+SUMMARY=$RESULTS/update-mix-$STAMP.tsv
+echo "# update mix $STAMP: $NAME ($VERTICES vertices, $EDGES edges), jobs $JOBS, batch $FRACTION $KIND"
+
+# Compares the result arrays of two directories: exact for levels and labels, relative 1e-6 for
+# ranks and distances.
+compare_results() {
+  python3 - "$1" "$2" $RESULTS_FILES <<'PY'
+import array, math, sys
+a_dir, b_dir, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+bad = []
+for name in names:
+    code = {"rank": "d", "distance": "f", "level": "i", "label": "i"}[name.split(".")[1]]
+    a, b = array.array(code), array.array(code)
+    a.frombytes(open(f"{a_dir}/{name}", "rb").read())
+    b.frombytes(open(f"{b_dir}/{name}", "rb").read())
+    if len(a) != len(b):
+        bad.append(f"{name}: {len(a)} vs {len(b)} values")
+        continue
+    if code == "i":
+        diff = sum(1 for x, y in zip(a, b) if x != y)
+        if diff:
+            bad.append(f"{name}: {diff} values differ")
+    else:
+        worst = max((abs(x - y) / max(abs(x), abs(y), 1e-30) for x, y in zip(a, b)
+                     if not (math.isinf(x) and math.isinf(y))), default=0.0)
+        if worst > 1e-6:
+            bad.append(f"{name}: worst relative difference {worst:.3g}")
+if bad:
+    print("DIFFERENT: " + "; ".join(bad))
+    sys.exit(1)
+print("identical")
+PY
+}
+
+run_mix() {  # run_mix LOG: the mix on MNT/g; prints its wall seconds
+  local t0
+  t0=$(now)
+  "$GRAPHFS_BIN/run-jobs" --graph "$MNT/g" --jobs "$JOBS" --integrated --partition "$PARTITION" > "$1" 2>&1 ||
+    { cat "$1" >&2; return 1; }
+  python3 -c "print(round($(now) - $t0, 2))"
+}
+
+printf 'round\tbase_s\tacross_s\tafter_s\tupdate_s\tacross_vs_base\tafter_vs_base\told_results\tnew_results\treclaimed\n' > "$SUMMARY"
+for round in $(seq 1 "$REPEAT"); do
+  rm -rf "$WORK/src/g" "$WORK/src"/g@* "$WORK/old" "$WORK/new"
+  cp -a "$G" "$WORK/src/g"
+  "$GRAPHFS_BIN/gen-update" --graph "$WORK/src/g" --fraction "$FRACTION" --kind "$KIND" --seed "$round" \
+    --add "$WORK/add.bin" --delete "$WORK/del.bin" > /dev/null
+  # The references: the unmodified apps on plain copies of the old and the updated graph.
+  cp -a "$G" "$WORK/old"
+  "$GRAPHFS_BIN/graphfs-update" "$WORK/old" --add "$WORK/add.bin" --delete "$WORK/del.bin" --allow-missing \
+    -o "$WORK/new" > /dev/null
+  "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$WORK/new"
+  for ref in old new; do
+    "$GRAPHFS_BIN/run-jobs" --graph "$WORK/$ref" --jobs "$JOBS" > "$WORK/$ref.log" 2>&1 || { cat "$WORK/$ref.log"; exit 1; }
+  done
+  "$GRAPHFS_BIN/graphfs" -f "$WORK/src" "$MNT" -o "cache_size=1G" > "$WORK/daemon.log" 2>&1 &
+  for _ in $(seq 1 200); do mountpoint -q "$MNT" && break; sleep 0.05; done
+  mountpoint -q "$MNT" || { cat "$WORK/daemon.log" >&2; exit 1; }
+  drop_caches
+  base=$(run_mix "$WORK/base.log")
+  (cd "$WORK/src/g" && rm -f $RESULTS_FILES pagerank.degree pagerank.sum)
+  drop_caches
+  t0=$(now)
+  run_mix "$WORK/across.log" > "$WORK/across.time" &
+  mix=$!
+  sleep "$(python3 -c "print($base * $DELAY)")"
+  u0=$(now)
+  "$GRAPHFS_BIN/graphfs-update" "$WORK/src/g" --add "$WORK/add.bin" --delete "$WORK/del.bin" --allow-missing \
+    --keep 0 > "$WORK/update.log"
+  update_s=$(python3 -c "print(round($(now) - $u0, 2))")
+  wait "$mix"
+  across=$(cat "$WORK/across.time")
+  # The old version is reclaimed once its jobs left (by the daemon); its results stay.
+  reclaimed=no
+  for _ in $(seq 1 100); do [[ -f $WORK/src/g@0/meta ]] || { reclaimed=yes; break; }; sleep 0.1; done
+  old_check=$(compare_results "$WORK/old" "$WORK/src/g@0") || true
+  drop_caches
+  after=$(run_mix "$WORK/after.log")
+  new_check=$(compare_results "$WORK/new" "$WORK/src/g") || true
+  fusermount3 -u "$MNT"
+  sleep 0.2
+  printf '%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%s\t%s\t%s\n' "$round" "$base" "$across" "$after" "$update_s" \
+    "$(python3 -c "print($across / $base)")" "$(python3 -c "print($after / $base)")" "$old_check" "$new_check" \
+    "$reclaimed" >> "$SUMMARY"
+  tail -1 "$SUMMARY"
+  cat "$WORK/update.log"
+  [[ $old_check == identical && $new_check == identical ]] || { echo "results differ" >&2; exit 1; }
+done
+echo "# summary: $SUMMARY"
+column -t -s $'\t' "$SUMMARY"
