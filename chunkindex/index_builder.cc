@@ -53,8 +53,8 @@ Result<std::vector<FileFingerprint>> TakeFingerprints(const std::string& dir) {
 }
 
 // Column and row must hold the same blocks. Compares the first 4 KiB of up to
-// 256 evenly spaced non-empty blocks.
-Status SpotCheckColumnAgainstRow(const GridLayout& layout) {
+// 256 evenly spaced non-empty blocks (not those of `skip_ranges`: source ranges reused as they were).
+Status SpotCheckColumnAgainstRow(const GridLayout& layout, const std::vector<bool>* skip_ranges) {
   // Either may be an extent map (a graph version's, grid/graph_file.h).
   auto col = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kColumn));
   if (!col.ok()) return col.error();
@@ -66,6 +66,7 @@ Status SpotCheckColumnAgainstRow(const GridLayout& layout) {
   std::vector<char> a(4096), b(4096);
   for (uint64_t blk = 0; blk < blocks; blk += step) {
     uint64_t i = blk / p, j = blk % p;
+    if (skip_ranges != nullptr && (*skip_ranges)[i]) continue;
     uint64_t n = std::min<uint64_t>(4096, layout.BlockBytes(i, j));
     if (n == 0) continue;
     GRAPHFS_RETURN_IF_ERROR(col->ReadExact(a.data(), n, layout.BlockBegin(EdgeOrder::kColumn, i, j)));
@@ -446,17 +447,6 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
                                std::to_string(g.edge_size()) + " B)");
     }
   }
-  GRAPHFS_RETURN_IF_ERROR(SpotCheckColumnAgainstRow(g));
-  auto plan = PlanChunks(g, report.chunk_size.bytes);
-  if (!plan.ok()) return plan.error();
-  report.chunks = plan->row.size();
-
-  const std::string graphfs_dir = options.graph_dir + "/.graphfs";
-  if (::mkdir(graphfs_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("mkdir " + graphfs_dir);
-  const std::string tmp = BuildDirPath(options.graph_dir);
-  auto db = IndexDb::Create(tmp);
-  if (!db.ok()) return db.error();
-
   BuildState st;
   Reuse reuse;
   if (!options.reuse_from.empty()) {
@@ -468,6 +458,18 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
       say("every source range is scanned: " + *why_not);
     }
   }
+  // The reused ranges' blocks are the previous version's files, checked when it was indexed.
+  GRAPHFS_RETURN_IF_ERROR(SpotCheckColumnAgainstRow(g, st.reuse != nullptr ? &reuse.ranges : nullptr));
+  auto plan = PlanChunks(g, report.chunk_size.bytes);
+  if (!plan.ok()) return plan.error();
+  report.chunks = plan->row.size();
+
+  const std::string graphfs_dir = options.graph_dir + "/.graphfs";
+  if (::mkdir(graphfs_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("mkdir " + graphfs_dir);
+  const std::string tmp = BuildDirPath(options.graph_dir);
+  auto db = IndexDb::Create(tmp);
+  if (!db.ok()) return db.error();
+
   uint64_t scanned = 0;  // the bytes of `row` the workers will read
   for (uint64_t i = 0; i < g.partitions(); ++i)
     if (st.reuse == nullptr || !reuse.ranges[i])

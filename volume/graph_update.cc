@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -487,6 +488,13 @@ Result<std::string> RecoverUpdate(const std::string& graph_dir) {
 
 Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
   const auto start = std::chrono::steady_clock::now();
+  // In place through a FUSE mount (graphfs's), the maps' marks would be refused (graphfs keeps
+  // its xattrs to itself): update the graph in the source directory. (-o reads through it fine.)
+  if (struct statfs fs; o.output_dir.empty() && ::statfs(o.graph_dir.c_str(), &fs) == 0 &&
+                        fs.f_type == 0x65735546 /* FUSE_SUPER_MAGIC */) {
+    return Error(EXDEV, o.graph_dir + " is on a FUSE mount: run graphfs-update on the graph in the mount's source "
+                                      "directory (the mount shows the new version at once)");
+  }
   if (o.output_dir.empty()) {
     // A killed run first: GRAPH is complete either way, and the staging name must be free.
     auto recovered = RecoverUpdate(o.graph_dir);

@@ -109,6 +109,21 @@ TEST_F(GraphVersionsMount, ExtentMappedFilesReadAsTheUpdatedGraph) {
   EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
 }
 
+// graphfs-update in place runs on the source directory; through the mount it is refused and
+// nothing changes (writing the updated graph elsewhere, -o, reads through the mount fine).
+TEST_F(GraphVersionsMount, AnUpdateInPlaceThroughTheMountIsRefused) {
+  auto up = RunCommand({BinDir() + "/graphfs-update", mnt + "/g", "--add", tmp.path() + "/add"});
+  EXPECT_EQ(up.status, 1);
+  EXPECT_NE(up.output.find("source directory"), std::string::npos) << up.output;
+  EXPECT_FALSE(std::filesystem::exists(src + "/g@1"));
+  EXPECT_FALSE(std::filesystem::exists(src + "/.g.update"));
+  EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
+  auto out = RunCommand({BinDir() + "/graphfs-update", mnt + "/g", "--add", tmp.path() + "/add", "-o",
+                         tmp.path() + "/twice"});
+  EXPECT_EQ(out.status, 0) << out.output;
+  EXPECT_EQ(ReadFile(tmp.path() + "/twice/meta").substr(0, 2), ReadFile(src + "/g/meta").substr(0, 2));
+}
+
 // Stats account for the versions' disk space: what each holds, and what reclaiming it frees (its
 // own files only: g@0's rebuilt block and offsets, not the column the new version's map reads).
 TEST_F(GraphVersionsMount, StatsAccountForTheVersionsDiskSpace) {

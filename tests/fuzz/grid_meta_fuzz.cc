@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -189,16 +190,41 @@ void FuzzDirectory(uint64_t param, const std::string& payload) {
              static_cast<unsigned long long>(layout->edges()), static_cast<unsigned long long>(es));
 }
 
+// An extent map's text (grid/graph_file.h: a graph version's `column`, read from disk): an
+// accepted map names valid pieces, its extents are non-empty, name pieces it lists and add up to
+// its size, and it survives its own writer; a refused one says why.
+void FuzzExtentMap(const std::string& text) {
+  auto m = grid::ExtentMap::Decode(text, "fuzz");
+  if (!m.ok()) {
+    CheckRefusal(m.error(), EINVAL);
+    FUZZ_CHECK(m.error().message().find("fuzz") != std::string::npos, "the error does not name the map: %s",
+               m.error().message().c_str());
+    return;
+  }
+  unsigned __int128 total = 0;
+  for (const std::string& p : m->pieces()) FUZZ_CHECK(grid::ExtentMap::ValidPieceName(p), "piece %s", p.c_str());
+  for (const grid::MapExtent& e : m->extents()) {
+    FUZZ_CHECK(e.piece < m->pieces().size(), "extent names piece %u of %zu", e.piece, m->pieces().size());
+    FUZZ_CHECK(e.length > 0, "empty extent");
+    total += e.length;
+  }
+  FUZZ_CHECK(total == m->size(), "extents add up to another size");
+  auto again = grid::ExtentMap::Decode(m->Encode(), "fuzz");
+  FUZZ_CHECK(again.ok(), "the writer's text is refused: %s", again.ok() ? "" : again.error().message().c_str());
+  FUZZ_CHECK(again->Encode() == m->Encode() && again->size() == m->size(), "the map does not round-trip");
+}
+
 }  // namespace
 }  // namespace graphfs::fuzz
 
-// Kinds: m meta text (the whole payload), d a directory (FuzzDirectory).
+// Kinds: m meta text (the whole payload), d a directory (FuzzDirectory), x an extent map's text.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace graphfs::fuzz;
   const Frame f = ParseFrame(data, size);
   switch (f.kind) {
     case 'm': CheckMeta(f.payload, graphfs::grid::GridMeta::Parse(f.payload, "meta")); break;
     case 'd': FuzzDirectory(f.param, f.payload); break;
+    case 'x': FuzzExtentMap(f.payload); break;
     default: break;
   }
   return 0;
