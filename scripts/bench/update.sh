@@ -3,7 +3,7 @@
 #
 #   scripts/bench/update.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
 #                           [--fractions "0.0001 0.001 0.01 0.1"] [--kinds "clustered random"]
-#                           [--gen-dir DIR] [--chunk-size 2M]
+#                           [--gen-dir DIR] [--chunk-size 2M] [--repeat 3]
 #
 # The graph of integrated.sh (scripts/bench/graphs.sh: weighted, --sort-sources, indexed), copied
 # to WORK=/var/tmp/graphfs-updatebench. The reference: preprocess of an edge list of the graph's
@@ -12,7 +12,9 @@
 # half deletions of existing edges; clustered: one run of `row` and sources in its range), and
 # graphfs-update in place on the copy (cache dropped first; the old version removed after). Per
 # run: wall seconds, bytes written (the tool's count; for the reference the new directory's size),
-# blocks touched, and the ratios to the reference.
+# blocks touched, and the ratios to the reference. --repeat N: N rounds (the reference too), each
+# batch drawn anew per round (seed 7 + round); the summary gives the median per kind and fraction.
+# Results: scripts/bench/results/update-NAME-STAMP.tsv, one row per run.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -24,6 +26,7 @@ FRACTIONS="0.0001 0.001 0.01 0.1"
 KINDS="clustered random"
 GEN_DIR=/var/tmp/graphfs-gen
 CHUNK=2M
+REPEAT=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --family) FAMILY=$2; shift 2 ;;
@@ -33,6 +36,7 @@ while [[ $# -gt 0 ]]; do
     --kinds) KINDS=$2; shift 2 ;;
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     --chunk-size) CHUNK=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -47,39 +51,57 @@ now() { date +%s.%N; }
 RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
-SUMMARY=$RESULTS/update-$STAMP.tsv
+SUMMARY=$RESULTS/update-$NAME-$STAMP.tsv
 echo "# update benchmark $STAMP: $NAME ($VERTICES vertices, $EDGES edges, $(stat -c %s "$G/column") B of column)"
 
-# The reference: a full preprocess of a list of the same size, and its index.
-drop_caches
-t0=$(now)
-"$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$WORK/ref" -v "$VERTICES" -p 16 -t 1 --sort-sources > /dev/null
-"$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$WORK/ref" > /dev/null
-sync
-REF_S=$(python3 -c "print($(now) - $t0)")
-REF_BYTES=$(du -sb "$WORK/ref" | cut -f1)
-rm -rf "$WORK/ref"
-printf 'kind\tfraction\tbatch_edges\twall_s\tbytes_written\tblocks_touched\ttouched_bytes\ttime_vs_full\tbytes_vs_full\n' > "$SUMMARY"
-printf 'full\t-\t-\t%.2f\t%s\t-\t-\t1\t1\n' "$REF_S" "$REF_BYTES" >> "$SUMMARY"
-
+printf 'round\tkind\tfraction\tbatch_edges\twall_s\tbytes_written\tblocks_touched\ttouched_bytes\ttime_vs_full\tbytes_vs_full\n' > "$SUMMARY"
 cp -a "$G" "$WORK/g"
-for kind in $KINDS; do
-  for f in $FRACTIONS; do
-    "$GRAPHFS_BIN/gen-update" --graph "$WORK/g" --fraction "$f" --kind "$kind" --seed 7 \
-      --add "$WORK/add.bin" --delete "$WORK/del.bin" > /dev/null
-    batch=$(( ($(stat -c %s "$WORK/add.bin") + $(stat -c %s "$WORK/del.bin")) / 12 ))
-    drop_caches
-    t0=$(now)
-    out=$("$GRAPHFS_BIN/graphfs-update" "$WORK/g" --add "$WORK/add.bin" --delete "$WORK/del.bin" --allow-missing)
-    sync
-    wall=$(python3 -c "print($(now) - $t0)")
-    written=$(sed -n 's/.*, \([0-9]*\) bytes written.*/\1/p' <<< "$out")
-    touched=$(sed -n 's/.*; \([0-9]*\) of [0-9]* blocks touched (\([0-9]*\) bytes).*/\1\t\2/p' <<< "$out")
-    printf '%s\t%s\t%s\t%.2f\t%s\t%s\t%.3f\t%.3f\n' "$kind" "$f" "$batch" "$wall" "$written" "$touched" \
-      "$(python3 -c "print($wall / $REF_S)")" "$(python3 -c "print($written / $REF_BYTES)")" >> "$SUMMARY"
-    tail -1 "$SUMMARY"
-    rm -rf "$WORK"/g@*
+for round in $(seq 1 "$REPEAT"); do
+  # The reference: a full preprocess of a list of the same size, and its index.
+  drop_caches
+  t0=$(now)
+  "$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$WORK/ref" -v "$VERTICES" -p 16 -t 1 --sort-sources > /dev/null
+  "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$WORK/ref" > /dev/null
+  sync
+  REF_S=$(python3 -c "print($(now) - $t0)")
+  REF_BYTES=$(du -sb "$WORK/ref" | cut -f1)
+  rm -rf "$WORK/ref"
+  printf '%s\tfull\t-\t-\t%.2f\t%s\t-\t-\t1\t1\n' "$round" "$REF_S" "$REF_BYTES" >> "$SUMMARY"
+  for kind in $KINDS; do
+    for f in $FRACTIONS; do
+      "$GRAPHFS_BIN/gen-update" --graph "$WORK/g" --fraction "$f" --kind "$kind" --seed $((7 + round)) \
+        --add "$WORK/add.bin" --delete "$WORK/del.bin" > /dev/null
+      batch=$(( ($(stat -c %s "$WORK/add.bin") + $(stat -c %s "$WORK/del.bin")) / 12 ))
+      drop_caches
+      t0=$(now)
+      out=$("$GRAPHFS_BIN/graphfs-update" "$WORK/g" --add "$WORK/add.bin" --delete "$WORK/del.bin" --allow-missing \
+            --keep 0)
+      sync
+      wall=$(python3 -c "print($(now) - $t0)")
+      written=$(sed -n 's/.*, \([0-9]*\) bytes written.*/\1/p' <<< "$out")
+      touched=$(sed -n 's/.*; \([0-9]*\) of [0-9]* blocks touched (\([0-9]*\) bytes).*/\1\t\2/p' <<< "$out")
+      printf '%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%.3f\t%.3f\n' "$round" "$kind" "$f" "$batch" "$wall" "$written" \
+        "$touched" "$(python3 -c "print($wall / $REF_S)")" "$(python3 -c "print($written / $REF_BYTES)")" >> "$SUMMARY"
+      tail -1 "$SUMMARY"
+    done
   done
 done
-echo "# summary: $SUMMARY"
-column -t -s $'\t' "$SUMMARY"
+echo "# runs: $SUMMARY"
+# Medians per kind and fraction over the rounds.
+python3 - "$SUMMARY" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+keys = []
+for r in rows:
+    k = (r["kind"], r["fraction"])
+    if k not in keys:
+        keys.append(k)
+print("median of %d round(s)" % len({r["round"] for r in rows}))
+print("%-10s %-9s %12s %8s %14s %8s %14s %12s %13s" % ("kind", "fraction", "batch_edges", "wall_s", "bytes_written",
+      "blocks", "touched_bytes", "time_vs_full", "bytes_vs_full"))
+for k in keys:
+    rs = [r for r in rows if (r["kind"], r["fraction"]) == k]
+    med = lambda f: statistics.median(float(r[f]) for r in rs)
+    print("%-10s %-9s %12s %8.2f %14d %8s %14s %12.3f %13.3f" % (k[0], k[1], rs[0]["batch_edges"], med("wall_s"),
+          med("bytes_written"), rs[0]["blocks_touched"], rs[0]["touched_bytes"], med("time_vs_full"), med("bytes_vs_full")))
+PY

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <cstdint>
 #include <filesystem>
@@ -19,8 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/unique_fd.h"
-#include "tests/fusefs/result_arrays.h"
 #include "grid/graph_file.h"
+#include "grid/grid_layout.h"
+#include "tests/fusefs/result_arrays.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {
@@ -122,6 +125,90 @@ TEST_F(GraphVersionsMount, AnUpdateInPlaceThroughTheMountIsRefused) {
                          tmp.path() + "/twice"});
   EXPECT_EQ(out.status, 0) << out.output;
   EXPECT_EQ(ReadFile(tmp.path() + "/twice/meta").substr(0, 2), ReadFile(src + "/g/meta").substr(0, 2));
+}
+
+// Every version directory of `src/g` (g and g@N with a meta) is whole: its `column` and `row`
+// (files or extent maps) read as its blocks in column and row order.
+void ExpectEveryVersionWhole(const std::string& src) {
+  for (const auto& e : std::filesystem::directory_iterator(src)) {
+    const std::string name = e.path().filename().string();
+    if (name != "g" && name.rfind("g@", 0) != 0) continue;
+    if (!std::filesystem::exists(e.path() / "meta")) continue;
+    SCOPED_TRACE(name);
+    auto g = grid::GridLayout::Open(e.path().string());
+    ASSERT_TRUE(g.ok()) << g.error().message();
+    auto bytes = [](const std::string& path) {
+      auto f = grid::GraphFile::Open(path);
+      if (!f.ok()) return "unreadable: " + f.error().message();
+      std::string b(f->size(), '\0');
+      Status s = f->ReadExact(b.data(), b.size(), 0);
+      return s.ok() ? b : "unreadable: " + s.error().message();
+    };
+    std::string by_column, by_row;
+    for (uint64_t j = 0; j < g->partitions(); ++j)
+      for (uint64_t i = 0; i < g->partitions(); ++i) by_column += bytes(g->Path(grid::BlockFileName(i, j)));
+    for (uint64_t i = 0; i < g->partitions(); ++i)
+      for (uint64_t j = 0; j < g->partitions(); ++j) by_row += bytes(g->Path(grid::BlockFileName(i, j)));
+    EXPECT_TRUE(bytes(g->Path("column")) == by_column) << "column is not its blocks";
+    EXPECT_TRUE(bytes(g->Path("row")) == by_row) << "row is not its blocks";
+  }
+}
+
+// kill -9 of the daemon while versions come and go — updates with --keep 0 one after another,
+// a reader through the mount holding versions so that the daemon reclaims some of them, and
+// the update tool killed at the same moment: after a remount and one more update (which
+// finishes what a killed one left), every version there is whole, nothing half-reclaimed or
+// half-built is left, and the mount reads the newest version as its blocks.
+TEST_F(GraphVersionsMount, KilledWhileVersionsComeAndGoEveryVersionStaysWhole) {
+  std::mt19937 rng(11);
+  UniqueFd quiet(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::atomic<bool> stop{false};
+    std::atomic<int> tool{0};
+    std::thread reader([&] {
+      while (!stop.load()) {
+        int fd = ::open((mnt + "/g/column").c_str(), O_RDONLY);
+        if (fd < 0) break;  // the daemon is gone
+        char buf[65536];
+        while (::read(fd, buf, sizeof buf) > 0) {
+        }
+        ::close(fd);
+      }
+    });
+    std::thread updates([&] {
+      while (!stop.load()) {
+        const int pid = SpawnCommand({BinDir() + "/graphfs-update", src + "/g", "--add", tmp.path() + "/add",
+                                      "--keep", "0"},
+                                     quiet.get());
+        if (pid <= 0) break;
+        tool.store(pid);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        tool.store(0);
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 + rng() % 400));
+    mount.Kill();
+    if (const int pid = tool.load(); pid > 0) ::kill(pid, SIGKILL);
+    stop.store(true);
+    reader.join();
+    updates.join();
+    DoMount();
+    auto again = RunCommand({BinDir() + "/graphfs-update", src + "/g", "--add", tmp.path() + "/add", "--keep", "0"});
+    ASSERT_EQ(again.status, 0) << again.output;
+    ExpectEveryVersionWhole(src);
+    for (const auto& e : std::filesystem::directory_iterator(src)) {
+      const std::string name = e.path().filename().string();
+      EXPECT_FALSE(name.ends_with(".reclaiming") || name.ends_with(".update")) << name << " was left";
+    }
+    auto g = grid::GridLayout::Open(src + "/g");
+    ASSERT_TRUE(g.ok());
+    std::string by_column;
+    for (uint64_t j = 0; j < g->partitions(); ++j)
+      for (uint64_t i = 0; i < g->partitions(); ++i) by_column += ReadFile(mnt + "/g/" + grid::BlockFileName(i, j));
+    EXPECT_TRUE(ReadFile(mnt + "/g/column") == by_column);
+  }
 }
 
 // Stats account for the versions' disk space: what each holds, and what reclaiming it frees (its
