@@ -56,14 +56,19 @@ bool IsKeptVersionDir(const Inode& dir) {
   return !path.empty() && KeptVersionPath(path);
 }
 
+bool IsKeptVersionGraphEntry(const Inode& dir, const char* name) {
+  return (grid::IsGridFileName(name) || std::string(name) == ".graphfs") && IsKeptVersionDir(dir);
+}
+
 bool IsFrozenVersionEntry(const Inode& dir, const char* name) {
   if (dir.kind != Inode::Kind::kBacked) return false;
   struct stat st;
   if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return false;
   const std::string path = BackingPath(dir);
   if (path.empty()) return false;
-  if (KeptVersionPath(path) || InPiecesDir(path)) return true;
-  return st.st_nlink > 1 && grid::IsGridFileName(name) && Exists(path + "/.graphfs/version");
+  if (InPiecesDir(path)) return true;
+  if (!grid::IsGridFileName(name)) return false;
+  return KeptVersionPath(path) || (st.st_nlink > 1 && Exists(path + "/.graphfs/version"));
 }
 
 bool IsFrozenVersionFile(const Inode& inode) {
@@ -74,8 +79,9 @@ bool IsFrozenVersionFile(const Inode& inode) {
   const std::string path = BackingPath(inode);
   if (path.empty()) return false;
   const std::string dir = DirName(path);
-  if (KeptVersionPath(dir) || InPiecesDir(dir)) return true;
-  return st.st_nlink > 1 && grid::IsGridFileName(BaseName(path)) && Exists(dir + "/.graphfs/version");
+  if (InPiecesDir(dir)) return true;
+  if (!grid::IsGridFileName(BaseName(path))) return false;
+  return KeptVersionPath(dir) || (st.st_nlink > 1 && Exists(dir + "/.graphfs/version"));
 }
 
 }  // namespace graphfs

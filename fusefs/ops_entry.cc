@@ -155,7 +155,7 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   Inode& dir = GetInode(req, parent);
   if (dir.kind != Inode::Kind::kBacked) return ReplyErr(req, EPERM);
   if (IsControlName(fs, dir, name)) return ReplyErr(req, EEXIST);
-  if (IsKeptVersionDir(dir)) return ReplyErr(req, EROFS);
+  if (IsKeptVersionGraphEntry(dir, name)) return ReplyErr(req, EROFS);
   int res;
   {
     CallerCredentials as_caller(req);
@@ -200,7 +200,7 @@ void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newn
   Inode& dir = GetInode(req, newparent);
   if (inode.kind != Inode::Kind::kBacked || dir.kind != Inode::Kind::kBacked) return ReplyErr(req, EPERM);
   if (IsControlName(fs, dir, newname)) return ReplyErr(req, EEXIST);
-  if (IsKeptVersionDir(dir)) return ReplyErr(req, EROFS);
+  if (IsKeptVersionGraphEntry(dir, newname)) return ReplyErr(req, EROFS);
   if (::linkat(AT_FDCWD, ProcPath(inode.fd.get()).c_str(), dir.fd.get(), newname, AT_SYMLINK_FOLLOW) != 0)
     return ReplyErr(req, errno);
   fuse_entry_param e;
@@ -263,7 +263,8 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
   Inode& to = GetInode(req, newparent);
   if (from.kind != Inode::Kind::kBacked || to.kind != Inode::Kind::kBacked) return ReplyErr(req, EPERM);
   if (IsControlName(fs, from, name) || IsControlName(fs, to, newname)) return ReplyErr(req, EPERM);
-  if (IsKeptVersionDir(to) || ((flags & RENAME_EXCHANGE) && IsKeptVersionDir(from))) return ReplyErr(req, EROFS);
+  if (IsKeptVersionGraphEntry(to, newname) || ((flags & RENAME_EXCHANGE) && IsKeptVersionGraphEntry(from, name)))
+    return ReplyErr(req, EROFS);
   DoomedStripedFile victim;
   if (!(flags & RENAME_EXCHANGE)) victim = InspectVictim(fs, to, newname);
   if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return ReplyErr(req, errno);

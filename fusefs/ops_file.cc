@@ -189,7 +189,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   Inode& dir = GetInode(req, parent);
   if (dir.kind != Inode::Kind::kBacked) return ReplyErr(req, EPERM);
   if (&dir == &fs.inodes.root() && std::strcmp(name, kControlDirName) == 0) return ReplyErr(req, EEXIST);
-  if (IsKeptVersionDir(dir) || IsFrozenVersionEntry(dir, name)) return ReplyErr(req, EROFS);
+  if (IsKeptVersionGraphEntry(dir, name) || IsFrozenVersionEntry(dir, name)) return ReplyErr(req, EROFS);
   auto h = std::make_unique<FileHandle>();
   {
     CallerCredentials as_caller(req);

@@ -238,15 +238,22 @@ TEST_F(GraphVersionsMount, AKeptVersionReadsAsTheOldGraphAndCannotChange) {
   EXPECT_EQ(OpenErrno(kept + "/column", O_RDONLY), 0);
   EXPECT_EQ(::truncate((kept + "/column").c_str(), 0), -1);
   EXPECT_EQ(errno, EROFS);
-  EXPECT_EQ(OpenErrno(kept + "/new-file", O_CREAT | O_WRONLY), EROFS);
-  EXPECT_EQ(::mkdir((kept + "/d").c_str(), 0755), -1);
+  // No graph file can be added either: a grid file's name is refused however it is made.
+  EXPECT_EQ(OpenErrno(kept + "/block-9-9", O_CREAT | O_WRONLY), EROFS);
+  EXPECT_EQ(::mkdir((kept + "/block-7-7").c_str(), 0755), -1);
   EXPECT_EQ(errno, EROFS);
   WriteFile(mnt + "/g/notes", "x");
-  EXPECT_EQ(::rename((mnt + "/g/notes").c_str(), (kept + "/notes").c_str()), -1);
+  EXPECT_EQ(::rename((mnt + "/g/notes").c_str(), (kept + "/column").c_str()), -1);
   EXPECT_EQ(errno, EROFS);
-  EXPECT_EQ(::link((mnt + "/g/notes").c_str(), (kept + "/notes").c_str()), -1);
+  EXPECT_EQ(::link((mnt + "/g/notes").c_str(), (kept + "/block-5-5").c_str()), -1);
   EXPECT_EQ(errno, EROFS);
   EXPECT_EQ(ReadFile(kept + "/column"), old_column) << "a refused change changed something";
+  // A job running on the kept version keeps its state and results beside the graph.
+  WriteFile(kept + "/pagerank.rank", "ranks");
+  EXPECT_EQ(ReadFile(kept + "/pagerank.rank"), "ranks");
+  EXPECT_EQ(OpenErrno(kept + "/pagerank.rank", O_WRONLY | O_TRUNC), 0);
+  EXPECT_EQ(::rename((mnt + "/g/notes").c_str(), (kept + "/notes").c_str()), 0) << std::strerror(errno);
+  EXPECT_EQ(::mkdir((kept + "/results").c_str(), 0755), 0) << std::strerror(errno);
 }
 
 TEST_F(GraphVersionsMount, SharedGraphFilesCannotBeWrittenThroughEitherName) {
@@ -344,6 +351,51 @@ TEST(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) {
                                     ReadArray<double>(tmp.path() + "/new/pagerank.rank")),
             1e-3)
       << "the batch must change the ranks, or the test proves nothing";
+  mount.Unmount();
+}
+
+// An unmodified job (it reopens `column` every iteration) pointed at a kept version GRAPH@0/
+// reads version 0 for its whole run, while two more updates (--keep 5: held) make versions 1
+// and 2 and GRAPH moves on; it keeps its state and results in GRAPH@0/.
+TEST(GraphVersionsJobs, AnUnmodifiedJobOnAKeptVersionSeesItToTheEnd) {
+  TempDir tmp;
+  const std::string src = tmp.Sub("src"), mnt = tmp.Sub("mnt"), g = src + "/g";
+  auto ok = [](const std::vector<std::string>& argv) {
+    CommandResult r = RunCommand(argv, 600);
+    EXPECT_EQ(r.status, 0) << argv[0] << ":\n" << r.output;
+    return r.status == 0;
+  };
+  const std::string edges = tmp.path() + "/edges", add = tmp.path() + "/add", del = tmp.path() + "/del";
+  ASSERT_TRUE(ok({BinDir() + "/gen-rmat", "--scale", "14", "--seed", "9", "-o", edges}));
+  ASSERT_TRUE(ok({BinDir() + "/preprocess", "-i", edges, "-o", g, "-v", "16384", "-p", "4", "-t", "0"}));
+  ASSERT_TRUE(ok({"cp", "-a", g, tmp.path() + "/old"}));
+  auto batch = [&](int seed) {
+    return ok({BinDir() + "/gen-update", "--graph", g, "--fraction", "0.1", "--seed", std::to_string(seed), "--add",
+               add, "--delete", del});
+  };
+  ASSERT_TRUE(batch(1));
+  ASSERT_TRUE(ok({BinDir() + "/graphfs-update", g, "--add", add, "--delete", del, "--keep", "5"}));
+  GraphfsMount mount;
+  ASSERT_TRUE(mount.Mount(src, mnt, {})) << mount.error();
+  const std::string log = tmp.path() + "/job.log";
+  UniqueFd out(::open(log.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644));
+  const int child = SpawnCommand({BinDir() + "/run-jobs", "--graph", mnt + "/g@0", "--jobs", "pagerank:400"}, out.get());
+  ASSERT_GT(child, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (int seed : {2, 3}) {
+    ASSERT_TRUE(batch(seed));
+    ASSERT_TRUE(ok({BinDir() + "/graphfs-update", g, "--add", add, "--delete", del}));
+  }
+  EXPECT_EQ(::waitpid(child, nullptr, WNOHANG), 0) << "the job ended before the updates: the test proves nothing";
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(log);
+  EXPECT_TRUE(std::filesystem::exists(src + "/g@2/meta"));
+  ASSERT_TRUE(ok({BinDir() + "/run-jobs", "--graph", tmp.path() + "/old", "--jobs", "pagerank:400"}));
+  EXPECT_LE(WorstRelativeDifference(ReadArray<double>(tmp.path() + "/old/pagerank.rank"),
+                                    ReadArray<double>(mnt + "/g@0/pagerank.rank")),
+            1e-9)
+      << "the job on g@0 did not read version 0 to the end";
   mount.Unmount();
 }
 
