@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -176,6 +177,85 @@ Status WriteMaps(const GridLayout& g, const std::vector<bool>& is_touched, const
   return Status::Ok();
 }
 
+// The bytes the version in `dir` keeps alive: every file its graph files read (the pieces of its
+// maps, its plain files), each inode once.
+Result<uint64_t> ReferencedBytes(const std::string& dir, uint64_t p) {
+  std::set<std::pair<dev_t, ino_t>> seen;
+  uint64_t total = 0;
+  auto add = [&](const std::string& path) -> Status {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return Error::FromErrno("stat " + path);
+    if (seen.insert({st.st_dev, st.st_ino}).second) total += static_cast<uint64_t>(st.st_size);
+    return Status::Ok();
+  };
+  std::vector<std::string> names = {grid::kColumnFile, grid::kRowFile};
+  for (uint64_t b = 0; b < p * p; ++b) names.push_back(BlockFileName(b / p, b % p));
+  for (const std::string& name : names) {
+    auto map = grid::ReadExtentMap(dir + "/" + name);
+    if (!map.ok()) return map.error();
+    if (!*map) {
+      GRAPHFS_RETURN_IF_ERROR(add(dir + "/" + name));
+      continue;
+    }
+    for (const std::string& piece : (*map)->pieces()) GRAPHFS_RETURN_IF_ERROR(add(dir + "/" + piece));
+  }
+  return total;
+}
+
+// Rewrites the version in `out` compactly: its `column` bytes into one new piece
+// (.graphfs/pieces/compact@V), and `column`, `row` and every block as extent maps into it — one
+// copy of the graph, whatever pieces of older versions it read before (they are unlinked here;
+// the older versions keep their own links).
+Status Compact(const std::string& out, uint64_t p, uint64_t total, const std::vector<int64_t>& column_offset,
+               const std::vector<int64_t>& row_offset, int64_t version, UpdateStats& st) {
+  const std::string piece = std::string(grid::kPiecesDir) + "/compact@" + std::to_string(version);
+  {
+    auto column = grid::GraphFile::Open(out + "/" + grid::kColumnFile);
+    if (!column.ok()) return column.error();
+    auto fd = grid::OpenFile(out + "/" + piece, O_WRONLY | O_CREAT | O_EXCL);
+    if (!fd.ok()) return fd.error();
+    std::string buffer;
+    for (uint64_t at = 0; at < total;) {
+      const uint64_t n = std::min<uint64_t>(total - at, 64ull << 20);
+      buffer.resize(n);
+      GRAPHFS_RETURN_IF_ERROR(column->ReadExact(buffer.data(), n, at));
+      GRAPHFS_RETURN_IF_ERROR(grid::PwriteAll(fd->get(), buffer.data(), n, at, out + "/" + piece));
+      at += n;
+    }
+    if (::fsync(fd->get()) != 0) return Error::FromErrno("fsync " + out + "/" + piece);
+    st.bytes_written += total;
+  }
+  // The staging directory is nobody's yet: its files are replaced one by one.
+  auto replace = [&](const std::string& name, const grid::ExtentMap& map) -> Status {
+    const std::string path = out + "/" + name;
+    if (::unlink(path.c_str()) != 0) return Error::FromErrno("remove " + path);
+    GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(path, map));
+    st.bytes_written += map.Encode().size();
+    return Status::Ok();
+  };
+  grid::ExtentMap column, row;
+  column.Append(piece, 0, total);
+  for (uint64_t b = 0; b < p * p; ++b) {
+    const uint64_t i = b / p, j = b % p, at = static_cast<uint64_t>(column_offset[j * p + i]);
+    const uint64_t length = static_cast<uint64_t>(row_offset[b + 1] - row_offset[b]);
+    row.Append(piece, at, length);
+    grid::ExtentMap block;
+    block.Append(piece, at, length);
+    GRAPHFS_RETURN_IF_ERROR(replace(BlockFileName(i, j), block));
+  }
+  GRAPHFS_RETURN_IF_ERROR(replace(grid::kColumnFile, column));
+  GRAPHFS_RETURN_IF_ERROR(replace(grid::kRowFile, row));
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/" + grid::kPiecesDir, ec)) {
+    if (e.path().filename().string() == piece.substr(piece.rfind('/') + 1)) continue;
+    std::filesystem::remove(e.path(), ec);
+    if (ec) return Error(ec.value(), "remove " + e.path().string() + ": " + ec.message());
+  }
+  if (ec) return Error(ec.value(), "list " + out + "/" + grid::kPiecesDir + ": " + ec.message());
+  st.compacted = true;
+  return Status::Ok();
+}
+
 // Writes the updated graph's files into `out`; the caller removes `out` if this fails. `link`:
 // untouched blocks are hard links to the old ones (in place), else copies.
 Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const UpdateOptions& o, const std::string& out,
@@ -242,34 +322,42 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
       if (!lower.ok()) return lower.error();
       auto upper = FirstRecordFrom(*file, records, r, uint64_t{high} + 1);
       if (!upper.ok()) return upper.error();
-      std::string run((*upper - *lower) * r, '\0');
-      GRAPHFS_RETURN_IF_ERROR(file->ReadExact(run.data(), run.size(), *lower * r));
-      grid::EdgeBatch::BlockResult result = batch.Apply(b, run, /*sorted=*/true);
-      GRAPHFS_RETURN_IF_ERROR(count(result, i, j));
-      if (!delta.valid()) {
-        const std::string pieces_dir = out + "/" + grid::kPiecesDir;
-        if (::mkdir(pieces_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("create " + pieces_dir);
-        auto fd = grid::OpenFile(out + "/" + delta_piece, O_WRONLY | O_CREAT | O_EXCL);
-        if (!fd.ok()) return fd.error();
-        delta = std::move(*fd);
+      // Splicing pays when the run is a small part of the block. When it is most of it (a random
+      // batch), the block is written whole: a splice would keep the old block alive for a few
+      // bytes around a run that replaces nearly all of it.
+      if (2 * (*upper - *lower) <= records) {
+        Splice& sp = splices[b];
+        sp = {true, *lower * r, *upper * r, delta_end, 0};
+        std::string run(sp.upper - sp.lower, '\0');
+        GRAPHFS_RETURN_IF_ERROR(file->ReadExact(run.data(), run.size(), sp.lower));
+        grid::EdgeBatch::BlockResult result = batch.Apply(b, run, /*sorted=*/true);
+        GRAPHFS_RETURN_IF_ERROR(count(result, i, j));
+        if (!delta.valid()) {
+          const std::string pieces_dir = out + "/" + grid::kPiecesDir;
+          if (::mkdir(pieces_dir.c_str(), 0755) != 0 && errno != EEXIST)
+            return Error::FromErrno("create " + pieces_dir);
+          auto fd = grid::OpenFile(out + "/" + delta_piece, O_WRONLY | O_CREAT | O_EXCL);
+          if (!fd.ok()) return fd.error();
+          delta = std::move(*fd);
+        }
+        GRAPHFS_RETURN_IF_ERROR(
+            grid::PwriteAll(delta.get(), result.bytes.data(), result.bytes.size(), delta_end, delta_piece));
+        sp.delta_length = result.bytes.size();
+        delta_end += sp.delta_length;
+        st.delta_bytes += sp.delta_length;
+        st.bytes_written += sp.delta_length;
+        bytes[b] = g.BlockBytes(i, j) - (sp.upper - sp.lower) + sp.delta_length;
+        st.touched_bytes += bytes[b];
+        // The block file itself: the same bytes as an extent map over the old column's pieces.
+        grid::ExtentMap map;
+        const uint64_t begin = g.BlockBegin(grid::EdgeOrder::kColumn, i, j), old_bytes = g.BlockBytes(i, j);
+        GRAPHFS_RETURN_IF_ERROR(map.AppendRange(*old_column, begin, sp.lower));
+        map.Append(delta_piece, sp.delta_offset, sp.delta_length);
+        GRAPHFS_RETURN_IF_ERROR(map.AppendRange(*old_column, begin + sp.upper, old_bytes - sp.upper));
+        GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(to, map));
+        st.bytes_written += map.Encode().size();
+        continue;
       }
-      GRAPHFS_RETURN_IF_ERROR(grid::PwriteAll(delta.get(), result.bytes.data(), result.bytes.size(), delta_end, delta_piece));
-      Splice& sp = splices[b];
-      sp = {true, *lower * r, *upper * r, delta_end, result.bytes.size()};
-      delta_end += result.bytes.size();
-      st.delta_bytes += result.bytes.size();
-      st.bytes_written += result.bytes.size();
-      bytes[b] = g.BlockBytes(i, j) - (sp.upper - sp.lower) + sp.delta_length;
-      st.touched_bytes += bytes[b];
-      // The block file itself: the same bytes as an extent map over the old column's pieces.
-      grid::ExtentMap map;
-      const uint64_t begin = g.BlockBegin(grid::EdgeOrder::kColumn, i, j), old_bytes = g.BlockBytes(i, j);
-      GRAPHFS_RETURN_IF_ERROR(map.AppendRange(*old_column, begin, sp.lower));
-      map.Append(delta_piece, sp.delta_offset, sp.delta_length);
-      GRAPHFS_RETURN_IF_ERROR(map.AppendRange(*old_column, begin + sp.upper, old_bytes - sp.upper));
-      GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(to, map));
-      st.bytes_written += map.Encode().size();
-      continue;
     }
     auto old = ReadBlock(g, i, j);
     if (!old.ok()) return old.error();
@@ -327,6 +415,20 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
   GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(out + "/" + grid::kRowOffsetFile, row_offset.data(),
                                                row_offset.size() * sizeof(int64_t)));
   st.bytes_written += 2 * (p * p + 1) * sizeof(int64_t);
+
+  if (link) {
+    // What the new version keeps alive on disk; past the threshold it is written compactly.
+    auto referenced = ReferencedBytes(out, p);
+    if (!referenced.ok()) return referenced.error();
+    st.referenced_bytes = *referenced;
+    const double footprint = 3.0 * static_cast<double>(total);  // blocks, column and row of a fresh graph
+    if (o.compact || static_cast<double>(*referenced) > o.compact_above * footprint) {
+      GRAPHFS_RETURN_IF_ERROR(Compact(out, p, total, column_offset, row_offset, old_version + 1, st));
+      auto after = ReferencedBytes(out, p);
+      if (!after.ok()) return after.error();
+      st.referenced_bytes = *after;
+    }
+  }
 
   // 3. meta last: the directory is complete.
   grid::GridMeta meta = g.meta();

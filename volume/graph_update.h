@@ -37,6 +37,11 @@ struct UpdateOptions {
   // (version_reclaim.h); remembered in GRAPH/.graphfs/keep. Unset: the remembered count, or
   // every version is held.
   std::optional<uint64_t> keep;
+  // In place: when the new version would keep more than `compact_above` times a freshly
+  // preprocessed graph's bytes (blocks, column and row) alive — old pieces only partly used —,
+  // it is written compactly instead (one copy; the maps read it). `compact`: always.
+  double compact_above = 4.0 / 3.0;
+  bool compact = false;
 };
 
 struct UpdateStats {
@@ -57,6 +62,8 @@ struct UpdateStats {
   std::string old_version;   // in place: where the old version is now
   std::vector<std::string> left_behind;  // in place: GRAPH's other entries (job results, notes),
                                          // which stay with the old version
+  uint64_t referenced_bytes = 0;  // in place: what the new version's files keep alive on disk
+  bool compacted = false;         // in place: written compactly (UpdateOptions::compact_above)
   std::optional<ReclaimReport> reclaim;  // in place, with a keep count: what was reclaimed
   std::string reclaim_error;             // a reclaim that failed (the update itself stands)
 };

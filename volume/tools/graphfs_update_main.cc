@@ -98,6 +98,12 @@ int main(int argc, char** argv) {
                                      "hold the N newest kept versions (GRAPH@N); older ones are reclaimed once no "
                                      "open file, job or process uses them. Remembered for later updates; without it "
                                      "every version is kept");
+  cli.add_flag("--compact", options.compact,
+               "write the new version compactly (one copy of the graph) whatever pieces it could share");
+  cli.add_option("--compact-above", options.compact_above,
+                 "write it compactly when it would keep more than this many times a fresh graph's bytes alive "
+                 "(old pieces only partly used; default 1.33)")
+      ->check(CLI::PositiveNumber);
   bool reclaim = false, versions = false;
   cli.add_flag("--reclaim", reclaim, "only reclaim (with --keep, or the count remembered), no batch");
   cli.add_flag("--versions", versions, "only list GRAPH's versions: number, disk space, what reclaiming frees, users");
@@ -133,6 +139,10 @@ int main(int argc, char** argv) {
                              std::to_string(st->index_ranges_reused) + " source ranges taken from the old index)")
                                 .c_str()
                           : "");
+  if (options.output_dir.empty())
+    std::printf("graphfs-update: the new version keeps %lu bytes alive%s\n",
+                static_cast<unsigned long>(st->referenced_bytes),
+                st->compacted ? " (written compactly: old pieces were only partly used)" : "");
   if (st->reclaim) PrintReclaim(*st->reclaim);
   if (!st->reclaim_error.empty())
     std::fprintf(stderr, "graphfs-update: warning: the update stands, but reclaiming old versions failed: %s\n",
