@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include "striping/disk_set.h"
@@ -209,8 +211,9 @@ TEST(RestripeCrash, UnstripeDetectsADamagedCompressedUnit) {
 
 // --compress auto picks, per file, one of the candidate codecs from a sample; the file reads
 // back identical and is smaller. On slow disks the smallest frames win (the grid's: svb-zstd:1);
-// on disks faster than any decoder, the fastest decoder (svb or shuffle-lz4, both well ahead of
-// the zstd stages at 2.5 GB/s on the grid).
+// on disks faster than any decoder, the fastest decoder as the tool timed it on the sample (on
+// the grid shuffle-lz4 and shuffle-zstd:1 decode within 30% of each other, so which one wins
+// depends on the machine's load: the test checks the choice against the tool's own table).
 TEST(RestripeCrash, CompressAutoWeighsFramesAgainstDecoding) {
   TempDir tmp;
   // An unweighted grid, preprocessed with sorted blocks: the grid family, 8-byte records.
@@ -220,7 +223,7 @@ TEST(RestripeCrash, CompressAutoWeighsFramesAgainstDecoding) {
     std::string bandwidth;
     std::vector<std::string> want;
   };
-  for (const Case& c : {Case{"1M", {"svb-zstd:1"}}, Case{"1T", {"svb", "shuffle-lz4"}}}) {
+  for (const Case& c : {Case{"1M", {"svb-zstd:1"}}, Case{"1T", {}}}) {
     SCOPED_TRACE("--disk-bandwidth " + c.bandwidth);
     const std::string graph = tmp.path() + "/graph" + c.bandwidth;
     auto pre = RunCommand({BinDir() + "/preprocess", "-i", edges, "-o", graph, "-v", "262144", "-p", "2", "-t", "0",
@@ -234,7 +237,24 @@ TEST(RestripeCrash, CompressAutoWeighsFramesAgainstDecoding) {
     auto m = ReadManifest(graph + "/column");
     ASSERT_TRUE(m.ok() && m->has_value() && (*m)->packed);
     const std::string codec = (*m)->packed->codec;
-    EXPECT_NE(std::find(c.want.begin(), c.want.end(), codec), c.want.end()) << codec << "\n" << r.output;
+    if (!c.want.empty()) {
+      EXPECT_NE(std::find(c.want.begin(), c.want.end(), codec), c.want.end()) << codec << "\n" << r.output;
+    } else {
+      // "column: auto: NAME RATIO at SPEED GB/s (COST s/GB), ...": the chosen codec has the
+      // smallest cost of the table (as printed, two decimals).
+      const size_t line = r.output.find("column: auto: ");
+      ASSERT_NE(line, std::string::npos) << r.output;
+      const std::string table = r.output.substr(line, r.output.find('\n', line) - line);
+      std::map<std::string, double> cost;
+      std::regex entry(R"(([a-z0-9:-]+) [0-9.]+ at [0-9.]+ GB/s \(([0-9.]+) s/GB\))");
+      for (auto it = std::sregex_iterator(table.begin(), table.end(), entry); it != std::sregex_iterator(); ++it)
+        cost[(*it)[1]] = std::stod((*it)[2]);
+      ASSERT_EQ(cost.size(), 4u) << table;
+      double best = 1e9;
+      for (const auto& [name, s] : cost) best = std::min(best, s);
+      ASSERT_TRUE(cost.count(codec)) << codec << "\n" << table;
+      EXPECT_LE(cost[codec], best + 0.01) << codec << " is not the fastest to deliver:\n" << table;
+    }
     EXPECT_NE(r.output.find("column: auto: svb "), std::string::npos) << r.output;  // the candidates' table
     // Disks faster than any decoder: the tool says raw bytes would be faster.
     EXPECT_EQ(r.output.find("better left uncompressed") != std::string::npos, c.bandwidth == "1T") << r.output;
