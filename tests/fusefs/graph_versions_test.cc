@@ -288,17 +288,26 @@ TEST_F(GraphVersionsMount, AKeptVersionCanBeRemovedAndTheNewOneStaysWhole) {
 // A job running across an update: an integrated PageRank registered before graphfs-update stays
 // on the version it registered on, and one started after gets the new version. Both are compared
 // with the unmodified app on plain copies of the two versions.
-TEST(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) {
-  TempDir tmp;
-  const std::string src = tmp.Sub("src"), mnt = tmp.Sub("mnt"), g = src + "/g";
-  auto ok = [](const std::vector<std::string>& argv) {
+class GraphVersionsJobs : public ::testing::Test {
+ protected:
+  // Runs a tool; false (and a failure naming it) unless it exits 0.
+  static bool ok(const std::vector<std::string>& argv) {
     CommandResult r = RunCommand(argv, 600);
     EXPECT_EQ(r.status, 0) << argv[0] << ":\n" << r.output;
     return r.status == 0;
-  };
+  }
+  // SRC/g: an R-MAT graph of 2^14 vertices in 4 x 4 blocks (input order).
+  void MakeGraph(int seed) {
+    ASSERT_TRUE(ok({BinDir() + "/gen-rmat", "--scale", "14", "--seed", std::to_string(seed), "-o", edges}));
+    ASSERT_TRUE(ok({BinDir() + "/preprocess", "-i", edges, "-o", g, "-v", "16384", "-p", "4", "-t", "0"}));
+  }
+  TempDir tmp;
+  const std::string src = tmp.Sub("src"), mnt = tmp.Sub("mnt"), g = src + "/g";
   const std::string edges = tmp.path() + "/edges", add = tmp.path() + "/add", del = tmp.path() + "/del";
-  ASSERT_TRUE(ok({BinDir() + "/gen-rmat", "--scale", "14", "--seed", "5", "-o", edges}));
-  ASSERT_TRUE(ok({BinDir() + "/preprocess", "-i", edges, "-o", g, "-v", "16384", "-p", "4", "-t", "0"}));
+};
+
+TEST_F(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) {
+  ASSERT_NO_FATAL_FAILURE(MakeGraph(5));
   ASSERT_TRUE(ok({BinDir() + "/graphfs-index", "--chunk-size", "32K", g}));
   // A random 10% batch: every block changes, and so does every vertex's rank.
   ASSERT_TRUE(ok({BinDir() + "/gen-update", "--graph", g, "--fraction", "0.1", "--add", add, "--delete", del}));
@@ -357,17 +366,8 @@ TEST(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) {
 // An unmodified job (it reopens `column` every iteration) pointed at a kept version GRAPH@0/
 // reads version 0 for its whole run, while two more updates (--keep 5: held) make versions 1
 // and 2 and GRAPH moves on; it keeps its state and results in GRAPH@0/.
-TEST(GraphVersionsJobs, AnUnmodifiedJobOnAKeptVersionSeesItToTheEnd) {
-  TempDir tmp;
-  const std::string src = tmp.Sub("src"), mnt = tmp.Sub("mnt"), g = src + "/g";
-  auto ok = [](const std::vector<std::string>& argv) {
-    CommandResult r = RunCommand(argv, 600);
-    EXPECT_EQ(r.status, 0) << argv[0] << ":\n" << r.output;
-    return r.status == 0;
-  };
-  const std::string edges = tmp.path() + "/edges", add = tmp.path() + "/add", del = tmp.path() + "/del";
-  ASSERT_TRUE(ok({BinDir() + "/gen-rmat", "--scale", "14", "--seed", "9", "-o", edges}));
-  ASSERT_TRUE(ok({BinDir() + "/preprocess", "-i", edges, "-o", g, "-v", "16384", "-p", "4", "-t", "0"}));
+TEST_F(GraphVersionsJobs, AnUnmodifiedJobOnAKeptVersionSeesItToTheEnd) {
+  ASSERT_NO_FATAL_FAILURE(MakeGraph(9));
   ASSERT_TRUE(ok({"cp", "-a", g, tmp.path() + "/old"}));
   auto batch = [&](int seed) {
     return ok({BinDir() + "/gen-update", "--graph", g, "--fraction", "0.1", "--seed", std::to_string(seed), "--add",

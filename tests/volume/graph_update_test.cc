@@ -333,6 +333,16 @@ class VersionedUpdate : public ::testing::Test {
     o.add_file = tmp.File("add");
     return o;
   }
+  // `want2`: the original graph with the batch added twice, written whole (-o), which
+  // preprocess of that edge list gives (the 4-mode test shows -o is preprocess's layout).
+  void WriteWantTwice() {
+    WriteFile(tmp.File("twice"), ReadFile(tmp.File("add")) + ReadFile(tmp.File("add")));
+    UpdateOptions w;
+    w.graph_dir = tmp.File("orig");
+    w.add_file = tmp.File("twice");
+    w.output_dir = tmp.File("want2");
+    ASSERT_TRUE(UpdateGraph(w).ok());
+  }
   uint32_t kVertices = 20000;
   size_t kEdges = 200000;
   TempDir tmp;
@@ -373,15 +383,7 @@ TEST_F(VersionedUpdate, TheNewVersionTakesTheNameAndTheOldOneIsKept) {
   EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
   EXPECT_EQ(ReadFile(tmp.File("g/.graphfs/version")), "2\n");
   // Version 2 is the original edges plus the batch twice: preprocess of that edge list.
-  {
-    const std::string edges = ReadFile(tmp.File("edges")), add = ReadFile(tmp.File("add"));
-    WriteFile(tmp.File("twice"), add + add);
-    UpdateOptions o;
-    o.graph_dir = tmp.File("orig");
-    o.add_file = tmp.File("twice");
-    o.output_dir = tmp.File("want2");
-    ASSERT_TRUE(UpdateGraph(o).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteWantTwice());
   EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want2"), kP));
   // Removing the oldest version (rm -r, how versions are reclaimed) leaves the others whole:
   // their maps hold the pieces they need by hard links.
@@ -530,13 +532,7 @@ TEST_F(VersionedUpdate, ACompactVersionIsOneCopyAndUpdatesGoOnFromIt) {
   EXPECT_EQ(pieces, std::vector<std::string>{"compact@2"});
   EXPECT_TRUE(SameGraph(tmp.File("g@1"), tmp.File("want"), kP));
   EXPECT_TRUE(SameGraph(tmp.File("g@0"), tmp.File("orig"), kP));
-  // Version 2 = orig + the batch twice (preprocess of that list, as -o writes it).
-  WriteFile(tmp.File("twice"), ReadFile(tmp.File("add")) + ReadFile(tmp.File("add")));
-  UpdateOptions w;
-  w.graph_dir = tmp.File("orig");
-  w.add_file = tmp.File("twice");
-  w.output_dir = tmp.File("want2");
-  ASSERT_TRUE(UpdateGraph(w).ok());
+  ASSERT_NO_FATAL_FAILURE(WriteWantTwice());
   EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want2"), kP));
   // A small batch next: spliced over the compact piece, not compacted again.
   auto next = UpdateGraph(Options());
