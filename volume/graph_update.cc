@@ -87,16 +87,31 @@ Result<bool> TouchedBlocksSorted(const GridLayout& g, const std::vector<uint64_t
 }
 
 // The old version's `name` as extents: its own map, or (an ordinary file) one extent over the
-// piece it becomes in the new version, .graphfs/pieces/NAME@V. `sources` gets, per piece name,
-// the old directory's file that a new version links to it.
+// piece it becomes in the new version, .graphfs/pieces/NAME@V. A block file the old map reads
+// (a block written whole) becomes .graphfs/pieces/block-I-J@V too: the new version's file of
+// that name may be another one. `sources` gets, per piece name, the old directory's file that a
+// new version links to it.
 Result<grid::ExtentMap> OldExtents(const GridLayout& g, const char* name, int64_t old_version,
                                    std::vector<std::pair<std::string, std::string>>& sources) {
   const std::string path = g.Path(name);
   auto map = grid::ReadExtentMap(path);
   if (!map.ok()) return map.error();
   if (*map) {
-    for (const std::string& piece : (*map)->pieces()) sources.emplace_back(piece, g.Path(piece));
-    return std::move(**map);
+    grid::ExtentMap renamed;
+    for (const grid::MapExtent& e : (*map)->extents()) {
+      const std::string& piece = (*map)->pieces()[e.piece];
+      const bool block = piece.rfind(grid::kPiecesDir, 0) != 0;
+      const std::string as =
+          block ? std::string(grid::kPiecesDir) + "/" + piece + "@" + std::to_string(old_version) : piece;
+      renamed.Append(as, e.offset, e.length);
+    }
+    for (const std::string& piece : (*map)->pieces()) {
+      const bool block = piece.rfind(grid::kPiecesDir, 0) != 0;
+      sources.emplace_back(block ? std::string(grid::kPiecesDir) + "/" + piece + "@" + std::to_string(old_version)
+                                 : piece,
+                           g.Path(piece));
+    }
+    return renamed;
   }
   auto size = grid::RegularFileSize(path);
   if (!size.ok()) return size.error();
@@ -138,19 +153,11 @@ Status WriteMaps(const GridLayout& g, const std::vector<bool>& is_touched, const
         map.Append(BlockFileName(i, j), 0, bytes[b]);
         continue;
       }
-      grid::ExtentMap part;
-      Status s = part.AppendRange(old, begin, length);
+      Status s = map.AppendRange(old, begin, length);
       if (!s.ok()) return s.error().Wrap(g.Path(name));
-      for (const std::string& piece : part.pieces()) {
-        uint64_t bi = 0, bj = 0;
-        if (std::sscanf(piece.c_str(), "block-%lu-%lu", &bi, &bj) == 2 && (bi != i || bj != j))
-          return Error(EINVAL, g.Path(name) + ": its map takes block (" + std::to_string(i) + ", " +
-                                   std::to_string(j) + ") from another block's file, " + piece);
-      }
-      GRAPHFS_RETURN_IF_ERROR(map.AppendRange(part, 0, length));
     }
-    // A block piece serves only its own block's range (checked above): an untouched block's
-    // file is the same inode in both versions, a touched one's is the new file.
+    // The old bytes are read from .graphfs/pieces/ only (OldExtents): a block name in a map is
+    // this version's own file.
     needed.insert(needed.end(), map.pieces().begin(), map.pieces().end());
     GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(out + "/" + name, map));
     st.bytes_written += map.Encode().size();

@@ -552,6 +552,31 @@ TEST_F(VersionedUpdate, ACompactVersionIsOneCopyAndUpdatesGoOnFromIt) {
   EXPECT_TRUE(auto_compact->compacted);
 }
 
+// A block written whole by one update (its batch spans most of its sources) and spliced by the
+// next: the second version's maps must read the first one's block from its pieces, not by the
+// block's name, which is now the new (spliced) file. (The rmat-local benchmark hit this.)
+TEST_F(VersionedUpdate, ABlockWrittenWholeThenSplicedReadsTheRightBytes) {
+  WriteFile(tmp.File("wide"), EdgeBytes(TestGraph{kVertices, false, {{0, 1}, {4999, 2}}}));    // all of (0, 0)'s sources
+  WriteFile(tmp.File("narrow"), EdgeBytes(TestGraph{kVertices, false, {{10, 11}, {12, 3}}}));  // a few of them
+  for (const char* batch : {"wide", "narrow", "wide", "narrow"}) {
+    UpdateOptions o = Options();
+    o.add_file = tmp.File(batch);
+    auto st = UpdateGraph(o);
+    ASSERT_TRUE(st.ok()) << batch << ": " << st.error().message();
+    EXPECT_EQ(st->delta_bytes > 0, std::string(batch) == "narrow") << batch;
+  }
+  WriteFile(tmp.File("all"), ReadFile(tmp.File("wide")) + ReadFile(tmp.File("narrow")) + ReadFile(tmp.File("wide")) +
+                                 ReadFile(tmp.File("narrow")));
+  UpdateOptions w;
+  w.graph_dir = tmp.File("orig");
+  w.add_file = tmp.File("all");
+  w.output_dir = tmp.File("want4");
+  ASSERT_TRUE(UpdateGraph(w).ok());
+  EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want4"), kP));
+  for (const char* v : {"g@0", "g@1", "g@2", "g@3"}) std::filesystem::remove_all(tmp.File(v));
+  EXPECT_TRUE(SameGraph(tmp.File("g"), tmp.File("want4"), kP)) << "after the older versions went";
+}
+
 // A kill in the middle of a reclaim leaves `.g@N.reclaiming`, which the next run finishes; a
 // version keeps its results.
 TEST_F(VersionedUpdate, AnInterruptedReclaimIsFinished) {
