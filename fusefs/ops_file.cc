@@ -74,8 +74,8 @@ bool IsStriped(Inode& inode) {
   return inode.manifest.has_value();
 }
 
-// An extent map's bytes: a range inside one piece is spliced from the piece's descriptor (no
-// copy in the daemon); one that spans pieces is read into a buffer.
+// An extent map's bytes, spliced from the pieces' descriptors (no copy in the daemon; a read
+// that spans pieces is one reply of several descriptor buffers). Small reads are copied.
 void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   GraphFs& fs = Fs(req);
   const std::shared_ptr<const grid::GraphFile> file = h.mapped;
@@ -83,13 +83,21 @@ void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   uint64_t total = 0;
   for (const auto& p : pieces) total += p.length;
   fs.counters.bytes_read.fetch_add(total, std::memory_order_relaxed);
-  if (pieces.size() == 1 && total >= kSpliceMin) {
-    fuse_bufvec buf = FUSE_BUFVEC_INIT(total);
-    buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-    buf.buf[0].fd = pieces[0].fd;
-    buf.buf[0].pos = static_cast<off_t>(pieces[0].offset);
+  if (!pieces.empty() && total >= kSpliceMin) {
+    // fuse_bufvec ends in a one-element array; the others follow it in the same allocation.
+    std::vector<char> storage(sizeof(fuse_bufvec) + (pieces.size() - 1) * sizeof(fuse_buf));
+    auto* buf = new (storage.data()) fuse_bufvec(FUSE_BUFVEC_INIT(0));
+    buf->count = pieces.size();
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      fuse_buf& b = buf->buf[k];
+      b = fuse_buf{};
+      b.size = pieces[k].length;
+      b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+      b.fd = pieces[k].fd;
+      b.pos = static_cast<off_t>(pieces[k].offset);
+    }
     h.MarkLastUse();
-    return (void)fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+    return (void)fuse_reply_data(req, buf, FUSE_BUF_SPLICE_MOVE);
   }
   AlignedBuffer& buf = ThreadBuffer(std::max<uint64_t>(total, 1));
   if (!buf.ok()) return ReplyErr(req, ENOMEM);
