@@ -4,7 +4,9 @@
 //  - as a complete graph directory OUTPUT (meta, offsets, every block, `column` and `row`;
 //    untouched blocks copied), or
 //  - in place, as GRAPH's next version: the new version is built in the hidden sibling
-//    `.NAME.update/` (untouched blocks hard links to the current ones; anything else in GRAPH —
+//    `.NAME.update/` (untouched blocks hard links to the current ones; `column`, `row` and, in a
+//    sorted graph, each touched block extent maps (grid/graph_file.h) over the old version's
+//    bytes and the rebuilt runs, so only changed bytes are written; anything else in GRAPH —
 //    job results, notes — stays with the old version),
 //    swapped with GRAPH in one renameat2(RENAME_EXCHANGE), and the old version renamed to
 //    `NAME@N` (N from `GRAPH/.graphfs/version`, 0 when absent). A kill at any point leaves GRAPH
@@ -12,7 +14,8 @@
 //    `NAME@N`) or throws away an unswapped one before it starts.
 // `meta` goes last (a directory with `meta` is complete); a refused batch changes nothing. When
 // GRAPH has an up-to-date chunk index, the new graph gets one of the same chunk size before it
-// is swapped in (built whole for now: only the changed blocks' chunks need it).
+// is swapped in (only the touched block rows are scanned; the others' records are copied).
+// Old versions are reclaimed per --keep (version_reclaim.h).
 #pragma once
 
 #include <cstdint>

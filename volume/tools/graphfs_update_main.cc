@@ -1,11 +1,11 @@
 // graphfs-update GRAPH [--add EDGES] [--delete EDGES] [--order auto|sorted|input] [--allow-missing]
-//                [--keep N] [-o OUTPUT]
+//                [--keep N] [--compact] [--compact-above X] [-o OUTPUT]
 // graphfs-update GRAPH --reclaim [--keep N]      reclaim kept versions beyond the N newest
 // graphfs-update GRAPH --versions                GRAPH's versions, their disk space and users
 // Applies a batch of edge additions and deletions (binary edge lists in the graph's format; text
 // lists convert with import-edges) to a plain grid graph, as `preprocess` would have written it
 // from the updated edge list (grid/edge_batch.h): in place as GRAPH's next version (the old one
-// kept as GRAPH@N), or into a new directory OUTPUT (engines/core/graph_update.h).
+// kept as GRAPH@N), or into a new directory OUTPUT (volume/graph_update.h).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
