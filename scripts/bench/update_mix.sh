@@ -4,18 +4,20 @@
 #   scripts/bench/update_mix.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
 #                               [--fraction 0.01] [--kind clustered|random] [--iterations 10]
 #                               [--partition 256M] [--chunk-size 2M] [--delay 0.3] [--repeat 1]
+#                               [--keep 0]
 #
 # The graph of integrated.sh (scripts/bench/graphs.sh: weighted, --sort-sources, indexed) copied,
 # plain, to WORK/src/g and mounted with graphfs at WORK/mnt. Four integrated jobs (pagerank,
 # wcc, bfs, sssp from a vertex with out-edges) run together on MNT/g, page cache dropped first:
 #   base    the mix alone;
 #   across  the same mix; after DELAY x base's time, graphfs-update applies a batch (gen-update:
-#           FRACTION of the edges, KIND) in place with --keep 0, while the jobs run;
+#           FRACTION of the edges, KIND) in place with --keep KEEP (0: the old version is
+#           reclaimed once its jobs left), while the jobs run;
 #   after   the mix again, on the new version (column, row and touched blocks are extent maps).
 # Checks (the script fails if one does not hold): the `across` jobs' results, which stay with the
 # version they ran on (SRC/g@N), equal the unmodified apps' on a plain copy of the old graph; the
 # `after` jobs' equal them on the updated graph written whole (graphfs-update -o); the old
-# version is reclaimed once its jobs left. Prints wall times, across/base and after/base, and
+# version is reclaimed once its jobs left (with --keep 0). Prints wall times, across/base and after/base, and
 # the update's own time while the mix ran; a TSV goes to scripts/bench/results/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -31,6 +33,7 @@ PARTITION=256M
 CHUNK=2M
 DELAY=0.3
 REPEAT=1
+KEEP=0
 GEN_DIR=/var/tmp/graphfs-gen
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -44,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --chunk-size) CHUNK=$2; shift 2 ;;
     --delay) DELAY=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
+    --keep) KEEP=$2; shift 2 ;;
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -136,13 +140,17 @@ for round in $(seq 1 "$REPEAT"); do
   sleep "$(python3 -c "print($base * $DELAY)")"
   u0=$(now)
   "$GRAPHFS_BIN/graphfs-update" "$WORK/src/g" --add "$WORK/add.bin" --delete "$WORK/del.bin" --allow-missing \
-    --keep 0 > "$WORK/update.log"
+    --keep "$KEEP" > "$WORK/update.log"
   update_s=$(python3 -c "print(round($(now) - $u0, 2))")
   wait "$mix"
   across=$(cat "$WORK/across.time")
   # The old version is reclaimed once its jobs left (by the daemon); its results stay.
   reclaimed=no
-  for _ in $(seq 1 100); do [[ -f $WORK/src/g@0/meta ]] || { reclaimed=yes; break; }; sleep 0.1; done
+  if [[ $KEEP == 0 ]]; then
+    for _ in $(seq 1 100); do [[ -f $WORK/src/g@0/meta ]] || { reclaimed=yes; break; }; sleep 0.1; done
+  else
+    reclaimed=held
+  fi
   old_check=$(compare_results "$WORK/old" "$WORK/src/g@0") || true
   drop_caches
   after=$(run_mix "$WORK/after.log")
