@@ -17,8 +17,8 @@
 # Checks (the script fails if one does not hold): the `across` jobs' results, which stay with the
 # version they ran on (SRC/g@N), equal the unmodified apps' on a plain copy of the old graph; the
 # `after` jobs' equal them on the updated graph written whole (graphfs-update -o); the old
-# version is reclaimed once its jobs left (with --keep 0). Prints wall times, across/base and after/base, and
-# the update's own time while the mix ran; a TSV goes to scripts/bench/results/.
+# version is reclaimed once its jobs left (with --keep 0). Prints wall times, across/base and
+# after/base, and the update's own time while the mix ran; a TSV goes to scripts/bench/results/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
