@@ -4,7 +4,7 @@
 #   scripts/bench/update_mix.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
 #                               [--fraction 0.01] [--kind clustered|random] [--iterations 10]
 #                               [--partition 256M] [--chunk-size 2M] [--delay 0.3] [--repeat 1]
-#                               [--keep 0]
+#                               [--keep 0] [--seed S]
 #
 # The graph of integrated.sh (scripts/bench/graphs.sh: weighted, --sort-sources, indexed) copied,
 # plain, to WORK/src/g and mounted with graphfs at WORK/mnt. Four integrated jobs (pagerank,
@@ -34,6 +34,7 @@ CHUNK=2M
 DELAY=0.3
 REPEAT=1
 KEEP=0
+SEED=
 GEN_DIR=/var/tmp/graphfs-gen
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -48,6 +49,7 @@ while [[ $# -gt 0 ]]; do
     --delay) DELAY=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -117,7 +119,8 @@ printf 'round\tbase_s\tacross_s\tafter_s\tupdate_s\tacross_vs_base\tafter_vs_bas
 for round in $(seq 1 "$REPEAT"); do
   rm -rf "$WORK/src/g" "$WORK/src"/g@* "$WORK/old" "$WORK/new"
   cp -a "$G" "$WORK/src/g"
-  "$GRAPHFS_BIN/gen-update" --graph "$WORK/src/g" --fraction "$FRACTION" --kind "$KIND" --seed "$round" \
+  # Each round draws its batch with its own seed, unless --seed fixes one for all.
+  "$GRAPHFS_BIN/gen-update" --graph "$WORK/src/g" --fraction "$FRACTION" --kind "$KIND" --seed "${SEED:-$round}" \
     --add "$WORK/add.bin" --delete "$WORK/del.bin" > /dev/null
   # The references: the unmodified apps on plain copies of the old and the updated graph.
   cp -a "$G" "$WORK/old"
@@ -161,6 +164,13 @@ for round in $(seq 1 "$REPEAT"); do
     "$(python3 -c "print($across / $base)")" "$(python3 -c "print($after / $base)")" "$old_check" "$new_check" \
     "$reclaimed" >> "$SUMMARY"
   tail -1 "$SUMMARY"
+  for mix in base across after; do  # per job: which one a slow mix waited for
+    echo "# $mix:"
+    # run-jobs' table: job, app, its arguments, then planned_s start_s wall_s: the third number
+    # with a decimal point is the job's wall time.
+    grep -E '^[0-9]+ ' "$WORK/$mix.log" |
+      awk '{n = 0; for (i = 3; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+$/ && ++n == 3) {print "#   " $2, "wall", $i, "s"; break}}'
+  done
   cat "$WORK/update.log"
   [[ $old_check == identical && $new_check == identical ]] || { echo "results differ" >&2; exit 1; }
 done
