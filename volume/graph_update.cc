@@ -97,20 +97,14 @@ Result<grid::ExtentMap> OldExtents(const GridLayout& g, const char* name, int64_
   auto map = grid::ReadExtentMap(path);
   if (!map.ok()) return map.error();
   if (*map) {
-    grid::ExtentMap renamed;
-    for (const grid::MapExtent& e : (*map)->extents()) {
-      const std::string& piece = (*map)->pieces()[e.piece];
-      const bool block = piece.rfind(grid::kPiecesDir, 0) != 0;
-      const std::string as =
-          block ? std::string(grid::kPiecesDir) + "/" + piece + "@" + std::to_string(old_version) : piece;
-      renamed.Append(as, e.offset, e.length);
-    }
+    std::vector<std::string> as;  // each piece's name in the new version
     for (const std::string& piece : (*map)->pieces()) {
       const bool block = piece.rfind(grid::kPiecesDir, 0) != 0;
-      sources.emplace_back(block ? std::string(grid::kPiecesDir) + "/" + piece + "@" + std::to_string(old_version)
-                                 : piece,
-                           g.Path(piece));
+      as.push_back(block ? std::string(grid::kPiecesDir) + "/" + piece + "@" + std::to_string(old_version) : piece);
+      sources.emplace_back(as.back(), g.Path(piece));
     }
+    grid::ExtentMap renamed;
+    for (const grid::MapExtent& e : (*map)->extents()) renamed.Append(as[e.piece], e.offset, e.length);
     return renamed;
   }
   auto size = grid::RegularFileSize(path);
@@ -472,11 +466,6 @@ Status IndexLikeOld(const std::string& old_dir, const std::string& new_dir, Upda
   return Status::Ok();
 }
 
-// ---- versions in place ----
-
-namespace {
-
-// GRAPH split into its parent directory and its name (no trailing slash).
 std::pair<std::string, std::string> ParentAndName(const std::string& graph_dir) {
   std::filesystem::path p = std::filesystem::path(graph_dir).lexically_normal();
   if (!p.has_filename()) p = p.parent_path();
@@ -484,7 +473,6 @@ std::pair<std::string, std::string> ParentAndName(const std::string& graph_dir) 
   return {parent.empty() ? "." : parent, p.filename().string()};
 }
 
-// A graph directory's version number (0 without a version file); -1 if it cannot be read.
 int64_t VersionOf(const std::string& dir) {
   auto text = grid::ReadRegularFile(dir + "/" + kVersionFile, 64);
   if (!text.ok()) return text.error().code() == ENOENT ? 0 : -1;
@@ -496,6 +484,10 @@ int64_t VersionOf(const std::string& dir) {
     return -1;
   }
 }
+
+// ---- versions in place ----
+
+namespace {
 
 Status FsyncPath(const std::string& path) {
   auto fd = grid::OpenFile(path, O_RDONLY | O_DIRECTORY);

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -74,6 +75,11 @@ struct UpdateStats {
 inline constexpr const char* kVersionFile = ".graphfs/version";
 
 Result<UpdateStats> UpdateGraph(const UpdateOptions& options);
+
+// GRAPH split into its parent directory and its name (no trailing slash; "." for a bare name).
+std::pair<std::string, std::string> ParentAndName(const std::string& graph_dir);
+// A graph directory's version number (0 without a version file); -1 if it cannot be read.
+int64_t VersionOf(const std::string& dir);
 
 // What an in-place run does first, alone: finishes the update a killed run left swapped in
 // (renames the old version to NAME@N) or removes one it left unswapped. Returns what it did

@@ -25,13 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::pair<std::string, std::string> SplitPath(const std::string& path) {
-  fs::path p = fs::path(path).lexically_normal();
-  if (!p.has_filename()) p = p.parent_path();
-  const std::string parent = p.parent_path().string();
-  return {parent.empty() ? "." : parent, p.filename().string()};
-}
-
 // N of "NAME@N" (for `name` = "NAME"), or -1.
 int64_t VersionNumber(const std::string& entry, const std::string& name) {
   if (entry.size() <= name.size() + 1 || entry.compare(0, name.size(), name) != 0 || entry[name.size()] != '@')
@@ -82,16 +75,6 @@ VersionSpace SpaceOf(const std::string& path, int64_t number, bool current) {
   return v;
 }
 
-int64_t OwnNumber(const std::string& graph_dir) {
-  auto text = grid::ReadRegularFile(graph_dir + "/" + kVersionFile, 64);
-  if (!text.ok()) return 0;
-  try {
-    return std::stoll(*text);
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
-
 // Removes what a reclaim removes from `dir` (renamed already) and returns the bytes freed; the
 // directory goes too when nothing else is left, else it is named `final_name` again.
 Result<uint64_t> RemoveGraphFiles(const std::string& dir, const std::string& final_name, bool* results_left) {
@@ -105,7 +88,7 @@ Result<uint64_t> RemoveGraphFiles(const std::string& dir, const std::string& fin
   if (ec) return Error(ec.value(), "list " + dir + ": " + ec.message());
   // meta first: from then on the directory is not a graph, whatever a kill leaves.
   std::sort(doomed.begin(), doomed.end(), [](const std::string& a, const std::string& b) {
-    const bool am = SplitPath(a).second == grid::kMetaFile, bm = SplitPath(b).second == grid::kMetaFile;
+    const bool am = ParentAndName(a).second == grid::kMetaFile, bm = ParentAndName(b).second == grid::kMetaFile;
     return am != bm ? am : a < b;
   });
   for (const std::string& p : doomed) {
@@ -218,7 +201,7 @@ Status WriteKeep(const std::string& dir, uint64_t keep) {
 }
 
 Result<std::vector<VersionSpace>> ListVersions(const std::string& graph_dir, bool with_users) {
-  const auto [parent, name] = SplitPath(graph_dir);
+  const auto [parent, name] = ParentAndName(graph_dir);
   auto keep = KeepOf(parent + "/" + name);
   if (!keep.ok()) return keep.error();
   std::vector<std::pair<int64_t, std::string>> kept;
@@ -231,7 +214,7 @@ Result<std::vector<VersionSpace>> ListVersions(const std::string& graph_dir, boo
   if (ec) return Error(ec.value(), "list " + parent + ": " + ec.message());
   std::sort(kept.rbegin(), kept.rend());
   std::vector<VersionSpace> out;
-  out.push_back(SpaceOf(parent + "/" + name, OwnNumber(parent + "/" + name), true));
+  out.push_back(SpaceOf(parent + "/" + name, VersionOf(parent + "/" + name), true));
   for (size_t k = 0; k < kept.size(); ++k) {
     out.push_back(SpaceOf(kept[k].second, kept[k].first, false));
     out.back().held = !*keep || k < **keep;
@@ -252,7 +235,7 @@ Result<bool> ReclaimIfUnused(const std::string& version_dir, ReclaimReport* repo
     }
     return false;
   }
-  const auto [parent, name] = SplitPath(version_dir);
+  const auto [parent, name] = ParentAndName(version_dir);
   const std::string doomed = parent + "/." + name + ".reclaiming";
   if (::rename(version_dir.c_str(), doomed.c_str()) != 0) return Error::FromErrno("rename " + version_dir + " to " + doomed);
   bool left = false;
@@ -267,7 +250,7 @@ Result<bool> ReclaimIfUnused(const std::string& version_dir, ReclaimReport* repo
 }
 
 Result<ReclaimReport> ReclaimVersions(const std::string& graph_dir, uint64_t keep) {
-  const auto [parent, name] = SplitPath(graph_dir);
+  const auto [parent, name] = ParentAndName(graph_dir);
   ReclaimReport report;
   GRAPHFS_RETURN_IF_ERROR(FinishInterrupted(parent, name, report));
   auto versions = ListVersions(graph_dir);
@@ -293,7 +276,7 @@ std::string MarkedVersionOf(const std::string& path) {
   // The file's directory, or the version holding .graphfs/pieces, or the path itself.
   std::string dir = path;
   for (int up = 0; up < 4 && !dir.empty() && dir != "/"; ++up) {
-    const auto [parent, name] = SplitPath(dir);
+    const auto [parent, name] = ParentAndName(dir);
     const size_t at = name.rfind('@');
     if (at != std::string::npos && at > 0 && VersionNumber(name, name.substr(0, at)) >= 0)
       return Exists(dir + "/" + kReclaimMark) ? dir : "";
