@@ -173,12 +173,12 @@ Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inod
   return inode.striped;
 }
 
-Result<std::shared_ptr<const grid::GraphFile>> OpenMapped(Inode& inode) {
+Result<std::shared_ptr<const grid::GraphFile>> OpenMapped(GraphFs& fs, Inode& inode) {
   std::lock_guard<std::mutex> lock(inode.mu);
   if (auto open = inode.graph_file.lock()) return open;
   if (!inode.mapped) return Error(EINVAL, "not an extent map");
   // Its pieces are named relative to its directory: the backing path, not /proc/self/fd.
-  auto f = grid::GraphFile::Open(BackingPath(inode));
+  auto f = grid::GraphFile::Open(BackingPath(inode), &fs.volume->stub_files());
   if (!f.ok()) return f.error();
   if (f->size() != inode.mapped_size) return Error(EIO, f->path() + ": its extent map changed since lookup");
   auto open = std::make_shared<const grid::GraphFile>(std::move(*f));

@@ -74,28 +74,64 @@ bool IsStriped(Inode& inode) {
   return inode.manifest.has_value();
 }
 
-// An extent map's bytes, spliced from the pieces' descriptors (no copy in the daemon; a read
-// that spans pieces is one reply of several descriptor buffers). Small reads are copied.
+// An extent map's bytes: ranges of plain pieces spliced from their descriptors (no copy in the
+// daemon), ranges of striped pieces (a striped graph's version) read through the volume — its
+// cache units pinned until the reply is written; a read that spans pieces is one reply of
+// several buffers. Small reads of plain pieces are copied.
 void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   GraphFs& fs = Fs(req);
   const std::shared_ptr<const grid::GraphFile> file = h.mapped;
   const std::vector<grid::GraphFile::Piece> pieces = file->Pieces(static_cast<uint64_t>(offset), size);
   uint64_t total = 0;
-  for (const auto& p : pieces) total += p.length;
+  bool striped = false;
+  for (const auto& p : pieces) {
+    total += p.length;
+    striped |= p.stub != nullptr;
+  }
   fs.counters.bytes_read.fetch_add(total, std::memory_order_relaxed);
-  if (!pieces.empty() && total >= kSpliceMin) {
-    // fuse_bufvec ends in a one-element array; the others follow it in the same allocation.
-    std::vector<char> storage(sizeof(fuse_bufvec) + (pieces.size() - 1) * sizeof(fuse_buf));
-    auto* buf = new (storage.data()) fuse_bufvec(FUSE_BUFVEC_INIT(0));
-    buf->count = pieces.size();
-    for (size_t k = 0; k < pieces.size(); ++k) {
-      fuse_buf& b = buf->buf[k];
-      b = fuse_buf{};
-      b.size = pieces[k].length;
-      b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-      b.fd = pieces[k].fd;
-      b.pos = static_cast<off_t>(pieces[k].offset);
+  if (!pieces.empty() && (total >= kSpliceMin || striped)) {
+    std::vector<fuse_buf> bufs;
+    std::vector<volume::PinnedRead> pinned;  // unpinned after the reply
+    pinned.reserve(pieces.size());
+    std::vector<AlignedBuffer> scratch;      // one per striped range beyond the first
+    scratch.reserve(pieces.size());
+    const uint32_t pid = ProcessOfThread(fuse_req_ctx(req)->pid);
+    for (const auto& p : pieces) {
+      if (p.stub == nullptr) {
+        fuse_buf b{};
+        b.size = p.length;
+        b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+        b.fd = p.fd;
+        b.pos = static_cast<off_t>(p.offset);
+        bufs.push_back(b);
+        continue;
+      }
+      // Only this mount opens a map's stubs, always as MappedPieces (Volume::stub_files()).
+      const auto* piece = static_cast<const volume::MappedPiece*>(p.stub);
+      AlignedBuffer& buffer = pinned.empty() ? ThreadBuffer(p.length) : scratch.emplace_back(
+                                                                            (p.length + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
+      auto got = fs.volume->Read(*piece->file(), h.streams, p.offset, p.length, pid, buffer);
+      if (!got.ok()) {
+        LogError("read " + file->path() + ": " + got.error().message());
+        return ReplyErr(req, got.error().code());
+      }
+      if (got->bytes() != p.length) {
+        LogError("read " + file->path() + ": a piece ended early");
+        return ReplyErr(req, EIO);
+      }
+      pinned.push_back(std::move(*got));
+      for (const iovec& v : pinned.back().pieces()) {
+        fuse_buf b{};
+        b.size = v.iov_len;
+        b.mem = v.iov_base;
+        bufs.push_back(b);
+      }
     }
+    // fuse_bufvec ends in a one-element array; the others follow it in the same allocation.
+    std::vector<char> storage(sizeof(fuse_bufvec) + (bufs.size() - 1) * sizeof(fuse_buf));
+    auto* buf = new (storage.data()) fuse_bufvec(FUSE_BUFVEC_INIT(0));
+    buf->count = bufs.size();
+    for (size_t k = 0; k < bufs.size(); ++k) buf->buf[k] = bufs[k];
     h.MarkLastUse();
     return (void)fuse_reply_data(req, buf, FUSE_BUF_SPLICE_MOVE);
   }
@@ -126,7 +162,7 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
     // its cached pages across opens.
     fi->keep_cache = 1;
   } else if (inode.mapped) {
-    auto f = OpenMapped(inode);
+    auto f = OpenMapped(fs, inode);
     if (!f.ok()) {
       LogError("open: " + f.error().message());
       return ReplyErr(req, f.error().code());

@@ -10,9 +10,6 @@
 
 namespace graphfs {
 
-namespace {
-
-// FUSE tells the calling thread; the cache counts processes.
 uint32_t ProcessOfThread(pid_t tid) {
   static std::mutex mu;
   static std::unordered_map<pid_t, pid_t> tgid_of;
@@ -35,8 +32,6 @@ uint32_t ProcessOfThread(pid_t tid) {
   tgid_of[tid] = tgid;
   return static_cast<uint32_t>(tgid);
 }
-
-}  // namespace
 
 void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   GraphFs& fs = Fs(req);

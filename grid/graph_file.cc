@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstring>
 
@@ -179,13 +180,31 @@ Result<std::optional<ExtentMap>> ReadExtentMap(const std::string& path) {
   return std::optional<ExtentMap>(std::move(*m));
 }
 
-Result<uint64_t> GraphFileSize(const std::string& path) {
+namespace {
+std::atomic<const StubFiles*> default_stub_files{nullptr};
+}  // namespace
+
+const StubFiles* DefaultStubFiles() { return default_stub_files.load(std::memory_order_acquire); }
+
+ScopedDefaultStubFiles::ScopedDefaultStubFiles(const StubFiles* stubs)
+    : previous_(default_stub_files.exchange(stubs, std::memory_order_acq_rel)) {}
+ScopedDefaultStubFiles::~ScopedDefaultStubFiles() { default_stub_files.store(previous_, std::memory_order_release); }
+
+Result<uint64_t> GraphFileSize(const std::string& path, const StubFiles* stubs) {
   auto size = RegularFileSize(path);
   if (!size.ok()) return size.error();
-  if (*size > kMaxExtentMapBytes) return size;  // too large to be a map
+  if (*size > kMaxExtentMapBytes) return size;  // too large to be a map or a stub
   auto map = ReadExtentMap(path);
   if (!map.ok()) return map.error();
-  return *map ? (*map)->size() : *size;
+  if (*map) return (*map)->size();
+  if (stubs != nullptr) {
+    auto fd = OpenRegularFile(path, O_RDONLY);
+    if (!fd.ok()) return fd.error();
+    auto stub = stubs->StubSize(fd->get(), path);
+    if (!stub.ok()) return stub.error();
+    if (*stub) return **stub;
+  }
+  return *size;
 }
 
 Status WriteExtentMap(const std::string& path, const ExtentMap& map) {
@@ -199,7 +218,34 @@ Status WriteExtentMap(const std::string& path, const ExtentMap& map) {
   return Status::Ok();
 }
 
-Result<GraphFile> GraphFile::Open(const std::string& path) {
+namespace {
+
+// A plain file's size, or a stub's reader and size.
+Status OpenBytes(UniqueFd fd, const struct stat& st, const std::string& path, const StubFiles* stubs,
+                 std::vector<UniqueFd>& fds, std::vector<std::shared_ptr<const StubReader>>& readers,
+                 std::vector<uint64_t>& sizes) {
+  if (stubs != nullptr && static_cast<uint64_t>(st.st_size) <= kMaxExtentMapBytes) {
+    auto stub = stubs->StubSize(fd.get(), path);
+    if (!stub.ok()) return stub.error();
+    if (*stub) {
+      auto reader = stubs->OpenStub(std::move(fd), path);
+      if (!reader.ok()) return reader.error();
+      if ((*reader)->size() != **stub) return Error(EIO, path + ": its stub changed while it was opened");
+      fds.emplace_back();
+      readers.push_back(std::move(*reader));
+      sizes.push_back(**stub);
+      return Status::Ok();
+    }
+  }
+  fds.push_back(std::move(fd));
+  readers.emplace_back();
+  sizes.push_back(static_cast<uint64_t>(st.st_size));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<GraphFile> GraphFile::Open(const std::string& path, const StubFiles* stubs) {
   GraphFile f;
   f.path_ = path;
   auto fd = OpenRegularFile(path, O_RDONLY);
@@ -208,9 +254,9 @@ Result<GraphFile> GraphFile::Open(const std::string& path) {
   auto map = ReadExtentMap(path);
   if (!map.ok()) return map.error();
   if (!*map) {
-    f.size_ = static_cast<uint64_t>(f.st_.st_size);
     f.piece_st_.push_back(f.st_);
-    f.fds_.push_back(std::move(*fd));
+    GRAPHFS_RETURN_IF_ERROR(OpenBytes(std::move(*fd), f.st_, path, stubs, f.fds_, f.stubs_, f.piece_size_));
+    f.size_ = f.piece_size_[0];
     return f;
   }
   f.map_ = std::move(*map);
@@ -225,14 +271,15 @@ Result<GraphFile> GraphFile::Open(const std::string& path) {
     if (!nested.ok()) return nested.error();
     if (*nested) return Error(EINVAL, "extent map " + path + ": its piece " + piece + " is a map itself");
     f.piece_st_.push_back(st);
-    f.fds_.push_back(std::move(*pfd));
+    Status opened = OpenBytes(std::move(*pfd), st, piece, stubs, f.fds_, f.stubs_, f.piece_size_);
+    if (!opened.ok()) return opened.error().Wrap("extent map " + path);
   }
   uint64_t at = 0;
   for (const MapExtent& e : f.map_->extents()) {
-    if (e.offset + e.length > static_cast<uint64_t>(f.piece_st_[e.piece].st_size))
+    if (e.offset + e.length > f.piece_size_[e.piece])
       return Error(EINVAL, "extent map " + path + ": an extent reaches byte " + std::to_string(e.offset + e.length) +
                                " of " + dir + "/" + f.map_->pieces()[e.piece] + ", which has " +
-                               std::to_string(f.piece_st_[e.piece].st_size));
+                               std::to_string(f.piece_size_[e.piece]));
     f.starts_.push_back(at);
     at += e.length;
   }
@@ -246,7 +293,7 @@ std::vector<GraphFile::Piece> GraphFile::Pieces(uint64_t offset, uint64_t length
   if (offset >= size_) return out;
   length = std::min(length, size_ - offset);
   if (!map_) {
-    if (length > 0) out.push_back({fds_[0].get(), offset, length});
+    if (length > 0) out.push_back({fds_[0].get(), offset, length, stubs_[0].get()});
     return out;
   }
   // The extent holding `offset`: the last start at or before it.
@@ -256,7 +303,7 @@ std::vector<GraphFile::Piece> GraphFile::Pieces(uint64_t offset, uint64_t length
     const MapExtent& e = extents[k];
     const uint64_t skip = offset - starts_[k];
     const uint64_t take = std::min(e.length - skip, length);
-    out.push_back({fds_[e.piece].get(), e.offset + skip, take});
+    out.push_back({fds_[e.piece].get(), e.offset + skip, take, stubs_[e.piece].get()});
     offset += take;
     length -= take;
     ++k;
@@ -267,7 +314,12 @@ std::vector<GraphFile::Piece> GraphFile::Pieces(uint64_t offset, uint64_t length
 Result<uint64_t> GraphFile::Read(char* buf, uint64_t length, uint64_t offset) const {
   uint64_t done = 0;
   for (const Piece& p : Pieces(offset, length)) {
-    GRAPHFS_RETURN_IF_ERROR(PreadExact(p.fd, buf + done, p.length, p.offset, path_));
+    if (p.stub != nullptr) {
+      Status s = p.stub->ReadExact(buf + done, p.length, p.offset);
+      if (!s.ok()) return s.error().Wrap(path_);
+    } else {
+      GRAPHFS_RETURN_IF_ERROR(PreadExact(p.fd, buf + done, p.length, p.offset, path_));
+    }
     done += p.length;
   }
   return done;

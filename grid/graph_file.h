@@ -15,13 +15,17 @@
 //                               a block file (block-I-J) or .graphfs/pieces/NAME
 //   extents M                   then M lines: PIECE_INDEX OFFSET LENGTH, in file order
 //
-// Pieces are plain files (never maps themselves). Everything is checked when a map is read: a
-// damaged map, a missing piece or an extent past its piece's end is an Error naming the file.
+// Pieces are never maps themselves. They are plain files, or — in a striped graph — stubs whose
+// bytes live elsewhere (graphfs-stripe's files on the disk set): grid/ does not know how to read
+// those; a `StubFiles` given by whoever does (volume/) reads them. Everything is checked when a
+// map is read: a damaged map, a missing piece or an extent past its piece's end is an Error
+// naming the file.
 #pragma once
 
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +41,42 @@ inline constexpr const char* kExtentMapVersion = "1";
 inline constexpr const char* kPiecesDir = ".graphfs/pieces";
 // A map is never larger (P = 65536 blocks would still fit comfortably below this).
 inline constexpr uint64_t kMaxExtentMapBytes = 64ull << 20;
+
+// Files whose bytes are kept elsewhere (graphfs-stripe's stubs): grid/ reads graph files with
+// POSIX calls and knows nothing of disk sets, so the layer that does (volume/) says which files
+// are stubs and reads them. Without one, a stub reads as what it is (a small text file).
+class StubReader {
+ public:
+  virtual ~StubReader() = default;
+  virtual uint64_t size() const = 0;
+  // Exactly `length` bytes at `offset` (inside the file); thread-safe.
+  virtual Status ReadExact(char* buf, uint64_t length, uint64_t offset) const = 0;
+};
+class StubFiles {
+ public:
+  virtual ~StubFiles() = default;
+  // The logical size of the file open as `fd` (`path` names it in errors) when it is a stub,
+  // else nullopt (an ordinary file).
+  virtual Result<std::optional<uint64_t>> StubSize(int fd, const std::string& path) const = 0;
+  // A reader of the stub open as `fd` (a descriptor of its own; the reader may keep it).
+  virtual Result<std::shared_ptr<const StubReader>> OpenStub(UniqueFd fd, const std::string& path) const = 0;
+};
+// What GraphFile, GraphFileSize and GridLayout use when not told otherwise: none, or the one a
+// tool installed for its run (graphfs-update on a striped graph: its chunk index is built by
+// chunkindex/, which opens the graph's files itself).
+const StubFiles* DefaultStubFiles();
+// Installs `stubs` (must outlive the scope) as the default for the scope's life; not nested
+// across threads — a tool's main flow sets it once.
+class ScopedDefaultStubFiles {
+ public:
+  explicit ScopedDefaultStubFiles(const StubFiles* stubs);
+  ~ScopedDefaultStubFiles();
+  ScopedDefaultStubFiles(const ScopedDefaultStubFiles&) = delete;
+  ScopedDefaultStubFiles& operator=(const ScopedDefaultStubFiles&) = delete;
+
+ private:
+  const StubFiles* previous_;
+};
 
 struct MapExtent {
   uint32_t piece = 0;
@@ -77,17 +117,17 @@ class ExtentMap {
 Result<bool> IsExtentMap(const std::string& path);
 // The map at `path`, or nullopt for an ordinary file.
 Result<std::optional<ExtentMap>> ReadExtentMap(const std::string& path);
-// The size a graph file reads as: an extent map's (its pieces are not opened), else the file's.
-// Anything but a regular file is refused as by OpenRegularFile.
-Result<uint64_t> GraphFileSize(const std::string& path);
+// The size a graph file reads as: an extent map's (its pieces are not opened), a stub's (by
+// `stubs`), else the file's. Anything but a regular file is refused as by OpenRegularFile.
+Result<uint64_t> GraphFileSize(const std::string& path, const StubFiles* stubs = DefaultStubFiles());
 // Writes `map` as the file `path` (created; must not exist), marked as a map, durable.
 Status WriteExtentMap(const std::string& path, const ExtentMap& map);
 
-// An open graph file: an ordinary file, or an extent map with its pieces open. Reads are
-// thread-safe (pread).
+// An open graph file: an ordinary file, a stub (read by `stubs`), or an extent map with its
+// pieces open (each an ordinary file or a stub). Reads are thread-safe.
 class GraphFile {
  public:
-  static Result<GraphFile> Open(const std::string& path);
+  static Result<GraphFile> Open(const std::string& path, const StubFiles* stubs = DefaultStubFiles());
 
   uint64_t size() const { return size_; }
   bool mapped() const { return map_.has_value(); }
@@ -101,12 +141,14 @@ class GraphFile {
   // Up to `length` bytes at `offset`: short at the end of the file, empty past it.
   Result<uint64_t> Read(char* buf, uint64_t length, uint64_t offset) const;
 
-  // Where [offset, offset + length) lies (clipped to the file): descriptors of plain files and
-  // their ranges, in file order. An ordinary file gives itself. For replies spliced from files.
+  // Where [offset, offset + length) lies (clipped to the file): the pieces' ranges in file
+  // order — a plain file's descriptor, or a stub's reader (fd -1). An ordinary file gives
+  // itself. For replies spliced from files.
   struct Piece {
     int fd;
     uint64_t offset;
     uint64_t length;
+    const StubReader* stub = nullptr;
   };
   std::vector<Piece> Pieces(uint64_t offset, uint64_t length) const;
 
@@ -119,6 +161,8 @@ class GraphFile {
   uint64_t size_ = 0;
   std::optional<ExtentMap> map_;
   std::vector<UniqueFd> fds_;               // the file itself, or one per piece
+  std::vector<std::shared_ptr<const StubReader>> stubs_;  // per piece: set for a stub
+  std::vector<uint64_t> piece_size_;        // per piece: the bytes it reads as
   std::vector<struct stat> piece_st_;
   std::vector<uint64_t> starts_;            // a map's extents' file offsets, plus the end
 };

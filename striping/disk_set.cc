@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -52,6 +54,10 @@ std::string NewId() {
     out += kHex[b & 15];
   }
   return out;
+}
+
+uint32_t FirstDiskFor(const std::string& name, uint32_t disks) {
+  return static_cast<uint32_t>(XXH3_64bits(name.data(), name.size()) % disks);
 }
 
 Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {

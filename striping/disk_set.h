@@ -72,6 +72,9 @@ std::vector<std::string> FindRegistries(const std::string& root, int max_depth);
 
 // Random 128-bit identifier as 32 hex digits.
 std::string NewId();
+// The disk that holds unit 0 of a file named `name` (files of a graph start on different disks,
+// so their first units do not all load one disk).
+uint32_t FirstDiskFor(const std::string& name, uint32_t disks);
 
 // Writes `content` to `path` atomically and durably.
 Status WriteFileAtomic(const std::string& path, const std::string& content);

@@ -95,10 +95,6 @@ Status EnsurePendingDir(const std::string& dir) {
   return Status::Ok();
 }
 
-uint32_t FirstDiskFor(const std::string& name, uint32_t disks) {
-  return static_cast<uint32_t>(XXH3_64bits(name.data(), name.size()) % disks);
-}
-
 // ---- striping ------------------------------------------------------------------------
 
 

@@ -104,7 +104,6 @@ std::string PendingDir(const std::string& graph_dir, const char* kind);
 // Creates a pending-record directory, and removes the temporary files that atomic record
 // writes of a killed run left in it.
 Status EnsurePendingDir(const std::string& dir);
-uint32_t FirstDiskFor(const std::string& name, uint32_t disks);
 // Hash of a striped file, read back from its parts after dropping them from the page cache.
 Result<uint64_t> HashParts(const DiskSet& disks, const StripeManifest& m, std::vector<char>& buf);
 Result<uint64_t> HashFile(int fd, uint64_t size, std::vector<char>& buf, const std::string& what);

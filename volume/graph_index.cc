@@ -21,7 +21,13 @@ Result<chunkindex::FileFingerprint> MountedFingerprint(Volume& volume, const std
   const std::string path = dir + "/" + name;
   auto file = OpenMountedGraphFile(volume, path, /*direct_io=*/false);
   if (!file.ok()) return file.error();
-  if (!file->striped) return chunkindex::TakeFingerprint(dir, name);
+  if (file->plain) {
+    // An ordinary file or an extent map (whose pieces may be striped: read through the volume).
+    const grid::GraphFile& f = *file->plain;
+    return chunkindex::FingerprintFrom(name, f.size(), MtimeNs(f.st()), [&](uint64_t off, uint64_t len, char* buf) {
+      return f.ReadExact(buf, len, off);
+    });
+  }
   const std::shared_ptr<StripedFile>& f = file->striped;
   // A compressed file's bytes are its decoded units.
   std::shared_ptr<PackedFile> packed;
@@ -63,7 +69,7 @@ Result<MountedGraphFile> OpenMountedGraphFile(Volume& volume, const std::string&
     manifest = std::move(*m);
   }
   if (!manifest) {
-    auto plain = grid::GraphFile::Open(path);
+    auto plain = grid::GraphFile::Open(path, &volume.stub_files());
     if (!plain.ok()) return plain.error();
     file.plain = std::make_shared<const grid::GraphFile>(std::move(*plain));
     return file;

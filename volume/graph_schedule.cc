@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <bit>
 #include <chrono>
 
@@ -19,6 +20,65 @@ namespace {
 
 // The cache counts readers by process; the LP loader is the daemon itself.
 const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
+
+// `column` an extent map (a graph version): the LP's ranges read from its pieces.
+Status LoadMapped(Volume& volume, const grid::GraphFile& column, const std::string& dir,
+                  const std::vector<CopyRange>& whole, const std::vector<CopyRange>& runs, char* out,
+                  Volume::RunsReport& report, std::vector<AlignedBuffer>& buffers) {
+  // Each range split at the map's extents: plain pieces are pread; the ranges of each striped
+  // piece (a striped graph's version) are gathered and copied as a striped `column` would be —
+  // whole chunks through the cache, runs around it (a compressed piece: all from its units).
+  struct PieceRanges {
+    std::vector<CopyRange> whole, runs;
+  };
+  std::map<const MappedPiece*, PieceRanges> striped;
+  for (const std::vector<CopyRange>* list : {&whole, &runs}) {
+    for (const CopyRange& r : *list) {
+      uint64_t at = r.out_offset;
+      for (const grid::GraphFile::Piece& piece : column.Pieces(r.offset, r.length)) {
+        if (piece.stub != nullptr) {
+          // Only the volume's stub_files() opened this map's stubs: they are MappedPieces.
+          PieceRanges& to = striped[static_cast<const MappedPiece*>(piece.stub)];
+          (list == &whole ? to.whole : to.runs).push_back({piece.offset, piece.length, at});
+        } else {
+          GRAPHFS_RETURN_IF_ERROR(grid::PreadExact(piece.fd, out + at, piece.length, piece.offset, column.path()));
+          if (list == &runs) {
+            report.disk_bytes += piece.length;
+            ++report.requests;
+          }
+        }
+        at += piece.length;
+      }
+    }
+  }
+  auto by_offset = [](const CopyRange& a, const CopyRange& b) { return a.offset < b.offset; };
+  for (auto& [piece, ranges] : striped) {
+    const std::shared_ptr<StripedSource> source = piece->file()->shared_source();
+    if (source->compressed()) {
+      ranges.whole.insert(ranges.whole.end(), ranges.runs.begin(), ranges.runs.end());
+      ranges.runs.clear();
+    }
+    std::sort(ranges.whole.begin(), ranges.whole.end(), by_offset);
+    std::sort(ranges.runs.begin(), ranges.runs.end(), by_offset);
+    if (!ranges.whole.empty()) {
+      Status s = volume.CopyRanges(source, source->size(), ranges.whole, out, kLoaderPid);
+      if (!s.ok()) return s.error().Wrap("chunks of " + dir + "/column");
+    }
+    // CopyRuns wants disjoint ranges; a map never reads a piece's bytes twice, but a damaged
+    // one might: then one range at a time.
+    bool disjoint = true;
+    for (size_t k = 1; k < ranges.runs.size(); ++k)
+      disjoint &= ranges.runs[k - 1].offset + ranges.runs[k - 1].length <= ranges.runs[k].offset;
+    if (disjoint && !ranges.runs.empty()) {
+      Status s = volume.CopyRuns(source, source->size(), ranges.runs, out, kLoaderPid, &report, &buffers);
+      if (!s.ok()) return s.error().Wrap("runs of " + dir + "/column");
+    } else {
+      for (const CopyRange& r : ranges.runs) GRAPHFS_RETURN_IF_ERROR(piece->ReadExact(out + r.out_offset, r.length, r.offset));
+    }
+  }
+  return Status::Ok();
+}
+
 
 }  // namespace
 
@@ -135,7 +195,7 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
       Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &load_buffers_);
       if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
     }
-  } else {
+  } else if (!plain_->mapped()) {
     for (const std::vector<CopyRange>* list : {&whole, &runs}) {
       for (const CopyRange& r : *list) {
         GRAPHFS_RETURN_IF_ERROR(ReadPlain(r, out));
@@ -145,6 +205,8 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
         }
       }
     }
+  } else {
+    GRAPHFS_RETURN_IF_ERROR(LoadMapped(*volume_, *plain_, dir_, whole, runs, out, report, load_buffers_));
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(mu_);
@@ -158,6 +220,7 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   loader_.seconds += seconds;
   return Status::Ok();
 }
+
 
 Status GraphSchedule::ReadPlain(const CopyRange& r, char* out) {
   Status s = plain_->ReadExact(out + r.out_offset, r.length, r.offset);

@@ -22,6 +22,8 @@
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
+#include "striping/disk_set.h"
+#include "volume/graph_disks.h"
 
 namespace graphfs::volume {
 
@@ -37,6 +39,12 @@ Result<std::string> ReadBlock(const GridLayout& g, uint64_t i, uint64_t j) {
   std::string bytes(g.BlockBytes(i, j), '\0');
   GRAPHFS_RETURN_IF_ERROR(file->ReadExact(bytes.data(), bytes.size(), 0));
   return bytes;
+}
+
+// Whether the graph file at `path` is a striped file's stub.
+bool IsStub(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && StubManifest(path, st).has_value();
 }
 
 // How the new version gets a touched block of a sorted graph, in place: the old block's bytes
@@ -107,7 +115,7 @@ Result<grid::ExtentMap> OldExtents(const GridLayout& g, const char* name, int64_
     for (const grid::MapExtent& e : (*map)->extents()) renamed.Append(as[e.piece], e.offset, e.length);
     return renamed;
   }
-  auto size = grid::RegularFileSize(path);
+  auto size = grid::GraphFileSize(path);  // a stub's (striped graph): the file it stands for
   if (!size.ok()) return size.error();
   grid::ExtentMap whole;
   const std::string piece = std::string(grid::kPiecesDir) + "/" + name + "@" + std::to_string(old_version);
@@ -186,7 +194,7 @@ Result<uint64_t> ReferencedBytes(const std::string& dir, uint64_t p) {
   auto add = [&](const std::string& path) -> Status {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return Error::FromErrno("stat " + path);
-    if (seen.insert({st.st_dev, st.st_ino}).second) total += static_cast<uint64_t>(st.st_size);
+    if (seen.insert({st.st_dev, st.st_ino}).second) total += StoredBytes(path, st);
     return Status::Ok();
   };
   std::vector<std::string> names = {grid::kColumnFile, grid::kRowFile};
@@ -208,28 +216,30 @@ Result<uint64_t> ReferencedBytes(const std::string& dir, uint64_t p) {
 // copy of the graph, whatever pieces of older versions it read before (they are unlinked here;
 // the older versions keep their own links).
 Status Compact(const std::string& out, uint64_t p, uint64_t total, const std::vector<int64_t>& column_offset,
-               const std::vector<int64_t>& row_offset, int64_t version, UpdateStats& st) {
+               const std::vector<int64_t>& row_offset, int64_t version, const GraphDisks* disks, UpdateStats& st) {
   const std::string piece = std::string(grid::kPiecesDir) + "/compact@" + std::to_string(version);
   {
     auto column = grid::GraphFile::Open(out + "/" + grid::kColumnFile);
     if (!column.ok()) return column.error();
-    auto fd = grid::OpenFile(out + "/" + piece, O_WRONLY | O_CREAT | O_EXCL);
-    if (!fd.ok()) return fd.error();
+    auto file = NewGraphFile::Create(out + "/" + piece, disks);
+    if (!file.ok()) return file.error();
     std::string buffer;
     for (uint64_t at = 0; at < total;) {
       const uint64_t n = std::min<uint64_t>(total - at, 64ull << 20);
       buffer.resize(n);
       GRAPHFS_RETURN_IF_ERROR(column->ReadExact(buffer.data(), n, at));
-      GRAPHFS_RETURN_IF_ERROR(grid::PwriteAll(fd->get(), buffer.data(), n, at, out + "/" + piece));
+      GRAPHFS_RETURN_IF_ERROR((*file)->Write(buffer.data(), n, at));
       at += n;
     }
-    if (::fsync(fd->get()) != 0) return Error::FromErrno("fsync " + out + "/" + piece);
+    GRAPHFS_RETURN_IF_ERROR((*file)->Finish());
     st.bytes_written += total;
   }
-  // The staging directory is nobody's yet: its files are replaced one by one.
+  // The staging directory is nobody's yet: its files are replaced one by one (a block written
+  // whole in this run goes with its parts; links to older versions' files just go).
+  LazyDiskSet set({out});
   auto replace = [&](const std::string& name, const grid::ExtentMap& map) -> Status {
     const std::string path = out + "/" + name;
-    if (::unlink(path.c_str()) != 0) return Error::FromErrno("remove " + path);
+    GRAPHFS_RETURN_IF_ERROR(RemoveGraphFile(path, set));
     GRAPHFS_RETURN_IF_ERROR(grid::WriteExtentMap(path, map));
     st.bytes_written += map.Encode().size();
     return Status::Ok();
@@ -249,8 +259,7 @@ Status Compact(const std::string& out, uint64_t p, uint64_t total, const std::ve
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(out + "/" + grid::kPiecesDir, ec)) {
     if (e.path().filename().string() == piece.substr(piece.rfind('/') + 1)) continue;
-    std::filesystem::remove(e.path(), ec);
-    if (ec) return Error(ec.value(), "remove " + e.path().string() + ": " + ec.message());
+    GRAPHFS_RETURN_IF_ERROR(RemoveGraphFile(e.path().string(), set));
   }
   if (ec) return Error(ec.value(), "list " + out + "/" + grid::kPiecesDir + ": " + ec.message());
   st.compacted = true;
@@ -260,7 +269,7 @@ Status Compact(const std::string& out, uint64_t p, uint64_t total, const std::ve
 // Writes the updated graph's files into `out`; the caller removes `out` if this fails. `link`:
 // untouched blocks are hard links to the old ones (in place), else copies.
 Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const UpdateOptions& o, const std::string& out,
-                    bool link, int64_t old_version, UpdateStats& st) {
+                    bool link, int64_t old_version, const GraphDisks* disks, UpdateStats& st) {
   const uint64_t p = g.partitions();
   const std::vector<uint64_t> touched = batch.TouchedBlocks();
   std::vector<bool> is_touched(p * p, false);
@@ -285,7 +294,9 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
     old_row = std::move(*r);
   }
   const std::string delta_piece = std::string(grid::kPiecesDir) + "/delta@" + std::to_string(old_version + 1);
-  UniqueFd delta;
+  // A striped graph's new bytes go to its disks (in place): the delta piece and the blocks
+  // written whole that were striped before.
+  std::unique_ptr<NewGraphFile> delta;
   uint64_t delta_end = 0;
 
   // 1. Blocks: the touched ones rebuilt (in place and sorted: only their changed run), the others
@@ -333,16 +344,15 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
         GRAPHFS_RETURN_IF_ERROR(file->ReadExact(run.data(), run.size(), sp.lower));
         grid::EdgeBatch::BlockResult result = batch.Apply(b, run, /*sorted=*/true);
         GRAPHFS_RETURN_IF_ERROR(count(result, i, j));
-        if (!delta.valid()) {
+        if (delta == nullptr) {
           const std::string pieces_dir = out + "/" + grid::kPiecesDir;
           if (::mkdir(pieces_dir.c_str(), 0755) != 0 && errno != EEXIST)
             return Error::FromErrno("create " + pieces_dir);
-          auto fd = grid::OpenFile(out + "/" + delta_piece, O_WRONLY | O_CREAT | O_EXCL);
-          if (!fd.ok()) return fd.error();
-          delta = std::move(*fd);
+          auto created = NewGraphFile::Create(out + "/" + delta_piece, link ? disks : nullptr);
+          if (!created.ok()) return created.error();
+          delta = std::move(*created);
         }
-        GRAPHFS_RETURN_IF_ERROR(
-            grid::PwriteAll(delta.get(), result.bytes.data(), result.bytes.size(), delta_end, delta_piece));
+        GRAPHFS_RETURN_IF_ERROR(delta->Write(result.bytes.data(), result.bytes.size(), delta_end));
         sp.delta_length = result.bytes.size();
         delta_end += sp.delta_length;
         st.delta_bytes += sp.delta_length;
@@ -372,10 +382,17 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
       fresh = std::move(*old);
     }
     bytes[b] = fresh.size();
-    GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(to, fresh.data(), fresh.size()));
+    if (link && disks != nullptr && IsStub(g.Path(BlockFileName(i, j)))) {
+      auto file = NewGraphFile::Create(to, disks);
+      if (!file.ok()) return file.error();
+      GRAPHFS_RETURN_IF_ERROR((*file)->Write(fresh.data(), fresh.size(), 0));
+      GRAPHFS_RETURN_IF_ERROR((*file)->Finish());
+    } else {
+      GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(to, fresh.data(), fresh.size()));
+    }
     st.bytes_written += fresh.size();
   }
-  if (delta.valid() && ::fsync(delta.get()) != 0) return Error::FromErrno("fsync " + out + "/" + delta_piece);
+  if (delta != nullptr) GRAPHFS_RETURN_IF_ERROR(delta->Finish());
   st.blocks = p * p;
   st.blocks_touched = touched.size();
 
@@ -424,7 +441,7 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
     st.referenced_bytes = *referenced;
     const double footprint = 3.0 * static_cast<double>(total);  // blocks, column and row of a fresh graph
     if (o.compact || static_cast<double>(*referenced) > o.compact_above * footprint) {
-      GRAPHFS_RETURN_IF_ERROR(Compact(out, p, total, column_offset, row_offset, old_version + 1, st));
+      GRAPHFS_RETURN_IF_ERROR(Compact(out, p, total, column_offset, row_offset, old_version + 1, disks, st));
       auto after = ReferencedBytes(out, p);
       if (!after.ok()) return after.error();
       st.referenced_bytes = *after;
@@ -512,12 +529,14 @@ Result<std::string> Recover(const std::string& graph, const std::string& staging
     return "a killed update had swapped in version " + std::to_string(current) + "; version " +
            std::to_string(staged) + " is now " + kept;
   }
-  std::filesystem::remove_all(staging, ec);
-  if (ec) return Error(ec.value(), "remove " + staging + ": " + ec.message());
+  // With the parts of what it wrote on a striped graph's disks (its own stubs are their last links).
+  LazyDiskSet disks({staging, graph});
+  GRAPHFS_RETURN_IF_ERROR(RemoveGraphTree(staging, disks));
   return "removed " + staging + " (an update killed before it was swapped in)";
 }
 
-Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& batch, const UpdateOptions& o) {
+Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& batch, const UpdateOptions& o,
+                                  const GraphDisks* disks) {
   const auto [parent, name] = ParentAndName(o.graph_dir);
   const std::string graph = parent + "/" + name, staging = parent + "/." + name + ".update";
   const int64_t version = VersionOf(graph);
@@ -528,11 +547,17 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   if (::mkdir(staging.c_str(), 0755) != 0) return Error::FromErrno("create " + staging);
   UpdateStats st;
   auto fail = [&](const Error& e) {
-    std::filesystem::remove_all(staging, ec);  // never swapped in: nothing else refers to it
+    LazyDiskSet set({staging, graph});
+    (void)RemoveGraphTree(staging, set);  // never swapped in: nothing else refers to it
     return e;
   };
   if (::mkdir((staging + "/.graphfs").c_str(), 0755) != 0) return fail(Error::FromErrno("create " + staging + "/.graphfs"));
-  Status written = WriteUpdated(g, batch, o, staging, /*link=*/true, version, st);
+  if (disks != nullptr) {
+    // A version of a striped graph names its disk set like the graph (the mount finds it so).
+    Status registered = WriteRegistry(staging, disks->disks().registry());
+    if (!registered.ok()) return fail(registered.error());
+  }
+  Status written = WriteUpdated(g, batch, o, staging, /*link=*/true, version, disks, st);
   if (!written.ok()) return fail(written.error());
   // The rest of GRAPH (results of jobs, notes) stays with the version it was made on: linked
   // into the new one, a job's rewrite of its result file would change the old version's too.
@@ -602,26 +627,25 @@ Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
     if (!recovered.ok()) return recovered.error();
     if (!recovered->empty()) std::fprintf(stderr, "graphfs-update: %s\n", recovered->c_str());
   }
-  // Striped graphs (graphfs-stripe's stubs, named by this xattr) are not handled yet: their
-  // blocks live on the disks, and the versions must share stripe units (issue 19, next part).
-  if (::getxattr((o.graph_dir + "/" + grid::kColumnFile).c_str(), "user.graphfs.stripe", nullptr, 0) >= 0) {
-    return Error(ENOTSUP, o.graph_dir + " is striped (graphfs-stripe): graphfs-update works on plain graphs so far; "
-                                        "graphfs-unstripe it first");
-  }
+  // A striped graph (graphfs-stripe): its stubs are read through their parts — by this code and
+  // by chunkindex/, which builds the new version's index — and its new bytes go to its disks.
+  auto disks = GraphDisks::Open(o.graph_dir);
+  if (!disks.ok()) return disks.error();
+  grid::ScopedDefaultStubFiles stubs(*disks ? &(*disks)->stubs() : grid::DefaultStubFiles());
   auto g = GridLayout::Open(o.graph_dir);
   if (!g.ok()) return g.error();
   auto batch = grid::EdgeBatch::Load(g->meta(), o.add_file, o.delete_file);
   if (!batch.ok()) return batch.error();
   Result<UpdateStats> st = Error(EINVAL, "not run");
   if (o.output_dir.empty()) {
-    st = UpdateInPlace(*g, *batch, o);
+    st = UpdateInPlace(*g, *batch, o, disks->get());
   } else {
     if (::mkdir(o.output_dir.c_str(), 0755) != 0) {
       return Error::FromErrno(errno == EEXIST ? "output directory " + o.output_dir + " exists already"
                                               : "create output directory " + o.output_dir);
     }
     UpdateStats s;
-    Status written = WriteUpdated(*g, *batch, o, o.output_dir, /*link=*/false, 0, s);
+    Status written = WriteUpdated(*g, *batch, o, o.output_dir, /*link=*/false, 0, nullptr, s);
     if (written.ok()) written = IndexLikeOld(o.graph_dir, o.output_dir, s);
     if (!written.ok()) {
       std::error_code ec;

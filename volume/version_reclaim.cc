@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
+#include "volume/graph_disks.h"
 #include "volume/graph_update.h"
 
 namespace graphfs::volume {
@@ -41,8 +42,8 @@ bool Exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-// Every inode reachable under `dir` (not following symlinks): its allocated bytes, and how many of
-// its links lie under `dir`.
+// Every inode reachable under `dir` (not following symlinks): its allocated bytes (a stub's: what
+// its parts store on the disks), and how many of its links lie under `dir`.
 struct InodeUse {
   uint64_t bytes = 0;
   nlink_t nlink = 0;
@@ -55,7 +56,8 @@ void Walk(const std::string& dir, std::map<std::pair<dev_t, ino_t>, InodeUse>& s
     struct stat st;
     if (::lstat(it->path().c_str(), &st) != 0) continue;
     InodeUse& u = seen[{st.st_dev, st.st_ino}];
-    u.bytes = static_cast<uint64_t>(st.st_blocks) * 512;
+    const auto stub = StubManifest(it->path().string(), st);
+    u.bytes = stub ? stub->stored_size() : static_cast<uint64_t>(st.st_blocks) * 512;
     u.nlink = S_ISDIR(st.st_mode) ? 1 : st.st_nlink;
     u.links_here += 1;
   }
@@ -77,7 +79,10 @@ VersionSpace SpaceOf(const std::string& path, int64_t number, bool current) {
 
 // Removes what a reclaim removes from `dir` (renamed already) and returns the bytes freed; the
 // directory goes too when nothing else is left, else it is named `final_name` again.
-Result<uint64_t> RemoveGraphFiles(const std::string& dir, const std::string& final_name, bool* results_left) {
+// A striped version's stubs go with their parts when they are the last links (the disk set from the
+// version's registry, or GRAPH's: `graph`).
+Result<uint64_t> RemoveGraphFiles(const std::string& dir, const std::string& final_name, const std::string& graph,
+                                  bool* results_left) {
   const VersionSpace space = SpaceOf(dir, -1, false);
   std::error_code ec;
   std::vector<std::string> doomed;
@@ -91,9 +96,11 @@ Result<uint64_t> RemoveGraphFiles(const std::string& dir, const std::string& fin
     const bool am = ParentAndName(a).second == grid::kMetaFile, bm = ParentAndName(b).second == grid::kMetaFile;
     return am != bm ? am : a < b;
   });
+  LazyDiskSet disks({dir, graph});
   for (const std::string& p : doomed) {
-    fs::remove_all(p, ec);
-    if (ec) return Error(ec.value(), "remove " + p + ": " + ec.message());
+    struct stat st;
+    const bool directory = ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    GRAPHFS_RETURN_IF_ERROR(directory ? RemoveGraphTree(p, disks) : RemoveGraphFile(p, disks));
   }
   *results_left = !fs::is_empty(dir, ec);
   if (*results_left) {
@@ -116,7 +123,7 @@ Status FinishInterrupted(const std::string& parent, const std::string& name, Rec
     const std::string version = n.substr(1, n.size() - 1 - suffix.size());
     if (VersionNumber(version, name) < 0) continue;
     bool left = false;
-    auto freed = RemoveGraphFiles(e.path().string(), parent + "/" + version, &left);
+    auto freed = RemoveGraphFiles(e.path().string(), parent + "/" + version, parent + "/" + name, &left);
     if (!freed.ok()) return freed.error();
     report.reclaimed.push_back(parent + "/" + version + " (interrupted before)");
     report.bytes_freed += *freed;
@@ -239,7 +246,7 @@ Result<bool> ReclaimIfUnused(const std::string& version_dir, ReclaimReport* repo
   const std::string doomed = parent + "/." + name + ".reclaiming";
   if (::rename(version_dir.c_str(), doomed.c_str()) != 0) return Error::FromErrno("rename " + version_dir + " to " + doomed);
   bool left = false;
-  auto freed = RemoveGraphFiles(doomed, version_dir, &left);
+  auto freed = RemoveGraphFiles(doomed, version_dir, parent + "/" + name.substr(0, name.rfind('@')), &left);
   if (!freed.ok()) return freed.error();
   if (report != nullptr) {
     report->reclaimed.push_back(version_dir);

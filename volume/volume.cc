@@ -170,8 +170,8 @@ void Volume::Stop() {
 }
 
 Result<std::shared_ptr<StripedSource>> Volume::MakeSource(std::shared_ptr<StripedFile> file,
-                                                         const std::string& backing_path) {
-  const std::string id = file->manifest().file_id;
+                                                         const std::string& backing_path, const std::string& key_scope) {
+  const std::string id = file->manifest().file_id + key_scope;
   const uint64_t key = XXH3_64bits(id.data(), id.size());
   if (file->manifest().packed) {
     auto packed = PackedFile::Open(file, &packed_counters_);

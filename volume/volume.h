@@ -32,6 +32,7 @@
 #include "volume/graph_index.h"
 #include "volume/packed_file.h"
 #include "volume/graph_schedule.h"
+#include "volume/mapped_piece.h"
 #include "volume/read_ahead.h"
 #include "volume/run_batches.h"
 #include "volume/version_reclaim.h"
@@ -139,6 +140,10 @@ class Volume {
   int fault(uint32_t disk) const;
   void InjectFault(uint32_t disk, int error);
 
+  // Reads the stubs in graph versions' extent maps (a striped graph's versions) through this
+  // volume: grid::GraphFile::Open(path, &volume.stub_files()).
+  const grid::StubFiles& stub_files() const { return stub_files_; }
+
   // The services of the volume.
   GraphIndexes& indexes() { return indexes_; }
   GraphSchedules& schedules() { return schedules_; }
@@ -153,9 +158,12 @@ class Volume {
   // Internals for the volume's own files (graph_index.cc, graph_schedule.cc).
   const DiskSet* disk_set() const { return disks_.get(); }
   IoEngine* io() { return io_.get(); }
-  // The cache's view of a striped file of this volume, keyed by its id.
-  // A compressed file's source decodes its units (its directory is read here).
-  Result<std::shared_ptr<StripedSource>> MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path);
+  // The cache's view of a striped file of this volume, keyed by its id (and `key_scope`: the
+  // cache tells units apart by file key and unit number, so one file cut into units two ways —
+  // a stub read as a map's piece in blocks and, by its own name, in its index's chunks — needs
+  // two keys). A compressed file's source decodes its units (its directory is read here).
+  Result<std::shared_ptr<StripedSource>> MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path,
+                                                    const std::string& key_scope = "");
   // The counters of reads of compressed files (stats: "compressed").
   PackedCounters& packed_counters() { return packed_counters_; }
   // Forgets the cached units of `source` (after its bytes or size changed).
@@ -174,6 +182,7 @@ class Volume {
   std::unique_ptr<IoEngine> io_;
   ReadAhead read_ahead_;
   PackedCounters packed_counters_;
+  VolumeStubFiles stub_files_{*this};
   GraphIndexes indexes_;                     // chunk layouts of indexed graphs
   std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
   GraphSchedules schedules_;                 // after the cache: their loads run through it

@@ -23,6 +23,8 @@
 #include "grid/edge_batch.h"
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
+#include "striping/restripe.h"
+#include "volume/graph_disks.h"
 
 namespace graphfs::volume {
 namespace {
@@ -197,11 +199,14 @@ TEST_F(GraphUpdateRefuses, ADeletionOfAnEdgeNotThereUnlessAllowed) {
   EXPECT_FALSE(Run(Edges({{9, 9}}), Edges({{9, 9}})).ok());
 }
 
-TEST_F(GraphUpdateRefuses, AStripedGraphForNow) {
-  ASSERT_EQ(::setxattr(tmp.File("g/column").c_str(), "user.graphfs.stripe", "{}", 2, 0), 0);
+TEST_F(GraphUpdateRefuses, AStripedGraphWhoseDisksAreGone) {
+  // A registry naming disks that are not there: refused, naming them, before anything is written.
+  std::filesystem::create_directories(tmp.File("g/.graphfs"));
+  WriteFile(tmp.File("g/.graphfs/disks.json"), EncodeRegistry({"0123456789abcdef0123456789abcdef", {tmp.File("gone")}}));
   auto st = Run(Edges({{5, 6}}), "");
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.error().message().find("is striped"), std::string::npos) << st.error().message();
+  EXPECT_NE(st.error().message().find(tmp.File("gone")), std::string::npos) << st.error().message();
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("out")));
 }
 
 TEST_F(GraphUpdateRefuses, AnOutputThatExists) {
@@ -698,6 +703,251 @@ TEST_F(VersionedUpdate, KilledAtRandomPointsLeavesTheOldOrTheNewVersion) {
   EXPECT_GT(saw_old, 0);
   EXPECT_GT(saw_new, 0);
 }
+
+}  // namespace
+}  // namespace graphfs::volume
+
+// ---- versions of striped graphs ----
+
+namespace graphfs::volume {
+namespace {
+
+struct StripedCase {
+  const char* name;
+  uint64_t min_size;     // graphfs-stripe --min-size: 4 KiB stripes the blocks too
+  const char* compress;  // "" or a codec: the old version's files are compressed
+};
+void PrintTo(const StripedCase& c, std::ostream* os) { *os << c.name; }
+
+// A striped graph (graphfs-stripe over three directory "disks") updated in place: versions read
+// as preprocess's graphs, share the stripe units they did not change (only new bytes go to the
+// disks), and every part on the disks is named by exactly one stub — after updates, reclaims and
+// kills alike.
+class StripedVersionedUpdate : public ::testing::TestWithParam<StripedCase> {
+ protected:
+  static constexpr uint32_t kP = 4, kVertices = 20000;
+  static constexpr size_t kEdges = 200000;
+  static constexpr uint64_t kUnit = 64 << 10;
+
+  void SetUp() override {
+    const TestGraph g = etest::RandomGraph(kVertices, kVertices, kEdges, false, 3);
+    WriteFile(tmp.File("edges"), EdgeBytes(g));
+    Preprocessed(tmp.File("edges"), tmp.File("orig"), kVertices, kP, false, true);
+    std::filesystem::create_directories(tmp.File("src"));
+    std::filesystem::copy(tmp.File("orig"), tmp.File("src/g"));
+    chunkindex::BuildOptions b;
+    b.graph_dir = tmp.File("src/g");
+    b.chunk_size = kUnit;
+    ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
+    for (int d = 0; d < 3; ++d) {
+      disks.push_back(tmp.File("disk" + std::to_string(d)));
+      std::filesystem::create_directories(disks.back());
+    }
+    StripeRequest r;
+    r.path = tmp.File("src/g");
+    r.disks = disks;
+    r.unit = kUnit;
+    r.min_size = GetParam().min_size;
+    r.progress = false;
+    r.compress = GetParam().compress;
+    r.record_size = 8;
+    r.compress_unit = kUnit;
+    auto striped = StripeFiles(r);
+    ASSERT_TRUE(striped.ok()) << striped.error().message();
+    ASSERT_TRUE(IsStub(tmp.File("src/g/column")));
+    ASSERT_EQ(IsStub(tmp.File("src/g/block-0-0")), GetParam().min_size == 4096);
+    // The batch of VersionedUpdate: block (0, 0) only.
+    TestGraph adds{kVertices, false, {}};
+    for (int32_t k = 0; k < 100; ++k) adds.edges.push_back({k % 50, (k * 7) % 50});
+    WriteFile(tmp.File("add"), EdgeBytes(adds));
+    UpdateOptions o = Options();
+    o.graph_dir = tmp.File("orig");
+    o.output_dir = tmp.File("want");
+    ASSERT_TRUE(UpdateGraph(o).ok());
+    // The test reads the striped versions through their parts, as the tool does.
+    auto opened = GraphDisks::Open(tmp.File("src/g"));
+    ASSERT_TRUE(opened.ok() && *opened) << (opened.ok() ? "no registry" : opened.error().message());
+    graph_disks = std::move(*opened);
+    scope = std::make_unique<grid::ScopedDefaultStubFiles>(&graph_disks->stubs());
+  }
+  void TearDown() override { scope.reset(); }
+
+  UpdateOptions Options() {
+    UpdateOptions o;
+    o.graph_dir = tmp.File("src/g");
+    o.add_file = tmp.File("add");
+    return o;
+  }
+  static bool IsStub(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && StubManifest(path, st).has_value();
+  }
+  // The ids of the parts on the disks (each id on every disk), and their bytes.
+  std::set<std::string> PartIds(uint64_t* bytes = nullptr) const {
+    std::set<std::string> ids;
+    if (bytes != nullptr) *bytes = 0;
+    for (const std::string& d : disks) {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(d + "/parts", ec)) {
+        ids.insert(e.path().filename().string());
+        if (bytes != nullptr) *bytes += e.file_size();
+      }
+    }
+    return ids;
+  }
+  // The ids the stubs under the source directory name (each inode once).
+  std::set<std::string> StubIds() const {
+    std::set<std::string> ids;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.File("src"))) {
+      struct stat st;
+      if (::lstat(e.path().c_str(), &st) != 0) continue;
+      if (auto m = StubManifest(e.path().string(), st)) ids.insert(m->file_id);
+    }
+    return ids;
+  }
+  std::string Id(const std::string& path) const {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return "";
+    auto m = StubManifest(path, st);
+    return m ? m->file_id : "";
+  }
+
+  TempDir tmp;
+  std::vector<std::string> disks;
+  std::unique_ptr<GraphDisks> graph_disks;
+  std::unique_ptr<grid::ScopedDefaultStubFiles> scope;
+};
+
+TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
+  uint64_t disk_bytes_before = 0;
+  const std::set<std::string> before = PartIds(&disk_bytes_before);
+  EXPECT_EQ(before, StubIds());
+  const std::string old_column = Id(tmp.File("src/g/column")), old_block = Id(tmp.File("src/g/block-0-0"));
+  auto st = UpdateGraph(Options());
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP));
+  // The old `column` stays one striped file, read by the new maps through a link.
+  EXPECT_TRUE(IsMap(tmp.File("src/g/column")));
+  EXPECT_EQ(Inode(tmp.File("src/g/.graphfs/pieces/column@0")), Inode(tmp.File("src/g@0/column")));
+  // The rebuilt run went to the disks: the delta piece is a striped file of the same set.
+  EXPECT_TRUE(IsStub(tmp.File("src/g/.graphfs/pieces/delta@1")));
+  EXPECT_GT(st->delta_bytes, 0u);
+  // Only new bytes were written to the disks: the new parts are the new version's own files.
+  uint64_t disk_bytes_after = 0;
+  const std::set<std::string> after = PartIds(&disk_bytes_after);
+  EXPECT_EQ(after, StubIds()) << "parts no stub names, or stubs without parts";
+  EXPECT_TRUE(std::includes(after.begin(), after.end(), before.begin(), before.end()));
+  EXPECT_GT(after.size(), before.size());
+  EXPECT_LE(disk_bytes_after - disk_bytes_before, 2 * st->touched_bytes);
+  EXPECT_EQ(Id(tmp.File("src/g/.graphfs/pieces/column@0")), old_column);
+  // A version names its disk set like the graph, and is indexed reusing the untouched rows.
+  EXPECT_TRUE(std::filesystem::exists(tmp.File("src/g/.graphfs/disks.json")));
+  EXPECT_TRUE(st->indexed);
+  EXPECT_EQ(st->index_ranges_reused, kP - 1);
+  auto table = chunkindex::ChunkTable::Open(tmp.File("src/g"));
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  EXPECT_TRUE(table->DeepCheck().ok());
+  // The space a version keeps counts the stubs' parts, not the stubs.
+  auto versions = ListVersions(tmp.File("src/g"));
+  ASSERT_TRUE(versions.ok()) << versions.error().message();
+  ASSERT_EQ(versions->size(), 2u);
+  for (const VersionSpace& v : *versions) EXPECT_GT(v.bytes, 2 * st->touched_bytes) << v.path;
+
+  // A second update with --keep 0 reclaims both older versions: their parts go with their last
+  // stubs — the old block (0, 0) when it was striped — and what version 2 reads stays.
+  UpdateOptions o = Options();
+  o.keep = 0;
+  auto again = UpdateGraph(o);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  ASSERT_TRUE(again->reclaim.has_value()) << again->reclaim_error;
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("src/g@0")));
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("src/g@1")));
+  WriteFile(tmp.File("twice"), ReadFile(tmp.File("add")) + ReadFile(tmp.File("add")));
+  UpdateOptions w;
+  w.graph_dir = tmp.File("orig");
+  w.add_file = tmp.File("twice");
+  w.output_dir = tmp.File("want2");
+  ASSERT_TRUE(UpdateGraph(w).ok());
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want2"), kP));
+  const std::set<std::string> last = PartIds();
+  EXPECT_EQ(last, StubIds()) << "a reclaim left parts behind, or took some still read";
+  EXPECT_TRUE(last.count(old_column)) << "version 2 still reads the first column";
+  if (!old_block.empty()) EXPECT_FALSE(last.count(old_block)) << "the replaced block's parts were not reclaimed";
+  // A whole copy (-o) of a striped version is a plain graph.
+  UpdateOptions copy = Options();
+  copy.add_file.clear();
+  copy.output_dir = tmp.File("copy");
+  ASSERT_TRUE(UpdateGraph(copy).ok());
+  EXPECT_FALSE(IsStub(tmp.File("copy/column")));
+  EXPECT_EQ(ReadFile(tmp.File("copy/column")), ReadFile(tmp.File("want2/column")));
+}
+
+// kill -9 of graphfs-update at random points of a striped graph's update: GRAPH is the old or the
+// new version, and after the next run's recovery no part is left that no stub names.
+TEST_P(StripedVersionedUpdate, KilledUpdatesLeaveNoPartsNobodyNames) {
+  std::mt19937 rng(23);
+  const std::string tool = etest::Bin("graphfs-update");
+  auto start = [&] {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl(tool.c_str(), tool.c_str(), tmp.File("src/g").c_str(), "--add", tmp.File("add").c_str(), "--keep", "0",
+              nullptr);
+      ::_exit(127);
+    }
+    return pid;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    const pid_t pid = start();
+    ASSERT_GE(pid, 0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  const auto whole = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  // Each round adds the batch once more: version k is the original plus k batches.
+  std::vector<std::string> want = {tmp.File("orig"), tmp.File("want")};
+  int saw_old = 0, saw_new = 0;
+  for (int round = 0; round < 8; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const size_t version = static_cast<size_t>(VersionOf(tmp.File("src/g")));
+    while (want.size() < version + 2) {
+      std::string batches;
+      for (size_t k = 0; k < want.size(); ++k) batches += ReadFile(tmp.File("add"));
+      WriteFile(tmp.File("batches"), batches);
+      UpdateOptions w;
+      w.graph_dir = tmp.File("orig");
+      w.add_file = tmp.File("batches");
+      w.output_dir = tmp.File("want" + std::to_string(want.size()));
+      ASSERT_TRUE(UpdateGraph(w).ok());
+      want.push_back(w.output_dir);
+    }
+    const pid_t pid = start();
+    ASSERT_GE(pid, 0);
+    const int64_t delay = round == 0 ? 0 : rng() % (whole.count() + 1);
+    std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    const bool is_old = SameGraph(tmp.File("src/g"), want[version], kP);
+    const bool is_new = SameGraph(tmp.File("src/g"), want[version + 1], kP);
+    EXPECT_TRUE(is_old || is_new) << "GRAPH is neither version after the kill";
+    (is_old ? saw_old : saw_new)++;
+    auto recovered = RecoverUpdate(tmp.File("src/g"));
+    ASSERT_TRUE(recovered.ok()) << recovered.error().message();
+    auto reclaimed = ReclaimVersions(tmp.File("src/g"), 0);
+    ASSERT_TRUE(reclaimed.ok()) << reclaimed.error().message();
+    EXPECT_EQ(PartIds(), StubIds()) << "parts no stub names, or stubs without parts";
+  }
+  EXPECT_GT(saw_old, 0);
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), want[static_cast<size_t>(VersionOf(tmp.File("src/g")))], kP));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stripes, StripedVersionedUpdate,
+                         ::testing::Values(StripedCase{"every_file", 4096, ""}, StripedCase{"column_and_row", 1 << 20, ""},
+                                           StripedCase{"compressed", 4096, "lz4"}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace graphfs::volume
