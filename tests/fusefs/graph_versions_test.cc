@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -297,25 +299,38 @@ class GraphVersionsJobs : public ::testing::Test {
     return r.status == 0;
   }
   // SRC/g: an R-MAT graph of 2^14 vertices in 4 x 4 blocks (input order).
-  void MakeGraph(int seed) {
+  void MakeGraph(int seed, bool sorted = false) {
     ASSERT_TRUE(ok({BinDir() + "/gen-rmat", "--scale", "14", "--seed", std::to_string(seed), "-o", edges}));
-    ASSERT_TRUE(ok({BinDir() + "/preprocess", "-i", edges, "-o", g, "-v", "16384", "-p", "4", "-t", "0"}));
+    std::vector<std::string> pre = {BinDir() + "/preprocess", "-i", edges, "-o", g, "-v", "16384", "-p", "4", "-t", "0"};
+    if (sorted) pre.push_back("--sort-sources");
+    ASSERT_TRUE(ok(pre));
   }
+  // An integrated PageRank registered before an update stays on its version (`striped`: the
+  // graph source-sorted and striped, the batch clustered).
+  void JobAcrossAnUpdate(bool striped);
   TempDir tmp;
   const std::string src = tmp.Sub("src"), mnt = tmp.Sub("mnt"), g = src + "/g";
   const std::string edges = tmp.path() + "/edges", add = tmp.path() + "/add", del = tmp.path() + "/del";
 };
 
-TEST_F(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) {
-  ASSERT_NO_FATAL_FAILURE(MakeGraph(5));
+void GraphVersionsJobs::JobAcrossAnUpdate(bool striped) {
+  ASSERT_NO_FATAL_FAILURE(MakeGraph(5, /*sorted=*/striped));
   ASSERT_TRUE(ok({BinDir() + "/graphfs-index", "--chunk-size", "32K", g}));
-  // A random 10% batch: every block changes, and so does every vertex's rank.
-  ASSERT_TRUE(ok({BinDir() + "/gen-update", "--graph", g, "--fraction", "0.1", "--add", add, "--delete", del}));
+  // Plain: a random 10% batch — every block changes, and so does every vertex's rank. Striped
+  // (source-sorted): 10% clustered by source — the touched blocks are spliced, so the new
+  // version's files are maps over striped pieces (the old `column`, the delta on the disks).
+  ASSERT_TRUE(ok({BinDir() + "/gen-update", "--graph", g, "--fraction", "0.1", "--kind", striped ? "clustered" : "random",
+                  "--add", add, "--delete", del}));
   ASSERT_TRUE(ok({"cp", "-a", g, tmp.path() + "/old"}));
   ASSERT_TRUE(ok({BinDir() + "/graphfs-update", g, "--add", add, "--delete", del, "-o", tmp.path() + "/new"}));
+  if (striped) {
+    std::string disks;
+    for (int d = 0; d < 3; ++d) disks += (d ? "," : "") + tmp.Sub("disk" + std::to_string(d));
+    ASSERT_TRUE(ok({BinDir() + "/graphfs-stripe", "--unit", "64K", "--min-size", "4K", "--disks", disks, g}));
+  }
   GraphfsMount mount;
   ASSERT_TRUE(mount.Mount(src, mnt, {})) << mount.error();
-  const uint64_t column = std::filesystem::file_size(g + "/column");
+  const uint64_t column = std::filesystem::file_size(tmp.path() + "/old/column");
   const std::vector<std::string> job = {BinDir() + "/run-jobs", "--graph", mnt + "/g", "--jobs", "pagerank:800",
                                         "--integrated", "--partition", std::to_string(column / 4)};
   const std::string log = tmp.path() + "/job.log";
@@ -360,8 +375,39 @@ TEST_F(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) {
                                     ReadArray<double>(tmp.path() + "/new/pagerank.rank")),
             1e-3)
       << "the batch must change the ranks, or the test proves nothing";
+  // Both versions read through the mount as their graphs, byte for byte.
+  EXPECT_TRUE(ReadFile(mnt + "/g/column") == ReadFile(tmp.path() + "/new/column"));
+  EXPECT_TRUE(ReadFile(mnt + "/g/row") == ReadFile(tmp.path() + "/new/row"));
+  if (striped) {
+    auto map = grid::ReadExtentMap(g + "/column");
+    ASSERT_TRUE(map.ok() && *map);
+    const auto& pieces = (*map)->pieces();
+    EXPECT_NE(std::find(pieces.begin(), pieces.end(), ".graphfs/pieces/delta@1"), pieces.end())
+        << "no block was spliced: the maps' delta piece went untested";
+    auto delta = ReadManifest(g + "/.graphfs/pieces/delta@1");
+    EXPECT_TRUE(delta.ok() && *delta) << "the delta piece is not on the disks";
+    // The daemon reclaimed version 0 with the parts only it named: every part on the disks is
+    // named by a stub of the current version, and each stub's parts are there.
+    std::set<std::string> parts, named;
+    for (int d = 0; d < 3; ++d)
+      for (const auto& e : std::filesystem::directory_iterator(tmp.Sub("disk" + std::to_string(d)) + "/parts"))
+        parts.insert(e.path().filename().string());
+    for (const auto& e : std::filesystem::recursive_directory_iterator(src)) {
+      if (!e.is_regular_file() || e.file_size() > kMaxStubSize) continue;
+      auto m = ReadManifest(e.path().string());
+      if (m.ok() && *m) named.insert((*m)->file_id);
+    }
+    EXPECT_EQ(parts, named);
+  }
   mount.Unmount();
 }
+
+TEST_F(GraphVersionsJobs, AJobAcrossAnUpdateStaysOnItsVersion) { JobAcrossAnUpdate(/*striped=*/false); }
+
+// The same on a striped, source-sorted graph (graphfs-stripe): the new version's maps read
+// striped pieces through the volume (its cache and the LP loader's runs), the old version's files
+// are the striped files they were.
+TEST_F(GraphVersionsJobs, AJobAcrossAnUpdateOfAStripedGraphStaysOnItsVersion) { JobAcrossAnUpdate(/*striped=*/true); }
 
 // An unmodified job (it reopens `column` every iteration) pointed at a kept version GRAPH@0/
 // reads version 0 for its whole run, while two more updates (--keep 5: held) make versions 1
