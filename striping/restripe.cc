@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/size_parse.h"
@@ -485,9 +486,16 @@ Result<ConvertReport> UnstripeFiles(const UnstripeRequest& req) {
       report.skipped.push_back(name + ": striped over another disk set");
       continue;
     }
+    // A stub with other links (graph versions share unchanged files so, graphfs-update): its
+    // parts are the other names' bytes too, and unstriping removes them.
+    if (struct stat st; ::stat(t.path().c_str(), &st) == 0 && st.st_nlink > 1) {
+      report.skipped.push_back(name + ": shared with another graph version (hard links)");
+      continue;
+    }
     GRAPHFS_RETURN_IF_ERROR(UnstripeOne(*set, t, **m, req.progress, buf, report));
   }
-  // When nothing in the directory is striped any more, it no longer needs the disks.
+  // When nothing in the directory is striped any more, it no longer needs the disks (a graph
+  // version's extent maps may still read striped pieces under .graphfs/pieces/).
   auto all = ListTargets(graph_dir);
   bool any = false;
   if (all.ok())
@@ -495,6 +503,11 @@ Result<ConvertReport> UnstripeFiles(const UnstripeRequest& req) {
       auto m = ReadManifest(graph_dir + "/" + n);
       any |= m.ok() && m->has_value();
     }
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(graph_dir + "/.graphfs/pieces", ec)) {
+    auto m = ReadManifest(e.path().string());
+    any |= m.ok() && m->has_value();
+  }
   if (!any) ::unlink((graph_dir + "/" + kRegistryDir + "/" + kRegistryFile).c_str());
   return report;
 }

@@ -3,7 +3,8 @@
 #
 #   scripts/bench/update.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
 #                           [--fractions "0.0001 0.001 0.01 0.1"] [--kinds "clustered random"]
-#                           [--gen-dir DIR] [--chunk-size 2M] [--repeat 3]
+#                           [--gen-dir DIR] [--chunk-size 2M] [--repeat 3] [--striped N]
+#                           [--stripe-min-size 64M]
 #
 # The graph of integrated.sh (scripts/bench/graphs.sh: weighted, --sort-sources, indexed), copied
 # to WORK=/var/tmp/graphfs-updatebench. The reference: preprocess of an edge list of the graph's
@@ -14,7 +15,11 @@
 # run: wall seconds, bytes written (the tool's count; for the reference the new directory's size),
 # blocks touched, and the ratios to the reference. --repeat N: N rounds (the reference too), each
 # batch drawn anew per round (seed 7 + round); the summary gives the median per kind and fraction.
-# Results: scripts/bench/results/update-NAME-STAMP.tsv, one row per run.
+# --striped N: the copy is striped first (graphfs-stripe, default unit; files of --stripe-min-size or
+# more: `column` and `row`, and the blocks that large) over N directories WORK/diskK, so graphfs-update writes its
+# new bytes to the disks and the versions share stripe units; the reference is then preprocess,
+# graphfs-index and graphfs-stripe of the new graph (its bytes: the plain files plus the parts).
+# Results: scripts/bench/results/update-NAME[-striped]-STAMP.tsv, one row per run.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -27,6 +32,8 @@ KINDS="clustered random"
 GEN_DIR=/var/tmp/graphfs-gen
 CHUNK=2M
 REPEAT=1
+STRIPED=0
+STRIPE_MIN=64M
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --family) FAMILY=$2; shift 2 ;;
@@ -37,6 +44,8 @@ while [[ $# -gt 0 ]]; do
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     --chunk-size) CHUNK=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
+    --striped) STRIPED=$2; shift 2 ;;
+    --stripe-min-size) STRIPE_MIN=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -51,21 +60,32 @@ now() { date +%s.%N; }
 RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
-SUMMARY=$RESULTS/update-$NAME-$STAMP.tsv
+SUFFIX=$([[ $STRIPED -gt 0 ]] && echo "-striped" || true)
+SUMMARY=$RESULTS/update-$NAME$SUFFIX-$STAMP.tsv
+# N disk directories under WORK named PREFIX0..: "D0,D1,..." for graphfs-stripe.
+disk_list() { local l="" k; for k in $(seq 0 $((STRIPED - 1))); do mkdir -p "$1$k"; l+="${l:+,}$1$k"; done; echo "$l"; }
 echo "# update benchmark $STAMP: $NAME ($VERTICES vertices, $EDGES edges, $(stat -c %s "$G/column") B of column)"
 
 printf 'round\tkind\tfraction\tbatch_edges\twall_s\tbytes_written\tblocks_touched\ttouched_bytes\ttime_vs_full\tbytes_vs_full\n' > "$SUMMARY"
 cp -a "$G" "$WORK/g"
+if [[ $STRIPED -gt 0 ]]; then
+  "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(disk_list "$WORK/disk")" "$WORK/g" 2>&1 | tail -1
+fi
 for round in $(seq 1 "$REPEAT"); do
   # The reference: a full preprocess of a list of the same size, and its index.
   drop_caches
   t0=$(now)
   "$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$WORK/ref" -v "$VERTICES" -p 16 -t 1 --sort-sources > /dev/null
   "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$WORK/ref" > /dev/null
+  REF_BYTES=$(du -sb "$WORK/ref" | cut -f1)
+  if [[ $STRIPED -gt 0 ]]; then
+    "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(disk_list "$WORK/refdisk")" "$WORK/ref" \
+      > /dev/null 2>&1
+    REF_BYTES=$((REF_BYTES + $(du -scb "$WORK"/refdisk* | tail -1 | cut -f1)))
+  fi
   sync
   REF_S=$(python3 -c "print($(now) - $t0)")
-  REF_BYTES=$(du -sb "$WORK/ref" | cut -f1)
-  rm -rf "$WORK/ref"
+  rm -rf "$WORK/ref" "$WORK"/refdisk*
   printf '%s\tfull\t-\t-\t%.2f\t%s\t-\t-\t1\t1\n' "$round" "$REF_S" "$REF_BYTES" >> "$SUMMARY"
   for kind in $KINDS; do
     for f in $FRACTIONS; do

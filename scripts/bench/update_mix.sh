@@ -4,7 +4,7 @@
 #   scripts/bench/update_mix.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
 #                               [--fraction 0.01] [--kind clustered|random] [--iterations 10]
 #                               [--partition 256M] [--chunk-size 2M] [--delay 0.3] [--repeat 1]
-#                               [--keep 0] [--seed S]
+#                               [--keep 0] [--seed S] [--striped N] [--stripe-min-size 64M]
 #
 # The graph of integrated.sh (scripts/bench/graphs.sh: weighted, --sort-sources, indexed) copied,
 # plain, to WORK/src/g and mounted with graphfs at WORK/mnt. Four integrated jobs (pagerank,
@@ -16,6 +16,8 @@
 #   after   the mix again, on the new version (column, row and touched blocks are extent maps);
 #   fresh   the mix on the same updated graph as ordinary files (graphfs-update -o): after/fresh
 #           is what reading a version costs (after/base also holds the batch's change of work).
+# --striped N: SRC/g (and `fresh`) striped first with graphfs-stripe over N directories WORK/diskK
+# (files of --stripe-min-size or more): the new version's maps then read striped pieces.
 # Checks (the script fails if one does not hold): the `across` jobs' results, which stay with the
 # version they ran on (SRC/g@N), equal the unmodified apps' on a plain copy of the old graph; the
 # `after` jobs' equal them on the updated graph written whole (graphfs-update -o); the old
@@ -37,6 +39,8 @@ DELAY=0.3
 REPEAT=1
 KEEP=0
 SEED=
+STRIPED=0
+STRIPE_MIN=64M
 GEN_DIR=/var/tmp/graphfs-gen
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -52,6 +56,8 @@ while [[ $# -gt 0 ]]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
+    --striped) STRIPED=$2; shift 2 ;;
+    --stripe-min-size) STRIPE_MIN=$2; shift 2 ;;
     --gen-dir) GEN_DIR=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -75,7 +81,12 @@ now() { date +%s.%N; }
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 RESULTS=$ROOT/scripts/bench/results
 mkdir -p "$RESULTS"
-SUMMARY=$RESULTS/update-mix-$STAMP.tsv
+SUMMARY=$RESULTS/update-mix-$NAME$([[ $STRIPED -gt 0 ]] && echo "-striped" || true)-$STAMP.tsv
+stripe() {  # stripe DIR: over WORK/disk0.. (one disk set for the whole source directory)
+  local disks="" k
+  for k in $(seq 0 $((STRIPED - 1))); do mkdir -p "$WORK/disk$k"; disks+="${disks:+,}$WORK/disk$k"; done
+  "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$disks" "$1" 2>&1 | tail -1
+}
 echo "# update mix $STAMP: $NAME ($VERTICES vertices, $EDGES edges), jobs $JOBS, batch $FRACTION $KIND"
 
 # Compares the result arrays of two directories: exact for levels and labels, relative 1e-6 for
@@ -119,7 +130,7 @@ run_mix() {  # run_mix LOG [GRAPH]: the mix on MNT/GRAPH (g); prints its wall se
 
 printf 'round\tbase_s\tacross_s\tafter_s\tfresh_s\tupdate_s\tacross_vs_base\tafter_vs_base\tafter_vs_fresh\told_results\tnew_results\treclaimed\n' > "$SUMMARY"
 for round in $(seq 1 "$REPEAT"); do
-  rm -rf "$WORK/src/g" "$WORK/src"/g@* "$WORK/old" "$WORK/new"
+  rm -rf "$WORK/src/g" "$WORK/src"/g@* "$WORK/src/fresh" "$WORK/old" "$WORK/new" "$WORK"/disk*
   cp -a "$G" "$WORK/src/g"
   # Each round draws its batch with its own seed, unless --seed fixes one for all.
   "$GRAPHFS_BIN/gen-update" --graph "$WORK/src/g" --fraction "$FRACTION" --kind "$KIND" --seed "${SEED:-$round}" \
@@ -132,6 +143,12 @@ for round in $(seq 1 "$REPEAT"); do
   for ref in old new; do
     "$GRAPHFS_BIN/run-jobs" --graph "$WORK/$ref" --jobs "$JOBS" > "$WORK/$ref.log" 2>&1 || { cat "$WORK/$ref.log"; exit 1; }
   done
+  # `fresh`: the updated graph as the tools would make it anew (striped too, with --striped).
+  cp -a "$WORK/new" "$WORK/src/fresh"
+  if [[ $STRIPED -gt 0 ]]; then
+    stripe "$WORK/src/g"
+    stripe "$WORK/src/fresh"
+  fi
   "$GRAPHFS_BIN/graphfs" -f "$WORK/src" "$MNT" -o "cache_size=1G" > "$WORK/daemon.log" 2>&1 &
   for _ in $(seq 1 200); do mountpoint -q "$MNT" && break; sleep 0.05; done
   mountpoint -q "$MNT" || { cat "$WORK/daemon.log" >&2; exit 1; }
@@ -164,10 +181,8 @@ for round in $(seq 1 "$REPEAT"); do
   # without the version's maps. A batch changes the work itself (on the grid, random targets are
   # shortcuts: bfs and sssp then take fewer, far denser iterations), so after/base mixes the
   # two; after/fresh is the cost of reading a version.
-  mv "$WORK/new" "$WORK/src/fresh"
   drop_caches
   fresh=$(run_mix "$WORK/fresh.log" fresh)
-  mv "$WORK/src/fresh" "$WORK/new"
   fusermount3 -u "$MNT"
   sleep 0.2
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\n' "$round" "$base" "$across" "$after" "$fresh" \

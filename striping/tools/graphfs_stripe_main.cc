@@ -109,8 +109,8 @@ int main(int argc, char** argv) {
   req.progress = !quiet;
   for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
-  // A graph version's extent maps read other files by name: striping those would leave the maps
-  // reading stubs. Versions of striped graphs are not supported yet (issue 19).
+  // A graph version's extent maps read other files by name, and its unchanged files are other
+  // versions' too: stripe a graph before its first update (its versions then stay striped).
   {
     std::error_code ec;
     const std::filesystem::path dir = std::filesystem::is_directory(req.path, ec)
@@ -121,8 +121,9 @@ int main(int argc, char** argv) {
       auto mapped = graphfs::grid::IsExtentMap(file);
       if (mapped.ok() && *mapped) {
         std::fprintf(stderr,
-                     "graphfs-stripe: %s is an extent map (a graph version made by graphfs-update): striping graph "
-                     "versions is not supported yet; copy the graph through the mount (cp -r MOUNT/GRAPH NEW) and "
+                     "graphfs-stripe: %s is an extent map (a graph version made by graphfs-update): a version "
+                     "is not striped after the fact; stripe a graph before its first update (graphfs-update "
+                     "keeps its versions striped), or copy it through the mount (cp -r MOUNT/GRAPH NEW) and "
                      "stripe the copy\n",
                      file.c_str());
         return 1;

@@ -854,6 +854,22 @@ TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
   ASSERT_EQ(versions->size(), 2u);
   for (const VersionSpace& v : *versions) EXPECT_GT(v.bytes, 2 * st->touched_bytes) << v.path;
 
+  // graphfs-unstripe of the new version leaves the files it shares with g@0 (their parts are
+  // g@0's bytes too) and the disk set its maps' pieces need.
+  UnstripeRequest u;
+  u.path = tmp.File("src/g");
+  u.progress = false;
+  auto unstriped = UnstripeFiles(u);
+  ASSERT_TRUE(unstriped.ok()) << unstriped.error().message();
+  const bool shared_skipped = std::any_of(unstriped->skipped.begin(), unstriped->skipped.end(), [](const std::string& why) {
+    return why.find("shared with another graph version") != std::string::npos;
+  });
+  EXPECT_EQ(shared_skipped, GetParam().min_size == 4096) << "only striped blocks are shared stubs";
+  EXPECT_TRUE(std::filesystem::exists(tmp.File("src/g/.graphfs/disks.json")));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP));
+  EXPECT_EQ(PartIds(), StubIds());
+
   // A second update with --keep 0 reclaims both older versions: their parts go with their last
   // stubs — the old block (0, 0) when it was striped — and what version 2 reads stays.
   UpdateOptions o = Options();
