@@ -25,14 +25,19 @@
 #include "common/unique_fd.h"
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
+#include "striping/manifest.h"
+#include "volume/graph_disks.h"
 #include "tests/fusefs/result_arrays.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {
 namespace {
 
-class GraphVersionsMount : public StripedMount {
+// Parameter: the graph striped (graphfs-stripe, every file of 4 KiB or more) before its update, so
+// the versions' maps read striped pieces.
+class GraphVersionsMount : public StripedMount, public ::testing::WithParamInterface<bool> {
  protected:
+  bool striped() const { return GetParam(); }
   void SetUp() override {
     StripedMount::SetUp();
     // A small unweighted graph, P = 4, and a batch touching only block (0, 0) (ids < V/4).
@@ -51,6 +56,13 @@ class GraphVersionsMount : public StripedMount {
     ASSERT_EQ(pre.status, 0) << pre.output;
     old_column = ReadFile(src + "/g/column");
     old_block = ReadFile(src + "/g/block-2-3");
+    if (striped()) {
+      auto st = RunCommand({BinDir() + "/graphfs-stripe", "--unit", "64K", "--min-size", "4K", "--disks",
+                            disks[0] + "," + disks[1] + "," + disks[2], src + "/g"});
+      ASSERT_EQ(st.status, 0) << st.output;
+      auto m = ReadManifest(src + "/g/block-2-3");
+      ASSERT_TRUE(m.ok() && *m) << "the blocks were not striped";
+    }
     // The updated graph written whole elsewhere: what the new version must read as.
     auto want = RunCommand({BinDir() + "/graphfs-update", src + "/g", "--add", tmp.path() + "/add", "-o",
                             tmp.path() + "/want"});
@@ -80,7 +92,7 @@ class GraphVersionsMount : public StripedMount {
 // The new version's `column` and `row` are extent maps in the source directory; through the mount
 // they read as the updated graph's files, whole or in pieces that cross the maps' extents, and
 // cannot be written (their bytes are other files').
-TEST_F(GraphVersionsMount, ExtentMappedFilesReadAsTheUpdatedGraph) {
+TEST_P(GraphVersionsMount, ExtentMappedFilesReadAsTheUpdatedGraph) {
   EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
   EXPECT_EQ(ReadFile(mnt + "/g/row"), new_row);
   EXPECT_EQ(ReadFile(mnt + "/g/block-0-0"), new_block);
@@ -116,7 +128,7 @@ TEST_F(GraphVersionsMount, ExtentMappedFilesReadAsTheUpdatedGraph) {
 
 // graphfs-update in place runs on the source directory; through the mount it is refused and
 // nothing changes (writing the updated graph elsewhere, -o, reads through the mount fine).
-TEST_F(GraphVersionsMount, AnUpdateInPlaceThroughTheMountIsRefused) {
+TEST_P(GraphVersionsMount, AnUpdateInPlaceThroughTheMountIsRefused) {
   auto up = RunCommand({BinDir() + "/graphfs-update", mnt + "/g", "--add", tmp.path() + "/add"});
   EXPECT_EQ(up.status, 1);
   EXPECT_NE(up.output.find("source directory"), std::string::npos) << up.output;
@@ -131,12 +143,31 @@ TEST_F(GraphVersionsMount, AnUpdateInPlaceThroughTheMountIsRefused) {
 
 // Every version directory of `src/g` (g and g@N with a meta) is whole: its `column` and `row`
 // (files or extent maps) read as its blocks in column and row order.
+// Every part on `disks` is named by a stub under `src`, and every stub's parts are there.
+void ExpectPartsNamedByStubs(const std::string& src, const std::vector<std::string>& disks) {
+  std::set<std::string> parts, named;
+  for (const std::string& d : disks) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(d + "/parts", ec)) parts.insert(e.path().filename().string());
+  }
+  for (const auto& e : std::filesystem::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file() || e.file_size() > kMaxStubSize) continue;
+    auto m = ReadManifest(e.path().string());
+    if (m.ok() && *m) named.insert((*m)->file_id);
+  }
+  EXPECT_EQ(parts, named) << "parts no stub names, or stubs without parts";
+}
+
 void ExpectEveryVersionWhole(const std::string& src) {
   for (const auto& e : std::filesystem::directory_iterator(src)) {
     const std::string name = e.path().filename().string();
     if (name != "g" && name.rfind("g@", 0) != 0) continue;
     if (!std::filesystem::exists(e.path() / "meta")) continue;
     SCOPED_TRACE(name);
+    // A striped version's stubs read through their parts.
+    auto disks = volume::GraphDisks::Open(e.path().string());
+    ASSERT_TRUE(disks.ok()) << disks.error().message();
+    grid::ScopedDefaultStubFiles stubs(*disks ? &(*disks)->stubs() : grid::DefaultStubFiles());
     auto g = grid::GridLayout::Open(e.path().string());
     ASSERT_TRUE(g.ok()) << g.error().message();
     auto bytes = [](const std::string& path) {
@@ -161,7 +192,7 @@ void ExpectEveryVersionWhole(const std::string& src) {
 // the update tool killed at the same moment: after a remount and one more update (which
 // finishes what a killed one left), every version there is whole, nothing half-reclaimed or
 // half-built is left, and the mount reads the newest version as its blocks.
-TEST_F(GraphVersionsMount, KilledWhileVersionsComeAndGoEveryVersionStaysWhole) {
+TEST_P(GraphVersionsMount, KilledWhileVersionsComeAndGoEveryVersionStaysWhole) {
   std::mt19937 rng(11);
   UniqueFd quiet(::open("/dev/null", O_WRONLY | O_CLOEXEC));
   for (int round = 0; round < 4; ++round) {
@@ -204,18 +235,18 @@ TEST_F(GraphVersionsMount, KilledWhileVersionsComeAndGoEveryVersionStaysWhole) {
       const std::string name = e.path().filename().string();
       EXPECT_FALSE(name.ends_with(".reclaiming") || name.ends_with(".update")) << name << " was left";
     }
-    auto g = grid::GridLayout::Open(src + "/g");
-    ASSERT_TRUE(g.ok());
+    if (striped()) ExpectPartsNamedByStubs(src, disks);
+    const uint32_t p = 4;  // the fixture's graph
     std::string by_column;
-    for (uint64_t j = 0; j < g->partitions(); ++j)
-      for (uint64_t i = 0; i < g->partitions(); ++i) by_column += ReadFile(mnt + "/g/" + grid::BlockFileName(i, j));
+    for (uint64_t j = 0; j < p; ++j)
+      for (uint64_t i = 0; i < p; ++i) by_column += ReadFile(mnt + "/g/" + grid::BlockFileName(i, j));
     EXPECT_TRUE(ReadFile(mnt + "/g/column") == by_column);
   }
 }
 
 // Stats account for the versions' disk space: what each holds, and what reclaiming it frees (its
 // own files only: g@0's rebuilt block and offsets, not the column the new version's map reads).
-TEST_F(GraphVersionsMount, StatsAccountForTheVersionsDiskSpace) {
+TEST_P(GraphVersionsMount, StatsAccountForTheVersionsDiskSpace) {
   const nlohmann::json stats = Stats();
   const nlohmann::json& graphs = stats["graph_versions"]["graphs"];
   ASSERT_EQ(graphs.size(), 1u) << stats["graph_versions"].dump();
@@ -231,7 +262,7 @@ TEST_F(GraphVersionsMount, StatsAccountForTheVersionsDiskSpace) {
   EXPECT_EQ(graphs[0]["kept_versions_exclusive_bytes"], old_own);
 }
 
-TEST_F(GraphVersionsMount, AKeptVersionReadsAsTheOldGraphAndCannotChange) {
+TEST_P(GraphVersionsMount, AKeptVersionReadsAsTheOldGraphAndCannotChange) {
   const std::string kept = mnt + "/g@0";
   EXPECT_EQ(ReadFile(kept + "/column"), old_column);
   EXPECT_EQ(ReadFile(mnt + "/g/column"), new_column);
@@ -258,7 +289,7 @@ TEST_F(GraphVersionsMount, AKeptVersionReadsAsTheOldGraphAndCannotChange) {
   EXPECT_EQ(::mkdir((kept + "/results").c_str(), 0755), 0) << std::strerror(errno);
 }
 
-TEST_F(GraphVersionsMount, SharedGraphFilesCannotBeWrittenThroughEitherName) {
+TEST_P(GraphVersionsMount, SharedGraphFilesCannotBeWrittenThroughEitherName) {
   // block-2-3 is one file with two names (g and g@0); block-0-0 was rebuilt: an extent map over
   // g@0's bytes and its new run, read-only as every map; `meta` is g's own.
   EXPECT_EQ(OpenErrno(mnt + "/g/block-2-3", O_RDWR), EROFS);
@@ -275,7 +306,7 @@ TEST_F(GraphVersionsMount, SharedGraphFilesCannotBeWrittenThroughEitherName) {
   EXPECT_EQ(OpenErrno(mnt + "/g/bfs.level", O_WRONLY | O_TRUNC), 0);
 }
 
-TEST_F(GraphVersionsMount, AKeptVersionCanBeRemovedAndTheNewOneStaysWhole) {
+TEST_P(GraphVersionsMount, AKeptVersionCanBeRemovedAndTheNewOneStaysWhole) {
   std::error_code ec;
   std::filesystem::remove_all(mnt + "/g@0", ec);
   EXPECT_FALSE(ec) << ec.message();
@@ -286,6 +317,9 @@ TEST_F(GraphVersionsMount, AKeptVersionCanBeRemovedAndTheNewOneStaysWhole) {
   // No longer shared: the newest version's block is its own again.
   EXPECT_EQ(OpenErrno(mnt + "/g/block-2-3", O_RDWR), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Graphs, GraphVersionsMount, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "striped" : "plain"; });
 
 // A job running across an update: an integrated PageRank registered before graphfs-update stays
 // on the version it registered on, and one started after gets the new version. Both are compared
@@ -386,18 +420,8 @@ void GraphVersionsJobs::JobAcrossAnUpdate(bool striped) {
         << "no block was spliced: the maps' delta piece went untested";
     auto delta = ReadManifest(g + "/.graphfs/pieces/delta@1");
     EXPECT_TRUE(delta.ok() && *delta) << "the delta piece is not on the disks";
-    // The daemon reclaimed version 0 with the parts only it named: every part on the disks is
-    // named by a stub of the current version, and each stub's parts are there.
-    std::set<std::string> parts, named;
-    for (int d = 0; d < 3; ++d)
-      for (const auto& e : std::filesystem::directory_iterator(tmp.Sub("disk" + std::to_string(d)) + "/parts"))
-        parts.insert(e.path().filename().string());
-    for (const auto& e : std::filesystem::recursive_directory_iterator(src)) {
-      if (!e.is_regular_file() || e.file_size() > kMaxStubSize) continue;
-      auto m = ReadManifest(e.path().string());
-      if (m.ok() && *m) named.insert((*m)->file_id);
-    }
-    EXPECT_EQ(parts, named);
+    // The daemon reclaimed version 0 with the parts only it named.
+    ExpectPartsNamedByStubs(src, {tmp.Sub("disk0"), tmp.Sub("disk1"), tmp.Sub("disk2")});
   }
   mount.Unmount();
 }
