@@ -95,6 +95,7 @@ struct Reuse {
 // Everything the workers share.
 struct BuildState {
   const Reuse* reuse = nullptr;
+  bool shared = false;  // the new database started as the old one: reused records are there
   std::atomic<uint64_t> ranges_reused{0};
   const GridLayout* layout = nullptr;
   const ChunkPlan* plan = nullptr;
@@ -146,6 +147,8 @@ class RangeWorker {
   // Range i's blocks are the previous version's files: its records are the same but for the
   // content ids (the chunks before it may differ in number).
   Status CopyRange(uint64_t i) {
+    // Shared (same content ids): the records are in the database already; only counted.
+    const bool put = !st_->shared;
     const ChunkPlan& now = *st_->plan;
     const ChunkPlan& then = st_->reuse->plan;
     const IndexDb& old = *st_->reuse->db;
@@ -156,7 +159,7 @@ class RangeWorker {
       auto v = old.Get(from);
       if (!v.ok()) return v.error();
       if (!*v) return Error(EINVAL, "the previous version's index lacks a record it should have; rebuild it");
-      batch.Put(to, **v);
+      if (put) batch.Put(to, **v);
       return std::move(**v);
     };
     const uint64_t first_now = now.block_first_content[i * p], first_then = then.block_first_content[i * p];
@@ -169,17 +172,18 @@ class RangeWorker {
       auto record = DecodeChunk(*chunk);
       if (!record.ok()) return record.error();
       pairs += record->num_sources;
+      if (!put) continue;
       auto sources = copy(SourcesKey(first_then + k), SourcesKey(first_now + k));
       if (!sources.ok()) return sources.error();
     }
     const grid::VertexRange src = st_->layout->ranges().Range(i);
-    for (uint64_t v = src.begin; v < src.end; v += kDegreesPerRecord) {
+    for (uint64_t v = src.begin; v < src.end && put; v += kDegreesPerRecord) {
       auto degrees = copy(DegreesKey(v), DegreesKey(v));
       if (!degrees.ok()) return degrees.error();
     }
     st_->source_pairs += pairs;
     st_->ranges_reused += 1;
-    return st_->db->Write(&batch);
+    return put ? st_->db->Write(&batch) : Status::Ok();
   }
 
   Status DoRange(uint64_t i) {
@@ -335,6 +339,33 @@ Status WriteFileChunks(IndexDb* db, const ChunkPlan& plan) {
   return db->Write(&batch);
 }
 
+// Whether every reused source range's chunks keep their content ids in the new plan: then the
+// old database's records of those ranges are the new ones, key for key, and the new index can
+// start as the old one (only the scanned ranges' records change; ids past the new last content
+// are deleted).
+bool SameContentIds(const ChunkPlan& then, const ChunkPlan& now, const std::vector<bool>& reused, uint64_t p) {
+  for (uint64_t i = 0; i < p; ++i) {
+    if (!reused[i]) continue;
+    if (then.block_first_content[i * p] != now.block_first_content[i * p] ||
+        then.block_first_content[i * p + p] != now.block_first_content[i * p + p])
+      return false;
+  }
+  return true;
+}
+
+// In a shared database: the records past the new plan's end (contents and chunk lists that the
+// old version had more of).
+Status DeleteStale(IndexDb* db, const ChunkPlan& then, const ChunkPlan& now) {
+  IndexBatch batch;
+  for (uint64_t c = now.row.size(); c < then.row.size(); ++c) {
+    batch.Delete(ChunkKey(c));
+    batch.Delete(SourcesKey(c));
+  }
+  for (uint64_t id = now.column.size(); id < then.column.size(); ++id) batch.Delete(FileChunkKey(ChunkFile::kColumn, id));
+  for (uint64_t id = now.row.size(); id < then.row.size(); ++id) batch.Delete(FileChunkKey(ChunkFile::kRow, id));
+  return db->Write(&batch);
+}
+
 void RemoveAll(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
@@ -467,8 +498,12 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   const std::string graphfs_dir = options.graph_dir + "/.graphfs";
   if (::mkdir(graphfs_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("mkdir " + graphfs_dir);
   const std::string tmp = BuildDirPath(options.graph_dir);
-  auto db = IndexDb::Create(tmp);
-  if (!db.ok()) return db.error();
+  st.shared = st.reuse != nullptr && SameContentIds(reuse.plan, *plan, reuse.ranges, g.partitions());
+  auto db = st.shared ? IndexDb::CreateSharing(tmp, IndexPath(options.reuse_from)) : IndexDb::Create(tmp);
+  if (!db.ok()) {
+    RemoveAll(tmp);
+    return db.error();
+  }
 
   uint64_t scanned = 0;  // the bytes of `row` the workers will read
   for (uint64_t i = 0; i < g.partitions(); ++i)
@@ -506,6 +541,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   report.ranges_reused = st.ranges_reused;
 
   Status s = WriteFileChunks(db->get(), *plan);
+  if (s.ok() && st.shared) s = DeleteStale(db->get(), reuse.plan, *plan);
   IndexMeta meta;
   meta.vertices = g.vertices();
   meta.edges = g.edges();
@@ -550,6 +586,8 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   report.rebuilt = true;
   report.finish_seconds = Now() - finish_start;
   report.index_bytes = DirectoryBytes(final_path);
+  report.shared = st.shared;
+  report.index_bytes_written = st.shared ? UnsharedBytes(final_path) : report.index_bytes;
   report.seconds = Now() - start;
   return report;
 }

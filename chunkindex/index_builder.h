@@ -57,6 +57,11 @@ struct BuildReport {
   uint64_t source_pairs = 0;  // (chunk, source) pairs stored
   int threads = 0;
   uint64_t ranges_reused = 0;  // source ranges copied from BuildOptions::reuse_from's index
+  // The reused ranges' records kept their content ids, so the new index started as the old one
+  // (its table files hard-linked, IndexDb::CreateSharing) and only the scanned ranges' records,
+  // the chunk lists and the meta were written.
+  bool shared = false;
+  uint64_t index_bytes_written = 0;  // of index_bytes, the files this build wrote (not shared)
 };
 
 Result<BuildReport> BuildIndex(const BuildOptions& options);

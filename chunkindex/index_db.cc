@@ -50,6 +50,7 @@ void IndexBatch::Put(std::string_view key, std::string_view value) {
   // WriteBatch::Put only fails for keys/values over 4 GiB, which we never write.
   (void)rep_->Put(rocksdb::Slice(key.data(), key.size()), rocksdb::Slice(value.data(), value.size()));
 }
+void IndexBatch::Delete(std::string_view key) { (void)rep_->Delete(rocksdb::Slice(key.data(), key.size())); }
 size_t IndexBatch::bytes() const { return rep_->GetDataSize(); }
 
 IndexDb::IndexDb(std::string path, rocksdb::DB* db) : path_(std::move(path)), db_(db) {}
@@ -78,6 +79,31 @@ Result<std::unique_ptr<IndexDb>> IndexDb::Create(const std::string& path) {
   rocksdb::DB* db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(o, path, &db);
   if (!s.ok()) return FromRocks(s, "creating chunk index " + path);
+  return std::unique_ptr<IndexDb>(new IndexDb(path, db));
+}
+
+Result<std::unique_ptr<IndexDb>> IndexDb::CreateSharing(const std::string& path, const std::string& from) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::create_directory(path, ec)) return Error(ec ? ec.value() : EEXIST, "creating chunk index " + path);
+  for (const auto& e : fs::directory_iterator(from, ec)) {
+    const std::string name = e.path().filename().string();
+    const std::string to = path + "/" + name;
+    if (name == "LOCK" || name.rfind("LOG", 0) == 0) continue;  // the new database's own
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".sst") == 0) {
+      fs::create_hard_link(e.path(), to, ec);
+    } else {
+      fs::copy_file(e.path(), to, ec);
+    }
+    if (ec) return Error(ec.value(), "sharing " + e.path().string() + " with " + path + ": " + ec.message());
+  }
+  if (ec) return Error(ec.value(), "listing chunk index " + from + ": " + ec.message());
+  rocksdb::Options o = BaseOptions();
+  o.write_buffer_size = 64 << 20;
+  o.max_background_jobs = 2;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(o, path, &db);
+  if (!s.ok()) return FromRocks(s, "opening chunk index " + path + " (shared with " + from + ")");
   return std::unique_ptr<IndexDb>(new IndexDb(path, db));
 }
 
@@ -141,6 +167,16 @@ uint64_t DirectoryBytes(const std::string& path) {
        !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code ec2;
     if (it->is_regular_file(ec2)) total += it->file_size(ec2);
+  }
+  return total;
+}
+
+uint64_t UnsharedBytes(const std::string& path) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+    std::error_code ec2;
+    if (e.is_regular_file(ec2) && e.hard_link_count(ec2) == 1) total += e.file_size(ec2);
   }
   return total;
 }

@@ -26,6 +26,7 @@ class IndexBatch {
   IndexBatch(IndexBatch&&) noexcept;
   IndexBatch& operator=(IndexBatch&&) noexcept;
   void Put(std::string_view key, std::string_view value);
+  void Delete(std::string_view key);
   size_t bytes() const;
   rocksdb::WriteBatch* rep() { return rep_.get(); }
 
@@ -39,6 +40,11 @@ class IndexDb {
   static Result<std::unique_ptr<IndexDb>> OpenReadOnly(const std::string& path);
   // A new database; fails if `path` exists.
   static Result<std::unique_ptr<IndexDb>> Create(const std::string& path);
+  // A new database at `path` (must not exist) that starts as the closed database `from`, which
+  // is never written again (a graph version's index): its table files hard-linked — shared, not
+  // copied; RocksDB never changes a table file, it only makes new ones and drops old ones —, the
+  // small files (manifest, options, current) copied. Writes then add table files of its own.
+  static Result<std::unique_ptr<IndexDb>> CreateSharing(const std::string& path, const std::string& from);
   ~IndexDb();
 
   const std::string& path() const { return path_; }
@@ -58,5 +64,7 @@ class IndexDb {
 
 // Bytes of all files in a directory (the index size).
 uint64_t DirectoryBytes(const std::string& path);
+// Bytes of the files in a directory that have no other link (what a shared index wrote itself).
+uint64_t UnsharedBytes(const std::string& path);
 
 }  // namespace graphfs::chunkindex

@@ -479,7 +479,8 @@ Status IndexLikeOld(const std::string& old_dir, const std::string& new_dir, Upda
   st.indexed = true;
   st.index_seconds = report->seconds;
   st.index_ranges_reused = report->ranges_reused;
-  st.bytes_written += report->index_bytes;
+  st.index_shared = report->shared;
+  st.bytes_written += report->index_bytes_written;  // a shared index's linked files are the old one's
   return Status::Ok();
 }
 

@@ -62,6 +62,7 @@ struct UpdateStats {
   bool indexed = false;      // the new graph got a chunk index (the old one had a fresh one)
   double index_seconds = 0;
   uint64_t index_ranges_reused = 0;  // source ranges whose index records were copied, not rebuilt
+  bool index_shared = false;         // the new index shares the old one's table files
   uint64_t version = 0;      // in place: the new version's number (the old one is NAME@version-1)
   std::string old_version;   // in place: where the old version is now
   std::vector<std::string> left_behind;  // in place: GRAPH's other entries (job results, notes),

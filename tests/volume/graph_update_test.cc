@@ -20,6 +20,7 @@
 #include "tests/engines/engine_test_util.h"
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
+#include "chunkindex/index_db.h"
 #include "grid/edge_batch.h"
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
@@ -457,6 +458,102 @@ TEST_F(VersionedUpdate, AnIndexedGraphsNewVersionIsIndexed) {
   auto plain = UpdateGraph(Options());
   ASSERT_TRUE(plain.ok()) << plain.error().message();
   EXPECT_FALSE(plain->indexed);
+}
+
+// The number of records with key tag `tag` in GRAPH's index.
+uint64_t IndexRecords(const std::string& graph, char tag) {
+  auto db = chunkindex::IndexDb::OpenReadOnly(chunkindex::IndexPath(graph));
+  if (!db.ok()) return 0;
+  uint64_t n = 0;
+  Status s = (*db)->Scan(tag, [&](std::string_view, std::string_view) {
+    ++n;
+    return Status::Ok();
+  });
+  return s.ok() ? n : 0;
+}
+
+// Whether some file of GRAPH's index has another link (is shared with an older version's).
+bool IndexSharesFiles(const std::string& graph) {
+  for (const auto& e : std::filesystem::directory_iterator(chunkindex::IndexPath(graph)))
+    if (e.is_regular_file() && e.hard_link_count() > 1) return true;
+  return false;
+}
+
+// When the batch leaves every other range's chunks where they were (same content ids), the new
+// index starts as the old one — its table files hard-linked — and only the touched range's
+// records, the chunk lists and the meta are written; it is the index a full build makes.
+TEST_F(VersionedUpdate, AnIndexSharesTheOldOnesFilesWhenContentIdsStay) {
+  chunkindex::BuildOptions b;
+  b.graph_dir = tmp.File("g");
+  b.chunk_size = 64 << 10;
+  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
+  // One edge of block (0, 0) out, one in: its size, and so every chunk count, stays.
+  const std::string first = ReadFile(tmp.File("orig/block-0-0")).substr(0, 8);
+  WriteFile(tmp.File("del1"), first);
+  WriteFile(tmp.File("add1"), EdgeBytes(TestGraph{kVertices, false, {{1, 2}}}));
+  UpdateOptions o = Options();
+  o.add_file = tmp.File("add1");
+  o.delete_file = tmp.File("del1");
+  auto st = UpdateGraph(o);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  EXPECT_TRUE(st->indexed);
+  EXPECT_TRUE(st->index_shared);
+  EXPECT_TRUE(IndexSharesFiles(tmp.File("g")));
+  const uint64_t index_bytes = chunkindex::DirectoryBytes(chunkindex::IndexPath(tmp.File("g")));
+  EXPECT_LT(st->bytes_written, index_bytes) << "the shared index was counted (or written) whole";
+  // The same as a full build of the same graph, and the old version's index is untouched.
+  o.graph_dir = tmp.File("orig");
+  o.output_dir = tmp.File("want1");
+  ASSERT_TRUE(UpdateGraph(o).ok());
+  b.graph_dir = tmp.File("want1");
+  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
+  auto shared = chunkindex::ChunkTable::Open(tmp.File("g"));
+  auto full = chunkindex::ChunkTable::Open(tmp.File("want1"));
+  ASSERT_TRUE(shared.ok() && full.ok());
+  ExpectSameIndex(*shared, *full);
+  EXPECT_TRUE(shared->DeepCheck().ok());
+  auto old = chunkindex::ChunkTable::Open(tmp.File("g@0"));
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_TRUE(old->DeepCheck().ok());
+  // Reclaiming the old version leaves the new index whole.
+  ASSERT_TRUE(ReclaimVersions(tmp.File("g"), 0).ok());
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("g@0")));
+  auto alone = chunkindex::ChunkTable::Open(tmp.File("g"));
+  ASSERT_TRUE(alone.ok()) << alone.error().message();
+  EXPECT_TRUE(alone->DeepCheck().ok());
+}
+
+// The last source range loses a chunk (its block (3, 3) shrinks from two chunks to one): the
+// shared index drops the records past the new last content and chunk, and is a full build's.
+TEST_F(VersionedUpdate, ASharedIndexDropsTheRecordsOfChunksThatWent) {
+  const std::string block = ReadFile(tmp.File("orig/block-3-3"));
+  chunkindex::BuildOptions b;
+  b.graph_dir = tmp.File("g");
+  b.chunk_size = (block.size() / 2 / 8 + 1) * 8;  // two chunks in block (3, 3)
+  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
+  const uint64_t contents_before = IndexRecords(tmp.File("g"), chunkindex::kChunkTag);
+  WriteFile(tmp.File("del3"), block.substr(0, (block.size() / 8) * 6 / 10 * 8));  // 60% of its edges
+  UpdateOptions o = Options();
+  o.add_file.clear();
+  o.delete_file = tmp.File("del3");
+  auto st = UpdateGraph(o);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  EXPECT_TRUE(st->index_shared);
+  auto table = chunkindex::ChunkTable::Open(tmp.File("g"));
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  EXPECT_EQ(table->content_count() + 1, contents_before);
+  EXPECT_EQ(IndexRecords(tmp.File("g"), chunkindex::kChunkTag), table->content_count());
+  EXPECT_EQ(IndexRecords(tmp.File("g"), chunkindex::kSourcesTag), table->content_count());
+  EXPECT_EQ(IndexRecords(tmp.File("g"), chunkindex::kFileChunkTag),
+            table->chunks(chunkindex::ChunkFile::kColumn).size() + table->chunks(chunkindex::ChunkFile::kRow).size());
+  o.graph_dir = tmp.File("orig");
+  o.output_dir = tmp.File("want3");
+  ASSERT_TRUE(UpdateGraph(o).ok());
+  b.graph_dir = tmp.File("want3");
+  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
+  auto full = chunkindex::ChunkTable::Open(tmp.File("want3"));
+  ASSERT_TRUE(full.ok());
+  ExpectSameIndex(*table, *full);
 }
 
 // --keep N: the N newest kept versions stay; older ones are reclaimed unless a process uses them

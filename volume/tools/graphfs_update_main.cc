@@ -136,7 +136,8 @@ int main(int argc, char** argv) {
               static_cast<unsigned long>(st->blocks_touched), static_cast<unsigned long>(st->blocks),
               static_cast<unsigned long>(st->touched_bytes), static_cast<unsigned long>(st->bytes_written), st->seconds,
               st->indexed ? ("; indexed in " + std::to_string(st->index_seconds) + " s (" +
-                             std::to_string(st->index_ranges_reused) + " source ranges taken from the old index)")
+                             std::to_string(st->index_ranges_reused) + " source ranges taken from the old index" +
+                             (st->index_shared ? ", its files shared" : "") + ")")
                                 .c_str()
                           : "");
   if (options.output_dir.empty())
