@@ -317,6 +317,45 @@ ino_t Inode(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
+// tmp/wantN: the original graph (tmp/orig) with the batch tmp/add added N times, written whole
+// (-o), which preprocess of that edge list gives (the 4-mode test shows -o is preprocess's layout).
+void WriteOrigPlusBatches(const TempDir& tmp, size_t times) {
+  std::string batches;
+  for (size_t k = 0; k < times; ++k) batches += ReadFile(tmp.File("add"));
+  WriteFile(tmp.File("batches"), batches);
+  UpdateOptions w;
+  w.graph_dir = tmp.File("orig");
+  w.add_file = tmp.File("batches");
+  w.output_dir = tmp.File("want" + std::to_string(times));
+  ASSERT_TRUE(UpdateGraph(w).ok());
+}
+
+// graphfs-update with `args`, in a child process (for kill -9 at random points).
+pid_t SpawnUpdate(const std::vector<std::string>& args) {
+  const std::string tool = etest::Bin("graphfs-update");
+  std::vector<char*> argv = {const_cast<char*>(tool.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execv(tool.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Runs graphfs-update with `args` to its end (it must succeed): how long a whole run takes here,
+// so that the kills land within one.
+void TimeOneUpdate(const std::vector<std::string>& args, std::chrono::microseconds* took) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = SpawnUpdate(args);
+  ASSERT_GE(pid, 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  *took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+}
+
 class VersionedUpdate : public ::testing::Test {
  protected:
   static constexpr uint32_t kP = 4;
@@ -339,16 +378,8 @@ class VersionedUpdate : public ::testing::Test {
     o.add_file = tmp.File("add");
     return o;
   }
-  // `want2`: the original graph with the batch added twice, written whole (-o), which
-  // preprocess of that edge list gives (the 4-mode test shows -o is preprocess's layout).
-  void WriteWantTwice() {
-    WriteFile(tmp.File("twice"), ReadFile(tmp.File("add")) + ReadFile(tmp.File("add")));
-    UpdateOptions w;
-    w.graph_dir = tmp.File("orig");
-    w.add_file = tmp.File("twice");
-    w.output_dir = tmp.File("want2");
-    ASSERT_TRUE(UpdateGraph(w).ok());
-  }
+  // `want2`: the original graph with the batch added twice.
+  void WriteWantTwice() { WriteOrigPlusBatches(tmp, 2); }
   uint32_t kVertices = 20000;
   size_t kEdges = 200000;
   TempDir tmp;
@@ -460,6 +491,22 @@ TEST_F(VersionedUpdate, AnIndexedGraphsNewVersionIsIndexed) {
   EXPECT_FALSE(plain->indexed);
 }
 
+// `table` is the index a full build makes (chunk size `chunk`) of the original graph with the
+// batch of `o` applied, written whole into tmp/`out`: record by record.
+void ExpectLikeAFullBuild(const chunkindex::ChunkTable& table, UpdateOptions o, uint64_t chunk, const std::string& out,
+                          const TempDir& tmp) {
+  o.graph_dir = tmp.File("orig");
+  o.output_dir = tmp.File(out);
+  ASSERT_TRUE(UpdateGraph(o).ok());
+  chunkindex::BuildOptions b;
+  b.graph_dir = o.output_dir;
+  b.chunk_size = chunk;
+  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
+  auto full = chunkindex::ChunkTable::Open(o.output_dir);
+  ASSERT_TRUE(full.ok()) << full.error().message();
+  ExpectSameIndex(table, *full);
+}
+
 // The number of records with key tag `tag` in GRAPH's index.
 uint64_t IndexRecords(const std::string& graph, char tag) {
   auto db = chunkindex::IndexDb::OpenReadOnly(chunkindex::IndexPath(graph));
@@ -502,15 +549,9 @@ TEST_F(VersionedUpdate, AnIndexSharesTheOldOnesFilesWhenContentIdsStay) {
   const uint64_t index_bytes = chunkindex::DirectoryBytes(chunkindex::IndexPath(tmp.File("g")));
   EXPECT_LT(st->bytes_written, index_bytes) << "the shared index was counted (or written) whole";
   // The same as a full build of the same graph, and the old version's index is untouched.
-  o.graph_dir = tmp.File("orig");
-  o.output_dir = tmp.File("want1");
-  ASSERT_TRUE(UpdateGraph(o).ok());
-  b.graph_dir = tmp.File("want1");
-  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
   auto shared = chunkindex::ChunkTable::Open(tmp.File("g"));
-  auto full = chunkindex::ChunkTable::Open(tmp.File("want1"));
-  ASSERT_TRUE(shared.ok() && full.ok());
-  ExpectSameIndex(*shared, *full);
+  ASSERT_TRUE(shared.ok()) << shared.error().message();
+  ASSERT_NO_FATAL_FAILURE(ExpectLikeAFullBuild(*shared, o, *b.chunk_size, "want1", tmp));
   EXPECT_TRUE(shared->DeepCheck().ok());
   auto old = chunkindex::ChunkTable::Open(tmp.File("g@0"));
   ASSERT_TRUE(old.ok()) << old.error().message();
@@ -546,14 +587,7 @@ TEST_F(VersionedUpdate, ASharedIndexDropsTheRecordsOfChunksThatWent) {
   EXPECT_EQ(IndexRecords(tmp.File("g"), chunkindex::kSourcesTag), table->content_count());
   EXPECT_EQ(IndexRecords(tmp.File("g"), chunkindex::kFileChunkTag),
             table->chunks(chunkindex::ChunkFile::kColumn).size() + table->chunks(chunkindex::ChunkFile::kRow).size());
-  o.graph_dir = tmp.File("orig");
-  o.output_dir = tmp.File("want3");
-  ASSERT_TRUE(UpdateGraph(o).ok());
-  b.graph_dir = tmp.File("want3");
-  ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
-  auto full = chunkindex::ChunkTable::Open(tmp.File("want3"));
-  ASSERT_TRUE(full.ok());
-  ExpectSameIndex(*table, *full);
+  ASSERT_NO_FATAL_FAILURE(ExpectLikeAFullBuild(*table, o, *b.chunk_size, "want3", tmp));
 }
 
 // --keep N: the N newest kept versions stay; older ones are reclaimed unless a process uses them
@@ -741,25 +775,11 @@ TEST_F(VersionedUpdate, RecoveryFinishesASwappedUpdateAndDropsAnUnswappedOne) {
 // and GRAPH@0 the old one.
 TEST_F(VersionedUpdate, KilledAtRandomPointsLeavesTheOldOrTheNewVersion) {
   std::mt19937 rng(17);
-  const std::string tool = etest::Bin("graphfs-update");
-  auto start = [&] {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::execl(tool.c_str(), tool.c_str(), tmp.File("g").c_str(), "--add", tmp.File("add").c_str(), nullptr);
-      ::_exit(127);
-    }
-    return pid;
-  };
+  const std::vector<std::string> argv = {tmp.File("g"), "--add", tmp.File("add")};
+  auto start = [&] { return SpawnUpdate(argv); };
   // How long a whole run takes here: the kills land within it.
-  const auto t0 = std::chrono::steady_clock::now();
-  {
-    const pid_t pid = start();
-    ASSERT_GE(pid, 0);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  const auto whole = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  std::chrono::microseconds whole{};
+  ASSERT_NO_FATAL_FAILURE(TimeOneUpdate(argv, &whole));
   std::filesystem::remove_all(tmp.File("g@0"));
   std::filesystem::remove_all(tmp.File("g"));
   int saw_old = 0, saw_new = 0;
@@ -976,12 +996,7 @@ TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
   ASSERT_TRUE(again->reclaim.has_value()) << again->reclaim_error;
   EXPECT_FALSE(std::filesystem::exists(tmp.File("src/g@0")));
   EXPECT_FALSE(std::filesystem::exists(tmp.File("src/g@1")));
-  WriteFile(tmp.File("twice"), ReadFile(tmp.File("add")) + ReadFile(tmp.File("add")));
-  UpdateOptions w;
-  w.graph_dir = tmp.File("orig");
-  w.add_file = tmp.File("twice");
-  w.output_dir = tmp.File("want2");
-  ASSERT_TRUE(UpdateGraph(w).ok());
+  ASSERT_NO_FATAL_FAILURE(WriteOrigPlusBatches(tmp, 2));
   EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want2"), kP));
   const std::set<std::string> last = PartIds();
   EXPECT_EQ(last, StubIds()) << "a reclaim left parts behind, or took some still read";
@@ -1000,25 +1015,10 @@ TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
 // new version, and after the next run's recovery no part is left that no stub names.
 TEST_P(StripedVersionedUpdate, KilledUpdatesLeaveNoPartsNobodyNames) {
   std::mt19937 rng(23);
-  const std::string tool = etest::Bin("graphfs-update");
-  auto start = [&] {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::execl(tool.c_str(), tool.c_str(), tmp.File("src/g").c_str(), "--add", tmp.File("add").c_str(), "--keep", "0",
-              nullptr);
-      ::_exit(127);
-    }
-    return pid;
-  };
-  const auto t0 = std::chrono::steady_clock::now();
-  {
-    const pid_t pid = start();
-    ASSERT_GE(pid, 0);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  const auto whole = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  const std::vector<std::string> argv = {tmp.File("src/g"), "--add", tmp.File("add"), "--keep", "0"};
+  auto start = [&] { return SpawnUpdate(argv); };
+  std::chrono::microseconds whole{};
+  ASSERT_NO_FATAL_FAILURE(TimeOneUpdate(argv, &whole));
   // Each round adds the batch once more: version k is the original plus k batches.
   std::vector<std::string> want = {tmp.File("orig"), tmp.File("want")};
   int saw_old = 0, saw_new = 0;
@@ -1026,15 +1026,8 @@ TEST_P(StripedVersionedUpdate, KilledUpdatesLeaveNoPartsNobodyNames) {
     SCOPED_TRACE("round " + std::to_string(round));
     const size_t version = static_cast<size_t>(VersionOf(tmp.File("src/g")));
     while (want.size() < version + 2) {
-      std::string batches;
-      for (size_t k = 0; k < want.size(); ++k) batches += ReadFile(tmp.File("add"));
-      WriteFile(tmp.File("batches"), batches);
-      UpdateOptions w;
-      w.graph_dir = tmp.File("orig");
-      w.add_file = tmp.File("batches");
-      w.output_dir = tmp.File("want" + std::to_string(want.size()));
-      ASSERT_TRUE(UpdateGraph(w).ok());
-      want.push_back(w.output_dir);
+      ASSERT_NO_FATAL_FAILURE(WriteOrigPlusBatches(tmp, want.size()));
+      want.push_back(tmp.File("want" + std::to_string(want.size())));
     }
     const pid_t pid = start();
     ASSERT_GE(pid, 0);
