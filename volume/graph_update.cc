@@ -46,6 +46,10 @@ bool IsStub(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && StubManifest(path, st).has_value();
 }
+bool IsMapFile(const std::string& path) {
+  auto is = grid::IsExtentMap(path);
+  return is.ok() && *is;
+}
 
 // How the new version gets a touched block of a sorted graph, in place: the old block's bytes
 // before `lower` and from `upper` on stay where they are (the new files' maps read them from the
@@ -382,7 +386,10 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
       fresh = std::move(*old);
     }
     bytes[b] = fresh.size();
-    if (link && disks != nullptr && IsStub(g.Path(BlockFileName(i, j)))) {
+    // In a striped graph, a block whose old bytes were on the disks (a stub, or a map over the
+    // striped pieces) stays there; a plain one stays plain.
+    const std::string old_path = g.Path(BlockFileName(i, j));
+    if (link && disks != nullptr && (IsStub(old_path) || IsMapFile(old_path))) {
       auto file = NewGraphFile::Create(to, disks);
       if (!file.ok()) return file.error();
       GRAPHFS_RETURN_IF_ERROR((*file)->Write(fresh.data(), fresh.size(), 0));
