@@ -82,6 +82,18 @@ class DiskStubFiles : public grid::StubFiles {
   mutable PackedCounters counters_;
 };
 
+// The disk set `graph_dir`'s registry names, every disk checked; nullopt without a registry.
+Result<std::optional<DiskSet>> RegisteredDiskSet(const std::string& graph_dir) {
+  auto registry = ReadRegistry(graph_dir);
+  if (!registry.ok()) {
+    if (registry.error().code() == ENOENT) return std::optional<DiskSet>();
+    return registry.error();
+  }
+  auto set = DiskSet::Open(*registry);
+  if (!set.ok()) return set.error().Wrap("the disks " + graph_dir + " is striped over");
+  return std::optional<DiskSet>(std::move(*set));
+}
+
 }  // namespace
 
 GraphDisks::GraphDisks(DiskSet disks, std::unique_ptr<IoEngine> io)
@@ -89,21 +101,14 @@ GraphDisks::GraphDisks(DiskSet disks, std::unique_ptr<IoEngine> io)
 GraphDisks::~GraphDisks() = default;
 
 Result<std::unique_ptr<GraphDisks>> GraphDisks::Open(const std::string& graph_dir) {
-  struct stat st;
-  const std::string registry_path = graph_dir + "/.graphfs/" + kRegistryFile;
-  if (::stat(registry_path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return std::unique_ptr<GraphDisks>();
-    return Error::FromErrno("stat " + registry_path);
-  }
-  auto registry = ReadRegistry(graph_dir);
-  if (!registry.ok()) return registry.error();
-  auto set = DiskSet::Open(*registry);
-  if (!set.ok()) return set.error().Wrap("the disks " + graph_dir + " is striped over");
+  auto set = RegisteredDiskSet(graph_dir);
+  if (!set.ok()) return set.error();
+  if (!*set) return std::unique_ptr<GraphDisks>();
   IoEngineOptions io;
-  io.disks = set->size();
+  io.disks = (*set)->size();
   auto engine = IoEngine::Start(io);
   if (!engine.ok()) return engine.error();
-  std::unique_ptr<GraphDisks> g(new GraphDisks(std::move(*set), std::move(*engine)));
+  std::unique_ptr<GraphDisks> g(new GraphDisks(std::move(**set), std::move(*engine)));
   UniqueFd column(::open((graph_dir + "/column").c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (column.valid()) {
     auto m = ReadManifestFd(column.get());
@@ -179,17 +184,13 @@ Result<const DiskSet*> LazyDiskSet::Get() {
   if (set_) return &*set_;
   std::string tried;
   for (const std::string& dir : dirs_) {
-    struct stat st;
-    if (::stat((dir + "/.graphfs/" + kRegistryFile).c_str(), &st) != 0) {
-      tried += (tried.empty() ? "" : ", ") + dir;
-      continue;
+    auto set = RegisteredDiskSet(dir);
+    if (!set.ok()) return set.error();
+    if (*set) {
+      set_ = std::move(**set);
+      return &*set_;
     }
-    auto registry = ReadRegistry(dir);
-    if (!registry.ok()) return registry.error();
-    auto set = DiskSet::Open(*registry);
-    if (!set.ok()) return set.error().Wrap("the disks " + dir + " is striped over");
-    set_ = std::move(*set);
-    return &*set_;
+    tried += (tried.empty() ? "" : ", ") + dir;
   }
   return Error(ENOENT, "no disk registry (.graphfs/" + std::string(kRegistryFile) + ") in " + tried);
 }
