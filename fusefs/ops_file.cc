@@ -108,8 +108,8 @@ void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
       }
       // Only this mount opens a map's stubs, always as MappedPieces (Volume::stub_files()).
       const auto* piece = static_cast<const volume::MappedPiece*>(p.stub);
-      AlignedBuffer& buffer = pinned.empty() ? ThreadBuffer(p.length) : scratch.emplace_back(
-                                                                            (p.length + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
+      const size_t aligned = (p.length + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+      AlignedBuffer& buffer = pinned.empty() ? ThreadBuffer(p.length) : scratch.emplace_back(aligned);
       auto got = fs.volume->Read(*piece->file(), h.streams, p.offset, p.length, pid, buffer);
       if (!got.ok()) {
         LogError("read " + file->path() + ": " + got.error().message());

@@ -21,8 +21,9 @@ namespace {
 // The cache counts readers by process; the LP loader is the daemon itself.
 const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
 
-// `column` an extent map (a graph version): the LP's ranges read from its pieces.
-Status LoadMapped(Volume& volume, const grid::GraphFile& column, const std::string& dir,
+// `column` not striped itself — an ordinary file, or an extent map (a graph version) — : the LP's
+// ranges read from its pieces (an ordinary file is its own one piece).
+Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const std::string& dir,
                   const std::vector<CopyRange>& whole, const std::vector<CopyRange>& runs, char* out,
                   Volume::RunsReport& report, std::vector<AlignedBuffer>& buffers) {
   // Each range split at the map's extents: plain pieces are pread; the ranges of each striped
@@ -168,7 +169,8 @@ GraphSchedule::~GraphSchedule() { scheduler_.reset(); }
 Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   const auto t0 = std::chrono::steady_clock::now();
   // Whole chunks adjacent in the file and in the LP are read as one range, through the cache;
-  // runs are read around it (Volume::CopyRuns) — or with pread when `column` is not striped.
+  // runs are read around it (Volume::CopyRuns) — or, when `column` is not striped, from its pieces
+  // (LoadFromGraphFile: pread, and a version's striped pieces as above).
   std::vector<CopyRange> whole, runs;
   uint64_t whole_bytes = 0, run_bytes = 0;
   // A compressed `column` is read in whole decoded units: runs too are copied from them.
@@ -195,18 +197,9 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
       Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &load_buffers_);
       if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
     }
-  } else if (!plain_->mapped()) {
-    for (const std::vector<CopyRange>* list : {&whole, &runs}) {
-      for (const CopyRange& r : *list) {
-        GRAPHFS_RETURN_IF_ERROR(ReadPlain(r, out));
-        if (list == &runs) {
-          report.disk_bytes += r.length;
-          ++report.requests;
-        }
-      }
-    }
   } else {
-    GRAPHFS_RETURN_IF_ERROR(LoadMapped(*volume_, *plain_, dir_, whole, runs, out, report, load_buffers_));
+    Status s = LoadFromGraphFile(*volume_, *plain_, dir_, whole, runs, out, report, load_buffers_);
+    if (!s.ok()) return s.error().Wrap("loading a logical partition (re-run graphfs-index if the graph changed)");
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(mu_);
@@ -221,12 +214,6 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   return Status::Ok();
 }
 
-
-Status GraphSchedule::ReadPlain(const CopyRange& r, char* out) {
-  Status s = plain_->ReadExact(out + r.out_offset, r.length, r.offset);
-  if (!s.ok()) return s.error().Wrap("loading a logical partition (re-run graphfs-index if the graph changed)");
-  return Status::Ok();
-}
 
 GraphSchedule::LoaderStats GraphSchedule::loader_stats() const {
   std::lock_guard<std::mutex> lock(mu_);

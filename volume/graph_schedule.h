@@ -93,7 +93,6 @@ class GraphSchedule {
  private:
   GraphSchedule() = default;
   Status Load(const chunkindex::LogicalPartition& lp, char* out);
-  Status ReadPlain(const CopyRange& r, char* out);
   static std::vector<int64_t> Stamp(const std::string& dir);
 
   Volume* volume_ = nullptr;
