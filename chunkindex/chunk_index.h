@@ -91,6 +91,7 @@ class ChunkTable {
   std::string graph_dir_;
   IndexMeta meta_;
   std::vector<Chunk> column_, row_;
+  std::vector<uint64_t> content_keys_;  // per content: the key of its `C` and `S` records
   std::unique_ptr<IndexDb> db_;
 };
 

@@ -63,12 +63,21 @@ Result<ChunkTable> ChunkTable::Open(const std::string& graph_dir, const Fingerpr
   const uint64_t n = t.meta_.row_chunks;
   std::vector<ChunkRecord> records;
   records.reserve(n);
+  // Keys are (block, index in block): each must follow the last one in its block, or start a later block.
+  uint64_t last_block = 0, next_in_block = 0;
   Status s = t.db_->Scan(kChunkTag, [&](std::string_view key, std::string_view value) -> Status {
-    if (key.size() != 9 || GetBigEndian64(key.data() + 1) != records.size() || records.size() >= n) {
-      return Error(EIO, "unexpected chunk key");
-    }
+    if (key.size() != 9 || records.size() >= n) return Error(EIO, "unexpected chunk key");
+    const uint64_t k = GetBigEndian64(key.data() + 1);
     auto r = DecodeChunk(value);
     if (!r.ok()) return r.error();
+    const uint64_t block = uint64_t{r->block_i} * t.meta_.partitions + r->block_j;
+    if (records.empty() || block != last_block) {
+      if (!records.empty() && block < last_block) return Error(EIO, "chunk records out of block order");
+      last_block = block;
+      next_in_block = 0;
+    }
+    if (k != ContentKey(block, next_in_block++)) return Error(EIO, "unexpected chunk key");
+    t.content_keys_.push_back(k);
     records.push_back(*r);
     return Status::Ok();
   });
@@ -146,7 +155,7 @@ Status CheckSources(const Chunk& c, std::span<const SourceCount> sources) {
 
 Result<std::vector<SourceCount>> ChunkTable::ContentSources(uint64_t content) const {
   if (content >= row_.size()) return Error(EINVAL, "no chunk content " + std::to_string(content));
-  auto value = db_->Get(SourcesKey(content));
+  auto value = db_->Get(SourcesKey(content_keys_[content]));
   if (!value.ok()) return Damaged(graph_dir_, value.error().message());
   if (!value->has_value()) return Damaged(graph_dir_, "sources of chunk " + std::to_string(content) + " missing");
   std::vector<SourceCount> out;
@@ -169,7 +178,7 @@ Status ChunkTable::ForEachContentSources(
   bool visitor_failed = false;
   Error visitor_error(0, "");
   Status s = db_->Scan(kSourcesTag, [&](std::string_view key, std::string_view value) -> Status {
-    if (key.size() != 9 || GetBigEndian64(key.data() + 1) != next || next >= row_.size()) {
+    if (key.size() != 9 || next >= row_.size() || GetBigEndian64(key.data() + 1) != content_keys_[next]) {
       return Error(EIO, "unexpected sources key");
     }
     GRAPHFS_RETURN_IF_ERROR(DecodeSources(value, &sources));

@@ -85,6 +85,13 @@ struct ChunkSummary {
   std::string sources;  // EncodeSources
 };
 
+// The key of content `content`'s records under `plan` (index_format.h, ContentKey).
+uint64_t KeyOf(const ChunkPlan& plan, uint64_t content) {
+  const ChunkExtent& e = plan.row[content];
+  const uint64_t block = uint64_t{e.block_i} * plan.partitions + e.block_j;
+  return ContentKey(block, content - plan.block_first_content[block]);
+}
+
 // What a build takes from a previous version's index (BuildOptions::reuse_from).
 struct Reuse {
   std::unique_ptr<IndexDb> db;
@@ -144,8 +151,8 @@ class RangeWorker {
   }
 
  private:
-  // Range i's blocks are the previous version's files: its records are the same but for the
-  // content ids (the chunks before it may differ in number).
+  // Range i's blocks are the previous version's files: its records are the same, under the same
+  // keys (a chunk's key is where it is, not its content id).
   Status CopyRange(uint64_t i) {
     // Shared (same content ids): the records are in the database already; only counted.
     const bool put = !st_->shared;
@@ -167,13 +174,13 @@ class RangeWorker {
     if (then.block_first_content[i * p + p] - first_then != count)
       return Error(EINVAL, "internal: a reused source range has another number of chunks");
     for (uint64_t k = 0; k < count; ++k) {
-      auto chunk = copy(ChunkKey(first_then + k), ChunkKey(first_now + k));
+      auto chunk = copy(ChunkKey(KeyOf(then, first_then + k)), ChunkKey(KeyOf(now, first_now + k)));
       if (!chunk.ok()) return chunk.error();
       auto record = DecodeChunk(*chunk);
       if (!record.ok()) return record.error();
       pairs += record->num_sources;
       if (!put) continue;
-      auto sources = copy(SourcesKey(first_then + k), SourcesKey(first_now + k));
+      auto sources = copy(SourcesKey(KeyOf(then, first_then + k)), SourcesKey(KeyOf(now, first_now + k)));
       if (!sources.ok()) return sources.error();
     }
     const grid::VertexRange src = st_->layout->ranges().Range(i);
@@ -224,8 +231,8 @@ class RangeWorker {
       for (const SourceCount& sc : sources) sum += degrees_[sc.vertex - src.begin];
       s.record.source_degree_sum = sum;
       pairs += sources.size();
-      batch.Put(ChunkKey(s.content), EncodeChunk(s.record));
-      batch.Put(SourcesKey(s.content), s.sources);
+      batch.Put(ChunkKey(KeyOf(plan, s.content)), EncodeChunk(s.record));
+      batch.Put(SourcesKey(KeyOf(plan, s.content)), s.sources);
     }
     for (uint64_t v = src.begin; v < src.end; v += kDegreesPerRecord) {
       uint64_t n = std::min(kDegreesPerRecord, src.end - v);
@@ -339,27 +346,18 @@ Status WriteFileChunks(IndexDb* db, const ChunkPlan& plan) {
   return db->Write(&batch);
 }
 
-// Whether every reused source range's chunks keep their content ids in the new plan: then the
-// old database's records of those ranges are the new ones, key for key, and the new index can
-// start as the old one (only the scanned ranges' records change; ids past the new last content
-// are deleted).
-bool SameContentIds(const ChunkPlan& then, const ChunkPlan& now, const std::vector<bool>& reused, uint64_t p) {
-  for (uint64_t i = 0; i < p; ++i) {
-    if (!reused[i]) continue;
-    if (then.block_first_content[i * p] != now.block_first_content[i * p] ||
-        then.block_first_content[i * p + p] != now.block_first_content[i * p + p])
-      return false;
-  }
-  return true;
-}
-
-// In a shared database: the records past the new plan's end (contents and chunk lists that the
-// old version had more of).
+// In a shared database: the records the new plan has no more of — the chunks a block lost (their
+// keys are per block), and the chunk lists' entries past their new ends.
 Status DeleteStale(IndexDb* db, const ChunkPlan& then, const ChunkPlan& now) {
   IndexBatch batch;
-  for (uint64_t c = now.row.size(); c < then.row.size(); ++c) {
-    batch.Delete(ChunkKey(c));
-    batch.Delete(SourcesKey(c));
+  const uint64_t blocks = now.block_first_content.size() - 1;
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint64_t had = then.block_first_content[b + 1] - then.block_first_content[b];
+    const uint64_t has = now.block_first_content[b + 1] - now.block_first_content[b];
+    for (uint64_t k = has; k < had; ++k) {
+      batch.Delete(ChunkKey(ContentKey(b, k)));
+      batch.Delete(SourcesKey(ContentKey(b, k)));
+    }
   }
   for (uint64_t id = now.column.size(); id < then.column.size(); ++id) batch.Delete(FileChunkKey(ChunkFile::kColumn, id));
   for (uint64_t id = now.row.size(); id < then.row.size(); ++id) batch.Delete(FileChunkKey(ChunkFile::kRow, id));
@@ -498,7 +496,8 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   const std::string graphfs_dir = options.graph_dir + "/.graphfs";
   if (::mkdir(graphfs_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("mkdir " + graphfs_dir);
   const std::string tmp = BuildDirPath(options.graph_dir);
-  st.shared = st.reuse != nullptr && SameContentIds(reuse.plan, *plan, reuse.ranges, g.partitions());
+  // Reused ranges' records are the old ones under the same keys: the new index starts as the old.
+  st.shared = st.reuse != nullptr;
   auto db = st.shared ? IndexDb::CreateSharing(tmp, IndexPath(options.reuse_from)) : IndexDb::Create(tmp);
   if (!db.ok()) {
     RemoveAll(tmp);

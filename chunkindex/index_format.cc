@@ -23,8 +23,8 @@ std::string FileChunkKey(ChunkFile file, uint64_t id) {
   PutBigEndian64(&k, id);
   return k;
 }
-std::string ChunkKey(uint64_t content) { return TagKey(kChunkTag, content); }
-std::string SourcesKey(uint64_t content) { return TagKey(kSourcesTag, content); }
+std::string ChunkKey(uint64_t content_key) { return TagKey(kChunkTag, content_key); }
+std::string SourcesKey(uint64_t content_key) { return TagKey(kSourcesTag, content_key); }
 std::string DegreesKey(uint64_t first_vertex) { return TagKey(kDegreesTag, first_vertex); }
 
 std::string EncodeMeta(const IndexMeta& m) {

@@ -25,7 +25,10 @@ struct SourceCount {
 
 inline constexpr char kMagic[] = "graphfs-chunkindex";
 // 2: chunk records say whether their edges are in source order (vertex-granular LPs need it).
-inline constexpr uint32_t kFormatVersion = 2;
+// 3: `C` and `S` records are keyed by where their chunk is (ContentKey: its block and its place
+//    among the block's chunks), not by content id: a block that gains or loses a chunk no longer
+//    moves every later block's keys, so graph versions share their index's unchanged records.
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint64_t kDegreesPerRecord = 65536;
 
 // What a graph file looked like when the index was built.
@@ -65,11 +68,15 @@ struct FileChunkRecord {  // "F" + file + id
   uint64_t offset = 0, length = 0, content = 0;
 };
 
+// The key of a content's `C` and `S` records: its block (i·P + j) and its index among the
+// block's chunks. Keys ascend in content order (contents are numbered in `row` order).
+inline uint64_t ContentKey(uint64_t block, uint64_t index_in_block) { return block << 32 | index_in_block; }
+
 // Keys.
 std::string MetaKey();
 std::string FileChunkKey(ChunkFile file, uint64_t id);
-std::string ChunkKey(uint64_t content);
-std::string SourcesKey(uint64_t content);
+std::string ChunkKey(uint64_t content_key);
+std::string SourcesKey(uint64_t content_key);
 std::string DegreesKey(uint64_t first_vertex);
 inline constexpr char kFileChunkTag = 'F', kChunkTag = 'C', kSourcesTag = 'S', kDegreesTag = 'D', kMetaTag = 'M';
 

@@ -478,6 +478,9 @@ TEST_F(VersionedUpdate, AnIndexedGraphsNewVersionIsIndexed) {
   // Only source range 0 (block (0, 0) changed) was scanned; ranges 1-3 were copied from the old
   // index, and the result is the index a full build makes of the same files (`want`).
   EXPECT_EQ(st->index_ranges_reused, kP - 1);
+  // Block (0, 0) gained a chunk, yet the other blocks' records keep their keys: the new index
+  // shares the old one's files.
+  EXPECT_TRUE(st->index_shared);
   b.graph_dir = tmp.File("want");
   ASSERT_TRUE(chunkindex::BuildIndex(b).ok());
   auto full = chunkindex::ChunkTable::Open(tmp.File("want"));
@@ -1001,7 +1004,9 @@ TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
   const std::set<std::string> last = PartIds();
   EXPECT_EQ(last, StubIds()) << "a reclaim left parts behind, or took some still read";
   EXPECT_TRUE(last.count(old_column)) << "version 2 still reads the first column";
-  if (!old_block.empty()) EXPECT_FALSE(last.count(old_block)) << "the replaced block's parts were not reclaimed";
+  if (!old_block.empty()) {
+    EXPECT_FALSE(last.count(old_block)) << "the replaced block's parts were not reclaimed";
+  }
   // A whole copy (-o) of a striped version is a plain graph.
   UpdateOptions copy = Options();
   copy.add_file.clear();
