@@ -102,7 +102,6 @@ struct Reuse {
 // Everything the workers share.
 struct BuildState {
   const Reuse* reuse = nullptr;
-  bool shared = false;  // the new database started as the old one: reused records are there
   std::atomic<uint64_t> ranges_reused{0};
   const GridLayout* layout = nullptr;
   const ChunkPlan* plan = nullptr;
@@ -142,7 +141,7 @@ class RangeWorker {
       uint64_t i = st_->next_range.fetch_add(1);
       if (i >= layout.partitions()) break;
       if (st_->reuse != nullptr && st_->reuse->ranges[i]) {
-        GRAPHFS_RETURN_IF_ERROR(CopyRange(i));
+        GRAPHFS_RETURN_IF_ERROR(KeepRange(i));
       } else {
         GRAPHFS_RETURN_IF_ERROR(DoRange(i));
       }
@@ -151,46 +150,28 @@ class RangeWorker {
   }
 
  private:
-  // Range i's blocks are the previous version's files: its records are the same, under the same
-  // keys (a chunk's key is where it is, not its content id).
-  Status CopyRange(uint64_t i) {
-    // Shared (same content ids): the records are in the database already; only counted.
-    const bool put = !st_->shared;
+  // Range i's blocks are the previous version's files, and the new database started as the old
+  // one (IndexDb::CreateSharing): the range's records are there already, under the same keys (a
+  // chunk's key is where it is, not its content id). They are only counted.
+  Status KeepRange(uint64_t i) {
     const ChunkPlan& now = *st_->plan;
     const ChunkPlan& then = st_->reuse->plan;
-    const IndexDb& old = *st_->reuse->db;
     const uint64_t p = st_->layout->partitions();
-    IndexBatch batch;
+    const uint64_t first = now.block_first_content[i * p], count = now.block_first_content[i * p + p] - first;
+    if (then.block_first_content[i * p + p] - then.block_first_content[i * p] != count)
+      return Error(EINVAL, "internal: a reused source range has another number of chunks");
     uint64_t pairs = 0;
-    auto copy = [&](const std::string& from, const std::string& to) -> Result<std::string> {
-      auto v = old.Get(from);
+    for (uint64_t k = 0; k < count; ++k) {
+      auto v = st_->reuse->db->Get(ChunkKey(KeyOf(now, first + k)));
       if (!v.ok()) return v.error();
       if (!*v) return Error(EINVAL, "the previous version's index lacks a record it should have; rebuild it");
-      if (put) batch.Put(to, **v);
-      return std::move(**v);
-    };
-    const uint64_t first_now = now.block_first_content[i * p], first_then = then.block_first_content[i * p];
-    const uint64_t count = now.block_first_content[i * p + p] - first_now;
-    if (then.block_first_content[i * p + p] - first_then != count)
-      return Error(EINVAL, "internal: a reused source range has another number of chunks");
-    for (uint64_t k = 0; k < count; ++k) {
-      auto chunk = copy(ChunkKey(KeyOf(then, first_then + k)), ChunkKey(KeyOf(now, first_now + k)));
-      if (!chunk.ok()) return chunk.error();
-      auto record = DecodeChunk(*chunk);
+      auto record = DecodeChunk(**v);
       if (!record.ok()) return record.error();
       pairs += record->num_sources;
-      if (!put) continue;
-      auto sources = copy(SourcesKey(KeyOf(then, first_then + k)), SourcesKey(KeyOf(now, first_now + k)));
-      if (!sources.ok()) return sources.error();
-    }
-    const grid::VertexRange src = st_->layout->ranges().Range(i);
-    for (uint64_t v = src.begin; v < src.end && put; v += kDegreesPerRecord) {
-      auto degrees = copy(DegreesKey(v), DegreesKey(v));
-      if (!degrees.ok()) return degrees.error();
     }
     st_->source_pairs += pairs;
     st_->ranges_reused += 1;
-    return put ? st_->db->Write(&batch) : Status::Ok();
+    return Status::Ok();
   }
 
   Status DoRange(uint64_t i) {
@@ -497,8 +478,8 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   if (::mkdir(graphfs_dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::FromErrno("mkdir " + graphfs_dir);
   const std::string tmp = BuildDirPath(options.graph_dir);
   // Reused ranges' records are the old ones under the same keys: the new index starts as the old.
-  st.shared = st.reuse != nullptr;
-  auto db = st.shared ? IndexDb::CreateSharing(tmp, IndexPath(options.reuse_from)) : IndexDb::Create(tmp);
+  const bool shared = st.reuse != nullptr;
+  auto db = shared ? IndexDb::CreateSharing(tmp, IndexPath(options.reuse_from)) : IndexDb::Create(tmp);
   if (!db.ok()) {
     RemoveAll(tmp);
     return db.error();
@@ -540,7 +521,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   report.ranges_reused = st.ranges_reused;
 
   Status s = WriteFileChunks(db->get(), *plan);
-  if (s.ok() && st.shared) s = DeleteStale(db->get(), reuse.plan, *plan);
+  if (s.ok() && shared) s = DeleteStale(db->get(), reuse.plan, *plan);
   IndexMeta meta;
   meta.vertices = g.vertices();
   meta.edges = g.edges();
@@ -585,8 +566,8 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   report.rebuilt = true;
   report.finish_seconds = Now() - finish_start;
   report.index_bytes = DirectoryBytes(final_path);
-  report.shared = st.shared;
-  report.index_bytes_written = st.shared ? UnsharedBytes(final_path) : report.index_bytes;
+  report.shared = shared;
+  report.index_bytes_written = shared ? UnsharedBytes(final_path) : report.index_bytes;
   report.seconds = Now() - start;
   return report;
 }

@@ -56,7 +56,7 @@ struct BuildReport {
   uint64_t chunks = 0;        // per file (column and row have the same number)
   uint64_t source_pairs = 0;  // (chunk, source) pairs stored
   int threads = 0;
-  uint64_t ranges_reused = 0;  // source ranges copied from BuildOptions::reuse_from's index
+  uint64_t ranges_reused = 0;  // source ranges whose records were kept from BuildOptions::reuse_from's index
   // The reused ranges' records kept their content ids, so the new index started as the old one
   // (its table files hard-linked, IndexDb::CreateSharing) and only the scanned ranges' records,
   // the chunk lists and the meta were written.
