@@ -529,10 +529,10 @@ bool IndexSharesFiles(const std::string& graph) {
   return false;
 }
 
-// When the batch leaves every other range's chunks where they were (same content ids), the new
-// index starts as the old one — its table files hard-linked — and only the touched range's
-// records, the chunk lists and the meta are written; it is the index a full build makes.
-TEST_F(VersionedUpdate, AnIndexSharesTheOldOnesFilesWhenContentIdsStay) {
+// The new version's index starts as the old one — its table files hard-linked — and only the
+// touched range's records, the chunk lists and the meta are written; it is the index a full build
+// makes, and it outlives the old version.
+TEST_F(VersionedUpdate, ANewVersionsIndexSharesTheOldOnesFiles) {
   chunkindex::BuildOptions b;
   b.graph_dir = tmp.File("g");
   b.chunk_size = 64 << 10;
