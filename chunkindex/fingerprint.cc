@@ -17,9 +17,13 @@ Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std:
   // map (a graph version's `column`) is fingerprinted by its bytes, with the map's mtime.
   auto file = grid::GraphFile::Open(path);
   if (!file.ok()) return file.error();
-  const struct stat& st = file->st();
-  return FingerprintFrom(name, file->size(), static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-                         [&](uint64_t offset, uint64_t length, char* buf) { return file->ReadExact(buf, length, offset); });
+  return FingerprintOf(name, *file);
+}
+
+Result<FileFingerprint> FingerprintOf(const std::string& name, const grid::GraphFile& file) {
+  const struct stat& st = file.st();
+  return FingerprintFrom(name, file.size(), static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                         [&](uint64_t offset, uint64_t length, char* buf) { return file.ReadExact(buf, length, offset); });
 }
 
 Result<FileFingerprint> FingerprintFrom(const std::string& name, uint64_t size, int64_t mtime_ns,

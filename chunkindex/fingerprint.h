@@ -9,6 +9,7 @@
 
 #include "chunkindex/index_format.h"
 #include "common/result.h"
+#include "grid/graph_file.h"
 
 namespace graphfs::chunkindex {
 
@@ -16,6 +17,10 @@ inline constexpr int kSampleWindows = 16;
 inline constexpr uint64_t kSampleWindowBytes = 64 << 10;
 
 Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name);
+
+// The same of a graph file open already (an ordinary file, a stub or an extent map: its bytes, the
+// mtime of the file itself).
+Result<FileFingerprint> FingerprintOf(const std::string& name, const grid::GraphFile& file);
 
 // The same from any reader of the file's bytes (the daemon reads striped files through its
 // own stripe map: the backing directory only holds their stubs).

@@ -42,7 +42,6 @@ class GraphDisks {
   const grid::StubFiles& stubs() const { return *stubs_; }
   // The stripe unit new files get: the one `column` was striped with, else 16 MiB.
   uint64_t unit() const { return unit_; }
-  void set_unit(uint64_t unit) { unit_ = unit; }
 
  private:
   GraphDisks(DiskSet disks, std::unique_ptr<IoEngine> io);
@@ -63,8 +62,6 @@ class NewGraphFile {
   Status Write(const char* data, uint64_t length, uint64_t offset);
   // Everything durable (parts, then the stub's manifest with the size written so far).
   Status Finish();
-  uint64_t size() const { return size_; }
-  bool striped() const { return manifest_.has_value(); }
 
  private:
   NewGraphFile() = default;

@@ -21,13 +21,8 @@ Result<chunkindex::FileFingerprint> MountedFingerprint(Volume& volume, const std
   const std::string path = dir + "/" + name;
   auto file = OpenMountedGraphFile(volume, path, /*direct_io=*/false);
   if (!file.ok()) return file.error();
-  if (file->plain) {
-    // An ordinary file or an extent map (whose pieces may be striped: read through the volume).
-    const grid::GraphFile& f = *file->plain;
-    return chunkindex::FingerprintFrom(name, f.size(), MtimeNs(f.st()), [&](uint64_t off, uint64_t len, char* buf) {
-      return f.ReadExact(buf, len, off);
-    });
-  }
+  // An ordinary file or an extent map (whose pieces may be striped: read through the volume).
+  if (file->plain) return chunkindex::FingerprintOf(name, *file->plain);
   const std::shared_ptr<StripedFile>& f = file->striped;
   // A compressed file's bytes are its decoded units.
   std::shared_ptr<PackedFile> packed;
