@@ -17,6 +17,9 @@ inline constexpr uint64_t kAlign = 4096;
 inline constexpr int64_t kServedIdleNs = 2'000'000'000;
 // A prefetched unit nobody came for within this long is given up.
 inline constexpr int64_t kUnreadIdleNs = 30'000'000'000;
+// ... or within this long when staging is full and a newer prefetch wants the room: a stream
+// that jumped away leaves its read-ahead behind, and it must not keep the others' out.
+inline constexpr int64_t kUnreadPressedNs = 3'000'000'000;
 // A process that took part of a unit in this visit and read from it this recently is still
 // reading it: the unit is in use now, whatever the process's stream position says.
 inline constexpr int64_t kPartWayIdleNs = 1'000'000'000;

@@ -139,6 +139,7 @@ class UnitRef {
 
  private:
   friend class ChunkCache;
+  friend class UnitLoad;
   struct Entry;
   UnitRef(ChunkCache* cache, std::shared_ptr<Entry> e, uint32_t pid, bool hit)
       : cache_(cache), entry_(std::move(e)), pid_(pid), hit_(hit) {}
@@ -147,6 +148,26 @@ class UnitRef {
   std::shared_ptr<Entry> entry_;
   uint32_t pid_ = 0;
   bool hit_ = false;
+};
+
+// A unit whose bytes the caller reads from the disks itself (ChunkCache::Reserve): readers that
+// ask for it meanwhile wait for Complete. Its buffer starts `skew()` bytes before the unit, at a
+// 4 KiB boundary of the file when the source takes aligned loads, and holds `charge()` bytes.
+class UnitLoad {
+ public:
+  UnitLoad() = default;  // copies name the same load (the reader awaits it, the extent fills it)
+  explicit operator bool() const { return entry_ != nullptr; }
+  char* buffer() const;
+  uint64_t skew() const;
+  uint64_t charge() const;
+  uint64_t offset() const;  // the unit's file bytes [offset, offset + length)
+  uint64_t length() const;
+  const UnitKey& key() const;
+
+ private:
+  friend class ChunkCache;
+  explicit UnitLoad(std::shared_ptr<UnitRef::Entry> e) : entry_(std::move(e)) {}
+  std::shared_ptr<UnitRef::Entry> entry_;
 };
 
 class ChunkCache {
@@ -170,7 +191,27 @@ class ChunkCache {
   // as loaded by `pid`. Returns whether the unit was admitted.
   bool Offer(const UnitRequest& request, const char* data, uint32_t pid);
   // Loads the unit in the background unless it is in memory, being loaded, or staging is full.
+  // (For sources the caller does not read itself: Reserve is the way for those it does.)
   void Prefetch(const UnitRequest& request, uint32_t pid);
+
+  // Units the caller loads itself, so that it can read several neighbours in one disk request
+  // (volume/extent_reads.h): Reserve makes the unit "being loaded" — readers asking for it wait —
+  // and the caller fills UnitLoad::buffer() and calls Complete exactly once.
+  enum class Presence { kAbsent, kLoading, kReady };
+  Presence Find(const UnitKey& key) const;
+  enum class ReserveFor {
+    kReader,    // a reader missed it: counted as its miss, pinned for Await
+    kPrefetch,  // read ahead: staged within staging_limit (unless `over_limit`), for whoever comes
+  };
+  // An empty handle if the unit is in memory or being loaded, the request is of an older file
+  // generation, or (kPrefetch) staging is full and `over_limit` is false.
+  UnitLoad Reserve(const UnitRequest& request, uint32_t pid, ReserveFor why, bool over_limit = false);
+  // `got`: bytes read into the buffer (at least skew + length), or the error.
+  void Complete(const UnitLoad& load, Result<uint64_t> got);
+  // The unit of a kReader reservation, pinned, once it is loaded (its miss was counted).
+  Result<UnitRef> Await(UnitLoad load, uint32_t pid);
+  // Whether staging has room for `bytes` more (after giving up what is done with).
+  bool StagingRoom(uint64_t bytes);
   // Forgets every unit of `file` (after it was written or truncated). Readers holding a
   // unit keep their bytes; loads in flight finish for their waiters only.
   void Invalidate(uint64_t file);
@@ -185,6 +226,7 @@ class ChunkCache {
  private:
   using Entry = UnitRef::Entry;
   friend class UnitRef;
+  friend class UnitLoad;
   struct Record;
   struct Task;
   using OrderKey = std::tuple<double, uint64_t, UnitKey>;  // (priority, tick, key): lowest first
@@ -200,7 +242,9 @@ class ChunkCache {
   void FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> got);  // mu_ held
   void Unpin(Entry& e);
   void Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes);
-  void SweepStaged(int64_t now);                                   // mu_ held
+  // Offers staged units their readers are done with for admission (mu_ held). `pressed`: staging
+  // is full, so prefetched units nobody came for give way sooner (kUnreadPressedNs).
+  void SweepStaged(int64_t now, bool pressed = false);
   void Decide(const std::shared_ptr<Entry>& e, int64_t now);       // mu_ held
   double Priority(const Record& rec, const Entry& e, int64_t now) const;
   void Rescore(int64_t now);                                       // mu_ held

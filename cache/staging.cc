@@ -19,7 +19,7 @@ void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
   }
   const uint64_t charge = (r.offset % kAlign + r.length + kAlign - 1) / kAlign * kAlign;
   if (staged_bytes_ + charge > options_.staging_limit) {
-    SweepStaged(NowNs());
+    SweepStaged(NowNs(), /*pressed=*/true);
     if (staged_bytes_ + charge > options_.staging_limit) {
       ++counters_.prefetches_skipped;
       return;
@@ -73,15 +73,16 @@ void ChunkCache::Settle() {
   for (const auto& e : ready) Decide(e, now);
 }
 
-void ChunkCache::SweepStaged(int64_t now) {
-  if (now - last_sweep_ns_ < kSweepIntervalNs && staged_bytes_ <= options_.staging_limit) return;
+void ChunkCache::SweepStaged(int64_t now, bool pressed) {
+  if (now - last_sweep_ns_ < kSweepIntervalNs && staged_bytes_ <= options_.staging_limit && !pressed) return;
   last_sweep_ns_ = now;
+  const int64_t unread_ns = pressed ? kUnreadPressedNs : kUnreadIdleNs;
   std::vector<std::shared_ptr<Entry>> done;
   for (const auto& e : staged_) {
     if (e->state != Entry::State::kReady || e->pins > 0) continue;
     const bool consumed = e->orphan || e->served >= e->length ||
                           (e->served > 0 ? now - e->touched_ns > kServedIdleNs
-                                         : now - std::max(e->ready_ns, e->touched_ns) > kUnreadIdleNs);
+                                         : now - std::max(e->ready_ns, e->touched_ns) > unread_ns);
     if (consumed) done.push_back(e);
   }
   for (const auto& e : done) Decide(e, now);

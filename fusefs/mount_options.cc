@@ -98,7 +98,8 @@ const std::vector<OptionSpec>& Options() {
        Count(&MountOptions::cache_window, 1, 86400)},
       {"cache_trace", "    -o cache_trace=FILE     append every cache unit lookup to FILE (time pid file unit bytes)\n",
        Text(&MountOptions::cache_trace)},
-      {"threads", "    -o threads=N            FUSE worker threads at most (default 16)\n",
+      {"threads", "    -o threads=N            FUSE worker threads at most (default 128: a reader\n"
+       "                            blocked on a disk read holds one)\n",
        Count(&MountOptions::threads, 1, 1024)},
       {"passthrough",
        "    -o passthrough=auto|off ordinary (not striped) files are read and written by the kernel\n"

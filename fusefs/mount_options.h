@@ -17,7 +17,10 @@ struct MountOptions {
   std::string cache_policy = "priority";  // a name of volume::CachePolicyNames()
   unsigned cache_window = 600;       // seconds a read counts towards a unit's priority
   std::string cache_trace;           // cache_trace=FILE: unit lookups logged (diagnostics)
-  unsigned threads = 16;             // FUSE worker threads at most
+  // FUSE worker threads at most. A reader blocked on a miss holds one: four engines each with a
+  // 24 MiB O_DIRECT pread in flight are 96 requests of 1 MiB (max_background is 128), and 16
+  // threads left whole readers unserved while the disks idled (BENCHMARKS.md, issue 30).
+  unsigned threads = 128;
   std::string passthrough = "auto";  // auto: ordinary files in FUSE passthrough where possible; off
   std::string io = "perdisk";        // io=shared: one queue for all disks (comparison)
   unsigned io_workers = 0;           // per disk (io=perdisk, default 1) or in the pool (io=shared, default N)

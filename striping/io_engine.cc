@@ -16,12 +16,26 @@ uint64_t IoRun::Length() const {
   return n;
 }
 
+size_t RequestSizeBucket(uint64_t bytes) {
+  size_t k = 0;
+  while (k < kRequestSizeBounds.size() && bytes > kRequestSizeBounds[k]) ++k;
+  return k;
+}
+
 void IoBatch::Finish(int error, uint32_t disk) {
   if (error != 0) {
     uint64_t expected = 0;
     failure_.compare_exchange_strong(expected, static_cast<uint64_t>(error) << 32 | disk, std::memory_order_acq_rel);
   }
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_all();
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (done_) {
+      // The callback may free this batch: nothing of it is touched after the call.
+      std::function<void()> done = std::move(done_);
+      done();
+      return;
+    }
+    pending_.notify_all();
+  }
 }
 
 void IoBatch::Wait() {
@@ -56,7 +70,7 @@ class IoQueue {
   void Push(IoRun* run) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      runs_.push_back(run);
+      (run->urgent ? urgent_ : runs_).push_back(run);
     }
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof one);
@@ -78,15 +92,16 @@ class IoQueue {
 
   IoRun* TryPop() {
     std::lock_guard<std::mutex> lock(mu_);
-    if (runs_.empty()) return nullptr;
-    IoRun* r = runs_.front();
-    runs_.pop_front();
+    std::deque<IoRun*>& q = urgent_.empty() ? runs_ : urgent_;
+    if (q.empty()) return nullptr;
+    IoRun* r = q.front();
+    q.pop_front();
     return r;
   }
 
   bool Idle() {
     std::lock_guard<std::mutex> lock(mu_);
-    return runs_.empty();
+    return runs_.empty() && urgent_.empty();
   }
 
   void Prep(io_uring* ring, IoRun* run) {
@@ -133,10 +148,12 @@ class IoQueue {
   }
 
   void Complete(IoRun* run, int error) {
-    DiskCounters& c = engine_->counters(run->disk);
+    const uint32_t disk = run->disk;
+    DiskCounters& c = engine_->counters(disk);
     if (error != 0) c.errors.fetch_add(1, std::memory_order_relaxed);
     c.queued.fetch_sub(1, std::memory_order_relaxed);
-    run->batch->Finish(error, run->disk);
+    engine_->activity_.Finished(disk);
+    run->batch->Finish(error, disk);  // may free the run
   }
 
   // Handles one completion; returns true if the run must be submitted again.
@@ -229,6 +246,7 @@ class IoQueue {
   UniqueFd wake_;
   uint32_t depth_ = 1;
   std::mutex mu_;
+  std::deque<IoRun*> urgent_;  // served first
   std::deque<IoRun*> runs_;
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> threads_;
@@ -258,7 +276,7 @@ Result<std::unique_ptr<IoEngine>> IoEngine::Start(const IoEngineOptions& options
   return engine;
 }
 
-IoEngine::IoEngine(const IoEngineOptions& options) : options_(options) {}
+IoEngine::IoEngine(const IoEngineOptions& options) : options_(options), activity_(options.disks) {}
 
 IoEngine::~IoEngine() {
   for (auto& q : queues_) q->Stop();
@@ -267,7 +285,10 @@ IoEngine::~IoEngine() {
 void IoEngine::Submit(IoRun* const* runs, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     IoRun* run = runs[i];
-    counters_[run->disk]->queued.fetch_add(1, std::memory_order_relaxed);
+    DiskCounters& c = *counters_[run->disk];
+    c.queued.fetch_add(1, std::memory_order_relaxed);
+    if (run->kind == IoKind::kRead) c.read_sizes[RequestSizeBucket(run->Length())].fetch_add(1, std::memory_order_relaxed);
+    activity_.Queued(run->disk);
     IoQueue& q = options_.mode == IoEngineOptions::Mode::kPerDisk ? *queues_[run->disk] : *queues_[0];
     q.Push(run);
   }

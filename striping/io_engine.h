@@ -10,10 +10,12 @@
 
 #include <sys/uio.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "striping/disk_activity.h"
 
 namespace graphfs {
 
@@ -30,6 +33,9 @@ enum class IoKind { kRead, kWrite, kSync };
 class IoBatch {
  public:
   void Add(int runs) { pending_.fetch_add(runs, std::memory_order_relaxed); }
+  // Instead of being waited for: `done` runs on the I/O worker that finishes the last run
+  // (set before the runs are submitted). It may destroy the batch and its runs.
+  void OnDone(std::function<void()> done) { done_ = std::move(done); }
   void Finish(int error, uint32_t disk);  // error 0 = success; the first error wins
   void Wait();
   bool done() const { return pending_.load(std::memory_order_acquire) == 0; }
@@ -41,6 +47,7 @@ class IoBatch {
  private:
   std::atomic<int> pending_{0};
   std::atomic<uint64_t> failure_{0};  // errno << 32 | disk, set once
+  std::function<void()> done_;
 };
 
 struct IoRun {
@@ -50,8 +57,17 @@ struct IoRun {
   uint64_t offset = 0;
   std::vector<iovec> iov;  // consumed as the run progresses (short transfers resubmit the rest)
   IoBatch* batch = nullptr;
+  // Goes ahead of the disk's queued runs that are not urgent (a reader waits for it).
+  bool urgent = false;
   uint64_t Length() const;
 };
+
+// Read requests by size, per disk: bucket k counts sizes <= kRequestSizeBounds[k] (and above
+// the bound before it); the last bucket counts the larger ones.
+inline constexpr std::array<uint64_t, 6> kRequestSizeBounds = {64ull << 10, 256ull << 10, 1ull << 20,
+                                                              4ull << 20,  16ull << 20,  64ull << 20};
+inline constexpr size_t kRequestSizeBuckets = kRequestSizeBounds.size() + 1;
+size_t RequestSizeBucket(uint64_t bytes);
 
 struct DiskCounters {
   std::atomic<uint64_t> bytes_read{0};
@@ -60,6 +76,7 @@ struct DiskCounters {
   std::atomic<uint64_t> writes{0};
   std::atomic<uint64_t> errors{0};
   std::atomic<uint64_t> queued{0};  // runs waiting or in flight now
+  std::array<std::atomic<uint64_t>, kRequestSizeBuckets> read_sizes{};  // read runs by size
 };
 
 struct IoEngineOptions {
@@ -95,12 +112,17 @@ class IoEngine {
   void InjectFault(uint32_t disk, int error);
   int fault(uint32_t disk) const { return faults_[disk]->load(std::memory_order_relaxed); }
 
+  // When each disk was busy, and idle while readers waited (the reads' layer reports waits).
+  DiskActivity& activity() { return activity_; }
+  const DiskActivity& activity() const { return activity_; }
+
  private:
   explicit IoEngine(const IoEngineOptions& options);
   IoEngineOptions options_;
   std::vector<std::unique_ptr<IoQueue>> queues_;
   std::vector<std::unique_ptr<DiskCounters>> counters_;
   std::vector<std::unique_ptr<std::atomic<int>>> faults_;
+  DiskActivity activity_;
   friend class IoQueue;
 };
 

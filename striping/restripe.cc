@@ -114,10 +114,16 @@ struct StripeRecord : PendingRecord {
 
 int64_t MtimeNs(const struct stat& st) { return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec; }
 
-Status CheckSpace(const DiskSet& disks, const std::vector<std::pair<std::string, uint64_t>>& needs_per_file,
-                  uint64_t unit) {
+// A file to stripe: its bytes in its stripe unit.
+struct FileNeed {
+  std::string name;
+  uint64_t bytes = 0;
+  uint64_t unit = 0;
+};
+
+Status CheckSpace(const DiskSet& disks, const std::vector<FileNeed>& needs_per_file) {
   std::vector<uint64_t> need(disks.size(), 0);
-  for (const auto& [name, bytes] : needs_per_file) {
+  for (const auto& [name, bytes, unit] : needs_per_file) {
     auto map = StripeMap::Create({unit, disks.size(), FirstDiskFor(name, disks.size())});
     for (uint32_t d = 0; d < disks.size(); ++d) need[d] += map->PartSize(d, bytes);
   }
@@ -188,8 +194,8 @@ Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManif
   return FsyncDir(t.dir);
 }
 
-Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req, std::vector<char>& buf,
-                 ConvertReport& report) {
+Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
+                 std::vector<char>& buf, ConvertReport& report) {
   const std::string path = t.path();
   const std::string pending_dir = PendingDir(t.dir, "pending-stripe");
   const std::string record_path = pending_dir + "/" + t.name + ".json";
@@ -203,7 +209,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
 
   // Resume a matching pending record; discard a stale one (the file changed since).
   StripeRecord rec;
-  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())};
+  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, unit, FirstDiskFor(t.name, disks.size())};
   auto old_text = ReadSmallFile(record_path);
   std::optional<StripeRecord> old = old_text.ok() ? ParseRecord<StripeRecord>(*old_text) : std::nullopt;
   if (old && old->SameSource(rec)) {
@@ -219,7 +225,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   m.file_id = rec.id;
   m.set_id = disks.set_id();
   m.size = size;
-  m.layout = {req.unit, disks.size(), rec.first};
+  m.layout = {unit, disks.size(), rec.first};
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
 
@@ -271,9 +277,34 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
   ::unlink(record_path.c_str());
   report.converted.push_back(t.name);
+  report.units.push_back(unit);
   report.bytes += size;
   report.stored += size;
   return Status::Ok();
+}
+
+// The stripe unit of `t` (`size` bytes, `st` its stat): req.unit, or req.unit_for's choice.
+// With a choice, a pending record of the same source (size, mtime, inode) that a killed run of
+// this kind left keeps the unit that run started with: a choice made again could differ (other
+// calibrations, another --engine-request), and StripeOne/CompressOne would then throw the
+// durable bytes away and start over.
+Result<uint64_t> UnitFor(const StripeRequest& req, const Target& t, const struct stat& st, uint64_t size,
+                         bool compressing) {
+  if (!req.unit_for) return req.unit;
+  const std::string record = PendingDir(t.dir, compressing ? "pending-compress" : "pending-stripe") + "/" + t.name + ".json";
+  auto text = ReadSmallFile(record, kCompressRecordLimit);
+  const std::optional<PendingRecord> pending = text.ok() ? ParseRecord<PendingRecord>(*text) : std::nullopt;
+  if (pending && pending->size == size && pending->mtime_ns == MtimeNs(st) && pending->ino == st.st_ino &&
+      pending->unit > 0 && pending->unit % kDirectAlign == 0) {
+    if (req.progress)
+      std::fprintf(stderr, "%s: resuming with unit %s, as the interrupted run started\n", t.name.c_str(),
+                   FormatSize(pending->unit).c_str());
+    return pending->unit;
+  }
+  const uint64_t unit = req.unit_for(t.name, size);
+  if (unit == 0 || unit % kDirectAlign != 0)
+    return Error(EINVAL, t.name + ": stripe unit " + std::to_string(unit) + " is not a positive multiple of 4 KiB");
+  return unit;
 }
 
 // ---- unstriping ----------------------------------------------------------------------
@@ -412,7 +443,7 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
 
   ConvertReport report;
   std::vector<std::pair<Target, std::optional<StripeManifest>>> todo;  // with the manifest of a striped file
-  std::vector<std::pair<std::string, uint64_t>> needs;
+  std::vector<FileNeed> needs;  // todo's sizes and stripe units
   for (const std::string& name : targets->second) {
     Target t{graph_dir, name};
     struct stat st;
@@ -425,8 +456,10 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
         FinishPendingCompression(*set, t, **m);
         report.skipped.push_back(name + ": already compressed");
       } else if (compressing && (*m)->set_id == set->set_id()) {
+        auto unit = UnitFor(req, t, st, (*m)->size, compressing);
+        if (!unit.ok()) return unit.error();
         todo.emplace_back(t, **m);
-        needs.emplace_back(name, (*m)->size);
+        needs.push_back({name, (*m)->size, *unit});
       } else {
         report.skipped.push_back(name + ": already striped");
       }
@@ -437,20 +470,24 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
       report.skipped.push_back(name + ": has other hard links");
       continue;
     }
+    auto unit = UnitFor(req, t, st, static_cast<uint64_t>(st.st_size), compressing);
+    if (!unit.ok()) return unit.error();
     todo.emplace_back(t, std::nullopt);
-    needs.emplace_back(name, static_cast<uint64_t>(st.st_size));
+    needs.push_back({name, static_cast<uint64_t>(st.st_size), *unit});
   }
-  GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs, req.unit));
+  GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs));
   GRAPHFS_RETURN_IF_ERROR(WriteRegistry(graph_dir, set->registry()));
   std::vector<char> buf;
   if (req.checkpoint == 0) return Error(EINVAL, "checkpoint interval must be positive");
-  // Copy in whole rows of units, at most 512 MiB (and no more than a checkpoint) at a time.
-  uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(req.unit * set->size(), 64ull << 20), 512ull << 20);
-  chunk = std::min(chunk, std::max(req.checkpoint, req.unit));
-  buf.resize(std::max<uint64_t>(chunk / req.unit, 1) * req.unit);
-  for (const auto& [t, striped] : todo) {
-    GRAPHFS_RETURN_IF_ERROR(compressing ? CompressOne(*set, t, req, striped, buf, report)
-                                        : StripeOne(*set, t, req, buf, report));
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const auto& [t, striped] = todo[i];
+    const uint64_t unit = needs[i].unit;
+    // Copy in whole rows of units, at most 512 MiB (and no more than a checkpoint) at a time.
+    uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(unit * set->size(), 64ull << 20), 512ull << 20);
+    chunk = std::min(chunk, std::max(req.checkpoint, unit));
+    buf.resize(std::max<uint64_t>(chunk / unit, 1) * unit);
+    GRAPHFS_RETURN_IF_ERROR(compressing ? CompressOne(*set, t, req, unit, striped, buf, report)
+                                        : StripeOne(*set, t, req, unit, buf, report));
   }
   return report;
 }

@@ -22,6 +22,12 @@ struct StripeRequest {
   std::string path;                 // a graph directory, or one file in it
   std::vector<std::string> disks;   // disk directories, in order
   uint64_t unit = 16ull << 20;
+  // The stripe unit of each file to stripe, from its name and size (graphfs-stripe without
+  // --unit: ChooseStripeUnit, stripe_unit.h); null: `unit` for every file. A file that a killed
+  // run left half-done (a pending record of the same source) keeps the unit that run recorded,
+  // whatever this says now: its durable bytes are laid out in it. (An explicit `unit` that
+  // differs from the record's starts the file over.)
+  std::function<uint64_t(const std::string& name, uint64_t size)> unit_for;
   uint64_t min_size = 64ull << 20;  // smaller files stay plain
   bool progress = true;             // progress lines on stderr
   uint64_t checkpoint = 1ull << 30; // copied bytes between durable progress records
@@ -48,6 +54,7 @@ struct StripeRequest {
 
 struct ConvertReport {
   std::vector<std::string> converted;
+  std::vector<uint64_t> units;  // the stripe unit of each converted file (StripeFiles; same order)
   std::vector<std::string> skipped;  // with the reason, "name: why"
   uint64_t bytes = 0;   // the converted files' own bytes
   uint64_t stored = 0;  // what they take on the disks (their packed streams, if compressed)

@@ -43,8 +43,6 @@ struct CompressRecord : PendingRecord {
   bool Same(const CompressRecord& o) const { return SameSource(o) && old_id == o.old_id && codec == o.codec; }
 };
 
-constexpr size_t kCompressRecordLimit = 256u << 20;  // 16 bytes of JSON per unit, and then some
-
 // Where the units of a file of `size` bytes end: the request's cuts (its graph's chunks), or
 // fixed units of compress_unit bytes rounded down to whole records.
 Result<std::vector<uint64_t>> UnitEnds(const StripeRequest& req, const std::string& name, uint64_t size) {
@@ -179,7 +177,7 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
 
 // Compresses one file — plain, or striped as it is (`old`) — into a packed stream on the
 // disks; the stub then names the new stream, and the old parts (or the plain file) go.
-Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req,
+Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
                    const std::optional<StripeManifest>& old, std::vector<char>& buf, ConvertReport& report) {
   const std::string path = t.path();
   const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
@@ -211,7 +209,7 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
   auto ends = UnitEnds(req, t.name, size);
   if (!ends.ok()) return ends.error();
   CompressRecord rec;
-  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, req.unit, FirstDiskFor(t.name, disks.size())};
+  static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, unit, FirstDiskFor(t.name, disks.size())};
   rec.old_id = old ? old->file_id : "";
   auto old_text = ReadSmallFile(record_path, kCompressRecordLimit);
   std::optional<CompressRecord> pending = old_text.ok() ? ParseRecord<CompressRecord>(*old_text) : std::nullopt;
@@ -250,7 +248,7 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
     GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
   }
   GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks, rec.id));
-  auto map = StripeMap::Create({req.unit, disks.size(), rec.first});
+  auto map = StripeMap::Create({unit, disks.size(), rec.first});
   if (!map.ok()) return map.error();
   auto opened = OpenParts(disks, rec.id, O_RDWR);
   if (!opened.ok()) return opened.error();
@@ -345,6 +343,7 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
                  size > 0 ? static_cast<double>(info->stream_size) / static_cast<double>(size) : 1.0);
   }
   report.converted.push_back(t.name);
+  report.units.push_back(unit);
   report.bytes += size;
   report.stored += info->stream_size;
   return Status::Ok();

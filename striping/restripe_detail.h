@@ -83,6 +83,9 @@ struct PendingRecord {
   }
 };
 
+// A pending-compress record lists every frame made durable: 16 bytes of JSON per unit, and then some.
+inline constexpr size_t kCompressRecordLimit = 256u << 20;
+
 // Parses a record of kind R (its FromJson), or nullopt if it is damaged or of another kind.
 template <typename R>
 std::optional<R> ParseRecord(const std::string& text) {
@@ -113,7 +116,8 @@ Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManif
 
 // restripe_compress.cc: compresses one file — plain, or striped as it is (`old`) — into a
 // packed stream; and finishes what killed compression runs left behind a compressed file.
-Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req,
+// `unit`: the stripe unit of the packed stream.
+Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
                    const std::optional<StripeManifest>& old, std::vector<char>& buf, ConvertReport& report);
 void FinishPendingCompression(const DiskSet& disks, const Target& t, const StripeManifest& now);
 

@@ -146,6 +146,62 @@ Result<std::unique_ptr<StripedFile::PendingRead>> StripedFile::StartReadMany(
   return p;
 }
 
+void StripedFile::ReadAsync(uint64_t offset, std::vector<iovec> iov, bool urgent,
+                            std::function<void(Status)> done) const {
+  // A run's iovecs stay well below IOV_MAX (1024): tiny units would otherwise need more.
+  constexpr size_t kMaxIov = 512;
+  struct Pending {
+    std::vector<IoRun> runs;
+    IoBatch batch;
+  };
+  uint64_t length = 0;
+  for (const iovec& v : iov) length += v.iov_len;
+  if (length == 0) return done(Status::Ok());
+  auto* p = new Pending;
+  size_t vi = 0;
+  uint64_t vskip = 0;  // bytes of iov[vi] already given to runs
+  for (const StripeExtent& piece : map_.Split(offset, length)) {
+    uint64_t at = 0;  // bytes of the piece given to runs
+    while (at < piece.length) {
+      IoRun run;
+      run.kind = IoKind::kRead;
+      run.disk = piece.disk;
+      run.offset = piece.disk_offset + at;
+      run.urgent = urgent;
+      bool aligned = Aligned(run.offset);
+      while (at < piece.length && run.iov.size() < kMaxIov) {
+        while (iov[vi].iov_len == vskip) {
+          ++vi;
+          vskip = 0;
+        }
+        const uint64_t take = std::min<uint64_t>(piece.length - at, iov[vi].iov_len - vskip);
+        char* base = static_cast<char*>(iov[vi].iov_base) + vskip;
+        run.iov.push_back({base, take});
+        aligned = aligned && Aligned(reinterpret_cast<uintptr_t>(base)) && Aligned(take);
+        at += take;
+        vskip += take;
+      }
+      const Part& part = parts_[piece.disk];
+      run.fd = aligned && part.direct.valid() ? part.direct.get() : part.fd.get();
+      p->runs.push_back(std::move(run));
+    }
+  }
+  p->batch.Add(static_cast<int>(p->runs.size()));
+  p->batch.OnDone([this, p, done = std::move(done)] {
+    Status s = Status::Ok();
+    if (p->batch.error() != 0)
+      s = DiskError("read", p->batch, Error::FromErrno(p->batch.error(), "disk " + std::to_string(p->batch.failed_disk())));
+    delete p;
+    done(std::move(s));
+  });
+  std::vector<IoRun*> ptrs;
+  for (IoRun& r : p->runs) {
+    r.batch = &p->batch;
+    ptrs.push_back(&r);
+  }
+  io_->Submit(ptrs.data(), ptrs.size());  // `p` may be gone once this returns
+}
+
 StripedFile::PendingRead::~PendingRead() {
   if (!waited_) (void)Wait();
 }

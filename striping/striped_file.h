@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,13 @@ class StripedFile {
     bool waited_ = false;
   };
   Result<std::unique_ptr<PendingRead>> StartReadMany(std::span<const ReadRequest> requests) const;
+  // Reads file bytes [offset, offset + the iovecs' total) scattered into `iov`, without waiting:
+  // `done` runs on an I/O worker once every piece is in (the first error, naming the disk).
+  // One run per stripe-unit piece (so a range inside one stripe unit is one disk request); `urgent`
+  // runs go ahead of the disks' queued ones. The caller keeps the file and the buffers alive
+  // until `done` runs (its capture can hold them) and does not race it with Truncate: bytes past
+  // a part's end read as zeros. Page-aligned pieces go O_DIRECT.
+  void ReadAsync(uint64_t offset, std::vector<iovec> iov, bool urgent, std::function<void(Status)> done) const;
   // Writes all bytes (extending the file if needed); returns `length`.
   Result<uint64_t> Write(uint64_t offset, const char* buf, uint64_t length);
   Status Truncate(uint64_t new_size);

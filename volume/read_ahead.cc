@@ -19,30 +19,32 @@ int64_t NowNs() {
 
 }  // namespace
 
-uint64_t ReadStreams::Continues(uint64_t offset, uint64_t length) {
+ReadStreams::Position ReadStreams::Continues(uint64_t offset, uint64_t length) {
   std::lock_guard<std::mutex> lock(mu_);
   ++tick_;
-  Slot* best = nullptr;
-  for (Slot& s : slots_) {
+  for (int i = 0; i < kSlots; ++i) {
+    Slot& s = slots_[i];
     if (s.next == UINT64_MAX) continue;
     const uint64_t lo = s.next > kSlack ? s.next - kSlack : 0;
     if (offset >= lo && offset <= s.next + kSlack) {
-      best = &s;
-      break;
+      s.next = std::max(s.next, offset + length);
+      s.last_use = tick_;
+      s.run += length;
+      return {s.run, i, s.ahead};
     }
   }
-  if (best != nullptr) {
-    best->next = std::max(best->next, offset + length);
-    best->last_use = tick_;
-    best->run += length;
-    return best->run;
-  }
-  Slot* victim = &slots_[0];
-  for (Slot& s : slots_)
-    if (s.last_use < victim->last_use) victim = &s;
-  *victim = {offset + length, tick_, length};
+  int victim = 0;
+  for (int i = 0; i < kSlots; ++i)
+    if (slots_[i].last_use < slots_[victim].last_use) victim = i;
+  slots_[victim] = {offset + length, tick_, length, offset + length};
   // A read from the start of the file starts a stream right away.
-  return offset == 0 ? length : 0;
+  return {offset == 0 ? length : 0, victim, offset + length};
+}
+
+void ReadStreams::NoteAhead(int slot, uint64_t offset) {
+  if (slot < 0 || slot >= kSlots) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  slots_[slot].ahead = std::max(slots_[slot].ahead, offset);
 }
 
 void ReadAhead::NoteReader(uint64_t file, uint32_t pid) {
@@ -65,8 +67,18 @@ uint64_t ReadAhead::Share() const {
 
 uint64_t ReadAhead::StreamWindow(uint64_t stream_bytes, uint64_t unit, uint32_t disks) const {
   if (options_.off || stream_bytes == 0) return 0;
-  const uint64_t units = options_.units != 0 ? options_.units : 2ull * disks;
-  return std::min({stream_bytes, units * unit, Share()});
+  const uint64_t most = options_.units != 0 ? options_.units * unit : disks * DiskDepth(unit);
+  // A whole stripe row at once, so every disk reads; more as the stream proves itself.
+  return std::min(most, std::max<uint64_t>(uint64_t{disks} * unit, 2 * stream_bytes));
+}
+
+uint64_t ReadAhead::InFlightDepth() const {
+  return static_cast<uint64_t>(options_.disk_bytes_per_second *
+                               (options_.disk_seconds_per_request + kTurnaroundSeconds));
+}
+
+uint64_t ReadAhead::DiskDepth(uint64_t extent) const {
+  return std::max<uint64_t>(2 * extent, static_cast<uint64_t>(options_.disk_bytes_per_second * kReactionSeconds));
 }
 
 uint64_t ReadAhead::LoaderWindow(uint64_t unit, uint32_t disks) const {

@@ -4,12 +4,15 @@
 // shared among the readers that are streaming now (ReadAhead::Share).
 //
 // FUSE hands the daemon at most 1 MiB per request, so without read-ahead a sequential
-// reader would keep one disk busy at a time. The window grows with the stream (never more
-// than it has read so far: engines that skip inactive blocks jump, and a deep read-ahead
-// past what they want only burns disk time — the kernel ramps up the same way), is at most
-// `units` stripe units, and at most an equal share of the staging area for every reader
-// that read in the last second — so several streams each get their nearest units first
-// instead of one deep window leaving another reader to wait on a miss.
+// reader would keep one disk busy at a time. A stream's window reaches the next stripe unit of
+// every disk as soon as the stream is seen (a whole stripe row: a reader of a file striped at
+// 16 MiB is served by all disks at once, not by the one its next unit lies on), grows with
+// what the stream has read, and stops at `units` stripe units or, by default, at each disk's
+// depth: two stripe units or bandwidth × kReactionSeconds of reading, whichever is more.
+// The staging area (readahead_mem) is a ceiling, not the working size: each stream keeps an
+// equal share of it for every reader that read in the last second, and beyond its share loads
+// only units of disks that have nothing to do (volume/extent_reads.h), so a small area never
+// leaves a disk idle and a large one never lets one deep window starve the others.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +26,15 @@ namespace graphfs::volume {
 // reads which continue where an earlier one ended are served by read-ahead.
 class ReadStreams {
  public:
-  // Records the read. Returns 0 if it does not continue a stream, else the bytes the stream
-  // has read so far including this read (read-ahead grows with it, like the kernel's).
-  uint64_t Continues(uint64_t offset, uint64_t length);
+  struct Position {
+    uint64_t run = 0;    // bytes the stream has read so far including this read; 0: not a stream
+    int slot = -1;       // the stream's, for NoteAhead
+    uint64_t ahead = 0;  // read-ahead was started up to here (a file offset)
+  };
+  // Records the read. `run` grows with the stream (read-ahead grows with it, like the kernel's).
+  Position Continues(uint64_t offset, uint64_t length);
+  // The stream in `slot` has read-ahead started up to `offset` (so the next read looks further).
+  void NoteAhead(int slot, uint64_t offset);
 
  private:
   static constexpr int kSlots = 8;
@@ -33,7 +42,8 @@ class ReadStreams {
   struct Slot {
     uint64_t next = UINT64_MAX;
     uint64_t last_use = 0;
-    uint64_t run = 0;  // bytes read by the stream
+    uint64_t run = 0;    // bytes read by the stream
+    uint64_t ahead = 0;  // read-ahead started up to here
   };
   std::mutex mu_;
   Slot slots_[kSlots];
@@ -42,15 +52,30 @@ class ReadStreams {
 
 struct ReadAheadOptions {
   bool off = false;          // readahead=0
-  uint64_t units = 0;        // stripe units ahead of a stream; 0: two per disk
-  uint64_t staging_limit = 1ull << 30;  // the cache's staging area (readahead_mem)
+  uint64_t units = 0;        // stripe units ahead of a stream; 0: each disk's depth (see above)
+  uint64_t staging_limit = 1ull << 30;  // the cache's staging area (readahead_mem): a ceiling
+  double disk_bytes_per_second = 100e6;  // one disk's sequential rate (graphfs-calibrate's)
+  double disk_seconds_per_request = 100e-6;  // what one more request costs it
 };
+
+// How long the read path takes to turn a finished disk request into the next one (FUSE round
+// trip, wake-ups, a busy machine): each disk keeps at least this much reading queued.
+inline constexpr double kReactionSeconds = 0.1;
+// How long the daemon takes from one disk request's completion to handing the disk the next
+// one it has queued (an I/O worker's turn): what a disk must have in flight to cover.
+inline constexpr double kTurnaroundSeconds = 0.002;
 
 class ReadAhead {
  public:
   explicit ReadAhead(const ReadAheadOptions& options) : options_(options) {}
 
   bool off() const { return options_.off; }
+  // The disks' measured rate and cost per request, once known (graphfs-calibrate's records).
+  void set_disk_model(double bytes_per_second, double seconds_per_request) {
+    if (bytes_per_second > 0) options_.disk_bytes_per_second = bytes_per_second;
+    if (seconds_per_request >= 0) options_.disk_seconds_per_request = seconds_per_request;
+  }
+  double disk_bytes_per_second() const { return options_.disk_bytes_per_second; }
   // Records that process `pid` looked up a unit of file `file` (any lookup: a stream, a
   // small read, the loader): it counts as streaming for a second.
   void NoteReader(uint64_t file, uint32_t pid);
@@ -58,13 +83,21 @@ class ReadAhead {
   // for every reader that read in the last second (the whole area when nobody did).
   uint64_t Share() const;
   // Bytes to keep loading ahead of a stream that has read `stream_bytes` so far, in a file
-  // striped in units of `unit` bytes over `disks` disks.
+  // striped in units of `unit` bytes over `disks` disks (not capped by Share: the caller loads
+  // beyond its share only for idle disks).
   uint64_t StreamWindow(uint64_t stream_bytes, uint64_t unit, uint32_t disks) const;
+  // Bytes worth keeping queued on one disk: two extents of `extent` bytes or kReactionSeconds
+  // of its reading, whichever is more.
+  uint64_t DiskDepth(uint64_t extent) const;
+  // Bytes one disk needs in flight so that it never waits for the daemon between requests:
+  // bandwidth × (its cost per request + kTurnaroundSeconds). More than that only shares the
+  // disk between requests — the one a reader waits for would finish later.
+  uint64_t InFlightDepth() const;
   // The logical-partition loader's window: two stripe units per disk, within its share.
   uint64_t LoaderWindow(uint64_t unit, uint32_t disks) const;
 
  private:
-  const ReadAheadOptions options_;
+  ReadAheadOptions options_;  // set before any reader comes
   mutable std::mutex mu_;
   std::map<std::pair<uint64_t, uint32_t>, int64_t> last_read_ns_;  // (file, pid)
   int64_t last_prune_ns_ = 0;

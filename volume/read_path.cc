@@ -2,7 +2,9 @@
 // read-ahead for streams, small random reads around the cache, and the logical-partition
 // loader's bulk copies (CopyRanges).
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "volume/striped_source.h"
 #include "volume/volume.h"
@@ -36,6 +38,23 @@ cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const c
 // indexes [begin, end) of `units` reordered one disk after another — the first unit of each
 // disk, then the second of each, ... — so prefetches handed out in this order go to every
 // disk at once, not all to the disk of the next stripe unit.
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Tells the disks' activity that a reader blocks on a miss, for as long as it lives.
+class ReaderWait {
+ public:
+  explicit ReaderWait(DiskActivity& activity) : activity_(activity) { activity_.ReaderWaits(); }
+  ~ReaderWait() { activity_.ReaderDone(); }
+  ReaderWait(const ReaderWait&) = delete;
+  ReaderWait& operator=(const ReaderWait&) = delete;
+
+ private:
+  DiskActivity& activity_;
+};
+
 std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cache::UnitExtent>& units, size_t begin,
                                 size_t end, size_t disks) {
   std::vector<std::pair<uint32_t, size_t>> order;  // (n-th unit of its disk, unit)
@@ -55,24 +74,142 @@ std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cach
 
 }  // namespace
 
-bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64_t stream, uint32_t pid,
-                            PinnedRead* out, Status* error) {
+// Units a read reserved for itself but will not take (an error, or the file changed size): their
+// pins go once their loads finish, and the units stay for whoever comes.
+void Volume::DropReserved(std::vector<cache::UnitLoad>& loads, size_t from, uint32_t pid) {
+  for (size_t j = from; j < loads.size(); ++j)
+    if (loads[j]) (void)cache_->Await(std::move(loads[j]), pid);
+}
+
+cache::UnitLoad Volume::StartCoarse(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                                    uint64_t generation, uint64_t file_size, const cache::UnitExtent& u, uint32_t pid) {
+  cache::ChunkCache& cache = *cache_;
+  const cache::UnitRequest r = RequestFor(src, layout, generation, file_size, u);
+  switch (cache.Find(r.key)) {
+    case cache::ChunkCache::Presence::kReady:
+      return cache::UnitLoad();
+    case cache::ChunkCache::Presence::kLoading:
+      extents_->Hurry(r.key);  // read ahead, maybe still queued behind others: it is wanted now
+      return cache::UnitLoad();
+    case cache::ChunkCache::Presence::kAbsent:
+      break;
+  }
+  cache::UnitLoad load = cache.Reserve(r, pid, cache::ChunkCache::ReserveFor::kReader);
+  if (load) QueueExtent(src, layout, generation, file_size, u, load, pid, /*urgent=*/true, /*over_limit=*/true, 0);
+  return load;  // empty: another reader's load since, or a request of an older file (Get loads it)
+}
+
+uint64_t Volume::QueueExtent(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                             uint64_t generation, uint64_t file_size, const cache::UnitExtent& u,
+                             cache::UnitLoad first, uint32_t pid, bool urgent, bool over_limit, int64_t due_ns) {
+  const StripeMap& map = src->file().map();
+  const uint64_t stripe_end = (u.offset / map.unit() + 1) * map.unit();
+  ExtentReads::Extent e;
+  e.source = src;
+  e.disk = map.Locate(u.offset).disk;
+  e.urgent = urgent;
+  e.due_ns = due_ns;
+  e.units.push_back(std::move(first));
+  uint64_t end = u.offset + u.length;
+  for (cache::UnitExtent next = layout.At(u.index + 1, file_size);
+       next.length > 0 && next.offset < stripe_end && end + next.length - u.offset <= kMaxExtent;
+       next = layout.At(next.index + 1, file_size)) {
+    cache::UnitLoad load = cache_->Reserve(RequestFor(src, layout, generation, file_size, next), pid,
+                                           cache::ChunkCache::ReserveFor::kPrefetch, over_limit);
+    if (!load) break;  // in memory already, or no room: the extent ends here
+    e.units.push_back(std::move(load));
+    end = next.offset + next.length;
+  }
+  extents_->Queue(std::move(e));
+  return end;
+}
+
+uint64_t Volume::ReadAheadExtents(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                                  uint64_t generation, uint64_t file_size, uint64_t read_end, uint64_t from,
+                                  uint64_t to, uint64_t share, uint32_t pid) {
+  const StripeMap& map = src->file().map();
+  // When the stream gets to a unit, reading at every disk's rate: the extents' order on a disk.
+  const double bytes_per_ns = read_ahead_.disk_bytes_per_second() * map.disks() / 1e9;
+  const int64_t now = NowNs();
+  uint64_t reached = from;  // read-ahead covers [from, reached) without a gap
+  bool gap = false;
+  cache::UnitExtent u = layout.Find(from, file_size);
+  while (u.length > 0 && u.offset < to) {
+    const cache::UnitRequest r = RequestFor(src, layout, generation, file_size, u);
+    if (cache_->Find(r.key) != cache::ChunkCache::Presence::kAbsent) {
+      if (!gap) reached = u.offset + u.length;
+      u = layout.At(u.index + 1, file_size);
+      continue;
+    }
+    // Within the stream's share of staging, what the staging area allows; beyond it, or when
+    // staging is full, only the extents of disks that have nothing to do (they would idle).
+    const bool idle = extents_->Idle(map.Locate(u.offset).disk);
+    const bool within = u.offset + u.length <= read_end + share;
+    cache::UnitLoad load;
+    if (within || idle) load = cache_->Reserve(r, pid, cache::ChunkCache::ReserveFor::kPrefetch, /*over_limit=*/idle);
+    if (!load) {
+      // This disk has enough to do: the next stripe unit may be on one that has not.
+      gap = true;
+      u = layout.Find((u.offset / map.unit() + 1) * map.unit(), file_size);
+      continue;
+    }
+    const int64_t due = now + static_cast<int64_t>(static_cast<double>(u.offset - read_end) / bytes_per_ns);
+    const uint64_t end = QueueExtent(src, layout, generation, file_size, u, std::move(load), pid, /*urgent=*/false,
+                                     /*over_limit=*/idle, due);
+    if (!gap) reached = end;
+    u = layout.Find(end, file_size);
+  }
+  return reached;
+}
+
+bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, const ReadStreams::Position& stream,
+                            ReadStreams& streams, uint32_t pid, PinnedRead* out, Status* error) {
   cache::ChunkCache& cache = *cache_;
   const std::shared_ptr<StripedSource> src = file.shared_source();
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   const uint64_t generation = src->Generation();  // before the size
   const uint64_t file_size = file.size();
   // A compressed file's units are decoded whole: a read that needs one might as well keep it.
-  const bool through = stream > 0 || len >= kStreamingRequest || src->compressed();
+  const bool through = stream.run > 0 || len >= kStreamingRequest || src->compressed();
+  // Plain striped files are read in extents (coarse requests, per-disk queues); a compressed
+  // file's units are decoded on the cache's prefetch threads, each its own frame read.
+  const bool coarse = src->AlignedLoads() && extents_ != nullptr;
   read_ahead_.NoteReader(src->key(), pid);
+
+  const StripeMap& map = src->file().map();
+  const uint64_t want = read_ahead_.StreamWindow(stream.run, map.unit(), map.disks());
+  std::vector<cache::UnitLoad> misses;  // per unit of the read: its own load, if it missed
+  if (through && coarse) {
+    // Every unit the read needs is on its way (a miss: its extent queued, urgent), and so is the
+    // read-ahead, before the reader blocks on any of them: the disks work while it waits.
+    for (cache::UnitExtent m = layout->Find(off, file_size); m.length > 0 && m.offset < off + len;
+         m = layout->At(m.index + 1, file_size))
+      misses.push_back(StartCoarse(src, *layout, generation, file_size, m, pid));
+    const uint64_t read_end = off + len;
+    const uint64_t from = std::max(read_end, stream.ahead);
+    if (want > 0 && from < read_end + want) {
+      streams.NoteAhead(stream.slot, ReadAheadExtents(src, *layout, generation, file_size, read_end, from,
+                                                      read_end + want, read_ahead_.Share(), pid));
+    }
+  }
 
   uint64_t at = off;
   cache::UnitExtent u = layout->Find(off, file_size);
-  while (at < off + len && u.length > 0) {
+  for (size_t k = 0; at < off + len && u.length > 0; ++k) {
     cache::UnitRef ref;
     if (through) {
-      auto got = cache.Get(RequestFor(src, *layout, generation, file_size, u), pid);
+      const cache::UnitRequest r = RequestFor(src, *layout, generation, file_size, u);
+      Result<cache::UnitRef> got = Error(EIO, "");
+      if (k < misses.size() && misses[k]) {
+        ReaderWait wait(io_->activity());
+        got = cache.Await(std::move(misses[k]), pid);
+      } else {
+        std::optional<ReaderWait> wait;
+        if (cache.Find(r.key) != cache::ChunkCache::Presence::kReady) wait.emplace(io_->activity());
+        got = cache.Get(r, pid);
+      }
       if (!got.ok()) {
+        DropReserved(misses, k + 1, pid);
         *error = Error(got.error().code(), "read of " + file.id() + ": " + got.error().message());
         return true;
       }
@@ -91,12 +228,14 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64
     at += n;
     u = layout->At(u.index + 1, file_size);
   }
-  if (at < off + len) return false;  // the layout does not cover the file (it changed size)
+  if (at < off + len) {  // the layout does not cover the file (it changed size)
+    DropReserved(misses, 0, pid);
+    return false;
+  }
   out->bytes_ = len;
-
-  const StripeMap& map = src->file().map();
-  const uint64_t want = read_ahead_.StreamWindow(stream, map.unit(), map.disks());
-  for (uint64_t ahead = 0; u.length > 0 && ahead + u.length <= want; u = layout->At(u.index + 1, file_size)) {
+  if (want == 0 || coarse) return true;  // coarse: read ahead above, before the wait
+  const uint64_t window = std::min(want, read_ahead_.Share());
+  for (uint64_t ahead = 0; u.length > 0 && ahead + u.length <= window; u = layout->At(u.index + 1, file_size)) {
     cache.Prefetch(RequestFor(src, *layout, generation, file_size, u), pid);
     ahead += u.length;
   }
@@ -109,10 +248,10 @@ Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t
   const uint64_t file_size = file.size();
   if (offset >= file_size || length == 0) return out;
   const uint64_t len = std::min<uint64_t>(length, file_size - offset);
-  const uint64_t stream = streams.Continues(offset, len);
+  const ReadStreams::Position stream = streams.Continues(offset, len);
   if (cache_ != nullptr) {
     Status error = Status::Ok();
-    if (ServeFromCache(file, offset, len, stream, pid, &out, &error)) {
+    if (ServeFromCache(file, offset, len, stream, streams, pid, &out, &error)) {
       if (!error.ok()) return error.error();
       return out;
     }

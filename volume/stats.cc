@@ -109,10 +109,17 @@ json RenderCache(const cache::CacheStats& c) {
 
 void Volume::AddStats(json& j) {
   json disks = json::array();
+  std::vector<uint64_t> bounds(kRequestSizeBounds.begin(), kRequestSizeBounds.end());
   if (io_ && disks_) {
+    const DiskActivity::Totals activity = io_->activity().Read();
     for (uint32_t d = 0; d < io_->disks(); ++d) {
       const DiskCounters& c = io_->counters(d);
+      std::vector<uint64_t> sizes;
+      for (const auto& n : c.read_sizes) sizes.push_back(n.load());
       disks.push_back({{"index", d},
+                       {"busy_seconds", activity.busy_seconds[d]},
+                       {"idle_while_waiting_seconds", activity.idle_while_waiting_seconds[d]},
+                       {"request_sizes", {{"le_bytes", bounds}, {"counts", sizes}}},
                        {"path", disks_->path(d)},
                        {"bytes_read", c.bytes_read.load()},
                        {"bytes_written", c.bytes_written.load()},
@@ -124,6 +131,23 @@ void Volume::AddStats(json& j) {
     }
   }
   j["disks"] = disks;
+  // The read path: how long readers blocked on misses, and its coarse disk reads of cache units.
+  if (io_) {
+    const DiskActivity::Totals activity = io_->activity().Read();
+    json rp = {{"reader_wait_seconds", activity.reader_wait_seconds}, {"waits", activity.waits}};
+    if (extents_) {
+      const ExtentReads::Stats e = extents_->stats();
+      rp["extents"] = e.extents;
+      rp["extent_bytes"] = e.bytes;
+      rp["extent_units"] = e.units;
+      rp["extents_urgent"] = e.urgent;
+      rp["extents_hurried"] = e.hurried;
+      rp["extents_cancelled"] = e.cancelled;
+    }
+    rp["disk_bytes_per_second"] = read_ahead_.disk_bytes_per_second();
+    rp["disk_in_flight_bytes"] = read_ahead_.InFlightDepth();
+    j["read_path"] = rp;
+  }
   j["graph_versions"] = GraphVersionsStats(options_.source, reclaimer_);
   // Reads of compressed files: frame bytes from the disks against the bytes they decoded to.
   const PackedCounters& p = packed_counters_;

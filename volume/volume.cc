@@ -126,6 +126,7 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
     });
   }
   v->read_cost_ = LoadReadCost(options, v->disks_.get());
+  v->read_ahead_.set_disk_model(v->read_cost_.cost.bytes_per_second, v->read_cost_.cost.seconds_per_request);
   for (const std::string& why : v->read_cost_.damaged) LogError("read cost: " + why);
   IoEngineOptions& io = v->io_options_;
   io.disks = v->disks_ ? v->disks_->size() : 1;
@@ -158,6 +159,7 @@ Status Volume::Start() {
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
   cache_ = std::make_unique<cache::ChunkCache>(co);
+  extents_ = std::make_unique<ExtentReads>(*cache_, io_options_.disks, read_ahead_.InFlightDepth());
   reclaimer_.Start();
   return Status::Ok();
 }
@@ -165,6 +167,7 @@ Status Volume::Start() {
 void Volume::Stop() {
   reclaimer_.Stop();
   schedules_.Clear();  // their builders stop before the cache goes
+  extents_.reset();    // queued extents fail, those in flight finish into the cache
   cache_.reset();      // cancels prefetches, then the queues drain
   io_.reset();         // before the files that use it go
 }

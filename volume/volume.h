@@ -29,6 +29,7 @@
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
 #include "striping/striped_file.h"
+#include "volume/extent_reads.h"
 #include "volume/graph_index.h"
 #include "volume/packed_file.h"
 #include "volume/graph_schedule.h"
@@ -60,6 +61,9 @@ class PinnedRead {
 // CopyRuns reads from the disks in batches of at most VolumeOptions::runs_batch_bytes, this many
 // in flight.
 inline constexpr size_t kRunsBatchesInFlight = 8;
+// The read path's disk requests: the units of one stripe unit read together, up to this many
+// bytes (volume/extent_reads.h).
+inline constexpr uint64_t kMaxExtent = 16ull << 20;
 
 
 // The read-cost model of vertex-granular LPs (chunkindex/read_cost.h) and where its numbers
@@ -151,6 +155,7 @@ class Volume {
   VersionReclaimer& reclaimer() { return reclaimer_; }
   const ReadAhead& read_ahead() const { return read_ahead_; }
   cache::ChunkCache* cache() { return cache_.get(); }  // null before Start and after Stop
+  const ExtentReads* extent_reads() const { return extents_.get(); }  // likewise
 
   // For `.graphfs/stats`: disks, cache and indexes as JSON objects.
   void AddStats(nlohmann::json& j);
@@ -172,8 +177,27 @@ class Volume {
  private:
   explicit Volume(const VolumeOptions& options);
   void RefreshSourceLayout(StripedSource& source, const std::string& backing_path);
-  bool ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, uint64_t stream, uint32_t pid,
-                      PinnedRead* out, Status* error);
+  bool ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, const ReadStreams::Position& stream,
+                      ReadStreams& streams, uint32_t pid, PinnedRead* out, Status* error);
+  // A unit a read needs, on its way before the reader blocks: in memory (nothing to do), being
+  // loaded (a queued read-ahead extent is hurried), or missed — then reserved for this reader
+  // (returned: Await it) and read with the rest of its stripe unit in one urgent disk request
+  // (coarse reads whatever the unit size). Empty when someone else loads it: Get waits for it.
+  void DropReserved(std::vector<cache::UnitLoad>& loads, size_t from, uint32_t pid);
+  cache::UnitLoad StartCoarse(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                              uint64_t generation, uint64_t file_size, const cache::UnitExtent& u, uint32_t pid);
+  // Queues the read of unit `u` (reserved as `first`) and of the units after it that lie in its
+  // stripe unit and are not in memory, up to kMaxExtent (within staging unless `over_limit`).
+  // Returns the end of the last unit it took.
+  uint64_t QueueExtent(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                       uint64_t generation, uint64_t file_size, const cache::UnitExtent& u, cache::UnitLoad first,
+                       uint32_t pid, bool urgent, bool over_limit, int64_t due_ns);
+  // Read-ahead of a stream of a plain striped file: the units of [from, to) not in memory, in
+  // extents; within `share` bytes of `read_end` whatever staging allows, beyond it only for
+  // disks with nothing to do. Returns where it stopped.
+  uint64_t ReadAheadExtents(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                            uint64_t generation, uint64_t file_size, uint64_t read_end, uint64_t from, uint64_t to,
+                            uint64_t share, uint32_t pid);
 
   const VolumeOptions options_;
   ReadCostModel read_cost_;
@@ -185,6 +209,7 @@ class Volume {
   VolumeStubFiles stub_files_{*this};
   GraphIndexes indexes_;                     // chunk layouts of indexed graphs
   std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
+  std::unique_ptr<ExtentReads> extents_;      // after the cache: fills its units, goes first
   GraphSchedules schedules_;                 // after the cache: their loads run through it
   // Schedules no job holds keep their graph's files open: dropped before it looks for users.
   VersionReclaimer reclaimer_{[this] { schedules_.Prune(); }};

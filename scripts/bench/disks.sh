@@ -51,19 +51,35 @@ disk_read_bytes() { awk '{printf "%.0f\n", $3 * 512}' "/sys/block/$(basename "$1
 
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 
-# mount_graphfs SOURCE MOUNTPOINT OPTIONS: daemon inside the throttled cgroup.
+# mount_graphfs SOURCE MOUNTPOINT OPTIONS: daemon inside the throttled cgroup. Sets GRAPHFS_PID
+# to the daemon's pid (for daemon_peak_rss).
+GRAPHFS_PID=""
 mount_graphfs() {
-  local src=$1 mnt=$2 opts=$3 i
+  local src=$1 mnt=$2 opts=$3 i bg
   mkdir -p "$mnt"
   # DAEMON_BIN (default GRAPHFS_BIN): where the daemon comes from, for before/after comparisons.
   run_throttled "${DAEMON_BIN:-$GRAPHFS_BIN}/graphfs" -f "$src" "$mnt" -o "$opts" >"$mnt.log" 2>&1 &
+  bg=$!
   for ((i = 0; i < 200; i++)); do
-    mountpoint -q "$mnt" && return 0
+    if mountpoint -q "$mnt"; then
+      # The background job is a subshell; run_throttled's sh, its child, exec'd the daemon.
+      GRAPHFS_PID=$(pgrep -P "$bg" -x graphfs | head -1 || true)
+      [ -n "$GRAPHFS_PID" ] || GRAPHFS_PID=$bg
+      return 0
+    fi
     sleep 0.05
   done
   echo "mount of $src failed:" >&2
   cat "$mnt.log" >&2
   return 1
+}
+
+# daemon_peak_rss [PID]: peak resident memory (VmHWM) of the daemon (default: the one mounted
+# last, GRAPHFS_PID) in bytes so far; empty when it is gone. Read it before unmounting.
+daemon_peak_rss() {
+  local pid=${1:-$GRAPHFS_PID}
+  [ -n "$pid" ] && [ -r "/proc/$pid/status" ] || return 0
+  awk '/^VmHWM:/ {printf "%.0f\n", $2 * 1024}' "/proc/$pid/status" 2>/dev/null || true
 }
 
 unmount_graphfs() {
@@ -98,8 +114,9 @@ loops_read() { local t=0 d; for d in "$@"; do t=$((t + $(disk_read_bytes "$d")))
 
 # stage_graph GRAPH_DIR BPS HEADROOM_MB: five loop disks (the graph's size, GRAPH_BYTES, +
 # HEADROOM_MB each, sparse). The graph is copied to $SRC/g (SRC=$BENCH_ROOT/src; cp -a keeps the mtimes, so its
-# index stays fresh) and striped over disks 0-3 (unit 16M, BPS each); a plain copy without the
-# index goes on disk 4, throttled to 4 x BPS: the same total bandwidth, no striping.
+# index stays fresh) and striped over disks 0-3 (BPS each; the unit STRIPE_UNIT, or each file's
+# own as graphfs-stripe chooses it); a plain copy without the index goes on disk 4, throttled to
+# 4 x BPS: the same total bandwidth, no striping.
 stage_graph() {
   local g=$1 bps=$2 headroom=$3 mm k
   GRAPH_BYTES=$(du -sb --exclude=.graphfs "$g" | cut -f1)
@@ -109,11 +126,13 @@ stage_graph() {
   cp -a "$g" "$SRC/g"
   cp -a "$g" "${DISK_DIRS[4]}/g"
   rm -rf "${DISK_DIRS[4]}/g/.graphfs"
-  # STRIPE_UNIT (default 16M): smaller graphs (the grid family) need smaller units to spread over
-  # the four disks; every file of at least 1M is striped, so no graph file stays off the disks.
+  # STRIPE_UNIT=SIZE stripes every file in that unit; unset, graphfs-stripe chooses each file's
+  # (a power of two from 1M to 16M: at least 4 units per disk of the file, at most the engines'
+  # 24M request; the disks are not calibrated yet here, so their cost per request is left out).
+  # Every file of at least 1M is striped, so no graph file stays off the disks.
   # STRIPE_COMPRESS=CODEC stores the striped files compressed (graphfs-stripe --compress; column
   # and row cut at the index's chunks).
-  "$GRAPHFS_BIN/graphfs-stripe" -q --unit "${STRIPE_UNIT:-16M}" --min-size 1M \
+  "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
     ${STRIPE_COMPRESS:+--compress "$STRIPE_COMPRESS"} --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
   throttle "$bps" 0
   mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')

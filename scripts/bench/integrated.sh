@@ -9,7 +9,8 @@
 #                               [--reentry N] [--diagonal-first] [--tag TAG] [--compress "CODEC ..."] [--repeat N]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
-# --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit 16M); a plain copy on a fifth
+# --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit: STRIPE_UNIT, else graphfs-stripe's
+# choice per file — 16M for the R-MAT graphs of scale 24); a plain copy on a fifth
 # loop disk of 4 x BPS. Families: rmat (Graph500 R-MAT, ids permuted: no locality), rmat-local
 # (gen-rmat --no-permute: R-MAT's own ids, hubs low), grid (gen-grid W x H, 10% of edges dropped:
 # a road-like lattice, ids in row-major order). Mixes:
@@ -21,10 +22,14 @@
 # Configurations (the jobs of a mix in one memory cgroup, cgroup v1; WORK = 64 B per vertex + the
 # jobs' read buffers):
 #   seq-plain         (i)   the plain copy, one job after another (run-jobs --sequential), buffered
-#                           reads, cgroup limit JOBS + budget + readahead_mem, where JOBS is the jobs' own memory
-#                           (vertex state, read buffers) measured as the cgroup peak of the mix's `mount`
-#                           run, the same unmodified apps (graphfs's cache lives in the daemon, outside that
-#                           cgroup): the page cache gets exactly what graphfs's cache and staging get
+#                           reads, cgroup limit JOBS + DAEMON: equal total memory (DESIGN.md). JOBS is the
+#                           jobs' own memory (vertex state, read buffers) measured as the cgroup peak of the
+#                           mix's `mount` run, the same unmodified apps; DAEMON is the graphfs daemon's
+#                           measured peak RSS in that run (VmHWM of /proc/PID/status read before the
+#                           unmount: cache, staging, index, LP buffers and the rest; the daemon lives outside
+#                           the jobs' cgroup): the page cache gets exactly what graphfs used. Until a mount
+#                           run of the mix has measured them (e.g. --configs without mount): the estimate
+#                           WORK for JOBS and cache_size + readahead_mem for DAEMON (said on stderr)
 #   plain             (ii)  the plain copy, the jobs together, same limits
 #   mount             (iii) the striped graph through graphfs with cache_size = FRACTION x column,
 #                           readahead_mem (default 256M; at most the graph's memory share: a small
@@ -35,7 +40,11 @@
 #                           (--graphfs, logical partitions of PARTITION bytes of whole chunks)
 #   mount-integrated  (v)   the same with lp=vertex: LPs hold only the runs of active sources
 # Per run: wall time, bytes read from the loop disks, edges the jobs read and how many of those had
-# an active source, and for (iv) the scheduler's costs (active-chunk queries, LP selection, loads).
+# an active source, for (iv) the scheduler's costs (active-chunk queries, LP selection, loads), and
+# for the mount runs the daemon's peak RSS (daemon_peak) and, on a line of its own from the mount's
+# stats over the run (scripts/bench/io_stats.py; n/a where the daemon does not report a figure):
+# each disk's busy share of the wall time, its seconds idle while some reader waited on a miss,
+# read_path.reader_wait_seconds, and the size bucket of the median disk request (mean in KiB).
 # Per-iteration lines of every job go to results/integrated-STAMP-MIX-CONFIG.iter.tsv (plot:
 # scripts/bench/plot_integrated.py). --reentry N and --diagonal-first are passed to run-jobs in every
 # configuration (issue 17: the relaxation apps re-enter loaded edges; integrated jobs with reentry
@@ -127,7 +136,7 @@ BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
 stage_graph "$G" "$BPS" 8192
 for v in "${VARIANTS[@]:1}"; do
   cp -a "$G" "$SRC/$(variant_dir "$v")"
-  "$GRAPHFS_BIN/graphfs-stripe" -q --unit "${STRIPE_UNIT:-16M}" --min-size 1M \
+  "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
     $([[ $v != none ]] && echo "--compress $v") --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/$(variant_dir "$v")"
 done
 if [[ $IOPS -gt 0 ]]; then
@@ -149,19 +158,22 @@ mkdir -p "$RESULTS"
 STAMP=$(date -u +%Y%m%dT%H%MZ)
 STAMP=$STAMP$TAG
 SUMMARY=$RESULTS/integrated-$STAMP.tsv
-printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tresults\n' > "$SUMMARY"
+printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tdaemon_peak\tresults\n' > "$SUMMARY"
 echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, chunks $CHUNK, budget $BUDGET B, readahead_mem $READAHEAD_MEM B, partition $PARTITION, $BPS B/s x 4 disks${REQUEST_US:+, request cost $REQUEST_US us}$( [[ $IOPS -gt 0 ]] && echo ", $IOPS iops per disk")${APP_FLAGS:+, apps:$APP_FLAGS}${CODECS:+, codecs: $CODECS}, $REPEAT round(s)"
 
 # run MIX CONFIG GRAPH_DIR MEM_GB LIMIT "RUN-JOBS FLAGS" LOOPS...
 # (CONFIG is config@codec when several codecs run side by side; ROUND > 1 is added to the log's name)
 run() {
   local mix=$1 config=$2 dir=$3 memgb=$4 limit=$5 flags=$6; shift 6
-  local jobs log before after wall arrivals=""
+  local jobs log before after wall arrivals="" mounted=0
   jobs=$(mix_jobs "$mix")
   [[ $mix == P16 ]] && arrivals="--arrivals poisson:5 --seed 16"
   log=$RESULTS/integrated-$STAMP-$mix-${config//:/-}$( ((ROUND > 1)) && echo "-r$ROUND" || true).log
+  mountpoint -q "$BENCH_ROOT/mnt" && mounted=1
   drop_caches
   before=$(loops_read "$@")
+  # The mount's stats before the run: the figures printed below are the run's (after minus before).
+  if ((mounted)); then cat "$BENCH_ROOT/mnt/.graphfs/stats" > "$log.stats-before.json" 2>/dev/null || true; fi
   mkdir -p "$MIX_CGROUP"
   echo "$limit" > "$MIX_CGROUP/memory.limit_in_bytes"
   echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
@@ -173,24 +185,43 @@ run() {
   echo "mix cgroup: limit $limit, peak $LAST_PEAK" >> "$log"
   rmdir "$MIX_CGROUP"
   after=$(loops_read "$@")
-  if [[ -f $BENCH_ROOT/mnt/.graphfs/stats ]]; then cp "$BENCH_ROOT/mnt/.graphfs/stats" "$log.stats.json"; fi
+  LAST_DAEMON_PEAK=""
+  if ((mounted)); then
+    cp "$BENCH_ROOT/mnt/.graphfs/stats" "$log.stats.json" || true
+    # The daemon's peak RSS since its mount (each mount run mounts afresh): what graphfs used.
+    LAST_DAEMON_PEAK=$(daemon_peak_rss "${GRAPHFS_PID:-}")
+    echo "daemon: pid ${GRAPHFS_PID:-?}, peak rss ${LAST_DAEMON_PEAK:--}" >> "$log"
+  fi
   python3 "$HERE/integrated_summary.py" "$log" "$mix" "$config" $((after - before)) >> "$SUMMARY" || true
   tail -1 "$SUMMARY"
-}
-
-# plain_limit MIX: the jobs' own memory (measured on the mount) + graphfs's cache and staging.
-plain_limit() {
-  if [[ -n ${JOBS_MEM[$1]:-} ]]; then
-    echo $(( JOBS_MEM[$1] + BUDGET + READAHEAD_MEM ))
-  else
-    echo "# $1: no mount run measured the jobs' memory first; the plain limit uses the estimate" >&2
-    echo $(( $(work "$1") + BUDGET + READAHEAD_MEM ))
+  if ((mounted)); then
+    wall=$(awk '/^total wall time:/ {print $4; exit}' "$log")
+    echo "  $mix $config: daemon peak RSS $([[ -n $LAST_DAEMON_PEAK ]] && echo "$((LAST_DAEMON_PEAK >> 20)) MiB" || echo n/a)"
+    python3 "$HERE/io_stats.py" --before "$log.stats-before.json" ${wall:+--wall "$wall"} --label "  $mix $config: " "$log.stats.json" || true
   fi
 }
-declare -A JOBS_MEM=()
+
+# plain_limit MIX: equal total memory: the jobs' own memory + the daemon's peak RSS, both measured
+# in the mix's mount run (estimates until one has run).
+plain_limit() {
+  local jobs=${JOBS_MEM[$1]:-} daemon=${DAEMON_MEM[$1]:-}
+  if [[ -z $jobs ]]; then
+    echo "# $1: no mount run measured the jobs' memory first; the plain limit uses the estimate" >&2
+    jobs=$(work "$1")
+  fi
+  if [[ -z $daemon ]]; then
+    echo "# $1: no mount run measured the daemon's peak RSS first; the plain limit uses cache_size + readahead_mem" >&2
+    daemon=$(( BUDGET + READAHEAD_MEM ))
+  fi
+  echo "# $1 plain limit: jobs $((jobs >> 20)) MiB + graphfs daemon $((daemon >> 20)) MiB" >&2
+  echo $(( jobs + daemon ))
+}
+declare -A JOBS_MEM=() DAEMON_MEM=()
 for ((ROUND = 1; ROUND <= REPEAT; ROUND++)); do
 for mix in $MIXES; do
-  for config in $CONFIGS; do
+  # The configurations in an order that turns from round to round (the first round as given:
+  # `mount` measures the memory the plain runs then get).
+  for config in $(rotate $((ROUND - 1)) $CONFIGS); do
     [[ " $SKIP " == *" $mix:$config "* ]] && continue
     case $config in
       seq-plain) [[ $mix == P16 ]] && continue
@@ -208,7 +239,11 @@ for mix in $MIXES; do
           run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" 0.25 "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
           # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
           # an integrated run's peak stands in only until the mix's `mount` run has measured it.
+          # The same for the daemon's peak RSS.
           if [[ $config == mount || -z ${JOBS_MEM[$mix]:-} ]]; then JOBS_MEM[$mix]=$LAST_PEAK; fi
+          if [[ -n $LAST_DAEMON_PEAK && ( $config == mount || -z ${DAEMON_MEM[$mix]:-} ) ]]; then
+            DAEMON_MEM[$mix]=$LAST_DAEMON_PEAK
+          fi
           unmount_graphfs "$BENCH_ROOT/mnt"
         done ;;
       *) echo "unknown config $config" >&2; exit 2 ;;

@@ -6,7 +6,8 @@ Reads LOG (run-jobs output with GRAPHFS_ENGINE_VERBOSE=1) and LOG.stats.json whe
 prints mix, config, wall_s, disk_bytes, edges_read, edges_active, active_share, find_s,
 select_s, load_s, lps, bytes_loaded, bytes_delivered, loader_MBps (all the loader's bytes per second
 of its own time), whole_MBps (whole-chunk bytes over the same time when no runs were loaded, else -),
-chunks_whole, chunks_partial, mem_limit, mem_peak (the mix's cgroup), results; writes LOG's per-iteration
+chunks_whole, chunks_partial, mem_limit, mem_peak (the mix's cgroup), daemon_peak (the graphfs daemon's
+peak RSS in a mount run, from LOG's "daemon: ... peak rss N" line; - otherwise), results; writes LOG's per-iteration
 lines to LOG with .iter.tsv in place of .log (job, iteration, active, bytes, edges_read,
 edges_active, seconds).
 """
@@ -46,8 +47,9 @@ loader_mbps = "%.1f" % (loader["bytes_per_second"] / 1e6) if loader.get("seconds
 whole_mbps = ("%.1f" % (loader["whole_bytes"] / loader["seconds"] / 1e6)
               if loader.get("seconds") and loader.get("run_bytes", 0) == 0 else "-")
 mem = re.search(r"^mix cgroup: limit (\d+), peak (\d+)", text, re.M)
+daemon = re.search(r"^daemon: .*peak rss (\d+)", text, re.M)
 print("\t".join([mix, config, wall.group(1) if wall else "-", str(disk_bytes), str(edges_read), str(edges_active), share,
                  g("find_seconds"), g("select_seconds"), g("load_seconds"), g("lps_built", "%d"),
                  g("bytes_loaded", "%d"), g("bytes_delivered", "%d"), loader_mbps, whole_mbps,
                  str(gran.get("chunks_whole", "-")), str(gran.get("chunks_partial", "-")),
-                 mem.group(1) if mem else "-", mem.group(2) if mem else "-", results]))
+                 mem.group(1) if mem else "-", mem.group(2) if mem else "-", daemon.group(1) if daemon else "-", results]))

@@ -1,8 +1,11 @@
-// graphfs-stripe [--unit SIZE] [--min-size SIZE] [--compress CODEC|auto [--disk-bandwidth RATE]
-//                 [--decode-cores N]] --disks D0,D1,... GRAPH_DIR|FILE
+// graphfs-stripe [--unit SIZE | --engine-request SIZE] [--min-size SIZE] [--compress CODEC|auto
+//                 [--disk-bandwidth RATE] [--decode-cores N]] --disks D0,D1,... GRAPH_DIR|FILE
+// Without --unit, each file's unit is chosen from its size, the number of disks, the engines'
+// request and the disks' calibrations (striping/stripe_unit.h).
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -13,6 +16,7 @@
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "striping/restripe.h"
+#include "striping/stripe_unit.h"
 
 namespace {
 
@@ -56,10 +60,16 @@ GraphUnits FindGraphUnits(const std::string& path) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Stripes the large files of a graph directory over disk directories (resumable, crash-safe)."};
-  std::string unit = "16M", min_size = "64M", checkpoint = "1G", compress_unit = "2M", disks, bandwidth;
+  std::string unit, engine_request = "24M", min_size = "64M", checkpoint = "1G", compress_unit = "2M", disks,
+      bandwidth;
   graphfs::StripeRequest req;
   bool quiet = false;
-  app.add_option("--unit", unit, "stripe unit (default 16M; a multiple of 4K)");
+  app.add_option("--unit", unit,
+                 "stripe unit of every file (a multiple of 4K); default: chosen per file, a power of two from 1M "
+                 "to 16M: at most --engine-request, at least 4 units per disk, and large enough that a request's "
+                 "cost (the disks' graphfs-calibrate records) is within 5% of its transfer");
+  app.add_option("--engine-request", engine_request,
+                 "without --unit: the engines' largest read (default 24M, GridGraph's); the unit is no larger");
   app.add_option("--min-size", min_size, "files smaller than this stay plain (default 64M)");
   app.add_option("--disks", disks, "disk directories, comma-separated, in order")->required();
   app.add_option("--compress", req.compress,
@@ -83,11 +93,12 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", checkpoint, "bytes copied between durable progress records (default 1G)");
   app.add_option("path", req.path, "graph directory (or one file in it)")->required();
   CLI11_PARSE(app, argc, argv);
-  auto u = graphfs::ParseSize(unit);
+  auto u = graphfs::ParseSize(unit.empty() ? "16M" : unit);  // empty: chosen per file below
   auto m = graphfs::ParseSize(min_size);
   auto c = graphfs::ParseSize(checkpoint);
   auto cu = graphfs::ParseSize(compress_unit);
-  for (const auto* r : {&u, &m, &c, &cu}) {
+  auto er = graphfs::ParseSize(engine_request);
+  for (const auto* r : {&u, &m, &c, &cu, &er}) {
     if (!r->ok()) {
       std::fprintf(stderr, "graphfs-stripe: %s\n", r->error().message().c_str());
       return 2;
@@ -106,9 +117,27 @@ int main(int argc, char** argv) {
     }
     req.auto_disk_bandwidth = static_cast<double>(*b);
   }
+  if (*er == 0) {
+    std::fprintf(stderr, "graphfs-stripe: --engine-request must be more than 0\n");
+    return 2;
+  }
   req.progress = !quiet;
   for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
+  if (unit.empty()) {
+    // Per file (stripe_unit.h). A file a killed run left half-striped keeps that run's unit
+    // (StripeRequest::unit_for).
+    const graphfs::DiskRequestCost cost = graphfs::MedianRequestCost(req.disks);
+    if (!quiet)
+      std::fprintf(stderr, "graphfs-stripe: choosing each file's unit (engines' request %s; %s)\n",
+                   graphfs::FormatSize(*er).c_str(), cost.Describe().c_str());
+    req.unit_for = [cost, request = *er, quiet, n = req.disks.size()](const std::string& name, uint64_t size) {
+      const graphfs::StripeUnitChoice choice = graphfs::ChooseStripeUnit(
+          {size, static_cast<uint32_t>(n), request, cost.bytes_per_second, cost.seconds_per_request});
+      if (!quiet) std::fprintf(stderr, "%s: unit %s\n", name.c_str(), choice.reason.c_str());
+      return choice.unit;
+    };
+  }
   // A graph version's extent maps read other files by name, and its unchanged files are other
   // versions' too: stripe a graph before its first update (its versions then stay striped).
   {
@@ -146,8 +175,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& s : report->skipped) std::fprintf(stderr, "graphfs-stripe: skipped %s\n", s.c_str());
+  // The unit of the files striped: one, or the range of the ones chosen per file.
+  std::string unit_text = req.unit_for ? "chosen per file" : graphfs::FormatSize(req.unit);
+  if (!report->units.empty()) {
+    const auto [lo, hi] = std::minmax_element(report->units.begin(), report->units.end());
+    unit_text = graphfs::FormatSize(*lo) + (*lo == *hi ? "" : " to " + graphfs::FormatSize(*hi) + " (per file)");
+  }
   std::printf("graphfs-stripe: striped %zu file(s), %s, unit %s over %zu disk(s)", report->converted.size(),
-              graphfs::FormatSize(report->bytes).c_str(), graphfs::FormatSize(req.unit).c_str(), req.disks.size());
+              graphfs::FormatSize(report->bytes).c_str(), unit_text.c_str(), req.disks.size());
   if (!req.compress.empty() && report->bytes > 0) {
     std::printf("; compressed with %s to %s (%.3f of the bytes)", req.compress.c_str(),
                 graphfs::FormatSize(report->stored).c_str(),

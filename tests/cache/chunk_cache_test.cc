@@ -545,6 +545,54 @@ TEST(ChunkCache, PrefetchStopsAtTheStagingLimit) {
   src->Open();
 }
 
+// Units the caller loads itself (the volume's coarse extent reads): a reader's reservation counts
+// its miss and is awaited; others asking meanwhile wait for Complete and get the bytes written
+// into the buffer; a prefetch reservation stays within staging unless the caller says the disk
+// would idle; an error reaches every waiter.
+TEST(ChunkCache, ReservedUnitsAreFilledByTheCallerAndAwaited) {
+  auto src = std::make_shared<FakeSource>(8 * kUnit);
+  CacheOptions o = Options(8, "lru");
+  o.staging_limit = 2 * kUnit;  // unit 0 (read, not yet served whole) and one more
+  ChunkCache cache(o);
+  UnitLoad mine = cache.Reserve(Unit(src, 0), 1, ChunkCache::ReserveFor::kReader);
+  ASSERT_TRUE(mine);
+  EXPECT_EQ(cache.Find({1, 0}), ChunkCache::Presence::kLoading);
+  EXPECT_FALSE(cache.Reserve(Unit(src, 0), 2, ChunkCache::ReserveFor::kReader));  // already being loaded
+  std::atomic<bool> got{false};
+  std::thread other([&] {
+    auto ref = cache.Get(Unit(src, 0), 2);  // waits for the caller's load, does not load itself
+    ASSERT_TRUE(ref.ok());
+    EXPECT_EQ(ref->data()[5], FakeSource::ByteAt(5, 0));
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got.load());
+  for (uint64_t i = 0; i < mine.charge(); ++i) mine.buffer()[i] = FakeSource::ByteAt(i, 0);
+  cache.Complete(mine, mine.charge());
+  auto ref = cache.Await(mine, 1);
+  ASSERT_TRUE(ref.ok());
+  EXPECT_FALSE(ref->hit());
+  other.join();
+  EXPECT_TRUE(got.load());
+  EXPECT_EQ(src->loads(), 0);  // nobody loaded through the source
+  EXPECT_EQ(cache.Find({1, 0}), ChunkCache::Presence::kReady);
+  EXPECT_EQ(cache.Stats().misses, 1u);
+
+  UnitLoad a = cache.Reserve(Unit(src, 1), 1, ChunkCache::ReserveFor::kPrefetch);
+  ASSERT_TRUE(a);  // fills staging
+  EXPECT_FALSE(cache.Reserve(Unit(src, 2), 1, ChunkCache::ReserveFor::kPrefetch));  // no room
+  UnitLoad b = cache.Reserve(Unit(src, 2), 1, ChunkCache::ReserveFor::kPrefetch, /*over_limit=*/true);
+  ASSERT_TRUE(b);  // its disk would idle: loaded anyway
+  cache.Complete(b, Error(EIO, "disk 1: injected"));
+  EXPECT_EQ(cache.Find({1, 2}), ChunkCache::Presence::kAbsent);  // failed: asked again later
+  auto failed_reader = cache.Reserve(Unit(src, 3), 1, ChunkCache::ReserveFor::kReader);
+  cache.Complete(failed_reader, Error(EIO, "disk 1: injected"));
+  auto r3 = cache.Await(failed_reader, 1);
+  ASSERT_FALSE(r3.ok());
+  EXPECT_NE(r3.error().message().find("injected"), std::string::npos);
+  cache.Complete(a, a.charge());
+}
+
 TEST(ChunkCache, InvalidateDropsUnitsOfOneFile) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   ChunkCache c(Options(4, "priority"));

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "chunkindex/chunk_index.h"
@@ -333,6 +334,128 @@ TEST_F(IndexedVolume, CachesAnIndexedGraphsFilesInItsChunks) {
     all += Joined(*got);
   }
   EXPECT_EQ(all, g.column);
+}
+
+uint64_t DiskReads(Volume& v) {
+  uint64_t n = 0;
+  for (uint32_t d = 0; d < v.disk_count(); ++d) n += v.io()->counters(d).reads.load();
+  return n;
+}
+
+// A miss of one 16 KiB chunk reads the rest of its stripe unit in one disk request (plus the
+// piece of the chunk that crosses into the next stripe unit, on the next disk), straight into
+// the cache's chunk buffers — coarse disk reads whatever the cache's unit is.
+TEST(IndexedVolumeCoarse, AChunkMissReadsTheRestOfItsStripeUnitInOneRequest) {
+  IndexedGraph g;
+  ASSERT_EQ(g.error, "");
+  VolumeOptions o = Options(g.source, 8 << 20, 4 << 20);
+  o.read_ahead.off = true;  // only the miss itself reads
+  auto v = StartVolume(o);
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, g.graph + "/column");
+  ASSERT_NE(f, nullptr);
+  const std::shared_ptr<StripedSource> src = f->shared_source();
+  const auto layout = src->layout();
+  ASSERT_STREQ(layout->kind(), "chunk");
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  const uint64_t reads_before = DiskReads(*v);  // opening checked the index against the file
+  auto got = v->Read(*f, streams, 0, 4096, 7, scratch);  // offset 0: a stream, through the cache
+  ASSERT_TRUE(got.ok()) << got.error().message();
+  EXPECT_EQ(Joined(*got), g.column.substr(0, 4096));
+  // Every chunk that starts in stripe unit 0 is in memory now, none after it.
+  uint64_t chunks = 0;
+  cache::UnitExtent u = layout->Find(0, f->size());
+  for (; u.length > 0 && u.offset < kUnit; u = layout->At(u.index + 1, f->size()), ++chunks)
+    EXPECT_TRUE(v->cache()->Contains({src->key(), u.index})) << "chunk " << u.index;
+  ASSERT_GT(u.length, 0u);
+  EXPECT_FALSE(v->cache()->Contains({src->key(), u.index}));
+  EXPECT_GT(chunks, 10u);  // 16 KiB chunks of a 256 KiB stripe unit
+  const ExtentReads::Stats e = v->extent_reads()->stats();
+  EXPECT_EQ(e.extents, 1u);
+  EXPECT_EQ(e.units, chunks);
+  EXPECT_EQ(e.urgent, 1u);
+  EXPECT_LE(DiskReads(*v) - reads_before, 2u);  // one request, and the last chunk's tail on the next disk
+  EXPECT_EQ(v->cache()->Stats().misses, 1u);
+  // The bytes of every chunk are right, also across the shared pages at chunk boundaries.
+  std::string all;
+  for (uint64_t off = 0; off < kUnit; off += 64 << 10) {
+    auto more = v->Read(*f, streams, off, 64 << 10, 7, scratch);
+    ASSERT_TRUE(more.ok()) << more.error().message();
+    all += Joined(*more);
+  }
+  EXPECT_EQ(all, g.column.substr(0, kUnit));
+  EXPECT_EQ(v->cache()->Stats().misses, 1u);  // all of it came from that one request
+  // Requests by size: every request counted in one bucket.
+  uint64_t counted = 0;
+  for (uint32_t d = 0; d < v->disk_count(); ++d)
+    for (const auto& n : v->io()->counters(d).read_sizes) counted += n.load();
+  EXPECT_EQ(counted, DiskReads(*v));
+}
+
+// A sequential reader's read-ahead reaches the other disks even when the staging area has no
+// room at all: a disk with nothing to do gets its extent beyond the limit (no prefetch is
+// dropped while its disk idles), and each disk's requests are whole stripe units.
+TEST(Volume, ReadAheadFeedsIdleDisksBeyondAFullStagingArea) {
+  StripedTree t;
+  const std::string bytes = RandomBytes(16 * kUnit, 4);
+  WriteAll(t.graph + "/data", bytes);
+  ASSERT_EQ(t.Stripe(4096), "");
+  auto v = StartVolume(Options(t.source, 0, /*staging=*/4096));
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, t.graph + "/data");
+  ASSERT_NE(f, nullptr);
+  const std::shared_ptr<StripedSource> src = f->shared_source();
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  auto got = v->Read(*f, streams, 0, 64 << 10, 100, scratch);
+  ASSERT_TRUE(got.ok()) << got.error().message();
+  EXPECT_EQ(Joined(*got), bytes.substr(0, 64 << 10));
+  // Units 1-3 lie on the three other disks: each was read ahead although staging is full.
+  for (uint64_t unit = 1; unit < kDisks; ++unit)
+    EXPECT_NE(v->cache()->Find({src->key(), unit}), cache::ChunkCache::Presence::kAbsent) << "unit " << unit;
+  EXPECT_GE(v->cache()->Stats().prefetches, kDisks - 1);
+  // The whole file, every byte right; every disk request one stripe unit.
+  std::string all = Joined(*got);
+  for (uint64_t off = 64 << 10; off < bytes.size(); off += 64 << 10) {
+    auto more = v->Read(*f, streams, off, 64 << 10, 100, scratch);
+    ASSERT_TRUE(more.ok()) << more.error().message();
+    all += Joined(*more);
+  }
+  EXPECT_EQ(all, bytes);
+  for (uint32_t d = 0; d < kDisks; ++d) {
+    const DiskCounters& c = v->io()->counters(d);
+    EXPECT_EQ(c.read_sizes[RequestSizeBucket(kUnit)].load(), c.reads.load()) << "disk " << d;
+    EXPECT_GE(c.reads.load(), 4u) << "disk " << d;
+  }
+}
+
+TEST(Volume, StatsShowEachDisksBusyTimeIdleWhileWaitingAndRequestSizes) {
+  StripedTree t;
+  const std::string bytes = RandomBytes(8 * kUnit, 5);
+  WriteAll(t.graph + "/data", bytes);
+  ASSERT_EQ(t.Stripe(4096), "");
+  auto v = StartVolume(Options(t.source, 8 << 20, 4 << 20));
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, t.graph + "/data");
+  ASSERT_NE(f, nullptr);
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  for (uint64_t off = 0; off < bytes.size(); off += 1 << 20) ASSERT_TRUE(v->Read(*f, streams, off, 1 << 20, 1, scratch).ok());
+  nlohmann::json j;
+  v->AddStats(j);
+  ASSERT_EQ(j["disks"].size(), kDisks);
+  uint64_t requests = 0;
+  for (const auto& d : j["disks"]) {
+    EXPECT_GT(d["busy_seconds"].get<double>(), 0.0);
+    EXPECT_GE(d["idle_while_waiting_seconds"].get<double>(), 0.0);
+    ASSERT_EQ(d["request_sizes"]["counts"].size(), d["request_sizes"]["le_bytes"].size() + 1);
+    for (const auto& n : d["request_sizes"]["counts"]) requests += n.get<uint64_t>();
+  }
+  EXPECT_EQ(requests, DiskReads(*v));
+  EXPECT_GE(j["read_path"]["waits"].get<uint64_t>(), 1u);  // the first read missed
+  EXPECT_GT(j["read_path"]["reader_wait_seconds"].get<double>(), 0.0);
+  EXPECT_GE(j["read_path"]["extents"].get<uint64_t>(), 8u);
 }
 
 // One job, every vertex active, LPs of 64 KiB: every chunk of `column` is handed out once, its
