@@ -54,13 +54,15 @@ StripeUnitChoice ChooseStripeUnit(const StripeUnitInputs& in) {
   // A file smaller than 1 MiB per disk: the smallest unit, and it still leaves disks without one.
   if (size < kMinStripeUnit * disks) return choice(kMinStripeUnit, "the smallest unit, the file has less than 1 MiB per disk");
 
-  // (a) no larger than the engines' request (and 16 MiB).
-  const uint64_t request_cap = FloorUnit(in.engine_request);
-  const std::string cap_why = in.engine_request < kMinStripeUnit ? "the smallest unit (the engines' request of " +
-                                                                       FormatSize(in.engine_request) + " is smaller)"
-                              : request_cap < kMaxStripeUnit
-                                  ? "at most the engines' request of " + FormatSize(in.engine_request)
-                                  : "the largest unit";
+  // (a) no larger than the engines' request (and 16 MiB): their typical one when it is known.
+  const bool typical = in.typical_request > 0 && in.typical_request < in.engine_request;
+  const uint64_t request = typical ? in.typical_request : in.engine_request;
+  const std::string request_name = typical ? "the engines' typical request (a block) of " : "the engines' request of ";
+  const uint64_t request_cap = FloorUnit(request);
+  const std::string cap_why = request < kMinStripeUnit ? "the smallest unit (" + request_name + FormatSize(request) +
+                                                             " is smaller)"
+                              : request_cap < kMaxStripeUnit ? "at most " + request_name + FormatSize(request)
+                                                             : "the largest unit";
   // (b) no larger than a quarter of the file's share of each disk.
   const uint64_t share = size / (kUnitsPerDisk * disks);
   const uint64_t spread = FloorUnit(share);

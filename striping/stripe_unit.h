@@ -5,7 +5,11 @@
 // (graphfs-calibrate's records):
 //   (a) at most the engines' request, rounded down to a power of two: a request of that size
 //       then always crosses a unit boundary and is served by at least two disks at once
-//       (CSMqGraph puts the unit between the engine's average and largest request);
+//       (CSMqGraph puts the unit between the engine's average and largest request). For a grid's
+//       `column` and `row` the request is a block (file size / P²): engines with selective
+//       scheduling read the active blocks one by one, so a block must reach several disks —
+//       measured on the demo's mix (192 MiB column, P = 8, 3 MiB blocks): 8 MiB units 53.8 s,
+//       2 MiB 46.4 s, the disks' floor for its bytes 45.6 s (BENCHMARKS.md, issue 30);
 //   (b) at most file_size / (4 x disks), rounded down: the file has at least 4 units on every
 //       disk, so a sequential reader crosses every disk several times (read-ahead reaches the
 //       other disks early, a file's hot units fall on several disks) and small files spread;
@@ -42,6 +46,10 @@ struct StripeUnitInputs {
   uint64_t engine_request = kDefaultEngineRequest;  // the engines' largest read
   double bytes_per_second = 0;     // one disk's sequential rate; 0: not measured
   double seconds_per_request = 0;  // one disk's cost per request beyond its bytes
+  // The engines' typical read of this file, when known (0: not): a grid's `column` and `row` are
+  // read a block at a time — an engine skips the blocks without active sources — so a block,
+  // file size / P², is what one read asks for. Rule (a) caps the unit at this instead.
+  uint64_t typical_request = 0;
 };
 
 struct StripeUnitChoice {

@@ -1,14 +1,14 @@
 # The benchmark graphs of issues 16 and 17 (sourced by the bench scripts; needs GRAPHFS_BIN).
 #
 # bench_graph FAMILY SCALE GRID GEN_DIR CHUNK: generates (once) and preprocesses (once, blocks
-# sorted by source, 16 partitions) a weighted graph of the family and indexes it with chunks of
-# CHUNK. Sets NAME, EDGE_FILE, G (the grid directory), VERTICES, EDGES, COLUMN and FIRST (the
+# sorted by source, PARTITIONS partitions, default 16) a weighted graph of the family and indexes
+# it with chunks of CHUNK. Sets NAME, EDGE_FILE, G (the grid directory), VERTICES, EDGES, COLUMN and FIRST (the
 # source of the first edge). Families:
 #   rmat        Graph500 R-MAT of 2^SCALE vertices, ids permuted (no locality)
 #   rmat-local  the same without the permutation (gen-rmat --no-permute: R-MAT's own ids, hubs low)
 #   grid        gen-grid GRID (W x H), 10% of edges dropped: a road-like lattice, row-major ids
-# The grid's files are small (45 MB of column at 1024 x 1024): STRIPE_UNIT defaults to 2M for it,
-# so all four disks hold some of every file.
+# The stripe unit is graphfs-stripe's choice (a grid's block, column / P², caps it: 1M for the
+# grid's 45 MB column at 1024 x 1024) unless STRIPE_UNIT says one.
 bench_graph() {
   local family=$1 scale=$2 grid=$3 gen_dir=$4 chunk=$5
   local -a gen
@@ -17,12 +17,12 @@ bench_graph() {
     rmat-local) NAME=rmat${scale}l; gen=("$GRAPHFS_BIN/gen-rmat" --scale "$scale" --weighted --seed 1 --no-permute)
                 VERTICES=$((1 << scale)) ;;
     grid) NAME=grid$grid; gen=("$GRAPHFS_BIN/gen-grid" --width "${grid%x*}" --height "${grid#*x}" --drop 0.1 --weighted --seed 1)
-          VERTICES=$(( ${grid%x*} * ${grid#*x} ))
-          export STRIPE_UNIT=${STRIPE_UNIT:-2M} ;;
+          VERTICES=$(( ${grid%x*} * ${grid#*x} )) ;;
     *) echo "unknown family $family" >&2; exit 2 ;;
   esac
   EDGE_FILE=$gen_dir/$NAME.bin
-  G=$gen_dir/${NAME}s
+  local parts=${PARTITIONS:-16}
+  G=$gen_dir/${NAME}s$([[ $parts == 16 ]] || echo "-p$parts")
   if [[ ! -f $EDGE_FILE ]]; then
     mkdir -p "$gen_dir"
     "${gen[@]}" -o "$EDGE_FILE"
@@ -31,7 +31,7 @@ bench_graph() {
   # range of sources, so a few active vertices make a few chunks active, not every chunk of their
   # rows. Every configuration reads the same sorted graph.
   if [[ ! -f $G/meta ]]; then
-    "$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$G" -v "$VERTICES" -p 16 -t 1 --sort-sources
+    "$GRAPHFS_BIN/preprocess" -i "$EDGE_FILE" -o "$G" -v "$VERTICES" -p "$parts" -t 1 --sort-sources
   fi
   "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$chunk" "$G" ||
     "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size "$chunk" "$G"

@@ -2,7 +2,8 @@
 # Issues 5 and 16 benchmark: logical partitions (integrated engines), chunk- and vertex-granular,
 # against the same jobs unmodified, on 4 throttled disks.
 #
-#   scripts/bench/integrated.sh [--family rmat|rmat-local|grid] [--scale 24] [--grid 1024x1024]
+#   scripts/bench/integrated.sh [--family rmat|rmat-local|grid] [--scale 24] [--grid 1024x1024] [--partitions 16]
+#                               [--mem-gb G]
 #                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain mount mount-integrated-chunk mount-integrated"]
 #                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
 #                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
@@ -15,6 +16,7 @@
 # (gen-rmat --no-permute: R-MAT's own ids, hubs low), grid (gen-grid W x H, 10% of edges dropped:
 # a road-like lattice, ids in row-major order). Mixes:
 #   W1 {pagerank-delta, wcc, sssp, bfs}    W4 {sssp x 4, random starts}    W5 {bfs x 4, random starts}
+#   S1 {bfs} and S2 {pagerank-delta}: a single job
 #   P16 {16 jobs: 4 each of bfs, sssp, wcc, pagerank-delta}, Poisson arrivals (mean gap 5 s, seed 16)
 # The read-cost model of vertex-granular LPs is measured on the throttled disks by graphfs-calibrate
 # (--request-us N instead sets request_cost_us=N). --iops N also limits each disk to N requests per
@@ -39,6 +41,11 @@
 #   mount-integrated-chunk (iv) the same mount with lp=chunk, the apps in integrated mode
 #                           (--graphfs, logical partitions of PARTITION bytes of whole chunks)
 #   mount-integrated  (v)   the same with lp=vertex: LPs hold only the runs of active sources
+# --mem-gb G gives every configuration's apps G GiB (run-jobs --mem-gb; the demo's setting, 0.1:
+# below the graph, so plain runs stream with O_DIRECT too) instead of 0.25 on the mount and 8 plain.
+# Each run is traced every second (scripts/bench/disk_trace.py: the disks' bytes, the mount's reader
+# wait, CPU; results/...log.trace) and summarized: in how many seconds a reader waited every disk
+# delivered >= 95% of its rate.
 # Per run: wall time, bytes read from the loop disks, edges the jobs read and how many of those had
 # an active source, for (iv) the scheduler's costs (active-chunk queries, LP selection, loads), and
 # for the mount runs the daemon's peak RSS (daemon_peak) and, on a line of its own from the mount's
@@ -80,6 +87,8 @@ REPEAT=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) SCALE=$2; shift 2 ;;
+    --partitions) export PARTITIONS=$2; shift 2 ;;
+    --mem-gb) MEM_GB=$2; shift 2 ;;
     --family) FAMILY=$2; shift 2 ;;
     --grid) GRID=$2; shift 2 ;;
     --request-us) REQUEST_US=$2; shift 2 ;;
@@ -121,6 +130,8 @@ mix_jobs() {
     W1) echo "pagerank-delta,wcc,sssp:$FIRST,bfs:$FIRST" ;;
     W4) s=($(starts 4)); echo "sssp:${s[0]},sssp:${s[1]},sssp:${s[2]},sssp:${s[3]}" ;;
     W5) s=($(starts 5)); echo "bfs:${s[0]},bfs:${s[1]},bfs:${s[2]},bfs:${s[3]}" ;;
+    S1) echo "bfs:$FIRST" ;;
+    S2) echo "pagerank-delta:0.01" ;;
     P16) s=($(starts 16 8)); echo "bfs:${s[0]},sssp:${s[1]},wcc,pagerank-delta:0.01,bfs:${s[2]},sssp:${s[3]},wcc,pagerank-delta:0.01,bfs:${s[4]},sssp:${s[5]},wcc,pagerank-delta:0.01,bfs:${s[6]},sssp:${s[7]},wcc,pagerank-delta:0.01" ;;
     *) echo "unknown mix $1" >&2; exit 2 ;;
   esac
@@ -174,6 +185,9 @@ run() {
   before=$(loops_read "$@")
   # The mount's stats before the run: the figures printed below are the run's (after minus before).
   if ((mounted)); then cat "$BENCH_ROOT/mnt/.graphfs/stats" > "$log.stats-before.json" 2>/dev/null || true; fi
+  # Per second: the disks' bytes, the mount's reader wait, CPU (disk_trace.py; summarized below).
+  python3 "$HERE/disk_trace.py" record "$log.trace" "$( ((mounted)) && echo "$BENCH_ROOT/mnt" || echo -)" "$@" &
+  local tracer=$!
   mkdir -p "$MIX_CGROUP"
   echo "$limit" > "$MIX_CGROUP/memory.limit_in_bytes"
   echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
@@ -181,6 +195,8 @@ run() {
   GRAPHFS_ENGINE_VERBOSE=1 sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
     "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $APP_FLAGS $arrivals \
     > "$log" 2>&1 || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
+  kill "$tracer" 2>/dev/null || true
+  wait "$tracer" 2>/dev/null || true
   LAST_PEAK=$(cat "$MIX_CGROUP/memory.max_usage_in_bytes")
   echo "mix cgroup: limit $limit, peak $LAST_PEAK" >> "$log"
   rmdir "$MIX_CGROUP"
@@ -199,6 +215,8 @@ run() {
     echo "  $mix $config: daemon peak RSS $([[ -n $LAST_DAEMON_PEAK ]] && echo "$((LAST_DAEMON_PEAK >> 20)) MiB" || echo n/a)"
     python3 "$HERE/io_stats.py" --before "$log.stats-before.json" ${wall:+--wall "$wall"} --label "  $mix $config: " "$log.stats.json" || true
   fi
+  echo -n "  $mix $config: "
+  python3 "$HERE/disk_trace.py" summary "$log.trace" --bps "$( ((mounted)) && echo "$BPS" || echo $((4 * BPS)))" || true
 }
 
 # plain_limit MIX: equal total memory: the jobs' own memory + the daemon's peak RSS, both measured
@@ -225,8 +243,8 @@ for mix in $MIXES; do
     [[ " $SKIP " == *" $mix:$config "* ]] && continue
     case $config in
       seq-plain) [[ $mix == P16 ]] && continue
-                 run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 "$(plain_limit "$mix")" "--sequential" "${LOOPS[4]}" ;;
-      plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" 8 "$(plain_limit "$mix")" "" "${LOOPS[4]}" ;;
+                 run "$mix" "$config" "${DISK_DIRS[4]}/g" "${MEM_GB:-8}" "$(plain_limit "$mix")" "--sequential" "${LOOPS[4]}" ;;
+      plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" "${MEM_GB:-8}" "$(plain_limit "$mix")" "" "${LOOPS[4]}" ;;
       mount | mount-integrated | mount-integrated-chunk)
         lp=vertex
         [[ $config == mount-integrated-chunk ]] && lp=chunk
@@ -236,7 +254,7 @@ for mix in $MIXES; do
           name=$config
           ((${#VARIANTS[@]} > 1)) && name=$config@$v
           mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS"
-          run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" 0.25 "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
+          run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
           # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
           # an integrated run's peak stands in only until the mix's `mount` run has measured it.
           # The same for the daemon's peak RSS.

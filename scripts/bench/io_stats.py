@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """The disks' and the read path's figures of a graphfs mount's stats (MOUNT/.graphfs/stats, JSON).
 
-usage: io_stats.py [--before FILE] [--wall SECONDS] [--format line|table|kv] [--label TEXT] STATS
+usage: io_stats.py [--before FILE] [--wall SECONDS] [--bps RATE] [--format line|table|kv] [--label TEXT] STATS
 
 Figures are those of STATS minus those of BEFORE (a snapshot of the same mount taken earlier) when
 --before is given, else since the mount:
+  rate share          per disk, bytes read / (RATE x WALL): the share of its rate the disk delivered
+                      (RATE: --bps, else the rate the daemon took from graphfs-calibrate) — the
+                      disk's real utilization on the simulated disks, whose throttle lets a request
+                      after an idle gap through at once on credit
   busy                per disk, seconds with at least one read or write queued or in flight in
                       graphfs's I/O engine (disks[i].busy_seconds), and their share of WALL
   idle while waiting  per disk, seconds with nothing queued or in flight while at least one reader
@@ -47,9 +51,11 @@ def _sub(a, b):
     return a - b
 
 
-def summarize(after, before=None, wall=None):
+def summarize(after, before=None, wall=None, bps=None):
     """A dict of the figures (None where the daemon does not report one)."""
     disks = []
+    if bps is None:  # the disks' rate the daemon knows (graphfs-calibrate's), for the delivered share
+        bps = _num((after.get("read_path") or {}).get("disk_bytes_per_second")) or None
     before_disks = {d.get("index", i): d for i, d in enumerate((before or {}).get("disks", []))}
     for i, d in enumerate(after.get("disks", [])):
         b = before_disks.get(d.get("index", i)) if before is not None else None
@@ -83,6 +89,7 @@ def summarize(after, before=None, wall=None):
             "reads": field("reads"),
             "busy_seconds": busy,
             "busy_share": busy / wall if busy is not None and wall else None,
+            "rate_share": field("bytes_read") / (bps * wall) if bps and wall and field("bytes_read") is not None else None,
             "idle_while_waiting_seconds": field("idle_while_waiting_seconds"),
             "request_sizes": hist,
         })
@@ -146,9 +153,10 @@ def kib(x):
 def line(s):
     d = s["disks"]
     busy = " ".join(fmt_share(x["busy_share"]) if s["wall"] else fmt(x["busy_seconds"], ".1f", "s") for x in d)
+    rate = " ".join(fmt_share(x["rate_share"]) for x in d)
     iww = " ".join(fmt(x["idle_while_waiting_seconds"], ".2f") for x in d)
     wall = f" of {s['wall']:.1f} s" if s["wall"] else ""
-    return (f"disks busy {busy}{wall}; idle while a reader waited {iww} s (sum {fmt(s['idle_while_waiting_sum'])}); "
+    return (f"disks delivered {rate} of their rate, had requests out {busy}{wall}; idle while a reader waited {iww} s (sum {fmt(s['idle_while_waiting_sum'])}); "
             f"readers waited {fmt(s['reader_wait_seconds'])} s in {fmt(s['waits'], '.0f')} waits; "
             f"disk requests median {s['median_request'] or NA} (mean {kib(s['mean_request'])} KiB)")
 
@@ -157,7 +165,8 @@ def table(s):
     rows = []
     le = next((x["request_sizes"]["le_bytes"] for x in s["disks"] if x["request_sizes"]), None)
     labels = bucket_labels(le) if le is not None else []
-    head = f"{'disk':>4} {'busy (s)':>9} {'busy share':>10} {'idle while waiting (s)':>22} {'reads':>8} {'mean KiB':>8}"
+    head = (f"{'disk':>4} {'rate share':>10} {'busy (s)':>9} {'busy share':>10} {'idle while waiting (s)':>22} "
+            f"{'reads':>8} {'mean KiB':>8}")
     if labels:
         head += "   requests by size: " + " ".join(f"{l:>7}" for l in labels)
     else:
@@ -165,7 +174,7 @@ def table(s):
     rows.append(head)
     for x in s["disks"]:
         mean = x["bytes_read"] / x["reads"] if x["reads"] else None
-        row = (f"{x['index']:>4} {fmt(x['busy_seconds'], '.1f'):>9} {fmt_share(x['busy_share']):>10} "
+        row = (f"{x['index']:>4} {fmt_share(x['rate_share']):>10} {fmt(x['busy_seconds'], '.1f'):>9} {fmt_share(x['busy_share']):>10} "
                f"{fmt(x['idle_while_waiting_seconds'], '.2f'):>22} {fmt(x['reads'], '.0f'):>8} {kib(mean):>8}")
         if labels:
             hist = x["request_sizes"]
@@ -199,6 +208,7 @@ def main():
     ap.add_argument("--wall", type=float)
     ap.add_argument("--format", choices=("line", "table", "kv"), default="line")
     ap.add_argument("--label", default="")
+    ap.add_argument("--bps", type=float, help="one disk's rate (default: the daemon's, read_path.disk_bytes_per_second)")
     ap.add_argument("stats")
     a = ap.parse_args()
     try:
@@ -212,7 +222,7 @@ def main():
             before = json.load(open(a.before))
         except (OSError, ValueError) as e:
             print(f"{a.label}(no stats before the run: {e}; figures since the mount)")
-    s = summarize(after, before, a.wall)
+    s = summarize(after, before, a.wall, a.bps)
     print(a.label + {"line": line, "table": table, "kv": kv}[a.format](s))
     return 0
 

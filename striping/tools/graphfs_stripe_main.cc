@@ -131,9 +131,23 @@ int main(int argc, char** argv) {
     if (!quiet)
       std::fprintf(stderr, "graphfs-stripe: choosing each file's unit (engines' request %s; %s)\n",
                    graphfs::FormatSize(*er).c_str(), cost.Describe().c_str());
-    req.unit_for = [cost, request = *er, quiet, n = req.disks.size()](const std::string& name, uint64_t size) {
-      const graphfs::StripeUnitChoice choice = graphfs::ChooseStripeUnit(
-          {size, static_cast<uint32_t>(n), request, cost.bytes_per_second, cost.seconds_per_request});
+    // A grid's column and row are read a block at a time: a block is the engines' typical request.
+    uint64_t blocks = 0;
+    {
+      std::error_code ec;
+      const std::string dir = std::filesystem::is_directory(req.path, ec)
+                                  ? req.path
+                                  : std::filesystem::path(req.path).parent_path().string();
+      auto grid = graphfs::grid::GridLayout::Open(dir.empty() ? "." : dir);
+      if (grid.ok()) blocks = grid->partitions() * grid->partitions();
+    }
+    req.unit_for = [cost, request = *er, quiet, blocks, n = req.disks.size()](const std::string& name, uint64_t size) {
+      const std::string base = std::filesystem::path(name).filename().string();
+      const bool partition_file = base == graphfs::grid::kColumnFile || base == graphfs::grid::kRowFile;
+      graphfs::StripeUnitInputs in{size, static_cast<uint32_t>(n), request, cost.bytes_per_second,
+                                   cost.seconds_per_request};
+      if (partition_file && blocks > 0) in.typical_request = size / blocks;
+      const graphfs::StripeUnitChoice choice = graphfs::ChooseStripeUnit(in);
       if (!quiet) std::fprintf(stderr, "%s: unit %s\n", name.c_str(), choice.reason.c_str());
       return choice.unit;
     };

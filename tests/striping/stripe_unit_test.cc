@@ -74,6 +74,25 @@ TEST(StripeUnit, TheEnginesRequestCapsTheUnit) {
   EXPECT_EQ(Choose(64 * MiB, 4, 0, 0, 12 * MiB).unit, 4 * MiB);
 }
 
+// A grid's column is read a block at a time: the block (file / P²) caps the unit like the
+// engines' request does, so a block reaches several disks (CSMqGraph: between the average and
+// the largest request).
+TEST(StripeUnit, AGridsBlockIsTheTypicalRequest) {
+  StripeUnitInputs in{192 * MiB, 4};
+  EXPECT_EQ(ChooseStripeUnit(in).unit, 8 * MiB);  // block unknown: 4 units per disk
+  in.typical_request = 192 * MiB / 64;           // the demo's P = 8: 3 MiB blocks
+  const StripeUnitChoice c = ChooseStripeUnit(in);
+  EXPECT_EQ(c.unit, 2 * MiB);
+  EXPECT_NE(c.reason.find("typical request (a block) of 3 MiB"), std::string::npos) << c.reason;
+  in.typical_request = 48 * MiB;  // larger than the engines' request: that one caps
+  EXPECT_EQ(ChooseStripeUnit(in).unit, 8 * MiB);
+  StripeUnitInputs big{3 * GiB, 4};
+  big.typical_request = 3 * GiB / 256;  // scale 24, P = 16: 12 MiB blocks
+  EXPECT_EQ(ChooseStripeUnit(big).unit, 8 * MiB);
+  big.typical_request = 256 * 1024;  // tiny blocks: still at least 1 MiB
+  EXPECT_EQ(ChooseStripeUnit(big).unit, MiB);
+}
+
 TEST(StripeUnit, AnHddLikeRequestCostWinsOverUnitsPerDisk) {
   // 64 MiB over 4 disks wants 4 MiB for 4 units per disk, but a 4 MiB request on this disk
   // spends 8 ms seeking for 28 ms of transfer; (c) wins, held to 16 MiB (one unit per disk).
