@@ -115,8 +115,8 @@ const std::vector<OptionSpec>& Options() {
       {"queue_depth", "    -o queue_depth=N        requests in flight per I/O worker (default 4)\n",
        Count(&MountOptions::queue_depth, 1, 1024)},
       {"readahead",
-       "    -o readahead=N          stripe units read ahead of sequential readers (default: twice the\n"
-       "                            number of disks; 0 disables)\n",
+       "    -o readahead=N          stripe units read ahead of sequential readers (default: each\n"
+       "                            disk's depth, 2 units or 0.1 s of its reading; 0 disables)\n",
        [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
          auto v = ParseCount(key, value, 0, 4096);
          if (!v.ok()) return v.error();
@@ -124,7 +124,9 @@ const std::vector<OptionSpec>& Options() {
          o.readahead_units = *v;
          return Status::Ok();
        }},
-      {"readahead_mem", "    -o readahead_mem=SIZE   memory for units loaded ahead of their readers (default 1G)\n",
+      {"readahead_mem",
+       "    -o readahead_mem=SIZE   ceiling of the memory for units loaded ahead of their readers: an\n"
+       "                            equal share per stream, beyond it only for idle disks (default 1G)\n",
        Size(&MountOptions::readahead_mem)},
       {"kernel_readahead",
        "    -o kernel_readahead=SIZE  the kernel's read-ahead window for buffered readers of the\n"

@@ -27,8 +27,11 @@ void IoBatch::Finish(int error, uint32_t disk) {
     uint64_t expected = 0;
     failure_.compare_exchange_strong(expected, static_cast<uint64_t>(error) << 32 | disk, std::memory_order_acq_rel);
   }
+  // Whether a callback finishes the batch, read before the count drops: once it is 0 a waiter
+  // may return and destroy a waited-for batch. A batch with a callback has no waiter.
+  const bool callback = static_cast<bool>(done_);
   if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    if (done_) {
+    if (callback) {
       // The callback may free this batch: nothing of it is touched after the call.
       std::function<void()> done = std::move(done_);
       done();
