@@ -1,6 +1,7 @@
-// The striped read path of a Volume: FUSE-sized reads served from pinned cache units with
-// read-ahead for streams, small random reads around the cache, and the logical-partition
-// loader's bulk copies (CopyRanges).
+// The striped read path of a Volume: FUSE-sized reads served from pinned cache units — a miss
+// of a plain striped file read with the rest of its stripe unit in one request, the stream's
+// read-ahead queued in such extents before the reader blocks (extent_reads.h) —, small random
+// reads around the cache, and the logical-partition loader's bulk copies (CopyRanges, CopyRuns).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -34,10 +35,6 @@ cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const c
   return r;
 }
 
-// Units next to each other in the file sit on one disk (a stripe unit holds several). The
-// indexes [begin, end) of `units` reordered one disk after another — the first unit of each
-// disk, then the second of each, ... — so prefetches handed out in this order go to every
-// disk at once, not all to the disk of the next stripe unit.
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -55,6 +52,10 @@ class ReaderWait {
   DiskActivity& activity_;
 };
 
+// Units next to each other in the file sit on one disk (a stripe unit holds several). The
+// indexes [begin, end) of `units` reordered one disk after another — the first unit of each
+// disk, then the second of each, ... — so prefetches handed out in this order go to every
+// disk at once, not all to the disk of the next stripe unit.
 std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cache::UnitExtent>& units, size_t begin,
                                 size_t end, size_t disks) {
   std::vector<std::pair<uint32_t, size_t>> order;  // (n-th unit of its disk, unit)
