@@ -25,12 +25,15 @@ TEST(DiskActivity, ChargesBusyAndIdleWhileWaitingTime) {
   const DiskActivity::Totals t = a.Read();
   ASSERT_EQ(t.busy_seconds.size(), 2u);
   EXPECT_GE(t.busy_seconds[0], 0.055);
-  EXPECT_LT(t.busy_seconds[0], 0.5);
+  EXPECT_LT(t.busy_seconds[0], 2.0);  // generous: a loaded machine oversleeps
   EXPECT_EQ(t.busy_seconds[1], 0.0);
   EXPECT_GE(t.idle_while_waiting_seconds[0], 0.055);
-  EXPECT_LT(t.idle_while_waiting_seconds[0], 0.5);
+  EXPECT_LT(t.idle_while_waiting_seconds[0], 2.0);
   EXPECT_GE(t.idle_while_waiting_seconds[1], 0.115);
-  EXPECT_LT(t.idle_while_waiting_seconds[1], 0.6);
+  EXPECT_LT(t.idle_while_waiting_seconds[1], 2.5);
+  // Disk 1 was idle the whole wait, disk 0 only until its run came: the difference is the run.
+  EXPECT_GE(t.idle_while_waiting_seconds[1] - t.idle_while_waiting_seconds[0], 0.055);
+  EXPECT_NEAR(t.idle_while_waiting_seconds[1] - t.idle_while_waiting_seconds[0], t.busy_seconds[0], 0.01);
   EXPECT_GE(t.reader_wait_seconds, 0.115);
   EXPECT_EQ(t.waits, 1u);
   // Two readers waiting at once count once; a disk with two runs is busy once.
@@ -45,8 +48,8 @@ TEST(DiskActivity, ChargesBusyAndIdleWhileWaitingTime) {
   a.ReaderDone();
   const DiskActivity::Totals u = a.Read();
   EXPECT_GE(u.busy_seconds[1], 0.035);
-  EXPECT_LT(u.busy_seconds[1], 0.3);
-  EXPECT_LT(u.reader_wait_seconds - t.reader_wait_seconds, 0.3);
+  EXPECT_LT(u.busy_seconds[1], 2.0);
+  EXPECT_LT(u.reader_wait_seconds - t.reader_wait_seconds, 2.0);
   EXPECT_EQ(u.waits, 3u);
 }
 
