@@ -1,14 +1,15 @@
 // The cache's internals shared by its own files (chunk_cache.cc: lookups, loads, admission;
-// staging.cc: prefetches and the staging area): a unit in memory, its record, a load task.
+// staging.cc: prefetches and the staging area; unit_load.cc: units the caller loads): a unit in
+// memory, its record, a load task.
 // Not a public header: nothing outside cache/ includes it.
 #pragma once
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cache/chunk_cache.h"
+#include "common/clock.h"
 
 namespace graphfs::cache {
 
@@ -27,10 +28,6 @@ inline constexpr int64_t kPartWayIdleNs = 1'000'000'000;
 inline constexpr int64_t kSweepIntervalNs = 20'000'000;
 inline constexpr size_t kMaxProcesses = 512;
 
-inline int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 struct UnitRef::Entry final : UnitView {
   UnitKey key_;

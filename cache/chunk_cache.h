@@ -245,6 +245,7 @@ class ChunkCache {
   // Offers staged units their readers are done with for admission (mu_ held). `pressed`: staging
   // is full, so prefetched units nobody came for give way sooner (kUnreadPressedNs).
   void SweepStaged(int64_t now, bool pressed = false);
+  UnitLoad ReserveLocked(const UnitRequest& r, uint32_t pid, ReserveFor why, bool over_limit);  // mu_ held
   void Decide(const std::shared_ptr<Entry>& e, int64_t now);       // mu_ held
   double Priority(const Record& rec, const Entry& e, int64_t now) const;
   void Rescore(int64_t now);                                       // mu_ held

@@ -1,6 +1,7 @@
 // The staging area: units loaded ahead of their readers by the prefetch threads, and the
 // sweep that offers staged units for admission once their readers are done with them.
 #include <algorithm>
+#include <chrono>
 
 #include "cache/cache_entry.h"
 
@@ -8,35 +9,9 @@ namespace graphfs::cache {
 
 void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (stopping_) return;
-  auto it = units_.find(r.key);
-  if (it != units_.end() && it->second.entry != nullptr) return;
-  // Planned before a write that has invalidated the file since: loading it now would stage
-  // a unit of the old size (or a half-written one) that no invalidation would remove.
-  if (r.source->Generation() != r.generation) {
-    ++counters_.prefetches_skipped;
-    return;
-  }
-  const uint64_t charge = (r.offset % kAlign + r.length + kAlign - 1) / kAlign * kAlign;
-  if (staged_bytes_ + charge > options_.staging_limit) {
-    SweepStaged(NowNs(), /*pressed=*/true);
-    if (staged_bytes_ + charge > options_.staging_limit) {
-      ++counters_.prefetches_skipped;
-      return;
-    }
-  }
-  std::shared_ptr<Entry> e = NewEntry(r);
-  if (e == nullptr) {
-    ++counters_.prefetches_skipped;
-    return;
-  }
-  e->prefetched = true;
-  ++counters_.prefetches;
-  ProcessStats& ps = Process(pid);
-  ps.bytes_loaded += r.length;
-  counters_.bytes_loaded += r.length;
-  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
-  tasks_.push_back(std::make_unique<Task>(Task{e, r.source}));
+  UnitLoad load = ReserveLocked(r, pid, ReserveFor::kPrefetch, /*over_limit=*/false);
+  if (!load) return;
+  tasks_.push_back(std::make_unique<Task>(Task{std::move(load.entry_), r.source}));
   lock.unlock();
   task_ready_.notify_one();
 }

@@ -30,6 +30,10 @@ bool ChunkCache::StagingRoom(uint64_t bytes) {
 
 UnitLoad ChunkCache::Reserve(const UnitRequest& r, uint32_t pid, ReserveFor why, bool over_limit) {
   std::lock_guard<std::mutex> lock(mu_);
+  return ReserveLocked(r, pid, why, over_limit);
+}
+
+UnitLoad ChunkCache::ReserveLocked(const UnitRequest& r, uint32_t pid, ReserveFor why, bool over_limit) {
   if (stopping_) return UnitLoad();
   const int64_t now = NowNs();
   const bool reader = why == ReserveFor::kReader;
@@ -40,7 +44,8 @@ UnitLoad ChunkCache::Reserve(const UnitRequest& r, uint32_t pid, ReserveFor why,
     if (it != units_.end() && it->second.entry != nullptr) return UnitLoad();
   }
   // A request of an older file generation is never kept (UnitSource::Generation): a reader's
-  // own load of it goes through Get.
+  // own load of it goes through Get; a prefetch planned before a write would stage a unit of
+  // the old size (or a half-written one) that no invalidation would remove.
   if (r.source->Generation() != r.generation) {
     if (!reader) ++counters_.prefetches_skipped;
     return UnitLoad();

@@ -1,17 +1,8 @@
 #include "striping/disk_activity.h"
 
-#include <chrono>
+#include "common/clock.h"
 
 namespace graphfs {
-
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 DiskActivity::DiskActivity(uint32_t disks)
     : runs_(disks, 0), last_ns_(NowNs()), busy_ns_(disks, 0), idle_waiting_ns_(disks, 0) {}

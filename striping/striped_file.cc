@@ -95,8 +95,7 @@ std::vector<IoRun> StripedFile::PlanRuns(IoKind kind, uint64_t offset, uint64_t 
       run.iov.push_back({base, piece.length});
       aligned = aligned && Aligned(reinterpret_cast<uintptr_t>(base)) && Aligned(piece.length);
     }
-    const Part& part = parts_[dr.disk];
-    run.fd = (kind == IoKind::kRead && aligned && part.direct.valid()) ? part.direct.get() : part.fd.get();
+    run.fd = kind == IoKind::kRead ? ReadFd(dr.disk, aligned) : parts_[dr.disk].fd.get();
     runs.push_back(std::move(run));
   }
   return runs;
@@ -181,16 +180,13 @@ void StripedFile::ReadAsync(uint64_t offset, std::vector<iovec> iov, bool urgent
         at += take;
         vskip += take;
       }
-      const Part& part = parts_[piece.disk];
-      run.fd = aligned && part.direct.valid() ? part.direct.get() : part.fd.get();
+      run.fd = ReadFd(piece.disk, aligned);
       p->runs.push_back(std::move(run));
     }
   }
   p->batch.Add(static_cast<int>(p->runs.size()));
   p->batch.OnDone([this, p, done = std::move(done)] {
-    Status s = Status::Ok();
-    if (p->batch.error() != 0)
-      s = DiskError("read", p->batch, Error::FromErrno(p->batch.error(), "disk " + std::to_string(p->batch.failed_disk())));
+    Status s = ReadStatus(p->batch);
     delete p;
     done(std::move(s));
   });
@@ -212,9 +208,17 @@ Status StripedFile::PendingRead::Wait() {
     if (!runs_.empty()) batch_.Wait();
     lock_ = {};
   }
-  if (batch_.error() != 0)
-    return file_->DiskError("read", batch_, Error::FromErrno(batch_.error(), "disk " + std::to_string(batch_.failed_disk())));
-  return Status::Ok();
+  return file_->ReadStatus(batch_);
+}
+
+Status StripedFile::ReadStatus(const IoBatch& batch) const {
+  if (batch.error() == 0) return Status::Ok();
+  return DiskError("read", batch, Error::FromErrno(batch.error(), "disk " + std::to_string(batch.failed_disk())));
+}
+
+int StripedFile::ReadFd(uint32_t disk, bool aligned) const {
+  const Part& part = parts_[disk];
+  return aligned && part.direct.valid() ? part.direct.get() : part.fd.get();
 }
 
 Error StripedFile::DiskError(const char* op, const IoBatch& batch, const Error& e) const {

@@ -113,6 +113,11 @@ class StripedFile {
   void MarkModified();
   // "read of striped file ID: disk 2: Input/output error (DISK/parts/ID)": names the disk.
   Error DiskError(const char* op, const IoBatch& batch, const Error& e) const;
+  // A finished read batch's outcome: Ok, or its first error as a DiskError.
+  Status ReadStatus(const IoBatch& batch) const;
+  // The descriptor a read run of `disk` uses: O_DIRECT when the run is page-aligned and the
+  // filesystem has it, else buffered.
+  int ReadFd(uint32_t disk, bool aligned) const;
 
   IoEngine* io_;
   UniqueFd stub_fd_;

@@ -1,7 +1,8 @@
 #include "volume/read_ahead.h"
 
 #include <algorithm>
-#include <chrono>
+
+#include "common/clock.h"
 
 namespace graphfs::volume {
 
@@ -11,11 +12,6 @@ namespace {
 constexpr int64_t kLiveReaderNs = 1'000'000'000;
 // Readers quiet this long are forgotten (at most this often).
 constexpr int64_t kForgetNs = 10'000'000'000;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

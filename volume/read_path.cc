@@ -3,9 +3,10 @@
 // read-ahead queued in such extents before the reader blocks (extent_reads.h) —, small random
 // reads around the cache, and the logical-partition loader's bulk copies (CopyRanges, CopyRuns).
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <optional>
+
+#include "common/clock.h"
 
 #include "volume/striped_source.h"
 #include "volume/volume.h"
@@ -33,11 +34,6 @@ cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const c
   r.weight = u.weight;
   r.source = src;
   return r;
-}
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 // Tells the disks' activity that a reader blocks on a miss, for as long as it lives.

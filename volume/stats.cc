@@ -110,8 +110,9 @@ json RenderCache(const cache::CacheStats& c) {
 void Volume::AddStats(json& j) {
   json disks = json::array();
   std::vector<uint64_t> bounds(kRequestSizeBounds.begin(), kRequestSizeBounds.end());
+  // One reading of the disks' activity for both the per-disk times and the readers' wait.
+  const DiskActivity::Totals activity = io_ ? io_->activity().Read() : DiskActivity::Totals{};
   if (io_ && disks_) {
-    const DiskActivity::Totals activity = io_->activity().Read();
     for (uint32_t d = 0; d < io_->disks(); ++d) {
       const DiskCounters& c = io_->counters(d);
       std::vector<uint64_t> sizes;
@@ -133,7 +134,6 @@ void Volume::AddStats(json& j) {
   j["disks"] = disks;
   // The read path: how long readers blocked on misses, and its coarse disk reads of cache units.
   if (io_) {
-    const DiskActivity::Totals activity = io_->activity().Read();
     json rp = {{"reader_wait_seconds", activity.reader_wait_seconds}, {"waits", activity.waits}};
     if (extents_) {
       const ExtentReads::Stats e = extents_->stats();

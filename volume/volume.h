@@ -179,11 +179,12 @@ class Volume {
   void RefreshSourceLayout(StripedSource& source, const std::string& backing_path);
   bool ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, const ReadStreams::Position& stream,
                       ReadStreams& streams, uint32_t pid, PinnedRead* out, Status* error);
+  // Units a read reserved for itself (loads[from..]) but will not take: awaited and let go.
+  void DropReserved(std::vector<cache::UnitLoad>& loads, size_t from, uint32_t pid);
   // A unit a read needs, on its way before the reader blocks: in memory (nothing to do), being
   // loaded (a queued read-ahead extent is hurried), or missed — then reserved for this reader
   // (returned: Await it) and read with the rest of its stripe unit in one urgent disk request
   // (coarse reads whatever the unit size). Empty when someone else loads it: Get waits for it.
-  void DropReserved(std::vector<cache::UnitLoad>& loads, size_t from, uint32_t pid);
   cache::UnitLoad StartCoarse(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
                               uint64_t generation, uint64_t file_size, const cache::UnitExtent& u, uint32_t pid);
   // Queues the read of unit `u` (reserved as `first`) and of the units after it that lie in its

@@ -43,12 +43,14 @@ def _num(x):
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def _sub(a, b):
-    if a is None:
-        return None
-    if b is None:
+def _delta(after, before, key):
+    """after[key] - before[key]; after's alone when there is no snapshot before (None); None when
+    either side does not report it."""
+    a = _num(after.get(key))
+    if before is None:
         return a
-    return a - b
+    b = _num(before.get(key))
+    return None if a is None or b is None else a - b
 
 
 def summarize(after, before=None, wall=None, bps=None):
@@ -63,11 +65,7 @@ def summarize(after, before=None, wall=None, bps=None):
             b = {}
 
         def field(key):
-            a = _num(d.get(key))
-            if before is None:
-                return a
-            bv = _num(b.get(key))
-            return None if a is None or bv is None else a - bv
+            return _delta(d, b, key)
 
         hist = None
         rs = d.get("request_sizes")
@@ -82,14 +80,15 @@ def summarize(after, before=None, wall=None, bps=None):
             if counts is not None:
                 hist = {"le_bytes": list(rs.get("le_bytes", [])), "counts": counts}
         busy = field("busy_seconds")
+        bytes_read = field("bytes_read")
         disks.append({
             "index": d.get("index", i),
             "path": d.get("path", ""),
-            "bytes_read": field("bytes_read"),
+            "bytes_read": bytes_read,
             "reads": field("reads"),
             "busy_seconds": busy,
             "busy_share": busy / wall if busy is not None and wall else None,
-            "rate_share": field("bytes_read") / (bps * wall) if bps and wall and field("bytes_read") is not None else None,
+            "rate_share": bytes_read / (bps * wall) if bps and wall and bytes_read is not None else None,
             "idle_while_waiting_seconds": field("idle_while_waiting_seconds"),
             "request_sizes": hist,
         })
@@ -97,15 +96,8 @@ def summarize(after, before=None, wall=None, bps=None):
     rp = rp if isinstance(rp, dict) else {}
     brp = brp if isinstance(brp, dict) else ({} if before is not None else None)
 
-    def rp_field(key):
-        a = _num(rp.get(key))
-        if brp is None:
-            return a
-        bv = _num(brp.get(key))
-        return None if a is None or bv is None else a - bv
-
     out = {"wall": wall, "disks": disks,
-           "reader_wait_seconds": rp_field("reader_wait_seconds"), "waits": rp_field("waits")}
+           "reader_wait_seconds": _delta(rp, brp, "reader_wait_seconds"), "waits": _delta(rp, brp, "waits")}
     iww = [d["idle_while_waiting_seconds"] for d in disks]
     out["idle_while_waiting_sum"] = sum(iww) if disks and None not in iww else None
     br = [d["bytes_read"] for d in disks]
