@@ -53,7 +53,10 @@ def record(out, mount, loops):
 
 
 def summary(out, bps, show):
-    rows = [line.split() for line in open(out) if line.strip()]
+    try:
+        rows = [line.split() for line in open(out) if line.strip()]
+    except FileNotFoundError:  # a run shorter than the recorder's start
+        rows = []
     if len(rows) < 2:
         print("disk trace: fewer than two samples")
         return

@@ -27,11 +27,13 @@
 #                           reads, cgroup limit JOBS + DAEMON: equal total memory (DESIGN.md). JOBS is the
 #                           jobs' own memory (vertex state, read buffers) measured as the cgroup peak of the
 #                           mix's `mount` run, the same unmodified apps; DAEMON is the graphfs daemon's
-#                           measured peak RSS in that run (VmHWM of /proc/PID/status read before the
-#                           unmount: cache, staging, index, LP buffers and the rest; the daemon lives outside
-#                           the jobs' cgroup): the page cache gets exactly what graphfs used. Until a mount
-#                           run of the mix has measured them (e.g. --configs without mount): the estimate
-#                           WORK for JOBS and cache_size + readahead_mem for DAEMON (said on stderr)
+#                           largest measured peak RSS in the mix's graphfs runs so far, mount or integrated
+#                           (VmHWM of /proc/PID/status read before the unmount: cache, staging, index, LP
+#                           buffers and the rest; the daemon lives outside the jobs' cgroup): the page cache
+#                           gets what the hungriest graphfs configuration used. Each graphfs run prints its
+#                           total (jobs + daemon). Until a graphfs run of the mix has measured them (e.g.
+#                           --configs without any mount): the estimate WORK for JOBS and cache_size +
+#                           readahead_mem for DAEMON (said on stderr)
 #   plain             (ii)  the plain copy, the jobs together, same limits
 #   mount             (iii) the striped graph through graphfs with cache_size = FRACTION x column,
 #                           readahead_mem (default 256M; at most the graph's memory share: a small
@@ -219,8 +221,8 @@ run() {
   python3 "$HERE/disk_trace.py" summary "$log.trace" --bps "$( ((mounted)) && echo "$BPS" || echo $((4 * BPS)))" || true
 }
 
-# plain_limit MIX: equal total memory: the jobs' own memory + the daemon's peak RSS, both measured
-# in the mix's mount run (estimates until one has run).
+# plain_limit MIX: equal total memory: the jobs' own memory (measured in the mix's mount run) + the
+# largest daemon peak RSS of the mix's graphfs runs so far (estimates until one has run).
 plain_limit() {
   local jobs=${JOBS_MEM[$1]:-} daemon=${DAEMON_MEM[$1]:-}
   if [[ -z $jobs ]]; then
@@ -257,11 +259,15 @@ for mix in $MIXES; do
           run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
           # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
           # an integrated run's peak stands in only until the mix's `mount` run has measured it.
-          # The same for the daemon's peak RSS.
+          # The daemon's share is the largest peak RSS any graphfs configuration of the mix has
+          # had so far (integrated runs hold LP buffers too): the plain runs never get less
+          # memory than some graphfs run of the mix used.
           if [[ $config == mount || -z ${JOBS_MEM[$mix]:-} ]]; then JOBS_MEM[$mix]=$LAST_PEAK; fi
-          if [[ -n $LAST_DAEMON_PEAK && ( $config == mount || -z ${DAEMON_MEM[$mix]:-} ) ]]; then
+          if [[ -n $LAST_DAEMON_PEAK ]] && ((LAST_DAEMON_PEAK > ${DAEMON_MEM[$mix]:-0})); then
             DAEMON_MEM[$mix]=$LAST_DAEMON_PEAK
           fi
+          [[ -n $LAST_DAEMON_PEAK ]] &&
+            echo "  $mix $name: total memory: jobs $((LAST_PEAK >> 20)) MiB + graphfs daemon $((LAST_DAEMON_PEAK >> 20)) MiB = $(((LAST_PEAK + LAST_DAEMON_PEAK) >> 20)) MiB"
           unmount_graphfs "$BENCH_ROOT/mnt"
         done ;;
       *) echo "unknown config $config" >&2; exit 2 ;;
