@@ -28,7 +28,6 @@ inline constexpr int64_t kPartWayIdleNs = 1'000'000'000;
 inline constexpr int64_t kSweepIntervalNs = 20'000'000;
 inline constexpr size_t kMaxProcesses = 512;
 
-
 struct UnitRef::Entry final : UnitView {
   UnitKey key_;
   uint64_t offset = 0, length = 0;
