@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
-#include <unordered_map>
 
 #include "chunkindex/lp_scheduler_job.h"
 
@@ -61,11 +60,11 @@ LpScheduler::LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options
         if (per[d] > 0) chunk_disks_[c].push_back({d, per[d]});
     }
   }
-  builder_ = std::thread([this] { BuilderLoop(); });
+  for (unsigned i = 0; i < std::max(1u, options_.loaders); ++i) loaders_.emplace_back([this] { LoaderLoop(); });
 }
 
 LpScheduler::~LpScheduler() {
-  std::vector<std::pair<Reply, Result<Grant>>> replies;
+  Replies replies;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -75,11 +74,12 @@ LpScheduler::~LpScheduler() {
     }
   }
   cv_.notify_all();
+  idle_cv_.notify_all();
   Send(replies);
-  builder_.join();
+  for (std::thread& t : loaders_) t.join();
 }
 
-void LpScheduler::Send(std::vector<std::pair<Reply, Result<Grant>>>& replies) {
+void LpScheduler::Send(Replies& replies) {
   for (auto& [reply, result] : replies) reply(std::move(result));
   replies.clear();
 }
@@ -92,6 +92,8 @@ Status LpScheduler::AddJob(uint64_t job, uint64_t partition_bytes) {
   j->id = job;
   j->partition_bytes = partition_bytes;
   j->need.assign(chunks_.size(), 0);
+  j->todo.assign(chunks_.size(), 0);
+  j->tick = ticks_;
   jobs_[job] = std::move(j);
   stats_.jobs = jobs_.size();
   return Status::Ok();
@@ -107,15 +109,17 @@ Status LpScheduler::SetPartitionBytes(uint64_t job, uint64_t partition_bytes) {
 }
 
 void LpScheduler::RemoveJob(uint64_t job) {
-  std::vector<std::pair<Reply, Result<Grant>>> replies;
+  Replies replies;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job);
     if (it == jobs_.end()) return;
     if (it->second->waiter) replies.emplace_back(std::move(it->second->waiter), Gone(job));
-    jobs_.erase(it);
+    jobs_.erase(it);  // its queue and holding: the LPs only it had leave the window
     stats_.jobs = jobs_.size();
     ++generation_;
+    Prune();
+    Account();
   }
   cv_.notify_all();
   idle_cv_.notify_all();
@@ -137,7 +141,7 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
       return Error(EINVAL, "active chunk " + std::to_string(a.id) + " past the last chunk (" +
                                std::to_string(chunks_.size()) + " chunks)");
   }
-  std::vector<std::pair<Reply, Result<Grant>>> replies;
+  Replies replies;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job);
@@ -148,29 +152,55 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
       j.waiter = nullptr;
     }
     j.holding = HeldLp{};
-    j.assigned = HeldLp{};
+    j.queue.clear();
     FinishIteration(j);
     std::fill(j.need.begin(), j.need.end(), 0);
+    std::fill(j.todo.begin(), j.todo.end(), 0);
     j.active = std::move(words);
     j.remaining_chunks = 0;
     j.remaining_bytes = 0;
     for (const ActiveChunk& a : active) {
       if (j.need[a.id] != 0) continue;  // listed twice
-      j.need[a.id] = std::max<uint32_t>(1, a.active_sources);
+      j.need[a.id] = j.todo[a.id] = std::max<uint32_t>(1, a.active_sources);
       ++j.remaining_chunks;
       j.remaining_bytes += chunks_[a.id].length;
     }
+    j.todo_chunks = j.remaining_chunks;
     // Only a dense iteration predicts the next one well (pagerank, spmv, the early iterations of
     // wcc and pagerank-delta); a sparse frontier moves on.
     if (j.remaining_bytes * 2 >= total_bytes_) j.guess = j.need;
     else j.guess.clear();
     j.in_iteration = true;
+    j.tick = ++ticks_;
     j.cur = IterationCost{};
     j.cur.iteration = j.total.iteration + 1;
     j.cur.active_chunks = j.remaining_chunks;
     j.cur.active_bytes = j.remaining_bytes;
     j.cur.find_seconds = find_seconds;
+    // Late assignment: what live LPs hold of what it now needs is its without a load — the LPs
+    // slower jobs still read, a guess made for it, its own last ones (before they are pruned).
+    const auto now = Clock::now();
+    for (LiveLp& l : live_) {
+      std::vector<ChunkSpan> spans = SpansOf(*l.lp);
+      const uint64_t got = Assign(j, l.lp, spans, 0, now, &replies);
+      if (got == 0) continue;
+      l.taken = true;
+      ++stats_.lp_handouts;
+      stats_.bytes_reused += got;
+      j.cur.bytes_reused += got;
+    }
+    // What LPs loading now hold of it comes with them: not planned again.
+    for (const LogicalPartition* lp : loading_) {
+      std::vector<ViewPiece> scratch;
+      for (const ChunkSpan& span : SpansOf(*lp)) {
+        if (j.todo[span.chunk] == 0 || !PiecesOf(j, span.chunk, *lp, span.first, span.last, &scratch)) continue;
+        j.todo[span.chunk] = 0;
+        --j.todo_chunks;
+      }
+    }
     ++generation_;
+    Prune();
+    Account();
   }
   cv_.notify_all();
   Send(replies);
@@ -189,9 +219,9 @@ uint64_t LpScheduler::Next(uint64_t job, Reply reply) {
       answer = Error(EBUSY, "job " + std::to_string(job) + " already waits for its next partition");
     } else {
       j.holding = HeldLp{};  // asking again ends its use of the LP it held
-      if (j.assigned) {
-        j.holding = std::move(j.assigned);
-        j.assigned = HeldLp{};
+      if (!j.queue.empty()) {
+        j.holding = std::move(j.queue.front());
+        j.queue.pop_front();
         answer = Grant{false, j.holding};
       } else if (!j.Wants()) {
         j.cur.finished = true;
@@ -202,6 +232,8 @@ uint64_t LpScheduler::Next(uint64_t job, Reply reply) {
         j.ticket = ticket = next_ticket_++;
         j.wait_start = Clock::now();
       }
+      Prune();
+      Account();
     }
   }
   cv_.notify_all();
@@ -218,6 +250,7 @@ bool LpScheduler::Cancel(uint64_t job, uint64_t ticket) {
     reply = std::move(it->second->waiter);
     it->second->waiter = nullptr;
     it->second->cur.wait_seconds += Seconds(Clock::now() - it->second->wait_start);
+    Account();
   }
   idle_cv_.notify_all();
   reply(Error(EINTR, "interrupted while waiting for the next partition"));
@@ -230,267 +263,334 @@ void LpScheduler::Done(uint64_t job) {
     auto it = jobs_.find(job);
     if (it == jobs_.end()) return;
     it->second->holding = HeldLp{};
+    Prune();
+    Account();
   }
   cv_.notify_all();
 }
 
-bool LpScheduler::CurrentDone() const {
-  if (!current_) return true;
-  for (const auto& [id, j] : jobs_) {
-    if (j->holding.lp == current_ || j->assigned.lp == current_) return false;
-  }
-  return true;
+// ---- the window ----
+
+uint64_t LpScheduler::Window() const {
+  if (options_.window_bytes > 0) return options_.window_bytes;
+  uint64_t largest = 1;
+  for (const auto& [id, j] : jobs_) largest = std::max(largest, j->partition_bytes);
+  return 4 * largest;
 }
 
-bool LpScheduler::CanBuild() const {
-  if (building_ || !CurrentDone()) return false;
+uint64_t LpScheduler::LiveBytes() const {
+  uint64_t bytes = 0;
+  for (const LiveLp& l : live_) bytes += l.lp->size;
+  return bytes;
+}
+
+uint64_t LpScheduler::SpareBytesToDrop() const {
+  uint64_t bytes = 0;
+  for (const LiveLp& l : live_) {
+    if (!l.spare) continue;
+    bool referred = false;
+    for (const auto& [id, j] : jobs_) referred = referred || j->Refers(l.lp.get());
+    if (!referred) bytes += l.lp->size;
+  }
+  return bytes;
+}
+
+bool LpScheduler::Room(uint64_t bytes) const {
+  const uint64_t used = LiveBytes() + in_flight_bytes_ - SpareBytesToDrop();
+  return used == 0 || used + bytes <= Window();
+}
+
+uint64_t LpScheduler::Budget(bool guess) const {
+  uint64_t budget = UINT64_MAX;
   for (const auto& [id, j] : jobs_) {
-    if (j->waiter && j->Wants()) return true;
+    if (guess ? (j->Wants() || j->guess.empty()) : !j->Plannable()) continue;
+    budget = std::min(budget, j->partition_bytes);
+  }
+  if (options_.max_lp_bytes > 0) budget = std::min(budget, options_.max_lp_bytes);
+  return budget == UINT64_MAX ? 0 : budget;
+}
+
+void LpScheduler::Prune() {
+  auto stale = [&](const LiveLp& l) {
+    if (!l.spare) return true;
+    // A guess is of use until every job has started an iteration since it was planned.
+    for (const auto& [id, j] : jobs_)
+      if (j->tick <= l.tick) return false;
+    return true;
+  };
+  std::erase_if(live_, [&](const LiveLp& l) {
+    for (const auto& [id, j] : jobs_)
+      if (j->Refers(l.lp.get())) return false;
+    if (!stale(l)) return false;
+    if (!l.taken) stats_.bytes_discarded += l.lp->size;
+    return true;
+  });
+}
+
+bool LpScheduler::DropSpare() {
+  for (auto it = live_.begin(); it != live_.end(); ++it) {
+    if (!it->spare) continue;
+    bool referred = false;
+    for (const auto& [id, j] : jobs_) referred = referred || j->Refers(it->lp.get());
+    if (referred) continue;
+    if (!it->taken) stats_.bytes_discarded += it->lp->size;
+    live_.erase(it);
+    return true;
   }
   return false;
 }
 
-bool LpScheduler::CanPreload() const {
-  if (!options_.prefetch_next || building_ || preloaded_) return false;
-  bool wants = false, guesses = false;
-  for (const auto& [id, j] : jobs_) {
-    wants |= j->Wants();
-    guesses |= !j->Wants() && !j->guess.empty();
-  }
-  if (wants) return !CurrentDone();  // the next LP of this iteration, while the current one is read
-  return guesses;                    // nobody needs anything now: the next iteration's first LP
-}
-
-bool LpScheduler::Speculating() const {
-  for (const auto& [id, j] : jobs_) {
-    if (j->Wants()) return false;
-  }
-  return true;
-}
-
-void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, double select_seconds, double load_seconds,
-                          uint64_t reused, std::vector<std::pair<Reply, Result<Grant>>>* replies) {
-  lp->seq = next_seq_++;
-  std::shared_ptr<const LogicalPartition> shared = lp;
-  uint64_t holders = 0;
+void LpScheduler::Account() const {
   const auto now = Clock::now();
-  // A chunk's extents are consecutive (ascending file offsets): [first, last) per chunk.
-  struct ChunkSpan {
-    uint64_t chunk;
-    size_t first, last;
-    bool whole;
-    bool taken_whole = false;        // some job took all of the chunk
-    std::vector<ByteRun> taken;      // the runs the jobs took (chunk-relative), for the reference
-  };
-  std::vector<ChunkSpan> spans;
-  for (size_t i = 0; i < shared->extents.size(); ++i) {
-    const LpExtent& e = shared->extents[i];
-    if (spans.empty() || spans.back().chunk != e.chunk) spans.push_back({e.chunk, i, i, e.whole, false, {}});
-    spans.back().last = i + 1;
+  const double dt = Seconds(now - account_mark_);
+  switch (account_span_) {
+    case Span::kLoading: stats_.busy_seconds += dt; break;
+    case Span::kFullWhileWaiting: stats_.window_full_while_waiting_seconds += dt; [[fallthrough]];
+    case Span::kIdleWhileWaiting: stats_.loader_idle_while_waiting_seconds += dt; break;
+    case Span::kOther: break;
   }
-  for (auto& [id, jp] : jobs_) {
-    Job& j = *jp;
-    if (!j.Wants()) continue;
-    HeldLp held{shared, {}, 0};
-    bool handed = false;
-    for (ChunkSpan& span : spans) {
-      if (j.need[span.chunk] == 0) continue;
-      // A job whose active set changed since the LP was planned may miss some of its runs:
-      // it keeps needing the chunk.
-      const size_t before = held.pieces.size();
-      if (!PiecesOf(j, span.chunk, *shared, span.first, span.last, &held.pieces)) continue;
-      NoteTaken(span.chunk, std::span<const ViewPiece>(held.pieces).subspan(before), &span.taken, &span.taken_whole);
-      handed = true;
-      j.need[span.chunk] = 0;
-      --j.remaining_chunks;
-      j.remaining_bytes -= chunks_[span.chunk].length;
-      ++(span.whole ? j.cur.whole_chunks : j.cur.partial_chunks);
-    }
-    if (!handed) continue;
-    for (const ViewPiece& p : held.pieces) held.view_bytes += p.length;
-    j.cur.lp_bytes += shared->size;
-    ++holders;
-    const uint64_t mine = held.bytes();
-    j.cur.lps += 1;
-    j.cur.bytes_delivered += mine;
-    j.cur.bytes_reused += reused;
-    j.cur.select_seconds += select_seconds;
-    j.cur.load_seconds += load_seconds;
-    stats_.bytes_delivered += mine;
-    if (j.waiter) {
-      j.cur.wait_seconds += Seconds(now - j.wait_start);
-      j.holding = held;
-      replies->emplace_back(std::move(j.waiter), Grant{false, std::move(held)});
-      j.waiter = nullptr;
-    } else {
-      j.assigned = std::move(held);
-    }
-  }
-  for (ChunkSpan& span : spans) {
-    if (span.taken.empty() && !span.taken_whole) continue;  // nobody took it: the reference reads nothing
-    stats_.offline_disk_bytes += ReferencePlan(span.chunk, span.taken, span.taken_whole).disk_bytes;
-  }
-  ++stats_.lps_built;
-  stats_.lp_handouts += holders;
-  stats_.select_seconds += select_seconds;
-  current_ = holders > 0 ? shared : nullptr;
-  stats_.current_seq = holders > 0 ? shared->seq : 0;
-  stats_.current_holders = holders;
+  account_mark_ = now;
+  bool starved = false;
+  for (const auto& [id, j] : jobs_) starved = starved || (j->Starved() && j->Wants());
+  if (in_flight_ > 0) account_span_ = Span::kLoading;
+  else if (!starved) account_span_ = Span::kOther;
+  else account_span_ = Room(Budget(false)) ? Span::kIdleWhileWaiting : Span::kFullWhileWaiting;
+  stats_.live_bytes_peak = std::max(stats_.live_bytes_peak, LiveBytes() + in_flight_bytes_);
 }
 
-bool LpScheduler::PreloadDue() const {
-  const uint64_t seq = current_ ? current_->seq : 0;
-  return CanPreload() && !(preload_tried_seq_ == seq && preload_tried_generation_ == generation_);
+// ---- planning and loading ----
+
+const LpScheduler::Job* LpScheduler::FirstFor() const {
+  // A job that waits with nothing queued comes first, the longest waiting first.
+  const Job* best = nullptr;
+  for (const auto& [id, j] : jobs_) {
+    if (j->Starved() && j->Plannable() && (best == nullptr || j->wait_start < best->wait_start)) best = j.get();
+  }
+  if (best != nullptr || !options_.prefetch_next || error_backoff_) return best;
+  // Then the job with the fewest bytes queued, so one fast job cannot take the whole window.
+  uint64_t least = UINT64_MAX;
+  for (const auto& [id, j] : jobs_) {
+    if (!j->Plannable()) continue;
+    uint64_t queued = 0;
+    for (const HeldLp& h : j->queue) queued += h.bytes();
+    if (queued < least) {
+      least = queued;
+      best = j.get();
+    }
+  }
+  return best;
 }
 
-void LpScheduler::BuilderLoop() {
+bool LpScheduler::GuessDue() const {
+  if (!options_.prefetch_next || error_backoff_ || guess_tried_generation_ == generation_) return false;
+  bool guesses = false;
+  for (const auto& [id, j] : jobs_) {
+    if (j->Plannable()) return false;  // real work first
+    guesses = guesses || (!j->Wants() && !j->guess.empty());
+  }
+  if (!guesses) return false;
+  for (const LiveLp& l : live_)
+    if (l.spare && !l.taken) return false;  // one guess at a time
+  return Room(Budget(true));
+}
+
+bool LpScheduler::PlanDue() const {
+  if (stop_) return false;
+  if (!options_.prefetch_next && in_flight_ > 0) return false;
+  if (FirstFor() != nullptr) return Room(Budget(false));
+  return in_flight_ == 0 && GuessDue();
+}
+
+void LpScheduler::LoaderLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stop_ || CanBuild() || PreloadDue(); });
+    cv_.wait(lock, [&] { return stop_ || PlanDue(); });
     if (stop_) break;
-    const bool build = CanBuild();
-    building_ = true;
+    const Job* first = FirstFor();
+    const bool guess = first == nullptr;
     const auto t0 = Clock::now();
-    Selection sel = Select(/*only_waiting=*/build, /*speculative=*/!build && Speculating());
-    const double select_seconds = Seconds(Clock::now() - t0);
-    if (!build) {
-      preload_tried_seq_ = current_ ? current_->seq : 0;
-      preload_tried_generation_ = generation_;
-    }
+    Selection sel = Select(first, guess);
+    stats_.select_seconds += Seconds(Clock::now() - t0);
+    if (guess) guess_tried_generation_ = generation_;
     if (sel.ids.empty()) {
-      building_ = false;
       idle_cv_.notify_all();
       continue;
     }
-    std::shared_ptr<LogicalPartition> pre = build ? std::move(preloaded_) : nullptr;
-    preloaded_.reset();
+    std::shared_ptr<LogicalPartition> lp = MakeLp(sel);
+    while (!Room(lp->size) && DropSpare()) {
+    }
+    // Planned: no other plan takes these chunks for these jobs.
+    if (!guess) {
+      for (uint64_t c : sel.ids) {
+        for (auto& [id, j] : jobs_) {
+          if (!j->in_iteration || j->todo[c] == 0) continue;
+          j->todo[c] = 0;
+          --j->todo_chunks;
+        }
+      }
+    }
+    lp->seq = next_seq_++;
+    const uint64_t tick = ticks_;
+    ++in_flight_;
+    in_flight_bytes_ += lp->size;
+    loading_.push_back(lp.get());
+    Account();
     lock.unlock();
 
-    std::shared_ptr<LogicalPartition> lp;
-    uint64_t reused = 0, discarded = 0, loaded = 0, loaded_chunks = 0, loaded_extents = 0;
-    Status status;
     const auto t1 = Clock::now();
-    lp = MakeLp(sel);
-    if (pre && pre->extents.size() == lp->extents.size() &&
-        std::equal(lp->extents.begin(), lp->extents.end(), pre->extents.begin(), [](const LpExtent& a, const LpExtent& b) {
-          return a.file_offset == b.file_offset && a.length == b.length;
-        })) {
-      lp = std::move(pre);  // exactly what was preloaded
-      reused = lp->size;
-    } else {
-      // The parts of each extent that a preloaded extent of the same chunk holds are copied; the
-      // rest is read. (With vertex-granular LPs a chunk's extents change whenever another job
-      // needs it too — the union of more jobs' runs — so reuse by containment alone would
-      // re-read runs the preload already holds.)
-      std::vector<LpExtent> missing;
-      std::unordered_map<uint64_t, std::vector<const LpExtent*>> have;  // ascending file offsets
-      if (pre) {
-        for (const LpExtent& e : pre->extents) have[e.chunk].push_back(&e);
-      }
-      for (const LpExtent& e : lp->extents) {
-        const uint64_t end = e.file_offset + e.length;
-        uint64_t at = e.file_offset;
-        auto read = [&](uint64_t from, uint64_t to) {
-          if (to <= from) return;
-          LpExtent m = e;
-          m.file_offset = from;
-          m.length = to - from;
-          m.lp_offset = e.lp_offset + (from - e.file_offset);
-          m.whole = e.whole && m.length == e.length;
-          missing.push_back(m);
-        };
-        if (auto it = have.find(e.chunk); it != have.end()) {
-          for (const LpExtent* p : it->second) {
-            const uint64_t from = std::max(p->file_offset, at), to = std::min(p->file_offset + p->length, end);
-            if (to <= from) continue;
-            read(at, from);
-            std::memcpy(lp->bytes.get() + e.lp_offset + (from - e.file_offset),
-                        pre->bytes.get() + p->lp_offset + (from - p->file_offset), to - from);
-            reused += to - from;
-            at = to;
-          }
-        }
-        read(at, end);
-      }
-      if (pre) discarded = pre->size > reused ? pre->size - reused : 0;
-      if (!missing.empty()) {
-        // The loader fills lp_offset positions of `out`: hand it the LP with only the missing extents.
-        LogicalPartition part;
-        part.extents = std::move(missing);
-        part.size = lp->size;
-        uint64_t last_chunk = UINT64_MAX;
-        for (const LpExtent& e : part.extents) {
-          loaded += e.length;
-          if (e.chunk != last_chunk) ++loaded_chunks;
-          last_chunk = e.chunk;
-        }
-        loaded_extents = part.extents.size();
-        status = loader_(part, lp->bytes.get());
-      }
-    }
+    Status status = loader_(*lp, lp->bytes.get());
     const double load_seconds = Seconds(Clock::now() - t1);
 
-    std::vector<std::pair<Reply, Result<Grant>>> replies;
+    Replies replies;
     lock.lock();
+    --in_flight_;
+    in_flight_bytes_ -= lp->size;
+    std::erase(loading_, lp.get());
     stats_.load_seconds += load_seconds;
-    stats_.bytes_reused += reused;
-    stats_.bytes_discarded += discarded;
-    if (status.ok()) {
-      stats_.bytes_loaded += loaded;
-      stats_.chunks_loaded += loaded_chunks;
-      stats_.extents_loaded += loaded_extents;
-    }
     if (!status.ok()) {
       ++stats_.load_errors;
       stats_.last_error = status.error().message();
-      if (build) {
-        // Every job that asked gets the error; what they need stays, so asking again retries.
-        for (auto& [id, j] : jobs_) {
-          if (!j->waiter) continue;
-          replies.emplace_back(std::move(j->waiter), status.error().Wrap("loading a logical partition"));
-          j->waiter = nullptr;
-        }
-      }
-    } else if (build) {
-      if (reused == lp->size && loaded == 0) ++stats_.lps_preloaded;
-      for (size_t i = 0; i < sel.ids.size(); ++i) {
-        const ChunkReadPlan& plan = sel.plans[i];
-        if (!plan.whole) ++stats_.chunks_partial;
-        else if (options_.runs != nullptr && !options_.runs->sorted(sel.ids[i])) ++stats_.chunks_unsorted;
-        else ++stats_.chunks_whole;
-        stats_.bytes_skipped += chunks_[sel.ids[i]].length - plan.bytes;
-        stats_.planned_disk_bytes += plan.disk_bytes;
-        stats_.model_seconds += plan.seconds;
-        stats_.model_whole_seconds += plan.whole_seconds;
-      }
-      stats_.chunks_deferred += sel.deferred;
-      stats_.planned_busiest_disk_bytes += sel.busiest_disk_bytes;
-      current_.reset();
-      Publish(std::move(lp), select_seconds, load_seconds, reused, &replies);
+      error_backoff_ = true;
+      Abandon(*lp, status.error(), &replies);
     } else {
-      preloaded_ = std::move(lp);
+      error_backoff_ = false;
+      Publish(std::move(lp), sel, guess, load_seconds, tick, &replies);
     }
-    building_ = false;
+    Prune();
+    Account();
     lock.unlock();
     Send(replies);
+    cv_.notify_all();
     idle_cv_.notify_all();
     lock.lock();
   }
 }
 
-JobView LpScheduler::ViewOf(const Job& j) {
+std::vector<LpScheduler::ChunkSpan> LpScheduler::SpansOf(const LogicalPartition& lp) {
+  std::vector<ChunkSpan> spans;
+  for (size_t i = 0; i < lp.extents.size(); ++i) {
+    const LpExtent& e = lp.extents[i];
+    if (spans.empty() || spans.back().chunk != e.chunk) spans.push_back({e.chunk, i, i, e.whole, false, {}});
+    spans.back().last = i + 1;
+  }
+  return spans;
+}
+
+uint64_t LpScheduler::Assign(Job& j, const std::shared_ptr<const LogicalPartition>& lp, std::vector<ChunkSpan>& spans,
+                             double load_seconds, Clock::time_point now, Replies* replies) {
+  if (!j.Wants()) return 0;
+  HeldLp held{lp, {}, 0};
+  for (ChunkSpan& span : spans) {
+    if (j.need[span.chunk] == 0) continue;
+    // A job whose active set changed since the LP was planned may miss some of its runs: it
+    // keeps needing the chunk (its new `todo` has it).
+    const size_t before = held.pieces.size();
+    if (!PiecesOf(j, span.chunk, *lp, span.first, span.last, &held.pieces)) continue;
+    NoteTaken(span.chunk, std::span<const ViewPiece>(held.pieces).subspan(before), &span.taken, &span.taken_whole);
+    j.need[span.chunk] = 0;
+    if (j.todo[span.chunk] != 0) {  // planned in no LP for it, or in one loading that now comes too late
+      j.todo[span.chunk] = 0;
+      --j.todo_chunks;
+    }
+    --j.remaining_chunks;
+    j.remaining_bytes -= chunks_[span.chunk].length;
+    ++(span.whole ? j.cur.whole_chunks : j.cur.partial_chunks);
+  }
+  if (held.pieces.empty()) return 0;
+  for (const ViewPiece& p : held.pieces) held.view_bytes += p.length;
+  const uint64_t mine = held.bytes();
+  j.cur.lp_bytes += lp->size;
+  j.cur.lps += 1;
+  j.cur.bytes_delivered += mine;
+  j.cur.load_seconds += load_seconds;
+  stats_.bytes_delivered += mine;
+  if (j.Starved()) {
+    j.cur.wait_seconds += Seconds(now - j.wait_start);
+    j.holding = held;
+    replies->emplace_back(std::move(j.waiter), Grant{false, std::move(held)});
+    j.waiter = nullptr;
+  } else {
+    j.queue.push_back(std::move(held));
+  }
+  return mine;
+}
+
+void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, const Selection& sel, bool guess, double load_seconds,
+                          uint64_t tick, Replies* replies) {
+  std::shared_ptr<const LogicalPartition> shared = std::move(lp);
+  std::vector<ChunkSpan> spans = SpansOf(*shared);
+  const auto now = Clock::now();
+  uint64_t holders = 0;
+  bool any_waited = false;
+  for (auto& [id, jp] : jobs_) {
+    const bool waited = jp->Starved();
+    if (Assign(*jp, shared, spans, load_seconds, now, replies) == 0) continue;
+    ++holders;
+    any_waited = any_waited || waited;
+  }
+  for (ChunkSpan& span : spans) {
+    if (span.taken.empty() && !span.taken_whole) continue;  // nobody took it: the reference reads nothing
+    stats_.offline_disk_bytes += ReferencePlan(span.chunk, span.taken, span.taken_whole).disk_bytes;
+  }
+  for (const LpExtent& e : shared->extents) stats_.bytes_loaded += e.length;
+  stats_.chunks_loaded += shared->chunks;
+  stats_.extents_loaded += shared->extents.size();
+  for (size_t i = 0; i < sel.ids.size(); ++i) {
+    const ChunkReadPlan& plan = sel.plans[i];
+    if (!plan.whole) ++stats_.chunks_partial;
+    else if (options_.runs != nullptr && !options_.runs->sorted(sel.ids[i])) ++stats_.chunks_unsorted;
+    else ++stats_.chunks_whole;
+    stats_.bytes_skipped += chunks_[sel.ids[i]].length - plan.bytes;
+    stats_.planned_disk_bytes += plan.disk_bytes;
+    stats_.model_seconds += plan.seconds;
+    stats_.model_whole_seconds += plan.whole_seconds;
+  }
+  stats_.chunks_deferred += sel.deferred;
+  stats_.planned_busiest_disk_bytes += sel.busiest_disk_bytes;
+  ++stats_.lps_built;
+  if (guess) ++stats_.lps_guessed;
+  if (holders > 0 && !any_waited) ++stats_.lps_preloaded;
+  stats_.lp_handouts += holders;
+  live_.push_back({std::move(shared), guess, holders > 0, tick});
+}
+
+void LpScheduler::Abandon(const LogicalPartition& lp, const Error& error, Replies* replies) {
+  const auto now = Clock::now();
+  for (auto& [id, jp] : jobs_) {
+    Job& j = *jp;
+    if (!j.in_iteration) continue;
+    bool planned_for_it = false;
+    for (const LpExtent& e : lp.extents) {
+      if (j.need[e.chunk] == 0 || j.todo[e.chunk] != 0) continue;
+      j.todo[e.chunk] = j.need[e.chunk];  // to plan again
+      ++j.todo_chunks;
+      planned_for_it = true;
+    }
+    // It gets the error; what it needs stays, so asking again retries.
+    if (planned_for_it && j.Starved()) {
+      j.cur.wait_seconds += Seconds(now - j.wait_start);
+      replies->emplace_back(std::move(j.waiter), error.Wrap("loading a logical partition"));
+      j.waiter = nullptr;
+    }
+  }
+}
+
+JobView LpScheduler::ViewOf(const Job& j, Clock::time_point now) {
   JobView v;
   v.id = j.id;
   v.partition_bytes = j.partition_bytes;
   if (j.waiter) v.state = "waiting";
   else if (j.holding) v.state = "holding";
-  else if (j.assigned) v.state = "ready";
+  else if (!j.queue.empty()) v.state = "ready";
   else if (j.Wants()) v.state = "working";
   else v.state = "idle";
   v.iteration = j.total.iteration + (j.in_iteration ? 1 : 0);
   v.remaining_chunks = j.remaining_chunks;
   v.remaining_bytes = j.remaining_bytes;
-  v.holding_seq = j.holding ? j.holding.lp->seq : (j.assigned ? j.assigned.lp->seq : 0);
+  v.holding_seq = j.holding ? j.holding.lp->seq : (!j.queue.empty() ? j.queue.front().lp->seq : 0);
+  v.queued = j.queue.size();
+  for (const HeldLp& h : j.queue) v.queued_bytes += h.bytes();
+  if (j.waiter) v.waiting_seconds = Seconds(now - j.wait_start);
   v.recent.assign(j.recent.begin(), j.recent.end());
   if (j.in_iteration) v.recent.push_back(j.cur);
   v.total = j.total;
@@ -502,19 +602,27 @@ Result<JobView> LpScheduler::View(uint64_t job) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return Gone(job);
-  return ViewOf(*it->second);
+  return ViewOf(*it->second, Clock::now());
 }
 
 std::vector<JobView> LpScheduler::Views() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<JobView> out;
-  for (const auto& [id, j] : jobs_) out.push_back(ViewOf(*j));
+  const auto now = Clock::now();
+  for (const auto& [id, j] : jobs_) out.push_back(ViewOf(*j, now));
   return out;
 }
 
 SchedulerStats LpScheduler::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  Account();
+  SchedulerStats s = stats_;
+  s.window_bytes = Window();
+  s.live_lps = live_.size();
+  s.live_bytes = LiveBytes();
+  s.lps_in_flight = in_flight_;
+  s.loading_bytes = in_flight_bytes_;
+  return s;
 }
 
 HeldLp LpScheduler::Holding(uint64_t job, uint64_t seq) const {
@@ -526,7 +634,7 @@ HeldLp LpScheduler::Holding(uint64_t job, uint64_t seq) const {
 
 void LpScheduler::WaitIdle() {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return stop_ || (!building_ && !CanBuild() && !PreloadDue()); });
+  idle_cv_.wait(lock, [&] { return stop_ || (in_flight_ == 0 && !PlanDue()); });
 }
 
 }  // namespace graphfs::chunkindex

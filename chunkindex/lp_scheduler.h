@@ -5,54 +5,28 @@
 // answer for their active vertices). The scheduler builds logical partitions
 // (LPs): the highest-priority chunks that some job still needs this iteration,
 // up to the partition size, re-sorted by chunk id so the load stays sequential.
-// An LP is loaded once (through the loader: the daemon's cache and striping) and
-// handed to every job for which it holds active chunks. The next LP is built
-// only when all of those jobs are done with the current one; a job with nothing
-// in the current LP waits. A job that leaves is never waited on.
+// An LP is loaded once (through the loader: the daemon's cache and striping) and handed to every
+// job for which it holds active chunks: each such job gets it queued and reads it at its own pace.
+// A job that leaves is never waited on.
 //
-//   priority of chunk C   Pri(C) = N(J) · N(A) · mean source degree
-//     N(J)  jobs in an iteration that still need C
-//     N(A)  active sources of C: the largest count among those jobs (a lower
-//           bound of their union, which only a second query would give)
-//   between chunks of equal priority, GraphM's partition order
-//     Pri(P) = max over jobs j needing block P of (1 / Nj) · |J_P|
-//     Nj = blocks job j still needs, |J_P| = jobs needing P
-//   then (Options::diagonal_first) chunks of diagonal blocks (i, i) — CLIP's diagonal-first
-//   order, where loaded-data reentry gains most —, then chunk id.
+// Loading ahead (a window, not lock step). LPs are planned and loaded before anyone asks for
+// them, several at once (Options::loaders), as long as the LPs that are live — queued for a job,
+// held by one, or loading — fit in Options::window_bytes. A fast job goes through LP k+1, k+2...
+// while a slow one still holds LP k; the only thing that makes a job wait for another is a full
+// window (memory), never the other job's progress. A chunk is planned at most once per job and
+// iteration (`todo` below): the next plan takes what some job needs that no LP loading or loaded
+// holds for it yet.
 //
-// The first chunk picked is the best one a *waiting* job needs, so every LP serves
-// a job that asked for one (a job that is busy elsewhere cannot stall the others);
-// the rest are the best of what any job in an iteration needs. Jobs that have not
-// asked yet but need chunks of the LP become its holders too and get it at their
-// next ask.
+// Across iterations: a job that starts an iteration first takes, from the live LPs (those other
+// jobs still hold or have queued, and unused guesses), every chunk it needs that they hold —
+// without a load ("late assignment": GraphM's sharing when the jobs are an iteration apart).
+// When no job needs anything (all are between iterations, computing), one LP is loaded on a
+// guess: what each of those jobs needed in its last iteration, if that was at least half of the
+// file (dense jobs need the same chunks again; a sparse frontier moves on). Unused, it is dropped
+// when every job has started a new iteration, or when the window needs the room.
 //
-// Vertex-granular LPs (Options::runs): a chunk whose edges are in source order holds each
-// source's edges as one run, so an LP need not hold whole chunks. Per chunk it holds either
-// the whole chunk or only the runs of the sources active for some job that receives it, the
-// gaps between runs read through where that is cheaper than another request — whichever
-// the cost model (chunkindex/read_cost.h) says the disks serve faster. Each job's view then
-// holds exactly its own active sources' edges of the chunk. The budget (partition size)
-// counts what the LP holds, so a sparse iteration fits in few LPs.
-//
-// Disk balance (Options::disks): an LP loads in the time of its busiest disk. Priorities
-// scatter an LP's chunks over the file, so left alone its disks' shares differ by a fifth or
-// more; the selection therefore fills each disk up to its share of the budget and lets a
-// chunk whose disk is full wait for the next LP while chunks on other disks are still
-// candidates — the priority order decides within each disk, and what no other disk can take
-// fills the rest (a sparse iteration that fits in one LP is not changed).
-//
-// While the holders work on an LP, the next one is selected from what the
-// jobs still need and loaded into a second buffer (`prefetch_next`). When no job needs
-// anything (they are between iterations, computing), the next iteration's first LP is
-// preloaded on a guess: what each of those jobs needed in its last iteration, if that was at
-// least half of the file (dense jobs need the same chunks again; a sparse frontier moves on);
-// the real selection then copies whatever of it still applies. A job's last iteration costs
-// one LP loaded in vain. When the
-// current LP is done the selection is made again; the bytes it shares with the
-// preloaded one (overlapping extents of the same chunk) are copied, not read again.
-//
-// Thread-safe. Replies run outside the scheduler's lock, inline or on the
-// builder thread; each Next gets exactly one reply.
+// Thread-safe. Replies run outside the scheduler's lock, inline or on a loader thread; each Next
+// gets exactly one reply.
 #pragma once
 
 #include <chrono>
@@ -129,7 +103,7 @@ struct HeldLp {
 
 // Fills the extents of `lp` (at their lp_offset in `out`, a buffer of lp.size bytes) with the
 // file's bytes: whole-chunk extents through the cache, runs straight from the disks unless the
-// chunk is cached. The LP handed to it may list only some extents (the rest were preloaded).
+// chunk is cached. Called from several loader threads at once (Options::loaders).
 using LpLoader = std::function<Status(const LogicalPartition& lp, char* out)>;
 
 // The cost of one iteration of one job, for stats.
@@ -143,7 +117,7 @@ struct IterationCost {
   double wait_seconds = 0;         // blocked in Next
   uint64_t lps = 0;                // LPs handed to it
   uint64_t bytes_delivered = 0;    // bytes of its chunks in those LPs
-  uint64_t bytes_reused = 0;       // of those, copied from a preloaded LP instead of read again
+  uint64_t bytes_reused = 0;       // of those, taken from LPs already live (late assignment), not loaded for it
   uint64_t lp_bytes = 0;           // sizes of the LPs it held (loaded once, shared with the other holders)
   uint64_t whole_chunks = 0;       // its chunks in those LPs, loaded whole
   uint64_t partial_chunks = 0;     //   or as runs of active sources
@@ -153,23 +127,27 @@ struct IterationCost {
 struct JobView {
   uint64_t id = 0;
   uint64_t partition_bytes = 0;
-  std::string state;               // "idle", "waiting", "holding", "ready" (LP assigned, not asked for), "working"
+  std::string state;               // "idle", "waiting", "holding", "ready" (LPs queued, not asked for), "working"
   uint64_t iteration = 0;          // iterations started
   uint64_t remaining_chunks = 0;   // this iteration, not handed out yet
   uint64_t remaining_bytes = 0;
-  uint64_t holding_seq = 0;        // LP it holds or is assigned (0: none)
+  uint64_t holding_seq = 0;        // LP it holds, else the first queued (0: none)
+  uint64_t queued = 0;             // LPs queued for it, not asked for yet
+  uint64_t queued_bytes = 0;       //   their view bytes
+  double waiting_seconds = 0;      // of the ask it is blocked in now (0: not waiting)
   std::vector<IterationCost> recent;  // newest last, at most kRecentIterations
   IterationCost total;             // sums over all iterations (iteration = count)
 };
 
 struct SchedulerStats {
   uint64_t lps_built = 0;
-  uint64_t lp_handouts = 0;        // (LP, job) pairs: above lps_built when jobs shared LPs
-  uint64_t lps_preloaded = 0;      // built from a preloaded buffer without a further read
+  uint64_t lp_handouts = 0;        // (LP, job) pairs, late assignments too: above lps_built when jobs shared LPs
+  uint64_t lps_preloaded = 0;      // loaded ahead: none of the jobs it went to was waiting for it
+  uint64_t lps_guessed = 0;        // loaded on a guess of the jobs' next iteration
   uint64_t chunks_loaded = 0;
   uint64_t bytes_loaded = 0;       // read through the loader
-  uint64_t bytes_reused = 0;       // copied from a preloaded LP
-  uint64_t bytes_discarded = 0;    // preloaded, then not used
+  uint64_t bytes_reused = 0;       // view bytes handed from LPs already live (late assignment)
+  uint64_t bytes_discarded = 0;    // LPs loaded, then taken by no job (a wrong guess, a job that left)
   uint64_t bytes_delivered = 0;    // view bytes handed to jobs (sum over holders of their views)
   // The cost model's choices (chunks of built LPs): read whole, as runs, or whole because the
   // chunk's edges are not in source order; the bytes the runs left unread; the model's seconds.
@@ -194,10 +172,20 @@ struct SchedulerStats {
   uint64_t offline_unshared_disk_bytes = 0;
   double model_whole_seconds = 0;  //   and what reading every chunk whole would have cost
   double select_seconds = 0;
-  double load_seconds = 0;
+  double load_seconds = 0;         // summed over the loaders (they overlap)
   uint64_t load_errors = 0;
-  uint64_t current_seq = 0;
-  uint64_t current_holders = 0;
+  // The window: LPs live (queued, held, or unused guesses) and loading, in bytes and count.
+  uint64_t window_bytes = 0;
+  uint64_t live_lps = 0;
+  uint64_t live_bytes = 0;
+  uint64_t live_bytes_peak = 0;    // live + loading, at most
+  uint64_t lps_in_flight = 0;
+  uint64_t loading_bytes = 0;
+  // Seconds some job waited for an LP with none loading (the disks idle for the LPs), and the
+  // part of them the window was full (memory held by LPs other jobs had not finished).
+  double loader_idle_while_waiting_seconds = 0;
+  double window_full_while_waiting_seconds = 0;
+  double busy_seconds = 0;         // some LP loading
   uint64_t jobs = 0;
   std::string last_error;
 };
@@ -207,7 +195,16 @@ class LpScheduler {
   static constexpr size_t kRecentIterations = 64;
 
   struct Options {
+    // Load ahead of the asks (the window, and a guess between iterations). false: an LP is
+    // planned only for a job that waits with nothing queued, one at a time.
     bool prefetch_next = true;
+    // Bytes of LPs live and loading at once (0: 4 x the largest partition size of the jobs).
+    uint64_t window_bytes = 0;
+    // An LP's size is the smallest partition size of the jobs it serves, and at most this (0: no
+    // cap). The volume sets a quarter of the window, so several LPs pipeline.
+    uint64_t max_lp_bytes = 0;
+    // LPs loading at once: while one's last reads drain, the next one's are already queued.
+    unsigned loaders = 2;
     // Among chunks of equal priority and partition order, diagonal blocks' first.
     bool diagonal_first = false;
     // Vertex-granular LPs for the file's source-sorted chunks (null: whole chunks only); must
@@ -226,7 +223,7 @@ class LpScheduler {
   // `chunks` is the catalog of the file's chunks (index = chunk id).
   LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options options);
   LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader) : LpScheduler(std::move(chunks), std::move(loader), Options{}) {}
-  ~LpScheduler();  // answers pending asks with ECANCELED, stops the builder
+  ~LpScheduler();  // answers pending asks with ECANCELED, stops the loaders
   LpScheduler(const LpScheduler&) = delete;
   LpScheduler& operator=(const LpScheduler&) = delete;
 
@@ -250,7 +247,8 @@ class LpScheduler {
   };
   using Reply = std::function<void(Result<Grant>)>;
   // Asks for the job's next LP; ends its use of the one it holds. `reply` is called
-  // exactly once: inline when the answer is known, later from the builder otherwise.
+  // exactly once: inline when the answer is known (an LP queued for it, or the end), later from
+  // a loader otherwise.
   // Returns a ticket for Cancel (0 when it was answered inline).
   uint64_t Next(uint64_t job, Reply reply);
   // Answers the pending ask `ticket` with EINTR if it is still waiting; false otherwise.
@@ -264,13 +262,13 @@ class LpScheduler {
   // The LP the job holds (delivered and not done), if its sequence number is `seq`.
   HeldLp Holding(uint64_t job, uint64_t seq) const;
 
-  // Blocks until the builder has nothing to do (tests).
+  // Blocks until no LP loads and none is due (tests).
   void WaitIdle();
 
  private:
   struct Job;
-  // A job an LP would be handed to, and what it needs per chunk (its need, or for a
-  // speculative preload its guess).
+  // A job an LP would be handed to, and what it needs per chunk (what no LP holds for it yet, or
+  // for a guess what it needed in its last iteration).
   struct Taker {
     const Job* job;
     const uint32_t* need;
@@ -287,19 +285,40 @@ class LpScheduler {
     uint32_t disk;
     uint64_t bytes;
   };
+  // A published LP some job holds or has queued, or an unused guess (`spare`).
+  struct LiveLp {
+    std::shared_ptr<const LogicalPartition> lp;
+    bool spare = false;
+    bool taken = false;     // some job took a piece of it
+    uint64_t tick = 0;      // SetActive count when it was planned
+  };
+  // A chunk's extents in an LP: [first, last), consecutive (ascending file offsets).
+  struct ChunkSpan {
+    uint64_t chunk;
+    size_t first, last;
+    bool whole;
+    bool taken_whole = false;        // some job took all of the chunk
+    std::vector<ByteRun> taken;      // the runs the jobs took (chunk-relative), for the reference
+  };
+  using Replies = std::vector<std::pair<Reply, Result<Grant>>>;
   using Clock = std::chrono::steady_clock;
 
-  void BuilderLoop();
-  bool CanBuild() const;      // mu_ held
-  bool CanPreload() const;    // mu_ held
-  bool Speculating() const;   // mu_ held: CanPreload holds only because of the jobs' guesses
-  bool CurrentDone() const;   // mu_ held
-  bool PreloadDue() const;    // mu_ held: CanPreload and not yet tried for this LP and these needs
-  // Chunks for the next LP: candidates are chunks a waiting job needs (any job in an
-  // iteration when `only_waiting` is false: the preload while the current LP is read).
-  // `speculative`: no job needs anything now; select what the jobs between iterations needed in
-  // their last one (the preload of their next iteration's first LP, a guess).
-  Selection Select(bool only_waiting, bool speculative = false) const;  // mu_ held
+  void LoaderLoop();
+  bool PlanDue() const;                 // mu_ held: a loader should plan an LP now
+  const Job* FirstFor() const;          // mu_ held: whose chunk the next LP starts with (null: nobody's)
+  bool GuessDue() const;                // mu_ held: nobody needs anything; a dense job's next iteration can be guessed
+  uint64_t Budget(bool guess) const;    // mu_ held: the next LP's size bound
+  uint64_t Window() const;              // mu_ held
+  uint64_t LiveBytes() const;           // mu_ held: live LPs
+  bool Room(uint64_t bytes) const;      // mu_ held: `bytes` more fit in the window
+  void Prune();                         // mu_ held: drops LPs nobody holds or has queued, and stale guesses
+  bool DropSpare();                     // mu_ held: the oldest unused guess leaves the window
+  void Account() const;                 // mu_ held: closes the accounting span (idle while waiting)
+  uint64_t SpareBytesToDrop() const;    // mu_ held: unused guesses nobody has queued
+  // Chunks for the next LP: candidates are chunks some job in an iteration still needs; the
+  // first pick is one `first` needs. `guess`: nobody needs anything now; select what the jobs
+  // between iterations needed in their last one.
+  Selection Select(const Job* first, bool guess) const;  // mu_ held
   // A lower bound of Plan(c, takers).bytes that costs no decoding.
   uint64_t MinPlanBytes(uint64_t c, std::span<const Taker> takers) const;  // mu_ held
   // What of chunk `c` to read for the jobs that need it (whole, or runs by the cost model).
@@ -317,12 +336,20 @@ class LpScheduler {
   void NoteTaken(uint64_t c, std::span<const ViewPiece> pieces, std::vector<ByteRun>* taken,
                  bool* taken_whole);  // mu_ held
   std::shared_ptr<LogicalPartition> MakeLp(const Selection& s) const;
-  // Publishes `lp`: assigns it to every job that needs some of its chunks, answers the waiting.
-  void Publish(std::shared_ptr<LogicalPartition> lp, double select_seconds, double load_seconds,
-               uint64_t reused, std::vector<std::pair<Reply, Result<Grant>>>* replies);  // mu_ held
+  static std::vector<ChunkSpan> SpansOf(const LogicalPartition& lp);
+  // Hands job j its pieces of every chunk of `lp` it still needs: answers its ask or queues
+  // them. Returns its view bytes (0: nothing for it).
+  uint64_t Assign(Job& j, const std::shared_ptr<const LogicalPartition>& lp, std::vector<ChunkSpan>& spans,
+                  double load_seconds, Clock::time_point now, Replies* replies);  // mu_ held
+  // Publishes a loaded LP: assigns it to every job that needs some of its chunks.
+  void Publish(std::shared_ptr<LogicalPartition> lp, const Selection& sel, bool guess, double load_seconds,
+               uint64_t tick, Replies* replies);  // mu_ held
+  // A load failed: its chunks are to plan again for the jobs it was planned for; the waiting ones
+  // among them get the error.
+  void Abandon(const LogicalPartition& lp, const Error& error, Replies* replies);  // mu_ held
   void FinishIteration(Job& j);  // mu_ held
-  static JobView ViewOf(const Job& j);
-  static void Send(std::vector<std::pair<Reply, Result<Grant>>>& replies);
+  static JobView ViewOf(const Job& j, Clock::time_point now);
+  static void Send(Replies& replies);
 
   const std::vector<ChunkInfo> chunks_;
   std::vector<std::vector<DiskBytes>> chunk_disks_;  // per chunk (empty: no balancing)
@@ -332,19 +359,26 @@ class LpScheduler {
   const Options options_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;       // wakes the builder
+  std::condition_variable cv_;       // wakes the loaders
   std::condition_variable idle_cv_;  // WaitIdle
   bool stop_ = false;
-  bool building_ = false;
   std::map<uint64_t, std::unique_ptr<Job>> jobs_;
-  std::shared_ptr<const LogicalPartition> current_;
-  std::shared_ptr<LogicalPartition> preloaded_;
+  std::vector<LiveLp> live_;         // ascending seq
+  std::vector<const LogicalPartition*> loading_;  // planned, loading (extents fixed, bytes being filled)
+  uint64_t in_flight_ = 0;           // LPs loading
+  uint64_t in_flight_bytes_ = 0;
+  bool error_backoff_ = false;       // a load failed: plan only for a job that waits
   uint64_t next_seq_ = 1;
   uint64_t next_ticket_ = 1;
-  uint64_t generation_ = 0;  // bumped by every change of what jobs need
-  uint64_t preload_tried_seq_ = 0, preload_tried_generation_ = UINT64_MAX;
-  SchedulerStats stats_;
-  std::thread builder_;
+  uint64_t ticks_ = 0;               // SetActive calls
+  uint64_t generation_ = 0;          // bumped by every change of what jobs need
+  uint64_t guess_tried_generation_ = UINT64_MAX;
+  // What the time since account_mark_ counts as (Account()).
+  enum class Span { kOther, kLoading, kIdleWhileWaiting, kFullWhileWaiting };
+  mutable Clock::time_point account_mark_ = Clock::now();
+  mutable Span account_span_ = Span::kOther;
+  mutable SchedulerStats stats_;
+  std::vector<std::thread> loaders_;
 };
 
 }  // namespace graphfs::chunkindex

@@ -1,5 +1,5 @@
-// What the LP scheduler keeps per job: shared by its files (lp_scheduler.cc: the lock-step
-// protocol and the builder thread; lp_selection.cc: which chunks make the next LP). Not a
+// What the LP scheduler keeps per job: shared by its files (lp_scheduler.cc: the window, the
+// per-job queues and the loader threads; lp_selection.cc: which chunks make the next LP). Not a
 // public header.
 #pragma once
 
@@ -15,21 +15,35 @@ struct LpScheduler::Job {
   uint64_t id = 0;
   uint64_t partition_bytes = 0;
   std::vector<uint32_t> need;  // per chunk: its active sources, while not handed out this iteration
+  // `need` where no LP loading holds the chunk for it yet: what the next plans may take. A chunk
+  // leaves `todo` when planned and `need` when handed out.
+  std::vector<uint32_t> todo;
+  uint64_t todo_chunks = 0;
   std::vector<uint32_t> guess;  // `need` as this iteration started: what it may need in the next
   std::shared_ptr<const std::vector<uint64_t>> active;  // its active bitmap (null: whole chunks for it)
-  uint64_t remaining_chunks = 0;
+  uint64_t remaining_chunks = 0;  // not handed out this iteration
   uint64_t remaining_bytes = 0;
   bool in_iteration = false;
+  uint64_t tick = 0;  // the scheduler's SetActive count at its last one
   Reply waiter;  // a pending Next
   uint64_t ticket = 0;
   Clock::time_point wait_start;
-  HeldLp holding;   // handed to it, not done
-  HeldLp assigned;  // built for it, not asked for yet
+  HeldLp holding;            // handed to it, not done
+  std::deque<HeldLp> queue;  // published for it, not asked for yet (oldest first)
   IterationCost cur;
   std::deque<IterationCost> recent;
   IterationCost total;
 
   bool Wants() const { return in_iteration && remaining_chunks > 0; }
+  bool Plannable() const { return in_iteration && todo_chunks > 0; }
+  // Waits with nothing to read: an LP must be loaded for it.
+  bool Starved() const { return waiter != nullptr && queue.empty(); }
+  bool Refers(const LogicalPartition* lp) const {
+    if (holding.lp.get() == lp) return true;
+    for (const HeldLp& h : queue)
+      if (h.lp.get() == lp) return true;
+    return false;
+  }
 };
 
 }  // namespace graphfs::chunkindex

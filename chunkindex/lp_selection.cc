@@ -9,19 +9,19 @@
 
 namespace graphfs::chunkindex {
 
-LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) const {
+LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) const {
   Selection s;
   std::vector<Taker> takers;  // jobs that would receive the LP, and what they need
   uint64_t budget = UINT64_MAX;
-  bool any_asker = false;
   for (const auto& [id, j] : jobs_) {
-    // A speculative preload guesses that jobs between iterations need again what they needed.
-    if (speculative ? (j->Wants() || j->guess.empty()) : !j->Wants()) continue;
-    takers.push_back({j.get(), speculative ? j->guess.data() : j->need.data()});
+    // A guess: jobs between iterations need again what they needed. Otherwise what each job
+    // needs that no LP holds or loads for it yet.
+    if (guess ? (j->Wants() || j->guess.empty()) : !j->Plannable()) continue;
+    takers.push_back({j.get(), guess ? j->guess.data() : j->todo.data()});
     budget = std::min(budget, j->partition_bytes);
-    any_asker |= !only_waiting || static_cast<bool>(j->waiter);
   }
-  if (!any_asker) return s;
+  if (takers.empty() || (!guess && first_for == nullptr)) return s;
+  if (options_.max_lp_bytes > 0) budget = std::min(budget, options_.max_lp_bytes);
 
   // GraphM's partition priority: per block, max over the jobs needing it of 1/Nj, times |J_P|.
   // A block's chunks are consecutive ids, so a job's distinct blocks are the changes of block
@@ -53,14 +53,14 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
     uint64_t id;
   };
   std::vector<Candidate> candidates;
-  std::vector<bool> asked(chunks_.size(), false);
+  std::vector<bool> asked(chunks_.size(), false);  // may be the first pick
   for (uint64_t c = 0; c < chunks_.size(); ++c) {
     uint32_t jobs = 0, active = 0;
     for (const Taker& t : takers) {
       if (t.need[c] == 0) continue;
       ++jobs;
       active = std::max(active, t.need[c]);
-      asked[c] = asked[c] || !only_waiting || static_cast<bool>(t.job->waiter);
+      asked[c] = asked[c] || guess || t.job == first_for;
     }
     if (jobs == 0) continue;
     const auto& [count, inv] = block_claim[chunks_[c].block];
@@ -71,7 +71,8 @@ LpScheduler::Selection LpScheduler::Select(bool only_waiting, bool speculative) 
     return std::tie(b.priority, b.partition_priority, b.diagonal, a.id) <
            std::tie(a.priority, a.partition_priority, a.diagonal, b.id);
   });
-  // The first pick is the best chunk some waiting job needs, so every LP serves one. The
+  // The first pick is the best chunk `first_for` needs (a waiting job, else the one with the
+  // least queued), so every LP serves it. The
   // budget counts what each chunk's plan holds; after this many chunks in a row that do not
   // fit, the LP is full enough (planning every remaining chunk would cost more than it gains).
   constexpr int kMisfitsBeforeFull = 64;

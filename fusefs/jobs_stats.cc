@@ -46,6 +46,9 @@ json JobsDir::JobJson(ControlJob& job) {
   j["remaining_chunks"] = view->remaining_chunks;
   j["remaining_bytes"] = view->remaining_bytes;
   j["lp"] = view->holding_seq;
+  j["queued_lps"] = view->queued;
+  j["queued_bytes"] = view->queued_bytes;
+  j["waiting_seconds"] = view->waiting_seconds;
   json recent = json::array();
   for (const auto& c : view->recent) recent.push_back(cost(c));
   j["iterations"] = recent;
@@ -109,6 +112,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
                       {"find_seconds", g->find_seconds()},
                       {"lps_built", s.lps_built},
                       {"lps_preloaded", s.lps_preloaded},
+                      {"lps_guessed", s.lps_guessed},
                       {"lp_handouts", s.lp_handouts},
                       {"chunks_loaded", s.chunks_loaded},
                       {"bytes_loaded", s.bytes_loaded},
@@ -119,8 +123,17 @@ json JobsDir::StatsJson(GraphFs& fs) {
                       {"load_seconds", s.load_seconds},
                       {"load_errors", s.load_errors},
                       {"last_error", s.last_error},
-                      {"current_lp", s.current_seq},
-                      {"current_holders", s.current_holders}});
+                      // The window of LPs loaded ahead (-o lp_memory), and the seconds jobs waited
+                      // with no LP loading for them.
+                      {"window", {{"bytes", s.window_bytes},
+                                  {"live_lps", s.live_lps},
+                                  {"live_bytes", s.live_bytes},
+                                  {"peak_bytes", s.live_bytes_peak},
+                                  {"lps_in_flight", s.lps_in_flight},
+                                  {"loading_bytes", s.loading_bytes}}},
+                      {"loader_busy_seconds", s.busy_seconds},
+                      {"loader_idle_while_waiting_seconds", s.loader_idle_while_waiting_seconds},
+                      {"window_full_while_waiting_seconds", s.window_full_while_waiting_seconds}});
   }
   out["schedulers"] = graphs;
   return out;

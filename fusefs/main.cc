@@ -183,6 +183,7 @@ int Run(int argc, char** argv) {
   vo.vertex_lps = fs.options.lp == "vertex";
   vo.lp_direct = fs.options.lp_loader == "direct";
   vo.lp_diagonal = fs.options.lp_diagonal;
+  vo.lp_memory = fs.options.lp_memory;
   vo.seq_bytes_per_second = static_cast<double>(fs.options.disk_bandwidth);
   vo.seconds_per_request = fs.options.request_cost_us < 0 ? -1.0 : static_cast<double>(fs.options.request_cost_us) * 1e-6;
   auto volume = volume::Volume::Open(vo);

@@ -166,6 +166,16 @@ const std::vector<OptionSpec>& Options() {
          o.lp_diagonal = *v;
          return Status::Ok();
        }},
+      {"lp_memory",
+       "    -o lp_memory=SIZE       memory for logical partitions loaded ahead and held by jobs: LPs\n"
+       "                            load ahead while they fit, each at most a quarter of it (default 512M)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseSize(value);
+         if (!v.ok()) return v.error().Wrap("option " + key);
+         if (*v < (64u << 10)) return Error(EINVAL, "option " + key + "=" + value + ": at least 64K (four LPs of 16K)");
+         o.lp_memory = *v;
+         return Status::Ok();
+       }},
       {"disk_bandwidth",
        "    -o disk_bandwidth=SIZE  read-cost model: sequential bytes per second of one disk (default: what\n"
        "                            graphfs-calibrate stored on the disks, else 100M)\n",

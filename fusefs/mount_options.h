@@ -37,6 +37,7 @@ struct MountOptions {
   std::string lp = "vertex";         // logical partitions: vertex-granular (runs of active sources) or whole chunks
   std::string lp_loader = "direct";  // whole chunks of LPs: direct from the disks (then offered to the cache), or through it
   bool lp_diagonal = true;           // LPs prefer diagonal blocks' chunks among equal priorities
+  uint64_t lp_memory = 512ull << 20;  // LPs loaded ahead and held by jobs (volume_options.h)
   uint64_t disk_bandwidth = 0;       // read-cost model: bytes/s of one disk (0: graphfs-calibrate's, else default)
   int64_t request_cost_us = -1;      //   and cost of one request in µs (-1: calibrated, else default)
 };

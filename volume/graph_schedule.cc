@@ -151,6 +151,8 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   options.runs = g->runs_.get();
   options.cost = volume.read_cost().cost;
   options.diagonal_first = volume.options().lp_diagonal;
+  options.window_bytes = volume.options().lp_memory;
+  options.max_lp_bytes = std::max<uint64_t>(1, volume.options().lp_memory / 4);
   if (g->striped_) {
     // The selection balances each LP over the disks (chunkindex/lp_scheduler.h).
     options.disks = g->striped_->map().disks();
@@ -188,21 +190,35 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
     }
   }
   Volume::RunsReport report;
-  if (striped_) {
-    if (!whole.empty()) {
-      Status s = volume_->CopyRanges(source_, source_->size(), whole, out, kLoaderPid);
-      if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
+  std::vector<AlignedBuffer> buffers;  // this loader's, returned below
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_load_buffers_.empty()) {
+      buffers = std::move(idle_load_buffers_.back());
+      idle_load_buffers_.pop_back();
     }
-    if (!runs.empty()) {
-      Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &load_buffers_);
-      if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
-    }
-  } else {
-    Status s = LoadFromGraphFile(*volume_, *plain_, dir_, whole, runs, out, report, load_buffers_);
-    if (!s.ok()) return s.error().Wrap("loading a logical partition (re-run graphfs-index if the graph changed)");
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto load = [&]() -> Status {
+    if (striped_) {
+      if (!whole.empty()) {
+        Status s = volume_->CopyRanges(source_, source_->size(), whole, out, kLoaderPid);
+        if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
+      }
+      if (!runs.empty()) {
+        Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &buffers);
+        if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
+      }
+    } else {
+      Status s = LoadFromGraphFile(*volume_, *plain_, dir_, whole, runs, out, report, buffers);
+      if (!s.ok()) return s.error().Wrap("loading a logical partition (re-run graphfs-index if the graph changed)");
+    }
+    return Status::Ok();
+  };
+  Status s = load();
   std::lock_guard<std::mutex> lock(mu_);
+  idle_load_buffers_.push_back(std::move(buffers));
+  if (!s.ok()) return s;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   loader_.whole_bytes += whole_bytes;
   loader_.run_bytes += run_bytes;
   loader_.run_bytes_cached += report.from_cache;

@@ -104,13 +104,13 @@ class GraphSchedule {
   std::shared_ptr<StripedFile> striped_;   // `column` when striped
   std::shared_ptr<StripedSource> source_;  //   and its units in the cache
   std::shared_ptr<const grid::GraphFile> plain_;  // `column` otherwise (a file or an extent map)
-  // The direct reads' buffers, kept between loads (only the scheduler's builder thread loads).
-  std::vector<AlignedBuffer> load_buffers_;
+  // The direct reads' buffers, kept between loads: one set per loader thread that ran at once.
+  std::vector<std::vector<AlignedBuffer>> idle_load_buffers_;
   mutable std::mutex mu_;
   double find_seconds_ = 0;
   uint64_t finds_ = 0;
   LoaderStats loader_;
-  std::unique_ptr<chunkindex::LpScheduler> scheduler_;  // last: its builder uses the above
+  std::unique_ptr<chunkindex::LpScheduler> scheduler_;  // last: its loaders use the above
 };
 
 // The schedules of the mount, one per graph directory in use.

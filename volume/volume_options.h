@@ -38,6 +38,10 @@ struct VolumeOptions {
   // Among chunks of equal priority, LPs take those of diagonal blocks (i, i) first (CLIP's
   // diagonal-first order: reentry gains most where both ends of an edge are in one partition).
   bool lp_diagonal = true;
+  // Logical partitions loaded ahead and held by jobs, per graph (chunkindex/lp_scheduler.h: the
+  // window). Each LP holds at most a quarter of it, so while a job reads one, one is queued and
+  // two load; a job never waits for a slower one unless this is full.
+  uint64_t lp_memory = 512ull << 20;
   // Its reads go to the disks in batches of at most this many bytes, kRunsBatchesInFlight of them
   // in flight (small enough that a disk's queue holds its own next pieces; tests make it tiny).
   uint64_t runs_batch_bytes = 16ull << 20;

@@ -421,6 +421,14 @@ pid_t StartLeasedJob(const std::string& jobs, int reads) {
   return pid;
 }
 
+// Kills and reaps the child when the test ends, failed or not (an ASSERT returns early).
+struct KillAtExit {
+  pid_t pid;
+  ~KillAtExit() {
+    if (::kill(pid, SIGKILL) == 0) ::waitpid(pid, nullptr, 0);
+  }
+};
+
 bool Exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
@@ -435,14 +443,20 @@ bool WaitFor(const std::function<bool()>& pred, int seconds) {
   return pred();
 }
 
+// lp_memory=128K: LPs of at most 32K (a quarter), four of them live at once. A job waits for
+// another only when those four are all held or queued for a job that does not move on.
 TEST_F(JobsMount, AJobKilledWhileWaitingDiesAtOnceAndIsRemoved) {
-  DoMount();
+  DoMount({"lp_memory=128K"});
   Register("a", "64K");
   ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
-  ASSERT_EQ(Next("a"), "lp-1");  // a holds LP 1 ...
-  pid_t child = StartLeasedJob(jobs, 2);  // ... which b shares, then b waits for LP 2 behind a
+  ASSERT_EQ(Next("a").rfind("lp-", 0), 0u);  // a holds an LP and has the next three queued ...
+  pid_t child = StartLeasedJob(jobs, 5);  // ... which b shares; b's fifth LP finds the window full
+  KillAtExit reap{child};
   ASSERT_TRUE(WaitFor([&] { return Exists(jobs + "/b") && Status("b")["state"] == "waiting"; }, 20))
       << "b did not start waiting";
+  const nlohmann::json window = Stats()["schedulers"][0]["window"];
+  EXPECT_EQ(window["live_lps"].get<uint64_t>(), 4u) << window.dump();
+  EXPECT_LE(window["live_bytes"].get<uint64_t>(), 128u << 10) << window.dump();
   ASSERT_EQ(::kill(child, SIGKILL), 0);
   int status = 0;
   ASSERT_TRUE(WaitFor([&] { return ::waitpid(child, &status, WNOHANG) == child; }, 10))
@@ -454,26 +468,38 @@ TEST_F(JobsMount, AJobKilledWhileWaitingDiesAtOnceAndIsRemoved) {
   EXPECT_FALSE(rest.empty());
 }
 
+// A fast job is not held by a slow one until the window is full; a job killed while it holds an
+// LP frees the window.
 TEST_F(JobsMount, AJobKilledWhileHoldingAnLpIsNotWaitedOn) {
-  DoMount();
+  DoMount({"lp_memory=128K"});
   Register("a", "64K");
   ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
-  pid_t child = StartLeasedJob(jobs, 1);  // b takes LP 1 and keeps it
+  pid_t child = StartLeasedJob(jobs, 1);  // b takes an LP and keeps it
+  KillAtExit reap{child};
   ASSERT_TRUE(WaitFor([&] { return Exists(jobs + "/b") && Status("b")["state"] == "holding"; }, 20));
-  ASSERT_EQ(Next("a"), "lp-1");
-  std::string second;
+  std::set<std::string> seen;  // LPs may be published out of order: two load at once
+  for (int k = 1; k <= 4; ++k) {
+    const std::string lp = Next("a");
+    ASSERT_EQ(lp.rfind("lp-", 0), 0u) << lp << ": a is not held by b";
+    seen.insert(lp);
+  }
+  EXPECT_EQ(seen.size(), 4u);
+  std::string fifth;
   std::atomic<bool> answered{false};
   std::thread t([&] {
-    second = Next("a");  // waits: b still holds LP 1
+    fifth = Next("a");  // waits: b's LP and the three queued for b fill the window
     answered = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(answered.load()) << "the next LP must wait for b";
+  EXPECT_FALSE(answered.load()) << "the window is full: the next LP must wait for b";
   EXPECT_EQ(Status("a")["state"], "waiting");
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   t.join();  // answered once b is gone
-  EXPECT_EQ(second, "lp-2");
+  ASSERT_EQ(fifth.rfind("lp-", 0), 0u) << fifth;
+  EXPECT_FALSE(seen.count(fifth)) << "a new LP";
+  const nlohmann::json s = Stats()["schedulers"][0];
+  EXPECT_GT(s["window_full_while_waiting_seconds"].get<double>(), 0.2) << s.dump();
 }
 
 }  // namespace

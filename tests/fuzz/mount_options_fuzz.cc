@@ -19,7 +19,7 @@ const std::set<std::string> kOurs = {"cache_size", "threads",      "cache_policy
                                      "cache_trace", "io",          "io_workers",     "queue_depth",
                                      "readahead",  "readahead_mem", "kernel_readahead", "direct",
                                      "disks",      "log",          "timeout",        "passthrough",
-                                     "lp",         "lp_loader",    "lp_diagonal",    "disk_bandwidth", "request_cost_us"};
+                                     "lp",         "lp_loader",    "lp_diagonal",    "lp_memory",    "disk_bandwidth", "request_cost_us"};
 
 void CheckRanges(const MountOptions& o) {
   FUZZ_CHECK(o.threads >= 1 && o.threads <= 1024, "threads=%u", o.threads);
