@@ -413,6 +413,7 @@ CacheStats ChunkCache::Stats() const {
   const BufferPool::Stats b = buffers_->stats();
   s.buffers_reused = b.reused;
   s.buffers_created = b.created;
+  s.buffers_idle_bytes = b.idle_bytes;
   for (const auto& [pid, p] : processes_) s.processes.push_back(p);
   std::sort(s.processes.begin(), s.processes.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
   return s;

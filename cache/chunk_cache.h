@@ -117,6 +117,7 @@ struct CacheStats {
   uint64_t bytes_served = 0, bytes_from_cache = 0, bytes_loaded = 0, bytes_bypassed = 0;
   uint64_t prefetched_unused_bytes = 0;  // loaded ahead, dropped without a reader
   uint64_t buffers_reused = 0, buffers_created = 0;  // unit buffers: recycled, newly mapped
+  uint64_t buffers_idle_bytes = 0;                   //   freed ones kept for the next loads
   std::vector<ProcessStats> processes;
 };
 

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "chunkindex/lp_scheduler_job.h"
+#include "common/clock.h"
 
 namespace graphfs::chunkindex {
 
@@ -438,8 +439,10 @@ void LpScheduler::LoaderLoop() {
     lock.unlock();
 
     const auto t1 = Clock::now();
+    const int64_t cpu0 = ThreadCpuNs();
     Status status = loader_(*lp, lp->bytes.get());
     const double load_seconds = Seconds(Clock::now() - t1);
+    const double load_cpu = static_cast<double>(ThreadCpuNs() - cpu0) * 1e-9;
 
     Replies replies;
     lock.lock();
@@ -447,6 +450,7 @@ void LpScheduler::LoaderLoop() {
     in_flight_bytes_ -= lp->size;
     std::erase(loading_, lp.get());
     stats_.load_seconds += load_seconds;
+    stats_.loader_cpu_seconds += load_cpu;
     if (!status.ok()) {
       ++stats_.load_errors;
       stats_.last_error = status.error().message();

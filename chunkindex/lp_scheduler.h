@@ -173,6 +173,7 @@ struct SchedulerStats {
   double model_whole_seconds = 0;  //   and what reading every chunk whole would have cost
   double select_seconds = 0;
   double load_seconds = 0;         // summed over the loaders (they overlap)
+  double loader_cpu_seconds = 0;   // the loader threads' own CPU while loading (not the I/O workers')
   uint64_t load_errors = 0;
   // The window: LPs live (queued, held, or unused guesses) and loading, in bytes and count.
   uint64_t window_bytes = 0;

@@ -1,11 +1,13 @@
 #include "fusefs/control_dir.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -48,6 +50,73 @@ void FillControlStat(const Inode& inode, struct stat* st) {
   }
 }
 
+// The daemon's CPU (getrusage: every thread, the I/O workers included) and, per read path, the
+// READ handlers' CPU over the bytes they handed to readers; the LP path adds its loaders' CPU.
+static json CpuJson(GraphFs& fs, const json& schedulers) {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  double loader_cpu = 0;
+  for (const json& s : schedulers) loader_cpu += s.value("loader_cpu_seconds", 0.0);
+  const char* names[kReadPaths] = {"lp", "striped", "mapped", "ordinary"};
+  json paths = json::object();
+  for (int p = 0; p < kReadPaths; ++p) {
+    const uint64_t bytes = fs.counters.path_bytes[p].load();
+    const double read_cpu = static_cast<double>(fs.counters.path_cpu_ns[p].load()) * 1e-9;
+    const double load_cpu = p == static_cast<int>(ReadPath::kLp) ? loader_cpu : 0;
+    paths[names[p]] = {{"bytes", bytes},
+                       {"read_cpu_seconds", read_cpu},
+                       {"load_cpu_seconds", load_cpu},
+                       {"cpu_seconds_per_gb", bytes > 0 ? (read_cpu + load_cpu) / (static_cast<double>(bytes) / 1e9) : 0.0}};
+  }
+  return {{"user_seconds", secs(ru.ru_utime)}, {"system_seconds", secs(ru.ru_stime)}, {"by_path", paths}};
+}
+
+// The daemon's resident memory (/proc/self/status) and what it holds it for, from the figures
+// the rest of `stats` gives: cache units admitted and staged, recycled unit buffers, the LPs live
+// and loading, the chunk indexes in memory, the LP loaders' read buffers; `other` is the rest
+// (allocator slack, threads' buffers, libraries).
+static json MemoryJson(const json& stats) {
+  json status = json::object();
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    for (const char* key : {"VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"}) {
+      const std::string k = std::string(key) + ":";
+      if (line.rfind(k, 0) == 0) status[key] = std::strtoull(line.c_str() + k.size(), nullptr, 10) * 1024;  // kB
+    }
+  }
+  auto num = [](const json& o, const char* key) -> uint64_t {
+    return o.is_object() && o.contains(key) && o[key].is_number() ? o[key].get<uint64_t>() : 0;
+  };
+  json by_use = json::object();
+  const json& cache = stats.contains("cache") ? stats["cache"] : json::object();
+  by_use["cache_admitted"] = num(cache, "used");
+  by_use["cache_staged"] = num(cache, "staged");
+  by_use["cache_idle_buffers"] = num(cache, "buffers_idle_bytes");
+  uint64_t lps = 0, index = 0, scratch = 0;
+  for (const json& s : stats["schedulers"]) {
+    const json& w = s.contains("window") ? s["window"] : json::object();
+    lps += num(w, "live_bytes") + num(w, "loading_bytes");
+    const json& m = s.contains("memory") ? s["memory"] : json::object();
+    index += num(m, "index_bytes");
+    scratch += num(m, "scratch_bytes");
+  }
+  by_use["lps"] = lps;
+  by_use["indexes"] = index;
+  by_use["lp_loader_buffers"] = scratch;
+  uint64_t accounted = 0;
+  for (const auto& [k, v] : by_use.items()) accounted += v.get<uint64_t>();
+  const uint64_t rss = num(status, "VmRSS");
+  by_use["other"] = rss > accounted ? rss - accounted : 0;
+  return {{"rss", rss},
+          {"peak_rss", num(status, "VmHWM")},
+          {"rss_anon", num(status, "RssAnon")},
+          {"rss_file", num(status, "RssFile")},
+          {"rss_shmem", num(status, "RssShmem")},
+          {"by_use", by_use}};
+}
+
 std::string RenderStats(GraphFs& fs) {
   json j;
   j["source"] = fs.source;
@@ -69,6 +138,8 @@ std::string RenderStats(GraphFs& fs) {
   nlohmann::json jobs = fs.jobs.StatsJson(fs);
   j["jobs"] = jobs["jobs"];
   j["schedulers"] = jobs["schedulers"];
+  j["cpu"] = CpuJson(fs, j["schedulers"]);
+  j["memory"] = MemoryJson(j);
   j["inodes"] = fs.inodes.size();
   // Handles the kernel holds, not counting the one this read comes through (it is handed
   // over after the content is made).

@@ -21,6 +21,11 @@
 
 namespace graphfs {
 
+// Where a READ the daemon answers goes: a job's logical partition, a striped file, a graph
+// version's extent map, an ordinary file (the kernel serves passthrough files without us).
+enum class ReadPath { kLp, kStriped, kMapped, kOrdinary };
+inline constexpr int kReadPaths = 4;
+
 struct MountCounters {
   std::atomic<uint64_t> striped_reads{0};
   std::atomic<uint64_t> striped_writes{0};
@@ -29,6 +34,13 @@ struct MountCounters {
   std::atomic<uint64_t> bytes_read{0};      // replied to readers, all files the daemon serves
   std::atomic<uint64_t> bytes_written{0};   // accepted from writers, all files the daemon serves
   std::atomic<uint64_t> errors{0};
+  // Per ReadPath: bytes replied, and the READ handlers' thread CPU — the reply's copy into the
+  // reader included (the kernel makes it in the daemon's writev) — for CPU per delivered byte.
+  std::atomic<uint64_t> path_bytes[kReadPaths] = {};
+  std::atomic<uint64_t> path_cpu_ns[kReadPaths] = {};
+  void Delivered(ReadPath path, uint64_t bytes) {
+    path_bytes[static_cast<int>(path)].fetch_add(bytes, std::memory_order_relaxed);
+  }
 };
 
 struct GraphFs {

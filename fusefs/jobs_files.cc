@@ -123,6 +123,7 @@ void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size
       at += n;
     }
     if (iov.empty()) return (void)fuse_reply_buf(req, nullptr, 0);
+    Fs(req).counters.Delivered(ReadPath::kLp, end - off);
     constexpr size_t kMaxPieces = 256;
     if (iov.size() > kMaxPieces) {
       std::string gathered;

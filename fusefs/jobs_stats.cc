@@ -121,6 +121,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
                       {"bytes_delivered", s.bytes_delivered},
                       {"select_seconds", s.select_seconds},
                       {"load_seconds", s.load_seconds},
+                      {"loader_cpu_seconds", s.loader_cpu_seconds},
                       {"load_errors", s.load_errors},
                       {"last_error", s.last_error},
                       // The window of LPs loaded ahead (-o lp_memory), and the seconds jobs waited
@@ -131,6 +132,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
                                   {"peak_bytes", s.live_bytes_peak},
                                   {"lps_in_flight", s.lps_in_flight},
                                   {"loading_bytes", s.loading_bytes}}},
+                      {"memory", {{"index_bytes", g->index_bytes()}, {"scratch_bytes", g->scratch_bytes()}}},
                       {"loader_busy_seconds", s.busy_seconds},
                       {"loader_idle_while_waiting_seconds", s.loader_idle_while_waiting_seconds},
                       {"window_full_while_waiting_seconds", s.window_full_while_waiting_seconds}});

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/clock.h"
 #include "fusefs/control_dir.h"
 #include "fusefs/file_handle.h"
 #include "fusefs/graph_versions.h"
@@ -89,6 +90,7 @@ void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
     striped |= p.stub != nullptr;
   }
   fs.counters.bytes_read.fetch_add(total, std::memory_order_relaxed);
+  fs.counters.Delivered(ReadPath::kMapped, total);
   if (!pieces.empty() && (total >= kSpliceMin || striped)) {
     std::vector<fuse_buf> bufs;
     std::vector<volume::PinnedRead> pinned;  // unpinned after the reply
@@ -251,9 +253,34 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   if (fuse_reply_create(req, &e, fi) != 0) ReleaseHandle(fs, fs.handles.TakeFile(fi->fh));
 }
 
+// Adds the thread's CPU from here to the end of the scope to a read path's counter.
+class ReadCpu {
+ public:
+  ReadCpu(MountCounters& counters, FileHandle::Kind kind) : counters_(counters), start_(ThreadCpuNs()) {
+    switch (kind) {
+      case FileHandle::Kind::kJob: path_ = static_cast<int>(ReadPath::kLp); break;
+      case FileHandle::Kind::kStriped: path_ = static_cast<int>(ReadPath::kStriped); break;
+      case FileHandle::Kind::kMapped: path_ = static_cast<int>(ReadPath::kMapped); break;
+      case FileHandle::Kind::kPlain: path_ = static_cast<int>(ReadPath::kOrdinary); break;
+      default: path_ = -1;
+    }
+  }
+  ~ReadCpu() {
+    if (path_ >= 0) counters_.path_cpu_ns[path_].fetch_add(static_cast<uint64_t>(ThreadCpuNs() - start_), std::memory_order_relaxed);
+  }
+  ReadCpu(const ReadCpu&) = delete;
+  ReadCpu& operator=(const ReadCpu&) = delete;
+
+ private:
+  MountCounters& counters_;
+  int64_t start_;
+  int path_ = -1;
+};
+
 void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
   GraphFs& fs = Fs(req);
   FileHandle& h = Handle(fi);
+  ReadCpu cpu(fs.counters, h.kind);
   switch (h.kind) {
     case FileHandle::Kind::kStriped:
       return ReadStriped(req, h, size, offset);
@@ -294,6 +321,7 @@ void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info*
         h.MarkLastUse();
         if (n < 0) return ReplyErr(req, err);
         fs.counters.bytes_read.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        fs.counters.Delivered(ReadPath::kOrdinary, static_cast<uint64_t>(n));
         return (void)fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
       }
       fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
@@ -302,6 +330,7 @@ void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info*
       buf.buf[0].pos = offset;
       h.MarkLastUse();
       fs.counters.bytes_read.fetch_add(size, std::memory_order_relaxed);
+      fs.counters.Delivered(ReadPath::kOrdinary, size);
       return (void)fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
     }
   }

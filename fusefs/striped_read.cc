@@ -45,6 +45,7 @@ void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
     return ReplyErr(req, got.error().code());
   }
   fs.counters.bytes_read.fetch_add(got->bytes(), std::memory_order_relaxed);
+  fs.counters.Delivered(ReadPath::kStriped, got->bytes());
   const std::vector<iovec>& pieces = got->pieces();
   fuse_reply_iov(req, pieces.data(), static_cast<int>(pieces.size()));
   // `got` unpins its cache units after the reply has been written.

@@ -444,6 +444,7 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
   ConvertReport report;
   std::vector<std::pair<Target, std::optional<StripeManifest>>> todo;  // with the manifest of a striped file
   std::vector<FileNeed> needs;  // todo's sizes and stripe units
+  std::vector<struct stat> stats;  // todo's
   for (const std::string& name : targets->second) {
     Target t{graph_dir, name};
     struct stat st;
@@ -460,6 +461,7 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
         if (!unit.ok()) return unit.error();
         todo.emplace_back(t, **m);
         needs.push_back({name, (*m)->size, *unit});
+        stats.push_back(st);
       } else {
         report.skipped.push_back(name + ": already striped");
       }
@@ -474,20 +476,34 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
     if (!unit.ok()) return unit.error();
     todo.emplace_back(t, std::nullopt);
     needs.push_back({name, static_cast<uint64_t>(st.st_size), *unit});
+    stats.push_back(st);
   }
   GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs));
   GRAPHFS_RETURN_IF_ERROR(WriteRegistry(graph_dir, set->registry()));
   std::vector<char> buf;
   if (req.checkpoint == 0) return Error(EINVAL, "checkpoint interval must be positive");
-  for (size_t i = 0; i < todo.size(); ++i) {
-    const auto& [t, striped] = todo[i];
-    const uint64_t unit = needs[i].unit;
-    // Copy in whole rows of units, at most 512 MiB (and no more than a checkpoint) at a time.
+  // Copy in whole rows of units, at most 512 MiB (and no more than a checkpoint) at a time.
+  auto size_buffer = [&](uint64_t unit) {
     uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(unit * set->size(), 64ull << 20), 512ull << 20);
     chunk = std::min(chunk, std::max(req.checkpoint, unit));
     buf.resize(std::max<uint64_t>(chunk / unit, 1) * unit);
-    GRAPHFS_RETURN_IF_ERROR(compressing ? CompressOne(*set, t, req, unit, striped, buf, report)
-                                        : StripeOne(*set, t, req, unit, buf, report));
+  };
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const auto& [t, striped] = todo[i];
+    size_buffer(needs[i].unit);
+    if (!compressing) {
+      GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, needs[i].unit, buf, report));
+      continue;
+    }
+    auto outcome = CompressOne(*set, t, req, needs[i].unit, striped, buf, report);
+    if (!outcome.ok()) return outcome.error();
+    if (*outcome == CompressOutcome::kDeclined && !striped) {
+      // `auto` keeps the raw bytes: the plain file is striped as it is, in the unit raw files get.
+      auto unit = UnitFor(req, t, stats[i], needs[i].bytes, /*compressing=*/false);
+      if (!unit.ok()) return unit.error();
+      size_buffer(*unit);
+      GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, *unit, buf, report));
+    }
   }
   return report;
 }

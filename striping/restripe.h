@@ -14,8 +14,9 @@
 
 namespace graphfs {
 
-// StripeRequest::compress: each file gets the codec whose frames are smallest on a sample of its
-// units (restripe.cc, ChooseCodec).
+// StripeRequest::compress: each file gets the codec that delivers a sample of its units fastest
+// (restripe_compress.cc, ChooseCodec) — or stays raw when no codec is estimated to deliver
+// faster than the disks read raw bytes (graphfs-stripe's default).
 inline constexpr const char* kAutoCodec = "auto";
 
 struct StripeRequest {
@@ -47,7 +48,9 @@ struct StripeRequest {
   // auto_decode_cores)) — the disks and the decoding overlap — and the smallest wins.
   // auto_disk_bandwidth: bytes/s of all the disks together; 0: the sum of graphfs-calibrate's
   // records on the disks, and with none of those the smallest frames win (the disks are taken
-  // for the limit). auto_decode_cores: the CPU the readers leave for decoding.
+  // for the limit). auto_decode_cores: the CPU the readers leave for decoding. When even the best
+  // candidate is estimated slower than raw bytes, the file is striped raw (a file striped already
+  // is left as it is), and `skipped` says why.
   double auto_disk_bandwidth = 0;
   double auto_decode_cores = 1.0;
 };
@@ -56,6 +59,7 @@ struct ConvertReport {
   std::vector<std::string> converted;
   std::vector<uint64_t> units;  // the stripe unit of each converted file (StripeFiles; same order)
   std::vector<std::string> skipped;  // with the reason, "name: why"
+  std::vector<std::string> notes;    // "name: what" (e.g. `auto` kept it raw)
   uint64_t bytes = 0;   // the converted files' own bytes
   uint64_t stored = 0;  // what they take on the disks (their packed streams, if compressed)
 };

@@ -69,11 +69,13 @@ Result<std::vector<uint64_t>> UnitEnds(const StripeRequest& req, const std::stri
 // CPU is shorter than the disks. Each compresses a sample of kAutoSampleUnits units spread over
 // the file, and decodes it again and again for at least kAutoDecodeNs to time its decoding.
 constexpr size_t kAutoSampleUnits = 8;
+constexpr double kAutoMinSaving = 0.03;
 constexpr int64_t kAutoDecodeNs = 30'000'000;
 
 struct AutoChoice {
   compress::CodecSpec spec;
   std::string table;  // every candidate's ratio, decode speed and estimated cost, for the log
+  bool raw_faster = false;  // even the best is estimated slower to deliver than raw bytes
 };
 
 // The disks' bandwidth together: the request's, else the calibrations' sum (0: unknown).
@@ -164,21 +166,30 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
     std::snprintf(model, sizeof model, "; the disks' bandwidth unknown (no calibration): smallest frames");
   }
   std::string verdict;
-  if (disk_bandwidth > 0 && candidates[best].cost > 1.0 / disk_bandwidth) {
+  // Raw bytes win when the disks deliver them faster than the best codec, and whenever no codec
+  // makes the sample smaller by more than kAutoMinSaving (decoding then buys nothing).
+  const bool no_saving = candidates[best].ratio > 1.0 - kAutoMinSaving;
+  const bool raw_faster = no_saving || (disk_bandwidth > 0 && candidates[best].cost > 1.0 / disk_bandwidth);
+  if (no_saving) {
+    char line[200];
+    std::snprintf(line, sizeof line, "; no codec saves %.0f%% of the sample (the best: %s, %.3f): left raw",
+                  kAutoMinSaving * 100, candidates[best].codec->spec().Name().c_str(), candidates[best].ratio);
+    verdict = line;
+  } else if (raw_faster) {
     char line[200];
     std::snprintf(line, sizeof line,
-                  "; even %s is estimated slower to deliver than raw bytes (%.2f against %.2f s/GB): "
-                  "on these disks the file would be better left uncompressed",
+                  "; even %s is estimated slower to deliver than raw bytes (%.2f against %.2f s/GB): left raw",
                   candidates[best].codec->spec().Name().c_str(), candidates[best].cost * 1e9, 1e9 / disk_bandwidth);
     verdict = line;
   }
-  return AutoChoice{candidates[best].codec->spec(), table + model + verdict};
+  return AutoChoice{candidates[best].codec->spec(), table + model + verdict, raw_faster};
 }
 
 // Compresses one file — plain, or striped as it is (`old`) — into a packed stream on the
 // disks; the stub then names the new stream, and the old parts (or the plain file) go.
-Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
-                   const std::optional<StripeManifest>& old, std::vector<char>& buf, ConvertReport& report) {
+Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
+                                   const std::optional<StripeManifest>& old, std::vector<char>& buf,
+                                   ConvertReport& report) {
   const std::string path = t.path();
   const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
   UniqueFd src(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
@@ -224,6 +235,11 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
                               req.auto_decode_cores, buf);
     if (!choice.ok()) return choice.error().Wrap(path + ": choosing a codec");
     if (req.progress) std::fprintf(stderr, "%s: auto: %s\n", t.name.c_str(), choice->table.c_str());
+    if (choice->raw_faster) {
+      report.notes.push_back(t.name + ": auto: raw bytes deliver faster than " + choice->spec.Name() +
+                             " on these disks; " + (old ? "left as it is" : "striped raw"));
+      return CompressOutcome::kDeclined;
+    }
     spec = choice->spec;
   } else {
     spec = compress::ParseCodecSpec(req.compress, req.record_size);
@@ -346,7 +362,7 @@ Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& r
   report.units.push_back(unit);
   report.bytes += size;
   report.stored += info->stream_size;
-  return Status::Ok();
+  return CompressOutcome::kCompressed;
 }
 
 // Finishes what killed compression runs left behind a file that is now compressed: the

@@ -116,9 +116,12 @@ Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManif
 
 // restripe_compress.cc: compresses one file — plain, or striped as it is (`old`) — into a
 // packed stream; and finishes what killed compression runs left behind a compressed file.
-// `unit`: the stripe unit of the packed stream.
-Status CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
-                   const std::optional<StripeManifest>& old, std::vector<char>& buf, ConvertReport& report);
+// `unit`: the stripe unit of the packed stream. kDeclined: `auto` found raw bytes faster to
+// deliver than any codec (the reason is in report.notes); nothing was written.
+enum class CompressOutcome { kCompressed, kDeclined };
+Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
+                                   const std::optional<StripeManifest>& old, std::vector<char>& buf,
+                                   ConvertReport& report);
 void FinishPendingCompression(const DiskSet& disks, const Target& t, const StripeManifest& now);
 
 }  // namespace graphfs::restripe_detail

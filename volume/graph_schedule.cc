@@ -21,6 +21,12 @@ namespace {
 // The cache counts readers by process; the LP loader is the daemon itself.
 const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
 
+// LPs loading at once (chunkindex/lp_scheduler.h, Options::loaders); they share the direct
+// reads' depth, so the disks see as many batches at once as with one loader, and the memory for
+// them stays kRunsBatchesInFlight x runs_batch_bytes.
+constexpr unsigned kLoaders = 2;
+constexpr size_t kBatchesPerLoader = kRunsBatchesInFlight / kLoaders;
+
 // `column` not striped itself — an ordinary file, or an extent map (a graph version) — : the LP's
 // ranges read from its pieces (an ordinary file is its own one piece).
 Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const std::string& dir,
@@ -71,7 +77,8 @@ Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const st
     for (size_t k = 1; k < ranges.runs.size(); ++k)
       disjoint &= ranges.runs[k - 1].offset + ranges.runs[k - 1].length <= ranges.runs[k].offset;
     if (disjoint && !ranges.runs.empty()) {
-      Status s = volume.CopyRuns(source, source->size(), ranges.runs, out, kLoaderPid, &report, &buffers);
+      Status s = volume.CopyRuns(source, source->size(), ranges.runs, out, kLoaderPid, &report, &buffers,
+                                 kBatchesPerLoader);
       if (!s.ok()) return s.error().Wrap("runs of " + dir + "/column");
     } else {
       for (const CopyRange& r : ranges.runs) GRAPHFS_RETURN_IF_ERROR(piece->ReadExact(out + r.out_offset, r.length, r.offset));
@@ -152,6 +159,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   options.cost = volume.read_cost().cost;
   options.diagonal_first = volume.options().lp_diagonal;
   options.window_bytes = volume.options().lp_memory;
+  options.loaders = kLoaders;
   options.max_lp_bytes = std::max<uint64_t>(1, volume.options().lp_memory / 4);
   if (g->striped_) {
     // The selection balances each LP over the disks (chunkindex/lp_scheduler.h).
@@ -205,7 +213,8 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
         if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
       }
       if (!runs.empty()) {
-        Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &buffers);
+        Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &buffers,
+                                     kBatchesPerLoader);
         if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
       }
     } else {
@@ -217,6 +226,9 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   Status s = load();
   std::lock_guard<std::mutex> lock(mu_);
   idle_load_buffers_.push_back(std::move(buffers));
+  scratch_bytes_ = 0;  // the loaders' buffers, all idle now or counted when they come back
+  for (const auto& set : idle_load_buffers_)
+    for (const AlignedBuffer& b : set) scratch_bytes_ += b.size();
   if (!s.ok()) return s;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   loader_.whole_bytes += whole_bytes;
@@ -230,6 +242,15 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   return Status::Ok();
 }
 
+
+uint64_t GraphSchedule::index_bytes() const {
+  return finder_->memory_bytes() + (runs_ ? runs_->memory_bytes() : 0);
+}
+
+uint64_t GraphSchedule::scratch_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scratch_bytes_;
+}
 
 GraphSchedule::LoaderStats GraphSchedule::loader_stats() const {
   std::lock_guard<std::mutex> lock(mu_);

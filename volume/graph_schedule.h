@@ -86,6 +86,11 @@ class GraphSchedule {
   // The runs of source-sorted chunks (null: chunk-granular LPs).
   const chunkindex::SourceRuns* source_runs() const { return runs_.get(); }
 
+  // Memory it holds besides its LPs: the chunk index's finder and source runs in memory, and the
+  // loaders' read buffers.
+  uint64_t index_bytes() const;
+  uint64_t scratch_bytes() const;
+
   // Cost of the active-chunk queries so far.
   double find_seconds() const;
   uint64_t finds() const;
@@ -106,6 +111,7 @@ class GraphSchedule {
   std::shared_ptr<const grid::GraphFile> plain_;  // `column` otherwise (a file or an extent map)
   // The direct reads' buffers, kept between loads: one set per loader thread that ran at once.
   std::vector<std::vector<AlignedBuffer>> idle_load_buffers_;
+  uint64_t scratch_bytes_ = 0;  // of idle_load_buffers_ (a set in use is counted when it comes back)
   mutable std::mutex mu_;
   double find_seconds_ = 0;
   uint64_t finds_ = 0;

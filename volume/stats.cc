@@ -94,6 +94,7 @@ json RenderCache(const cache::CacheStats& c) {
           {"offers", c.offers},
           {"offers_admitted", c.offers_admitted},
           {"buffers_reused", c.buffers_reused},
+          {"buffers_idle_bytes", c.buffers_idle_bytes},
           {"buffers_created", c.buffers_created},
           {"load_errors", c.load_errors},
           {"byte_hit_ratio", byte_hit_ratio},

@@ -130,10 +130,11 @@ stage_graph() {
   # (a power of two from 1M to 16M: at least 4 units per disk of the file, at most the engines'
   # 24M request; the disks are not calibrated yet here, so their cost per request is left out).
   # Every file of at least 1M is striped, so no graph file stays off the disks.
-  # STRIPE_COMPRESS=CODEC stores the striped files compressed (graphfs-stripe --compress; column
-  # and row cut at the index's chunks).
+  # STRIPE_COMPRESS=CODEC|auto|none: graphfs-stripe --compress (default auto, the tool's: each
+  # file compressed where a codec delivers it faster than the disks; column and row cut at the
+  # index's chunks); none keeps the raw bytes.
   "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
-    ${STRIPE_COMPRESS:+--compress "$STRIPE_COMPRESS"} --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
+    --compress "${STRIPE_COMPRESS:-auto}" --disk-bandwidth $((4 * bps)) --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
   throttle "$bps" 0
   mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
   for k in read write; do echo "$mm $((4 * bps))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done

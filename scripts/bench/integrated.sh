@@ -8,6 +8,7 @@
 #                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
 #                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
 #                               [--reentry N] [--diagonal-first] [--tag TAG] [--compress "CODEC ..."] [--repeat N]
+#                               [--base-bin DIR] [--mount-opts OPTS]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
 # --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit: STRIPE_UNIT, else graphfs-stripe's
@@ -43,6 +44,10 @@
 #   mount-integrated-chunk (iv) the same mount with lp=chunk, the apps in integrated mode
 #                           (--graphfs, logical partitions of PARTITION bytes of whole chunks)
 #   mount-integrated  (v)   the same with lp=vertex: LPs hold only the runs of active sources
+#   mount-integrated-base   (v) with the daemon of --base-bin DIR (e.g. a build of an older commit):
+#                           today's path beside the new one, in the same run
+# --mount-opts OPTS adds graphfs mount options to every mount configuration but the base one
+# (e.g. lp_memory=256M).
 # --mem-gb G gives every configuration's apps G GiB (run-jobs --mem-gb; the demo's setting, 0.1:
 # below the graph, so plain runs stream with O_DIRECT too) instead of 0.25 on the mount and 8 plain.
 # Each run is traced every second (scripts/bench/disk_trace.py: the disks' bytes, the mount's reader
@@ -58,7 +63,9 @@
 # scripts/bench/plot_integrated.py). --reentry N and --diagonal-first are passed to run-jobs in every
 # configuration (issue 17: the relaxation apps re-enter loaded edges; integrated jobs with reentry
 # ask for whole chunks); --tag TAG is added to the results' names. --compress CODEC stores the
-# striped copy compressed (issue 18: graphfs-stripe --compress; the plain copy stays as it is).
+# striped copy with that codec (default auto, graphfs-stripe's own default since issue 31: each
+# file compressed where a codec delivers it faster than the 4 disks; none: raw; the plain copy
+# stays as it is).
 # --compress "none CODEC ..." stages one striped copy per codec (none: uncompressed) on the same
 # disks and runs every mount configuration on each, side by side; --repeat N runs N rounds (the
 # copies in an order that turns from round to round). The end table gives each copy's median wall
@@ -86,6 +93,8 @@ APP_FLAGS=""
 TAG=""
 CODECS=""
 REPEAT=1
+BASE_BIN=""
+MOUNT_OPTS=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) SCALE=$2; shift 2 ;;
@@ -109,12 +118,14 @@ while [[ $# -gt 0 ]]; do
     --tag) TAG=-$2; shift 2 ;;
     --compress) CODECS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
+    --base-bin) BASE_BIN=$2; shift 2 ;;
+    --mount-opts) MOUNT_OPTS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
 # The striped copies: the first codec's is $SRC/g (as before), the others' $SRC/g-CODEC.
-read -r -a VARIANTS <<< "${CODECS:-none}"
-[[ ${VARIANTS[0]} != none ]] && export STRIPE_COMPRESS=${VARIANTS[0]}
+read -r -a VARIANTS <<< "${CODECS:-auto}"
+export STRIPE_COMPRESS=${VARIANTS[0]}
 variant_dir() { if [[ $1 == "${VARIANTS[0]}" ]]; then echo g; else echo "g-${1//:/-}"; fi; }
 source "$HERE/disks.sh"
 source "$HERE/graphs.sh"
@@ -150,7 +161,7 @@ stage_graph "$G" "$BPS" 8192
 for v in "${VARIANTS[@]:1}"; do
   cp -a "$G" "$SRC/$(variant_dir "$v")"
   "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
-    $([[ $v != none ]] && echo "--compress $v") --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/$(variant_dir "$v")"
+    --compress "$v" --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/$(variant_dir "$v")"
 done
 if [[ $IOPS -gt 0 ]]; then
   throttle "$BPS" "$IOPS"
@@ -247,7 +258,12 @@ for mix in $MIXES; do
       seq-plain) [[ $mix == P16 ]] && continue
                  run "$mix" "$config" "${DISK_DIRS[4]}/g" "${MEM_GB:-8}" "$(plain_limit "$mix")" "--sequential" "${LOOPS[4]}" ;;
       plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" "${MEM_GB:-8}" "$(plain_limit "$mix")" "" "${LOOPS[4]}" ;;
-      mount | mount-integrated | mount-integrated-chunk)
+      mount | mount-integrated | mount-integrated-chunk | mount-integrated-base)
+        daemon_bin=""
+        if [[ $config == mount-integrated-base ]]; then
+          [[ -x $BASE_BIN/graphfs ]] || { echo "mount-integrated-base needs --base-bin DIR holding a graphfs daemon" >&2; exit 2; }
+          daemon_bin=$BASE_BIN
+        fi
         lp=vertex
         [[ $config == mount-integrated-chunk ]] && lp=chunk
         flags=""
@@ -255,7 +271,9 @@ for mix in $MIXES; do
         for v in $(rotate $((ROUND - 1)) "${VARIANTS[@]}"); do
           name=$config
           ((${#VARIANTS[@]} > 1)) && name=$config@$v
-          mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS"
+          extra=""
+          [[ -n $MOUNT_OPTS && -z $daemon_bin ]] && extra=",$MOUNT_OPTS"
+          DAEMON_BIN=$daemon_bin mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS$extra"
           run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
           # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
           # an integrated run's peak stands in only until the mix's `mount` run has measured it.

@@ -113,6 +113,34 @@ def summarize(after, before=None, wall=None, bps=None):
     else:
         out["request_sizes"] = None
         out["median_request"] = None
+    # The daemon's CPU over the run, and per read path its CPU-seconds per GB handed to readers.
+    cpu, bcpu = after.get("cpu"), (before or {}).get("cpu")
+    if isinstance(cpu, dict):
+        bcpu = bcpu if isinstance(bcpu, dict) else ({} if before is not None else None)
+        out["cpu_user"] = _delta(cpu, bcpu, "user_seconds")
+        out["cpu_system"] = _delta(cpu, bcpu, "system_seconds")
+        per_gb = {}
+        for name, p in (cpu.get("by_path") or {}).items():
+            bp = ((bcpu or {}).get("by_path") or {}).get(name, {}) if bcpu is not None else None
+            b = _delta(p, bp, "bytes")
+            c = [_delta(p, bp, k) for k in ("read_cpu_seconds", "load_cpu_seconds")]
+            if b and None not in c:
+                per_gb[name] = (sum(c) / (b / 1e9), b)
+        out["cpu_per_gb"] = per_gb
+    # Logical partitions (integrated jobs), summed over the graphs' schedulers: the seconds some job
+    # waited with no LP loading, of them with the window full, and the window's peak bytes.
+    scheds = after.get("schedulers") or []
+    bscheds = {x.get("graph"): x for x in ((before or {}).get("schedulers") or [])}
+    if scheds:
+        def sched_sum(key):
+            # A scheduler opened during the run (none before it) counts from zero.
+            vals = [_delta(x, bscheds.get(x.get("graph")), key) for x in scheds]
+            return None if None in vals else sum(vals)
+        out["lp_idle_while_waiting"] = sched_sum("loader_idle_while_waiting_seconds")
+        out["lp_full_while_waiting"] = sched_sum("window_full_while_waiting_seconds")
+        out["lp_loader_busy"] = sched_sum("loader_busy_seconds")
+        peaks = [_num((x.get("window") or {}).get("peak_bytes")) for x in scheds]
+        out["lp_window_peak"] = None if None in peaks else max(peaks)
     return out
 
 
@@ -150,7 +178,13 @@ def line(s):
     wall = f" of {s['wall']:.1f} s" if s["wall"] else ""
     return (f"disks delivered {rate} of their rate, had requests out {busy}{wall}; idle while a reader waited {iww} s (sum {fmt(s['idle_while_waiting_sum'])}); "
             f"readers waited {fmt(s['reader_wait_seconds'])} s in {fmt(s['waits'], '.0f')} waits; "
-            f"disk requests median {s['median_request'] or NA} (mean {kib(s['mean_request'])} KiB)")
+            f"disk requests median {s['median_request'] or NA} (mean {kib(s['mean_request'])} KiB)"
+            + (f"; LPs: loader busy {fmt(s['lp_loader_busy'], '.1f')} s, idle while a job waited {fmt(s['lp_idle_while_waiting'])} s"
+               f" (window full {fmt(s['lp_full_while_waiting'])} s), window peak {fmt((s['lp_window_peak'] or 0) / 2**20, '.0f')} MiB"
+               if "lp_idle_while_waiting" in s else "")
+            + (f"; daemon CPU {fmt(s['cpu_user'], '.1f')} s user + {fmt(s['cpu_system'], '.1f')} s system, per GB delivered: "
+               + (", ".join(f"{k} {v[0]:.2f} s ({v[1] / 1e9:.1f} GB)" for k, v in s["cpu_per_gb"].items()) or "n/a")
+               if "cpu_user" in s else ""))
 
 
 def table(s):

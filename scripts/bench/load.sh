@@ -58,7 +58,7 @@ FIRST=$(od -An -td4 -N4 "$GEN_DIR/rmat$SCALE.bin" | tr -d ' ')
 # the scratch file and the writer's files.
 stage_graph "$G" "$BPS" 1024
 head -c $((64 << 20)) /dev/urandom > "$SRC/scratch"
-"$GRAPHFS_BIN/graphfs-stripe" -q --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/scratch"
+"$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/scratch"
 mount_graphfs "$SRC" "$MNT" "cache_size=$BUDGET,readahead_mem=256M,log=$BENCH_ROOT/daemon.log"
 DAEMON=$(pgrep -f "graphfs -f $SRC $MNT" | head -1)
 

@@ -56,7 +56,7 @@ for l in "${layouts[@]}"; do
   mkdir -p "$SRC/$l"
   cp "$BENCH_ROOT/data.bin" "$SRC/$l/column"
   unit=${l#u}
-  "$GRAPHFS_BIN/graphfs-stripe" -q --unit "$unit" --min-size 1M --disks "$(IFS=,; echo "${STRIPED[*]}")" "$SRC/$l" >&2
+  "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$unit" --min-size 1M --disks "$(IFS=,; echo "${STRIPED[*]}")" "$SRC/$l" >&2
 done
 mkdir -p "$SINGLE/source/single"
 cp "$BENCH_ROOT/data.bin" "$SINGLE/source/single/column"

@@ -1,7 +1,9 @@
-// graphfs-stripe [--unit SIZE | --engine-request SIZE] [--min-size SIZE] [--compress CODEC|auto
+// graphfs-stripe [--unit SIZE | --engine-request SIZE] [--min-size SIZE] [--compress auto|CODEC|none
 //                 [--disk-bandwidth RATE] [--decode-cores N]] --disks D0,D1,... GRAPH_DIR|FILE
 // Without --unit, each file's unit is chosen from its size, the number of disks, the engines'
-// request and the disks' calibrations (striping/stripe_unit.h).
+// request and the disks' calibrations (striping/stripe_unit.h). Files are compressed with `auto`
+// unless told `--compress none`: per file the codec that delivers its bytes fastest, or raw bytes
+// where no codec would (issue 31: compressed by default).
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   std::string unit, engine_request = "24M", min_size = "64M", checkpoint = "1G", compress_unit = "2M", disks,
       bandwidth;
   graphfs::StripeRequest req;
+  req.compress = graphfs::kAutoCodec;
   bool quiet = false;
   app.add_option("--unit", unit,
                  "stripe unit of every file (a multiple of 4K); default: chosen per file, a power of two from 1M "
@@ -77,8 +80,9 @@ int main(int argc, char** argv) {
                    std::string names;
                    for (auto n : graphfs::compress::CodecNames()) names += (names.empty() ? "" : ", ") + std::string(n);
                    return names;
-                 }() + "; a level for zstd stages: zstd:1; or auto: per file, the codec that delivers a sample of its "
-                       "units fastest: its frames read at the disks' bandwidth, its decoding timed here); striped "
+                 }() + "; a level for zstd stages: zstd:1); auto (the default): per file, the codec that delivers "
+                       "a sample of its units fastest — its frames read at the disks' bandwidth, its decoding timed "
+                       "here —, or raw bytes where none is estimated faster than the disks; none: raw bytes. Striped "
                        "files are compressed in place");
   app.add_option("--disk-bandwidth", bandwidth,
                  "for --compress auto: bytes/s of all the disks together (e.g. 400M; default: the sum of "
@@ -93,6 +97,7 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", checkpoint, "bytes copied between durable progress records (default 1G)");
   app.add_option("path", req.path, "graph directory (or one file in it)")->required();
   CLI11_PARSE(app, argc, argv);
+  if (req.compress == "none") req.compress.clear();
   auto u = graphfs::ParseSize(unit.empty() ? "16M" : unit);  // empty: chosen per file below
   auto m = graphfs::ParseSize(min_size);
   auto c = graphfs::ParseSize(checkpoint);
@@ -189,6 +194,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& s : report->skipped) std::fprintf(stderr, "graphfs-stripe: skipped %s\n", s.c_str());
+  for (const auto& s : report->notes) std::fprintf(stderr, "graphfs-stripe: %s\n", s.c_str());
   // The unit of the files striped: one, or the range of the ones chosen per file.
   std::string unit_text = req.unit_for ? "chosen per file" : graphfs::FormatSize(req.unit);
   if (!report->units.empty()) {
@@ -198,7 +204,8 @@ int main(int argc, char** argv) {
   std::printf("graphfs-stripe: striped %zu file(s), %s, unit %s over %zu disk(s)", report->converted.size(),
               graphfs::FormatSize(report->bytes).c_str(), unit_text.c_str(), req.disks.size());
   if (!req.compress.empty() && report->bytes > 0) {
-    std::printf("; compressed with %s to %s (%.3f of the bytes)", req.compress.c_str(),
+    std::printf("; %s with %s: %s on the disks (%.3f of the bytes)",
+                report->notes.empty() ? "compressed" : "compressed where it pays", req.compress.c_str(),
                 graphfs::FormatSize(report->stored).c_str(),
                 static_cast<double>(report->stored) / static_cast<double>(report->bytes));
   }

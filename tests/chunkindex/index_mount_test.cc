@@ -26,7 +26,7 @@ TEST(IndexThroughMount, BuildsChecksAndDetectsStalenessOnAStripedGraph) {
   g.partitions = 4;
   g.edges = testing::RandomEdges(30000, 60000, 4);  // 480 KB per file
   ASSERT_EQ(testing::MakeGraph(g, graph), "");
-  auto stripe = testing::RunShell(testing::Bin("graphfs-stripe") + " -q --unit 64K --min-size 256K --disks " + d0 + "," +
+  auto stripe = testing::RunShell(testing::Bin("graphfs-stripe") + " -q --compress none --unit 64K --min-size 256K --disks " + d0 + "," +
                              d1 + " " + graph);
   ASSERT_EQ(stripe.exit_code, 0) << stripe.output;
   ASSERT_LT(std::filesystem::file_size(graph + "/column"), 64u << 10) << "column should now be a stub";

@@ -312,8 +312,8 @@ TEST(LpScheduler, ALoadErrorReachesTheWaitingJobsAndAskingAgainRetries) {
   Catalog cat(2, 100);
   LpScheduler s(cat.chunks, cat.Loader());
   ASSERT_TRUE(s.AddJob(1, 100).ok());
+  cat.fail = true;  // before the active set: the loads ahead start at once
   ASSERT_TRUE(s.SetActive(1, Active({0, 1}), 0).ok());
-  cat.fail = true;
   auto g = AskNow(s, 1);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.error().code(), EIO);

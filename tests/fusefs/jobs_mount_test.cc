@@ -286,6 +286,28 @@ TEST_F(JobsMount, JobsReadingTogetherShareOneLoadThroughTheStripedCache) {
   EXPECT_LE(s["bytes_loaded"].get<uint64_t>(), column.size() + (128u << 10));
   EXPECT_GE(s["bytes_loaded"].get<uint64_t>() + s["bytes_reused"].get<uint64_t>(), column.size());
   EXPECT_EQ(st["jobs"].size(), 2u);
+  // The daemon's CPU per delivered byte, by path: the LP files' bytes, their READs' and the
+  // loaders' CPU; then `column` read as a striped file.
+  const nlohmann::json& lp = st["cpu"]["by_path"]["lp"];
+  EXPECT_EQ(lp["bytes"].get<uint64_t>(), 2 * column.size()) << st["cpu"].dump();
+  EXPECT_GT(lp["read_cpu_seconds"].get<double>(), 0.0);
+  EXPECT_GT(lp["load_cpu_seconds"].get<double>(), 0.0);
+  EXPECT_GT(lp["cpu_seconds_per_gb"].get<double>(), 0.0);
+  EXPECT_EQ(st["cpu"]["by_path"]["striped"]["bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(ReadFile(mnt + "/graph/column"), column);
+  const nlohmann::json after = Stats()["cpu"];
+  EXPECT_EQ(after["by_path"]["striped"]["bytes"].get<uint64_t>(), column.size()) << after.dump();
+  EXPECT_GT(after["by_path"]["striped"]["read_cpu_seconds"].get<double>(), 0.0);
+  EXPECT_GT(after["user_seconds"].get<double>() + after["system_seconds"].get<double>(), 0.0);
+  // The daemon's memory by use: the index the schedule loaded is counted, the rest adds up.
+  const nlohmann::json mem = Stats()["memory"];
+  EXPECT_GT(mem["rss"].get<uint64_t>(), 0u) << mem.dump();
+  EXPECT_GE(mem["peak_rss"].get<uint64_t>(), mem["rss"].get<uint64_t>());
+  EXPECT_GT(mem["by_use"]["indexes"].get<uint64_t>(), 0u) << mem.dump();
+  EXPECT_LE(mem["by_use"]["cache_admitted"].get<uint64_t>(), 256u << 10) << "cache_size=256K";
+  uint64_t sum = 0;
+  for (const auto& [k, v] : mem["by_use"].items()) sum += v.get<uint64_t>();
+  EXPECT_GE(sum, mem["rss"].get<uint64_t>()) << "`other` is the rest of the resident memory";
 }
 
 TEST_F(JobsMount, BadInputGetsEinvalAndAMessage) {

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include <bit>
+#include <cstring>
+#include <random>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -237,7 +239,7 @@ std::string FileIdOf(const std::string& path) {
 testing::BinaryRun Stripe(const std::vector<std::string>& disks, const std::string& graph) {
   std::string list;
   for (const auto& d : disks) list += (list.empty() ? "" : ",") + d;
-  return testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--min-size", "1M", "--disks", list, graph}, 120);
+  return testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--compress", "none", "--min-size", "1M", "--disks", list, graph}, 120);
 }
 
 TEST(StripeUnitTool, ChoosesEachFilesUnitWithoutUnit) {
@@ -284,19 +286,69 @@ TEST(StripeUnitTool, UnitOverridesAndEngineRequestCaps) {
   const std::string graph = tmp.Sub("graph");
   WriteBytes(graph + "/column", 24 * MiB);
   WriteBytes(graph + "/row", 24 * MiB);
-  auto r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "-q", "--unit", "64K", "--min-size", "1M", "--disks",
-                               disks[0] + "," + disks[1], graph + "/column"});
+  auto r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "-q", "--compress", "none", "--unit", "64K", "--min-size", "1M",
+                               "--disks", disks[0] + "," + disks[1], graph + "/column"});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.How() << "\n" << r.output;
   EXPECT_EQ(UnitOf(graph + "/column"), 64u << 10);
   EXPECT_EQ(r.output.find("column: unit"), std::string::npos) << r.output;  // told, not chosen
   // 24 MiB over 2 disks: 3 MiB a quarter -> 2 MiB; the engines' 1 MiB request caps it.
-  r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "-q", "--engine-request", "1M", "--min-size", "1M", "--disks",
-                          disks[0] + "," + disks[1], graph + "/row"});
+  r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "-q", "--compress", "none", "--engine-request", "1M", "--min-size",
+                          "1M", "--disks", disks[0] + "," + disks[1], graph + "/row"});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.How() << "\n" << r.output;
   EXPECT_EQ(UnitOf(graph + "/row"), MiB);
   EXPECT_EQ(r.output.find("row: unit"), std::string::npos) << r.output;  // -q
   r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--engine-request", "0", "--disks", disks[0], graph});
   EXPECT_TRUE(r.exited && r.exit_code == 2) << r.How() << "\n" << r.output;
+}
+
+// Without --compress, graphfs-stripe compresses with `auto` where a codec pays (issue 31): a
+// compressible file gets a packed stream; a file no codec shrinks, or one whose disks deliver raw
+// bytes faster than any codec decodes, is striped raw, and the output says why.
+TEST(StripeUnitTool, CompressesWithAutoByDefaultWhereItPays) {
+  TempDir tmp;
+  const std::vector<std::string> disks = {tmp.Sub("d0"), tmp.Sub("d1")};
+  const std::string graph = tmp.Sub("graph");
+  std::string edges(8 * MiB, '\0');  // 8-byte records of small, slowly growing ids: compressible
+  for (uint64_t i = 0; i < edges.size() / 4; ++i) {
+    const uint32_t v = static_cast<uint32_t>(i / 16 + (i % 3));
+    std::memcpy(&edges[i * 4], &v, 4);
+  }
+  std::ofstream(graph + "/column", std::ios::binary).write(edges.data(), static_cast<std::streamsize>(edges.size()));
+  std::string noise(4 * MiB, '\0');
+  std::mt19937_64 rng(31);
+  for (char& c : noise) c = static_cast<char>(rng());
+  std::ofstream(graph + "/row", std::ios::binary).write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  auto r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--min-size", "1M", "--disks", disks[0] + "," + disks[1], graph}, 120);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.How() << "\n" << r.output;
+  auto column = ReadManifest(graph + "/column");
+  ASSERT_TRUE(column.ok() && column->has_value());
+  EXPECT_TRUE((*column)->packed.has_value()) << "compressible: compressed by default\n" << r.output;
+  auto row = ReadManifest(graph + "/row");
+  ASSERT_TRUE(row.ok() && row->has_value()) << "striped all the same";
+  EXPECT_FALSE((*row)->packed.has_value()) << "random bytes: raw\n" << r.output;
+  EXPECT_NE(r.output.find("row: auto: raw bytes deliver faster"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("striped raw"), std::string::npos) << r.output;
+
+  // Disks faster than any decoding on one core (1 TB/s): the compressible file stays raw too.
+  const std::string fast = tmp.Sub("fast");
+  std::ofstream(fast + "/column", std::ios::binary).write(edges.data(), static_cast<std::streamsize>(edges.size()));
+  r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--min-size", "1M", "--disk-bandwidth", "1000G", "--disks",
+                          tmp.Sub("d2") + "," + tmp.Sub("d3"), fast}, 120);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.How() << "\n" << r.output;
+  auto fast_column = ReadManifest(fast + "/column");
+  ASSERT_TRUE(fast_column.ok() && fast_column->has_value());
+  EXPECT_FALSE((*fast_column)->packed.has_value()) << r.output;
+  EXPECT_NE(r.output.find("estimated slower to deliver than raw bytes"), std::string::npos) << r.output;
+  // --compress none: raw, no codec tried.
+  const std::string none = tmp.Sub("none");
+  std::ofstream(none + "/column", std::ios::binary).write(edges.data(), static_cast<std::streamsize>(edges.size()));
+  r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--compress", "none", "--min-size", "1M", "--disks",
+                          tmp.Sub("d4") + "," + tmp.Sub("d5"), none}, 120);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.How() << "\n" << r.output;
+  auto none_column = ReadManifest(none + "/column");
+  ASSERT_TRUE(none_column.ok() && none_column->has_value());
+  EXPECT_FALSE((*none_column)->packed.has_value());
+  EXPECT_EQ(r.output.find("auto:"), std::string::npos) << r.output;
 }
 
 // A run killed after its pending record was written resumes with that record's unit, not a new

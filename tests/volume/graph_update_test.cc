@@ -244,7 +244,7 @@ TEST(GraphUpdateTool, ExitCodesAndSummary) {
   auto reclaim = etest::RunCommand(tool + " " + tmp.File("g") + " --reclaim --keep 0");
   EXPECT_EQ(reclaim.exit_code, 0);
   EXPECT_NE(reclaim.output.find("reclaimed " + tmp.File("g@0")), std::string::npos) << reclaim.output;
-  auto stripe = etest::RunCommand(etest::Bin("graphfs-stripe") + " --disks " + tmp.File("d0") + "," + tmp.File("d1") +
+  auto stripe = etest::RunCommand(etest::Bin("graphfs-stripe") + " --compress none --disks " + tmp.File("d0") + "," + tmp.File("d1") +
                                   " " + tmp.File("g") + " 2>&1");
   EXPECT_EQ(stripe.exit_code, 1);
   EXPECT_NE(stripe.output.find("extent map"), std::string::npos) << stripe.output;
