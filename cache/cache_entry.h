@@ -44,6 +44,10 @@ struct UnitRef::Entry final : UnitView {
   bool admitted = false;  // counted in `capacity`, listed in the eviction order
   bool orphan = false;    // no longer reachable by key (invalidated, evicted, refused)
   bool prefetched = false;
+  // Its reader needs no more of it though it took only part (the LP loader copies the runs it
+  // wants): decided on at its last unpin, like a unit served whole, not kept staged for
+  // kServedIdleNs.
+  bool consumed = false;
   uint64_t served = 0;
   int64_t touched_ns = 0, ready_ns = 0;
   ChunkCache::OrderKey order;

@@ -60,6 +60,10 @@ void UnitRef::NoteServed(uint64_t bytes) {
   if (entry_ != nullptr) cache_->Served(*entry_, pid_, hit_, bytes);
 }
 
+void UnitRef::NoteConsumed() {
+  if (entry_ != nullptr) cache_->Consumed(*entry_);
+}
+
 // ---- ChunkCache ----
 
 ChunkCache::ChunkCache(const CacheOptions& options)
@@ -282,11 +286,16 @@ void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
   }
 }
 
+void ChunkCache::Consumed(Entry& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  e.consumed = true;
+}
+
 void ChunkCache::Unpin(Entry& e) {
   std::lock_guard<std::mutex> lock(mu_);
   --e.pins;
   // The last reader just finished the unit: decide about it now rather than at the next sweep.
-  if (e.pins == 0 && !e.admitted && e.state == Entry::State::kReady && e.served >= e.length) {
+  if (e.pins == 0 && !e.admitted && e.state == Entry::State::kReady && (e.served >= e.length || e.consumed)) {
     auto it = std::find_if(staged_.begin(), staged_.end(), [&](const auto& p) { return p.get() == &e; });
     if (it != staged_.end()) {
       std::shared_ptr<Entry> keep = *it;  // Decide erases it from staged_

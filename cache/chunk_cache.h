@@ -137,6 +137,9 @@ class UnitRef {
   bool hit() const { return hit_; }  // in memory (or being loaded by another reader) when asked for
   // Reports bytes handed to the reader: a unit is offered for admission once fully served.
   void NoteServed(uint64_t bytes);
+  // The reader is done with the unit though it took only part of it: the unit is offered for
+  // admission (or dropped from staging) at its last unpin.
+  void NoteConsumed();
 
  private:
   friend class ChunkCache;
@@ -243,6 +246,7 @@ class ChunkCache {
   void FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> got);  // mu_ held
   void Unpin(Entry& e);
   void Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes);
+  void Consumed(Entry& e);
   // Offers staged units their readers are done with for admission (mu_ held). `pressed`: staging
   // is full, so prefetched units nobody came for give way sooner (kUnreadPressedNs).
   void SweepStaged(int64_t now, bool pressed = false);

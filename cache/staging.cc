@@ -55,7 +55,7 @@ void ChunkCache::SweepStaged(int64_t now, bool pressed) {
   std::vector<std::shared_ptr<Entry>> done;
   for (const auto& e : staged_) {
     if (e->state != Entry::State::kReady || e->pins > 0) continue;
-    const bool consumed = e->orphan || e->served >= e->length ||
+    const bool consumed = e->orphan || e->served >= e->length || e->consumed ||
                           (e->served > 0 ? now - e->touched_ns > kServedIdleNs
                                          : now - std::max(e->ready_ns, e->touched_ns) > unread_ns);
     if (consumed) done.push_back(e);

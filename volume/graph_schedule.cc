@@ -68,7 +68,7 @@ Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const st
     std::sort(ranges.whole.begin(), ranges.whole.end(), by_offset);
     std::sort(ranges.runs.begin(), ranges.runs.end(), by_offset);
     if (!ranges.whole.empty()) {
-      Status s = volume.CopyRanges(source, source->size(), ranges.whole, out, kLoaderPid);
+      Status s = volume.CopyRanges(source, source->size(), ranges.whole, out, kLoaderPid, /*done_with_units=*/true);
       if (!s.ok()) return s.error().Wrap("chunks of " + dir + "/column");
     }
     // CopyRuns wants disjoint ranges; a map never reads a piece's bytes twice, but a damaged
@@ -209,7 +209,7 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   auto load = [&]() -> Status {
     if (striped_) {
       if (!whole.empty()) {
-        Status s = volume_->CopyRanges(source_, source_->size(), whole, out, kLoaderPid);
+        Status s = volume_->CopyRanges(source_, source_->size(), whole, out, kLoaderPid, /*done_with_units=*/true);
         if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
       }
       if (!runs.empty()) {

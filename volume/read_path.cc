@@ -264,7 +264,7 @@ Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t
 }
 
 Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
-                          const std::vector<CopyRange>& ranges, char* out, uint32_t pid) {
+                          const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   // The caller read `file_size` earlier; a write since then is caught only from here on (LP
   // files are built from indexed graphs, and a write makes the index stale anyway).
@@ -313,6 +313,8 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
       at += n;
       if (at == u.offset + u.length || at == r.offset + r.length) {
         ahead -= std::min(ahead, u.length);
+        // The ranges are ascending: a unit the next range does not start in is done with.
+        if (done_with_units && (k + 1 == units.size() || units[k + 1].index != u.index)) ref->NoteConsumed();
         ++k;
       }
     }

@@ -116,9 +116,11 @@ class Volume {
   // Copies the ranges of a striped file into `out` + their out_offset, through the cache:
   // each unit is loaded once (concurrent readers wait for that load) and pinned while
   // copied; units up to the loader's read-ahead window ahead of the copy are prefetched in
-  // disk turns, so every disk works at once. Reads past the end are an error.
+  // disk turns, so every disk works at once. Reads past the end are an error. `done_with_units`
+  // (the LP loader): nothing more of a unit is wanted after the ranges' last byte in it, so it
+  // leaves staging (admitted or dropped) as soon as it is copied, not when fully served.
   Status CopyRanges(const std::shared_ptr<StripedSource>& source, uint64_t file_size,
-                    const std::vector<CopyRange>& ranges, char* out, uint32_t pid);
+                    const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units = false);
 
   // Copies runs of a striped file (parts of cache units: a vertex-granular LP's extents) into
   // `out` + their out_offset without loading whole units: a run whose units are in the cache

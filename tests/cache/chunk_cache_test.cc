@@ -545,6 +545,30 @@ TEST(ChunkCache, PrefetchStopsAtTheStagingLimit) {
   src->Open();
 }
 
+// A reader that takes only part of a unit and says it is done with it (the LP loader copying
+// runs) frees the unit from staging at its last unpin — admitted or dropped — instead of keeping
+// it staged for kServedIdleNs; a partial read without that stays staged.
+TEST(ChunkCache, AUnitConsumedInPartLeavesStagingAtItsLastUnpin) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, "priority"));
+  {
+    auto u = c.Get(Unit(src, 1), 1);
+    ASSERT_TRUE(u.ok());
+    u->NoteServed(kUnit / 4);
+  }
+  EXPECT_EQ(c.Stats().staged, kUnit) << "a quarter served: still staged";
+  {
+    auto u = c.Get(Unit(src, 2), 1);
+    ASSERT_TRUE(u.ok());
+    u->NoteServed(kUnit / 4);
+    u->NoteConsumed();
+    EXPECT_EQ(c.Stats().staged, 2 * kUnit) << "pinned: decided only at the last unpin";
+  }
+  const CacheStats s = c.Stats();
+  EXPECT_EQ(s.staged, kUnit) << "unit 2 left staging";
+  EXPECT_EQ(s.staged_units, 1u);
+}
+
 // Units the caller loads itself (the volume's coarse extent reads): a reader's reservation counts
 // its miss and is awaited; others asking meanwhile wait for Complete and get the bytes written
 // into the buffer; a prefetch reservation stays within staging unless the caller says the disk
