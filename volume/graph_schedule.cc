@@ -21,11 +21,12 @@ namespace {
 // The cache counts readers by process; the LP loader is the daemon itself.
 const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
 
-// LPs loading at once (chunkindex/lp_scheduler.h, Options::loaders); they share the direct
-// reads' depth, so the disks see as many batches at once as with one loader, and the memory for
-// them stays kRunsBatchesInFlight x runs_batch_bytes.
+// LPs loading at once (chunkindex/lp_scheduler.h, Options::loaders), each with the direct reads'
+// full depth: sharing one depth between two loaders (4 batches each) made a sparse W5 at scale
+// 24 load at half the rate (its runs are ~50 KiB requests: what keeps the disks busy is the
+// requests in flight, BENCHMARKS.md, issue 31), for 128 MiB of buffers saved.
 constexpr unsigned kLoaders = 2;
-constexpr size_t kBatchesPerLoader = kRunsBatchesInFlight / kLoaders;
+constexpr size_t kBatchesPerLoader = kRunsBatchesInFlight;
 
 // `column` not striped itself — an ordinary file, or an extent map (a graph version) — : the LP's
 // ranges read from its pieces (an ordinary file is its own one piece).
