@@ -166,7 +166,7 @@ Status Volume::Start() {
 
 void Volume::Stop() {
   reclaimer_.Stop();
-  schedules_.Clear();  // their builders stop before the cache goes
+  schedules_.Clear();  // their LP loaders stop before the cache goes
   extents_.reset();    // queued extents fail, those in flight finish into the cache
   cache_.reset();      // cancels prefetches, then the queues drain
   io_.reset();         // before the files that use it go
