@@ -9,12 +9,43 @@
 // job for which it holds active chunks: each such job gets it queued and reads it at its own pace.
 // A job that leaves is never waited on.
 //
+//   priority of chunk C   Pri(C) = N(J) · N(A) · mean source degree
+//     N(J)  jobs in an iteration that still need C
+//     N(A)  active sources of C: the largest count among those jobs (a lower
+//           bound of their union, which only a second query would give)
+//   between chunks of equal priority, GraphM's partition order
+//     Pri(P) = max over jobs j needing block P of (1 / Nj) · |J_P|
+//     Nj = blocks job j still needs, |J_P| = jobs needing P
+//   then (Options::diagonal_first) chunks of diagonal blocks (i, i) — CLIP's diagonal-first
+//   order, where loaded-data reentry gains most —, then chunk id.
+//
+// The first chunk picked is the best one needed by the job that has waited longest with
+// nothing queued (else by the job with the fewest bytes queued), so every LP serves a job
+// that needs one (a job that is busy elsewhere cannot stall the others); the rest are the
+// best of what any job in an iteration needs. Jobs that have not asked yet but need chunks
+// of the LP get it queued, for their next asks.
+//
+// Vertex-granular LPs (Options::runs): a chunk whose edges are in source order holds each
+// source's edges as one run, so an LP need not hold whole chunks. Per chunk it holds either
+// the whole chunk or only the runs of the sources active for some job that receives it, the
+// gaps between runs read through where that is cheaper than another request — whichever
+// the cost model (chunkindex/read_cost.h) says the disks serve faster. Each job's view then
+// holds exactly its own active sources' edges of the chunk. The budget (partition size)
+// counts what the LP holds, so a sparse iteration fits in few LPs.
+//
+// Disk balance (Options::disks): an LP loads in the time of its busiest disk. Priorities
+// scatter an LP's chunks over the file, so left alone its disks' shares differ by a fifth or
+// more; the selection therefore fills each disk up to its share of the budget and lets a
+// chunk whose disk is full wait for the next LP while chunks on other disks are still
+// candidates — the priority order decides within each disk, and what no other disk can take
+// fills the rest (a sparse iteration that fits in one LP is not changed).
+//
 // Loading ahead (a window, not lock step). LPs are planned and loaded before anyone asks for
 // them, several at once (Options::loaders), as long as the LPs that are live — queued for a job,
 // held by one, or loading — fit in Options::window_bytes. A fast job goes through LP k+1, k+2...
 // while a slow one still holds LP k; the only thing that makes a job wait for another is a full
 // window (memory), never the other job's progress. A chunk is planned at most once per job and
-// iteration (`todo` below): the next plan takes what some job needs that no LP loading or loaded
+// iteration (`Job::todo`): the next plan takes what some job needs that no LP loading or loaded
 // holds for it yet.
 //
 // Across iterations: a job that starts an iteration first takes, from the live LPs (those other
