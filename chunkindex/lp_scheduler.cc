@@ -183,7 +183,7 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
     const auto now = Clock::now();
     for (LiveLp& l : live_) {
       std::vector<ChunkSpan> spans = SpansOf(*l.lp);
-      const uint64_t got = Assign(j, l.lp, spans, 0, now, &replies);
+      const uint64_t got = Assign(j, l.lp, spans, 0, 0, now, &replies);
       if (got == 0) continue;
       l.taken = true;
       ++stats_.lp_handouts;
@@ -285,14 +285,16 @@ uint64_t LpScheduler::LiveBytes() const {
   return bytes;
 }
 
+bool LpScheduler::Referred(const LogicalPartition* lp) const {
+  for (const auto& [id, j] : jobs_)
+    if (j->Refers(lp)) return true;
+  return false;
+}
+
 uint64_t LpScheduler::SpareBytesToDrop() const {
   uint64_t bytes = 0;
-  for (const LiveLp& l : live_) {
-    if (!l.spare) continue;
-    bool referred = false;
-    for (const auto& [id, j] : jobs_) referred = referred || j->Refers(l.lp.get());
-    if (!referred) bytes += l.lp->size;
-  }
+  for (const LiveLp& l : live_)
+    if (l.spare && !Referred(l.lp.get())) bytes += l.lp->size;
   return bytes;
 }
 
@@ -320,9 +322,7 @@ void LpScheduler::Prune() {
     return true;
   };
   std::erase_if(live_, [&](const LiveLp& l) {
-    for (const auto& [id, j] : jobs_)
-      if (j->Refers(l.lp.get())) return false;
-    if (!stale(l)) return false;
+    if (Referred(l.lp.get()) || !stale(l)) return false;
     if (!l.taken) stats_.bytes_discarded += l.lp->size;
     return true;
   });
@@ -330,10 +330,7 @@ void LpScheduler::Prune() {
 
 bool LpScheduler::DropSpare() {
   for (auto it = live_.begin(); it != live_.end(); ++it) {
-    if (!it->spare) continue;
-    bool referred = false;
-    for (const auto& [id, j] : jobs_) referred = referred || j->Refers(it->lp.get());
-    if (referred) continue;
+    if (!it->spare || Referred(it->lp.get())) continue;
     if (!it->taken) stats_.bytes_discarded += it->lp->size;
     live_.erase(it);
     return true;
@@ -411,7 +408,8 @@ void LpScheduler::LoaderLoop() {
     const bool guess = first == nullptr;
     const auto t0 = Clock::now();
     Selection sel = Select(first, guess);
-    stats_.select_seconds += Seconds(Clock::now() - t0);
+    const double select_seconds = Seconds(Clock::now() - t0);
+    stats_.select_seconds += select_seconds;
     if (guess) guess_tried_generation_ = generation_;
     if (sel.ids.empty()) {
       idle_cv_.notify_all();
@@ -458,7 +456,7 @@ void LpScheduler::LoaderLoop() {
       Abandon(*lp, status.error(), &replies);
     } else {
       error_backoff_ = false;
-      Publish(std::move(lp), sel, guess, load_seconds, tick, &replies);
+      Publish(std::move(lp), sel, guess, select_seconds, load_seconds, tick, &replies);
     }
     Prune();
     Account();
@@ -481,7 +479,7 @@ std::vector<LpScheduler::ChunkSpan> LpScheduler::SpansOf(const LogicalPartition&
 }
 
 uint64_t LpScheduler::Assign(Job& j, const std::shared_ptr<const LogicalPartition>& lp, std::vector<ChunkSpan>& spans,
-                             double load_seconds, Clock::time_point now, Replies* replies) {
+                             double select_seconds, double load_seconds, Clock::time_point now, Replies* replies) {
   if (!j.Wants()) return 0;
   HeldLp held{lp, {}, 0};
   for (ChunkSpan& span : spans) {
@@ -506,6 +504,7 @@ uint64_t LpScheduler::Assign(Job& j, const std::shared_ptr<const LogicalPartitio
   j.cur.lp_bytes += lp->size;
   j.cur.lps += 1;
   j.cur.bytes_delivered += mine;
+  j.cur.select_seconds += select_seconds;
   j.cur.load_seconds += load_seconds;
   stats_.bytes_delivered += mine;
   if (j.Starved()) {
@@ -519,8 +518,8 @@ uint64_t LpScheduler::Assign(Job& j, const std::shared_ptr<const LogicalPartitio
   return mine;
 }
 
-void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, const Selection& sel, bool guess, double load_seconds,
-                          uint64_t tick, Replies* replies) {
+void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, const Selection& sel, bool guess,
+                          double select_seconds, double load_seconds, uint64_t tick, Replies* replies) {
   std::shared_ptr<const LogicalPartition> shared = std::move(lp);
   std::vector<ChunkSpan> spans = SpansOf(*shared);
   const auto now = Clock::now();
@@ -528,7 +527,7 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, const Selection&
   bool any_waited = false;
   for (auto& [id, jp] : jobs_) {
     const bool waited = jp->Starved();
-    if (Assign(*jp, shared, spans, load_seconds, now, replies) == 0) continue;
+    if (Assign(*jp, shared, spans, select_seconds, load_seconds, now, replies) == 0) continue;
     ++holders;
     any_waited = any_waited || waited;
   }

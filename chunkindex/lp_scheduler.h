@@ -347,6 +347,7 @@ class LpScheduler {
   bool DropSpare();                     // mu_ held: the oldest unused guess leaves the window
   void Account() const;                 // mu_ held: closes the accounting span (idle while waiting)
   uint64_t SpareBytesToDrop() const;    // mu_ held: unused guesses nobody has queued
+  bool Referred(const LogicalPartition* lp) const;  // mu_ held: some job holds it or has it queued
   // Chunks for the next LP: candidates are chunks some job in an iteration still needs; the
   // first pick is one `first` needs. `guess`: nobody needs anything now; select what the jobs
   // between iterations needed in their last one.
@@ -371,11 +372,12 @@ class LpScheduler {
   static std::vector<ChunkSpan> SpansOf(const LogicalPartition& lp);
   // Hands job j its pieces of every chunk of `lp` it still needs: answers its ask or queues
   // them. Returns its view bytes (0: nothing for it).
+  // `select_seconds`, `load_seconds`: what the LP cost (0 for one already live).
   uint64_t Assign(Job& j, const std::shared_ptr<const LogicalPartition>& lp, std::vector<ChunkSpan>& spans,
-                  double load_seconds, Clock::time_point now, Replies* replies);  // mu_ held
+                  double select_seconds, double load_seconds, Clock::time_point now, Replies* replies);  // mu_ held
   // Publishes a loaded LP: assigns it to every job that needs some of its chunks.
-  void Publish(std::shared_ptr<LogicalPartition> lp, const Selection& sel, bool guess, double load_seconds,
-               uint64_t tick, Replies* replies);  // mu_ held
+  void Publish(std::shared_ptr<LogicalPartition> lp, const Selection& sel, bool guess, double select_seconds,
+               double load_seconds, uint64_t tick, Replies* replies);  // mu_ held
   // A load failed: its chunks are to plan again for the jobs it was planned for; the waiting ones
   // among them get the error.
   void Abandon(const LogicalPartition& lp, const Error& error, Replies* replies);  // mu_ held

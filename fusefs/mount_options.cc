@@ -49,6 +49,17 @@ Apply Size(uint64_t MountOptions::*field, uint64_t max = UINT64_MAX, const char*
   };
 }
 
+// A size of at least `min`; below it, "option KEY=VALUE: `why`".
+Apply SizeAtLeast(uint64_t MountOptions::*field, uint64_t min, const char* why) {
+  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+    auto v = ParseSize(value);
+    if (!v.ok()) return v.error().Wrap("option " + key);
+    if (*v < min) return Error(EINVAL, "option " + key + "=" + value + ": " + why);
+    o.*field = *v;
+    return Status::Ok();
+  };
+}
+
 Apply Text(std::string MountOptions::*field) {
   return [=](MountOptions& o, const std::string&, const std::string& value) -> Status {
     o.*field = value;
@@ -169,23 +180,11 @@ const std::vector<OptionSpec>& Options() {
       {"lp_memory",
        "    -o lp_memory=SIZE       memory for logical partitions loaded ahead and held by jobs: LPs\n"
        "                            load ahead while they fit, each at most a quarter of it (default 512M)\n",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         auto v = ParseSize(value);
-         if (!v.ok()) return v.error().Wrap("option " + key);
-         if (*v < (64u << 10)) return Error(EINVAL, "option " + key + "=" + value + ": at least 64K (four LPs of 16K)");
-         o.lp_memory = *v;
-         return Status::Ok();
-       }},
+       SizeAtLeast(&MountOptions::lp_memory, 64u << 10, "at least 64K (four LPs of 16K)")},
       {"disk_bandwidth",
        "    -o disk_bandwidth=SIZE  read-cost model: sequential bytes per second of one disk (default: what\n"
        "                            graphfs-calibrate stored on the disks, else 100M)\n",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         auto v = ParseSize(value);
-         if (!v.ok()) return v.error().Wrap("option " + key);
-         if (*v == 0) return Error(EINVAL, "option " + key + "=" + value + ": must be above 0");
-         o.disk_bandwidth = *v;
-         return Status::Ok();
-       }},
+       SizeAtLeast(&MountOptions::disk_bandwidth, 1, "must be above 0")},
       {"request_cost_us",
        "    -o request_cost_us=N    read-cost model: microseconds one more read request costs (default:\n"
        "                            graphfs-calibrate's, else 100)\n",

@@ -21,12 +21,11 @@ namespace {
 // The cache counts readers by process; the LP loader is the daemon itself.
 const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
 
-// LPs loading at once (chunkindex/lp_scheduler.h, Options::loaders), each with the direct reads'
-// full depth: sharing one depth between two loaders (4 batches each) made a sparse W5 at scale
-// 24 load at half the rate (its runs are ~50 KiB requests: what keeps the disks busy is the
-// requests in flight, BENCHMARKS.md, issue 31), for 128 MiB of buffers saved.
+// LPs loading at once (chunkindex/lp_scheduler.h, Options::loaders), each with CopyRuns's full
+// depth and its own buffers: sharing one depth between two loaders (4 batches each) made a sparse
+// W5 at scale 24 load at half the rate (its runs are ~50 KiB requests: what keeps the disks busy
+// is the requests in flight, BENCHMARKS.md, issue 31), for 128 MiB of buffers saved.
 constexpr unsigned kLoaders = 2;
-constexpr size_t kBatchesPerLoader = kRunsBatchesInFlight;
 
 // `column` not striped itself — an ordinary file, or an extent map (a graph version) — : the LP's
 // ranges read from its pieces (an ordinary file is its own one piece).
@@ -78,8 +77,7 @@ Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const st
     for (size_t k = 1; k < ranges.runs.size(); ++k)
       disjoint &= ranges.runs[k - 1].offset + ranges.runs[k - 1].length <= ranges.runs[k].offset;
     if (disjoint && !ranges.runs.empty()) {
-      Status s = volume.CopyRuns(source, source->size(), ranges.runs, out, kLoaderPid, &report, &buffers,
-                                 kBatchesPerLoader);
+      Status s = volume.CopyRuns(source, source->size(), ranges.runs, out, kLoaderPid, &report, &buffers);
       if (!s.ok()) return s.error().Wrap("runs of " + dir + "/column");
     } else {
       for (const CopyRange& r : ranges.runs) GRAPHFS_RETURN_IF_ERROR(piece->ReadExact(out + r.out_offset, r.length, r.offset));
@@ -214,8 +212,7 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
         if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
       }
       if (!runs.empty()) {
-        Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &buffers,
-                                     kBatchesPerLoader);
+        Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &buffers);
         if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
       }
     } else {
@@ -227,9 +224,6 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   Status s = load();
   std::lock_guard<std::mutex> lock(mu_);
   idle_load_buffers_.push_back(std::move(buffers));
-  scratch_bytes_ = 0;  // the loaders' buffers, all idle now or counted when they come back
-  for (const auto& set : idle_load_buffers_)
-    for (const AlignedBuffer& b : set) scratch_bytes_ += b.size();
   if (!s.ok()) return s;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   loader_.whole_bytes += whole_bytes;
@@ -250,7 +244,10 @@ uint64_t GraphSchedule::index_bytes() const {
 
 uint64_t GraphSchedule::scratch_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return scratch_bytes_;
+  uint64_t bytes = 0;  // the idle sets: a set in use is counted when it comes back
+  for (const auto& set : idle_load_buffers_)
+    for (const AlignedBuffer& b : set) bytes += b.size();
+  return bytes;
 }
 
 GraphSchedule::LoaderStats GraphSchedule::loader_stats() const {

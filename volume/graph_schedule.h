@@ -111,7 +111,6 @@ class GraphSchedule {
   std::shared_ptr<const grid::GraphFile> plain_;  // `column` otherwise (a file or an extent map)
   // The direct reads' buffers, kept between loads: one set per loader thread that ran at once.
   std::vector<std::vector<AlignedBuffer>> idle_load_buffers_;
-  uint64_t scratch_bytes_ = 0;  // of idle_load_buffers_ (a set in use is counted when it comes back)
   mutable std::mutex mu_;
   double find_seconds_ = 0;
   uint64_t finds_ = 0;

@@ -324,7 +324,7 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
 
 Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
                         const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report,
-                        std::vector<AlignedBuffer>* scratch, size_t in_flight) {
+                        std::vector<AlignedBuffer>* scratch) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   const uint64_t generation = src->Generation();
   // 1. Each range cut at unit boundaries: a piece whose unit is in the cache is copied from
@@ -360,34 +360,33 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
                                            std::max<uint64_t>(kDirectAlign, options_.runs_batch_bytes));
   const std::vector<RunBatch>& batches = plan.batches;
 
-  // 3. `in_flight` batches in flight (at most kRunsBatchesInFlight): the disks read the next ones while this one is
+  // 3. kRunsBatchesInFlight batches in flight: the disks read the next ones while this one is
   // copied out. A batch lies on one disk and the window holds batches of every disk in
   // proportion to its share, so each disk's queue holds its own next pieces and the LP
   // loads about as fast as its busiest disk allows.
-  const size_t depth = std::clamp<size_t>(in_flight, 1, kRunsBatchesInFlight);
   std::vector<AlignedBuffer> local;
   std::vector<AlignedBuffer>& buffers = scratch != nullptr ? *scratch : local;
-  if (buffers.size() < depth) buffers.resize(depth);
+  if (buffers.size() < kRunsBatchesInFlight) buffers.resize(kRunsBatchesInFlight);
   std::unique_ptr<StripedFile::PendingRead> pending[kRunsBatchesInFlight];
   auto submit = [&](size_t b) -> Status {
-    AlignedBuffer& buffer = buffers[b % depth];
+    AlignedBuffer& buffer = buffers[b % kRunsBatchesInFlight];
     if (buffer.size() < batches[b].bytes) buffer = AlignedBuffer(batches[b].bytes);
     if (!buffer.ok()) return Error(ENOMEM, "no memory for " + std::to_string(batches[b].bytes) + " bytes of runs");
     std::vector<StripedFile::ReadRequest> requests;
     for (const RunSpan& sp : batches[b].spans) requests.push_back({sp.begin, sp.end - sp.begin, buffer.data() + sp.at});
     auto started = src->file().StartReadMany(requests);
     if (!started.ok()) return started.error();
-    pending[b % depth] = std::move(*started);
+    pending[b % kRunsBatchesInFlight] = std::move(*started);
     return Status::Ok();
   };
   report->per_disk.resize(std::max<size_t>(plan.disk_bytes.size(), disks_ ? disks_->size() : 1), 0);
   std::vector<uint64_t> left(from_disk.size());  // per range, bytes not yet read
   for (size_t i = 0; i < from_disk.size(); ++i) left[i] = from_disk[i].length;
-  for (size_t b = 0; b < std::min<size_t>(depth, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
+  for (size_t b = 0; b < std::min<size_t>(kRunsBatchesInFlight, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
   for (size_t b = 0; b < batches.size(); ++b) {
-    GRAPHFS_RETURN_IF_ERROR(pending[b % depth]->Wait());
+    GRAPHFS_RETURN_IF_ERROR(pending[b % kRunsBatchesInFlight]->Wait());
     const RunBatch& batch = batches[b];
-    const char* data = buffers[b % depth].data();
+    const char* data = buffers[b % kRunsBatchesInFlight].data();
     report->requests += batch.spans.size();
     for (const RunSpan& sp : batch.spans) {
       report->disk_bytes += sp.end - sp.begin;
@@ -399,7 +398,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
       while (batch.spans[k].end < r.offset + r.length) ++k;
       std::memcpy(out + r.out_offset, data + batch.spans[k].at + (r.offset - batch.spans[k].begin), r.length);
     }
-    if (b + depth < batches.size()) GRAPHFS_RETURN_IF_ERROR(submit(b + depth));
+    if (b + kRunsBatchesInFlight < batches.size()) GRAPHFS_RETURN_IF_ERROR(submit(b + kRunsBatchesInFlight));
     // Whole units read from the disks (whole chunks of lp_loader=direct) are offered to the
     // cache from `out` once all their pieces are in (a unit on two disks comes in two
     // batches), while the next batches are read; the cache keeps them if its policy would

@@ -133,13 +133,10 @@ class Volume {
     uint64_t requests = 0;     // read requests (merged spans)
     std::vector<uint64_t> per_disk;  // disk_bytes by disk: the busiest one bounds the copy's time
   };
-  // `scratch` (optional) keeps the read buffers between calls (`in_flight` ×
-  // runs_batch_bytes), so a loader does not fault fresh pages in for every LP. `in_flight`
-  // (1..kRunsBatchesInFlight): batches read at once — callers that copy runs side by side
-  // (the LP loaders) share the depth.
+  // `scratch` (optional) keeps the read buffers between calls (kRunsBatchesInFlight ×
+  // runs_batch_bytes), so a loader does not fault fresh pages in for every LP.
   Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
-                  char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr,
-                  size_t in_flight = kRunsBatchesInFlight);
+                  char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr);
 
   // Deletes the parts of a striped file on every disk (its last name is gone).
   void RemoveParts(const StripeManifest& manifest);
