@@ -77,6 +77,7 @@
 #include "chunkindex/read_cost.h"
 #include "chunkindex/source_runs.h"
 #include "common/result.h"
+#include "common/shared_arena.h"
 
 namespace graphfs::chunkindex {
 
@@ -103,7 +104,9 @@ struct LpExtent {
 struct LogicalPartition {
   uint64_t seq = 0;               // 1, 2, ... per scheduler
   std::vector<LpExtent> extents;  // ascending file offset, packed: lp_offset = sum of the previous lengths
-  std::unique_ptr<char[]> bytes;
+  // In the graph's shared memory (Options::memory) where there is room, which jobs map and
+  // read without the daemon; else on the heap.
+  SharedBytes bytes;
   uint64_t size = 0;
   uint64_t chunks = 0;            // distinct chunks among the extents
 };
@@ -250,6 +253,8 @@ class LpScheduler {
     // when an LP is planned is often gone by the time it is loaded.
     uint32_t disks = 0;
     std::function<void(uint64_t, uint64_t, std::vector<uint64_t>&)> disk_share;
+    // Where LPs' bytes live (null: the heap): memory the jobs map, one copy for all of them.
+    std::shared_ptr<SharedArena> memory;
   };
 
   // `chunks` is the catalog of the file's chunks (index = chunk id).

@@ -277,7 +277,7 @@ std::shared_ptr<LogicalPartition> LpScheduler::MakeLp(const Selection& s) const 
   }
   lp->chunks = s.ids.size();
   lp->size = at;
-  lp->bytes = std::make_unique_for_overwrite<char[]>(std::max<uint64_t>(at, 1));
+  lp->bytes = SharedBytes::Allocate(options_.memory, at);
   return lp;
 }
 

@@ -21,14 +21,23 @@
 //       auto lp = job->Next();                  // blocks until an LP for us is ready
 //       if (!lp.ok()) fail(...);
 //       if (lp->end) break;                     // every active chunk was handed out
-//       pread(lp->fd(), ...) over [0, lp->bytes): edge records of the graph's format;
+//       for (const Piece& p : lp->pieces)       // edge records of the graph's format, in
+//         use(p.data, p.length);                //   memory shared by every job: no copy
+//       if (!lp->mapped()) pread(lp->fd(), ...) over [0, lp->bytes) instead;
 //         chunks hold edges of inactive sources too: filter by your own active set
 //       job->Done();                            // others may be waiting for this LP
+//
+// The pieces point into the graph's LP memory (MOUNT/.graphfs/jobs/NAME/memory, mapped
+// read-only once per job): valid until the next Next() or Done(). Where it cannot be mapped
+// (no FUSE passthrough: an older kernel, a daemon without CAP_SYS_ADMIN, passthrough=off),
+// or with GRAPHFS_LP_READ=1 in the environment, Next() opens lp-SEQ instead, which the
+// daemon serves with one copy per read.
 //     }
 //   ~Job() removes the job; so does the daemon when the process dies (lease).
 #pragma once
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -94,6 +103,7 @@ class Fd {
  public:
   Fd() = default;
   explicit Fd(int fd) : fd_(fd) {}
+  bool valid() const { return fd_ >= 0; }
   Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
   Fd& operator=(Fd&& other) noexcept {
     if (this != &other) {
@@ -126,15 +136,39 @@ struct ChunkExtent {
   uint64_t lp_offset = 0;
 };
 
+// Bytes of the job's view of an LP in shared memory: `length` bytes of `column` at
+// `column_offset`.
+struct Piece {
+  const char* data = nullptr;
+  uint64_t length = 0;
+  uint64_t column_offset = 0;
+};
+
 struct Partition {
   bool end = false;  // the iteration is over: no LP, nothing to read
   uint64_t seq = 0;  // lp-SEQ
   std::string path;  // MOUNT/.graphfs/jobs/NAME/lp-SEQ
   uint64_t bytes = 0;
   std::vector<ChunkExtent> chunks;
-  Fd file;  // the LP opened read-only; closed with the Partition
+  std::vector<Piece> pieces;  // the view in shared memory, in view order (mapped())
+  Fd file;  // otherwise: the LP opened read-only; closed with the Partition
 
+  bool mapped() const { return !end && !file.valid(); }
   int fd() const { return file.get(); }
+};
+
+// lp-SEQ.pieces, as the daemon writes it (little-endian u64s): "GFSPIEC1", the piece
+// count, the id of the shared memory (0: this LP is not in it), the view's bytes; then
+// per piece its offset in `memory`, its length and its offset in `column`.
+struct PiecesFile {
+  uint64_t memory_id = 0;
+  uint64_t view_bytes = 0;
+  struct Entry {
+    uint64_t memory_offset = 0;
+    uint64_t length = 0;
+    uint64_t column_offset = 0;
+  };
+  std::vector<Entry> entries;
 };
 
 // ---- pure helpers (no I/O; exposed for tests and for engines with their own I/O) ----
@@ -226,6 +260,40 @@ inline Result<std::vector<ChunkExtent>> ParseMap(std::string_view text) {
     chunks.push_back(ChunkExtent{field[0], field[1], field[2], field[3]});
   }
   return Result<std::vector<ChunkExtent>>(std::move(chunks));
+}
+
+// lp-SEQ.pieces (the layout is at PiecesFile); every piece checked to lie in the
+// `memory_bytes` of shared memory.
+inline Result<PiecesFile> ParsePieces(std::string_view raw, uint64_t memory_bytes) {
+  auto word = [&](size_t k) {
+    uint64_t w = 0;
+    for (int b = 7; b >= 0; --b) w = (w << 8) | static_cast<unsigned char>(raw[k * 8 + static_cast<size_t>(b)]);
+    return w;
+  };
+  if (raw.size() < 32 || raw.substr(0, 8) != "GFSPIEC1")
+    return Error{EPROTO, "not a pieces file (" + std::to_string(raw.size()) + " bytes, want the GFSPIEC1 header)"};
+  PiecesFile out;
+  const uint64_t count = word(1);
+  out.memory_id = word(2);
+  out.view_bytes = word(3);
+  if (raw.size() % 8 != 0 || (raw.size() / 8 - 4) / 3 != count || (raw.size() / 8 - 4) % 3 != 0)
+    return Error{EPROTO, "pieces file of " + std::to_string(raw.size()) + " bytes does not hold the " +
+                             std::to_string(count) + " pieces its header counts"};
+  uint64_t total = 0;
+  out.entries.reserve(static_cast<size_t>(count));
+  for (size_t i = 0; i < count; ++i) {
+    PiecesFile::Entry e{word(4 + 3 * i), word(5 + 3 * i), word(6 + 3 * i)};
+    if (out.memory_id != 0 && (e.memory_offset > memory_bytes || e.length > memory_bytes - e.memory_offset))
+      return Error{EPROTO, "piece " + std::to_string(i) + " at " + std::to_string(e.memory_offset) + "+" +
+                               std::to_string(e.length) + " lies past the " + std::to_string(memory_bytes) +
+                               "-byte shared memory"};
+    total += e.length;
+    out.entries.push_back(e);
+  }
+  if (total != out.view_bytes)
+    return Error{EPROTO, "pieces add up to " + std::to_string(total) + " bytes, the header says " +
+                             std::to_string(out.view_bytes)};
+  return Result<PiecesFile>(std::move(out));
 }
 
 // What `active` must receive: exactly ceil(V/8) bytes, bit v = byte[v/8] >>
@@ -391,6 +459,8 @@ class Job {
     Result<Fd> next = job.OpenControl("next");
     if (!next.ok()) return next.error();
     job.next_ = std::move(*next);
+    const char* read_lps = std::getenv("GRAPHFS_LP_READ");
+    job.read_lps_ = read_lps != nullptr && std::string_view(read_lps) == "1";
     return Result<Job>(std::move(job));
   }
 
@@ -405,6 +475,11 @@ class Job {
       vertices_ = other.vertices_;
       lease_ = std::move(other.lease_);
       next_ = std::move(other.next_);
+      read_lps_ = other.read_lps_;
+      memory_ = std::move(other.memory_);
+      memory_base_ = std::exchange(other.memory_base_, nullptr);
+      memory_bytes_ = std::exchange(other.memory_bytes_, 0);
+      memory_id_ = std::exchange(other.memory_id_, 0);
     }
     return *this;
   }
@@ -457,6 +532,22 @@ class Job {
     if (lp->end) return lp;
     const std::string name = "lp-" + std::to_string(lp->seq);
     lp->path = dir_ + "/" + name;
+    if (!read_lps_) {
+      Result<std::string> raw = ReadControl(name + ".pieces");
+      if (!raw.ok()) return raw.error();
+      Result<PiecesFile> pieces = ParsePieces(*raw, ~uint64_t{0});
+      if (!pieces.ok()) return Fail(pieces.error().code, "read " + name + ".pieces: " + pieces.error().message);
+      if (pieces->memory_id != 0 && MapMemory(pieces->memory_id)) {
+        pieces = ParsePieces(*raw, memory_bytes_);  // now checked against what is mapped
+        if (!pieces.ok()) return Fail(pieces.error().code, "read " + name + ".pieces: " + pieces.error().message);
+        lp->bytes = pieces->view_bytes;
+        lp->pieces.reserve(pieces->entries.size());
+        for (const PiecesFile::Entry& e : pieces->entries)
+          lp->pieces.push_back(Piece{memory_base_ + e.memory_offset, e.length, e.column_offset});
+        if (!read_map) return lp;
+        return ReadMap(std::move(*lp), name);
+      }
+    }
     Result<Fd> file = OpenControl(name);
     if (!file.ok()) return file.error();
     lp->file = std::move(*file);
@@ -467,20 +558,12 @@ class Job {
     }
     lp->bytes = static_cast<uint64_t>(st.st_size);
     if (!read_map) return lp;
-    Result<std::string> map = ReadControl(name + ".map");
-    if (!map.ok()) return map.error();
-    Result<std::vector<ChunkExtent>> chunks = ParseMap(*map);
-    if (!chunks.ok()) return Fail(chunks.error().code, "read " + name + ".map: " + chunks.error().message);
-    for (const ChunkExtent& c : *chunks) {
-      if (c.lp_offset > lp->bytes || c.length > lp->bytes - c.lp_offset) {
-        return Fail(EPROTO, "read " + name + ".map: chunk " + std::to_string(c.chunk_id) + " at " +
-                                std::to_string(c.lp_offset) + "+" + std::to_string(c.length) + " lies past the " +
-                                std::to_string(lp->bytes) + "-byte LP");
-      }
-    }
-    lp->chunks = std::move(*chunks);
-    return lp;
+    return ReadMap(std::move(*lp), name);
   }
+
+  // Whether Next() hands out LPs as pieces of mapped shared memory (else as lp-SEQ files):
+  // known after the first LP.
+  bool maps_lps() const { return memory_base_ != nullptr; }
 
   // Done with the LP last returned by Next (optional: Next implies it, but
   // saying so early lets the daemon move on while this job computes).
@@ -551,16 +634,16 @@ class Job {
     Result<Fd> fd = OpenControl(file);
     if (!fd.ok()) return fd.error();
     std::string text;
-    char buffer[4096];
+    std::string buffer(256 << 10, '\0');  // a pieces file can be long: few reads
     for (;;) {
-      const ssize_t n = ::read(fd->get(), buffer, sizeof(buffer));
+      const ssize_t n = ::read(fd->get(), buffer.data(), buffer.size());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         const int code = errno;
         return Fail(code, "read " + file);
       }
       if (n == 0) return text;
-      text.append(buffer, static_cast<size_t>(n));
+      text.append(buffer.data(), static_cast<size_t>(n));
     }
   }
 
@@ -591,9 +674,56 @@ class Job {
     return Status::Ok();
   }
 
+  Result<Partition> ReadMap(Partition lp, const std::string& name) const {
+    Result<std::string> map = ReadControl(name + ".map");
+    if (!map.ok()) return map.error();
+    Result<std::vector<ChunkExtent>> chunks = ParseMap(*map);
+    if (!chunks.ok()) return Fail(chunks.error().code, "read " + name + ".map: " + chunks.error().message);
+    for (const ChunkExtent& c : *chunks) {
+      if (c.lp_offset > lp.bytes || c.length > lp.bytes - c.lp_offset) {
+        return Fail(EPROTO, "read " + name + ".map: chunk " + std::to_string(c.chunk_id) + " at " +
+                                std::to_string(c.lp_offset) + "+" + std::to_string(c.length) + " lies past the " +
+                                std::to_string(lp.bytes) + "-byte LP");
+      }
+    }
+    lp.chunks = std::move(*chunks);
+    return Result<Partition>(std::move(lp));
+  }
+
+  // Maps the graph's LP memory (once per job): false where it cannot be (no passthrough),
+  // and from then on the job reads lp-SEQ files.
+  bool MapMemory(uint64_t id) {
+    if (memory_base_ != nullptr && memory_id_ == id) return true;
+    UnmapMemory();
+    Result<Fd> fd = OpenControl("memory");
+    struct stat st;
+    if (!fd.ok() || ::fstat(fd->get(), &st) != 0 || st.st_size <= 0) {
+      read_lps_ = true;
+      return false;
+    }
+    void* base = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd->get(), 0);
+    if (base == MAP_FAILED) {
+      read_lps_ = true;
+      return false;
+    }
+    memory_ = std::move(*fd);
+    memory_base_ = static_cast<const char*>(base);
+    memory_bytes_ = static_cast<uint64_t>(st.st_size);
+    memory_id_ = id;
+    return true;
+  }
+
+  void UnmapMemory() {
+    if (memory_base_ != nullptr) ::munmap(const_cast<char*>(memory_base_), static_cast<size_t>(memory_bytes_));
+    memory_base_ = nullptr;
+    memory_bytes_ = memory_id_ = 0;
+    memory_.Reset();
+  }
+
   // Best effort: the job may already be gone (the daemon drops it when the
   // lease closes), and a destructor has nobody to tell.
   void Remove() {
+    UnmapMemory();
     next_.Reset();
     if (!dir_.empty()) (void)::rmdir(dir_.c_str());
     dir_.clear();
@@ -607,6 +737,11 @@ class Job {
   uint64_t vertices_ = 0;
   Fd lease_;
   Fd next_;
+  bool read_lps_ = false;  // GRAPHFS_LP_READ=1, or `memory` could not be mapped
+  Fd memory_;              // MOUNT/.graphfs/jobs/NAME/memory, mapped at memory_base_
+  const char* memory_base_ = nullptr;
+  uint64_t memory_bytes_ = 0;
+  uint64_t memory_id_ = 0;
 };
 
 }  // namespace graphfs_client

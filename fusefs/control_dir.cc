@@ -94,15 +94,19 @@ static json MemoryJson(const json& stats) {
   by_use["cache_admitted"] = num(cache, "used");
   by_use["cache_staged"] = num(cache, "staged");
   by_use["cache_idle_buffers"] = num(cache, "buffers_idle_bytes");
-  uint64_t lps = 0, index = 0, scratch = 0;
+  uint64_t lps = 0, lp_idle = 0, index = 0, scratch = 0;
   for (const json& s : stats["schedulers"]) {
     const json& w = s.contains("window") ? s["window"] : json::object();
-    lps += num(w, "live_bytes") + num(w, "loading_bytes");
+    const json& shared = s.contains("shared_memory") ? s["shared_memory"] : json::object();
+    // LPs in shared memory use whole granules; LPs held past the window (an open lp-SEQ) count too.
+    lps += std::max(num(w, "live_bytes") + num(w, "loading_bytes"), num(shared, "used_bytes"));
+    lp_idle += num(shared, "resident_bytes") - std::min(num(shared, "resident_bytes"), num(shared, "used_bytes"));
     const json& m = s.contains("memory") ? s["memory"] : json::object();
     index += num(m, "index_bytes");
     scratch += num(m, "scratch_bytes");
   }
   by_use["lps"] = lps;
+  by_use["lp_memory_idle"] = lp_idle;
   by_use["indexes"] = index;
   by_use["lp_loader_buffers"] = scratch;
   uint64_t accounted = 0;

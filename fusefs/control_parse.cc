@@ -1,6 +1,7 @@
 #include "fusefs/control_parse.h"
 
 #include <algorithm>
+#include <utility>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -110,11 +111,17 @@ Result<std::string> MountRelative(std::string_view text_view, const std::string&
   return out;
 }
 
-uint64_t ParseLpFileName(std::string_view name, bool* map) {
+uint64_t ParseLpFileName(std::string_view name, LpFile* kind) {
   if (name.substr(0, 3) != "lp-") return 0;
   std::string_view digits = name.substr(3);
-  *map = digits.size() > 4 && digits.substr(digits.size() - 4) == ".map";
-  if (*map) digits.remove_suffix(4);
+  *kind = LpFile::kView;
+  for (auto [suffix, k] : {std::pair<std::string_view, LpFile>{".map", LpFile::kMap}, {".pieces", LpFile::kPieces}}) {
+    if (digits.size() > suffix.size() && digits.substr(digits.size() - suffix.size()) == suffix) {
+      *kind = k;
+      digits.remove_suffix(suffix.size());
+      break;
+    }
+  }
   if (digits.empty() || digits.size() > 19 || digits[0] == '0' || !IsDigits(digits)) return 0;
   return DecimalValue(digits);
 }

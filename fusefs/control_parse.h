@@ -44,8 +44,13 @@ Result<FaultRequest> ParseFaultLine(std::string_view text, uint64_t disks);
 Result<std::string> MountRelative(std::string_view text, const std::string& mountpoint,
                                   const std::string& source);
 
-// "lp-12" -> 12, "lp-12.map" -> 12 with *map = true; 0 if `name` is not an LP file name
-// (sequence numbers start at 1, in decimal without leading zeros, at most 19 digits).
-uint64_t ParseLpFileName(std::string_view name, bool* map);
+// The files of an LP a job holds: lp-SEQ (its view, packed), lp-SEQ.map (text: where the
+// view's pieces come from), lp-SEQ.pieces (binary: where they lie in shared memory).
+enum class LpFile { kView, kMap, kPieces };
+
+// "lp-12" -> 12 (kView), "lp-12.map" -> 12 (kMap), "lp-12.pieces" -> 12 (kPieces); 0 if `name`
+// is not an LP file name (sequence numbers start at 1, in decimal without leading zeros, at
+// most 19 digits).
+uint64_t ParseLpFileName(std::string_view name, LpFile* kind);
 
 }  // namespace graphfs

@@ -23,10 +23,10 @@ struct FileSpec {
   const char* name;
   mode_t mode;
 };
-// The fixed files of a job directory; `lp-SEQ` and `lp-SEQ.map` come and go.
+// The fixed files of a job directory; `lp-SEQ`, `lp-SEQ.map` and `lp-SEQ.pieces` come and go.
 constexpr FileSpec kJobFiles[] = {
-    {"graph", 0644},  {"partition_size", 0644}, {"granularity", 0644}, {"active", 0200}, {"active.list", 0200},
-    {"next", 0400},   {"done", 0200},           {"lease", 0400},       {"status", 0444},
+    {"graph", 0644}, {"partition_size", 0644}, {"granularity", 0644}, {"active", 0200}, {"active.list", 0200},
+    {"next", 0400},  {"done", 0200},           {"lease", 0400},       {"status", 0444}, {"memory", 0400},
 };
 
 const FileSpec* FixedFile(const std::string& name) {
@@ -36,8 +36,8 @@ const FileSpec* FixedFile(const std::string& name) {
 }
 
 // The LP the job holds, if FILE names it.
-volume::HeldLp HeldBy(ControlJob& job, const std::string& file, bool* map) {
-  const uint64_t seq = ParseLpFileName(file, map);
+volume::HeldLp HeldBy(ControlJob& job, const std::string& file, LpFile* kind) {
+  const uint64_t seq = ParseLpFileName(file, kind);
   if (seq == 0) return {};
   const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
   return schedule ? schedule->scheduler().Holding(job.id, seq) : volume::HeldLp{};
@@ -79,6 +79,14 @@ Inode* JobsDir::InodeFor(const std::shared_ptr<ControlJob>& job, const std::stri
   return slot.get();
 }
 
+bool JobsDir::MemoryOpen(const ControlJob& job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = inodes_.find({job.id, "memory"});
+  if (it == inodes_.end()) return false;
+  std::lock_guard<std::mutex> inode_lock(it->second->mu);
+  return it->second->passthrough_opens > 0;
+}
+
 int JobsDir::Lookup(Inode& dir, const std::string& name, Inode** out) {
   if (dir.kind == Inode::Kind::kJobsDir) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -92,8 +100,8 @@ int JobsDir::Lookup(Inode& dir, const std::string& name, Inode** out) {
     std::lock_guard<std::mutex> lock(dir.job->mu);
     if (dir.job->removed) return ENOENT;
   }
-  bool map = false;
-  if (FixedFile(name) == nullptr && !HeldBy(*dir.job, name, &map)) return ENOENT;
+  LpFile kind;
+  if (FixedFile(name) == nullptr && !HeldBy(*dir.job, name, &kind)) return ENOENT;
   std::lock_guard<std::mutex> lock(mu_);
   *out = InodeFor(dir.job, name);
   return 0;
@@ -126,12 +134,16 @@ void JobsDir::Stat(const Inode& inode, struct stat* st) {
   st->st_nlink = 1;
   if (const FileSpec* f = FixedFile(inode.control_name)) {
     st->st_mode = S_IFREG | f->mode;
+    if (inode.control_name == "memory") {
+      const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
+      if (schedule && schedule->memory()) st->st_size = static_cast<off_t>(schedule->memory()->virtual_bytes());
+    }
     return;
   }
-  bool map = false;
-  const volume::HeldLp held = HeldBy(job, inode.control_name, &map);
+  LpFile kind;
+  const volume::HeldLp held = HeldBy(job, inode.control_name, &kind);
   st->st_mode = S_IFREG | 0400;
-  if (held && !map) st->st_size = static_cast<off_t>(held.bytes());
+  if (held && kind == LpFile::kView) st->st_size = static_cast<off_t>(held.bytes());
   st->st_blocks = (st->st_size + 511) / 512;
 }
 
@@ -157,6 +169,7 @@ int JobsDir::List(const Inode& dir, std::vector<DirEntry>* out) {
       const std::string lp = "lp-" + std::to_string(view->holding_seq);
       out->push_back({lp, 1, DT_REG});
       out->push_back({lp + ".map", 1, DT_REG});
+      out->push_back({lp + ".pieces", 1, DT_REG});
     }
   }
   return 0;

@@ -81,6 +81,7 @@ struct JobFileHandle {
   bool lease = false;
   Credentials opener;  // who opened it: a graph written here must be readable by them
   volume::HeldLp held;       // lp-SEQ: the job's view of the LP
+  std::shared_ptr<SharedArena> memory;  // memory: the graph's LP memory, opened in passthrough
   std::vector<uint64_t> starts;  //   where each of its pieces starts in the view (+ the end)
   std::mutex answer_mu;
   std::string answer;  // next: the last answer, for reads past offset 0
@@ -127,6 +128,7 @@ class JobsDir {
   void AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size);
   Status Commit(GraphFs& fs, JobFileHandle& h);
   Status CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text, const Credentials& writer);
+  bool MemoryOpen(const ControlJob& job);  // its `memory` file is open (mapped, maybe)
   Status CommitActive(ControlJob& job, const std::string& bytes, bool as_list);
   void RemoveJob(const std::shared_ptr<ControlJob>& job, const std::string& why);
   Inode* InodeFor(const std::shared_ptr<ControlJob>& job, const std::string& file);  // mu_ held

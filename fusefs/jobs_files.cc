@@ -42,6 +42,25 @@ Result<std::string> ReadableGraphDir(const GraphFs& fs, const std::string& path,
   return dir;
 }
 
+// lp-SEQ.pieces: where the job's view lies in the graph's shared memory (`memory`), so that
+// a job that maps it reads its edges there, with no copy and no request to the daemon.
+// Little-endian u64s: "GFSPIEC1", the piece count, the memory's id (0: the LP is not in
+// shared memory; read lp-SEQ instead), the view's bytes; then per piece, in view order, its
+// offset in `memory`, its length and its offset in `column`.
+std::string PiecesFile(const volume::HeldLp& held) {
+  const uint64_t base = held.lp->bytes.offset();
+  const bool shared = base != SharedBytes::kNotShared;
+  std::vector<uint64_t> words = {0, held.pieces.size(), shared ? held.lp->bytes.arena()->id() : 0, held.view_bytes};
+  std::memcpy(words.data(), "GFSPIEC1", 8);
+  words.reserve(4 + 3 * held.pieces.size());
+  for (const volume::ViewPiece& p : held.pieces) {
+    words.push_back(shared ? base + p.lp_offset : 0);
+    words.push_back(p.length);
+    words.push_back(p.file_offset);
+  }
+  return std::string(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint64_t));
+}
+
 void Fail(ControlJob& job, const Error& e) {
   std::lock_guard<std::mutex> lock(job.mu);
   ++job.errors;
@@ -82,15 +101,22 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
     if ((flags & O_ACCMODE) == O_RDONLY) return Error(EACCES, file + " is write-only");
   } else if (file == "next") {
     if (writing) return Error(EACCES, "next is read-only");
+  } else if (file == "memory") {
+    if (writing) return Error(EACCES, "memory is read-only");
+    if (!job->schedule) return Error(EINVAL, "memory: write the graph directory to `graph` first");
+    h->memory = job->schedule->memory();
+    if (!h->memory) return Error(EOPNOTSUPP, "memory: the graph's LPs are not in shared memory (see the daemon's log)");
   } else {
-    bool map = false;
-    const uint64_t seq = ParseLpFileName(file, &map);
+    LpFile kind;
+    const uint64_t seq = ParseLpFileName(file, &kind);
     volume::HeldLp held;
     if (job->schedule && seq != 0) held = job->schedule->scheduler().Holding(job->id, seq);
     if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
     if (writing) return Error(EACCES, file + " is read-only");
-    if (map) {
+    if (kind == LpFile::kMap) {
       h->content = held.MapText();
+    } else if (kind == LpFile::kPieces) {
+      h->content = PiecesFile(held);
     } else {
       h->starts.push_back(0);
       for (const volume::ViewPiece& p : held.pieces) h->starts.push_back(h->starts.back() + p.length);
@@ -294,6 +320,9 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
     old = job.schedule;
     partition_bytes = job.partition_bytes;
   }
+  // An open `memory` has the old graph's memory as its backing file, for as long as it is open.
+  if (old && MemoryOpen(job))
+    return Error(EBUSY, "graph: close `memory` first (it maps the LP memory of the graph the job had)");
   if (old) old->scheduler().RemoveJob(job.id);
   GRAPHFS_RETURN_IF_ERROR((*schedule)->scheduler().AddJob(job.id, partition_bytes));
   bool removed;

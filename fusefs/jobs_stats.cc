@@ -56,6 +56,25 @@ json JobsDir::JobJson(ControlJob& job) {
   return j;
 }
 
+namespace {
+
+// The graph's LP memory, which jobs map (`jobs/NAME/memory`): LPs' bytes in use, and those kept
+// resident for the next LPs (RssShmem of the daemon).
+json SharedMemoryJson(const std::shared_ptr<SharedArena>& memory) {
+  if (!memory) return {{"active", false}};
+  const SharedArena::Stats m = memory->stats();
+  return {{"active", true},
+          {"virtual_bytes", m.virtual_bytes},
+          {"used_bytes", m.used_bytes},
+          {"peak_used_bytes", m.peak_used_bytes},
+          {"resident_bytes", m.resident_bytes},
+          {"punched_bytes", m.punched_bytes},
+          {"slices", m.slices},
+          {"heap_fallbacks", m.take_failures}};
+}
+
+}  // namespace
+
 json JobsDir::StatsJson(GraphFs& fs) {
   std::vector<std::shared_ptr<ControlJob>> jobs;
   {
@@ -133,6 +152,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
                                   {"lps_in_flight", s.lps_in_flight},
                                   {"loading_bytes", s.loading_bytes}}},
                       {"memory", {{"index_bytes", g->index_bytes()}, {"scratch_bytes", g->scratch_bytes()}}},
+                      {"shared_memory", SharedMemoryJson(g->memory())},
                       {"loader_busy_seconds", s.busy_seconds},
                       {"loader_idle_while_waiting_seconds", s.loader_idle_while_waiting_seconds},
                       {"window_full_while_waiting_seconds", s.window_full_while_waiting_seconds}});

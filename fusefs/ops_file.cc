@@ -216,8 +216,23 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     h->kind = FileHandle::Kind::kJob;
     h->inode = &inode;
     h->job = std::move(*job);
-    fi->direct_io = 1;  // generated or scheduled content: every read reaches the daemon
     fi->nonseekable = 0;
+    if (h->job->memory) {
+      // `memory`: the graph's LP memory, which the kernel reads and maps itself (passthrough),
+      // or nothing: served through the daemon it could not be mapped, and a job's fallback
+      // is to read lp-SEQ.
+      const int32_t backing_id = fs.passthrough.Acquire(fs.channel, inode, h->job->memory->fd(), O_RDONLY);
+      if (backing_id <= 0) {
+        fs.passthrough.Release(fs.channel, inode, false);
+        fs.jobs.Release(fs, *h->job);
+        return ReplyErr(req, EOPNOTSUPP);
+      }
+      h->route_counted = h->passthrough = true;
+      fi->direct_io = 0;
+      fi->keep_cache = 0;
+      return ReplyOpen(req, fi, std::move(h), backing_id);
+    }
+    fi->direct_io = 1;  // generated or scheduled content: every read reaches the daemon
     return ReplyOpen(req, fi, std::move(h));
   }
   if (inode.kind != Inode::Kind::kBacked) return ReplyErr(req, EISDIR);

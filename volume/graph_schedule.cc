@@ -27,6 +27,10 @@ const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
 // is the requests in flight, BENCHMARKS.md, issue 31), for 128 MiB of buffers saved.
 constexpr unsigned kLoaders = 2;
 
+// The size of a graph's shared LP memory (sparse: only what LPs hold costs memory). The daemon
+// and each job map it whole: address space, not memory.
+constexpr uint64_t kSharedMemoryBytes = 64ull << 30;
+
 // `column` not striped itself — an ordinary file, or an extent map (a graph version) — : the LP's
 // ranges read from its pieces (an ordinary file is its own one piece).
 Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const std::string& dir,
@@ -152,8 +156,22 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
     catalog.push_back({c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(),
                        c.num_sources, c.block_i == c.block_j, std::max<uint64_t>(stored, compressed ? 1 : 0)});
   }
+  // The LPs' memory: sparse, far larger than the window so that it never fragments into
+  // refusals; what stays resident is bounded by the window (freed slices beyond it are punched).
+  SharedArena::Options arena;
+  arena.resident_limit = volume.options().lp_memory;
+  arena.virtual_bytes = std::max<uint64_t>(kSharedMemoryBytes, 16 * volume.options().lp_memory) /
+                        SharedArena::kGranule * SharedArena::kGranule;
+  auto memory = SharedArena::Create("graphfs-lp:" + dir.substr(dir.rfind('/') + 1), arena);
+  if (memory.ok()) {
+    g->memory_ = std::move(*memory);
+  } else {
+    LogError("lp: " + dir + ": " + memory.error().message() + "; LPs are kept on the heap and read through the daemon");
+  }
+
   GraphSchedule* self = g.get();
   chunkindex::LpScheduler::Options options;
+  options.memory = g->memory_;
   options.runs = g->runs_.get();
   options.cost = volume.read_cost().cost;
   options.diagonal_first = volume.options().lp_diagonal;

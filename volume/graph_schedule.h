@@ -19,6 +19,7 @@
 #include "chunkindex/source_runs.h"
 #include "common/aligned_buffer.h"
 #include "common/result.h"
+#include "common/shared_arena.h"
 #include "common/unique_fd.h"
 #include "grid/graph_file.h"
 
@@ -53,6 +54,10 @@ class GraphSchedule {
   uint64_t vertices() const { return table_->vertices(); }
   uint64_t edge_size() const { return table_->edge_size(); }
   chunkindex::LpScheduler& scheduler() { return *scheduler_; }
+  // The shared memory its LPs live in, which its jobs map read-only (`jobs/NAME/memory`);
+  // null when it could not be made (LPs are then on the heap and jobs read them through
+  // the daemon).
+  const std::shared_ptr<SharedArena>& memory() const { return memory_; }
   const chunkindex::ChunkTable& table() const { return *table_; }
   bool striped() const { return striped_ != nullptr; }
   // Whether the index and `column` still look as they did when this was opened.
@@ -115,6 +120,7 @@ class GraphSchedule {
   double find_seconds_ = 0;
   uint64_t finds_ = 0;
   LoaderStats loader_;
+  std::shared_ptr<SharedArena> memory_;
   std::unique_ptr<chunkindex::LpScheduler> scheduler_;  // last: its loaders use the above
 };
 

@@ -135,6 +135,7 @@ struct StreamStats {
   uint64_t passes = 0;  // sweeps over `column`/`row` (one per source window)
   uint64_t reads = 0;
   uint64_t bytes_read = 0;
+  uint64_t bytes_mapped = 0;    // integrated mode: LP bytes used where they lie, in shared memory
   uint64_t direct_streams = 0;  // streams opened with O_DIRECT
   uint64_t edges_read = 0;      // edge records handed to the filter
   uint64_t edges_active = 0;    // of those, records whose source is active (and in the window)
@@ -189,6 +190,8 @@ class EdgeStream {
   // reach; on_buffer(worker, data, bytes).
   Status RunReads(int fd, const std::string& path, const std::vector<ReadTask>& reads, uint64_t file_end,
                   const std::function<void(int, const char*, size_t)>& on_buffer);
+  // The same over an LP's spans in memory: no read, no buffer.
+  Status RunSpans(const LogicalPartition& lp, const std::function<void(int, const char*, size_t)>& on_buffer);
   void BeginStream();
   // Folds the per-stream counters into stats_; an error if edges were corrupt.
   Status EndStream(grid::EdgeOrder order);

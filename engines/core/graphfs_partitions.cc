@@ -36,6 +36,8 @@ class GraphfsPartitions : public PartitionSource {
     out.fd = current_.fd();
     out.path = current_.path;
     out.bytes = current_.bytes;
+    out.spans.reserve(current_.pieces.size());
+    for (const graphfs_client::Piece& p : current_.pieces) out.spans.emplace_back(p.data, p.length);
     return out;
   }
 

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "engines/core/bitmap.h"
@@ -19,7 +21,10 @@ namespace graphfs::engine {
 
 struct LogicalPartition {
   bool end = false;   // the iteration has no LP left
-  int fd = -1;        // readable with pread; owned by the source, valid until Done()
+  // The edges in memory (shared with other jobs, read-only), valid until Done(); or, when
+  // there are none, `bytes` of them readable from `fd` with pread.
+  std::vector<std::span<const char>> spans;
+  int fd = -1;        // owned by the source, valid until Done()
   std::string path;   // for messages
   uint64_t bytes = 0;
 };

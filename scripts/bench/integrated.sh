@@ -46,6 +46,8 @@
 #   mount-integrated  (v)   the same with lp=vertex: LPs hold only the runs of active sources
 #   mount-integrated-base   (v) with the daemon of --base-bin DIR (e.g. a build of an older commit):
 #                           today's path beside the new one, in the same run
+#   mount-integrated-read   (v) with the jobs reading lp-SEQ through the daemon (GRAPHFS_LP_READ=1)
+#                           instead of mapping the LPs' shared memory
 # --mount-opts OPTS adds graphfs mount options to every mount configuration but the base one
 # (e.g. lp_memory=256M).
 # --mem-gb G gives every configuration's apps G GiB (run-jobs --mem-gb; the demo's setting, 0.1:
@@ -205,7 +207,7 @@ run() {
   echo "$limit" > "$MIX_CGROUP/memory.limit_in_bytes"
   echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
   # shellcheck disable=SC2086
-  GRAPHFS_ENGINE_VERBOSE=1 sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
+  env GRAPHFS_ENGINE_VERBOSE=1 ${RUN_ENV:-} sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
     "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $APP_FLAGS $arrivals \
     > "$log" 2>&1 || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
   kill "$tracer" 2>/dev/null || true
@@ -258,7 +260,7 @@ for mix in $MIXES; do
       seq-plain) [[ $mix == P16 ]] && continue
                  run "$mix" "$config" "${DISK_DIRS[4]}/g" "${MEM_GB:-8}" "$(plain_limit "$mix")" "--sequential" "${LOOPS[4]}" ;;
       plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" "${MEM_GB:-8}" "$(plain_limit "$mix")" "" "${LOOPS[4]}" ;;
-      mount | mount-integrated | mount-integrated-chunk | mount-integrated-base)
+      mount | mount-integrated | mount-integrated-chunk | mount-integrated-base | mount-integrated-read)
         daemon_bin=""
         if [[ $config == mount-integrated-base ]]; then
           [[ -x $BASE_BIN/graphfs ]] || { echo "mount-integrated-base needs --base-bin DIR holding a graphfs daemon" >&2; exit 2; }
@@ -274,7 +276,8 @@ for mix in $MIXES; do
           extra=""
           [[ -n $MOUNT_OPTS && -z $daemon_bin ]] && extra=",$MOUNT_OPTS"
           DAEMON_BIN=$daemon_bin mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS$extra"
-          run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
+          RUN_ENV=$([[ $config == mount-integrated-read ]] && echo GRAPHFS_LP_READ=1 || true) \
+            run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
           # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
           # an integrated run's peak stands in only until the mix's `mount` run has measured it.
           # The daemon's share is the largest peak RSS any graphfs configuration of the mix has

@@ -91,12 +91,15 @@ TEST(ControlParse, GraphPathRelativeToTheMountRoot) {
 }
 
 TEST(ControlParse, LpFileNames) {
-  bool map = true;
+  LpFile map = LpFile::kMap;
   EXPECT_EQ(ParseLpFileName("lp-12", &map), 12u);
-  EXPECT_FALSE(map);
+  EXPECT_EQ(map, LpFile::kView);
   EXPECT_EQ(ParseLpFileName("lp-12.map", &map), 12u);
-  EXPECT_TRUE(map);
-  for (const char* bad : {"lp-", "lp-0", "lp-012", "lp-.map", "lp-1x", "lq-1", "lp-99999999999999999999"})
+  EXPECT_EQ(map, LpFile::kMap);
+  EXPECT_EQ(ParseLpFileName("lp-7.pieces", &map), 7u);
+  EXPECT_EQ(map, LpFile::kPieces);
+  for (const char* bad : {"lp-", "lp-0", "lp-012", "lp-.map", "lp-.pieces", "lp-1.map.pieces", "lp-1.pieces.map", "lp-1x", "lq-1",
+                          "lp-99999999999999999999"})
     EXPECT_EQ(ParseLpFileName(bad, &map), 0u) << bad;
   EXPECT_EQ(ParseLpFileName("lp-9999999999999999999", &map), 9999999999999999999u) << "19 digits fit";
 }

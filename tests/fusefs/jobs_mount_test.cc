@@ -18,6 +18,11 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/mman.h>
+
+#include <optional>
+
+#include "engines/graphfs_client.hpp"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {
@@ -522,6 +527,146 @@ TEST_F(JobsMount, AJobKilledWhileHoldingAnLpIsNotWaitedOn) {
   EXPECT_FALSE(seen.count(fifth)) << "a new LP";
   const nlohmann::json s = Stats()["schedulers"][0];
   EXPECT_GT(s["window_full_while_waiting_seconds"].get<double>(), 0.2) << s.dump();
+}
+
+// The client maps the graph's LP memory (`memory`, in FUSE passthrough): each piece of a job's
+// view holds column's bytes, the pieces together are what lp-SEQ serves through the daemon,
+// and two jobs' views of one LP lie at the same place in that memory: one copy for both.
+TEST_F(JobsMount, JobsMapOneSharedCopyOfEachLpThatHoldsTheLpFilesBytes) {
+  StripeGraph();
+  DoMount({});
+  if (!Stats()["passthrough"]["active"].get<bool>()) GTEST_SKIP() << "no FUSE passthrough here";
+  {
+    auto a = graphfs_client::Job::Init(mnt + "/graph", 64 << 10, "a");
+    auto b = graphfs_client::Job::Init(mnt + "/graph", 64 << 10, "b");
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    ASSERT_TRUE(a->SetAllActive().ok());
+    ASSERT_TRUE(b->SetAllActive().ok());
+    uint64_t shared_lps = 0, view_bytes = 0;
+    for (int guard = 0; guard < 1000; ++guard) {
+      auto la = a->Next();
+      auto lb = b->Next();
+      ASSERT_TRUE(la.ok() && lb.ok()) << (la.ok() ? lb.error().message : la.error().message);
+      ASSERT_EQ(la->end, lb->end);
+      if (la->end) break;
+      ASSERT_TRUE(la->mapped() && lb->mapped());
+      EXPECT_TRUE(a->maps_lps());
+      EXPECT_LT(la->fd(), 0) << "a mapped LP opens no file";
+      std::string view;
+      for (const graphfs_client::Piece& p : la->pieces) {
+        ASSERT_LE(p.column_offset + p.length, column.size());
+        EXPECT_TRUE(std::string_view(p.data, p.length) == std::string_view(column).substr(p.column_offset, p.length))
+            << la->path << ": a piece does not hold column's bytes";
+        view.append(p.data, p.length);
+      }
+      EXPECT_EQ(view.size(), la->bytes);
+      view_bytes += view.size();
+      EXPECT_TRUE(view == ReadFile(la->path)) << la->path << ": the mapped view differs from the file's";
+      if (la->seq == lb->seq) {
+        ++shared_lps;
+        EXPECT_EQ(ReadFile(la->path + ".pieces"), ReadFile(lb->path + ".pieces")) << "one LP, one place in memory";
+      }
+      const nlohmann::json stats = Stats();
+      EXPECT_EQ(stats["passthrough"]["backing_ids"].get<uint64_t>(), 2u) << "each job's `memory`, in passthrough";
+      const nlohmann::json shared = stats["schedulers"][0]["shared_memory"];
+      EXPECT_GT(shared["used_bytes"].get<uint64_t>(), 0u) << shared.dump();
+      EXPECT_EQ(shared["heap_fallbacks"].get<uint64_t>(), 0u) << shared.dump();
+      ASSERT_TRUE(a->Done().ok());
+      ASSERT_TRUE(b->Done().ok());
+    }
+    EXPECT_GT(shared_lps, 0u);
+    EXPECT_EQ(view_bytes, column.size()) << "all active: every chunk once";
+  }
+  // Both jobs gone: their `memory` opens are closed, and no LP is left in use.
+  EXPECT_TRUE(WaitFor([&] { return Stats()["passthrough"]["backing_ids"].get<uint64_t>() == 0; }, 10));
+  EXPECT_TRUE(WaitFor([&] { return Stats()["schedulers"][0]["shared_memory"]["used_bytes"].get<uint64_t>() == 0; }, 10))
+      << Stats()["schedulers"][0].dump();
+}
+
+// `memory` is read-only for its job, and its mapping too.
+TEST_F(JobsMount, TheSharedMemoryCannotBeWrittenOrMappedWritable) {
+  StripeGraph();
+  DoMount({});
+  if (!Stats()["passthrough"]["active"].get<bool>()) GTEST_SKIP() << "no FUSE passthrough here";
+  Register("a", "64K");
+  const std::string memory = jobs + "/a/memory";
+  EXPECT_EQ(::open(memory.c_str(), O_RDWR), -1);
+  EXPECT_EQ(errno, EACCES);
+  const int fd = ::open(memory.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  struct stat st;
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  EXPECT_GE(st.st_size, 64ll << 30) << "sparse: the whole memory is mapped once";
+  void* rw = ::mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  EXPECT_EQ(rw, MAP_FAILED);
+  EXPECT_EQ(errno, EACCES);
+  void* ro = ::mmap(nullptr, 1 << 20, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(ro, MAP_FAILED) << std::strerror(errno);
+  ::munmap(ro, 1 << 20);
+  ::close(fd);
+}
+
+// Without passthrough the client reads lp-SEQ through the daemon, with the same bytes.
+TEST_F(JobsMount, WithoutPassthroughTheClientReadsTheLpFiles) {
+  StripeGraph();
+  DoMount({"passthrough=off"});
+  auto a = graphfs_client::Job::Init(mnt + "/graph", 64 << 10, "a");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(a->SetAllActive().ok());
+  uint64_t view_bytes = 0;
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto lp = a->Next();
+    ASSERT_TRUE(lp.ok()) << lp.error().message;
+    if (lp->end) break;
+    EXPECT_FALSE(lp->mapped());
+    ASSERT_GE(lp->fd(), 0);
+    for (const graphfs_client::ChunkExtent& c : lp->chunks) {
+      std::string bytes(c.length, '\0');
+      ASSERT_EQ(::pread(lp->fd(), bytes.data(), c.length, static_cast<off_t>(c.lp_offset)), static_cast<ssize_t>(c.length));
+      EXPECT_TRUE(bytes == column.substr(c.column_offset, c.length));
+    }
+    view_bytes += lp->bytes;
+  }
+  EXPECT_FALSE(a->maps_lps());
+  EXPECT_EQ(view_bytes, column.size());
+}
+
+// A job killed while it maps an LP leaves nothing: its `memory` open and its LPs are released.
+TEST_F(JobsMount, AJobKilledWhileMappingAnLpLeavesNothingBehind) {
+  StripeGraph();
+  DoMount({});
+  if (!Stats()["passthrough"]["active"].get<bool>()) GTEST_SKIP() << "no FUSE passthrough here";
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const std::string graph_dir = mnt + "/graph";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(ready[0]);
+    auto job = graphfs_client::Job::Init(graph_dir, 64 << 10, "b");
+    if (!job.ok() || !job->SetAllActive().ok()) ::_exit(1);
+    auto lp = job->Next();
+    if (!lp.ok() || lp->end || !lp->mapped()) ::_exit(2);
+    volatile char sum = 0;
+    for (const graphfs_client::Piece& p : lp->pieces) sum = static_cast<char>(sum + p.data[0]);
+    if (::write(ready[1], "r", 1) != 1) ::_exit(3);
+    ::pause();
+    ::_exit(0);
+  }
+  KillAtExit reap{child};
+  ::close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1) << "the child could not map an LP";
+  ::close(ready[0]);
+  EXPECT_EQ(Stats()["passthrough"]["backing_ids"].get<uint64_t>(), 1u);
+  EXPECT_GT(Stats()["schedulers"][0]["shared_memory"]["used_bytes"].get<uint64_t>(), 0u);
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_TRUE(WaitFor([&] { return !Exists(jobs + "/b"); }, 10));
+  EXPECT_TRUE(WaitFor([&] { return Stats()["passthrough"]["backing_ids"].get<uint64_t>() == 0; }, 10));
+  EXPECT_TRUE(WaitFor([&] { return Stats()["schedulers"][0]["shared_memory"]["used_bytes"].get<uint64_t>() == 0; }, 10))
+      << Stats()["schedulers"][0].dump();
 }
 
 }  // namespace

@@ -1,0 +1,173 @@
+#include "common/shared_arena.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+
+namespace graphfs {
+
+namespace {
+
+std::atomic<uint64_t> next_arena_id{1};
+
+#ifndef MADV_POPULATE_WRITE
+constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14
+#endif
+
+uint64_t RoundUp(uint64_t bytes) { return (bytes + SharedArena::kGranule - 1) / SharedArena::kGranule * SharedArena::kGranule; }
+
+}  // namespace
+
+Result<std::shared_ptr<SharedArena>> SharedArena::Create(const std::string& name, const Options& options) {
+  if (options.virtual_bytes == 0 || options.virtual_bytes % kGranule != 0)
+    return Error(EINVAL, "shared memory " + name + ": size " + std::to_string(options.virtual_bytes) +
+                             " is not a positive multiple of " + std::to_string(kGranule));
+  UniqueFd fd(::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) return Error::FromErrno("memfd_create " + name);
+  if (::ftruncate(fd.get(), static_cast<off_t>(options.virtual_bytes)) != 0)
+    return Error::FromErrno("ftruncate memfd " + name);
+  // The daemon's mapping covers the whole size: nobody may shrink it under us.
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    return Error::FromErrno("seal memfd " + name);
+  void* base = ::mmap(nullptr, options.virtual_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd.get(), 0);
+  if (base == MAP_FAILED) return Error::FromErrno("mmap memfd " + name);
+  return std::shared_ptr<SharedArena>(new SharedArena(std::move(fd), static_cast<char*>(base), options));
+}
+
+SharedArena::SharedArena(UniqueFd fd, char* base, const Options& options)
+    : fd_(std::move(fd)), base_(base), options_(options), id_(next_arena_id.fetch_add(1)) {
+  free_[0] = options_.virtual_bytes;
+  resident_.assign((options_.virtual_bytes / kGranule + 63) / 64, 0);
+  stats_.virtual_bytes = options_.virtual_bytes;
+}
+
+SharedArena::~SharedArena() { ::munmap(base_, options_.virtual_bytes); }
+
+uint64_t SharedArena::CountResident(uint64_t first, uint64_t count) const {
+  uint64_t n = 0;
+  for (uint64_t g = first; g < first + count; ++g) n += (resident_[g / 64] >> (g % 64)) & 1;
+  return n;
+}
+
+void SharedArena::SetResident(uint64_t first, uint64_t count, bool resident) {
+  for (uint64_t g = first; g < first + count; ++g) {
+    const uint64_t bit = uint64_t{1} << (g % 64);
+    if (resident) {
+      resident_[g / 64] |= bit;
+    } else {
+      resident_[g / 64] &= ~bit;
+    }
+  }
+}
+
+Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes) {
+  const uint64_t length = RoundUp(std::max<uint64_t>(bytes, 1));
+  Slice slice;
+  uint64_t fresh = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(free_.begin(), free_.end(), [&](const auto& f) { return f.second >= length; });
+    if (it == free_.end()) {
+      ++stats_.take_failures;
+      return Error(ENOMEM, "shared memory: no free " + std::to_string(length) + "-byte slice in " +
+                               std::to_string(options_.virtual_bytes) + " bytes (" + std::to_string(stats_.used_bytes) +
+                               " in use)");
+    }
+    slice.offset = it->first;
+    slice.length = length;
+    slice.data = base_ + slice.offset;
+    const uint64_t rest = it->second - length;
+    free_.erase(it);
+    if (rest > 0) free_[slice.offset + length] = rest;
+    const uint64_t first = slice.offset / kGranule, count = length / kGranule;
+    fresh = (count - CountResident(first, count)) * kGranule;
+    SetResident(first, count, true);
+    stats_.resident_bytes += fresh;
+    stats_.used_bytes += length;
+    stats_.peak_used_bytes = std::max(stats_.peak_used_bytes, stats_.used_bytes);
+    ++stats_.slices;
+  }
+  // Fault the fresh pages in with one call rather than one trap per 4 KiB page as the
+  // writer touches them (best effort: older kernels say EINVAL, and the writer faults).
+  if (fresh > 0) (void)::madvise(slice.data, slice.length, MADV_POPULATE_WRITE);
+  return slice;
+}
+
+void SharedArena::Give(const Slice& slice) {
+  if (slice.data == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.used_bytes -= slice.length;
+  --stats_.slices;
+  if (stats_.resident_bytes > options_.resident_limit) {
+    // Punched before the range is free again (under the lock, so a Take cannot populate it
+    // in between and lose those pages to the punch). Rare: at most once per LP released.
+    const uint64_t first = slice.offset / kGranule, count = slice.length / kGranule;
+    const uint64_t resident = CountResident(first, count) * kGranule;
+    if (resident > 0 && ::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                    static_cast<off_t>(slice.offset), static_cast<off_t>(slice.length)) == 0) {
+      SetResident(first, count, false);
+      stats_.resident_bytes -= resident;
+      stats_.punched_bytes += resident;
+    }
+  }
+  uint64_t offset = slice.offset, length = slice.length;
+  auto next = free_.lower_bound(offset);
+  if (next != free_.end() && offset + length == next->first) {
+    length += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == offset) {
+      offset = prev->first;
+      length += prev->second;
+      free_.erase(prev);
+    }
+  }
+  free_[offset] = length;
+}
+
+SharedArena::Stats SharedArena::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+SharedBytes SharedBytes::Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes) {
+  SharedBytes b;
+  if (arena != nullptr) {
+    auto slice = arena->Take(bytes);
+    if (slice.ok()) {
+      b.arena_ = arena;
+      b.slice_ = *slice;
+      b.data_ = slice->data;
+      return b;
+    }
+  }
+  b.heap_ = std::make_unique_for_overwrite<char[]>(std::max<uint64_t>(bytes, 1));
+  b.data_ = b.heap_.get();
+  return b;
+}
+
+SharedBytes& SharedBytes::operator=(SharedBytes&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    arena_ = std::move(other.arena_);
+    slice_ = std::exchange(other.slice_, SharedArena::Slice{});
+    heap_ = std::move(other.heap_);
+    data_ = std::exchange(other.data_, nullptr);
+  }
+  return *this;
+}
+
+void SharedBytes::Reset() {
+  if (arena_ != nullptr) arena_->Give(slice_);
+  arena_.reset();
+  slice_ = SharedArena::Slice{};
+  heap_.reset();
+  data_ = nullptr;
+}
+
+}  // namespace graphfs

@@ -1,0 +1,113 @@
+// Memory that other processes can map: one memfd per graph, handed to its jobs (through the
+// mount, in FUSE passthrough) so that N jobs read one copy of a logical partition's bytes
+// without a copy through the daemon. The daemon writes the bytes through its own mapping.
+//
+// The memfd is sparse: its size (virtual) is far larger than what is ever resident, and a
+// slice costs memory only once written. Freed slices are kept resident for reuse up to
+// `resident_limit` (a fresh shmem page costs a zeroing fault, which the old glibc-heap LP
+// buffers also paid); beyond it they are punched out (`fallocate(PUNCH_HOLE)`), which also
+// unmaps those pages from every job that still maps them: the daemon's bound never depends
+// on what jobs do. A punched page a job touches again reads as zeros.
+//
+// Thread-safe. Slices are granule-aligned (64 KiB), handed out first-fit from low offsets so
+// that the resident ones are reused first.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace graphfs {
+
+class SharedArena : public std::enable_shared_from_this<SharedArena> {
+ public:
+  static constexpr uint64_t kGranule = 64 << 10;
+
+  struct Options {
+    uint64_t virtual_bytes = 64ull << 30;  // the memfd's size (sparse)
+    uint64_t resident_limit = 0;           // freed bytes kept beyond this are punched (0: punch every free)
+  };
+  struct Stats {
+    uint64_t virtual_bytes = 0;
+    uint64_t used_bytes = 0;       // in slices handed out
+    uint64_t peak_used_bytes = 0;
+    uint64_t resident_bytes = 0;   // written at least once and not punched since (used + kept idle)
+    uint64_t punched_bytes = 0;    // given back to the kernel so far
+    uint64_t slices = 0;           // handed out now
+    uint64_t take_failures = 0;    // no room (the caller fell back to the heap)
+  };
+
+  // `name` is shown in /proc/PID/fd (memfd:NAME). Errors: memfd_create, ftruncate, mmap.
+  static Result<std::shared_ptr<SharedArena>> Create(const std::string& name, const Options& options);
+  ~SharedArena();
+  SharedArena(const SharedArena&) = delete;
+  SharedArena& operator=(const SharedArena&) = delete;
+
+  // The memfd (read-write, close-on-exec; sealed against shrinking and growing).
+  int fd() const { return fd_.get(); }
+  uint64_t virtual_bytes() const { return options_.virtual_bytes; }
+  uint64_t id() const { return id_; }  // unique in the process, never 0
+  char* base() const { return base_; }
+
+  // A slice of at least `bytes` (rounded up to the granule), or an error when none is free.
+  struct Slice {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    char* data = nullptr;
+  };
+  Result<Slice> Take(uint64_t bytes);
+  void Give(const Slice& slice);
+
+  Stats stats() const;
+
+ private:
+  SharedArena(UniqueFd fd, char* base, const Options& options);
+  // Granules [first, first + count): resident bits, under mu_.
+  uint64_t CountResident(uint64_t first, uint64_t count) const;
+  void SetResident(uint64_t first, uint64_t count, bool resident);
+
+  UniqueFd fd_;
+  char* base_ = nullptr;
+  const Options options_;
+  const uint64_t id_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, uint64_t> free_;  // offset -> length, coalesced
+  std::vector<uint64_t> resident_;     // one bit per granule
+  Stats stats_;
+};
+
+// Bytes of a shared arena, or of the heap where there is no arena (or it is full): freed
+// when the last owner lets go.
+class SharedBytes {
+ public:
+  static constexpr uint64_t kNotShared = ~uint64_t{0};
+
+  SharedBytes() = default;
+  // `arena` may be null: heap bytes.
+  static SharedBytes Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes);
+  SharedBytes(SharedBytes&& other) noexcept { *this = std::move(other); }
+  SharedBytes& operator=(SharedBytes&& other) noexcept;
+  SharedBytes(const SharedBytes&) = delete;
+  SharedBytes& operator=(const SharedBytes&) = delete;
+  ~SharedBytes() { Reset(); }
+
+  char* get() const { return data_; }
+  // Where the bytes lie in the arena's memfd, or kNotShared (heap).
+  uint64_t offset() const { return slice_.data != nullptr ? slice_.offset : kNotShared; }
+  const std::shared_ptr<SharedArena>& arena() const { return arena_; }
+  void Reset();
+
+ private:
+  std::shared_ptr<SharedArena> arena_;
+  SharedArena::Slice slice_;
+  std::unique_ptr<char[]> heap_;
+  char* data_ = nullptr;
+};
+
+}  // namespace graphfs

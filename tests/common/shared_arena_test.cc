@@ -1,0 +1,163 @@
+#include "common/shared_arena.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace graphfs {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+std::shared_ptr<SharedArena> MakeArena(uint64_t virtual_bytes, uint64_t resident_limit) {
+  auto arena = SharedArena::Create("graphfs-test", {virtual_bytes, resident_limit});
+  EXPECT_TRUE(arena.ok()) << (arena.ok() ? "" : arena.error().message());
+  return arena.ok() ? *arena : nullptr;
+}
+
+// Bytes of the memfd in memory, as the kernel counts them (its blocks).
+uint64_t MemfdBlocksBytes(int fd) {
+  struct stat st;
+  EXPECT_EQ(::fstat(fd, &st), 0);
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
+
+TEST(SharedArena, SlicesAreGranuleAlignedDisjointAndReusedFirstFit) {
+  auto arena = MakeArena(64 * kMiB, 64 * kMiB);
+  ASSERT_NE(arena, nullptr);
+  auto a = arena->Take(1);
+  auto b = arena->Take(SharedArena::kGranule + 1);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->offset, 0u);
+  EXPECT_EQ(a->length, SharedArena::kGranule);
+  EXPECT_EQ(b->offset, SharedArena::kGranule);
+  EXPECT_EQ(b->length, 2 * SharedArena::kGranule);
+  EXPECT_EQ(b->data, arena->base() + b->offset);
+  arena->Give(*a);
+  auto c = arena->Take(100);  // the freed low slice first
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->offset, 0u);
+  EXPECT_EQ(arena->stats().slices, 2u);
+  EXPECT_EQ(arena->stats().used_bytes, 3 * SharedArena::kGranule);
+  arena->Give(*b);
+  arena->Give(*c);
+  // Everything coalesced back: the whole size is one slice again.
+  auto all = arena->Take(64 * kMiB);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->offset, 0u);
+  EXPECT_FALSE(arena->Take(1).ok());
+  EXPECT_EQ(arena->stats().take_failures, 1u);
+  arena->Give(*all);
+}
+
+TEST(SharedArena, BadSizesAreRefusedWithAMessage) {
+  auto arena = SharedArena::Create("graphfs-test", {12345, 0});
+  ASSERT_FALSE(arena.ok());
+  EXPECT_NE(arena.error().message().find("multiple of"), std::string::npos);
+}
+
+TEST(SharedArena, FreedSlicesStayResidentUpToTheLimitAndArePunchedBeyondIt) {
+  auto arena = MakeArena(256 * kMiB, 8 * kMiB);
+  ASSERT_NE(arena, nullptr);
+  auto a = arena->Take(8 * kMiB);
+  auto b = arena->Take(8 * kMiB);
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::memset(a->data, 1, a->length);
+  std::memset(b->data, 2, b->length);
+  EXPECT_EQ(arena->stats().resident_bytes, 16 * kMiB);
+  EXPECT_GE(MemfdBlocksBytes(arena->fd()), 16 * kMiB);
+  arena->Give(*a);  // 16 MiB resident > 8 MiB: punched
+  EXPECT_EQ(arena->stats().resident_bytes, 8 * kMiB);
+  EXPECT_EQ(arena->stats().punched_bytes, 8 * kMiB);
+  EXPECT_LT(MemfdBlocksBytes(arena->fd()), 9 * kMiB);
+  arena->Give(*b);  // 8 MiB resident, not above the limit: kept for reuse
+  EXPECT_EQ(arena->stats().resident_bytes, 8 * kMiB);
+  auto c = arena->Take(8 * kMiB);  // the punched low slice: zeros again
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->offset, 0u);
+  EXPECT_EQ(c->data[0], 0);
+  EXPECT_EQ(c->data[c->length - 1], 0);
+  arena->Give(*c);
+}
+
+TEST(SharedArena, AnotherProcessMappingTheMemfdSeesTheDaemonsBytesReadOnly) {
+  auto arena = MakeArena(16 * kMiB, 16 * kMiB);
+  ASSERT_NE(arena, nullptr);
+  auto s = arena->Take(kMiB);
+  ASSERT_TRUE(s.ok());
+  std::memcpy(s->data, "graph bytes", 11);
+  // What a job does: open the file read-only and map it shared.
+  const std::string path = "/proc/self/fd/" + std::to_string(arena->fd());
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) ::_exit(2);
+    void* m = ::mmap(nullptr, 16 * kMiB, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) ::_exit(3);
+    if (std::memcmp(static_cast<char*>(m) + s->offset, "graph bytes", 11) != 0) ::_exit(4);
+    // Writable shared mappings need a writable open.
+    if (::mmap(nullptr, kMiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) != MAP_FAILED) ::_exit(5);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  arena->Give(*s);
+}
+
+TEST(SharedBytes, FallsBackToTheHeapWithoutAnArenaOrWhenItIsFull) {
+  SharedBytes heap = SharedBytes::Allocate(nullptr, 100);
+  ASSERT_NE(heap.get(), nullptr);
+  EXPECT_EQ(heap.offset(), SharedBytes::kNotShared);
+  auto arena = MakeArena(SharedArena::kGranule * 2, 0);
+  ASSERT_NE(arena, nullptr);
+  {
+    SharedBytes a = SharedBytes::Allocate(arena, SharedArena::kGranule);
+    EXPECT_EQ(a.offset(), 0u);
+    SharedBytes b = SharedBytes::Allocate(arena, SharedArena::kGranule * 2);  // no room
+    EXPECT_EQ(b.offset(), SharedBytes::kNotShared);
+    b.get()[SharedArena::kGranule * 2 - 1] = 1;  // the heap bytes are usable
+    SharedBytes moved = std::move(a);
+    EXPECT_EQ(moved.offset(), 0u);
+    EXPECT_EQ(arena->stats().slices, 1u);
+  }
+  EXPECT_EQ(arena->stats().slices, 0u);
+  EXPECT_EQ(arena->stats().used_bytes, 0u);
+}
+
+TEST(SharedArena, ConcurrentTakesAndGivesNeverOverlap) {
+  auto arena = MakeArena(64 * kMiB, 4 * kMiB);
+  ASSERT_NE(arena, nullptr);
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        auto s = arena->Take(static_cast<uint64_t>((i % 7 + 1)) * 100000);
+        if (!s.ok()) continue;
+        std::memset(s->data, t + 1, s->length);
+        for (uint64_t k = 0; k < s->length; k += 4096)
+          if (s->data[k] != t + 1) errors.fetch_add(1);
+        arena->Give(*s);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(arena->stats().used_bytes, 0u);
+  EXPECT_LE(arena->stats().resident_bytes, 4 * kMiB + 7 * 100000 + SharedArena::kGranule * 4);
+}
+
+}  // namespace
+}  // namespace graphfs
