@@ -85,6 +85,7 @@ Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes) {
     const uint64_t first = slice.offset / kGranule, count = length / kGranule;
     fresh = (count - CountResident(first, count)) * kGranule;
     SetResident(first, count, true);
+    resident_end_ = std::max(resident_end_, slice.offset + length);
     stats_.resident_bytes += fresh;
     stats_.used_bytes += length;
     stats_.peak_used_bytes = std::max(stats_.peak_used_bytes, stats_.used_bytes);
@@ -101,18 +102,6 @@ void SharedArena::Give(const Slice& slice) {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.used_bytes -= slice.length;
   --stats_.slices;
-  if (stats_.resident_bytes > options_.resident_limit) {
-    // Punched before the range is free again (under the lock, so a Take cannot populate it
-    // in between and lose those pages to the punch). Rare: at most once per LP released.
-    const uint64_t first = slice.offset / kGranule, count = slice.length / kGranule;
-    const uint64_t resident = CountResident(first, count) * kGranule;
-    if (resident > 0 && ::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                                    static_cast<off_t>(slice.offset), static_cast<off_t>(slice.length)) == 0) {
-      SetResident(first, count, false);
-      stats_.resident_bytes -= resident;
-      stats_.punched_bytes += resident;
-    }
-  }
   uint64_t offset = slice.offset, length = slice.length;
   auto next = free_.lower_bound(offset);
   if (next != free_.end() && offset + length == next->first) {
@@ -128,6 +117,35 @@ void SharedArena::Give(const Slice& slice) {
     }
   }
   free_[offset] = length;
+  if (stats_.resident_bytes > options_.resident_limit) TrimResident();
+}
+
+void SharedArena::TrimResident() {
+  // Free bytes kept resident beyond the limit are punched from the highest offsets down: Take
+  // fits from the lowest, so the low ones are the next to be reused (slices of different
+  // sizes leave holes that a larger one does not fit; punching the slice just given, as a
+  // first version did, punched 6.8 GB in a 57 s run). Under the lock, so that no Take can
+  // populate a range while it is punched.
+  for (auto it = free_.rbegin(); it != free_.rend() && stats_.resident_bytes > options_.resident_limit; ++it) {
+    const uint64_t first = it->first / kGranule;
+    uint64_t g = std::min(it->first + it->second, resident_end_) / kGranule;
+    while (g > first && stats_.resident_bytes > options_.resident_limit) {
+      // The highest run of resident granules below g.
+      while (g > first && !((resident_[(g - 1) / 64] >> ((g - 1) % 64)) & 1)) --g;
+      uint64_t from = g;
+      while (from > first && ((resident_[(from - 1) / 64] >> ((from - 1) % 64)) & 1) &&
+             stats_.resident_bytes - (g - from) * kGranule > options_.resident_limit)
+        --from;
+      if (from == g) break;
+      if (::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from * kGranule),
+                      static_cast<off_t>((g - from) * kGranule)) != 0)
+        return;  // the bytes stay resident: counted as such
+      SetResident(from, g - from, false);
+      stats_.resident_bytes -= (g - from) * kGranule;
+      stats_.punched_bytes += (g - from) * kGranule;
+      g = from;
+    }
+  }
 }
 
 SharedArena::Stats SharedArena::stats() const {

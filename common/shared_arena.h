@@ -5,9 +5,10 @@
 // The memfd is sparse: its size (virtual) is far larger than what is ever resident, and a
 // slice costs memory only once written. Freed slices are kept resident for reuse up to
 // `resident_limit` (a fresh shmem page costs a zeroing fault, which the old glibc-heap LP
-// buffers also paid); beyond it they are punched out (`fallocate(PUNCH_HOLE)`), which also
-// unmaps those pages from every job that still maps them: the daemon's bound never depends
-// on what jobs do. A punched page a job touches again reads as zeros.
+// buffers also paid); beyond it free bytes are punched out (`fallocate(PUNCH_HOLE)`), the
+// highest first, which also unmaps those pages from every job that still maps them: the
+// daemon's bound never depends on what jobs do. A punched page a job touches again reads as
+// zeros.
 //
 // Thread-safe. Slices are granule-aligned (64 KiB), handed out first-fit from low offsets so
 // that the resident ones are reused first.
@@ -71,6 +72,7 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
   // Granules [first, first + count): resident bits, under mu_.
   uint64_t CountResident(uint64_t first, uint64_t count) const;
   void SetResident(uint64_t first, uint64_t count, bool resident);
+  void TrimResident();  // punches free resident bytes beyond the limit, highest first
 
   UniqueFd fd_;
   char* base_ = nullptr;
@@ -79,6 +81,7 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
   mutable std::mutex mu_;
   std::map<uint64_t, uint64_t> free_;  // offset -> length, coalesced
   std::vector<uint64_t> resident_;     // one bit per granule
+  uint64_t resident_end_ = 0;          // no granule at or past this offset was ever resident
   Stats stats_;
 };
 

@@ -534,18 +534,21 @@ class Job {
     lp->path = dir_ + "/" + name;
     if (!read_lps_) {
       Result<std::string> raw = ReadControl(name + ".pieces");
-      if (!raw.ok()) return raw.error();
-      Result<PiecesFile> pieces = ParsePieces(*raw, ~uint64_t{0});
-      if (!pieces.ok()) return Fail(pieces.error().code, "read " + name + ".pieces: " + pieces.error().message);
-      if (pieces->memory_id != 0 && MapMemory(pieces->memory_id)) {
-        pieces = ParsePieces(*raw, memory_bytes_);  // now checked against what is mapped
+      if (!raw.ok() && raw.error().code != ENOENT) return raw.error();
+      if (!raw.ok()) read_lps_ = true;  // a daemon older than shared LP memory: read lp-SEQ
+      if (raw.ok()) {
+        Result<PiecesFile> pieces = ParsePieces(*raw, ~uint64_t{0});
         if (!pieces.ok()) return Fail(pieces.error().code, "read " + name + ".pieces: " + pieces.error().message);
-        lp->bytes = pieces->view_bytes;
-        lp->pieces.reserve(pieces->entries.size());
-        for (const PiecesFile::Entry& e : pieces->entries)
-          lp->pieces.push_back(Piece{memory_base_ + e.memory_offset, e.length, e.column_offset});
-        if (!read_map) return lp;
-        return ReadMap(std::move(*lp), name);
+        if (pieces->memory_id != 0 && MapMemory(pieces->memory_id)) {
+          pieces = ParsePieces(*raw, memory_bytes_);  // now checked against what is mapped
+          if (!pieces.ok()) return Fail(pieces.error().code, "read " + name + ".pieces: " + pieces.error().message);
+          lp->bytes = pieces->view_bytes;
+          lp->pieces.reserve(pieces->entries.size());
+          for (const PiecesFile::Entry& e : pieces->entries)
+            lp->pieces.push_back(Piece{memory_base_ + e.memory_offset, e.length, e.column_offset});
+          if (!read_map) return lp;
+          return ReadMap(std::move(*lp), name);
+        }
       }
     }
     Result<Fd> file = OpenControl(name);

@@ -57,14 +57,23 @@ static json CpuJson(GraphFs& fs, const json& schedulers) {
   ::getrusage(RUSAGE_SELF, &ru);
   auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
   double loader_cpu = 0;
-  for (const json& s : schedulers) loader_cpu += s.value("loader_cpu_seconds", 0.0);
+  uint64_t lp_handed = 0;
+  for (const json& s : schedulers) {
+    loader_cpu += s.value("loader_cpu_seconds", 0.0);
+    lp_handed += s.value("bytes_delivered", uint64_t{0});
+  }
   const char* names[kReadPaths] = {"lp", "striped", "mapped", "ordinary"};
   json paths = json::object();
   for (int p = 0; p < kReadPaths; ++p) {
-    const uint64_t bytes = fs.counters.path_bytes[p].load();
+    const bool lp = p == static_cast<int>(ReadPath::kLp);
+    const uint64_t read_bytes = fs.counters.path_bytes[p].load();
+    // LP views are handed to jobs that map them (no READ reaches the daemon) or read lp-SEQ
+    // (each view once): what was delivered is the larger of the two counts.
+    const uint64_t bytes = lp ? std::max(read_bytes, lp_handed) : read_bytes;
     const double read_cpu = static_cast<double>(fs.counters.path_cpu_ns[p].load()) * 1e-9;
-    const double load_cpu = p == static_cast<int>(ReadPath::kLp) ? loader_cpu : 0;
+    const double load_cpu = lp ? loader_cpu : 0;
     paths[names[p]] = {{"bytes", bytes},
+                       {"read_bytes", read_bytes},
                        {"read_cpu_seconds", read_cpu},
                        {"load_cpu_seconds", load_cpu},
                        {"cpu_seconds_per_gb", bytes > 0 ? (read_cpu + load_cpu) / (static_cast<double>(bytes) / 1e9) : 0.0}};
@@ -121,7 +130,7 @@ static json MemoryJson(const json& stats) {
           {"by_use", by_use}};
 }
 
-std::string RenderStats(GraphFs& fs) {
+static json StatsJson(GraphFs& fs) {
   json j;
   j["source"] = fs.source;
   j["io_mode"] = fs.options.io;
@@ -149,6 +158,14 @@ std::string RenderStats(GraphFs& fs) {
   // over after the content is made).
   j["open_files"] = fs.handles.files();
   j["open_dirs"] = fs.handles.dirs();
+  return j;
+}
+
+json MemoryByUseNow(GraphFs& fs) { return StatsJson(fs)["memory"]["by_use"]; }
+
+std::string RenderStats(GraphFs& fs) {
+  json j = StatsJson(fs);
+  j["memory"]["at_peak"] = fs.memory_peak.AtPeak();
   return j.dump(2) + "\n";
 }
 

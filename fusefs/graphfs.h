@@ -14,6 +14,7 @@
 #include "fusefs/jobs_dir.h"
 #include "fusefs/inode_table.h"
 #include "fusefs/kernel_channel.h"
+#include "fusefs/memory_peak.h"
 #include "fusefs/mount_options.h"
 #include "fusefs/open_handles.h"
 #include "fusefs/passthrough.h"
@@ -56,6 +57,7 @@ struct GraphFs {
   KernelChannel channel;     // requests and replies below libfuse (counters, INIT, OPEN)
   Passthrough passthrough;   // which ordinary files the kernel serves itself
   OpenHandles handles;       // after what handles refer to (inodes, files, jobs): goes first
+  MemoryPeak memory_peak;    // stats.memory.at_peak; stopped before the volume
   fuse_session* session = nullptr;
   std::once_flag kernel_readahead_set;  // see kernel_readahead.h
   double timeout = 1.0;  // attribute and entry cache timeout (seconds)

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/size_parse.h"
+#include "fusefs/control_dir.h"
 #include "fusefs/graphfs.h"
 #include "fusefs/stale_mount.h"
 
@@ -251,6 +252,7 @@ int Run(int argc, char** argv) {
           LogError(started.error().message());
           fuse_session_exit(se);
         }
+        if (started.ok()) fs.memory_peak.Start([&fs] { return MemoryByUseNow(fs); }, std::chrono::milliseconds(100));
         if (!started.ok()) {
           ret = 1;
         } else if (opts.singlethread) {
@@ -283,6 +285,7 @@ int Run(int argc, char** argv) {
         if (size_t left = ReleaseLeftHandles(fs); left > 0) {
           LogError("released " + std::to_string(left) + " handle(s) the kernel left open at unmount");
         }
+        fs.memory_peak.Stop();  // it reads the volume's and the jobs' stats
         fs.jobs.Shutdown();   // answers waiting jobs; no new LP loads
         fs.volume->Stop();    // schedules, then cache, then I/O: before the inodes (and their files) go
       } else {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -258,15 +259,42 @@ Status EdgeStream::RunSpans(const LogicalPartition& lp, const std::function<void
       in_task += take;
     }
   }
+  // Pieces of at least kInPlaceBytes are handed to on_buffer where they lie. Smaller ones (the
+  // runs of a sparse view: tens of KiB) are gathered into the worker's buffer first, one local
+  // copy, so that the engine sees large buffers: its per-buffer work (reentry rounds, setup)
+  // over thousands of small pieces cost more than the copy (a sparse BFS mix ran 1.5x slower).
+  constexpr uint64_t kInPlaceBytes = 1 << 20;
+  for (AlignedBuffer& b : buffers_) {
+    if (b.size() < target) b = AlignedBuffer(target);
+  }
   std::atomic<size_t> next{0};
+  std::atomic<uint64_t> gathered{0};
   auto worker = [&](int id) {
+    AlignedBuffer& buffer = buffers_[static_cast<size_t>(id)];
+    uint64_t local_gathered = 0;
     for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();) {
-      for (std::span<const char> s : tasks[k]) {
-        // One call maps the piece's pages (shared with the other jobs), not one fault per 64 KiB.
-        PrefaultForReading(s.data(), s.size());
-        on_buffer(id, s.data(), s.size());
+      const std::vector<std::span<const char>>& task = tasks[k];
+      // One call maps the task's pages (shared with the other jobs), not one fault per 64 KiB.
+      PrefaultForReading(task.front().data(), static_cast<size_t>(task.back().data() + task.back().size() -
+                                                                  task.front().data()));
+      uint64_t filled = 0;  // a task holds at most `target` bytes: the buffer never overflows
+      auto flush = [&] {
+        if (filled > 0) on_buffer(id, buffer.data(), filled);
+        local_gathered += filled;
+        filled = 0;
+      };
+      for (std::span<const char> s : task) {
+        if (s.size() >= kInPlaceBytes) {
+          flush();
+          on_buffer(id, s.data(), s.size());
+        } else {
+          std::memcpy(buffer.data() + filled, s.data(), s.size());
+          filled += s.size();
+        }
       }
+      flush();
     }
+    gathered.fetch_add(local_gathered);
   };
   const int workers = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads_), tasks.size()));
   std::vector<std::thread> threads;
@@ -275,6 +303,7 @@ Status EdgeStream::RunSpans(const LogicalPartition& lp, const std::function<void
   for (std::thread& t : threads) t.join();
   stats_.reads += tasks.size();
   stats_.bytes_mapped += total;
+  stats_.bytes_gathered += gathered.load();
   return Status::Ok();
 }
 

@@ -135,7 +135,8 @@ struct StreamStats {
   uint64_t passes = 0;  // sweeps over `column`/`row` (one per source window)
   uint64_t reads = 0;
   uint64_t bytes_read = 0;
-  uint64_t bytes_mapped = 0;    // integrated mode: LP bytes used where they lie, in shared memory
+  uint64_t bytes_mapped = 0;    // integrated mode: LP bytes used from shared memory (mapped)
+  uint64_t bytes_gathered = 0;  //   of those, small pieces copied into a buffer first
   uint64_t direct_streams = 0;  // streams opened with O_DIRECT
   uint64_t edges_read = 0;      // edge records handed to the filter
   uint64_t edges_active = 0;    // of those, records whose source is active (and in the window)

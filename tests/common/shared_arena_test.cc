@@ -89,6 +89,34 @@ TEST(SharedArena, FreedSlicesStayResidentUpToTheLimitAndArePunchedBeyondIt) {
   arena->Give(*c);
 }
 
+TEST(SharedArena, OnlyTheExcessIsPunchedHighestFirstAndTheRestReusedAsItIs) {
+  auto arena = MakeArena(256 * kMiB, 20 * kMiB);
+  ASSERT_NE(arena, nullptr);
+  auto a = arena->Take(8 * kMiB);
+  auto b = arena->Take(8 * kMiB);
+  auto c = arena->Take(8 * kMiB);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  std::memset(a->data, 1, a->length);
+  std::memset(c->data, 3, c->length);
+  arena->Give(*c);  // 24 MiB resident, 20 allowed: c's top 4 MiB go, the rest stays
+  EXPECT_EQ(arena->stats().resident_bytes, 20 * kMiB);
+  EXPECT_EQ(arena->stats().punched_bytes, 4 * kMiB);
+  EXPECT_EQ(c->data[0], 3);
+  EXPECT_EQ(c->data[4 * kMiB - 1], 3);
+  EXPECT_EQ(c->data[4 * kMiB], 0);
+  EXPECT_EQ(c->data[8 * kMiB - 1], 0);
+  arena->Give(*a);  // within the limit: kept
+  EXPECT_EQ(arena->stats().punched_bytes, 4 * kMiB);
+  auto again = arena->Take(8 * kMiB);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->offset, 0u);
+  EXPECT_EQ(again->data[0], 1) << "a's pages were kept: reused without a fault";
+  EXPECT_EQ(arena->stats().resident_bytes, 20 * kMiB);
+  arena->Give(*again);
+  arena->Give(*b);
+  EXPECT_EQ(arena->stats().resident_bytes, 20 * kMiB);
+}
+
 TEST(SharedArena, AnotherProcessMappingTheMemfdSeesTheDaemonsBytesReadOnly) {
   auto arena = MakeArena(16 * kMiB, 16 * kMiB);
   ASSERT_NE(arena, nullptr);

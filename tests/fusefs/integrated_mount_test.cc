@@ -142,6 +142,16 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
         << "jobs shared LPs (delivered more than was loaded)";
   }
   EXPECT_EQ(g["striped"].get<bool>(), c.striped);
+  // With passthrough the jobs mapped the LPs' shared memory: no LP byte went through a READ.
+  const nlohmann::json& lp_path = st["cpu"]["by_path"]["lp"];
+  if (st["passthrough"]["active"].get<bool>()) {
+    EXPECT_TRUE(g["shared_memory"]["active"].get<bool>()) << g.dump();
+    EXPECT_EQ(lp_path["read_bytes"].get<uint64_t>(), 0u) << lp_path.dump();
+    EXPECT_GT(st["passthrough"]["opened"].get<uint64_t>(), 0u) << st["passthrough"].dump();
+  } else {
+    EXPECT_GT(lp_path["read_bytes"].get<uint64_t>(), 0u) << lp_path.dump();
+  }
+  EXPECT_EQ(lp_path["bytes"].get<uint64_t>(), g["bytes_delivered"].get<uint64_t>()) << lp_path.dump();
   if (*c.compress != '\0') {  // the LPs were copied out of decoded units
     EXPECT_GT(st["compressed"]["units_decoded"].get<uint64_t>(), 0u) << st["compressed"].dump();
     EXPECT_EQ(st["compressed"]["checksum_errors"].get<uint64_t>(), 0u);

@@ -582,6 +582,11 @@ TEST_F(JobsMount, JobsMapOneSharedCopyOfEachLpThatHoldsTheLpFilesBytes) {
   EXPECT_TRUE(WaitFor([&] { return Stats()["passthrough"]["backing_ids"].get<uint64_t>() == 0; }, 10));
   EXPECT_TRUE(WaitFor([&] { return Stats()["schedulers"][0]["shared_memory"]["used_bytes"].get<uint64_t>() == 0; }, 10))
       << Stats()["schedulers"][0].dump();
+  // The split at the daemon's peak (sampled every 100 ms), kept after the peak has passed.
+  ASSERT_TRUE(WaitFor([&] { return Stats()["memory"]["at_peak"].contains("by_use"); }, 5));
+  const nlohmann::json at_peak = Stats()["memory"]["at_peak"];
+  EXPECT_GT(at_peak["peak_rss"].get<uint64_t>(), 0u);
+  EXPECT_LE(at_peak["peak_rss"].get<uint64_t>(), Stats()["memory"]["peak_rss"].get<uint64_t>());
 }
 
 // `memory` is read-only for its job, and its mapping too.

@@ -1,0 +1,41 @@
+// The daemon's memory split by use at its peak (`stats.memory.at_peak`): a thread reads
+// VmHWM every `period` and, each time it has risen, takes the split the stats give at that
+// moment (cache admitted and staged, LPs, indexes, buffers, other). The split at the end of a
+// run says little about what the peak held: LPs are released, staging drains.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace graphfs {
+
+class MemoryPeak {
+ public:
+  ~MemoryPeak() { Stop(); }
+  // `split` returns memory.by_use now; it runs on the sampler's thread.
+  void Start(std::function<nlohmann::json()> split, std::chrono::milliseconds period);
+  void Stop();
+  // {"peak_rss", "seconds_after_start", "by_use"}: the last split taken at a new VmHWM
+  // (empty before the first sample).
+  nlohmann::json AtPeak() const;
+
+ private:
+  void Loop(std::function<nlohmann::json()> split, std::chrono::milliseconds period);
+
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  std::thread thread_;
+  uint64_t peak_rss_ = 0;
+  nlohmann::json at_peak_ = nlohmann::json::object();
+};
+
+// VmHWM of this process in bytes (0 if /proc says nothing).
+uint64_t ProcessPeakRss();
+
+}  // namespace graphfs
