@@ -438,7 +438,9 @@ void LpScheduler::LoaderLoop() {
 
     const auto t1 = Clock::now();
     const int64_t cpu0 = ThreadCpuNs();
-    Status status = loader_(*lp, lp->bytes.get());
+    Status status = loader_(*lp);
+    if (status.ok() && !lp->memory.Seal(lp->size))
+      status = Error(EIO, "the loader left bytes of LP " + std::to_string(lp->seq) + " without a place in memory");
     const double load_seconds = Seconds(Clock::now() - t1);
     const double load_cpu = static_cast<double>(ThreadCpuNs() - cpu0) * 1e-9;
 

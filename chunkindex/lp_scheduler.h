@@ -77,6 +77,7 @@
 #include "chunkindex/read_cost.h"
 #include "chunkindex/source_runs.h"
 #include "common/result.h"
+#include "chunkindex/lp_memory.h"
 #include "common/shared_arena.h"
 
 namespace graphfs::chunkindex {
@@ -104,9 +105,9 @@ struct LpExtent {
 struct LogicalPartition {
   uint64_t seq = 0;               // 1, 2, ... per scheduler
   std::vector<LpExtent> extents;  // ascending file offset, packed: lp_offset = sum of the previous lengths
-  // In the graph's shared memory (Options::memory) where there is room, which jobs map and
-  // read without the daemon; else on the heap.
-  SharedBytes bytes;
+  // Where its bytes lie: blocks of the graph's shared memory (Options::memory) where there is
+  // room, which jobs map and read without the daemon; else the heap. Filled by the loader.
+  LpMemory memory;
   uint64_t size = 0;
   uint64_t chunks = 0;            // distinct chunks among the extents
 };
@@ -135,10 +136,11 @@ struct HeldLp {
   std::string MapText() const;
 };
 
-// Fills the extents of `lp` (at their lp_offset in `out`, a buffer of lp.size bytes) with the
-// file's bytes: whole-chunk extents through the cache, runs straight from the disks unless the
-// chunk is cached. Called from several loader threads at once (Options::loaders).
-using LpLoader = std::function<Status(const LogicalPartition& lp, char* out)>;
+// Puts the file's bytes of every extent of `lp` in lp.memory (LpMemory::Packed for a loader
+// that copies; or blocks of its own, each extent placed where its bytes are): whole-chunk
+// extents through the cache, runs straight from the disks unless the chunk is cached. Called
+// from several loader threads at once (Options::loaders), each on its own LP.
+using LpLoader = std::function<Status(LogicalPartition& lp)>;
 
 // The cost of one iteration of one job, for stats.
 struct IterationCost {

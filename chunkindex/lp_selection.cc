@@ -277,7 +277,7 @@ std::shared_ptr<LogicalPartition> LpScheduler::MakeLp(const Selection& s) const 
   }
   lp->chunks = s.ids.size();
   lp->size = at;
-  lp->bytes = SharedBytes::Allocate(options_.memory, at);
+  lp->memory = LpMemory(options_.memory);  // the loader allocates what it needs
   return lp;
 }
 

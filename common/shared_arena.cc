@@ -155,6 +155,7 @@ SharedArena::Stats SharedArena::stats() const {
 
 SharedBytes SharedBytes::Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes) {
   SharedBytes b;
+  b.size_ = bytes;
   if (arena != nullptr) {
     auto slice = arena->Take(bytes);
     if (slice.ok()) {
@@ -164,8 +165,8 @@ SharedBytes SharedBytes::Allocate(const std::shared_ptr<SharedArena>& arena, uin
       return b;
     }
   }
-  b.heap_ = std::make_unique_for_overwrite<char[]>(std::max<uint64_t>(bytes, 1));
-  b.data_ = b.heap_.get();
+  b.heap_ = AlignedBuffer(static_cast<size_t>(std::max<uint64_t>(bytes, 1)));
+  b.data_ = b.heap_.data();
   return b;
 }
 
@@ -176,6 +177,7 @@ SharedBytes& SharedBytes::operator=(SharedBytes&& other) noexcept {
     slice_ = std::exchange(other.slice_, SharedArena::Slice{});
     heap_ = std::move(other.heap_);
     data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
   }
   return *this;
 }
@@ -184,8 +186,9 @@ void SharedBytes::Reset() {
   if (arena_ != nullptr) arena_->Give(slice_);
   arena_.reset();
   slice_ = SharedArena::Slice{};
-  heap_.reset();
+  heap_ = AlignedBuffer();
   data_ = nullptr;
+  size_ = 0;
 }
 
 }  // namespace graphfs

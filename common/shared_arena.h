@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/aligned_buffer.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
 
@@ -86,7 +87,7 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
 };
 
 // Bytes of a shared arena, or of the heap where there is no arena (or it is full): freed
-// when the last owner lets go.
+// when the last owner lets go. 4 KiB-aligned either way. get() is null if the heap ran out.
 class SharedBytes {
  public:
   static constexpr uint64_t kNotShared = ~uint64_t{0};
@@ -101,6 +102,7 @@ class SharedBytes {
   ~SharedBytes() { Reset(); }
 
   char* get() const { return data_; }
+  uint64_t size() const { return size_; }  // as asked (the slice may be larger)
   // Where the bytes lie in the arena's memfd, or kNotShared (heap).
   uint64_t offset() const { return slice_.data != nullptr ? slice_.offset : kNotShared; }
   const std::shared_ptr<SharedArena>& arena() const { return arena_; }
@@ -109,8 +111,9 @@ class SharedBytes {
  private:
   std::shared_ptr<SharedArena> arena_;
   SharedArena::Slice slice_;
-  std::unique_ptr<char[]> heap_;
+  AlignedBuffer heap_;  // 4 KiB-aligned like the slices: direct I/O may land in either
   char* data_ = nullptr;
+  uint64_t size_ = 0;
 };
 
 }  // namespace graphfs

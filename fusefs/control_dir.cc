@@ -1,6 +1,7 @@
 #include "fusefs/control_dir.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -122,7 +123,13 @@ static json MemoryJson(const json& stats) {
   for (const auto& [k, v] : by_use.items()) accounted += v.get<uint64_t>();
   const uint64_t rss = num(status, "VmRSS");
   by_use["other"] = rss > accounted ? rss - accounted : 0;
+  // What "other" may be: the allocator's view of the heap (all arenas): bytes in live blocks,
+  // and free bytes it keeps instead of giving them back to the kernel.
+  const struct mallinfo2 heap = ::mallinfo2();
   return {{"rss", rss},
+          {"heap", {{"in_use_bytes", heap.uordblks + heap.hblkhd},
+                    {"free_kept_bytes", heap.fordblks},
+                    {"mmapped_bytes", heap.hblkhd}}},
           {"peak_rss", num(status, "VmHWM")},
           {"rss_anon", num(status, "RssAnon")},
           {"rss_file", num(status, "RssFile")},

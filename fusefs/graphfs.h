@@ -73,6 +73,10 @@ void AddXattrOps(fuse_lowlevel_ops& ops);
 // At unmount: releases the handles the kernel never sent RELEASE for (open_handles.h), as
 // RELEASE would. Returns how many there were.
 size_t ReleaseLeftHandles(GraphFs& fs);
+// At unmount, after ReleaseLeftHandles: removes the parts of striped files whose last name was
+// unlinked while the kernel still held their inode (it sends no FORGET once the connection is
+// gone, and the parts would stay on the disks). Returns how many files.
+size_t DisposeUnlinkedAtUnmount(GraphFs& fs);
 
 // Shared helpers (ops_common.cc).
 Inode& GetInode(fuse_req_t req, fuse_ino_t ino);

@@ -61,6 +61,25 @@ std::unique_ptr<Inode> InodeTable::Forget(Inode& inode, uint64_t n) {
   return gone;
 }
 
+std::vector<std::unique_ptr<Inode>> InodeTable::TakeUnlinked() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::unique_ptr<Inode>> out;
+  for (auto it = by_id_.begin(); it != by_id_.end();) {
+    bool unlinked;
+    {
+      std::lock_guard<std::mutex> inode_lock(it->second->mu);
+      unlinked = it->second->remove_parts;
+    }
+    if (unlinked) {
+      out.push_back(std::move(it->second));
+      it = by_id_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
 Inode* InodeTable::Control(const std::string& name) {
   auto it = control_files_.find(name);
   return it == control_files_.end() ? nullptr : it->second.get();

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/unique_fd.h"
 #include "grid/graph_file.h"
@@ -68,6 +69,9 @@ class InodeTable {
   Inode* Find(dev_t dev, ino_t ino);
   // Lowers nlookup; at zero the inode is removed and returned (caller disposes of it).
   std::unique_ptr<Inode> Forget(Inode& inode, uint64_t n);
+  // At unmount: removes and returns the inodes whose last name was unlinked (remove_parts),
+  // which the kernel will no longer forget.
+  std::vector<std::unique_ptr<Inode>> TakeUnlinked();
   Inode* Control(const std::string& name);  // virtual files under .graphfs/
 
   size_t size();

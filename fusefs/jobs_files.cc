@@ -46,18 +46,26 @@ Result<std::string> ReadableGraphDir(const GraphFs& fs, const std::string& path,
 // a job that maps it reads its edges there, with no copy and no request to the daemon.
 // Little-endian u64s: "GFSPIEC1", the piece count, the memory's id (0: the LP is not in
 // shared memory; read lp-SEQ instead), the view's bytes; then per piece, in view order, its
-// offset in `memory`, its length and its offset in `column`.
+// offset in `memory`, its length and its offset in `column`. A piece of the view whose
+// bytes lie in two blocks of the LP's memory is two entries.
 std::string PiecesFile(const volume::HeldLp& held) {
-  const uint64_t base = held.lp->bytes.offset();
-  const bool shared = base != SharedBytes::kNotShared;
-  std::vector<uint64_t> words = {0, held.pieces.size(), shared ? held.lp->bytes.arena()->id() : 0, held.view_bytes};
+  const volume::LpMemory& memory = held.lp->memory;
+  const bool shared = memory.shared() && memory.arena() != nullptr;
+  std::vector<uint64_t> words = {0, 0, shared ? memory.arena()->id() : 0, held.view_bytes};
   std::memcpy(words.data(), "GFSPIEC1", 8);
   words.reserve(4 + 3 * held.pieces.size());
+  uint64_t count = 0;
   for (const volume::ViewPiece& p : held.pieces) {
-    words.push_back(shared ? base + p.lp_offset : 0);
-    words.push_back(p.length);
-    words.push_back(p.file_offset);
+    uint64_t column_offset = p.file_offset;
+    memory.ForEach(p.lp_offset, p.length, [&](const char*, uint64_t memory_offset, uint64_t n) {
+      words.push_back(shared ? memory_offset : 0);
+      words.push_back(n);
+      words.push_back(column_offset);
+      column_offset += n;
+      ++count;
+    });
   }
+  words[1] = count;
   return std::string(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint64_t));
 }
 
@@ -135,7 +143,7 @@ void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size
     return (void)fuse_reply_buf(req, h->answer.data() + from, std::min<uint64_t>(size, h->answer.size() - from));
   }
   if (h->held) {
-    // The job's view, packed: gather its pieces straight from the LP's buffer. A view of
+    // The job's view, packed: gather its pieces straight from the LP's memory. A view of
     // runs may have more pieces in one read than a reply can carry as an iovec (the kernel
     // takes at most UIO_MAXIOV): those are copied into one buffer.
     const volume::LogicalPartition& lp = *h->held.lp;
@@ -145,7 +153,9 @@ void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size
     for (uint64_t at = off; at < end && k < h->starts.size(); ++k) {
       const volume::ViewPiece& p = h->held.pieces[k - 1];
       const uint64_t n = std::min(end, h->starts[k]) - at;
-      iov.push_back({lp.bytes.get() + p.lp_offset + (at - h->starts[k - 1]), n});
+      lp.memory.ForEach(p.lp_offset + (at - h->starts[k - 1]), n, [&](const char* data, uint64_t, uint64_t len) {
+        iov.push_back({const_cast<char*>(data), len});
+      });
       at += n;
     }
     if (iov.empty()) return (void)fuse_reply_buf(req, nullptr, 0);

@@ -118,7 +118,10 @@ json JobsDir::StatsJson(GraphFs& fs) {
                                   {"run_disk_bytes", l.run_disk_bytes},
                                   {"run_requests", l.run_requests},
                                   {"busiest_disk_bytes", l.busiest_disk_bytes},
-                                  {"seconds", l.seconds},
+                                  // The LPs' memory against their sizes: runs stay in the blocks
+                                  // the disks read them into, gaps between them included.
+                                  {"lp_bytes", l.lp_bytes},
+                                  {"memory_bytes", l.memory_bytes},
                                   {"bytes_per_second", l.seconds > 0 ? (l.whole_bytes + l.run_bytes) / l.seconds : 0.0}}},
                       {"extents_loaded", s.extents_loaded},
                       // Each LP's chunks balanced over the disks (chunkindex/lp_scheduler.h).

@@ -285,6 +285,7 @@ int Run(int argc, char** argv) {
         if (size_t left = ReleaseLeftHandles(fs); left > 0) {
           LogError("released " + std::to_string(left) + " handle(s) the kernel left open at unmount");
         }
+        DisposeUnlinkedAtUnmount(fs);
         fs.memory_peak.Stop();  // it reads the volume's and the jobs' stats
         fs.jobs.Shutdown();   // answers waiting jobs; no new LP loads
         fs.volume->Stop();    // schedules, then cache, then I/O: before the inodes (and their files) go

@@ -36,6 +36,17 @@ void DisposeInode(GraphFs& fs, std::unique_ptr<Inode> gone) {
   if (remove && manifest) fs.volume->RemoveParts(*manifest);
 }
 
+}  // namespace
+
+size_t DisposeUnlinkedAtUnmount(GraphFs& fs) {
+  std::vector<std::unique_ptr<Inode>> gone = fs.inodes.TakeUnlinked();
+  const size_t n = gone.size();
+  for (auto& inode : gone) DisposeInode(fs, std::move(inode));
+  return n;
+}
+
+namespace {
+
 // Job directories and files are owned by the jobs tree; everything else by the inode table.
 void ForgetOne(GraphFs& fs, Inode& inode, uint64_t nlookup) {
   if (inode.kind == Inode::Kind::kJobDir || inode.kind == Inode::Kind::kJobFile) return fs.jobs.Forget(inode, nlookup);

@@ -186,14 +186,33 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
     };
   }
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(
-      std::move(catalog), [self](const chunkindex::LogicalPartition& lp, char* out) { return self->Load(lp, out); },
-      options);
+      std::move(catalog), [self](chunkindex::LogicalPartition& lp) { return self->Load(lp); }, options);
   return g;
 }
 
 GraphSchedule::~GraphSchedule() { scheduler_.reset(); }
 
-Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
+namespace {
+
+// One block of the LP's memory for `ranges` (ranges of the LP, out_offset = lp_offset), packed
+// in their order; each range is placed there and its out_offset made relative to the block,
+// which is returned for a loader that copies.
+char* CompactBlock(std::vector<CopyRange>& ranges, LpMemory& memory) {
+  uint64_t total = 0;
+  for (const CopyRange& r : ranges) total += r.length;
+  char* block = memory.Allocate(total).data;
+  uint64_t at = 0;
+  for (CopyRange& r : ranges) {
+    memory.Place(r.out_offset, r.length, block + at);
+    r.out_offset = at;
+    at += r.length;
+  }
+  return block;
+}
+
+}  // namespace
+
+Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   const auto t0 = std::chrono::steady_clock::now();
   // Whole chunks adjacent in the file and in the LP are read as one range, through the cache;
   // runs are read around it (Volume::CopyRuns) — or, when `column` is not striped, from its pieces
@@ -225,15 +244,21 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   }
   auto load = [&]() -> Status {
     if (striped_) {
+      // Whole chunks are copied out of cache units, into one block; runs are read into blocks
+      // of the LP and stay where the reads put them (no copy).
       if (!whole.empty()) {
-        Status s = volume_->CopyRanges(source_, source_->size(), whole, out, kLoaderPid, /*done_with_units=*/true);
+        char* block = CompactBlock(whole, lp.memory);
+        if (block == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(whole_bytes) + " bytes of an LP");
+        Status s = volume_->CopyRanges(source_, source_->size(), whole, block, kLoaderPid, /*done_with_units=*/true);
         if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
       }
       if (!runs.empty()) {
-        Status s = volume_->CopyRuns(source_, source_->size(), runs, out, kLoaderPid, &report, &buffers);
+        Status s = volume_->CopyRuns(source_, source_->size(), runs, nullptr, kLoaderPid, &report, nullptr, &lp.memory);
         if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
       }
     } else {
+      char* out = lp.memory.Packed(lp.size);
+      if (out == nullptr) return Error(ENOMEM, "no memory for an LP of " + std::to_string(lp.size) + " bytes");
       Status s = LoadFromGraphFile(*volume_, *plain_, dir_, whole, runs, out, report, buffers);
       if (!s.ok()) return s.error().Wrap("loading a logical partition (re-run graphfs-index if the graph changed)");
     }
@@ -251,6 +276,8 @@ Status GraphSchedule::Load(const chunkindex::LogicalPartition& lp, char* out) {
   loader_.run_requests += report.requests;
   if (!report.per_disk.empty())
     loader_.busiest_disk_bytes += *std::max_element(report.per_disk.begin(), report.per_disk.end());
+  loader_.lp_bytes += lp.size;
+  loader_.memory_bytes += lp.memory.bytes();
   loader_.seconds += seconds;
   return Status::Ok();
 }

@@ -40,6 +40,7 @@ using SchedulerStats = chunkindex::SchedulerStats;
 using LogicalPartition = chunkindex::LogicalPartition;
 using LpExtent = chunkindex::LpExtent;
 using ViewPiece = chunkindex::ViewPiece;
+using LpMemory = chunkindex::LpMemory;
 using IterationCost = chunkindex::IterationCost;
 
 class GraphSchedule {
@@ -85,6 +86,10 @@ class GraphSchedule {
     // Per LP, the bytes the busiest disk read for it (of run_disk_bytes): an LP whose extents are
     // not spread evenly over the disks cannot load faster than that disk alone, whatever the loader.
     uint64_t busiest_disk_bytes = 0;
+    // The LPs' memory: their sizes, and the memory they held — more where runs were read in
+    // place with the gaps between them, less never (a copy is packed).
+    uint64_t lp_bytes = 0;
+    uint64_t memory_bytes = 0;
     double seconds = 0;
   };
   LoaderStats loader_stats() const;
@@ -102,7 +107,7 @@ class GraphSchedule {
 
  private:
   GraphSchedule() = default;
-  Status Load(const chunkindex::LogicalPartition& lp, char* out);
+  Status Load(chunkindex::LogicalPartition& lp);
   static std::vector<int64_t> Stamp(const std::string& dir);
 
   Volume* volume_ = nullptr;

@@ -3,6 +3,7 @@
 // read-ahead queued in such extents before the reader blocks (extent_reads.h) —, small random
 // reads around the cache, and the logical-partition loader's bulk copies (CopyRanges, CopyRuns).
 #include <algorithm>
+#include <tuple>
 #include <cstring>
 #include <optional>
 
@@ -324,12 +325,13 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
 
 Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
                         const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report,
-                        std::vector<AlignedBuffer>* scratch) {
+                        std::vector<AlignedBuffer>* scratch, chunkindex::LpMemory* place) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   const uint64_t generation = src->Generation();
   // 1. Each range cut at unit boundaries: a piece whose unit is in the cache is copied from
   // it, the others are read from the disks.
   std::vector<CopyRange> from_disk;
+  std::vector<std::pair<CopyRange, cache::UnitRef>> cached;  // with `place`: copied below, into one block
   for (const CopyRange& r : ranges) {
     if (r.offset > file_size || r.length > file_size - r.offset)
       return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
@@ -341,7 +343,9 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
       const CopyRange piece{at, end - at, r.out_offset + (at - r.offset)};
       cache::UnitRef ref;
       if (cache_ != nullptr && u.length > 0) ref = cache_->Peek(RequestFor(src, *layout, generation, file_size, u), pid);
-      if (ref) {
+      if (ref && place != nullptr) {
+        cached.emplace_back(CopyRange{at - u.offset, piece.length, piece.out_offset}, std::move(ref));
+      } else if (ref) {
         std::memcpy(out + piece.out_offset, ref.data() + (at - u.offset), piece.length);
         ref.NoteServed(piece.length);
         report->from_cache += piece.length;
@@ -350,6 +354,19 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
       }
       at = end;
       if (u.length == 0) break;
+    }
+  }
+  if (!cached.empty()) {
+    uint64_t total = 0;
+    for (const auto& [c, ref] : cached) total += c.length;
+    const chunkindex::LpMemory::Block block = place->Allocate(total);
+    uint64_t at = 0;
+    for (auto& [c, ref] : cached) {  // c.offset: in the unit; c.out_offset: in the LP
+      std::memcpy(block.data + at, ref.data() + c.offset, c.length);
+      place->Place(c.out_offset, c.length, block.data + at);
+      ref.NoteServed(c.length);
+      report->from_cache += c.length;
+      at += c.length;
     }
   }
   if (from_disk.empty()) return Status::Ok();
@@ -366,14 +383,29 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   // loads about as fast as its busiest disk allows.
   std::vector<AlignedBuffer> local;
   std::vector<AlignedBuffer>& buffers = scratch != nullptr ? *scratch : local;
-  if (buffers.size() < kRunsBatchesInFlight) buffers.resize(kRunsBatchesInFlight);
+  if (place == nullptr && buffers.size() < kRunsBatchesInFlight) buffers.resize(kRunsBatchesInFlight);
+  std::vector<char*> placed(place != nullptr ? batches.size() : 0);  // each batch's block of the LP
   std::unique_ptr<StripedFile::PendingRead> pending[kRunsBatchesInFlight];
+  auto batch_data = [&](size_t b) -> char* {
+    return place != nullptr ? placed[b] : buffers[b % kRunsBatchesInFlight].data();
+  };
   auto submit = [&](size_t b) -> Status {
-    AlignedBuffer& buffer = buffers[b % kRunsBatchesInFlight];
-    if (buffer.size() < batches[b].bytes) buffer = AlignedBuffer(batches[b].bytes);
-    if (!buffer.ok()) return Error(ENOMEM, "no memory for " + std::to_string(batches[b].bytes) + " bytes of runs");
+    if (place != nullptr) {
+      // Blocks are 64 KiB-aligned (the shared memory's granule) or come from the heap's
+      // aligned allocation: either way aligned for O_DIRECT.
+      placed[b] = place->Allocate(batches[b].bytes).data;
+      if (reinterpret_cast<uintptr_t>(placed[b]) % kDirectAlign != 0) {
+        placed[b] = nullptr;
+        return Error(EINVAL, "an LP memory block is not aligned for direct I/O");
+      }
+    } else {
+      AlignedBuffer& buffer = buffers[b % kRunsBatchesInFlight];
+      if (buffer.size() < batches[b].bytes) buffer = AlignedBuffer(batches[b].bytes);
+      if (!buffer.ok()) return Error(ENOMEM, "no memory for " + std::to_string(batches[b].bytes) + " bytes of runs");
+    }
+    char* data = batch_data(b);
     std::vector<StripedFile::ReadRequest> requests;
-    for (const RunSpan& sp : batches[b].spans) requests.push_back({sp.begin, sp.end - sp.begin, buffer.data() + sp.at});
+    for (const RunSpan& sp : batches[b].spans) requests.push_back({sp.begin, sp.end - sp.begin, data + sp.at});
     auto started = src->file().StartReadMany(requests);
     if (!started.ok()) return started.error();
     pending[b % kRunsBatchesInFlight] = std::move(*started);
@@ -381,12 +413,15 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   };
   report->per_disk.resize(std::max<size_t>(plan.disk_bytes.size(), disks_ ? disks_->size() : 1), 0);
   std::vector<uint64_t> left(from_disk.size());  // per range, bytes not yet read
+  // With `place`, per range, where its pieces landed: (file offset, data, length); a whole unit
+  // is offered from there.
+  std::vector<std::vector<std::tuple<uint64_t, const char*, uint64_t>>> unit_pieces(place != nullptr ? from_disk.size() : 0);
   for (size_t i = 0; i < from_disk.size(); ++i) left[i] = from_disk[i].length;
   for (size_t b = 0; b < std::min<size_t>(kRunsBatchesInFlight, batches.size()); ++b) GRAPHFS_RETURN_IF_ERROR(submit(b));
   for (size_t b = 0; b < batches.size(); ++b) {
     GRAPHFS_RETURN_IF_ERROR(pending[b % kRunsBatchesInFlight]->Wait());
     const RunBatch& batch = batches[b];
-    const char* data = buffers[b % kRunsBatchesInFlight].data();
+    const char* data = batch_data(b);
     report->requests += batch.spans.size();
     for (const RunSpan& sp : batch.spans) {
       report->disk_bytes += sp.end - sp.begin;
@@ -396,7 +431,13 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     for (size_t i = batch.first; i < batch.last; ++i) {
       const CopyRange& r = plan.pieces[i];
       while (batch.spans[k].end < r.offset + r.length) ++k;
-      std::memcpy(out + r.out_offset, data + batch.spans[k].at + (r.offset - batch.spans[k].begin), r.length);
+      const char* at = data + batch.spans[k].at + (r.offset - batch.spans[k].begin);
+      if (place != nullptr) {
+        place->Place(r.out_offset, r.length, at);
+        if (cache_ != nullptr) unit_pieces[plan.origin[i]].emplace_back(r.offset, at, r.length);
+      } else {
+        std::memcpy(out + r.out_offset, at, r.length);
+      }
     }
     if (b + kRunsBatchesInFlight < batches.size()) GRAPHFS_RETURN_IF_ERROR(submit(b + kRunsBatchesInFlight));
     // Whole units read from the disks (whole chunks of lp_loader=direct) are offered to the
@@ -410,8 +451,26 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
         if (left[o] != 0) continue;
         const CopyRange& r = from_disk[o];  // inside one unit (step 1)
         const cache::UnitExtent u = layout->Find(r.offset, file_size);
-        if (u.length > 0 && u.offset == r.offset && u.length == r.length)
+        if (u.length == 0 || u.offset != r.offset || u.length != r.length) continue;
+        if (place == nullptr) {
           cache_->Offer(RequestFor(src, *layout, generation, file_size, u), out + r.out_offset, pid);
+        } else {
+          // The unit's bytes in the LP's memory: offered where they lie if its pieces are in one
+          // run, else gathered first (a unit two batches read; the cache copies either way).
+          std::vector<std::tuple<uint64_t, const char*, uint64_t>>& at = unit_pieces[o];
+          std::sort(at.begin(), at.end());  // two disks' batches may come in either order
+          bool contiguous = true;
+          for (size_t j = 1; j < at.size(); ++j)
+            contiguous = contiguous && std::get<1>(at[j]) == std::get<1>(at[j - 1]) + std::get<2>(at[j - 1]);
+          if (contiguous) {
+            cache_->Offer(RequestFor(src, *layout, generation, file_size, u), std::get<1>(at.front()), pid);
+          } else {
+            std::string gathered;
+            gathered.reserve(r.length);
+            for (const auto& [offset, data, len] : at) gathered.append(data, len);
+            cache_->Offer(RequestFor(src, *layout, generation, file_size, u), gathered.data(), pid);
+          }
+        }
       }
     }
   }

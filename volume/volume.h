@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "chunkindex/lp_memory.h"
 #include "cache/chunk_cache.h"
 #include "common/aligned_buffer.h"
 #include "common/result.h"
@@ -135,8 +136,13 @@ class Volume {
   };
   // `scratch` (optional) keeps the read buffers between calls (kRunsBatchesInFlight ×
   // runs_batch_bytes), so a loader does not fault fresh pages in for every LP.
+  // With `place` (an LP's memory; `out` and `scratch` unused) nothing is copied from the disks'
+  // reads: each batch is read into a block of the LP's own memory, and each range is placed
+  // where its bytes landed (chunkindex/lp_memory.h); the gaps a batch read through stay in it.
+  // Cached runs are copied into one block of the LP.
   Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
-                  char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr);
+                  char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr,
+                  chunkindex::LpMemory* place = nullptr);
 
   // Deletes the parts of a striped file on every disk (its last name is gone).
   void RemoveParts(const StripeManifest& manifest);

@@ -227,42 +227,45 @@ Status EdgeStream::RunPartitions(const StreamOptions& options, const BufferFn& o
 }
 
 Status EdgeStream::RunSpans(const LogicalPartition& lp, const std::function<void(int, const char*, size_t)>& on_buffer) {
-  // The LP's pieces, cut into tasks of about 1/threads of the bytes (at most kMaxIoBytes, at
-  // least 1 MiB), whole edge records each.
+  // The view is the LP's spans one after another; an edge record may straddle two spans (the
+  // daemon's memory of an LP is in blocks, cut where the disks' reads were). The view is cut
+  // into tasks of about 1/threads of its bytes (at most kMaxIoBytes, at least 1 MiB), at
+  // record boundaries.
   const uint64_t edge = layout_.edge_size();
   uint64_t total = 0;
-  for (std::span<const char> s : lp.spans) {
-    if (s.size() % edge != 0) {
-      return Error(EPROTO, lp.path + ": a piece of " + std::to_string(s.size()) + " bytes is not a whole number of " +
-                               std::to_string(edge) + "-byte edge records of " + layout_.dir());
-    }
-    total += s.size();
+  for (std::span<const char> s : lp.spans) total += s.size();
+  if (total % edge != 0) {
+    return Error(EPROTO, lp.path + ": " + std::to_string(total) + " bytes is not a whole number of " +
+                             std::to_string(edge) + "-byte edge records of " + layout_.dir());
   }
   const uint64_t n = static_cast<uint64_t>(threads_);
-  const uint64_t target = std::clamp<uint64_t>((total + n - 1) / n, uint64_t{1} << 20, kMaxIoBytes) / edge * edge;
-  std::vector<std::vector<std::span<const char>>> tasks(1);
-  uint64_t in_task = 0;
+  const uint64_t target =
+      std::max(edge, std::clamp<uint64_t>((total + n - 1) / n, uint64_t{1} << 20, kMaxIoBytes) / edge * edge);
+  struct Task {
+    std::vector<std::span<const char>> spans;
+    uint64_t view_offset = 0;  // of its first byte
+  };
+  std::vector<Task> tasks;
+  uint64_t at = 0;  // view offset
   for (std::span<const char> s : lp.spans) {
     while (!s.empty()) {
-      if (in_task == target) {
-        tasks.emplace_back();
-        in_task = 0;
-      }
-      const uint64_t take = std::min<uint64_t>(s.size(), target - in_task);
-      std::vector<std::span<const char>>& task = tasks.back();
-      if (!task.empty() && task.back().data() + task.back().size() == s.data()) {  // adjacent: one call
-        task.back() = std::span<const char>(task.back().data(), task.back().size() + take);
+      if (tasks.empty() || at - tasks.back().view_offset == target) tasks.push_back(Task{{}, at});
+      Task& task = tasks.back();
+      const uint64_t take = std::min<uint64_t>(s.size(), target - (at - task.view_offset));
+      if (!task.spans.empty() && task.spans.back().data() + task.spans.back().size() == s.data()) {  // adjacent
+        task.spans.back() = std::span<const char>(task.spans.back().data(), task.spans.back().size() + take);
       } else {
-        task.push_back(s.first(take));
+        task.spans.push_back(s.first(take));
       }
       s = s.subspan(take);
-      in_task += take;
+      at += take;
     }
   }
-  // Pieces of at least kInPlaceBytes are handed to on_buffer where they lie. Smaller ones (the
-  // runs of a sparse view: tens of KiB) are gathered into the worker's buffer first, one local
-  // copy, so that the engine sees large buffers: its per-buffer work (reentry rounds, setup)
-  // over thousands of small pieces cost more than the copy (a sparse BFS mix ran 1.5x slower).
+  // Spans of at least kInPlaceBytes that hold whole records are handed to on_buffer where they
+  // lie. The others (the runs of a sparse view: tens of KiB; a record cut between two blocks)
+  // are gathered into the worker's buffer first, one local copy, so that the engine sees large
+  // buffers of whole records: its per-buffer work (reentry rounds, setup) over thousands of
+  // small pieces cost more than the copy (a sparse BFS mix ran 1.5x slower).
   constexpr uint64_t kInPlaceBytes = 1 << 20;
   for (AlignedBuffer& b : buffers_) {
     if (b.size() < target) b = AlignedBuffer(target);
@@ -273,26 +276,27 @@ Status EdgeStream::RunSpans(const LogicalPartition& lp, const std::function<void
     AlignedBuffer& buffer = buffers_[static_cast<size_t>(id)];
     uint64_t local_gathered = 0;
     for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();) {
-      const std::vector<std::span<const char>>& task = tasks[k];
+      const Task& task = tasks[k];
       // One call maps the task's pages (shared with the other jobs), not one fault per 64 KiB.
-      PrefaultForReading(task.front().data(), static_cast<size_t>(task.back().data() + task.back().size() -
-                                                                  task.front().data()));
+      const char* first = task.spans.front().data();
+      PrefaultForReading(first, static_cast<size_t>(task.spans.back().data() + task.spans.back().size() - first));
       uint64_t filled = 0;  // a task holds at most `target` bytes: the buffer never overflows
-      auto flush = [&] {
-        if (filled > 0) on_buffer(id, buffer.data(), filled);
-        local_gathered += filled;
-        filled = 0;
-      };
-      for (std::span<const char> s : task) {
-        if (s.size() >= kInPlaceBytes) {
-          flush();
+      uint64_t view = task.view_offset;
+      for (std::span<const char> s : task.spans) {
+        const bool whole_records = view % edge == 0 && s.size() % edge == 0;
+        if (whole_records && s.size() >= kInPlaceBytes && filled % edge == 0) {
+          if (filled > 0) on_buffer(id, buffer.data(), filled);
+          local_gathered += filled;
+          filled = 0;
           on_buffer(id, s.data(), s.size());
         } else {
           std::memcpy(buffer.data() + filled, s.data(), s.size());
           filled += s.size();
         }
+        view += s.size();
       }
-      flush();
+      if (filled > 0) on_buffer(id, buffer.data(), filled);  // tasks end at a record boundary
+      local_gathered += filled;
     }
     gathered.fetch_add(local_gathered);
   };

@@ -82,6 +82,14 @@ daemon_peak_rss() {
   awk '/^VmHWM:/ {printf "%.0f\n", $2 * 1024}' "/proc/$pid/status" 2>/dev/null || true
 }
 
+# daemon_cpu_seconds [PID]: the daemon's user + system CPU seconds since it started (/proc; works
+# for any daemon version, also one without stats.cpu).
+daemon_cpu_seconds() {
+  local pid=${1:-$GRAPHFS_PID}
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 0
+  awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz}' "/proc/$pid/stat" 2>/dev/null || true
+}
+
 unmount_graphfs() {
   local mnt=$1
   mountpoint -q "$mnt" && { fusermount3 -u "$mnt" || fusermount3 -u -z "$mnt"; }

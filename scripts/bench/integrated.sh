@@ -221,13 +221,13 @@ run() {
     cp "$BENCH_ROOT/mnt/.graphfs/stats" "$log.stats.json" || true
     # The daemon's peak RSS since its mount (each mount run mounts afresh): what graphfs used.
     LAST_DAEMON_PEAK=$(daemon_peak_rss "${GRAPHFS_PID:-}")
-    echo "daemon: pid ${GRAPHFS_PID:-?}, peak rss ${LAST_DAEMON_PEAK:--}" >> "$log"
+    echo "daemon: pid ${GRAPHFS_PID:-?}, peak rss ${LAST_DAEMON_PEAK:--}, cpu $(daemon_cpu_seconds "${GRAPHFS_PID:-}") s" >> "$log"
   fi
   python3 "$HERE/integrated_summary.py" "$log" "$mix" "$config" $((after - before)) >> "$SUMMARY" || true
   tail -1 "$SUMMARY"
   if ((mounted)); then
     wall=$(awk '/^total wall time:/ {print $4; exit}' "$log")
-    echo "  $mix $config: daemon peak RSS $([[ -n $LAST_DAEMON_PEAK ]] && echo "$((LAST_DAEMON_PEAK >> 20)) MiB" || echo n/a)"
+    echo "  $mix $config: daemon peak RSS $([[ -n $LAST_DAEMON_PEAK ]] && echo "$((LAST_DAEMON_PEAK >> 20)) MiB" || echo n/a), CPU since its mount $(daemon_cpu_seconds "${GRAPHFS_PID:-}") s"
     python3 "$HERE/io_stats.py" --before "$log.stats-before.json" ${wall:+--wall "$wall"} --label "  $mix $config: " "$log.stats.json" || true
   fi
   echo -n "  $mix $config: "

@@ -141,6 +141,15 @@ def summarize(after, before=None, wall=None, bps=None):
         out["lp_loader_busy"] = sched_sum("loader_busy_seconds")
         peaks = [_num((x.get("window") or {}).get("peak_bytes")) for x in scheds]
         out["lp_window_peak"] = None if None in peaks else max(peaks)
+        shared = [x.get("shared_memory") or {} for x in scheds]
+        if any(m.get("active") for m in shared):
+            out["lp_shared_peak"] = max(_num(m.get("peak_used_bytes")) or 0 for m in shared)
+            out["lp_shared_punched"] = sum(_num(m.get("punched_bytes")) or 0 for m in shared)
+    # The daemon's memory split at its peak (stats.memory.at_peak), MiB by use.
+    at_peak = (after.get("memory") or {}).get("at_peak") or {}
+    if at_peak.get("by_use"):
+        out["at_peak_rss"] = _num(at_peak.get("peak_rss"))
+        out["at_peak"] = {k: _num(v) for k, v in at_peak["by_use"].items()}
     return out
 
 
@@ -184,7 +193,12 @@ def line(s):
                if "lp_idle_while_waiting" in s else "")
             + (f"; daemon CPU {fmt(s['cpu_user'], '.1f')} s user + {fmt(s['cpu_system'], '.1f')} s system, per GB delivered: "
                + (", ".join(f"{k} {v[0]:.2f} s ({v[1] / 1e9:.1f} GB)" for k, v in s["cpu_per_gb"].items()) or "n/a")
-               if "cpu_user" in s else ""))
+               if "cpu_user" in s else "")
+            + (f"; LPs in shared memory: peak {s['lp_shared_peak'] / 2**20:.0f} MiB, punched {s['lp_shared_punched'] / 2**30:.1f} GiB"
+               if "lp_shared_peak" in s else "")
+            + (f"; daemon at its peak ({(s['at_peak_rss'] or 0) / 2**20:.0f} MiB): "
+               + ", ".join(f"{k} {(v or 0) / 2**20:.0f}" for k, v in s["at_peak"].items()) + " MiB"
+               if "at_peak" in s else ""))
 
 
 def table(s):

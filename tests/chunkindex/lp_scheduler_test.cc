@@ -34,7 +34,8 @@ struct Catalog {
     for (uint64_t i = 0; i < count; ++i) chunks.push_back({i * length, length, static_cast<uint32_t>(i / 4), degree(i)});
   }
   LpLoader Loader() {
-    return [this](const LogicalPartition& lp, char* out) -> Status {
+    return [this](LogicalPartition& lp) -> Status {
+      char* out = lp.memory.Packed(lp.size);
       const int now = loading.fetch_add(1) + 1;
       for (int m = most_loading.load(); now > m && !most_loading.compare_exchange_weak(m, now);) {
       }
@@ -94,7 +95,7 @@ void ExpectBytesMatchFile(const LogicalPartition& lp) {
       EXPECT_LT(lp.extents[i - 1].file_offset, c.file_offset) << "extents must be sorted by offset";
     }
     EXPECT_EQ(c.lp_offset, at);
-    for (uint64_t k = 0; k < c.length; k += 7) ASSERT_EQ(lp.bytes.get()[c.lp_offset + k], FileByte(c.file_offset + k));
+    for (uint64_t k = 0; k < c.length; k += 7) ASSERT_EQ(*lp.memory.At(c.lp_offset + k), FileByte(c.file_offset + k));
     at += c.length;
   }
   EXPECT_EQ(at, lp.size);
@@ -595,7 +596,7 @@ std::vector<Piece> Pieces(const HeldLp& held) {
   for (const ViewPiece& p : held.pieces) {
     out.emplace_back(p.chunk, p.file_offset, p.length);
     // The view's bytes are the file's bytes.
-    for (uint64_t k = 0; k < p.length; k += 3) EXPECT_EQ(held.lp->bytes.get()[p.lp_offset + k], FileByte(p.file_offset + k));
+    for (uint64_t k = 0; k < p.length; k += 3) EXPECT_EQ(*held.lp->memory.At(p.lp_offset + k), FileByte(p.file_offset + k));
     at += p.length;
   }
   EXPECT_EQ(at, held.bytes());
@@ -759,7 +760,7 @@ TEST(LpSchedulerVertexGranular, ManyJobsGetExactlyTheirRuns) {
           if (r->end) break;
           for (const ViewPiece& p : r->held.pieces) {
             got.insert({p.chunk, p.file_offset, p.length});
-            if (r->held.lp->bytes.get()[p.lp_offset] != FileByte(p.file_offset)) fail(job, "wrong bytes");
+            if (*r->held.lp->memory.At(p.lp_offset) != FileByte(p.file_offset)) fail(job, "wrong bytes");
           }
           if (rng() % 2) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
           if (rng() % 3 == 0) s.Done(static_cast<uint64_t>(job));

@@ -492,7 +492,7 @@ void LoadEveryChunkOnce(Volume& v, const IndexedGraph& g) {
     ++lps;
     const LogicalPartition& lp = *grant->held.lp;
     for (const ViewPiece& c : grant->held.pieces) {
-      ASSERT_EQ(std::string(lp.bytes.get() + c.lp_offset, c.length), g.column.substr(c.file_offset, c.length))
+      ASSERT_EQ(lp.memory.Copy(c.lp_offset, c.length), g.column.substr(c.file_offset, c.length))
           << "chunk " << c.chunk;
       handed += c.length;
     }
@@ -544,7 +544,7 @@ std::map<uint64_t, uint64_t> DrainIteration(GraphSchedule& s, uint64_t job, cons
     if (grant->end) return pieces;
     const LogicalPartition& lp = *grant->held.lp;
     for (const ViewPiece& p : grant->held.pieces) {
-      EXPECT_EQ(std::string(lp.bytes.get() + p.lp_offset, p.length), column.substr(p.file_offset, p.length))
+      EXPECT_EQ(lp.memory.Copy(p.lp_offset, p.length), column.substr(p.file_offset, p.length))
           << "piece at " << p.file_offset;
       pieces[p.file_offset] = p.length;
     }
