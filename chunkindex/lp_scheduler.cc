@@ -281,7 +281,7 @@ uint64_t LpScheduler::Window() const {
 
 uint64_t LpScheduler::LiveBytes() const {
   uint64_t bytes = 0;
-  for (const LiveLp& l : live_) bytes += l.lp->size;
+  for (const LiveLp& l : live_) bytes += l.lp->footprint();
   return bytes;
 }
 
@@ -294,7 +294,7 @@ bool LpScheduler::Referred(const LogicalPartition* lp) const {
 uint64_t LpScheduler::SpareBytesToDrop() const {
   uint64_t bytes = 0;
   for (const LiveLp& l : live_)
-    if (l.spare && !Referred(l.lp.get())) bytes += l.lp->size;
+    if (l.spare && !Referred(l.lp.get())) bytes += l.lp->footprint();
   return bytes;
 }
 

@@ -110,6 +110,10 @@ struct LogicalPartition {
   LpMemory memory;
   uint64_t size = 0;
   uint64_t chunks = 0;            // distinct chunks among the extents
+  // What it holds in memory once loaded: its size, or more where runs stay in the blocks the
+  // disks read them into, with the gaps between them. The window counts this (a loading LP
+  // counts its size until then).
+  uint64_t footprint() const { return std::max(size, memory.bytes()); }
 };
 
 // A piece of a job's view of an LP: bytes of chunk `chunk` at `file_offset`, found at

@@ -277,9 +277,6 @@ Status EdgeStream::RunSpans(const LogicalPartition& lp, const std::function<void
     uint64_t local_gathered = 0;
     for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();) {
       const Task& task = tasks[k];
-      // One call maps the task's pages (shared with the other jobs), not one fault per 64 KiB.
-      const char* first = task.spans.front().data();
-      PrefaultForReading(first, static_cast<size_t>(task.spans.back().data() + task.spans.back().size() - first));
       uint64_t filled = 0;  // a task holds at most `target` bytes: the buffer never overflows
       uint64_t view = task.view_offset;
       for (std::span<const char> s : task.spans) {
@@ -288,6 +285,10 @@ Status EdgeStream::RunSpans(const LogicalPartition& lp, const std::function<void
           if (filled > 0) on_buffer(id, buffer.data(), filled);
           local_gathered += filled;
           filled = 0;
+          // One call maps the span's pages (shared with the other jobs), not one fault per 64
+          // KiB. Only the span's own: between an LP's blocks lie holes of the shared memory,
+          // and a read fault in a hole of shmem allocates a page (charged to this job).
+          PrefaultForReading(s.data(), s.size());
           on_buffer(id, s.data(), s.size());
         } else {
           std::memcpy(buffer.data() + filled, s.data(), s.size());
