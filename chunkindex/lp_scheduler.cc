@@ -637,6 +637,21 @@ HeldLp LpScheduler::Holding(uint64_t job, uint64_t seq) const {
   return it->second->holding;
 }
 
+std::optional<uint64_t> LpScheduler::HoldingBytes(uint64_t job, uint64_t seq) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || !it->second->holding || it->second->holding.lp->seq != seq) return std::nullopt;
+  return it->second->holding.bytes();
+}
+
+bool LpScheduler::VisitHolding(uint64_t job, uint64_t seq, const std::function<void(const HeldLp&)>& visit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || !it->second->holding || it->second->holding.lp->seq != seq) return false;
+  visit(it->second->holding);
+  return true;
+}
+
 void LpScheduler::WaitIdle() {
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [&] { return stop_ || (in_flight_ == 0 && !PlanDue()); });

@@ -68,6 +68,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -304,6 +305,11 @@ class LpScheduler {
   SchedulerStats Stats() const;
   // The LP the job holds (delivered and not done), if its sequence number is `seq`.
   HeldLp Holding(uint64_t job, uint64_t seq) const;
+  // The same without copying the view: its size (nothing if the job does not hold LP `seq`),
+  // or `visit` called with it under the scheduler's lock (false if not held). A sparse view
+  // has tens of thousands of pieces; a lookup or stat of lp-SEQ copied them every time.
+  std::optional<uint64_t> HoldingBytes(uint64_t job, uint64_t seq) const;
+  bool VisitHolding(uint64_t job, uint64_t seq, const std::function<void(const HeldLp&)>& visit) const;
 
   // Blocks until no LP loads and none is due (tests).
   void WaitIdle();

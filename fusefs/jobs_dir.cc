@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstring>
 #include <ctime>
+#include <optional>
 
 #include "fusefs/control_dir.h"
 #include "fusefs/control_parse.h"
@@ -35,12 +36,12 @@ const FileSpec* FixedFile(const std::string& name) {
   return nullptr;
 }
 
-// The LP the job holds, if FILE names it.
-volume::HeldLp HeldBy(ControlJob& job, const std::string& file, LpFile* kind) {
+// The size of the job's view of the LP FILE names, if the job holds it.
+std::optional<uint64_t> HeldBy(ControlJob& job, const std::string& file, LpFile* kind) {
   const uint64_t seq = ParseLpFileName(file, kind);
-  if (seq == 0) return {};
+  if (seq == 0) return std::nullopt;
   const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
-  return schedule ? schedule->scheduler().Holding(job.id, seq) : volume::HeldLp{};
+  return schedule ? schedule->scheduler().HoldingBytes(job.id, seq) : std::nullopt;
 }
 
 }  // namespace
@@ -141,9 +142,9 @@ void JobsDir::Stat(const Inode& inode, struct stat* st) {
     return;
   }
   LpFile kind;
-  const volume::HeldLp held = HeldBy(job, inode.control_name, &kind);
+  const std::optional<uint64_t> held = HeldBy(job, inode.control_name, &kind);
   st->st_mode = S_IFREG | 0400;
-  if (held && kind == LpFile::kView) st->st_size = static_cast<off_t>(held.bytes());
+  if (held && kind == LpFile::kView) st->st_size = static_cast<off_t>(*held);
   st->st_blocks = (st->st_size + 511) / 512;
 }
 
@@ -165,7 +166,7 @@ int JobsDir::List(const Inode& dir, std::vector<DirEntry>* out) {
   }
   if (schedule) {
     auto view = schedule->scheduler().View(dir.job->id);
-    if (view.ok() && view->holding_seq != 0 && schedule->scheduler().Holding(dir.job->id, view->holding_seq)) {
+    if (view.ok() && view->holding_seq != 0 && schedule->scheduler().HoldingBytes(dir.job->id, view->holding_seq)) {
       const std::string lp = "lp-" + std::to_string(view->holding_seq);
       out->push_back({lp, 1, DT_REG});
       out->push_back({lp + ".map", 1, DT_REG});

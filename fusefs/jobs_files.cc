@@ -117,15 +117,20 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
   } else {
     LpFile kind;
     const uint64_t seq = ParseLpFileName(file, &kind);
-    volume::HeldLp held;
-    if (job->schedule && seq != 0) held = job->schedule->scheduler().Holding(job->id, seq);
-    if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
+    if (!job->schedule || seq == 0 || !job->schedule->scheduler().HoldingBytes(job->id, seq))
+      return Error(ENOENT, file + " is not held by job " + job->name);
     if (writing) return Error(EACCES, file + " is read-only");
-    if (kind == LpFile::kMap) {
-      h->content = held.MapText();
-    } else if (kind == LpFile::kPieces) {
-      h->content = PiecesFile(held);
-    } else {
+    if (kind != LpFile::kView) {
+      // Made from the view in place (a sparse view's pieces are many: not copied first).
+      const bool held = job->schedule->scheduler().VisitHolding(job->id, seq, [&](const volume::HeldLp& view) {
+        h->content = kind == LpFile::kMap ? view.MapText() : PiecesFile(view);
+      });
+      if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
+      return h;
+    }
+    volume::HeldLp held = job->schedule->scheduler().Holding(job->id, seq);
+    if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
+    {
       h->starts.push_back(0);
       for (const volume::ViewPiece& p : held.pieces) h->starts.push_back(h->starts.back() + p.length);
       h->held = std::move(held);
