@@ -21,8 +21,10 @@
 //       auto lp = job->Next();                  // blocks until an LP for us is ready
 //       if (!lp.ok()) fail(...);
 //       if (lp->end) break;                     // every active chunk was handed out
-//       for (const Piece& p : lp->pieces)       // edge records of the graph's format, in
-//         use(p.data, p.length);                //   memory shared by every job: no copy
+//       for (const Piece& p : lp->pieces)       // the view's bytes, in memory shared by
+//         use(p.data, p.length);                //   every job: no copy. Concatenated they are
+//                                               //   edge records; a record may be cut between
+//                                               //   two pieces (where the daemon's blocks meet)
 //       if (!lp->mapped()) pread(lp->fd(), ...) over [0, lp->bytes) instead;
 //         chunks hold edges of inactive sources too: filter by your own active set
 //       job->Done();                            // others may be waiting for this LP
