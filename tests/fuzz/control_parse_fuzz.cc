@@ -158,18 +158,24 @@ void FuzzGraphPath(int where, const std::string& text) {
 }
 
 void FuzzLpName(const std::string& name) {
-  bool map = false;
-  const uint64_t seq = ParseLpFileName(name, &map);
+  LpFile kind = LpFile::kView;
+  const uint64_t seq = ParseLpFileName(name, &kind);
   if (seq == 0) {
-    // Refused: then it is not "lp-" + a canonical positive number (+ ".map").
+    // Refused: then it is not "lp-" + a canonical positive number (+ ".map" or ".pieces").
     std::string digits = StartsWith(name, "lp-") ? name.substr(3) : "";
-    if (digits.size() > 4 && digits.substr(digits.size() - 4) == ".map") digits.resize(digits.size() - 4);
+    for (const std::string suffix : {".map", ".pieces"}) {
+      if (digits.size() > suffix.size() && digits.substr(digits.size() - suffix.size()) == suffix) {
+        digits.resize(digits.size() - suffix.size());
+        break;
+      }
+    }
     bool canonical = !digits.empty() && digits.size() <= 19 && digits[0] != '0';
     for (char c : digits) canonical = canonical && c >= '0' && c <= '9';
     FUZZ_CHECK(!canonical, "'%s' refused", Shown(name).c_str());
     return;
   }
-  const std::string want = "lp-" + std::to_string(seq) + (map ? ".map" : "");
+  const char* suffix = kind == LpFile::kMap ? ".map" : kind == LpFile::kPieces ? ".pieces" : "";
+  const std::string want = "lp-" + std::to_string(seq) + suffix;
   FUZZ_CHECK(name == want, "'%s' read as %s", Shown(name).c_str(), want.c_str());
 }
 

@@ -1,5 +1,5 @@
 // Fuzzes the parsers of engines/graphfs_client.hpp, which read the daemon's answers
-// (next, lp-SEQ.map, status): an engine must survive a daemon of another version or a
+// (next, lp-SEQ.map, lp-SEQ.pieces, status): an engine must survive a daemon of another version or a
 // file that is not what it expects. Checks: round trips through the documented formats,
 // agreement with nlohmann::json where the input is JSON, and that the bitmap the client
 // writes is one the daemon's parser (fusefs/control_parse.h) accepts unchanged.
@@ -61,6 +61,34 @@ void FuzzMap(const std::string& text) {
   }
 }
 
+// lp-SEQ.pieces against a shared memory of `memory_bytes`: accepted pieces lie inside it and add
+// up to the view, and the file re-encoded from them parses back the same.
+void FuzzPieces(uint64_t memory_bytes, const std::string& raw) {
+  auto pieces = gc::ParsePieces(raw, memory_bytes);
+  if (!pieces.ok()) return CheckClientError(pieces.error());
+  uint64_t total = 0;
+  for (const gc::PiecesFile::Entry& e : pieces->entries) {
+    if (pieces->memory_id != 0)
+      FUZZ_CHECK(e.memory_offset <= memory_bytes && e.length <= memory_bytes - e.memory_offset, "piece outside memory");
+    total += e.length;
+  }
+  FUZZ_CHECK(total == pieces->view_bytes, "pieces add up to %llu, not the view's %llu",
+             static_cast<unsigned long long>(total), static_cast<unsigned long long>(pieces->view_bytes));
+  std::string canonical = "GFSPIEC1";
+  auto put = [&](uint64_t w) {
+    for (int b = 0; b < 8; ++b) canonical.push_back(static_cast<char>((w >> (8 * b)) & 0xff));
+  };
+  put(pieces->entries.size());
+  put(pieces->memory_id);
+  put(pieces->view_bytes);
+  for (const gc::PiecesFile::Entry& e : pieces->entries) {
+    put(e.memory_offset);
+    put(e.length);
+    put(e.column_offset);
+  }
+  FUZZ_CHECK(canonical == raw, "an accepted pieces file is not its own canonical form");
+}
+
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -111,13 +139,15 @@ void FuzzBitmap(uint64_t vertices, const std::string& bytes) {
 }  // namespace
 }  // namespace graphfs::fuzz
 
-// Kinds: n next, m lp-SEQ.map, s status JSON, b the active bitmap (PARAM = V).
+// Kinds: n next, m lp-SEQ.map, p lp-SEQ.pieces (PARAM = the memory's size), s status JSON,
+// b the active bitmap (PARAM = V).
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace graphfs::fuzz;
   const Frame f = ParseFrame(data, size);
   switch (f.kind) {
     case 'n': FuzzNext(f.payload); break;
     case 'm': FuzzMap(f.payload); break;
+    case 'p': FuzzPieces(f.param, f.payload); break;
     case 's': FuzzStatus(f.payload); break;
     case 'b': FuzzBitmap(f.param % ((1u << 20) + 1), f.payload); break;
     default: break;
