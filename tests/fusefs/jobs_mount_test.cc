@@ -612,6 +612,26 @@ TEST_F(JobsMount, TheSharedMemoryCannotBeWrittenOrMappedWritable) {
   ::close(fd);
 }
 
+// A job that maps its graph's memory cannot switch graphs under the mapping: the open `memory`
+// has the old graph's memory as its backing file until it is closed.
+TEST_F(JobsMount, AJobCannotChangeGraphWhileItsMemoryIsOpen) {
+  const std::string other = tmp.Sub("src/other");
+  std::filesystem::remove(other);  // Sub made it: cp would copy into it
+  Run({"cp", "-a", graph, other});
+  Run({Bin("graphfs-index"), "--chunk-size", "16K", other});
+  DoMount({});
+  if (!Stats()["passthrough"]["active"].get<bool>()) GTEST_SKIP() << "no FUSE passthrough here";
+  Register("a", "64K");
+  const int fd = ::open((jobs + "/a/memory").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  EXPECT_EQ(WriteAndClose(jobs + "/a/graph", "other"), EBUSY);
+  EXPECT_NE(ReadFile(jobs + "/a/status").find("close `memory` first"), std::string::npos) << ReadFile(jobs + "/a/status");
+  ::close(fd);
+  EXPECT_TRUE(WaitFor([&] { return WriteAndClose(jobs + "/a/graph", "other") == 0; }, 5))
+      << "closed: the job may change graphs";
+  EXPECT_EQ(ReadFile(jobs + "/a/graph"), "other\n");
+}
+
 // Without passthrough the client reads lp-SEQ through the daemon, with the same bytes.
 TEST_F(JobsMount, WithoutPassthroughTheClientReadsTheLpFiles) {
   StripeGraph();
