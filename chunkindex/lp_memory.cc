@@ -1,7 +1,6 @@
 #include "chunkindex/lp_memory.h"
 
 #include <algorithm>
-#include <cassert>
 
 namespace graphfs::chunkindex {
 
@@ -25,17 +24,7 @@ void LpMemory::Place(uint64_t lp_offset, uint64_t length, const char* at) {
       break;
     }
   }
-  Segment& last = segments_.empty() ? segments_.emplace_back() : segments_.back();
-  const bool follows = !segments_.empty() && last.length > 0 && last.lp_offset + last.length == lp_offset &&
-                       last.data + last.length == at &&
-                       (last.memory_offset == SharedBytes::kNotShared) == (memory_offset == SharedBytes::kNotShared);
-  if (follows) {
-    last.length += length;
-  } else if (last.length == 0) {
-    last = Segment{lp_offset, length, at, memory_offset};
-  } else {
-    segments_.push_back(Segment{lp_offset, length, at, memory_offset});
-  }
+  segments_.push_back(Segment{lp_offset, length, at, memory_offset});  // Seal sorts and merges
 }
 
 char* LpMemory::Packed(uint64_t size) {

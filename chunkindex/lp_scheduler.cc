@@ -631,17 +631,15 @@ SchedulerStats LpScheduler::Stats() const {
 }
 
 HeldLp LpScheduler::Holding(uint64_t job, uint64_t seq) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = jobs_.find(job);
-  if (it == jobs_.end() || !it->second->holding || it->second->holding.lp->seq != seq) return HeldLp{};
-  return it->second->holding;
+  HeldLp copy;
+  VisitHolding(job, seq, [&](const HeldLp& held) { copy = held; });
+  return copy;
 }
 
 std::optional<uint64_t> LpScheduler::HoldingBytes(uint64_t job, uint64_t seq) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = jobs_.find(job);
-  if (it == jobs_.end() || !it->second->holding || it->second->holding.lp->seq != seq) return std::nullopt;
-  return it->second->holding.bytes();
+  std::optional<uint64_t> bytes;
+  VisitHolding(job, seq, [&](const HeldLp& held) { bytes = held.bytes(); });
+  return bytes;
 }
 
 bool LpScheduler::VisitHolding(uint64_t job, uint64_t seq, const std::function<void(const HeldLp&)>& visit) const {

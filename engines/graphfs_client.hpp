@@ -264,9 +264,23 @@ inline Result<std::vector<ChunkExtent>> ParseMap(std::string_view text) {
   return Result<std::vector<ChunkExtent>>(std::move(chunks));
 }
 
-// lp-SEQ.pieces (the layout is at PiecesFile); every piece checked to lie in the
-// `memory_bytes` of shared memory.
-inline Result<PiecesFile> ParsePieces(std::string_view raw, uint64_t memory_bytes) {
+// Whether every piece lies in the `memory_bytes` of shared memory (a file whose LP is not in
+// shared memory, memory_id 0, always does: its offsets are not used).
+inline Status CheckPiecesInMemory(const PiecesFile& pieces, uint64_t memory_bytes) {
+  if (pieces.memory_id == 0) return Status::Ok();
+  for (size_t i = 0; i < pieces.entries.size(); ++i) {
+    const PiecesFile::Entry& e = pieces.entries[i];
+    if (e.memory_offset > memory_bytes || e.length > memory_bytes - e.memory_offset)
+      return Error{EPROTO, "piece " + std::to_string(i) + " at " + std::to_string(e.memory_offset) + "+" +
+                               std::to_string(e.length) + " lies past the " + std::to_string(memory_bytes) +
+                               "-byte shared memory"};
+  }
+  return Status::Ok();
+}
+
+// lp-SEQ.pieces (the layout is at PiecesFile); with `memory_bytes`, every piece checked to lie
+// in that much shared memory (CheckPiecesInMemory).
+inline Result<PiecesFile> ParsePieces(std::string_view raw, uint64_t memory_bytes = ~uint64_t{0}) {
   auto word = [&](size_t k) {
     uint64_t w = 0;
     for (int b = 7; b >= 0; --b) w = (w << 8) | static_cast<unsigned char>(raw[k * 8 + static_cast<size_t>(b)]);
@@ -285,16 +299,13 @@ inline Result<PiecesFile> ParsePieces(std::string_view raw, uint64_t memory_byte
   out.entries.reserve(static_cast<size_t>(count));
   for (size_t i = 0; i < count; ++i) {
     PiecesFile::Entry e{word(4 + 3 * i), word(5 + 3 * i), word(6 + 3 * i)};
-    if (out.memory_id != 0 && (e.memory_offset > memory_bytes || e.length > memory_bytes - e.memory_offset))
-      return Error{EPROTO, "piece " + std::to_string(i) + " at " + std::to_string(e.memory_offset) + "+" +
-                               std::to_string(e.length) + " lies past the " + std::to_string(memory_bytes) +
-                               "-byte shared memory"};
     total += e.length;
     out.entries.push_back(e);
   }
   if (total != out.view_bytes)
     return Error{EPROTO, "pieces add up to " + std::to_string(total) + " bytes, the header says " +
                              std::to_string(out.view_bytes)};
+  if (Status inside = CheckPiecesInMemory(out, memory_bytes); !inside.ok()) return inside.error();
   return Result<PiecesFile>(std::move(out));
 }
 
@@ -539,11 +550,12 @@ class Job {
       if (!raw.ok() && raw.error().code != ENOENT) return raw.error();
       if (!raw.ok()) read_lps_ = true;  // a daemon older than shared LP memory: read lp-SEQ
       if (raw.ok()) {
-        Result<PiecesFile> pieces = ParsePieces(*raw, ~uint64_t{0});
+        Result<PiecesFile> pieces = ParsePieces(*raw);
         if (!pieces.ok()) return Fail(pieces.error().code, "read " + name + ".pieces: " + pieces.error().message);
         if (pieces->memory_id != 0 && MapMemory(pieces->memory_id)) {
-          pieces = ParsePieces(*raw, memory_bytes_);  // now checked against what is mapped
-          if (!pieces.ok()) return Fail(pieces.error().code, "read " + name + ".pieces: " + pieces.error().message);
+          // Checked against what is mapped.
+          if (Status inside = CheckPiecesInMemory(*pieces, memory_bytes_); !inside.ok())
+            return Fail(inside.error().code, "read " + name + ".pieces: " + inside.error().message);
           lp->bytes = pieces->view_bytes;
           lp->pieces.reserve(pieces->entries.size());
           for (const PiecesFile::Entry& e : pieces->entries)

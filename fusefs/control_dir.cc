@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "fusefs/control_parse.h"
 #include "fusefs/graphfs.h"
+#include "fusefs/memory_peak.h"
 
 namespace graphfs {
 
@@ -87,15 +87,7 @@ static json CpuJson(GraphFs& fs, const json& schedulers) {
 // and loading, the chunk indexes in memory, the LP loaders' read buffers; `other` is the rest
 // (allocator slack, threads' buffers, libraries).
 static json MemoryJson(const json& stats) {
-  json status = json::object();
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    for (const char* key : {"VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"}) {
-      const std::string k = std::string(key) + ":";
-      if (line.rfind(k, 0) == 0) status[key] = std::strtoull(line.c_str() + k.size(), nullptr, 10) * 1024;  // kB
-    }
-  }
+  const ProcessMemory process = ReadProcessMemory();
   auto num = [](const json& o, const char* key) -> uint64_t {
     return o.is_object() && o.contains(key) && o[key].is_number() ? o[key].get<uint64_t>() : 0;
   };
@@ -121,7 +113,7 @@ static json MemoryJson(const json& stats) {
   by_use["lp_loader_buffers"] = scratch;
   uint64_t accounted = 0;
   for (const auto& [k, v] : by_use.items()) accounted += v.get<uint64_t>();
-  const uint64_t rss = num(status, "VmRSS");
+  const uint64_t rss = process.rss;
   by_use["other"] = rss > accounted ? rss - accounted : 0;
   // What "other" may be: the allocator's view of the heap (all arenas): bytes in live blocks,
   // and free bytes it keeps instead of giving them back to the kernel.
@@ -130,10 +122,10 @@ static json MemoryJson(const json& stats) {
           {"heap", {{"in_use_bytes", heap.uordblks + heap.hblkhd},
                     {"free_kept_bytes", heap.fordblks},
                     {"mmapped_bytes", heap.hblkhd}}},
-          {"peak_rss", num(status, "VmHWM")},
-          {"rss_anon", num(status, "RssAnon")},
-          {"rss_file", num(status, "RssFile")},
-          {"rss_shmem", num(status, "RssShmem")},
+          {"peak_rss", process.peak_rss},
+          {"rss_anon", process.anon},
+          {"rss_file", process.file},
+          {"rss_shmem", process.shmem},
           {"by_use", by_use}};
 }
 

@@ -117,19 +117,19 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
   } else {
     LpFile kind;
     const uint64_t seq = ParseLpFileName(file, &kind);
-    if (!job->schedule || seq == 0 || !job->schedule->scheduler().HoldingBytes(job->id, seq))
-      return Error(ENOENT, file + " is not held by job " + job->name);
-    if (writing) return Error(EACCES, file + " is read-only");
+    if (!job->schedule || seq == 0) return Error(ENOENT, file + " is not held by job " + job->name);
     if (kind != LpFile::kView) {
       // Made from the view in place (a sparse view's pieces are many: not copied first).
       const bool held = job->schedule->scheduler().VisitHolding(job->id, seq, [&](const volume::HeldLp& view) {
-        h->content = kind == LpFile::kMap ? view.MapText() : PiecesFile(view);
+        if (!writing) h->content = kind == LpFile::kMap ? view.MapText() : PiecesFile(view);
       });
       if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
+      if (writing) return Error(EACCES, file + " is read-only");
       return h;
     }
     volume::HeldLp held = job->schedule->scheduler().Holding(job->id, seq);
     if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
+    if (writing) return Error(EACCES, file + " is read-only");
     {
       h->starts.push_back(0);
       for (const volume::ViewPiece& p : held.pieces) h->starts.push_back(h->starts.back() + p.length);

@@ -1,18 +1,26 @@
 #include "fusefs/memory_peak.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace graphfs {
 
-uint64_t ProcessPeakRss() {
+ProcessMemory ReadProcessMemory() {
+  ProcessMemory m;
+  const std::pair<const char*, uint64_t*> keys[] = {
+      {"VmRSS:", &m.rss}, {"VmHWM:", &m.peak_rss}, {"RssAnon:", &m.anon}, {"RssFile:", &m.file}, {"RssShmem:", &m.shmem}};
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;  // kB
+    for (const auto& [key, out] : keys) {
+      const size_t n = std::strlen(key);
+      if (line.compare(0, n, key) == 0) *out = std::strtoull(line.c_str() + n, nullptr, 10) * 1024;  // kB
+    }
   }
-  return 0;
+  return m;
 }
 
 void MemoryPeak::Start(std::function<nlohmann::json()> split, std::chrono::milliseconds period) {
@@ -45,7 +53,7 @@ void MemoryPeak::Loop(std::function<nlohmann::json()> split, std::chrono::millis
       std::unique_lock<std::mutex> lock(mu_);
       if (stop_cv_.wait_for(lock, period, [&] { return stop_; })) return;
     }
-    const uint64_t hwm = ProcessPeakRss();
+    const uint64_t hwm = ReadProcessMemory().peak_rss;
     uint64_t last;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -35,7 +35,14 @@ class MemoryPeak {
   nlohmann::json at_peak_ = nlohmann::json::object();
 };
 
-// VmHWM of this process in bytes (0 if /proc says nothing).
-uint64_t ProcessPeakRss();
+// This process's resident memory in bytes, from /proc/self/status (0 where it says nothing).
+struct ProcessMemory {
+  uint64_t rss = 0;       // VmRSS
+  uint64_t peak_rss = 0;  // VmHWM
+  uint64_t anon = 0;      // RssAnon
+  uint64_t file = 0;      // RssFile
+  uint64_t shmem = 0;     // RssShmem
+};
+ProcessMemory ReadProcessMemory();
 
 }  // namespace graphfs

@@ -196,11 +196,12 @@ namespace {
 
 // One block of the LP's memory for `ranges` (ranges of the LP, out_offset = lp_offset), packed
 // in their order; each range is placed there and its out_offset made relative to the block,
-// which is returned for a loader that copies.
+// which is returned for a loader that copies (null: no memory, nothing placed).
 char* CompactBlock(std::vector<CopyRange>& ranges, LpMemory& memory) {
   uint64_t total = 0;
   for (const CopyRange& r : ranges) total += r.length;
   char* block = memory.Allocate(total).data;
+  if (block == nullptr) return nullptr;
   uint64_t at = 0;
   for (CopyRange& r : ranges) {
     memory.Place(r.out_offset, r.length, block + at);

@@ -394,6 +394,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
       // Blocks are 64 KiB-aligned (the shared memory's granule) or come from the heap's
       // aligned allocation: either way aligned for O_DIRECT.
       placed[b] = place->Allocate(batches[b].bytes).data;
+      if (placed[b] == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(batches[b].bytes) + " bytes of runs");
       if (reinterpret_cast<uintptr_t>(placed[b]) % kDirectAlign != 0) {
         placed[b] = nullptr;
         return Error(EINVAL, "an LP memory block is not aligned for direct I/O");

@@ -29,6 +29,16 @@ void PrefaultForReading(const char* data, size_t bytes) {
   (void)::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_READ);
 }
 
+// Runs worker(0) here and worker(1..) on threads of their own, at most `threads` in all and
+// no more than there are `tasks`; returns when every one has returned.
+void OnWorkers(int threads, size_t tasks, const std::function<void(int)>& worker) {
+  const int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads), tasks));
+  std::vector<std::thread> others;
+  for (int t = 1; t < n; ++t) others.emplace_back(worker, t);
+  worker(0);
+  for (std::thread& t : others) t.join();
+}
+
 }  // namespace
 
 using grid::AlignedBuffer;
@@ -210,13 +220,19 @@ Status EdgeStream::RunPartitions(const StreamOptions& options, const BufferFn& o
     if (!lp.ok()) return lp.error();
     if (lp->end) return Status::Ok();
     ++stats_.partitions;
-    if (lp->bytes % edge != 0) {
-      return Error(EPROTO, lp->path + ": " + std::to_string(lp->bytes) + " bytes is not a whole number of " +
+    // The bytes to process: the spans' (in memory) or the file's.
+    uint64_t bytes = lp->bytes;
+    if (!lp->spans.empty()) {
+      bytes = 0;
+      for (std::span<const char> s : lp->spans) bytes += s.size();
+    }
+    if (bytes % edge != 0) {
+      return Error(EPROTO, lp->path + ": " + std::to_string(bytes) + " bytes is not a whole number of " +
                                std::to_string(edge) + "-byte edge records of " + layout_.dir());
     }
     auto feed = [&](int worker, const char* data, size_t bytes) { on_buffer(worker, data, bytes, every_vertex); };
     if (!lp->spans.empty()) {
-      GRAPHFS_RETURN_IF_ERROR(RunSpans(*lp, feed));
+      RunSpans(*lp, bytes, feed);
     } else {
       GRAPHFS_RETURN_IF_ERROR(RunReads(lp->fd, lp->path,
                                        PlanPartitionReads(lp->bytes, IoPage(layout_.edge_type()), threads_), lp->bytes,
@@ -226,18 +242,13 @@ Status EdgeStream::RunPartitions(const StreamOptions& options, const BufferFn& o
   }
 }
 
-Status EdgeStream::RunSpans(const LogicalPartition& lp, const std::function<void(int, const char*, size_t)>& on_buffer) {
+void EdgeStream::RunSpans(const LogicalPartition& lp, uint64_t total,
+                          const std::function<void(int, const char*, size_t)>& on_buffer) {
   // The view is the LP's spans one after another; an edge record may straddle two spans (the
   // daemon's memory of an LP is in blocks, cut where the disks' reads were). The view is cut
   // into tasks of about 1/threads of its bytes (at most kMaxIoBytes, at least 1 MiB), at
   // record boundaries.
   const uint64_t edge = layout_.edge_size();
-  uint64_t total = 0;
-  for (std::span<const char> s : lp.spans) total += s.size();
-  if (total % edge != 0) {
-    return Error(EPROTO, lp.path + ": " + std::to_string(total) + " bytes is not a whole number of " +
-                             std::to_string(edge) + "-byte edge records of " + layout_.dir());
-  }
   const uint64_t n = static_cast<uint64_t>(threads_);
   const uint64_t target =
       std::max(edge, std::clamp<uint64_t>((total + n - 1) / n, uint64_t{1} << 20, kMaxIoBytes) / edge * edge);
@@ -301,15 +312,10 @@ Status EdgeStream::RunSpans(const LogicalPartition& lp, const std::function<void
     }
     gathered.fetch_add(local_gathered);
   };
-  const int workers = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads_), tasks.size()));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < workers; ++t) threads.emplace_back(worker, t);
-  worker(0);
-  for (std::thread& t : threads) t.join();
+  OnWorkers(threads_, tasks.size(), worker);
   stats_.reads += tasks.size();
   stats_.bytes_mapped += total;
   stats_.bytes_gathered += gathered.load();
-  return Status::Ok();
 }
 
 Status EdgeStream::RunReads(int fd, const std::string& path, const std::vector<ReadTask>& reads, uint64_t file_end,
@@ -344,11 +350,7 @@ Status EdgeStream::RunReads(int fd, const std::string& path, const std::vector<R
     }
     bytes_read.fetch_add(local_bytes);
   };
-  const int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads_), reads.size()));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < n; ++t) threads.emplace_back(worker, t);
-  worker(0);
-  for (std::thread& t : threads) t.join();
+  OnWorkers(threads_, reads.size(), worker);
 
   stats_.reads += reads.size();
   stats_.bytes_read += bytes_read.load();

@@ -191,8 +191,8 @@ class EdgeStream {
   // reach; on_buffer(worker, data, bytes).
   Status RunReads(int fd, const std::string& path, const std::vector<ReadTask>& reads, uint64_t file_end,
                   const std::function<void(int, const char*, size_t)>& on_buffer);
-  // The same over an LP's spans in memory: no read, no buffer.
-  Status RunSpans(const LogicalPartition& lp, const std::function<void(int, const char*, size_t)>& on_buffer);
+  // The same over an LP's spans in memory (`total` bytes, whole records): no read.
+  void RunSpans(const LogicalPartition& lp, uint64_t total, const std::function<void(int, const char*, size_t)>& on_buffer);
   void BeginStream();
   // Folds the per-stream counters into stats_; an error if edges were corrupt.
   Status EndStream(grid::EdgeOrder order);
