@@ -5,7 +5,6 @@
 #include <tuple>
 
 #include "chunkindex/lp_scheduler_job.h"
-#include "common/clock.h"
 
 namespace graphfs::chunkindex {
 
@@ -33,56 +32,39 @@ Error Gone(uint64_t job) { return Error(ENOENT, "job " + std::to_string(job) + "
 
 }  // namespace
 
-std::string HeldLp::MapText() const {
-  std::string out;
-  out.reserve(pieces.size() * 40);
-  uint64_t at = 0;
-  for (const ViewPiece& p : pieces) {
-    out += std::to_string(p.chunk) + " " + std::to_string(p.file_offset) + " " + std::to_string(p.length) + " " +
-           std::to_string(at) + "\n";
-    at += p.length;
-  }
-  return out;
-}
+LpScheduler::LoadPlan::LoadPlan() = default;
+LpScheduler::LoadPlan::LoadPlan(LoadPlan&&) noexcept = default;
+LpScheduler::LoadPlan& LpScheduler::LoadPlan::operator=(LoadPlan&&) noexcept = default;
+LpScheduler::LoadPlan::~LoadPlan() = default;
 
-LpScheduler::LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options options)
+LpScheduler::LpScheduler(std::vector<ChunkInfo> chunks, Options options)
     : chunks_(std::move(chunks)),
       edge_size_(options.runs != nullptr ? options.runs->edge_size() : 1),
-      loader_(std::move(loader)),
-      options_(options) {
+      options_(std::move(options)),
+      answers_(options_.answers ? options_.answers : std::make_shared<LpAnswers>()) {
   for (const ChunkInfo& c : chunks_) total_bytes_ += c.length;
-  if (options_.disks > 1 && options_.disk_share) {
-    std::vector<uint64_t> per(options_.disks);
-    chunk_disks_.resize(chunks_.size());
-    for (size_t c = 0; c < chunks_.size(); ++c) {
-      std::fill(per.begin(), per.end(), 0);
-      options_.disk_share(chunks_[c].offset, chunks_[c].length, per);
-      for (uint32_t d = 0; d < options_.disks; ++d)
-        if (per[d] > 0) chunk_disks_[c].push_back({d, per[d]});
-    }
-  }
-  for (unsigned i = 0; i < std::max(1u, options_.loaders); ++i) loaders_.emplace_back([this] { LoaderLoop(); });
 }
 
 LpScheduler::~LpScheduler() {
+  Stop();
   Replies replies;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
     for (auto& [id, j] : jobs_) {
-      if (j->waiter) replies.emplace_back(std::move(j->waiter), Error(ECANCELED, "the scheduler is shutting down"));
-      j->waiter = nullptr;
+      if (j->waiting) replies.push_back({j->ticket, Error(ECANCELED, "the scheduler is shutting down")});
+      j->waiting = false;
     }
+  }
+  Send(replies);
+}
+
+void LpScheduler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
   }
   cv_.notify_all();
   idle_cv_.notify_all();
-  Send(replies);
-  for (std::thread& t : loaders_) t.join();
-}
-
-void LpScheduler::Send(Replies& replies) {
-  for (auto& [reply, result] : replies) reply(std::move(result));
-  replies.clear();
 }
 
 Status LpScheduler::AddJob(uint64_t job, uint64_t partition_bytes) {
@@ -115,7 +97,7 @@ void LpScheduler::RemoveJob(uint64_t job) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job);
     if (it == jobs_.end()) return;
-    if (it->second->waiter) replies.emplace_back(std::move(it->second->waiter), Gone(job));
+    if (it->second->waiting) replies.push_back({it->second->ticket, Gone(job)});
     jobs_.erase(it);  // its queue and holding: the LPs only it had leave the window
     stats_.jobs = jobs_.size();
     ++generation_;
@@ -148,9 +130,9 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
     auto it = jobs_.find(job);
     if (it == jobs_.end()) return Gone(job);
     Job& j = *it->second;
-    if (j.waiter) {
-      replies.emplace_back(std::move(j.waiter), Error(ECANCELED, "a new active set was written while waiting"));
-      j.waiter = nullptr;
+    if (j.waiting) {
+      replies.push_back({j.ticket, Error(ECANCELED, "a new active set was written while waiting")});
+      j.waiting = false;
     }
     j.holding = HeldLp{};
     j.queue.clear();
@@ -208,16 +190,17 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
   return Status::Ok();
 }
 
-uint64_t LpScheduler::Next(uint64_t job, Reply reply) {
-  Result<Grant> answer = Error(EIO, "");
-  uint64_t ticket = 0;
+std::optional<Result<LpGrant>> LpScheduler::Next(uint64_t job, uint64_t ticket) {
+  std::optional<Result<Grant>> answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job);
     if (it == jobs_.end()) {
       answer = Gone(job);
-    } else if (Job& j = *it->second; j.waiter) {
+    } else if (Job& j = *it->second; j.waiting) {
       answer = Error(EBUSY, "job " + std::to_string(job) + " already waits for its next partition");
+    } else if (ticket == 0) {
+      answer = Error(EINVAL, "an ask needs a ticket (LpAnswers::NewTicket)");
     } else {
       j.holding = HeldLp{};  // asking again ends its use of the LP it held
       if (!j.queue.empty()) {
@@ -229,8 +212,8 @@ uint64_t LpScheduler::Next(uint64_t job, Reply reply) {
         FinishIteration(j);
         answer = Grant{true, HeldLp{}};
       } else {
-        j.waiter = std::move(reply);
-        j.ticket = ticket = next_ticket_++;
+        j.waiting = true;
+        j.ticket = ticket;
         j.wait_start = Clock::now();
       }
       Prune();
@@ -238,23 +221,20 @@ uint64_t LpScheduler::Next(uint64_t job, Reply reply) {
     }
   }
   cv_.notify_all();
-  if (ticket == 0) reply(std::move(answer));
-  return ticket;
+  return answer;
 }
 
 bool LpScheduler::Cancel(uint64_t job, uint64_t ticket) {
-  Reply reply;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job);
-    if (it == jobs_.end() || !it->second->waiter || it->second->ticket != ticket) return false;
-    reply = std::move(it->second->waiter);
-    it->second->waiter = nullptr;
+    if (it == jobs_.end() || !it->second->waiting || it->second->ticket != ticket) return false;
+    it->second->waiting = false;
     it->second->cur.wait_seconds += Seconds(Clock::now() - it->second->wait_start);
     Account();
   }
   idle_cv_.notify_all();
-  reply(Error(EINTR, "interrupted while waiting for the next partition"));
+  answers_->Push({ticket, Error(EINTR, "interrupted while waiting for the next partition")});
   return true;
 }
 
@@ -399,28 +379,29 @@ bool LpScheduler::PlanDue() const {
   return in_flight_ == 0 && GuessDue();
 }
 
-void LpScheduler::LoaderLoop() {
+std::optional<LpScheduler::LoadPlan> LpScheduler::TakePlan() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     cv_.wait(lock, [&] { return stop_ || PlanDue(); });
-    if (stop_) break;
+    if (stop_) return std::nullopt;
     const Job* first = FirstFor();
     const bool guess = first == nullptr;
     const auto t0 = Clock::now();
-    Selection sel = Select(first, guess);
+    auto sel = std::make_unique<Selection>(Select(first, guess));
     const double select_seconds = Seconds(Clock::now() - t0);
     stats_.select_seconds += select_seconds;
     if (guess) guess_tried_generation_ = generation_;
-    if (sel.ids.empty()) {
+    if (sel->ids.empty()) {
       idle_cv_.notify_all();
       continue;
     }
-    std::shared_ptr<LogicalPartition> lp = MakeLp(sel);
-    while (!Room(lp->size) && DropSpare()) {
+    LoadPlan plan;
+    plan.lp_ = MakeLp(*sel);
+    while (!Room(plan.lp_->size) && DropSpare()) {
     }
     // Planned: no other plan takes these chunks for these jobs.
     if (!guess) {
-      for (uint64_t c : sel.ids) {
+      for (uint64_t c : sel->ids) {
         for (auto& [id, j] : jobs_) {
           if (!j->in_iteration || j->todo[c] == 0) continue;
           j->todo[c] = 0;
@@ -428,29 +409,33 @@ void LpScheduler::LoaderLoop() {
         }
       }
     }
-    lp->seq = next_seq_++;
-    const uint64_t tick = ticks_;
+    plan.lp_->seq = next_seq_++;
+    plan.sel_ = std::move(sel);
+    plan.guess_ = guess;
+    plan.select_seconds_ = select_seconds;
+    plan.tick_ = ticks_;
+    plan.start_ = Clock::now();
     ++in_flight_;
-    in_flight_bytes_ += lp->size;
-    loading_.push_back(lp.get());
+    in_flight_bytes_ += plan.lp_->size;
+    loading_.push_back(plan.lp_.get());
     Account();
-    lock.unlock();
+    return plan;
+  }
+}
 
-    const auto t1 = Clock::now();
-    const int64_t cpu0 = ThreadCpuNs();
-    Status status = loader_(*lp);
-    if (status.ok() && !lp->memory.Seal(lp->size))
-      status = Error(EIO, "the loader left bytes of LP " + std::to_string(lp->seq) + " without a place in memory");
-    const double load_seconds = Seconds(Clock::now() - t1);
-    const double load_cpu = static_cast<double>(ThreadCpuNs() - cpu0) * 1e-9;
-
-    Replies replies;
-    lock.lock();
+void LpScheduler::Finish(LoadPlan plan, Status status, double loader_cpu_seconds) {
+  std::shared_ptr<LogicalPartition> lp = std::move(plan.lp_);
+  if (status.ok() && !lp->memory.Seal(lp->size))
+    status = Error(EIO, "the loader left bytes of LP " + std::to_string(lp->seq) + " without a place in memory");
+  const double load_seconds = Seconds(Clock::now() - plan.start_);
+  Replies replies;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     --in_flight_;
     in_flight_bytes_ -= lp->size;
     std::erase(loading_, lp.get());
     stats_.load_seconds += load_seconds;
-    stats_.loader_cpu_seconds += load_cpu;
+    stats_.loader_cpu_seconds += loader_cpu_seconds;
     if (!status.ok()) {
       ++stats_.load_errors;
       stats_.last_error = status.error().message();
@@ -458,16 +443,14 @@ void LpScheduler::LoaderLoop() {
       Abandon(*lp, status.error(), &replies);
     } else {
       error_backoff_ = false;
-      Publish(std::move(lp), sel, guess, select_seconds, load_seconds, tick, &replies);
+      Publish(std::move(lp), *plan.sel_, plan.guess_, plan.select_seconds_, load_seconds, plan.tick_, &replies);
     }
     Prune();
     Account();
-    lock.unlock();
-    Send(replies);
-    cv_.notify_all();
-    idle_cv_.notify_all();
-    lock.lock();
   }
+  Send(replies);
+  cv_.notify_all();
+  idle_cv_.notify_all();
 }
 
 std::vector<LpScheduler::ChunkSpan> LpScheduler::SpansOf(const LogicalPartition& lp) {
@@ -512,8 +495,8 @@ uint64_t LpScheduler::Assign(Job& j, const std::shared_ptr<const LogicalPartitio
   if (j.Starved()) {
     j.cur.wait_seconds += Seconds(now - j.wait_start);
     j.holding = held;
-    replies->emplace_back(std::move(j.waiter), Grant{false, std::move(held)});
-    j.waiter = nullptr;
+    replies->push_back({j.ticket, Grant{false, std::move(held)}});
+    j.waiting = false;
   } else {
     j.queue.push_back(std::move(held));
   }
@@ -574,8 +557,8 @@ void LpScheduler::Abandon(const LogicalPartition& lp, const Error& error, Replie
     // It gets the error; what it needs stays, so asking again retries.
     if (planned_for_it && j.Starved()) {
       j.cur.wait_seconds += Seconds(now - j.wait_start);
-      replies->emplace_back(std::move(j.waiter), error.Wrap("loading a logical partition"));
-      j.waiter = nullptr;
+      replies->push_back({j.ticket, error.Wrap("loading a logical partition")});
+      j.waiting = false;
     }
   }
 }
@@ -584,7 +567,7 @@ JobView LpScheduler::ViewOf(const Job& j, Clock::time_point now) {
   JobView v;
   v.id = j.id;
   v.partition_bytes = j.partition_bytes;
-  if (j.waiter) v.state = "waiting";
+  if (j.waiting) v.state = "waiting";
   else if (j.holding) v.state = "holding";
   else if (!j.queue.empty()) v.state = "ready";
   else if (j.Wants()) v.state = "working";
@@ -595,7 +578,7 @@ JobView LpScheduler::ViewOf(const Job& j, Clock::time_point now) {
   v.holding_seq = j.holding ? j.holding.lp->seq : (!j.queue.empty() ? j.queue.front().lp->seq : 0);
   v.queued = j.queue.size();
   for (const HeldLp& h : j.queue) v.queued_bytes += h.bytes();
-  if (j.waiter) v.waiting_seconds = Seconds(now - j.wait_start);
+  if (j.waiting) v.waiting_seconds = Seconds(now - j.wait_start);
   v.recent.assign(j.recent.begin(), j.recent.end());
   if (j.in_iteration) v.recent.push_back(j.cur);
   v.total = j.total;

@@ -41,8 +41,8 @@
 // fills the rest (a sparse iteration that fits in one LP is not changed).
 //
 // Loading ahead (a window, not lock step). LPs are planned and loaded before anyone asks for
-// them, several at once (Options::loaders), as long as the LPs that are live — queued for a job,
-// held by one, or loading — fit in Options::window_bytes. A fast job goes through LP k+1, k+2...
+// them, several at once (one per loader thread that takes a plan), as long as the LPs that are
+// live — queued for a job, held by one, or loading — fit in Options::window_bytes. A fast job goes through LP k+1, k+2...
 // while a slow one still holds LP k; the only thing that makes a job wait for another is a full
 // window (memory), never the other job's progress. A chunk is planned at most once per job and
 // iteration (`Job::todo`): the next plan takes what some job needs that no LP loading or loaded
@@ -56,8 +56,15 @@
 // file (dense jobs need the same chunks again; a sparse frontier moves on). Unused, it is dropped
 // when every job has started a new iteration, or when the window needs the room.
 //
-// Thread-safe. Replies run outside the scheduler's lock, inline or on a loader thread; each Next
-// gets exactly one reply.
+// Who does what (no call goes up a layer). The scheduler decides; it has no thread of its own.
+// The volume's loader threads take plans (TakePlan: the next LP to load, its extents fixed),
+// fill each LP's memory and hand it back (Finish: published to its jobs, or abandoned on an
+// error). An ask (Next) is answered at once when the job has an LP queued or its iteration is
+// over; otherwise it is parked under its ticket, and its answer goes into the LpAnswers queue
+// (chunkindex/lp_answers.h) that the front end drains — from Finish, Cancel, SetActive,
+// RemoveJob, or the destructor.
+//
+// Thread-safe. Each ask gets exactly one answer: returned by Next, or pushed once.
 #pragma once
 
 #include <chrono>
@@ -71,14 +78,14 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "chunkindex/active_chunk_finder.h"
+#include "chunkindex/logical_partition.h"
+#include "chunkindex/lp_answers.h"
 #include "chunkindex/read_cost.h"
 #include "chunkindex/source_runs.h"
 #include "common/result.h"
-#include "chunkindex/lp_memory.h"
 #include "common/shared_arena.h"
 
 namespace graphfs::chunkindex {
@@ -94,58 +101,11 @@ struct ChunkInfo {
   uint64_t stored_length = 0;  // compressed: its frame's bytes on the disks (0: `length`, as it is)
 };
 
-// Bytes of the file held in an LP: a whole chunk, or a run of one (vertex-granular LPs).
-struct LpExtent {
-  uint64_t chunk = 0;
-  uint64_t file_offset = 0;
-  uint64_t length = 0;
-  uint64_t lp_offset = 0;
-  bool whole = false;  // the whole chunk: the loader reads it through the cache
+// A chunk's bytes on one disk of a striped file.
+struct DiskBytes {
+  uint32_t disk = 0;
+  uint64_t bytes = 0;
 };
-
-struct LogicalPartition {
-  uint64_t seq = 0;               // 1, 2, ... per scheduler
-  std::vector<LpExtent> extents;  // ascending file offset, packed: lp_offset = sum of the previous lengths
-  // Where its bytes lie: blocks of the graph's shared memory (Options::memory) where there is
-  // room, which jobs map and read without the daemon; else the heap. Filled by the loader.
-  LpMemory memory;
-  uint64_t size = 0;
-  uint64_t chunks = 0;            // distinct chunks among the extents
-  // What it holds in memory once loaded: its size, or more where runs stay in the blocks the
-  // disks read them into, with the gaps between them. The window counts this (a loading LP
-  // counts its size until then).
-  uint64_t footprint() const { return std::max(size, memory.bytes()); }
-};
-
-// A piece of a job's view of an LP: bytes of chunk `chunk` at `file_offset`, found at
-// `lp_offset` in the LP's buffer.
-struct ViewPiece {
-  uint64_t chunk = 0;
-  uint64_t file_offset = 0;
-  uint64_t length = 0;
-  uint64_t lp_offset = 0;
-};
-
-// An LP as one job sees it: the edges in it that job is to process — those of its own active
-// sources in its chunks (whole chunks where the chunk's edges are not in source order or the
-// job has every source of it active), of chunks not handed to it before this iteration. The
-// LP also holds other jobs' edges (and chunks this job already had); processing those would
-// count edges twice. The view packs the pieces one after another, in file order.
-struct HeldLp {
-  std::shared_ptr<const LogicalPartition> lp;  // null: none
-  std::vector<ViewPiece> pieces;
-  uint64_t view_bytes = 0;                     // sum of the pieces' lengths
-  explicit operator bool() const { return lp != nullptr; }
-  uint64_t bytes() const { return view_bytes; }  // size of the view
-  // "CHUNK_ID FILE_OFFSET LENGTH VIEW_OFFSET\n" per piece of the view.
-  std::string MapText() const;
-};
-
-// Puts the file's bytes of every extent of `lp` in lp.memory (LpMemory::Packed for a loader
-// that copies; or blocks of its own, each extent placed where its bytes are): whole-chunk
-// extents through the cache, runs straight from the disks unless the chunk is cached. Called
-// from several loader threads at once (Options::loaders), each on its own LP.
-using LpLoader = std::function<Status(LogicalPartition& lp)>;
 
 // The cost of one iteration of one job, for stats.
 struct IterationCost {
@@ -245,29 +205,28 @@ class LpScheduler {
     // An LP's size is the smallest partition size of the jobs it serves, and at most this (0: no
     // cap). The volume sets a quarter of the window, so several LPs pipeline.
     uint64_t max_lp_bytes = 0;
-    // LPs loading at once: while one's last reads drain, the next one's are already queued.
-    unsigned loaders = 2;
     // Among chunks of equal priority and partition order, diagonal blocks' first.
     bool diagonal_first = false;
     // Vertex-granular LPs for the file's source-sorted chunks (null: whole chunks only); must
     // outlive the scheduler.
     const SourceRuns* runs = nullptr;
     ReadCost cost;  // chooses per chunk between its runs and the whole chunk
-    // Where the file's bytes lie (a striped file): `disk_share(offset, length, per_disk)` adds
-    // each disk's bytes of the range to per_disk[disk]; `disks` their count (below 2: no
-    // balancing). Chunks the cache holds are weighed like the others: counting them as free
+    // Where the file's bytes lie (a striped file): per chunk, its bytes on each disk it touches;
+    // `disks` their count (below 2, or no list: no balancing). Chunks the cache holds are weighed like the others: counting them as free
     // made LPs less balanced, not more (BENCHMARKS.md, issue 16) — what a small cache holds
     // when an LP is planned is often gone by the time it is loaded.
     uint32_t disks = 0;
-    std::function<void(uint64_t, uint64_t, std::vector<uint64_t>&)> disk_share;
+    std::vector<std::vector<DiskBytes>> chunk_disks;
     // Where LPs' bytes live (null: the heap): memory the jobs map, one copy for all of them.
     std::shared_ptr<SharedArena> memory;
+    // Where answers to parked asks go (null: a queue of its own, answers()).
+    std::shared_ptr<LpAnswers> answers;
   };
 
   // `chunks` is the catalog of the file's chunks (index = chunk id).
-  LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader, Options options);
-  LpScheduler(std::vector<ChunkInfo> chunks, LpLoader loader) : LpScheduler(std::move(chunks), std::move(loader), Options{}) {}
-  ~LpScheduler();  // answers pending asks with ECANCELED, stops the loaders
+  LpScheduler(std::vector<ChunkInfo> chunks, Options options);
+  explicit LpScheduler(std::vector<ChunkInfo> chunks) : LpScheduler(std::move(chunks), Options{}) {}
+  ~LpScheduler();  // Stop(), and answers parked asks with ECANCELED
   LpScheduler(const LpScheduler&) = delete;
   LpScheduler& operator=(const LpScheduler&) = delete;
 
@@ -285,17 +244,14 @@ class LpScheduler {
   Status SetActive(uint64_t job, std::span<const ActiveChunk> active, double find_seconds,
                    std::shared_ptr<const std::vector<uint64_t>> words = nullptr);
 
-  struct Grant {
-    bool end = false;  // the iteration is over for this job
-    HeldLp held;       // otherwise the LP to read, and which of its chunks are this job's
-  };
-  using Reply = std::function<void(Result<Grant>)>;
-  // Asks for the job's next LP; ends its use of the one it holds. `reply` is called
-  // exactly once: inline when the answer is known (an LP queued for it, or the end), later from
-  // a loader otherwise.
-  // Returns a ticket for Cancel (0 when it was answered inline).
-  uint64_t Next(uint64_t job, Reply reply);
-  // Answers the pending ask `ticket` with EINTR if it is still waiting; false otherwise.
+  using Grant = LpGrant;
+  const std::shared_ptr<LpAnswers>& answers() const { return answers_; }
+  // Asks for the job's next LP; ends its use of the one it holds. Returns the answer when it is
+  // known now (an LP queued for the job, the end of its iteration, an error); otherwise none:
+  // the ask is parked and its answer is pushed to answers() under `ticket` (from
+  // answers()->NewTicket(); unique among the asks parked there).
+  std::optional<Result<Grant>> Next(uint64_t job, uint64_t ticket);
+  // Answers the parked ask `ticket` with EINTR if it is still waiting; false otherwise.
   bool Cancel(uint64_t job, uint64_t ticket);
   // The job is done with the LP it holds.
   void Done(uint64_t job);
@@ -311,7 +267,39 @@ class LpScheduler {
   std::optional<uint64_t> HoldingBytes(uint64_t job, uint64_t seq) const;
   bool VisitHolding(uint64_t job, uint64_t seq, const std::function<void(const HeldLp&)>& visit) const;
 
-  // Blocks until no LP loads and none is due (tests).
+  // ---- for the loaders (the volume's threads) ----
+ private:
+  struct Selection;  // the chunks a plan reads and why (below)
+
+ public:
+  // An LP to load: its extents are fixed; the loader fills lp().memory and hands it to Finish.
+  class LoadPlan {
+   public:
+    LoadPlan(LoadPlan&&) noexcept;
+    LoadPlan& operator=(LoadPlan&&) noexcept;
+    ~LoadPlan();
+    LogicalPartition& lp() { return *lp_; }
+
+   private:
+    friend class LpScheduler;
+    LoadPlan();
+    std::shared_ptr<LogicalPartition> lp_;
+    std::unique_ptr<Selection> sel_;
+    bool guess_ = false;
+    double select_seconds_ = 0;
+    uint64_t tick_ = 0;
+    std::chrono::steady_clock::time_point start_;
+  };
+  // Blocks until an LP is due (some job needs chunks no LP holds for it, and the window has
+  // room; or a guess between iterations), then plans it. None once Stop() was called.
+  std::optional<LoadPlan> TakePlan();
+  // The plan's LP is loaded (`status` ok: every extent placed in lp().memory) or failed:
+  // published to the jobs that need it, or its chunks planned again. `loader_cpu_seconds`:
+  // the loading thread's own CPU, for stats.
+  void Finish(LoadPlan plan, Status status, double loader_cpu_seconds);
+  // TakePlan() returns none from now on; plans taken may still Finish.
+  void Stop();
+  // Blocks until no LP loads and none is due (tests, with loaders running).
   void WaitIdle();
 
  private:
@@ -329,11 +317,6 @@ class LpScheduler {
     uint64_t deferred = 0;               // chunks left for a later LP by the disk balance
     uint64_t busiest_disk_bytes = 0;     // planned, of the busiest disk
   };
-  // A chunk's bytes per disk (striped files).
-  struct DiskBytes {
-    uint32_t disk;
-    uint64_t bytes;
-  };
   // A published LP some job holds or has queued, or an unused guess (`spare`).
   struct LiveLp {
     std::shared_ptr<const LogicalPartition> lp;
@@ -349,10 +332,9 @@ class LpScheduler {
     bool taken_whole = false;        // some job took all of the chunk
     std::vector<ByteRun> taken;      // the runs the jobs took (chunk-relative), for the reference
   };
-  using Replies = std::vector<std::pair<Reply, Result<Grant>>>;
+  using Replies = std::vector<LpAnswer>;
   using Clock = std::chrono::steady_clock;
 
-  void LoaderLoop();
   bool PlanDue() const;                 // mu_ held: a loader should plan an LP now
   const Job* FirstFor() const;          // mu_ held: whose chunk the next LP starts with (null: nobody's)
   bool GuessDue() const;                // mu_ held: nobody needs anything; a dense job's next iteration can be guessed
@@ -400,14 +382,13 @@ class LpScheduler {
   void Abandon(const LogicalPartition& lp, const Error& error, Replies* replies);  // mu_ held
   void FinishIteration(Job& j);  // mu_ held
   static JobView ViewOf(const Job& j, Clock::time_point now);
-  static void Send(Replies& replies);
+  void Send(Replies& replies) { answers_->Push(replies); }
 
   const std::vector<ChunkInfo> chunks_;
-  std::vector<std::vector<DiskBytes>> chunk_disks_;  // per chunk (empty: no balancing)
   const uint64_t edge_size_;
   uint64_t total_bytes_ = 0;  // of all chunks
-  const LpLoader loader_;
   const Options options_;
+  const std::shared_ptr<LpAnswers> answers_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;       // wakes the loaders
@@ -420,7 +401,6 @@ class LpScheduler {
   uint64_t in_flight_bytes_ = 0;
   bool error_backoff_ = false;       // a load failed: plan only for a job that waits
   uint64_t next_seq_ = 1;
-  uint64_t next_ticket_ = 1;
   uint64_t ticks_ = 0;               // SetActive calls
   uint64_t generation_ = 0;          // bumped by every change of what jobs need
   uint64_t guess_tried_generation_ = UINT64_MAX;
@@ -429,7 +409,6 @@ class LpScheduler {
   mutable Clock::time_point account_mark_ = Clock::now();
   mutable Span account_span_ = Span::kOther;
   mutable SchedulerStats stats_;
-  std::vector<std::thread> loaders_;
 };
 
 }  // namespace graphfs::chunkindex

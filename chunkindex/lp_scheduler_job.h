@@ -1,5 +1,5 @@
 // What the LP scheduler keeps per job: shared by its files (lp_scheduler.cc: the window, the
-// per-job queues and the loader threads; lp_selection.cc: which chunks make the next LP). Not a
+// per-job queues and the plans handed to the loaders; lp_selection.cc: which chunks make the next LP). Not a
 // public header.
 #pragma once
 
@@ -25,8 +25,8 @@ struct LpScheduler::Job {
   uint64_t remaining_bytes = 0;
   bool in_iteration = false;
   uint64_t tick = 0;  // the scheduler's SetActive count at its last one
-  Reply waiter;  // a pending Next
-  uint64_t ticket = 0;
+  bool waiting = false;  // an ask is parked
+  uint64_t ticket = 0;   //   under this ticket
   Clock::time_point wait_start;
   HeldLp holding;            // handed to it, not done
   std::deque<HeldLp> queue;  // published for it, not asked for yet (oldest first)
@@ -37,7 +37,7 @@ struct LpScheduler::Job {
   bool Wants() const { return in_iteration && remaining_chunks > 0; }
   bool Plannable() const { return in_iteration && todo_chunks > 0; }
   // Waits with nothing to read: an LP must be loaded for it.
-  bool Starved() const { return waiter != nullptr && queue.empty(); }
+  bool Starved() const { return waiting && queue.empty(); }
   bool Refers(const LogicalPartition* lp) const {
     if (holding.lp.get() == lp) return true;
     for (const HeldLp& h : queue)

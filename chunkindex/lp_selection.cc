@@ -79,14 +79,14 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
 
   // Disk balance (striped files): each disk is filled up to its share of the budget; a chunk
   // whose disk is full waits (see the header).
-  const bool balance = !chunk_disks_.empty() && budget != UINT64_MAX;
+  const bool balance = options_.disks > 1 && options_.chunk_disks.size() == chunks_.size() && budget != UINT64_MAX;
   const uint64_t share = balance ? budget / options_.disks : 0;
   std::vector<uint64_t> on_disk(balance ? options_.disks : 0, 0);
   // Calls f(disk, bytes) for each disk's share of `bytes` of chunk c (a plan's bytes spread
   // like the chunk's).
   auto for_each_disk = [&](uint64_t c, uint64_t bytes, auto&& f) {
     const uint64_t length = std::max<uint64_t>(1, chunks_[c].length);
-    for (const DiskBytes& d : chunk_disks_[c])
+    for (const DiskBytes& d : options_.chunk_disks[c])
       f(d.disk, static_cast<uint64_t>(static_cast<unsigned __int128>(d.bytes) * bytes / length));
   };
   auto fits_disks = [&](uint64_t c, uint64_t bytes) {

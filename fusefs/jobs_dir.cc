@@ -231,6 +231,14 @@ void JobsDir::Shutdown() {
     for (const auto& [name, job] : jobs_) jobs.push_back(job);
   }
   for (const auto& job : jobs) RemoveJob(job, "");
+  // Their parked asks were answered (ENOENT) into the queue: reply to them, then stop.
+  std::shared_ptr<volume::LpAnswers> answers;
+  {
+    std::lock_guard<std::mutex> lock(asks_mu_);
+    answers = answers_;
+  }
+  if (answers) answers->Close();
+  if (answering_.joinable()) answering_.join();
 }
 
 }  // namespace graphfs

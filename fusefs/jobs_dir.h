@@ -6,9 +6,10 @@
 //
 // A job ends with `rmdir`, or when the last open handle of its `lease` file closes —
 // which the kernel does when the process exits or is killed, so nobody waits on a dead job.
-// A read of `next` that has to wait does not hold a FUSE thread: it is answered later by
-// the scheduler, and an interrupt (the reader got a signal, or was killed) answers it
-// with EINTR at once.
+// A read of `next` that has to wait does not hold a FUSE thread: the scheduler parks it under
+// a ticket and puts its answer in the mount's answer queue (volume::LpAnswers) when a loader
+// publishes an LP for it; one thread here takes the answers out and replies. An interrupt
+// (the reader got a signal, or was killed) cancels it: EINTR comes the same way, at once.
 #pragma once
 
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
@@ -20,7 +21,9 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -117,15 +120,22 @@ class JobsDir {
   void Shutdown();
 
  private:
+  // A read of `next` not answered yet.
   struct PendingAsk {
+    fuse_req_t req = nullptr;
+    std::shared_ptr<JobFileHandle> h;
+    size_t size = 0;
     std::shared_ptr<GraphSchedule> schedule;
     uint64_t job = 0;
-    uint64_t ticket = 0;  // 0 until the scheduler queued it
-    bool interrupted = false;
+    bool parked = false;       // the scheduler parked it: its answer comes through the queue
+    bool interrupted = false;  // an interrupt came before it was parked
   };
   static void OnInterrupt(fuse_req_t req, void* self);
   void Interrupted(fuse_req_t req);
   void AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size);
+  void Answer(const PendingAsk& ask, Result<volume::LpGrant> g);  // replies to the read
+  // Starts the thread that replies to parked asks (once: one queue per mount).
+  void StartAnswering(std::shared_ptr<volume::LpAnswers> answers);
   Status Commit(GraphFs& fs, JobFileHandle& h);
   Status CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text, const Credentials& writer);
   bool MemoryOpen(const ControlJob& job);  // its `memory` file is open (mapped, maybe)
@@ -140,8 +150,11 @@ class JobsDir {
   std::map<std::string, std::shared_ptr<ControlJob>> jobs_;
   std::map<std::pair<uint64_t, std::string>, std::unique_ptr<Inode>> inodes_;  // (job id, file) -> inode
   uint64_t next_id_ = 1;
-  std::mutex asks_mu_;
-  std::unordered_map<fuse_req_t, PendingAsk> asks_;
+  std::mutex asks_mu_;  // guards the two maps and answers_
+  std::unordered_map<uint64_t, PendingAsk> asks_;         // by ticket
+  std::unordered_map<fuse_req_t, uint64_t> ask_tickets_;  // the same asks by request (interrupts)
+  std::shared_ptr<volume::LpAnswers> answers_;
+  std::thread answering_;
 };
 
 }  // namespace graphfs

@@ -192,60 +192,92 @@ void JobsDir::AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, s
     Fail(job, Error(EINVAL, "next: write the graph directory to `graph` first"));
     return (void)fuse_reply_err(req, EINVAL);
   }
+  // Registered under its ticket before the scheduler sees it: its answer may come through the
+  // queue before Next returns.
+  volume::LpScheduler& scheduler = schedule->scheduler();
+  const uint64_t ticket = scheduler.answers()->NewTicket();
   {
     std::lock_guard<std::mutex> lock(asks_mu_);
-    asks_[req] = PendingAsk{schedule, job.id, 0, false};
+    asks_[ticket] = PendingAsk{req, h, size, schedule, job.id};
+    ask_tickets_[req] = ticket;
   }
-  // Registered before the ask is queued: an interrupt that is already pending is noted
-  // here, and the request is not touched again once the scheduler may have answered it.
+  // An interrupt that is already pending is noted here; the request is not touched again once
+  // the scheduler may have answered it.
   fuse_req_interrupt_func(req, &JobsDir::OnInterrupt, this);
-  const uint64_t ticket = schedule->scheduler().Next(job.id, [this, req, h, size](Result<volume::LpScheduler::Grant> g) {
-    {
-      std::lock_guard<std::mutex> lock(asks_mu_);
-      asks_.erase(req);
-    }
-    if (!g.ok()) {
-      if (g.error().code() != EINTR) Fail(*h->job, g.error().Wrap("next"));
-      return (void)fuse_reply_err(req, g.error().code());
-    }
-    const std::string answer = g->end ? "end\n" : "lp-" + std::to_string(g->held.lp->seq) + "\n";
-    {
-      std::lock_guard<std::mutex> lock(h->answer_mu);
-      h->answer = answer;
-    }
-    fuse_reply_buf(req, answer.data(), std::min(size, answer.size()));
-  });
+  std::optional<Result<volume::LpGrant>> now = scheduler.Next(job.id, ticket);
+  std::optional<PendingAsk> answered;
   bool cancel = false;
   {
     std::lock_guard<std::mutex> lock(asks_mu_);
-    auto it = asks_.find(req);
+    auto it = asks_.find(ticket);
     if (it != asks_.end()) {
-      it->second.ticket = ticket;
-      if (it->second.interrupted) {
+      if (now) {
+        answered = std::move(it->second);
+        ask_tickets_.erase(req);
         asks_.erase(it);
-        cancel = true;
+      } else {
+        it->second.parked = true;
+        cancel = it->second.interrupted;
       }
     }
   }
-  if (cancel) schedule->scheduler().Cancel(job.id, ticket);
+  if (answered) return Answer(*answered, std::move(*now));
+  if (cancel) scheduler.Cancel(job.id, ticket);
+}
+
+void JobsDir::Answer(const PendingAsk& ask, Result<volume::LpGrant> g) {
+  if (!g.ok()) {
+    if (g.error().code() != EINTR) Fail(*ask.h->job, g.error().Wrap("next"));
+    return (void)fuse_reply_err(ask.req, g.error().code());
+  }
+  const std::string answer = g->end ? "end\n" : "lp-" + std::to_string(g->held.lp->seq) + "\n";
+  {
+    std::lock_guard<std::mutex> lock(ask.h->answer_mu);
+    ask.h->answer = answer;
+  }
+  fuse_reply_buf(ask.req, answer.data(), std::min(ask.size, answer.size()));
+}
+
+void JobsDir::StartAnswering(std::shared_ptr<volume::LpAnswers> answers) {
+  std::lock_guard<std::mutex> lock(asks_mu_);
+  if (answers_) return;
+  answers_ = std::move(answers);
+  answering_ = std::thread([this, answers = answers_] {
+    while (std::optional<volume::LpAnswer> a = answers->Wait()) {
+      std::optional<PendingAsk> ask;
+      {
+        std::lock_guard<std::mutex> lock(asks_mu_);
+        auto it = asks_.find(a->ticket);
+        if (it == asks_.end()) continue;  // cannot happen: each ask gets one answer
+        ask = std::move(it->second);
+        ask_tickets_.erase(ask->req);
+        asks_.erase(it);
+      }
+      Answer(*ask, std::move(a->result));
+    }
+  });
 }
 
 void JobsDir::OnInterrupt(fuse_req_t req, void* self) { static_cast<JobsDir*>(self)->Interrupted(req); }
 
 void JobsDir::Interrupted(fuse_req_t req) {
-  PendingAsk ask;
+  std::shared_ptr<GraphSchedule> schedule;
+  uint64_t job = 0, ticket = 0;
   {
     std::lock_guard<std::mutex> lock(asks_mu_);
-    auto it = asks_.find(req);
-    if (it == asks_.end()) return;  // answered already
-    if (it->second.ticket == 0) {
-      it->second.interrupted = true;  // AskNext cancels once it is queued
+    auto t = ask_tickets_.find(req);
+    if (t == ask_tickets_.end()) return;  // answered already
+    PendingAsk& ask = asks_.at(t->second);
+    if (!ask.parked) {
+      ask.interrupted = true;  // AskNext cancels once the scheduler has parked it
       return;
     }
-    ask = std::move(it->second);
-    asks_.erase(it);
+    schedule = ask.schedule;
+    job = ask.job;
+    ticket = t->second;
   }
-  ask.schedule->scheduler().Cancel(ask.job, ask.ticket);
+  // The EINTR answer comes through the queue, like any other.
+  schedule->scheduler().Cancel(job, ticket);
 }
 
 Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t offset) {
@@ -329,6 +361,7 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
   if (!dir.ok()) return dir.error().Wrap("graph " + text);
   auto schedule = fs.volume->schedules().Get(*fs.volume, *dir);
   if (!schedule.ok()) return schedule.error().Wrap("graph " + text);
+  StartAnswering(fs.volume->schedules().answers());
   std::shared_ptr<GraphSchedule> old;
   uint64_t partition_bytes;
   {

@@ -9,6 +9,7 @@
 #include <bit>
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "grid/posix_io.h"
 #include "volume/striped_source.h"
@@ -21,7 +22,7 @@ namespace {
 // The cache counts readers by process; the LP loader is the daemon itself.
 const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
 
-// LPs loading at once (chunkindex/lp_scheduler.h, Options::loaders), each with CopyRuns's full
+// LPs loading at once (one loader thread each, taking the scheduler's plans), each with CopyRuns's full
 // depth and its own buffers: sharing one depth between two loaders (4 batches each) made a sparse
 // W5 at scale 24 load at half the rate (its runs are ~50 KiB requests: what keeps the disks busy
 // is the requests in flight, BENCHMARKS.md, issue 31), for 128 MiB of buffers saved.
@@ -99,7 +100,8 @@ std::vector<int64_t> GraphSchedule::Stamp(const std::string& dir) {
 
 bool GraphSchedule::Fresh() const { return Stamp(dir_) == stamp_; }
 
-Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const std::string& dir) {
+Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const std::string& dir,
+                                                           std::shared_ptr<chunkindex::LpAnswers> answers) {
   std::shared_ptr<GraphSchedule> g(new GraphSchedule());
   g->volume_ = &volume;
   g->dir_ = dir;
@@ -169,28 +171,46 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
     LogError("lp: " + dir + ": " + memory.error().message() + "; LPs are kept on the heap and read through the daemon");
   }
 
-  GraphSchedule* self = g.get();
   chunkindex::LpScheduler::Options options;
   options.memory = g->memory_;
   options.runs = g->runs_.get();
   options.cost = volume.read_cost().cost;
   options.diagonal_first = volume.options().lp_diagonal;
   options.window_bytes = volume.options().lp_memory;
-  options.loaders = kLoaders;
+  options.answers = std::move(answers);
   options.max_lp_bytes = std::max<uint64_t>(1, volume.options().lp_memory / 4);
   if (g->striped_) {
     // The selection balances each LP over the disks (chunkindex/lp_scheduler.h).
     options.disks = g->striped_->map().disks();
-    options.disk_share = [self](uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) {
-      self->source_->DiskShare(offset, length, per_disk);
-    };
+    std::vector<uint64_t> per_disk(options.disks);
+    options.chunk_disks.resize(catalog.size());
+    for (size_t c = 0; c < catalog.size(); ++c) {
+      std::fill(per_disk.begin(), per_disk.end(), 0);
+      g->source_->DiskShare(catalog[c].offset, catalog[c].length, per_disk);
+      for (uint32_t d = 0; d < options.disks; ++d)
+        if (per_disk[d] > 0) options.chunk_disks[c].push_back({d, per_disk[d]});
+    }
   }
-  g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(
-      std::move(catalog), [self](chunkindex::LogicalPartition& lp) { return self->Load(lp); }, options);
+  g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(std::move(catalog), std::move(options));
+  GraphSchedule* self = g.get();
+  for (unsigned i = 0; i < kLoaders; ++i) g->loaders_.emplace_back([self] { self->LoaderLoop(); });
   return g;
 }
 
-GraphSchedule::~GraphSchedule() { scheduler_.reset(); }
+GraphSchedule::~GraphSchedule() {
+  if (scheduler_) scheduler_->Stop();
+  for (std::thread& t : loaders_) t.join();
+  scheduler_.reset();  // answers the asks still parked
+}
+
+void GraphSchedule::LoaderLoop() {
+  // The scheduler decides what to load; this thread reads it and hands it back.
+  while (std::optional<chunkindex::LpScheduler::LoadPlan> plan = scheduler_->TakePlan()) {
+    const int64_t cpu0 = ThreadCpuNs();
+    Status status = Load(plan->lp());
+    scheduler_->Finish(std::move(*plan), std::move(status), static_cast<double>(ThreadCpuNs() - cpu0) * 1e-9);
+  }
+}
 
 namespace {
 
@@ -336,7 +356,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedules::Get(Volume& volume, const
   auto it = by_dir_.find(dir);
   if (it != by_dir_.end() && it->second->Fresh()) return it->second;
   // A stale schedule stays with the jobs that use it; new jobs get a fresh one.
-  auto g = GraphSchedule::Open(volume, dir);
+  auto g = GraphSchedule::Open(volume, dir, answers_);
   if (!g.ok()) return g.error();
   by_dir_[dir] = *g;
   return *g;

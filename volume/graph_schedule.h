@@ -1,8 +1,10 @@
 // The logical-partition service of one graph directory of the volume: its chunk
 // table, active-chunk finder and LpScheduler (chunkindex/lp_scheduler.h), and the loader
-// that reads chunks of `column` through the shared cache and striping — or straight from
-// the file when it is not striped. Jobs registered in `.graphfs/jobs/` on the same graph
-// share one GraphSchedule.
+// threads that take the scheduler's plans and read chunks of `column` through the shared
+// cache and striping — or straight from the file when it is not striped — into the LPs'
+// memory, then hand them back. Jobs registered in `.graphfs/jobs/` on the same graph
+// share one GraphSchedule. Answers to asks that waited go to the mount's LpAnswers queue
+// (GraphSchedules::answers()), which the front end drains.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chunkindex/active_chunk_finder.h"
@@ -42,12 +45,17 @@ using LpExtent = chunkindex::LpExtent;
 using ViewPiece = chunkindex::ViewPiece;
 using LpMemory = chunkindex::LpMemory;
 using IterationCost = chunkindex::IterationCost;
+using LpAnswers = chunkindex::LpAnswers;
+using LpAnswer = chunkindex::LpAnswer;
+using LpGrant = chunkindex::LpGrant;
 
 class GraphSchedule {
  public:
   // `dir`: the graph's absolute backing path. Fails with the reason (not a graph, not
   // indexed, stale or damaged index: "re-run graphfs-index") as a value.
-  static Result<std::shared_ptr<GraphSchedule>> Open(Volume& volume, const std::string& dir);
+  // Answers to asks that waited go to `answers`.
+  static Result<std::shared_ptr<GraphSchedule>> Open(Volume& volume, const std::string& dir,
+                                                     std::shared_ptr<LpAnswers> answers);
   ~GraphSchedule();
 
   const std::string& dir() const { return dir_; }
@@ -107,6 +115,7 @@ class GraphSchedule {
 
  private:
   GraphSchedule() = default;
+  void LoaderLoop();  // a loader thread: TakePlan, Load, Finish until the scheduler stops
   Status Load(chunkindex::LogicalPartition& lp);
   static std::vector<int64_t> Stamp(const std::string& dir);
 
@@ -126,12 +135,15 @@ class GraphSchedule {
   uint64_t finds_ = 0;
   LoaderStats loader_;
   std::shared_ptr<SharedArena> memory_;
-  std::unique_ptr<chunkindex::LpScheduler> scheduler_;  // last: its loaders use the above
+  std::unique_ptr<chunkindex::LpScheduler> scheduler_;
+  std::vector<std::thread> loaders_;  // last: they use the above; joined first
 };
 
 // The schedules of the mount, one per graph directory in use.
 class GraphSchedules {
  public:
+  // Where every schedule of the mount puts the answers to asks that waited.
+  const std::shared_ptr<LpAnswers>& answers() const { return answers_; }
   // The graph's schedule, opened on first use or when the old one went stale.
   Result<std::shared_ptr<GraphSchedule>> Get(Volume& volume, const std::string& dir);
   std::vector<std::shared_ptr<GraphSchedule>> List();
@@ -140,6 +152,7 @@ class GraphSchedules {
   void Prune();
 
  private:
+  const std::shared_ptr<LpAnswers> answers_ = std::make_shared<LpAnswers>();
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<GraphSchedule>> by_dir_;
 };

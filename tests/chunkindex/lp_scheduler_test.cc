@@ -4,6 +4,8 @@
 // jobs that leave are not waited on.
 #include "chunkindex/lp_scheduler.h"
 
+#include "tests/chunkindex/driven_scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -33,7 +35,7 @@ struct Catalog {
   Catalog(uint64_t count, uint64_t length, const std::function<double(uint64_t)>& degree = [](uint64_t) { return 1.0; }) {
     for (uint64_t i = 0; i < count; ++i) chunks.push_back({i * length, length, static_cast<uint32_t>(i / 4), degree(i)});
   }
-  LpLoader Loader() {
+  DrivenScheduler::Loader Loader() {
     return [this](LogicalPartition& lp) -> Status {
       char* out = lp.memory.Packed(lp.size);
       const int now = loading.fetch_add(1) + 1;
@@ -59,15 +61,9 @@ std::vector<ActiveChunk> Active(std::initializer_list<uint64_t> ids) {
 }
 
 // Asks for the next LP and returns the future answer.
-std::future<Result<LpScheduler::Grant>> Ask(LpScheduler& s, uint64_t job, uint64_t* ticket = nullptr) {
-  auto promise = std::make_shared<std::promise<Result<LpScheduler::Grant>>>();
-  auto future = promise->get_future();
-  uint64_t t = s.Next(job, [promise](Result<LpScheduler::Grant> g) { promise->set_value(std::move(g)); });
-  if (ticket != nullptr) *ticket = t;
-  return future;
-}
+DrivenScheduler::Answer Ask(DrivenScheduler& s, uint64_t job, uint64_t* ticket = nullptr) { return s.Ask(job, ticket); }
 
-Result<LpScheduler::Grant> AskNow(LpScheduler& s, uint64_t job) {
+Result<LpScheduler::Grant> AskNow(DrivenScheduler& s, uint64_t job) {
   auto f = Ask(s, job);
   if (f.wait_for(10s) != std::future_status::ready) return Error(ETIMEDOUT, "no answer in 10 s");
   return f.get();
@@ -103,7 +99,7 @@ void ExpectBytesMatchFile(const LogicalPartition& lp) {
 
 TEST(LpScheduler, OneJobGetsEachActiveChunkOnceThenEnd) {
   Catalog cat(10, 100);
-  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
   ASSERT_TRUE(s.AddJob(1, 300).ok());
   ASSERT_TRUE(s.SetActive(1, Active({9, 1, 5, 3, 7}), 0.001).ok());
   std::multiset<uint64_t> seen;
@@ -138,7 +134,7 @@ TEST(LpScheduler, OneJobGetsEachActiveChunkOnceThenEnd) {
 TEST(LpScheduler, HighestPriorityChunksFirstThenSortedById) {
   // Mean degree grows with the id: the top chunks are the last ones.
   Catalog cat(8, 100, [](uint64_t id) { return 1.0 + static_cast<double>(id); });
-  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
   ASSERT_TRUE(s.AddJob(1, 200).ok());
   std::vector<ActiveChunk> active;
   for (uint64_t id = 0; id < 8; ++id) active.push_back({id, 2, 0});
@@ -165,7 +161,7 @@ TEST(LpScheduler, DiagonalBlocksFirstAmongEqualPriorities) {
   std::vector<ActiveChunk> all;
   for (uint64_t id = 0; id < 8; ++id) all.push_back({id, 3, 0});
   for (bool diagonal_first : {false, true}) {
-    LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false, .diagonal_first = diagonal_first});
+    DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false, .diagonal_first = diagonal_first});
     ASSERT_TRUE(s.AddJob(1, 300).ok());
     ASSERT_TRUE(s.SetActive(1, all, 0).ok());
     auto g = AskNow(s, 1);
@@ -176,7 +172,7 @@ TEST(LpScheduler, DiagonalBlocksFirstAmongEqualPriorities) {
 
 TEST(LpScheduler, AnLpIsLoadedOnceAndSharedByEveryJobNeedingIt) {
   Catalog cat(6, 100);
-  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
   ASSERT_TRUE(s.AddJob(1, 1000).ok());
   ASSERT_TRUE(s.AddJob(2, 1000).ok());
   ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2}), 0).ok());
@@ -203,7 +199,7 @@ TEST(LpScheduler, AnLpIsLoadedOnceAndSharedByEveryJobNeedingIt) {
 // until the window is full, and only a full window (memory) makes the fast job wait.
 TEST(LpScheduler, AFastJobIsNotHeldByASlowOneAndTheWindowIsTheOnlyLockStep) {
   Catalog cat(6, 100);
-  LpScheduler s(cat.chunks, cat.Loader(), {.window_bytes = 400});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.window_bytes = 400});
   ASSERT_TRUE(s.AddJob(1, 100).ok());  // fast
   ASSERT_TRUE(s.AddJob(2, 100).ok());  // slow: every LP is queued for it too
   ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4, 5}), 0).ok());
@@ -241,7 +237,7 @@ TEST(LpScheduler, AFastJobIsNotHeldByASlowOneAndTheWindowIsTheOnlyLockStep) {
 
 TEST(LpScheduler, AJobThatLeavesIsNotWaitedOn) {
   Catalog cat(5, 100);  // less than half of it active: no guess of the next iteration
-  LpScheduler s(cat.chunks, cat.Loader(), {.window_bytes = 100});  // one LP at a time
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.window_bytes = 100});  // one LP at a time
   ASSERT_TRUE(s.AddJob(1, 100).ok());
   ASSERT_TRUE(s.AddJob(2, 100).ok());
   ASSERT_TRUE(s.SetActive(1, Active({0, 1}), 0).ok());
@@ -259,7 +255,7 @@ TEST(LpScheduler, AJobThatLeavesIsNotWaitedOn) {
 
 TEST(LpScheduler, AJobWithNothingInTheLiveLpsGetsItsOwnWithoutWaitingForTheirHolders) {
   Catalog cat(4, 100);
-  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
   ASSERT_TRUE(s.AddJob(1, 100).ok());
   ASSERT_TRUE(s.AddJob(2, 100).ok());
   ASSERT_TRUE(s.SetActive(1, Active({0}), 0).ok());
@@ -275,7 +271,7 @@ TEST(LpScheduler, AJobWithNothingInTheLiveLpsGetsItsOwnWithoutWaitingForTheirHol
 
 TEST(LpScheduler, CancelAnswersEintrAndASecondAskIsBusy) {
   Catalog cat(2, 100);
-  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
   ASSERT_TRUE(s.AddJob(1, 100).ok());
   ASSERT_TRUE(s.AddJob(2, 100).ok());
   ASSERT_TRUE(s.SetActive(1, Active({0}), 0).ok());
@@ -300,7 +296,7 @@ TEST(LpScheduler, CancelAnswersEintrAndASecondAskIsBusy) {
 
 TEST(LpScheduler, BadInputIsRejected) {
   Catalog cat(3, 100);
-  LpScheduler s(cat.chunks, cat.Loader());
+  DrivenScheduler s(cat.chunks, cat.Loader());
   EXPECT_EQ(s.AddJob(1, 0).error().code(), EINVAL);
   ASSERT_TRUE(s.AddJob(1, 100).ok());
   EXPECT_EQ(s.AddJob(1, 100).error().code(), EEXIST);
@@ -311,7 +307,7 @@ TEST(LpScheduler, BadInputIsRejected) {
 
 TEST(LpScheduler, ALoadErrorReachesTheWaitingJobsAndAskingAgainRetries) {
   Catalog cat(2, 100);
-  LpScheduler s(cat.chunks, cat.Loader());
+  DrivenScheduler s(cat.chunks, cat.Loader());
   ASSERT_TRUE(s.AddJob(1, 100).ok());
   cat.fail = true;  // before the active set: the loads ahead start at once
   ASSERT_TRUE(s.SetActive(1, Active({0, 1}), 0).ok());
@@ -331,7 +327,7 @@ TEST(LpScheduler, ALoadErrorReachesTheWaitingJobsAndAskingAgainRetries) {
 TEST(LpScheduler, LpsLoadAheadWhileTheCurrentIsRead) {
   Catalog cat(6, 100);
   cat.load_delay_ms = 100;
-  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = true});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = true});
   ASSERT_TRUE(s.AddJob(1, 200).ok());
   ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4, 5}), 0).ok());
   std::multiset<uint64_t> seen;
@@ -356,7 +352,7 @@ TEST(LpScheduler, LpsLoadAheadWhileTheCurrentIsRead) {
 // SetActive without a load). A sparse job's is not.
 TEST(LpScheduler, ADenseJobsNextIterationIsPreloadedOnAGuess) {
   Catalog cat(6, 100);
-  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = true});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = true});
   ASSERT_TRUE(s.AddJob(1, 300).ok());
   for (int iteration = 0; iteration < 3; ++iteration) {
     ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4, 5}), 0).ok());
@@ -378,7 +374,7 @@ TEST(LpScheduler, ADenseJobsNextIterationIsPreloadedOnAGuess) {
 
   // A sparse job (a third of the file): no guess.
   Catalog sparse(6, 100);
-  LpScheduler t(sparse.chunks, sparse.Loader(), {.prefetch_next = true});
+  DrivenScheduler t(sparse.chunks, sparse.Loader(), {.prefetch_next = true});
   ASSERT_TRUE(t.AddJob(1, 300).ok());
   ASSERT_TRUE(t.SetActive(1, Active({2, 4}), 0).ok());
   for (auto r = AskNow(t, 1); r.ok() && !r->end; r = AskNow(t, 1)) t.WaitIdle();
@@ -391,19 +387,17 @@ TEST(LpScheduler, ADenseJobsNextIterationIsPreloadedOnAGuess) {
 TEST(LpScheduler, EachLpIsBalancedOverTheDisks) {
   // Chunks 0-7 on disk 0, 8-15 on disk 1; the priority falls with the id (disk 0's first).
   Catalog cat(16, 100, [](uint64_t id) { return 100.0 - static_cast<double>(id); });
-  auto on_disks = [] {
+  auto on_disks = [&cat] {
     LpScheduler::Options o{.prefetch_next = false};
     o.disks = 2;
-    o.disk_share = [](uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) {
-      per_disk[offset / 800] += length;
-    };
+    for (const ChunkInfo& c : cat.chunks) o.chunk_disks.push_back({{static_cast<uint32_t>(c.offset / 800), c.length}});
     return o;
   };
   std::vector<ActiveChunk> all;
   for (uint64_t id = 0; id < 16; ++id) all.push_back({id, 1, 0});
 
   {  // Unbalanced, the first LP would be chunks 0-3, all on disk 0.
-    LpScheduler plain(cat.chunks, cat.Loader(), {.prefetch_next = false});
+    DrivenScheduler plain(cat.chunks, cat.Loader(), {.prefetch_next = false});
     ASSERT_TRUE(plain.AddJob(1, 400).ok());
     ASSERT_TRUE(plain.SetActive(1, all, 0).ok());
     auto g = AskNow(plain, 1);
@@ -412,7 +406,7 @@ TEST(LpScheduler, EachLpIsBalancedOverTheDisks) {
     EXPECT_EQ(plain.Stats().chunks_deferred, 0u);
   }
   {  // Balanced: the best two of each disk; every chunk still comes exactly once.
-    LpScheduler s(cat.chunks, cat.Loader(), on_disks());
+    DrivenScheduler s(cat.chunks, cat.Loader(), on_disks());
     ASSERT_TRUE(s.AddJob(1, 400).ok());
     ASSERT_TRUE(s.SetActive(1, all, 0).ok());
     auto g = AskNow(s, 1);
@@ -433,7 +427,7 @@ TEST(LpScheduler, EachLpIsBalancedOverTheDisks) {
     EXPECT_EQ(s.Stats().planned_busiest_disk_bytes, 4u * 200);
   }
   {  // What only one disk holds still fills the budget.
-    LpScheduler s(cat.chunks, cat.Loader(), on_disks());
+    DrivenScheduler s(cat.chunks, cat.Loader(), on_disks());
     ASSERT_TRUE(s.AddJob(1, 400).ok());
     ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4, 5}), 0).ok());
     auto g = AskNow(s, 1);
@@ -447,7 +441,7 @@ TEST(LpScheduler, EachLpIsBalancedOverTheDisks) {
 // its chunks, without a load (GraphM's sharing when the jobs are out of step).
 TEST(LpScheduler, ALateJobTakesLiveLpsWithoutALoad) {
   Catalog cat(10, 100);  // job 1 needs less than half: no guess of its next iteration
-  LpScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = true});
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = true});
   ASSERT_TRUE(s.AddJob(1, 200).ok());
   ASSERT_TRUE(s.AddJob(2, 200).ok());
   ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3}), 0).ok());
@@ -475,7 +469,7 @@ TEST(LpScheduler, ALateJobTakesLiveLpsWithoutALoad) {
 TEST(LpScheduler, LoadersOutpacingTheJobsLeaveThemWaitingOnlyWhileLoading) {
   Catalog cat(40, 100);
   cat.load_delay_ms = 2;
-  LpScheduler s(cat.chunks, cat.Loader());
+  DrivenScheduler s(cat.chunks, cat.Loader());
   std::vector<ActiveChunk> all;  // less than half of the file: no guess of the next iteration
   for (uint64_t id = 0; id < 19; ++id) all.push_back({id, 1, 0});
   const auto t0 = std::chrono::steady_clock::now();
@@ -502,7 +496,7 @@ TEST(LpScheduler, LoadersOutpacingTheJobsLeaveThemWaitingOnlyWhileLoading) {
 TEST(LpScheduler, ManyJobsConcurrently) {
   Catalog cat(64, 64, [](uint64_t id) { return 1.0 + static_cast<double>(id % 5); });
   cat.load_delay_ms = 1;
-  LpScheduler s(cat.chunks, cat.Loader());
+  DrivenScheduler s(cat.chunks, cat.Loader());
   constexpr int kJobs = 8, kIterations = 6;
   std::mutex failures_mu;
   std::vector<std::string> failures;
@@ -548,6 +542,114 @@ TEST(LpScheduler, ManyJobsConcurrently) {
   }
   for (std::thread& t : threads) t.join();
   for (const std::string& f : failures) ADD_FAILURE() << f;
+  EXPECT_EQ(s.stray_answers(), 0u) << "every parked ask got exactly one answer";
+}
+
+// ---- the pull API: the scheduler decides, its caller loads and answers ----
+
+// With no loader thread nothing loads: an ask is parked; the plan a caller takes holds what the
+// job needs; its answer reaches the queue only when the caller finishes the plan.
+TEST(LpSchedulerPull, NothingLoadsUntilACallerTakesAPlanAndTheAnswerComesThroughTheQueue) {
+  Catalog cat(4, 100);
+  LpScheduler s(cat.chunks, {.prefetch_next = false});
+  ASSERT_TRUE(s.AddJob(1, 200).ok());
+  ASSERT_TRUE(s.SetActive(1, Active({1, 3}), 0).ok());
+  const uint64_t ticket = s.answers()->NewTicket();
+  EXPECT_FALSE(s.Next(1, ticket).has_value()) << "nothing is loaded: the ask is parked";
+  EXPECT_FALSE(s.answers()->WaitFor(50ms).has_value());
+  EXPECT_EQ(s.View(1)->state, "waiting");
+
+  std::optional<LpScheduler::LoadPlan> plan = s.TakePlan();
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(AllIds(plan->lp()), (std::set<uint64_t>{1, 3}));
+  EXPECT_EQ(s.Stats().lps_in_flight, 1u);
+  EXPECT_EQ(s.answers()->pending(), 0u) << "no answer before the LP is loaded";
+  ASSERT_TRUE(cat.Loader()(plan->lp()).ok());
+  s.Finish(std::move(*plan), Status::Ok(), 0.0);
+
+  std::optional<LpAnswer> a = s.answers()->WaitFor(1s);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->ticket, ticket);
+  ASSERT_TRUE(a->result.ok()) << a->result.error().message();
+  EXPECT_EQ(Ids(a->result->held), (std::set<uint64_t>{1, 3}));
+  ExpectBytesMatchFile(*a->result->held.lp);
+  EXPECT_EQ(s.Stats().lps_in_flight, 0u);
+  // The end is known at once: answered by Next, nothing pushed.
+  std::optional<Result<LpGrant>> end = s.Next(1, s.answers()->NewTicket());
+  ASSERT_TRUE(end.has_value());
+  ASSERT_TRUE(end->ok());
+  EXPECT_TRUE((*end)->end);
+  EXPECT_EQ(s.answers()->pending(), 0u);
+}
+
+// A failed load reaches the waiting job through the queue, and its chunks are planned again.
+TEST(LpSchedulerPull, AFailedLoadAnswersTheWaiterWithTheErrorAndPlansAgain) {
+  Catalog cat(2, 100);
+  LpScheduler s(cat.chunks, {.prefetch_next = false});
+  ASSERT_TRUE(s.AddJob(1, 200).ok());
+  ASSERT_TRUE(s.SetActive(1, Active({0}), 0).ok());
+  const uint64_t ticket = s.answers()->NewTicket();
+  ASSERT_FALSE(s.Next(1, ticket).has_value());
+  std::optional<LpScheduler::LoadPlan> plan = s.TakePlan();
+  ASSERT_TRUE(plan.has_value());
+  s.Finish(std::move(*plan), Error(EIO, "disk 1 failed"), 0.0);
+  std::optional<LpAnswer> a = s.answers()->WaitFor(1s);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->ticket, ticket);
+  ASSERT_FALSE(a->result.ok());
+  EXPECT_EQ(a->result.error().code(), EIO);
+  EXPECT_NE(a->result.error().message().find("disk 1 failed"), std::string::npos);
+  EXPECT_EQ(s.Stats().load_errors, 1u);
+  // Asking again plans the same chunk again.
+  ASSERT_FALSE(s.Next(1, s.answers()->NewTicket()).has_value());
+  plan = s.TakePlan();
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(AllIds(plan->lp()), std::set<uint64_t>{0});
+}
+
+// A loader that fills too little of its LP is an error, not a published LP with holes.
+TEST(LpSchedulerPull, AnLpLeftWithBytesWithoutAPlaceIsNotPublished) {
+  Catalog cat(2, 100);
+  LpScheduler s(cat.chunks, {.prefetch_next = false});
+  ASSERT_TRUE(s.AddJob(1, 200).ok());
+  ASSERT_TRUE(s.SetActive(1, Active({0, 1}), 0).ok());
+  const uint64_t ticket = s.answers()->NewTicket();
+  ASSERT_FALSE(s.Next(1, ticket).has_value());
+  std::optional<LpScheduler::LoadPlan> plan = s.TakePlan();
+  ASSERT_TRUE(plan.has_value());
+  s.Finish(std::move(*plan), Status::Ok(), 0.0);  // nothing placed
+  std::optional<LpAnswer> a = s.answers()->WaitFor(1s);
+  ASSERT_TRUE(a.has_value());
+  ASSERT_FALSE(a->result.ok());
+  EXPECT_EQ(a->result.error().code(), EIO);
+}
+
+// Stop ends TakePlan for every caller, including one blocked in it; the destructor answers a
+// parked ask with ECANCELED.
+TEST(LpSchedulerPull, StopReleasesCallersBlockedInTakePlanAndTheEndAnswersParkedAsks) {
+  Catalog cat(2, 100);
+  std::shared_ptr<LpAnswers> answers = std::make_shared<LpAnswers>();
+  uint64_t ticket = 0;
+  {
+    LpScheduler s(cat.chunks, {.window_bytes = 100, .answers = answers});
+    ASSERT_TRUE(s.AddJob(1, 100).ok());
+    ASSERT_TRUE(s.SetActive(1, Active({0, 1}), 0).ok());
+    std::optional<LpScheduler::LoadPlan> first = s.TakePlan();  // fills the window
+    ASSERT_TRUE(first.has_value());
+    auto blocked = std::async(std::launch::async, [&] { return s.TakePlan().has_value(); });
+    EXPECT_EQ(blocked.wait_for(100ms), std::future_status::timeout) << "the window is full";
+    ticket = answers->NewTicket();
+    ASSERT_FALSE(s.Next(1, ticket).has_value());
+    s.Stop();
+    ASSERT_EQ(blocked.wait_for(2s), std::future_status::ready);
+    EXPECT_FALSE(blocked.get());
+    EXPECT_FALSE(s.TakePlan().has_value());
+  }  // `first` is dropped unfinished: nobody publishes it
+  std::optional<LpAnswer> a = answers->WaitFor(1s);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->ticket, ticket);
+  ASSERT_FALSE(a->result.ok());
+  EXPECT_EQ(a->result.error().code(), ECANCELED);
 }
 
 // ---- vertex-granular LPs ----
@@ -608,7 +710,7 @@ std::vector<Piece> Pieces(const HeldLp& held) {
 TEST(LpSchedulerVertexGranular, ACompressedChunkCostsItsFrame) {
   SortedCatalog cat(2);
   for (ChunkInfo& c : cat.chunks) c.stored_length = 300;
-  LpScheduler s(cat.chunks, cat.Loader(), cat.Options());
+  DrivenScheduler s(cat.chunks, cat.Loader(), cat.Options());
   ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
   std::vector<uint64_t> active = {0, 1};
   for (uint64_t v = 100; v < 120; ++v) active.push_back(v);
@@ -625,7 +727,7 @@ TEST(LpSchedulerVertexGranular, ACompressedChunkCostsItsFrame) {
 
 TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
   SortedCatalog cat(6, /*unsorted=*/{5});
-  LpScheduler s(cat.chunks, cat.Loader(), cat.Options());
+  DrivenScheduler s(cat.chunks, cat.Loader(), cat.Options());
   ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
   ASSERT_TRUE(s.AddJob(2, 1 << 20).ok());
   ASSERT_TRUE(s.AddJob(3, 1 << 20).ok());
@@ -689,7 +791,7 @@ TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
 TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
   // 40 chunks with one active source each (40 bytes): a 400-byte partition holds ten of them.
   SortedCatalog cat(40);
-  LpScheduler s(cat.chunks, cat.Loader(), cat.Options());
+  DrivenScheduler s(cat.chunks, cat.Loader(), cat.Options());
   ASSERT_TRUE(s.AddJob(1, 400).ok());
   std::vector<ActiveChunk> active;
   auto bits = std::make_shared<std::vector<uint64_t>>((4000 + 63) / 64, 0);
@@ -720,7 +822,7 @@ TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
 TEST(LpSchedulerVertexGranular, ManyJobsGetExactlyTheirRuns) {
   SortedCatalog cat(48, {7, 30});
   cat.load_delay_ms = 1;
-  LpScheduler s(cat.chunks, cat.Loader(), cat.Options(/*prefetch=*/true));
+  DrivenScheduler s(cat.chunks, cat.Loader(), cat.Options(/*prefetch=*/true));
   constexpr int kJobs = 6, kIterations = 5;
   std::mutex failures_mu;
   std::vector<std::string> failures;

@@ -460,6 +460,17 @@ TEST(Volume, StatsShowEachDisksBusyTimeIdleWhileWaitingAndRequestSizes) {
 
 // One job, every vertex active, LPs of 64 KiB: every chunk of `column` is handed out once, its
 // bytes as in the file.
+// Asks for the job's next LP as the front end does: the answer now, or the one the scheduler
+// pushes to the mount's queue (one job asks at a time here, so the next answer is its).
+Result<LpGrant> AskNext(GraphSchedule& s, uint64_t job) {
+  const uint64_t ticket = s.scheduler().answers()->NewTicket();
+  if (std::optional<Result<LpGrant>> now = s.scheduler().Next(job, ticket)) return std::move(*now);
+  std::optional<LpAnswer> a = s.scheduler().answers()->WaitFor(std::chrono::seconds(30));
+  if (!a) return Error(ETIMEDOUT, "no answer in 30 s");
+  if (a->ticket != ticket) return Error(EPROTO, "an answer to ticket " + std::to_string(a->ticket));
+  return std::move(a->result);
+}
+
 void LoadEveryChunkOnce(Volume& v, const IndexedGraph& g) {
   auto schedule = v.schedules().Get(v, g.graph);
   ASSERT_TRUE(schedule.ok()) << schedule.error().message();
@@ -475,18 +486,7 @@ void LoadEveryChunkOnce(Volume& v, const IndexedGraph& g) {
   EXPECT_EQ(active->vertices, g.vertices);
   uint64_t handed = 0, lps = 0;
   for (;;) {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool answered = false;
-    Result<LpScheduler::Grant> grant = Error(EIO, "no answer");
-    s.scheduler().Next(1, [&](Result<LpScheduler::Grant> g2) {
-      std::lock_guard<std::mutex> lock(mu);
-      grant = std::move(g2);
-      answered = true;
-      cv.notify_all();
-    });
-    std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return answered; }));
+    Result<LpGrant> grant = AskNext(s, 1);
     ASSERT_TRUE(grant.ok()) << grant.error().message();
     if (grant->end) break;
     ++lps;
@@ -525,20 +525,9 @@ TEST_F(IndexedVolumeCacheLoader, LoadsLogicalPartitionsOfActiveChunksThroughTheC
 std::map<uint64_t, uint64_t> DrainIteration(GraphSchedule& s, uint64_t job, const std::string& column) {
   std::map<uint64_t, uint64_t> pieces;
   for (;;) {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool answered = false;
-    Result<LpScheduler::Grant> grant = Error(EIO, "no answer");
-    s.scheduler().Next(job, [&](Result<LpScheduler::Grant> g2) {
-      std::lock_guard<std::mutex> lock(mu);
-      grant = std::move(g2);
-      answered = true;
-      cv.notify_all();
-    });
-    std::unique_lock<std::mutex> lock(mu);
-    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return answered; }));
-    if (!answered || !grant.ok()) {
-      ADD_FAILURE() << (answered ? grant.error().message() : "no answer");
+    Result<LpGrant> grant = AskNext(s, job);
+    if (!grant.ok()) {
+      ADD_FAILURE() << grant.error().message();
       return pieces;
     }
     if (grant->end) return pieces;
