@@ -34,6 +34,7 @@ struct UnitRef::Entry final : UnitView {
   double weight = 1.0;
   AlignedBuffer buffer;  // from `pool`, given back when the last handle goes
   std::shared_ptr<BufferPool> pool;
+  SharedBytes shared;    // instead of `buffer`: in the graph's shared memory (UnitRequest::arena)
   uint64_t skew = 0;    // the unit starts this far into the (4 KiB aligned) buffer
   uint64_t charge = 0;  // bytes counted against the cache (the buffer may be up to 1/8 larger)
   enum class State { kLoading, kReady, kFailed } state = State::kLoading;
@@ -48,6 +49,7 @@ struct UnitRef::Entry final : UnitView {
   // wants): decided on at its last unpin, like a unit served whole, not kept staged for
   // kServedIdleNs.
   bool consumed = false;
+  bool held = false;  // left staging, refused, kept by its pins alone (CacheStats::held)
   uint64_t served = 0;
   int64_t touched_ns = 0, ready_ns = 0;
   ChunkCache::OrderKey order;
@@ -60,6 +62,7 @@ struct UnitRef::Entry final : UnitView {
   std::vector<Taker> takers;
   int64_t same_pass_ns = 0;  // the cache's
 
+  char* data() const { return shared.get() != nullptr ? shared.get() : const_cast<char*>(buffer.data()); }
   ~Entry() override {
     if (pool != nullptr) pool->Give(std::move(buffer));
   }

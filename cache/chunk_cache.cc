@@ -52,7 +52,17 @@ void UnitRef::Release() {
   cache_ = nullptr;
 }
 
-const char* UnitRef::data() const { return entry_->buffer.data() + entry_->skew; }
+const char* UnitRef::data() const { return entry_->data() + entry_->skew; }
+uint64_t UnitRef::memory_offset() const {
+  const uint64_t at = entry_->shared.offset();
+  return at == SharedBytes::kNotShared ? at : at + entry_->skew;
+}
+const SharedArena* UnitRef::arena() const {
+  return entry_->shared.offset() == SharedBytes::kNotShared ? nullptr : entry_->shared.arena().get();
+}
+void UnitRef::LeaveStaging() {
+  if (entry_ != nullptr) cache_->LeaveStaging(*entry_);
+}
 uint64_t UnitRef::offset() const { return entry_->offset; }
 uint64_t UnitRef::length() const { return entry_->length; }
 
@@ -114,9 +124,13 @@ std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
   // exactly the unit (its neighbours' bytes would cost decoding them whole).
   e->skew = r.source->AlignedLoads() ? r.offset % kAlign : 0;
   e->charge = r.source->AlignedLoads() ? (e->skew + r.length + kAlign - 1) / kAlign * kAlign : r.length;
-  e->buffer = buffers_->Take((e->charge + kAlign - 1) / kAlign * kAlign);
-  if (!e->buffer.ok()) return nullptr;
-  e->pool = buffers_;
+  const uint64_t room = (e->charge + kAlign - 1) / kAlign * kAlign;
+  if (r.arena != nullptr) e->shared = SharedBytes::Allocate(r.arena, room);  // the heap when it is full
+  if (e->shared.get() == nullptr) {
+    e->buffer = buffers_->Take(room);
+    if (!e->buffer.ok()) return nullptr;
+    e->pool = buffers_;
+  }
   staged_.push_back(e);
   staged_bytes_ += e->charge;
   units_[r.key].entry = e;
@@ -198,7 +212,7 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   counters_.bytes_loaded += r.length;
   r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
   lock.unlock();
-  Result<uint64_t> got = r.source->Load(r.offset - e->skew, e->charge, e->buffer.data());
+  Result<uint64_t> got = r.source->Load(r.offset - e->skew, e->charge, e->data());
   lock.lock();
   FinishLoad(e, std::move(got));
   if (e->state == Entry::State::kFailed) {
@@ -236,7 +250,7 @@ bool ChunkCache::Offer(const UnitRequest& r, const char* data, uint32_t pid) {
   e->pins = 1;
   e->touched_ns = now;
   lock.unlock();
-  std::memcpy(e->buffer.data() + e->skew, data, r.length);
+  std::memcpy(e->data() + e->skew, data, r.length);
   lock.lock();
   FinishLoad(e, e->skew + e->length);
   e->served = e->length;
@@ -291,9 +305,29 @@ void ChunkCache::Consumed(Entry& e) {
   e.consumed = true;
 }
 
+void ChunkCache::LeaveStaging(Entry& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  e.consumed = true;
+  if (e.admitted || e.state != Entry::State::kReady) return;
+  auto it = std::find_if(staged_.begin(), staged_.end(), [&](const auto& p) { return p.get() == &e; });
+  if (it == staged_.end()) return;
+  std::shared_ptr<Entry> keep = *it;
+  Decide(keep, NowNs());
+  if (!e.admitted && e.pins > 0) {
+    e.held = true;
+    held_bytes_ += e.charge;
+    ++held_units_;
+  }
+}
+
 void ChunkCache::Unpin(Entry& e) {
   std::lock_guard<std::mutex> lock(mu_);
   --e.pins;
+  if (e.pins == 0 && e.held) {
+    e.held = false;
+    held_bytes_ -= e.charge;
+    --held_units_;
+  }
   // The last reader just finished the unit: decide about it now rather than at the next sweep.
   if (e.pins == 0 && !e.admitted && e.state == Entry::State::kReady && (e.served >= e.length || e.consumed)) {
     auto it = std::find_if(staged_.begin(), staged_.end(), [&](const auto& p) { return p.get() == &e; });
@@ -423,6 +457,8 @@ CacheStats ChunkCache::Stats() const {
   s.buffers_reused = b.reused;
   s.buffers_created = b.created;
   s.buffers_idle_bytes = b.idle_bytes;
+  s.held = held_bytes_;
+  s.held_units = held_units_;
   for (const auto& [pid, p] : processes_) s.processes.push_back(p);
   std::sort(s.processes.begin(), s.processes.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
   return s;

@@ -42,6 +42,7 @@
 #include "common/aligned_buffer.h"
 #include "common/buffer_pool.h"
 #include "common/result.h"
+#include "common/shared_arena.h"
 
 namespace graphfs::cache {
 
@@ -74,6 +75,10 @@ struct UnitRequest {
   uint64_t file_units = 0;  // units in the file (0: unknown, the largest index seen is used)
   std::shared_ptr<UnitSource> source;
   uint64_t generation = 0;  // source->Generation() read before the file's size was
+  // Where the unit's bytes are to live when it is loaded (null: the cache's own buffers): the
+  // shared memory of its graph, which the graph's jobs map, so that a logical partition can be
+  // made of cached units instead of copies of them (UnitRef::memory_offset).
+  std::shared_ptr<SharedArena> arena;
 };
 
 struct CacheOptions {
@@ -118,6 +123,9 @@ struct CacheStats {
   uint64_t prefetched_unused_bytes = 0;  // loaded ahead, dropped without a reader
   uint64_t buffers_reused = 0, buffers_created = 0;  // unit buffers: recycled, newly mapped
   uint64_t buffers_idle_bytes = 0;                   //   freed ones kept for the next loads
+  // Units their holders took out of staging (UnitRef::LeaveStaging) that the policy refused:
+  // memory the pins alone keep (the holder counts it), freed at the last unpin.
+  uint64_t held = 0, held_units = 0;
   std::vector<ProcessStats> processes;
 };
 
@@ -134,6 +142,15 @@ class UnitRef {
   const char* data() const;    // the unit's first byte (file offset `offset()`)
   uint64_t offset() const;
   uint64_t length() const;
+  // Where data() lies in the shared memory the unit was loaded into (UnitRequest::arena), and
+  // which memory that is; SharedBytes::kNotShared and null for a unit in the cache's own buffers.
+  uint64_t memory_offset() const;
+  const SharedArena* arena() const;
+  // The holder keeps the unit pinned for long and needs no more of it than it took (a logical
+  // partition made of it): it leaves staging now instead of at the last unpin — admitted if the
+  // policy wants it (cached, and shared with the holder while pinned), else kept by the pin
+  // alone (CacheStats::held) and freed with it. Either way it no longer fills the staging area.
+  void LeaveStaging();
   bool hit() const { return hit_; }  // in memory (or being loaded by another reader) when asked for
   // Reports bytes handed to the reader: a unit is offered for admission once fully served.
   void NoteServed(uint64_t bytes);
@@ -247,6 +264,7 @@ class ChunkCache {
   void Unpin(Entry& e);
   void Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes);
   void Consumed(Entry& e);
+  void LeaveStaging(Entry& e);
   // Offers staged units their readers are done with for admission (mu_ held). `pressed`: staging
   // is full, so prefetched units nobody came for give way sooner (kUnreadPressedNs).
   void SweepStaged(int64_t now, bool pressed = false);
@@ -268,6 +286,7 @@ class ChunkCache {
   std::set<OrderKey> order_;                       // admitted units, eviction order
   std::vector<std::shared_ptr<Entry>> staged_;     // loading or waiting for their readers
   uint64_t used_ = 0, staged_bytes_ = 0, prefetch_bytes_ = 0;
+  uint64_t held_bytes_ = 0, held_units_ = 0;  // CacheStats::held
   uint64_t tick_ = 0;
   int64_t last_rescore_ns_ = 0, last_sweep_ns_ = 0;
   CacheStats counters_;                            // totals (processes kept apart)

@@ -33,7 +33,7 @@ void ChunkCache::PrefetchWorker() {
       continue;
     }
     lock.unlock();
-    Result<uint64_t> got = task->source->Load(e.offset - e.skew, e.charge, e.buffer.data());
+    Result<uint64_t> got = task->source->Load(e.offset - e.skew, e.charge, e.data());
     lock.lock();
     FinishLoad(task->entry, std::move(got));
   }

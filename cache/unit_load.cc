@@ -7,7 +7,7 @@
 
 namespace graphfs::cache {
 
-char* UnitLoad::buffer() const { return entry_->buffer.data(); }
+char* UnitLoad::buffer() const { return entry_->data(); }
 uint64_t UnitLoad::skew() const { return entry_->skew; }
 uint64_t UnitLoad::charge() const { return entry_->charge; }
 uint64_t UnitLoad::offset() const { return entry_->offset; }

@@ -32,7 +32,7 @@ struct LogicalPartition {
   // What it holds in memory once loaded: its size, or more where runs stay in the blocks the
   // disks read them into, with the gaps between them. The window counts this (a loading LP
   // counts its size until then).
-  uint64_t footprint() const { return std::max(size, memory.bytes()); }
+  uint64_t footprint() const { return std::max(size, memory.bytes() + memory.borrowed_bytes()); }
 };
 
 // A piece of a job's view of an LP: bytes of chunk `chunk` at `file_offset`, found at

@@ -33,6 +33,17 @@ char* LpMemory::Packed(uint64_t size) {
   return b.data;
 }
 
+bool LpMemory::Borrow(uint64_t lp_offset, uint64_t length, const char* at, const SharedArena* memory,
+                      uint64_t memory_offset, const std::shared_ptr<const void>& owner) {
+  if (memory == nullptr || memory != arena_.get() || memory_offset == SharedBytes::kNotShared || owner == nullptr)
+    return false;
+  if (length == 0) return true;
+  if (owners_.empty() || owners_.back() != owner) owners_.push_back(owner);
+  segments_.push_back(Segment{lp_offset, length, at, memory_offset});
+  borrowed_ += length;
+  return true;
+}
+
 bool LpMemory::Seal(uint64_t size) {
   std::sort(segments_.begin(), segments_.end(), [](const Segment& a, const Segment& b) { return a.lp_offset < b.lp_offset; });
   std::vector<Segment> merged;

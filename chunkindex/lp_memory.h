@@ -3,7 +3,9 @@
 // disks straight into memory of its own (a batch of aligned reads, with the gaps between runs)
 // places each extent where the read put it, and so never copies it. The memory belongs to the
 // LP (blocks of the graph's shared memory where there is room, else the heap) and is freed
-// with it.
+// with it — or is borrowed: bytes that already lie in the graph's shared memory (a cached unit)
+// are placed where they are, and the LP keeps their owner alive (the unit's pin) instead of
+// copying them.
 //
 // Filled by one loader thread before the LP is published; read-only (and thread-safe) after.
 #pragma once
@@ -42,6 +44,11 @@ class LpMemory {
   void Place(uint64_t lp_offset, uint64_t length, const char* at);
   // One block for the whole LP, packed: the LP's byte k at data[k]. For loaders that copy.
   char* Packed(uint64_t size);
+  // The LP's bytes [lp_offset, lp_offset + length) lie at `at`, memory that `owner` keeps valid
+  // (the LP holds `owner` until it is freed), at `memory_offset` in this LP's shared memory.
+  // False, and nothing placed, when the bytes are not in that memory: the caller copies them.
+  bool Borrow(uint64_t lp_offset, uint64_t length, const char* at, const SharedArena* memory,
+              uint64_t memory_offset, const std::shared_ptr<const void>& owner);
 
   // Calls f(data, memory_offset, length) for the consecutive pieces of [lp_offset,
   // lp_offset + length), which must be placed. memory_offset is kNotShared for heap bytes.
@@ -67,6 +74,7 @@ class LpMemory {
   bool Seal(uint64_t size);
 
   uint64_t bytes() const { return bytes_; }          // memory held (blocks' sizes)
+  uint64_t borrowed_bytes() const { return borrowed_; }  // bytes placed in memory it borrowed
   bool shared() const { return shared_; }            // every block in the shared memory
   const std::shared_ptr<SharedArena>& arena() const { return arena_; }
   size_t segments() const { return segments_.size(); }
@@ -76,6 +84,8 @@ class LpMemory {
 
   std::shared_ptr<SharedArena> arena_;
   std::vector<SharedBytes> blocks_;
+  std::vector<std::shared_ptr<const void>> owners_;  // of borrowed bytes (distinct, in order of borrowing)
+  uint64_t borrowed_ = 0;
   std::vector<Segment> segments_;  // ascending lp_offset once sealed
   uint64_t bytes_ = 0;
   bool shared_ = true;

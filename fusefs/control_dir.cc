@@ -84,8 +84,9 @@ static json CpuJson(GraphFs& fs, const json& schedulers) {
 
 // The daemon's resident memory (/proc/self/status) and what it holds it for, from the figures
 // the rest of `stats` gives: cache units admitted and staged, recycled unit buffers, the LPs live
-// and loading, the chunk indexes in memory, the LP loaders' read buffers; `other` is the rest
-// (allocator slack, threads' buffers, libraries).
+// and loading (their own memory: the cached units they are made of are the cache's, except
+// those the cache refused while LPs pinned them), the chunk indexes in memory, the LP loaders'
+// read buffers; `other` is the rest (allocator slack, threads' buffers, libraries).
 static json MemoryJson(const json& stats) {
   const ProcessMemory process = ReadProcessMemory();
   auto num = [](const json& o, const char* key) -> uint64_t {
@@ -96,12 +97,12 @@ static json MemoryJson(const json& stats) {
   by_use["cache_admitted"] = num(cache, "used");
   by_use["cache_staged"] = num(cache, "staged");
   by_use["cache_idle_buffers"] = num(cache, "buffers_idle_bytes");
-  uint64_t lps = 0, lp_idle = 0, index = 0, scratch = 0;
+  uint64_t lps = num(cache, "held"), lp_idle = 0, index = 0, scratch = 0;
   for (const json& s : stats["schedulers"]) {
     const json& w = s.contains("window") ? s["window"] : json::object();
     const json& shared = s.contains("shared_memory") ? s["shared_memory"] : json::object();
-    // LPs in shared memory use whole granules; LPs held past the window (an open lp-SEQ) count too.
-    lps += std::max(num(w, "live_bytes") + num(w, "loading_bytes"), num(shared, "used_bytes"));
+    const uint64_t live = num(w, "live_bytes") + num(w, "loading_bytes");
+    lps += live - std::min(live, num(w, "live_borrowed_bytes"));
     lp_idle += num(shared, "resident_bytes") - std::min(num(shared, "resident_bytes"), num(shared, "used_bytes"));
     const json& m = s.contains("memory") ? s["memory"] : json::object();
     index += num(m, "index_bytes");

@@ -122,6 +122,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
                                   // the disks read them into, gaps between them included.
                                   {"lp_bytes", l.lp_bytes},
                                   {"memory_bytes", l.memory_bytes},
+                                  {"borrowed_bytes", l.borrowed_bytes},
                                   {"bytes_per_second", l.seconds > 0 ? (l.whole_bytes + l.run_bytes) / l.seconds : 0.0}}},
                       {"extents_loaded", s.extents_loaded},
                       // Each LP's chunks balanced over the disks (chunkindex/lp_scheduler.h).
@@ -151,6 +152,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
                       {"window", {{"bytes", s.window_bytes},
                                   {"live_lps", s.live_lps},
                                   {"live_bytes", s.live_bytes},
+                                  {"live_borrowed_bytes", s.live_borrowed_bytes},
                                   {"peak_bytes", s.live_bytes_peak},
                                   {"lps_in_flight", s.lps_in_flight},
                                   {"loading_bytes", s.loading_bytes}}},

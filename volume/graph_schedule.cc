@@ -167,6 +167,8 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   auto memory = SharedArena::Create("graphfs-lp:" + dir.substr(dir.rfind('/') + 1), arena);
   if (memory.ok()) {
     g->memory_ = std::move(*memory);
+    // `column`'s units load into it from now on, so LPs are made of cached units, not copies.
+    if (g->source_) g->source_->SetArena(g->memory_);
   } else {
     LogError("lp: " + dir + ": " + memory.error().message() + "; LPs are kept on the heap and read through the daemon");
   }
@@ -198,6 +200,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
 }
 
 GraphSchedule::~GraphSchedule() {
+  if (source_) source_->SetArena(nullptr);  // units in it keep it while they stay cached
   if (scheduler_) scheduler_->Stop();
   for (std::thread& t : loaders_) t.join();
   scheduler_.reset();  // answers the asks still parked
@@ -211,27 +214,6 @@ void GraphSchedule::LoaderLoop() {
     scheduler_->Finish(std::move(*plan), std::move(status), static_cast<double>(ThreadCpuNs() - cpu0) * 1e-9);
   }
 }
-
-namespace {
-
-// One block of the LP's memory for `ranges` (ranges of the LP, out_offset = lp_offset), packed
-// in their order; each range is placed there and its out_offset made relative to the block,
-// which is returned for a loader that copies (null: no memory, nothing placed).
-char* CompactBlock(std::vector<CopyRange>& ranges, LpMemory& memory) {
-  uint64_t total = 0;
-  for (const CopyRange& r : ranges) total += r.length;
-  char* block = memory.Allocate(total).data;
-  if (block == nullptr) return nullptr;
-  uint64_t at = 0;
-  for (CopyRange& r : ranges) {
-    memory.Place(r.out_offset, r.length, block + at);
-    r.out_offset = at;
-    at += r.length;
-  }
-  return block;
-}
-
-}  // namespace
 
 Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -265,12 +247,12 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   }
   auto load = [&]() -> Status {
     if (striped_) {
-      // Whole chunks are copied out of cache units, into one block; runs are read into blocks
-      // of the LP and stay where the reads put them (no copy).
+      // Whole chunks (and a compressed file's runs) are taken from cache units: borrowed where
+      // they lie in the graph's shared memory (the LP pins them), else copied. Runs are read into
+      // blocks of the LP and stay where the reads put them (no copy).
       if (!whole.empty()) {
-        char* block = CompactBlock(whole, lp.memory);
-        if (block == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(whole_bytes) + " bytes of an LP");
-        Status s = volume_->CopyRanges(source_, source_->size(), whole, block, kLoaderPid, /*done_with_units=*/true);
+        Status s = volume_->CopyRanges(source_, source_->size(), whole, nullptr, kLoaderPid, /*done_with_units=*/true,
+                                       &lp.memory, &report.borrowed);
         if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
       }
       if (!runs.empty()) {
@@ -299,6 +281,7 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
     loader_.busiest_disk_bytes += *std::max_element(report.per_disk.begin(), report.per_disk.end());
   loader_.lp_bytes += lp.size;
   loader_.memory_bytes += lp.memory.bytes();
+  loader_.borrowed_bytes += lp.memory.borrowed_bytes();
   loader_.seconds += seconds;
   return Status::Ok();
 }

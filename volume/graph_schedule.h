@@ -98,6 +98,7 @@ class GraphSchedule {
     // place with the gaps between them, less never (a copy is packed).
     uint64_t lp_bytes = 0;
     uint64_t memory_bytes = 0;
+    uint64_t borrowed_bytes = 0;  // LP bytes that are cached units, pinned, not copies of them
     double seconds = 0;
   };
   LoaderStats loader_stats() const;

@@ -34,6 +34,7 @@ cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const c
   r.length = u.length;
   r.weight = u.weight;
   r.source = src;
+  r.arena = src->arena();
   return r;
 }
 
@@ -265,7 +266,8 @@ Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t
 }
 
 Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
-                          const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units) {
+                          const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units,
+                          chunkindex::LpMemory* place, uint64_t* borrowed) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
   // The caller read `file_size` earlier; a write since then is caught only from here on (LP
   // files are built from indexed graphs, and a write makes the index stale anyway).
@@ -286,6 +288,8 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
     }
     if (covered < r.offset + r.length) return Error(EIO, "the cache's unit layout does not cover the file");
   }
+  std::shared_ptr<cache::UnitRef> owner;  // with `place`: the unit the LP borrowed last, pinned by it
+  uint64_t owner_unit = 0;                //   its index
   size_t prefetched = 0;  // units [0, prefetched) were handed to the prefetchers (or are being copied)
   const size_t disks = disks_ ? disks_->size() : 1;
   uint64_t ahead = 0;     // bytes of those not copied yet
@@ -309,13 +313,33 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
       auto ref = cache_->Get(RequestFor(src, *layout, generation, file_size, u), pid);
       if (!ref.ok()) return ref.error();
       const uint64_t n = std::min(r.offset + r.length, u.offset + u.length) - at;
-      std::memcpy(out + r.out_offset + (at - r.offset), ref->data() + (at - u.offset), n);
+      const uint64_t lp_at = r.out_offset + (at - r.offset);
       ref->NoteServed(n);
+      if (place == nullptr) {
+        std::memcpy(out + lp_at, ref->data() + (at - u.offset), n);
+      } else if (ref->arena() != nullptr && ref->arena() == place->arena().get()) {
+        if (!owner || owner_unit != u.index) {
+          owner = std::make_shared<cache::UnitRef>(std::move(*ref));  // `ref` is empty from here on
+          owner_unit = u.index;
+        }
+        place->Borrow(lp_at, n, owner->data() + (at - u.offset), owner->arena(), owner->memory_offset() + (at - u.offset),
+                      owner);
+        if (borrowed != nullptr) *borrowed += n;
+      } else {
+        char* block = place->Allocate(n).data;
+        if (block == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(n) + " bytes of an LP");
+        std::memcpy(block, ref->data() + (at - u.offset), n);
+        place->Place(lp_at, n, block);
+      }
       at += n;
       if (at == u.offset + u.length || at == r.offset + r.length) {
         ahead -= std::min(ahead, u.length);
         // The ranges are ascending: a unit the next range does not start in is done with.
-        if (done_with_units && (k + 1 == units.size() || units[k + 1].index != u.index)) ref->NoteConsumed();
+        if (done_with_units && (k + 1 == units.size() || units[k + 1].index != u.index)) {
+          ref->NoteConsumed();
+          // Borrowed: pinned as long as the LP lives, so it leaves the staging area now.
+          if (owner && owner_unit == u.index) owner->LeaveStaging();
+        }
         ++k;
       }
     }
@@ -331,7 +355,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   // 1. Each range cut at unit boundaries: a piece whose unit is in the cache is copied from
   // it, the others are read from the disks.
   std::vector<CopyRange> from_disk;
-  std::vector<std::pair<CopyRange, cache::UnitRef>> cached;  // with `place`: copied below, into one block
+  std::vector<std::pair<CopyRange, cache::UnitRef>> cached;  // with `place`: borrowed or copied below
   for (const CopyRange& r : ranges) {
     if (r.offset > file_size || r.length > file_size - r.offset)
       return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
@@ -357,15 +381,35 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     }
   }
   if (!cached.empty()) {
+    // Units in the LP's own shared memory are borrowed: the LP is made of them; the others are
+    // copied into one block.
+    std::vector<std::pair<CopyRange, cache::UnitRef>> to_copy;
+    std::shared_ptr<const void> owner;  // the unit the last pieces came from, pinned by the LP
+    for (size_t i = 0; i < cached.size(); ++i) {
+      auto& [c, ref] = cached[i];  // c.offset: in the unit; c.out_offset: in the LP
+      report->from_cache += c.length;
+      if (ref.arena() == nullptr || ref.arena() != place->arena().get()) {
+        to_copy.push_back(std::move(cached[i]));
+        continue;
+      }
+      ref.NoteServed(c.length);
+      if (!owner || static_cast<const cache::UnitRef*>(owner.get())->data() != ref.data()) {
+        ref.LeaveStaging();  // it stays pinned as long as the LP lives: not in the staging area
+        owner = std::make_shared<const cache::UnitRef>(std::move(ref));
+      }  // else: a further piece of the same unit, whose pin `owner` already holds
+      const auto* unit = static_cast<const cache::UnitRef*>(owner.get());
+      place->Borrow(c.out_offset, c.length, unit->data() + c.offset, unit->arena(), unit->memory_offset() + c.offset, owner);
+      report->borrowed += c.length;
+    }
     uint64_t total = 0;
-    for (const auto& [c, ref] : cached) total += c.length;
-    const chunkindex::LpMemory::Block block = place->Allocate(total);
+    for (const auto& [c, ref] : to_copy) total += c.length;
+    const chunkindex::LpMemory::Block block = total > 0 ? place->Allocate(total) : chunkindex::LpMemory::Block{};
+    if (total > 0 && block.data == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(total) + " bytes of an LP");
     uint64_t at = 0;
-    for (auto& [c, ref] : cached) {  // c.offset: in the unit; c.out_offset: in the LP
+    for (auto& [c, ref] : to_copy) {
       std::memcpy(block.data + at, ref.data() + c.offset, c.length);
       place->Place(c.out_offset, c.length, block.data + at);
       ref.NoteServed(c.length);
-      report->from_cache += c.length;
       at += c.length;
     }
   }

@@ -95,6 +95,9 @@ json RenderCache(const cache::CacheStats& c) {
           {"offers_admitted", c.offers_admitted},
           {"buffers_reused", c.buffers_reused},
           {"buffers_idle_bytes", c.buffers_idle_bytes},
+          // Units LPs took out of staging that the policy refused: kept by the LPs' pins alone.
+          {"held", c.held},
+          {"held_units", c.held_units},
           {"buffers_created", c.buffers_created},
           {"load_errors", c.load_errors},
           {"byte_hit_ratio", byte_hit_ratio},

@@ -56,6 +56,17 @@ class StripedSource final : public cache::UnitSource {
     std::lock_guard<std::mutex> lock(mu_);
     return layout_note_;
   }
+  // Where its units are loaded from now on (null: the cache's own buffers): the shared memory of
+  // the graph's LPs while the graph has jobs (volume/graph_schedule.h), so that an LP can be
+  // made of cached units rather than copies of them.
+  void SetArena(std::shared_ptr<SharedArena> arena) {
+    std::lock_guard<std::mutex> lock(mu_);
+    arena_ = std::move(arena);
+  }
+  std::shared_ptr<SharedArena> arena() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return arena_;
+  }
 
  private:
   std::shared_ptr<StripedFile> file_;
@@ -64,6 +75,7 @@ class StripedSource final : public cache::UnitSource {
   mutable std::mutex mu_;
   std::shared_ptr<const cache::UnitLayout> layout_;
   std::string layout_note_;
+  std::shared_ptr<SharedArena> arena_;
   bool written_ = false;
   std::atomic<uint64_t> generation_{0};
 };

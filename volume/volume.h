@@ -120,8 +120,12 @@ class Volume {
   // disk turns, so every disk works at once. Reads past the end are an error. `done_with_units`
   // (the LP loader): nothing more of a unit is wanted after the ranges' last byte in it, so it
   // leaves staging (admitted or dropped) as soon as it is copied, not when fully served.
+  // With `place` (an LP's memory; `out` unused) nothing is copied from units in the LP's shared
+  // memory: the LP borrows them (pinned while it lives, out of staging at once); pieces of other
+  // units are copied into blocks of the LP. `borrowed` (optional) adds the bytes borrowed.
   Status CopyRanges(const std::shared_ptr<StripedSource>& source, uint64_t file_size,
-                    const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units = false);
+                    const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units = false,
+                    chunkindex::LpMemory* place = nullptr, uint64_t* borrowed = nullptr);
 
   // Copies runs of a striped file (parts of cache units: a vertex-granular LP's extents) into
   // `out` + their out_offset without loading whole units: a run whose units are in the cache
@@ -129,7 +133,8 @@ class Volume {
   // I/O alignment, touching ones merged, every disk at once) and never enter the cache, which
   // holds only whole units. `ranges` ascending and disjoint. Adds what it did to `report`.
   struct RunsReport {
-    uint64_t from_cache = 0;   // bytes copied from cached units
+    uint64_t from_cache = 0;   // bytes taken from cached units
+    uint64_t borrowed = 0;     //   of those, placed where the unit lies (an LP made of it, no copy)
     uint64_t disk_bytes = 0;   // bytes the disks read for the others
     uint64_t requests = 0;     // read requests (merged spans)
     std::vector<uint64_t> per_disk;  // disk_bytes by disk: the busiest one bounds the copy's time
@@ -139,7 +144,8 @@ class Volume {
   // With `place` (an LP's memory; `out` and `scratch` unused) nothing is copied from the disks'
   // reads: each batch is read into a block of the LP's own memory, and each range is placed
   // where its bytes landed (chunkindex/lp_memory.h); the gaps a batch read through stay in it.
-  // Cached runs are copied into one block of the LP.
+  // Cached runs in the LP's shared memory are borrowed (LpMemory::Borrow: the LP pins the unit);
+  // others are copied into one block of the LP.
   Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
                   char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr,
                   chunkindex::LpMemory* place = nullptr);

@@ -569,6 +569,66 @@ TEST(ChunkCache, AUnitConsumedInPartLeavesStagingAtItsLastUnpin) {
   EXPECT_EQ(s.staged_units, 1u);
 }
 
+// A unit asked for with an arena is loaded into it (where jobs map it); without one, into the
+// cache's own buffers.
+TEST(ChunkCache, AUnitAskedForWithAnArenaLiesInIt) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  SharedArena::Options ao;
+  ao.virtual_bytes = 64 * kUnit;
+  ao.resident_limit = 4 * kUnit;
+  auto arena = SharedArena::Create("cache-test", ao);
+  ASSERT_TRUE(arena.ok()) << arena.error().message();
+  ChunkCache c(Options(4, "priority"));
+  UnitRequest r = Unit(src, 3);
+  r.arena = *arena;
+  auto u = c.Get(r, 1);
+  ASSERT_TRUE(u.ok());
+  EXPECT_TRUE(Matches(*u));
+  EXPECT_EQ(u->arena(), arena->get());
+  ASSERT_NE(u->memory_offset(), SharedBytes::kNotShared);
+  EXPECT_EQ(u->data(), (*arena)->base() + u->memory_offset()) << "the bytes are the arena's, at that offset";
+  EXPECT_GE((*arena)->stats().used_bytes, kUnit);
+  auto plain = c.Get(Unit(src, 4), 1);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->arena(), nullptr);
+  EXPECT_EQ(plain->memory_offset(), SharedBytes::kNotShared);
+}
+
+// A holder that keeps a unit pinned for long (an LP made of it) takes it out of staging at once:
+// admitted when the policy has room, else kept by the pin alone ("held") until it lets go.
+TEST(ChunkCache, AUnitThatLeavesStagingIsAdmittedOrHeldByItsPin) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  {
+    ChunkCache c(Options(4, "priority"));
+    auto u = c.Get(Unit(src, 1), 1);
+    ASSERT_TRUE(u.ok());
+    EXPECT_EQ(c.Stats().staged, kUnit);
+    u->LeaveStaging();
+    const CacheStats s = c.Stats();
+    EXPECT_EQ(s.staged, 0u) << "out of staging while still pinned";
+    EXPECT_EQ(s.used, kUnit) << "admitted: there was room";
+    EXPECT_EQ(s.held, 0u);
+    EXPECT_TRUE(Matches(*u));
+  }
+  {
+    ChunkCache c(Options(0, "priority"));  // no room: refused
+    {
+      auto u = c.Get(Unit(src, 2), 1);
+      ASSERT_TRUE(u.ok());
+      u->LeaveStaging();
+      CacheStats s = c.Stats();
+      EXPECT_EQ(s.staged, 0u);
+      EXPECT_EQ(s.used, 0u);
+      EXPECT_EQ(s.held, kUnit) << "kept by the pin alone";
+      EXPECT_EQ(s.held_units, 1u);
+      EXPECT_TRUE(Matches(*u)) << "the holder's bytes stay valid";
+      EXPECT_FALSE(Resident(c, Unit(src, 2))) << "no longer the cache's";
+    }
+    EXPECT_EQ(c.Stats().held, 0u) << "freed with the last pin";
+    EXPECT_EQ(c.Stats().held_units, 0u);
+  }
+}
+
 // Units the caller loads itself (the volume's coarse extent reads): a reader's reservation counts
 // its miss and is awaited; others asking meanwhile wait for Complete and get the bytes written
 // into the buffer; a prefetch reservation stays within staging unless the caller says the disk

@@ -517,6 +517,13 @@ TEST_F(IndexedVolumeCacheLoader, LoadsLogicalPartitionsOfActiveChunksThroughTheC
   EXPECT_GE(cs.bytes_loaded, g.column.size());  // loaded from the disks through the cache
   EXPECT_GT(cs.prefetches, 0u);                 // with the loader's read-ahead
   EXPECT_EQ(cs.offers, 0u);
+  // The units were loaded into the graph's shared memory and the LPs are made of them: every LP
+  // byte borrowed from a cached unit, none copied.
+  auto schedule = v->schedules().Get(*v, g.graph);
+  ASSERT_TRUE(schedule.ok());
+  ASSERT_NE((*schedule)->memory(), nullptr);
+  EXPECT_EQ((*schedule)->loader_stats().borrowed_bytes, g.column.size());
+  EXPECT_EQ(cs.staged, 0u) << "units an LP took leave staging at once";
 }
 
 
