@@ -30,9 +30,10 @@ struct LogicalPartition {
   uint64_t size = 0;
   uint64_t chunks = 0;            // distinct chunks among the extents
   // What it holds in memory once loaded: its size, or more where runs stay in the blocks the
-  // disks read them into, with the gaps between them. The window counts this (a loading LP
-  // counts its size until then).
-  uint64_t footprint() const { return std::max(size, memory.bytes() + memory.borrowed_bytes()); }
+  // disks read them into, with the gaps between them, and the whole cached units it is partly
+  // made of (pinned while it lives). The window counts this (a loading LP counts its size until
+  // then).
+  uint64_t footprint() const { return std::max(size, memory.bytes() + memory.pinned_bytes()); }
 };
 
 // A piece of a job's view of an LP: bytes of chunk `chunk` at `file_offset`, found at

@@ -34,11 +34,14 @@ char* LpMemory::Packed(uint64_t size) {
 }
 
 bool LpMemory::Borrow(uint64_t lp_offset, uint64_t length, const char* at, const SharedArena* memory,
-                      uint64_t memory_offset, const std::shared_ptr<const void>& owner) {
+                      uint64_t memory_offset, const std::shared_ptr<const void>& owner, uint64_t owner_bytes) {
   if (memory == nullptr || memory != arena_.get() || memory_offset == SharedBytes::kNotShared || owner == nullptr)
     return false;
   if (length == 0) return true;
-  if (owners_.empty() || owners_.back() != owner) owners_.push_back(owner);
+  if (owners_.empty() || owners_.back() != owner) {
+    owners_.push_back(owner);
+    pinned_ += owner_bytes;
+  }
   segments_.push_back(Segment{lp_offset, length, at, memory_offset});
   borrowed_ += length;
   return true;

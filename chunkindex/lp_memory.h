@@ -46,9 +46,10 @@ class LpMemory {
   char* Packed(uint64_t size);
   // The LP's bytes [lp_offset, lp_offset + length) lie at `at`, memory that `owner` keeps valid
   // (the LP holds `owner` until it is freed), at `memory_offset` in this LP's shared memory.
+  // `owner_bytes`: the memory the owner keeps (a whole cached unit), counted once per owner.
   // False, and nothing placed, when the bytes are not in that memory: the caller copies them.
   bool Borrow(uint64_t lp_offset, uint64_t length, const char* at, const SharedArena* memory,
-              uint64_t memory_offset, const std::shared_ptr<const void>& owner);
+              uint64_t memory_offset, const std::shared_ptr<const void>& owner, uint64_t owner_bytes);
 
   // Calls f(data, memory_offset, length) for the consecutive pieces of [lp_offset,
   // lp_offset + length), which must be placed. memory_offset is kNotShared for heap bytes.
@@ -75,6 +76,7 @@ class LpMemory {
 
   uint64_t bytes() const { return bytes_; }          // memory held (blocks' sizes)
   uint64_t borrowed_bytes() const { return borrowed_; }  // bytes placed in memory it borrowed
+  uint64_t pinned_bytes() const { return pinned_; }      // the memory of the owners it keeps
   bool shared() const { return shared_; }            // every block in the shared memory
   const std::shared_ptr<SharedArena>& arena() const { return arena_; }
   size_t segments() const { return segments_.size(); }
@@ -86,6 +88,7 @@ class LpMemory {
   std::vector<SharedBytes> blocks_;
   std::vector<std::shared_ptr<const void>> owners_;  // of borrowed bytes (distinct, in order of borrowing)
   uint64_t borrowed_ = 0;
+  uint64_t pinned_ = 0;
   std::vector<Segment> segments_;  // ascending lp_offset once sealed
   uint64_t bytes_ = 0;
   bool shared_ = true;

@@ -608,7 +608,7 @@ SchedulerStats LpScheduler::Stats() const {
   s.window_bytes = Window();
   s.live_lps = live_.size();
   s.live_bytes = LiveBytes();
-  for (const LiveLp& l : live_) s.live_borrowed_bytes += l.lp->memory.borrowed_bytes();
+  for (const LiveLp& l : live_) s.live_unit_bytes += l.lp->memory.pinned_bytes();
   s.lps_in_flight = in_flight_;
   s.loading_bytes = in_flight_bytes_;
   return s;

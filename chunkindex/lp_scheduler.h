@@ -180,7 +180,7 @@ struct SchedulerStats {
   uint64_t window_bytes = 0;
   uint64_t live_lps = 0;
   uint64_t live_bytes = 0;
-  uint64_t live_borrowed_bytes = 0;  // of live_bytes: cached units the LPs are made of (cache memory)
+  uint64_t live_unit_bytes = 0;  // of live_bytes: the cached units the LPs are made of (pinned; the cache's memory)
   uint64_t live_bytes_peak = 0;    // live + loading, at most
   uint64_t lps_in_flight = 0;
   uint64_t loading_bytes = 0;

@@ -117,7 +117,7 @@ void SharedArena::Give(const Slice& slice) {
     }
   }
   free_[offset] = length;
-  if (stats_.resident_bytes > options_.resident_limit) TrimResident();
+  if (stats_.resident_bytes > stats_.used_bytes + options_.idle_limit) TrimResident();
 }
 
 void SharedArena::TrimResident() {
@@ -126,15 +126,16 @@ void SharedArena::TrimResident() {
   // sizes leave holes that a larger one does not fit; punching the slice just given, as a
   // first version did, punched 6.8 GB in a 57 s run). Under the lock, so that no Take can
   // populate a range while it is punched.
-  for (auto it = free_.rbegin(); it != free_.rend() && stats_.resident_bytes > options_.resident_limit; ++it) {
+  const uint64_t limit = stats_.used_bytes + options_.idle_limit;  // resident bytes allowed
+  for (auto it = free_.rbegin(); it != free_.rend() && stats_.resident_bytes > limit; ++it) {
     const uint64_t first = it->first / kGranule;
     uint64_t g = std::min(it->first + it->second, resident_end_) / kGranule;
-    while (g > first && stats_.resident_bytes > options_.resident_limit) {
+    while (g > first && stats_.resident_bytes > limit) {
       // The highest run of resident granules below g.
       while (g > first && !((resident_[(g - 1) / 64] >> ((g - 1) % 64)) & 1)) --g;
       uint64_t from = g;
       while (from > first && ((resident_[(from - 1) / 64] >> ((from - 1) % 64)) & 1) &&
-             stats_.resident_bytes - (g - from) * kGranule > options_.resident_limit)
+             stats_.resident_bytes - (g - from) * kGranule > limit)
         --from;
       if (from == g) break;
       if (::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from * kGranule),

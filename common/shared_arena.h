@@ -4,7 +4,7 @@
 //
 // The memfd is sparse: its size (virtual) is far larger than what is ever resident, and a
 // slice costs memory only once written. Freed slices are kept resident for reuse up to
-// `resident_limit` (a fresh shmem page costs a zeroing fault, which the old glibc-heap LP
+// `idle_limit` bytes (a fresh shmem page costs a zeroing fault, which the old glibc-heap LP
 // buffers also paid); beyond it free bytes are punched out (`fallocate(PUNCH_HOLE)`), the
 // highest first, which also unmaps those pages from every job that still maps them: the
 // daemon's bound never depends on what jobs do. A punched page a job touches again reads as
@@ -33,7 +33,7 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
 
   struct Options {
     uint64_t virtual_bytes = 64ull << 30;  // the memfd's size (sparse)
-    uint64_t resident_limit = 0;           // freed bytes kept beyond this are punched (0: punch every free)
+    uint64_t idle_limit = 0;  // freed bytes kept resident beyond this are punched (0: punch every free)
   };
   struct Stats {
     uint64_t virtual_bytes = 0;

@@ -102,7 +102,7 @@ static json MemoryJson(const json& stats) {
     const json& w = s.contains("window") ? s["window"] : json::object();
     const json& shared = s.contains("shared_memory") ? s["shared_memory"] : json::object();
     const uint64_t live = num(w, "live_bytes") + num(w, "loading_bytes");
-    lps += live - std::min(live, num(w, "live_borrowed_bytes"));
+    lps += live - std::min(live, num(w, "live_unit_bytes"));
     lp_idle += num(shared, "resident_bytes") - std::min(num(shared, "resident_bytes"), num(shared, "used_bytes"));
     const json& m = s.contains("memory") ? s["memory"] : json::object();
     index += num(m, "index_bytes");

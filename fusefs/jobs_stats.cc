@@ -152,7 +152,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
                       {"window", {{"bytes", s.window_bytes},
                                   {"live_lps", s.live_lps},
                                   {"live_bytes", s.live_bytes},
-                                  {"live_borrowed_bytes", s.live_borrowed_bytes},
+                                  {"live_unit_bytes", s.live_unit_bytes},
                                   {"peak_bytes", s.live_bytes_peak},
                                   {"lps_in_flight", s.lps_in_flight},
                                   {"loading_bytes", s.loading_bytes}}},

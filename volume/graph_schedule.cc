@@ -158,10 +158,11 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
     catalog.push_back({c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(),
                        c.num_sources, c.block_i == c.block_j, std::max<uint64_t>(stored, compressed ? 1 : 0)});
   }
-  // The LPs' memory: sparse, far larger than the window so that it never fragments into
-  // refusals; what stays resident is bounded by the window (freed slices beyond it are punched).
+  // The LPs' memory (and, while the graph has jobs, its cached units'): sparse, far larger than
+  // the window and the cache so that it never fragments into refusals; what is in use is bounded
+  // by them, and freed slices stay resident for reuse up to half the window (the rest is punched).
   SharedArena::Options arena;
-  arena.resident_limit = volume.options().lp_memory;
+  arena.idle_limit = volume.options().lp_memory / 2;
   arena.virtual_bytes = std::max<uint64_t>(kSharedMemoryBytes, 16 * volume.options().lp_memory) /
                         SharedArena::kGranule * SharedArena::kGranule;
   auto memory = SharedArena::Create("graphfs-lp:" + dir.substr(dir.rfind('/') + 1), arena);

@@ -3,6 +3,7 @@
 // read-ahead queued in such extents before the reader blocks (extent_reads.h) —, small random
 // reads around the cache, and the logical-partition loader's bulk copies (CopyRanges, CopyRuns).
 #include <algorithm>
+#include <unordered_map>
 #include <tuple>
 #include <cstring>
 #include <optional>
@@ -288,6 +289,20 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
     }
     if (covered < r.offset + r.length) return Error(EIO, "the cache's unit layout does not cover the file");
   }
+  // With `place`, the bytes the ranges take of each unit: an LP borrows a unit it takes at least
+  // half of; of the others it copies what it takes (pinning a whole decoded unit for a few runs
+  // of it would hold far more memory than the LP's size, which the window bounds).
+  std::unordered_map<uint64_t, uint64_t> wanted;
+  if (place != nullptr) {
+    size_t i = 0;
+    for (const CopyRange& r : ranges) {
+      for (uint64_t at = r.offset; at < r.offset + r.length; ++i) {
+        const uint64_t end = std::min(r.offset + r.length, units[i].offset + units[i].length);
+        wanted[units[i].index] += end - at;
+        at = end;
+      }
+    }
+  }
   std::shared_ptr<cache::UnitRef> owner;  // with `place`: the unit the LP borrowed last, pinned by it
   uint64_t owner_unit = 0;                //   its index
   size_t prefetched = 0;  // units [0, prefetched) were handed to the prefetchers (or are being copied)
@@ -317,13 +332,13 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
       ref->NoteServed(n);
       if (place == nullptr) {
         std::memcpy(out + lp_at, ref->data() + (at - u.offset), n);
-      } else if (ref->arena() != nullptr && ref->arena() == place->arena().get()) {
+      } else if (ref->arena() != nullptr && ref->arena() == place->arena().get() && 2 * wanted[u.index] >= u.length) {
         if (!owner || owner_unit != u.index) {
           owner = std::make_shared<cache::UnitRef>(std::move(*ref));  // `ref` is empty from here on
           owner_unit = u.index;
         }
         place->Borrow(lp_at, n, owner->data() + (at - u.offset), owner->arena(), owner->memory_offset() + (at - u.offset),
-                      owner);
+                      owner, owner->length());
         if (borrowed != nullptr) *borrowed += n;
       } else {
         char* block = place->Allocate(n).data;
@@ -381,14 +396,17 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     }
   }
   if (!cached.empty()) {
-    // Units in the LP's own shared memory are borrowed: the LP is made of them; the others are
-    // copied into one block.
+    // Units in the LP's own shared memory that the LP takes at least half of are borrowed: the
+    // LP is made of them. Of the others it copies what it takes, into one block (pinning a whole
+    // unit for a few runs of it would hold far more memory than the LP's size).
+    std::unordered_map<const char*, uint64_t> wanted;  // by unit: the bytes taken of it
+    for (const auto& [c, ref] : cached) wanted[ref.data()] += c.length;
     std::vector<std::pair<CopyRange, cache::UnitRef>> to_copy;
     std::shared_ptr<const void> owner;  // the unit the last pieces came from, pinned by the LP
     for (size_t i = 0; i < cached.size(); ++i) {
       auto& [c, ref] = cached[i];  // c.offset: in the unit; c.out_offset: in the LP
       report->from_cache += c.length;
-      if (ref.arena() == nullptr || ref.arena() != place->arena().get()) {
+      if (ref.arena() == nullptr || ref.arena() != place->arena().get() || 2 * wanted[ref.data()] < ref.length()) {
         to_copy.push_back(std::move(cached[i]));
         continue;
       }
@@ -398,7 +416,8 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
         owner = std::make_shared<const cache::UnitRef>(std::move(ref));
       }  // else: a further piece of the same unit, whose pin `owner` already holds
       const auto* unit = static_cast<const cache::UnitRef*>(owner.get());
-      place->Borrow(c.out_offset, c.length, unit->data() + c.offset, unit->arena(), unit->memory_offset() + c.offset, owner);
+      place->Borrow(c.out_offset, c.length, unit->data() + c.offset, unit->arena(), unit->memory_offset() + c.offset, owner,
+                    unit->length());
       report->borrowed += c.length;
     }
     uint64_t total = 0;

@@ -575,7 +575,7 @@ TEST(ChunkCache, AUnitAskedForWithAnArenaLiesInIt) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   SharedArena::Options ao;
   ao.virtual_bytes = 64 * kUnit;
-  ao.resident_limit = 4 * kUnit;
+  ao.idle_limit = 4 * kUnit;
   auto arena = SharedArena::Create("cache-test", ao);
   ASSERT_TRUE(arena.ok()) << arena.error().message();
   ChunkCache c(Options(4, "priority"));

@@ -51,17 +51,20 @@ TEST(LpMemory, BorrowedBytesStayWhereTheyLieAndKeepTheirOwnerAlive) {
     LpMemory::Block own = m.Allocate(4);
     std::memcpy(own.data, "WXYZ", 4);
     m.Place(0, 4, own.data);
-    ASSERT_TRUE(m.Borrow(4, 6, slice->data + 2, arena.get(), slice->offset + 2, owner));
+    ASSERT_TRUE(m.Borrow(4, 3, slice->data + 2, arena.get(), slice->offset + 2, owner, 1 << 16));
+    ASSERT_TRUE(m.Borrow(7, 3, slice->data + 5, arena.get(), slice->offset + 5, owner, 1 << 16));  // the same owner
     // Refused: another arena, the heap, no owner.
     std::shared_ptr<SharedArena> other = Arena("lp-memory-other");
-    EXPECT_FALSE(m.Borrow(10, 1, slice->data, other.get(), 0, owner));
-    EXPECT_FALSE(m.Borrow(10, 1, slice->data, arena.get(), SharedBytes::kNotShared, owner));
-    EXPECT_FALSE(m.Borrow(10, 1, slice->data, arena.get(), slice->offset, nullptr));
+    EXPECT_FALSE(m.Borrow(10, 1, slice->data, other.get(), 0, owner, 1));
+    EXPECT_FALSE(m.Borrow(10, 1, slice->data, arena.get(), SharedBytes::kNotShared, owner, 1));
+    EXPECT_FALSE(m.Borrow(10, 1, slice->data, arena.get(), slice->offset, nullptr, 1));
     owner.reset();
     ASSERT_TRUE(m.Seal(10));
     EXPECT_EQ(m.Copy(0, 10), "WXYZcdefgh");
     EXPECT_EQ(m.At(4), slice->data + 2) << "not a copy";
     EXPECT_EQ(m.borrowed_bytes(), 6u);
+    EXPECT_EQ(m.pinned_bytes(), 1u << 16) << "the owner's memory, once";
+    EXPECT_EQ(m.segments(), 2u) << "the two borrowed pieces are adjacent: merged";
     EXPECT_EQ(m.bytes(), 4u) << "only its own block counts as its memory";
     EXPECT_TRUE(m.shared());
     std::vector<uint64_t> offsets;

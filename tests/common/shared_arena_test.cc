@@ -70,27 +70,38 @@ TEST(SharedArena, FreedSlicesStayResidentUpToTheLimitAndArePunchedBeyondIt) {
   ASSERT_NE(arena, nullptr);
   auto a = arena->Take(8 * kMiB);
   auto b = arena->Take(8 * kMiB);
-  ASSERT_TRUE(a.ok() && b.ok());
+  auto c = arena->Take(8 * kMiB);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   std::memset(a->data, 1, a->length);
   std::memset(b->data, 2, b->length);
+  EXPECT_EQ(arena->stats().resident_bytes, 24 * kMiB);
+  EXPECT_GE(MemfdBlocksBytes(arena->fd()), 24 * kMiB);
+  arena->Give(*a);  // 8 MiB idle, not above the limit: kept for reuse
+  EXPECT_EQ(arena->stats().resident_bytes, 24 * kMiB);
+  EXPECT_EQ(arena->stats().punched_bytes, 0u);
+  arena->Give(*b);  // 16 MiB idle > 8 MiB: the highest free bytes (b) are punched
   EXPECT_EQ(arena->stats().resident_bytes, 16 * kMiB);
-  EXPECT_GE(MemfdBlocksBytes(arena->fd()), 16 * kMiB);
-  arena->Give(*a);  // 16 MiB resident > 8 MiB: punched
-  EXPECT_EQ(arena->stats().resident_bytes, 8 * kMiB);
   EXPECT_EQ(arena->stats().punched_bytes, 8 * kMiB);
-  EXPECT_LT(MemfdBlocksBytes(arena->fd()), 9 * kMiB);
-  arena->Give(*b);  // 8 MiB resident, not above the limit: kept for reuse
-  EXPECT_EQ(arena->stats().resident_bytes, 8 * kMiB);
-  auto c = arena->Take(8 * kMiB);  // the punched low slice: zeros again
-  ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->offset, 0u);
-  EXPECT_EQ(c->data[0], 0);
-  EXPECT_EQ(c->data[c->length - 1], 0);
+  EXPECT_LT(MemfdBlocksBytes(arena->fd()), 17 * kMiB);
+  auto again = arena->Take(8 * kMiB);  // a's pages, kept: reused without a fault
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->offset, 0u);
+  EXPECT_EQ(again->data[0], 1);
+  auto d = arena->Take(8 * kMiB);  // b's punched slice: zeros again
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->offset, 8 * kMiB);
+  EXPECT_EQ(d->data[0], 0);
+  EXPECT_EQ(d->data[d->length - 1], 0);
+  arena->Give(*again);
+  arena->Give(*d);
   arena->Give(*c);
+  EXPECT_EQ(arena->stats().resident_bytes, 8 * kMiB) << "all free: only the idle limit stays";
 }
 
+// The limit bounds the idle bytes, not what is in use: slices in use never cause a punch,
+// and only the excess of idle bytes goes, highest first.
 TEST(SharedArena, OnlyTheExcessIsPunchedHighestFirstAndTheRestReusedAsItIs) {
-  auto arena = MakeArena(256 * kMiB, 20 * kMiB);
+  auto arena = MakeArena(256 * kMiB, 12 * kMiB);
   ASSERT_NE(arena, nullptr);
   auto a = arena->Take(8 * kMiB);
   auto b = arena->Take(8 * kMiB);
@@ -98,15 +109,15 @@ TEST(SharedArena, OnlyTheExcessIsPunchedHighestFirstAndTheRestReusedAsItIs) {
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   std::memset(a->data, 1, a->length);
   std::memset(c->data, 3, c->length);
-  arena->Give(*c);  // 24 MiB resident, 20 allowed: c's top 4 MiB go, the rest stays
+  arena->Give(*c);  // 8 MiB idle: kept
+  EXPECT_EQ(arena->stats().punched_bytes, 0u);
+  arena->Give(*a);  // 16 MiB idle, 12 allowed: c's top 4 MiB go, the rest stays
   EXPECT_EQ(arena->stats().resident_bytes, 20 * kMiB);
   EXPECT_EQ(arena->stats().punched_bytes, 4 * kMiB);
   EXPECT_EQ(c->data[0], 3);
   EXPECT_EQ(c->data[4 * kMiB - 1], 3);
   EXPECT_EQ(c->data[4 * kMiB], 0);
   EXPECT_EQ(c->data[8 * kMiB - 1], 0);
-  arena->Give(*a);  // within the limit: kept
-  EXPECT_EQ(arena->stats().punched_bytes, 4 * kMiB);
   auto again = arena->Take(8 * kMiB);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->offset, 0u);
@@ -114,7 +125,7 @@ TEST(SharedArena, OnlyTheExcessIsPunchedHighestFirstAndTheRestReusedAsItIs) {
   EXPECT_EQ(arena->stats().resident_bytes, 20 * kMiB);
   arena->Give(*again);
   arena->Give(*b);
-  EXPECT_EQ(arena->stats().resident_bytes, 20 * kMiB);
+  EXPECT_EQ(arena->stats().resident_bytes, 12 * kMiB);
 }
 
 TEST(SharedArena, AnotherProcessMappingTheMemfdSeesTheDaemonsBytesReadOnly) {

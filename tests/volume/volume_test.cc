@@ -647,6 +647,43 @@ TEST_F(IndexedVolume, CopyRunsMixesCachedAndDiskUnitsAndOffersWholeOnes) {
   EXPECT_EQ(again.disk_bytes, 0u);
 }
 
+// With an LP's memory (the graph's shared memory, where the file's units are loaded while the
+// graph has jobs): a cached unit the LP takes at least half of is borrowed where it lies — no
+// copy, the LP pins it and counts its memory —; a few bytes of another are copied instead.
+TEST_F(IndexedVolume, AnLpBorrowsTheCachedUnitsItTakesMostOfAndCopiesTheRest) {
+  const auto layout = f->shared_source()->layout();
+  const uint64_t size = f->size();
+  const cache::UnitExtent u1 = layout->At(1, size), u2 = layout->At(2, size);
+  SharedArena::Options ao;
+  ao.virtual_bytes = 256ull << 20;
+  auto arena = SharedArena::Create("volume-test", ao);
+  ASSERT_TRUE(arena.ok()) << arena.error().message();
+  f->shared_source()->SetArena(*arena);
+  // A reader streams the file: its units are cached, and so loaded into the arena.
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  for (uint64_t off = 0; off < size; off += 1 << 20) ASSERT_TRUE(v->Read(*f, streams, off, 1 << 20, 7, scratch).ok());
+  ASSERT_TRUE(v->cache()->Contains({f->shared_source()->key(), 1}));
+  ASSERT_TRUE(v->cache()->Contains({f->shared_source()->key(), 2}));
+  {
+    chunkindex::LpMemory lp(*arena);
+    const uint64_t run = 96;  // a few records of unit 2
+    std::vector<CopyRange> ranges{{u1.offset, u1.length, 0}, {u2.offset + 4096, run, u1.length}};
+    Volume::RunsReport report;
+    ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, ranges, nullptr, 9, &report, nullptr, &lp).ok());
+    ASSERT_TRUE(lp.Seal(u1.length + run));
+    EXPECT_EQ(lp.Copy(0, u1.length + run), g.column.substr(u1.offset, u1.length) + g.column.substr(u2.offset + 4096, run));
+    EXPECT_EQ(report.from_cache, u1.length + run);
+    EXPECT_EQ(report.borrowed, u1.length) << "unit 1 whole: borrowed";
+    EXPECT_EQ(lp.borrowed_bytes(), u1.length);
+    EXPECT_EQ(lp.pinned_bytes(), u1.length);
+    EXPECT_EQ(lp.bytes(), run) << "the run of unit 2 copied into a block of its own";
+    EXPECT_TRUE(lp.shared());
+    EXPECT_EQ(v->cache()->Stats().staged, 0u) << "the borrowed unit left staging; the read one was served";
+  }
+  f->shared_source()->SetArena(nullptr);
+}
+
 // Batches far smaller than the copy: many more batches than are in flight, each waited for,
 // copied out and its buffer reused for a later one; every byte lands where it belongs.
 TEST(Volume, CopyRunsPipelinesManySmallBatches) {
