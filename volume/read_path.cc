@@ -303,6 +303,32 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
       }
     }
   }
+  auto borrows = [&](const cache::UnitExtent& u) { return 2 * wanted[u.index] >= u.length; };
+  // What is copied goes into blocks of the LP, one per unit at most (a block per piece would cost
+  // a granule of shared memory for every run): the units not borrowed share one block, sized up
+  // front and taken at the first copy; a unit meant to be borrowed but found outside the LP's
+  // memory gets one of its own.
+  struct Room {
+    char* at = nullptr;
+    uint64_t left = 0;
+  };
+  Room shared_room, unit_room;
+  uint64_t copied_total = 0;  // what the units not borrowed give
+  for (size_t i = 0; place != nullptr && i < units.size(); ++i)
+    if ((i == 0 || units[i - 1].index != units[i].index) && !borrows(units[i])) copied_total += wanted[units[i].index];
+  auto copy_to = [&](const cache::UnitExtent& u, uint64_t n) -> char* {
+    Room& room = borrows(u) ? unit_room : shared_room;
+    if (room.left < n) {
+      const uint64_t bytes = std::max(n, borrows(u) ? wanted[u.index] : copied_total);
+      room.at = place->Allocate(bytes).data;
+      room.left = room.at == nullptr ? 0 : bytes;
+      if (room.at == nullptr) return nullptr;
+    }
+    char* to = room.at;
+    room.at += n;
+    room.left -= n;
+    return to;
+  };
   std::shared_ptr<cache::UnitRef> owner;  // with `place`: the unit the LP borrowed last, pinned by it
   uint64_t owner_unit = 0;                //   its index
   size_t prefetched = 0;  // units [0, prefetched) were handed to the prefetchers (or are being copied)
@@ -332,7 +358,7 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
       ref->NoteServed(n);
       if (place == nullptr) {
         std::memcpy(out + lp_at, ref->data() + (at - u.offset), n);
-      } else if (ref->arena() != nullptr && ref->arena() == place->arena().get() && 2 * wanted[u.index] >= u.length) {
+      } else if (ref->arena() != nullptr && ref->arena() == place->arena().get() && borrows(u)) {
         if (!owner || owner_unit != u.index) {
           owner = std::make_shared<cache::UnitRef>(std::move(*ref));  // `ref` is empty from here on
           owner_unit = u.index;
@@ -341,10 +367,10 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
                       owner, owner->length());
         if (borrowed != nullptr) *borrowed += n;
       } else {
-        char* block = place->Allocate(n).data;
-        if (block == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(n) + " bytes of an LP");
-        std::memcpy(block, ref->data() + (at - u.offset), n);
-        place->Place(lp_at, n, block);
+        char* to = copy_to(u, n);
+        if (to == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(n) + " bytes of an LP");
+        std::memcpy(to, ref->data() + (at - u.offset), n);
+        place->Place(lp_at, n, to);
       }
       at += n;
       if (at == u.offset + u.length || at == r.offset + r.length) {
