@@ -201,7 +201,9 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
 }
 
 GraphSchedule::~GraphSchedule() {
-  if (source_) source_->SetArena(nullptr);  // units in it keep it while they stay cached
+  // Units in it keep it while they stay cached. A newer schedule of the same graph (the index
+  // changed under this one) may have put its own there: that one stays.
+  if (source_ && memory_ && source_->arena() == memory_) source_->SetArena(nullptr);
   if (scheduler_) scheduler_->Stop();
   for (std::thread& t : loaders_) t.join();
   scheduler_.reset();  // answers the asks still parked
