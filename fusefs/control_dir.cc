@@ -98,11 +98,18 @@ static json MemoryJson(const json& stats) {
   by_use["cache_staged"] = num(cache, "staged");
   by_use["cache_idle_buffers"] = num(cache, "buffers_idle_bytes");
   uint64_t lps = num(cache, "held"), lp_idle = 0, index = 0, scratch = 0;
+  // What `lps` is made of, summed over the graphs (the window counts LPs by footprint: their own
+  // memory and the whole cached units they pin).
+  json lp_parts = {{"live_bytes", 0}, {"loading_bytes", 0}, {"unit_bytes", 0}, {"held_bytes", num(cache, "held")}};
+  auto add = [&](const char* key, uint64_t v) { lp_parts[key] = lp_parts[key].get<uint64_t>() + v; };
   for (const json& s : stats["schedulers"]) {
     const json& w = s.contains("window") ? s["window"] : json::object();
     const json& shared = s.contains("shared_memory") ? s["shared_memory"] : json::object();
     const uint64_t live = num(w, "live_bytes") + num(w, "loading_bytes");
     lps += live - std::min(live, num(w, "live_unit_bytes"));
+    add("live_bytes", num(w, "live_bytes"));
+    add("loading_bytes", num(w, "loading_bytes"));
+    add("unit_bytes", num(w, "live_unit_bytes"));
     lp_idle += num(shared, "resident_bytes") - std::min(num(shared, "resident_bytes"), num(shared, "used_bytes"));
     const json& m = s.contains("memory") ? s["memory"] : json::object();
     index += num(m, "index_bytes");
@@ -127,7 +134,8 @@ static json MemoryJson(const json& stats) {
           {"rss_anon", process.anon},
           {"rss_file", process.file},
           {"rss_shmem", process.shmem},
-          {"by_use", by_use}};
+          {"by_use", by_use},
+          {"lps", lp_parts}};
 }
 
 static json StatsJson(GraphFs& fs) {
@@ -161,7 +169,10 @@ static json StatsJson(GraphFs& fs) {
   return j;
 }
 
-json MemoryByUseNow(GraphFs& fs) { return StatsJson(fs)["memory"]["by_use"]; }
+json MemoryByUseNow(GraphFs& fs) {
+  const json memory = StatsJson(fs)["memory"];
+  return {{"by_use", memory["by_use"]}, {"lps", memory["lps"]}};
+}
 
 std::string RenderStats(GraphFs& fs) {
   json j = StatsJson(fs);

@@ -26,7 +26,7 @@ void FillControlStat(const Inode& inode, struct stat* st);
 Result<std::string> OpenControlFile(GraphFs& fs, const Inode& inode, int flags, uid_t caller);
 Status WriteControlFile(GraphFs& fs, const Inode& inode, const std::string& data, uid_t caller);
 std::string RenderStats(GraphFs& fs);
-// stats.memory.by_use as of now (for the peak sampler, fusefs/memory_peak.h).
+// {"by_use", "lps"} of stats.memory as of now (for the peak sampler, fusefs/memory_peak.h).
 nlohmann::json MemoryByUseNow(GraphFs& fs);
 
 }  // namespace graphfs

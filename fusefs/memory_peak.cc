@@ -62,11 +62,13 @@ void MemoryPeak::Loop(std::function<nlohmann::json()> split, std::chrono::millis
     if (hwm <= last) continue;
     // Taken after the rise: within one period of the peak, and the larger of what was
     // seen then (RSS may have fallen back meanwhile; the split is of the RSS at sampling).
-    nlohmann::json by_use = split();
+    nlohmann::json sample = split();
     const double after = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    sample["peak_rss"] = hwm;
+    sample["seconds_after_start"] = after;
     std::lock_guard<std::mutex> lock(mu_);
     peak_rss_ = hwm;
-    at_peak_ = {{"peak_rss", hwm}, {"seconds_after_start", after}, {"by_use", std::move(by_use)}};
+    at_peak_ = std::move(sample);
   }
 }
 

@@ -17,10 +17,11 @@ namespace graphfs {
 class MemoryPeak {
  public:
   ~MemoryPeak() { Stop(); }
-  // `split` returns memory.by_use now; it runs on the sampler's thread.
+  // `split` returns {"by_use": memory.by_use, ...: other figures to keep with it} now; it runs
+  // on the sampler's thread.
   void Start(std::function<nlohmann::json()> split, std::chrono::milliseconds period);
   void Stop();
-  // {"peak_rss", "seconds_after_start", "by_use"}: the last split taken at a new VmHWM
+  // {"peak_rss", "seconds_after_start", "by_use", ...}: the last split taken at a new VmHWM
   // (empty before the first sample).
   nlohmann::json AtPeak() const;
 

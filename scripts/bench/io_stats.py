@@ -150,6 +150,8 @@ def summarize(after, before=None, wall=None, bps=None):
     if at_peak.get("by_use"):
         out["at_peak_rss"] = _num(at_peak.get("peak_rss"))
         out["at_peak"] = {k: _num(v) for k, v in at_peak["by_use"].items()}
+        if isinstance(at_peak.get("lps"), dict):
+            out["at_peak_lps"] = {k: _num(v) for k, v in at_peak["lps"].items()}
     return out
 
 
@@ -198,7 +200,10 @@ def line(s):
                if "lp_shared_peak" in s else "")
             + (f"; daemon at its peak ({(s['at_peak_rss'] or 0) / 2**20:.0f} MiB): "
                + ", ".join(f"{k} {(v or 0) / 2**20:.0f}" for k, v in s["at_peak"].items()) + " MiB"
-               if "at_peak" in s else ""))
+               if "at_peak" in s else "")
+            + ("; its LPs then (window footprints): "
+               + ", ".join(f"{k} {(v or 0) / 2**20:.0f}" for k, v in s["at_peak_lps"].items()) + " MiB"
+               if "at_peak_lps" in s else ""))
 
 
 def table(s):
