@@ -39,6 +39,12 @@ cache::UnitRequest RequestFor(const std::shared_ptr<StripedSource>& src, const c
   return r;
 }
 
+// Whether a cached unit lies in the shared memory an LP is made of, so that the LP can borrow it
+// where it lies (chunkindex/lp_memory.h) instead of copying it.
+bool InLpMemory(const cache::UnitRef& unit, const chunkindex::LpMemory& lp) {
+  return unit.arena() != nullptr && unit.arena() == lp.arena().get();
+}
+
 // Tells the disks' activity that a reader blocks on a miss, for as long as it lives.
 class ReaderWait {
  public:
@@ -276,7 +282,11 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
   const StripeMap& map = src->file().map();
   const uint64_t window = read_ahead_.LoaderWindow(map.unit(), map.disks());
   // The units to copy, in order; a unit two ranges share is listed twice (the cache loads it once).
+  // With `place`, also the bytes the ranges take of each unit: an LP borrows a unit it takes at
+  // least half of; of the others it copies what it takes (pinning a whole decoded unit for a few
+  // runs of it would hold far more memory than the LP's size, which the window bounds).
   std::vector<cache::UnitExtent> units;
+  std::unordered_map<uint64_t, uint64_t> wanted;
   for (const CopyRange& r : ranges) {
     if (r.offset + r.length > file_size)
       return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
@@ -285,23 +295,10 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
     for (cache::UnitExtent u = layout->Find(r.offset, file_size); covered < r.offset + r.length && u.length > 0;
          u = layout->At(u.index + 1, file_size)) {
       units.push_back(u);
+      if (place != nullptr) wanted[u.index] += std::min(r.offset + r.length, u.offset + u.length) - covered;
       covered = u.offset + u.length;
     }
     if (covered < r.offset + r.length) return Error(EIO, "the cache's unit layout does not cover the file");
-  }
-  // With `place`, the bytes the ranges take of each unit: an LP borrows a unit it takes at least
-  // half of; of the others it copies what it takes (pinning a whole decoded unit for a few runs
-  // of it would hold far more memory than the LP's size, which the window bounds).
-  std::unordered_map<uint64_t, uint64_t> wanted;
-  if (place != nullptr) {
-    size_t i = 0;
-    for (const CopyRange& r : ranges) {
-      for (uint64_t at = r.offset; at < r.offset + r.length; ++i) {
-        const uint64_t end = std::min(r.offset + r.length, units[i].offset + units[i].length);
-        wanted[units[i].index] += end - at;
-        at = end;
-      }
-    }
   }
   auto borrows = [&](const cache::UnitExtent& u) { return 2 * wanted[u.index] >= u.length; };
   // What is copied goes into blocks of the LP, one per unit at most (a block per piece would cost
@@ -358,7 +355,7 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
       ref->NoteServed(n);
       if (place == nullptr) {
         std::memcpy(out + lp_at, ref->data() + (at - u.offset), n);
-      } else if (ref->arena() != nullptr && ref->arena() == place->arena().get() && borrows(u)) {
+      } else if (InLpMemory(*ref, *place) && borrows(u)) {
         if (!owner || owner_unit != u.index) {
           owner = std::make_shared<cache::UnitRef>(std::move(*ref));  // `ref` is empty from here on
           owner_unit = u.index;
@@ -428,22 +425,21 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     std::unordered_map<const char*, uint64_t> wanted;  // by unit: the bytes taken of it
     for (const auto& [c, ref] : cached) wanted[ref.data()] += c.length;
     std::vector<std::pair<CopyRange, cache::UnitRef>> to_copy;
-    std::shared_ptr<const void> owner;  // the unit the last pieces came from, pinned by the LP
+    std::shared_ptr<cache::UnitRef> owner;  // the unit the last pieces came from, pinned by the LP
     for (size_t i = 0; i < cached.size(); ++i) {
       auto& [c, ref] = cached[i];  // c.offset: in the unit; c.out_offset: in the LP
       report->from_cache += c.length;
-      if (ref.arena() == nullptr || ref.arena() != place->arena().get() || 2 * wanted[ref.data()] < ref.length()) {
+      if (!InLpMemory(ref, *place) || 2 * wanted[ref.data()] < ref.length()) {
         to_copy.push_back(std::move(cached[i]));
         continue;
       }
       ref.NoteServed(c.length);
-      if (!owner || static_cast<const cache::UnitRef*>(owner.get())->data() != ref.data()) {
+      if (!owner || owner->data() != ref.data()) {
         ref.LeaveStaging();  // it stays pinned as long as the LP lives: not in the staging area
-        owner = std::make_shared<const cache::UnitRef>(std::move(ref));
+        owner = std::make_shared<cache::UnitRef>(std::move(ref));
       }  // else: a further piece of the same unit, whose pin `owner` already holds
-      const auto* unit = static_cast<const cache::UnitRef*>(owner.get());
-      place->Borrow(c.out_offset, c.length, unit->data() + c.offset, unit->arena(), unit->memory_offset() + c.offset, owner,
-                    unit->length());
+      place->Borrow(c.out_offset, c.length, owner->data() + c.offset, owner->arena(), owner->memory_offset() + c.offset,
+                    owner, owner->length());
       report->borrowed += c.length;
     }
     uint64_t total = 0;
