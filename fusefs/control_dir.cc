@@ -100,16 +100,15 @@ static json MemoryJson(const json& stats) {
   uint64_t lps = num(cache, "held"), lp_idle = 0, index = 0, scratch = 0;
   // What `lps` is made of, summed over the graphs (the window counts LPs by footprint: their own
   // memory and the whole cached units they pin).
-  json lp_parts = {{"live_bytes", 0}, {"loading_bytes", 0}, {"unit_bytes", 0}, {"held_bytes", num(cache, "held")}};
-  auto add = [&](const char* key, uint64_t v) { lp_parts[key] = lp_parts[key].get<uint64_t>() + v; };
+  uint64_t live_bytes = 0, loading_bytes = 0, unit_bytes = 0;
   for (const json& s : stats["schedulers"]) {
     const json& w = s.contains("window") ? s["window"] : json::object();
     const json& shared = s.contains("shared_memory") ? s["shared_memory"] : json::object();
     const uint64_t live = num(w, "live_bytes") + num(w, "loading_bytes");
     lps += live - std::min(live, num(w, "live_unit_bytes"));
-    add("live_bytes", num(w, "live_bytes"));
-    add("loading_bytes", num(w, "loading_bytes"));
-    add("unit_bytes", num(w, "live_unit_bytes"));
+    live_bytes += num(w, "live_bytes");
+    loading_bytes += num(w, "loading_bytes");
+    unit_bytes += num(w, "live_unit_bytes");
     lp_idle += num(shared, "resident_bytes") - std::min(num(shared, "resident_bytes"), num(shared, "used_bytes"));
     const json& m = s.contains("memory") ? s["memory"] : json::object();
     index += num(m, "index_bytes");
@@ -135,7 +134,10 @@ static json MemoryJson(const json& stats) {
           {"rss_file", process.file},
           {"rss_shmem", process.shmem},
           {"by_use", by_use},
-          {"lps", lp_parts}};
+          {"lps", {{"live_bytes", live_bytes},
+                   {"loading_bytes", loading_bytes},
+                   {"unit_bytes", unit_bytes},
+                   {"held_bytes", num(cache, "held")}}}};
 }
 
 static json StatsJson(GraphFs& fs) {

@@ -599,6 +599,12 @@ TEST_F(JobsMount, JobsMapOneSharedCopyOfEachLpThatHoldsTheLpFilesBytes) {
   const nlohmann::json at_peak = Stats()["memory"]["at_peak"];
   EXPECT_GT(at_peak["peak_rss"].get<uint64_t>(), 0u);
   EXPECT_LE(at_peak["peak_rss"].get<uint64_t>(), Stats()["memory"]["peak_rss"].get<uint64_t>());
+  // What by_use.lps is made of, kept with the split: the windows' figures and the cache's held units.
+  ASSERT_TRUE(at_peak.contains("lps")) << at_peak.dump();
+  const nlohmann::json now = Stats();
+  EXPECT_EQ(now["memory"]["lps"]["live_bytes"].get<uint64_t>(),
+            now["schedulers"][0]["window"]["live_bytes"].get<uint64_t>());
+  EXPECT_EQ(now["memory"]["lps"]["held_bytes"].get<uint64_t>(), now["cache"]["held"].get<uint64_t>());
 }
 
 // `memory` is read-only for its job, and its mapping too.
