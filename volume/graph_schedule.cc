@@ -145,18 +145,26 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
 
   const uint64_t p = g->table_->partitions();
   std::vector<chunkindex::ChunkInfo> catalog;
+  // A striped `column`: where each chunk's bytes lie on the disks, so that the selection balances
+  // each LP over them (chunkindex/lp_scheduler.h), and for a compressed one the bytes of the
+  // frames the chunk is decoded from (one, when column was cut at the chunks).
   const bool compressed = g->source_ != nullptr && g->source_->compressed();
-  std::vector<uint64_t> per_disk;
+  const uint32_t disks = g->striped_ ? g->striped_->map().disks() : 0;
+  std::vector<std::vector<chunkindex::DiskBytes>> chunk_disks;
+  std::vector<uint64_t> per_disk(disks);
   for (const chunkindex::Chunk& c : g->table_->chunks(chunkindex::ChunkFile::kColumn)) {
     uint64_t stored = 0;
-    if (compressed) {
-      // The frames the chunk's bytes are decoded from (one, when column was cut at the chunks).
-      per_disk.assign(g->striped_->map().disks(), 0);
+    if (g->striped_) {
+      std::fill(per_disk.begin(), per_disk.end(), 0);
       g->source_->DiskShare(c.offset, c.length, per_disk);
-      for (uint64_t b : per_disk) stored += b;
+      chunk_disks.emplace_back();
+      for (uint32_t d = 0; d < disks; ++d) {
+        stored += per_disk[d];
+        if (per_disk[d] > 0) chunk_disks.back().push_back({d, per_disk[d]});
+      }
     }
     catalog.push_back({c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(),
-                       c.num_sources, c.block_i == c.block_j, std::max<uint64_t>(stored, compressed ? 1 : 0)});
+                       c.num_sources, c.block_i == c.block_j, compressed ? std::max<uint64_t>(stored, 1) : 0});
   }
   // The LPs' memory (and, while the graph has jobs, its cached units'): sparse, far larger than
   // the window and the cache so that it never fragments into refusals; what is in use is bounded
@@ -182,18 +190,8 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   options.window_bytes = volume.options().lp_memory;
   options.answers = std::move(answers);
   options.max_lp_bytes = std::max<uint64_t>(1, volume.options().lp_memory / 4);
-  if (g->striped_) {
-    // The selection balances each LP over the disks (chunkindex/lp_scheduler.h).
-    options.disks = g->striped_->map().disks();
-    std::vector<uint64_t> per_disk(options.disks);
-    options.chunk_disks.resize(catalog.size());
-    for (size_t c = 0; c < catalog.size(); ++c) {
-      std::fill(per_disk.begin(), per_disk.end(), 0);
-      g->source_->DiskShare(catalog[c].offset, catalog[c].length, per_disk);
-      for (uint32_t d = 0; d < options.disks; ++d)
-        if (per_disk[d] > 0) options.chunk_disks[c].push_back({d, per_disk[d]});
-    }
-  }
+  options.disks = disks;
+  options.chunk_disks = std::move(chunk_disks);
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(std::move(catalog), std::move(options));
   GraphSchedule* self = g.get();
   for (unsigned i = 0; i < kLoaders; ++i) g->loaders_.emplace_back([self] { self->LoaderLoop(); });
