@@ -392,10 +392,10 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
     e->orphan = true;
     ++counters_.rejections;
   };
-  if (e->charge > options_.capacity) return refuse();
+  if (e->charge > counters_.capacity) return refuse();
   std::vector<std::shared_ptr<Entry>> victims;
   uint64_t freed = 0;
-  if (used_ + e->charge > options_.capacity) {
+  if (used_ + e->charge > counters_.capacity) {
     // The policy picks among the unpinned residents, given in eviction order.
     std::vector<EvictionCandidate> residents;
     std::vector<std::shared_ptr<Entry>> entries;
@@ -406,19 +406,41 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
       entries.push_back(v);
     }
     std::vector<size_t> chosen;
-    policy_->ChooseVictims(*e, prio, residents, used_ + e->charge - options_.capacity, now, &chosen);
+    policy_->ChooseVictims(*e, prio, residents, used_ + e->charge - counters_.capacity, now, &chosen);
     for (size_t i : chosen) {
       victims.push_back(entries[i]);
       freed += entries[i]->charge;
     }
   }
-  if (used_ + e->charge - freed > options_.capacity) return refuse();
+  if (used_ + e->charge - freed > counters_.capacity) return refuse();
   for (const auto& v : victims) Evict(v);
   e->admitted = true;
   used_ += e->charge;
   e->order = {prio, ++tick_, e->key_};
   order_.insert(e->order);
   ++counters_.admissions;
+}
+
+void ChunkCache::SetCapacity(uint64_t capacity) {
+  std::lock_guard<std::mutex> lock(mu_);
+  counters_.capacity = capacity;
+  // Down to the new capacity at once, the lowest priority first. A pinned unit leaves the
+  // cache too, so the bound holds now: its pins alone keep it (held, like a refused unit an
+  // LP is made of) until the last unpin.
+  while (used_ > counters_.capacity && !order_.empty()) {
+    const std::shared_ptr<Entry> v = units_.at(std::get<2>(*order_.begin())).entry;
+    Evict(v);
+    if (v->pins > 0 && !v->held) {
+      v->held = true;
+      held_bytes_ += v->charge;
+      ++held_units_;
+    }
+  }
+}
+
+uint64_t ChunkCache::capacity() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_.capacity;
 }
 
 void ChunkCache::Invalidate(uint64_t file) {

@@ -241,8 +241,14 @@ class ChunkCache {
   // Offers finished staged units for admission now (tests; the cache also does it as it goes).
   void Settle();
 
+  // Changes the bytes admitted units may hold (CacheOptions::capacity at first): the mount's one
+  // memory budget gives the cache what the LP windows and indexes of the graphs in use leave.
+  // Evicts down to it at once, the lowest priority first.
+  void SetCapacity(uint64_t capacity);
+  uint64_t capacity() const;
+
   CacheStats Stats() const;
-  const CacheOptions& options() const { return options_; }
+  const CacheOptions& options() const { return options_; }  // capacity: as constructed
 
  private:
   using Entry = UnitRef::Entry;

@@ -5,7 +5,7 @@
 namespace graphfs::chunkindex {
 
 LpMemory::Block LpMemory::Allocate(uint64_t bytes) {
-  SharedBytes b = SharedBytes::Allocate(arena_, bytes);
+  SharedBytes b = SharedBytes::Allocate(arena_, bytes, SharedArena::Use::kBudgeted);  // the LP window's
   Block block{b.get(), b.offset()};
   if (b.offset() == SharedBytes::kNotShared) shared_ = false;
   bytes_ += bytes;

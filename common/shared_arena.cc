@@ -63,7 +63,7 @@ void SharedArena::SetResident(uint64_t first, uint64_t count, bool resident) {
   }
 }
 
-Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes) {
+Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes, Use use) {
   const uint64_t length = RoundUp(std::max<uint64_t>(bytes, 1));
   Slice slice;
   uint64_t fresh = 0;
@@ -90,6 +90,12 @@ Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes) {
     stats_.used_bytes += length;
     stats_.peak_used_bytes = std::max(stats_.peak_used_bytes, stats_.used_bytes);
     ++stats_.slices;
+    slice.budgeted = use == Use::kBudgeted;
+    if (slice.budgeted) {
+      stats_.budgeted_bytes += length;
+      // Budgeted bytes in use leave less room for idle ones.
+      if (stats_.resident_bytes > stats_.used_bytes + IdleAllowed()) TrimResident();
+    }
   }
   // Fault the fresh pages in with one call rather than one trap per 4 KiB page as the
   // writer touches them (best effort: older kernels say EINVAL, and the writer faults).
@@ -101,6 +107,7 @@ void SharedArena::Give(const Slice& slice) {
   if (slice.data == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   stats_.used_bytes -= slice.length;
+  if (slice.budgeted) stats_.budgeted_bytes -= slice.length;
   --stats_.slices;
   uint64_t offset = slice.offset, length = slice.length;
   auto next = free_.lower_bound(offset);
@@ -117,7 +124,12 @@ void SharedArena::Give(const Slice& slice) {
     }
   }
   free_[offset] = length;
-  if (stats_.resident_bytes > stats_.used_bytes + options_.idle_limit) TrimResident();
+  if (stats_.resident_bytes > stats_.used_bytes + IdleAllowed()) TrimResident();
+}
+
+uint64_t SharedArena::IdleAllowed() const {
+  const uint64_t left = options_.budget > stats_.budgeted_bytes ? options_.budget - stats_.budgeted_bytes : 0;
+  return std::max(options_.idle_limit, left);
 }
 
 void SharedArena::TrimResident() {
@@ -126,7 +138,7 @@ void SharedArena::TrimResident() {
   // sizes leave holes that a larger one does not fit; punching the slice just given, as a
   // first version did, punched 6.8 GB in a 57 s run). Under the lock, so that no Take can
   // populate a range while it is punched.
-  const uint64_t limit = stats_.used_bytes + options_.idle_limit;  // resident bytes allowed
+  const uint64_t limit = stats_.used_bytes + IdleAllowed();  // resident bytes allowed
   for (auto it = free_.rbegin(); it != free_.rend() && stats_.resident_bytes > limit; ++it) {
     const uint64_t first = it->first / kGranule;
     uint64_t g = std::min(it->first + it->second, resident_end_) / kGranule;
@@ -154,11 +166,11 @@ SharedArena::Stats SharedArena::stats() const {
   return stats_;
 }
 
-SharedBytes SharedBytes::Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes) {
+SharedBytes SharedBytes::Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes, SharedArena::Use use) {
   SharedBytes b;
   b.size_ = bytes;
   if (arena != nullptr) {
-    auto slice = arena->Take(bytes);
+    auto slice = arena->Take(bytes, use);
     if (slice.ok()) {
       b.arena_ = arena;
       b.slice_ = *slice;

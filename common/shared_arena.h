@@ -3,9 +3,12 @@
 // without a copy through the daemon. The daemon writes the bytes through its own mapping.
 //
 // The memfd is sparse: its size (virtual) is far larger than what is ever resident, and a
-// slice costs memory only once written. Freed slices are kept resident for reuse up to
-// `idle_limit` bytes (a fresh shmem page costs a zeroing fault, which the old glibc-heap LP
-// buffers also paid); beyond it free bytes are punched out (`fallocate(PUNCH_HOLE)`), the
+// slice costs memory only once written. Freed slices are kept resident for reuse (a fresh shmem
+// page costs a zeroing fault, which the old glibc-heap LP buffers also paid) up to the larger
+// of `idle_limit` and what `budget` leaves: slices taken as Use::kBudgeted (an LP's own
+// blocks) and idle bytes share one budget, so idle memory fills only what the LPs do not use
+// now — slices of other uses (cached units, which the cache bounds) are outside it. Beyond
+// that, free bytes are punched out (`fallocate(PUNCH_HOLE)`), the
 // highest first, which also unmaps those pages from every job that still maps them: the
 // daemon's bound never depends on what jobs do. A punched page a job touches again reads as
 // zeros.
@@ -33,11 +36,15 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
 
   struct Options {
     uint64_t virtual_bytes = 64ull << 30;  // the memfd's size (sparse)
-    uint64_t idle_limit = 0;  // freed bytes kept resident beyond this are punched (0: punch every free)
+    uint64_t idle_limit = 0;  // freed bytes kept resident at least up to this (0: none)
+    uint64_t budget = 0;      // kBudgeted slices + idle bytes kept within this (0: idle_limit alone)
   };
+  // What a slice is for: kBudgeted slices count against Options::budget.
+  enum class Use { kOther, kBudgeted };
   struct Stats {
     uint64_t virtual_bytes = 0;
     uint64_t used_bytes = 0;       // in slices handed out
+    uint64_t budgeted_bytes = 0;   //   of them Use::kBudgeted
     uint64_t peak_used_bytes = 0;
     uint64_t resident_bytes = 0;   // written at least once and not punched since (used + kept idle)
     uint64_t punched_bytes = 0;    // given back to the kernel so far
@@ -62,8 +69,9 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
     uint64_t offset = 0;
     uint64_t length = 0;
     char* data = nullptr;
+    bool budgeted = false;
   };
-  Result<Slice> Take(uint64_t bytes);
+  Result<Slice> Take(uint64_t bytes, Use use = Use::kOther);
   void Give(const Slice& slice);
 
   Stats stats() const;
@@ -73,7 +81,8 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
   // Granules [first, first + count): resident bits, under mu_.
   uint64_t CountResident(uint64_t first, uint64_t count) const;
   void SetResident(uint64_t first, uint64_t count, bool resident);
-  void TrimResident();  // punches free resident bytes beyond the limit, highest first
+  uint64_t IdleAllowed() const;  // under mu_
+  void TrimResident();  // punches free resident bytes beyond IdleAllowed(), highest first
 
   UniqueFd fd_;
   char* base_ = nullptr;
@@ -94,7 +103,8 @@ class SharedBytes {
 
   SharedBytes() = default;
   // `arena` may be null: heap bytes.
-  static SharedBytes Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes);
+  static SharedBytes Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes,
+                              SharedArena::Use use = SharedArena::Use::kOther);
   SharedBytes(SharedBytes&& other) noexcept { *this = std::move(other); }
   SharedBytes& operator=(SharedBytes&& other) noexcept;
   SharedBytes(const SharedBytes&) = delete;

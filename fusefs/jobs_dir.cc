@@ -209,8 +209,13 @@ void JobsDir::RemoveJob(const std::shared_ptr<ControlJob>& job, const std::strin
   }
   if (schedule) {
     schedule->scheduler().RemoveJob(job->id);
+    volume::Volume& volume = schedule->volume();
     // The version the job ran on may be waiting for its last job to be reclaimed.
-    schedule->volume().reclaimer().Nudge(schedule->dir());
+    volume.reclaimer().Nudge(schedule->dir());
+    // Under one memory budget, a graph's last job gives its LP window and index back to the
+    // cache: the schedule goes now (the next job opens it again), not at the next reclaim.
+    schedule.reset();
+    if (volume.budget().enabled()) volume.schedules().Prune();
   }
   if (!why.empty()) LogError("job " + job->name + " removed: " + why);
 }

@@ -176,6 +176,7 @@ int Run(int argc, char** argv) {
   vo.io_workers = fs.options.io_workers;
   vo.queue_depth = fs.options.queue_depth;
   vo.cache_bytes = fs.options.cache_bytes;
+  vo.memory_bytes = fs.options.memory_bytes;
   vo.cache_policy = fs.options.cache_policy;
   vo.cache_window = fs.options.cache_window;
   vo.cache_trace = fs.options.cache_trace;

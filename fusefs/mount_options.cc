@@ -97,6 +97,19 @@ const std::vector<OptionSpec>& Options() {
          auto v = ParseSizeOrPercent(value, 100);
          if (!v.ok()) return v.error().Wrap("option cache_size");
          o.cache_size = value;
+         o.cache_size_given = true;
+         return Status::Ok();
+       }},
+      {"memory",
+       "    -o memory=SIZE|N%       one budget for graph bytes in the daemon: cache, staging, and each\n"
+       "                            graph's LP window and index while it has jobs (the cache gets what\n"
+       "                            the others leave, at least 1/8; staging and lp_memory at most 1/4\n"
+       "                            each). Instead of cache_size (default: none, cache_size alone)\n",
+       [](MountOptions& o, const std::string&, const std::string& value) -> Status {
+         auto v = ParseSizeOrPercent(value, 100);
+         if (!v.ok()) return v.error().Wrap("option memory");
+         if (*v == 0) return Error(EINVAL, "option memory=" + value + ": a budget of nothing (leave memory= out for none)");
+         o.memory = value;
          return Status::Ok();
        }},
       {"cache_policy",
@@ -235,6 +248,14 @@ Status ResolveMountOptions(MountOptions& o) {
   if (!v.ok()) return v.error().Wrap("option cache_size");
   if (ram > 0 && *v > ram) return Error(EINVAL, "option cache_size=" + o.cache_size + " is larger than RAM");
   o.cache_bytes = *v;
+  if (!o.memory.empty()) {
+    if (o.cache_size_given)
+      return Error(EINVAL, "options memory= and cache_size= are two budgets for one cache: give one of them");
+    auto m = ParseSizeOrPercent(o.memory, ram);
+    if (!m.ok()) return m.error().Wrap("option memory");
+    if (ram > 0 && *m > ram) return Error(EINVAL, "option memory=" + o.memory + " is larger than RAM");
+    o.memory_bytes = *m;
+  }
   return Status::Ok();
 }
 

@@ -13,7 +13,10 @@ namespace graphfs {
 
 struct MountOptions {
   std::string cache_size = "25%";    // shared chunk cache budget (bytes or % of RAM)
+  bool cache_size_given = false;     // on the command line (a memory= budget then conflicts)
   uint64_t cache_bytes = 0;          // resolved
+  std::string memory;                // one budget for cache, staging, LP windows, indexes ("": none)
+  uint64_t memory_bytes = 0;         // resolved
   std::string cache_policy = "priority";  // a name of volume::CachePolicyNames()
   unsigned cache_window = 600;       // seconds a read counts towards a unit's priority
   std::string cache_trace;           // cache_trace=FILE: unit lookups logged (diagnostics)

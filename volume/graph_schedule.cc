@@ -168,9 +168,14 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   }
   // The LPs' memory (and, while the graph has jobs, its cached units'): sparse, far larger than
   // the window and the cache so that it never fragments into refusals; what is in use is bounded
-  // by them, and freed slices stay resident for reuse up to half the window (the rest is punched).
+  // by them. Freed slices stay resident for reuse within what the LPs' own blocks leave of the
+  // window (`lp_memory` bounds LPs and their idle memory together, as when the LPs were all
+  // the shared memory held), and at least kIdleFloor (what the cache recycled of its own before
+  // its units moved here); the rest is punched.
+  constexpr uint64_t kIdleFloor = 64ull << 20;
   SharedArena::Options arena;
-  arena.idle_limit = volume.options().lp_memory / 2;
+  arena.budget = volume.options().lp_memory;
+  arena.idle_limit = std::min(kIdleFloor, volume.options().lp_memory / 2);
   arena.virtual_bytes = std::max<uint64_t>(kSharedMemoryBytes, 16 * volume.options().lp_memory) /
                         SharedArena::kGranule * SharedArena::kGranule;
   auto memory = SharedArena::Create("graphfs-lp:" + dir.substr(dir.rfind('/') + 1), arena);
@@ -195,6 +200,8 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(std::move(catalog), std::move(options));
   GraphSchedule* self = g.get();
   for (unsigned i = 0; i < kLoaders; ++i) g->loaders_.emplace_back([self] { self->LoaderLoop(); });
+  // The cache gives up what the graph's LPs and index take while it has jobs (memory=).
+  g->reservation_ = volume.budget().Reserve(volume.options().lp_memory + g->index_bytes());
   return g;
 }
 

@@ -25,6 +25,7 @@
 #include "common/shared_arena.h"
 #include "common/unique_fd.h"
 #include "grid/graph_file.h"
+#include "volume/memory_budget.h"
 
 namespace graphfs {
 class StripedFile;
@@ -121,6 +122,8 @@ class GraphSchedule {
   static std::vector<int64_t> Stamp(const std::string& dir);
 
   Volume* volume_ = nullptr;
+  // Its LP window and index, set aside in the mount's memory budget while it lives.
+  MemoryBudget::Reservation reservation_;
   std::string dir_;
   std::vector<int64_t> stamp_;
   std::unique_ptr<chunkindex::ChunkTable> table_;

@@ -163,6 +163,16 @@ void Volume::AddStats(json& j) {
                      {"decode_seconds", static_cast<double>(p.decode_ns.load()) / 1e9},
                      {"checksum_errors", p.checksum_errors.load()}};
   if (cache_) j["cache"] = RenderCache(cache_->Stats());
+  // The one memory budget (memory=), when there is one: what is set aside and what the cache got.
+  if (budget_.enabled()) {
+    const MemoryBudget::State b = budget_.state();
+    j["memory_budget"] = {{"total", b.total},
+                          {"staging", b.staging},
+                          {"reserved", b.reserved},
+                          {"reservations", b.reservations},
+                          {"cache_capacity", b.cache_capacity},
+                          {"lp_memory", options_.lp_memory}};
+  }
   json indexes = json::array();
   for (const GraphIndexes::IndexState& s : indexes_.List())
     indexes.push_back({{"graph", s.dir},

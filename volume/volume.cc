@@ -106,9 +106,22 @@ ReadCostModel LoadReadCost(const VolumeOptions& options, const DiskSet* disks) {
   return m;
 }
 
+// With a memory budget: staging and each LP window at most a quarter of it, and the cache
+// starts with what staging leaves (graphs reserve theirs as they get jobs).
+VolumeOptions Budgeted(VolumeOptions o) {
+  if (o.memory_bytes == 0) return o;
+  o.read_ahead.staging_limit = std::min(o.read_ahead.staging_limit, o.memory_bytes / 4);
+  o.lp_memory = std::max<uint64_t>(64ull << 10, std::min(o.lp_memory, o.memory_bytes / 4));
+  o.cache_bytes = MemoryBudget(o.memory_bytes, o.read_ahead.staging_limit).CacheCapacity(0);
+  return o;
+}
+
 }  // namespace
 
-Volume::Volume(const VolumeOptions& options) : options_(options), read_ahead_(options.read_ahead) {}
+Volume::Volume(const VolumeOptions& options)
+    : options_(Budgeted(options)),
+      budget_(options_.memory_bytes, options_.read_ahead.staging_limit),
+      read_ahead_(options_.read_ahead) {}
 
 Volume::~Volume() { Stop(); }
 
@@ -159,6 +172,7 @@ Status Volume::Start() {
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
   cache_ = std::make_unique<cache::ChunkCache>(co);
+  budget_.Attach(cache_.get());
   extents_ = std::make_unique<ExtentReads>(*cache_, io_options_.disks, read_ahead_.InFlightDepth());
   reclaimer_.Start();
   return Status::Ok();
@@ -167,6 +181,7 @@ Status Volume::Start() {
 void Volume::Stop() {
   reclaimer_.Stop();
   schedules_.Clear();  // their LP loaders stop before the cache goes
+  budget_.Attach(nullptr);
   extents_.reset();    // queued extents fail, those in flight finish into the cache
   cache_.reset();      // cancels prefetches, then the queues drain
   io_.reset();         // before the files that use it go

@@ -34,6 +34,7 @@
 #include "volume/graph_index.h"
 #include "volume/packed_file.h"
 #include "volume/graph_schedule.h"
+#include "volume/memory_budget.h"
 #include "volume/mapped_piece.h"
 #include "volume/read_ahead.h"
 #include "volume/run_batches.h"
@@ -165,6 +166,8 @@ class Volume {
   // The services of the volume.
   GraphIndexes& indexes() { return indexes_; }
   GraphSchedules& schedules() { return schedules_; }
+  // The one memory budget (memory=): a graph's schedule reserves its LP window and index.
+  MemoryBudget& budget() { return budget_; }
   // Reclaims kept graph versions marked for it once their last user left (version_reclaim.h).
   VersionReclaimer& reclaimer() { return reclaimer_; }
   const ReadAhead& read_ahead() const { return read_ahead_; }
@@ -214,7 +217,8 @@ class Volume {
                             uint64_t generation, uint64_t file_size, uint64_t read_end, uint64_t from, uint64_t to,
                             uint64_t share, uint32_t pid);
 
-  const VolumeOptions options_;
+  const VolumeOptions options_;  // with memory_bytes, what the budget made of them (Budgeted)
+  MemoryBudget budget_;           // before the schedules: their reservations refer to it
   ReadCostModel read_cost_;
   IoEngineOptions io_options_;
   std::unique_ptr<DiskSet> disks_;  // null when nothing under the source is striped

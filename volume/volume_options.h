@@ -22,6 +22,10 @@ struct VolumeOptions {
   unsigned queue_depth = 4;
   // Cache.
   uint64_t cache_bytes = 0;
+  // One budget (volume/memory_budget.h) instead of cache_bytes (0: none). Staging and lp_memory
+  // become at most a quarter of it each; the cache gets the rest of what the graphs in use
+  // (their LP windows and indexes) leave.
+  uint64_t memory_bytes = 0;
   std::string cache_policy = "priority";
   unsigned cache_window = 600;      // seconds a read counts towards a unit's rank
   std::string cache_trace;          // unit lookups logged to this file (diagnostics)

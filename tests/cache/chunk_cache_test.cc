@@ -505,6 +505,38 @@ TEST(ChunkCache, PinnedUnitsAreNeverEvicted) {
   EXPECT_EQ(c.Stats().evictions, 1u);
 }
 
+// The mount's memory budget moves the capacity: down evicts at once, the lowest priority
+// first, and a pinned unit that has to go is kept by its pin alone (held) until it is let go.
+TEST(ChunkCache, SetCapacityEvictsDownToItAtOnceAndPinnedUnitsAreHeld) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, "lru"));
+  for (uint64_t i : {0, 1, 2, 3}) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1));
+  auto pinned = c.Get(Unit(src, 0), 1);  // 0 is the most recent now, and pinned
+  ASSERT_TRUE(pinned.ok());
+  c.SetCapacity(2 * kUnit);
+  EXPECT_EQ(c.capacity(), 2 * kUnit);
+  EXPECT_EQ(c.Stats().capacity, 2 * kUnit);
+  EXPECT_EQ(c.Stats().used, 2 * kUnit);
+  EXPECT_FALSE(Resident(c, Unit(src, 1)));
+  EXPECT_FALSE(Resident(c, Unit(src, 2)));
+  EXPECT_TRUE(Resident(c, Unit(src, 3)));
+  EXPECT_TRUE(Resident(c, Unit(src, 0)));
+  EXPECT_EQ(c.Stats().held, 0u);
+  c.SetCapacity(0);
+  EXPECT_EQ(c.Stats().used, 0u);
+  EXPECT_EQ(c.Stats().units, 0u);
+  EXPECT_EQ(c.Stats().held, kUnit) << "the pinned unit left the cache; its pin keeps it";
+  EXPECT_TRUE(Matches(*pinned));
+  pinned = Result<UnitRef>(UnitRef());
+  EXPECT_EQ(c.Stats().held, 0u);
+  EXPECT_EQ(c.Stats().held_units, 0u);
+  // Growing back admits again.
+  c.SetCapacity(4 * kUnit);
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 5), 1));
+  EXPECT_TRUE(Resident(c, Unit(src, 5)));
+  EXPECT_EQ(c.Stats().used, kUnit);
+}
+
 TEST(ChunkCache, PartlyServedUnitsStayForTheirReader) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   ChunkCache c(Options(0, "priority"));  // admits nothing: only staging holds units

@@ -128,6 +128,42 @@ TEST(SharedArena, OnlyTheExcessIsPunchedHighestFirstAndTheRestReusedAsItIs) {
   EXPECT_EQ(arena->stats().resident_bytes, 12 * kMiB);
 }
 
+// Budgeted slices (an LP's own blocks) and idle bytes share the budget: idle memory fills only
+// what the budgeted slices leave, never less than idle_limit; other slices (cached units) are
+// outside it.
+TEST(SharedArena, IdleBytesFillWhatTheBudgetedSlicesLeave) {
+  auto made = SharedArena::Create("graphfs-test", {64 * kMiB, 4 * kMiB, 16 * kMiB});
+  ASSERT_TRUE(made.ok());
+  auto arena = *made;
+  using Use = SharedArena::Use;
+  auto unit = arena->Take(8 * kMiB);  // not budgeted
+  auto a = arena->Take(8 * kMiB, Use::kBudgeted);
+  auto b = arena->Take(8 * kMiB, Use::kBudgeted);
+  ASSERT_TRUE(unit.ok() && a.ok() && b.ok());
+  EXPECT_TRUE(a->budgeted);
+  EXPECT_FALSE(unit->budgeted);
+  EXPECT_EQ(arena->stats().budgeted_bytes, 16 * kMiB);
+  arena->Give(*a);  // 8 idle; the budget leaves 16 - 8 = 8: kept
+  EXPECT_EQ(arena->stats().resident_bytes, 24 * kMiB);
+  arena->Give(*b);  // 16 idle; nothing budgeted is in use: 16 allowed, kept
+  EXPECT_EQ(arena->stats().resident_bytes, 24 * kMiB);
+  EXPECT_EQ(arena->stats().budgeted_bytes, 0u);
+  arena->Give(*unit);  // 24 idle > 16: 8 punched, the highest first
+  EXPECT_EQ(arena->stats().resident_bytes, 16 * kMiB);
+  // Taking budgeted bytes shrinks the idle allowance at once: 12 in use leave 4 (the floor).
+  auto c = arena->Take(12 * kMiB, Use::kBudgeted);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->offset, 0u) << "the resident low bytes are reused first";
+  EXPECT_EQ(arena->stats().resident_bytes, 16 * kMiB) << "12 in use + 4 idle";
+  auto d = arena->Take(4 * kMiB, Use::kBudgeted);  // 16 budgeted: past the budget, the floor stays
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(arena->stats().resident_bytes, 16 * kMiB);
+  arena->Give(*d);
+  arena->Give(*c);
+  EXPECT_EQ(arena->stats().resident_bytes, 16 * kMiB);
+  EXPECT_EQ(arena->stats().used_bytes, 0u);
+}
+
 TEST(SharedArena, AnotherProcessMappingTheMemfdSeesTheDaemonsBytesReadOnly) {
   auto arena = MakeArena(16 * kMiB, 16 * kMiB);
   ASSERT_NE(arena, nullptr);

@@ -315,6 +315,37 @@ TEST_F(JobsMount, JobsReadingTogetherShareOneLoadThroughTheStripedCache) {
   EXPECT_GE(sum, mem["rss"].get<uint64_t>()) << "`other` is the rest of the resident memory";
 }
 
+// memory=: one budget. While the graph has a job, its LP window and index are set aside and
+// the cache gets the rest; when the job goes, the cache gets them back.
+TEST_F(JobsMount, TheMemoryBudgetGivesTheCacheWhatAGraphInUseLeaves) {
+  StripeGraph();
+  DoMount({"memory=64M", "lp_memory=4M", "readahead_mem=2M"});
+  nlohmann::json b = Stats()["memory_budget"];
+  ASSERT_TRUE(b.is_object()) << Stats().dump();
+  EXPECT_EQ(b["total"].get<uint64_t>(), 64u << 20);
+  EXPECT_EQ(b["staging"].get<uint64_t>(), 2u << 20);
+  EXPECT_EQ(b["reserved"].get<uint64_t>(), 0u);
+  EXPECT_EQ(b["cache_capacity"].get<uint64_t>(), (64u << 20) - (2u << 20));
+  EXPECT_EQ(Stats()["cache"]["capacity"].get<uint64_t>(), (64u << 20) - (2u << 20));
+  Register("a", "128K");
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  std::vector<Partition> la = Iteration("a");
+  CheckAgainstColumn(la);
+  nlohmann::json st = Stats();
+  b = st["memory_budget"];
+  const uint64_t index = st["schedulers"][0]["memory"]["index_bytes"].get<uint64_t>();
+  EXPECT_GT(index, 0u);
+  EXPECT_EQ(b["reservations"].get<uint64_t>(), 1u);
+  EXPECT_EQ(b["reserved"].get<uint64_t>(), (4u << 20) + index) << b.dump();
+  EXPECT_EQ(st["cache"]["capacity"].get<uint64_t>(), (64u << 20) - (2u << 20) - (4u << 20) - index);
+  EXPECT_LE(st["cache"]["used"].get<uint64_t>(), st["cache"]["capacity"].get<uint64_t>());
+  ASSERT_EQ(::rmdir((jobs + "/a").c_str()), 0);
+  // The schedule goes when no job holds it (at the latest when the reclaimer looks for users).
+  for (int i = 0; i < 200 && Stats()["memory_budget"]["reservations"].get<uint64_t>() != 0; ++i) ::usleep(20000);
+  EXPECT_EQ(Stats()["memory_budget"]["reserved"].get<uint64_t>(), 0u);
+  EXPECT_EQ(Stats()["cache"]["capacity"].get<uint64_t>(), (64u << 20) - (2u << 20));
+}
+
 TEST_F(JobsMount, BadInputGetsEinvalAndAMessage) {
   DoMount();
   EXPECT_NE(::mkdir((jobs + "/.hidden").c_str(), 0755), 0);

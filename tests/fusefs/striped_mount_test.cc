@@ -337,7 +337,7 @@ TEST_F(StripedMount, MountTypeFuseGraphfsLikeFstab) {
 
 TEST_F(StripedMount, BadOptionsAreRefusedWithAMessage) {
   for (const char* bad : {"threads=0", "io=raid", "readahead_mem=-5", "cache_size=150%", "cache_policy=fifo", "cache_window=0", "queue_depth=x",
-                          "disks=a::b"}) {
+                          "disks=a::b", "memory=0", "memory=150%", "memory=64M,cache_size=32M"}) {
     auto r = RunCommand({GraphfsBinary(), src, mnt, "-o", bad});
     EXPECT_EQ(r.status, 2) << bad << ": " << r.output;
     EXPECT_NE(r.output.find("option"), std::string::npos) << bad << ": " << r.output;

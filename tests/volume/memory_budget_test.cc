@@ -1,0 +1,59 @@
+#include "volume/memory_budget.h"
+
+#include <gtest/gtest.h>
+
+#include "cache/chunk_cache.h"
+
+namespace graphfs::volume {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+cache::CacheOptions SmallCache(uint64_t capacity) {
+  cache::CacheOptions o;
+  o.capacity = capacity;
+  o.prefetch_threads = 1;
+  return o;
+}
+
+TEST(MemoryBudget, WithoutATotalReservationsCostNothing) {
+  MemoryBudget budget(0, 8 * kMiB);
+  cache::ChunkCache cache(SmallCache(100 * kMiB));
+  budget.Attach(&cache);
+  EXPECT_FALSE(budget.enabled());
+  MemoryBudget::Reservation r = budget.Reserve(50 * kMiB);
+  EXPECT_EQ(r.bytes(), 0u);
+  EXPECT_EQ(cache.capacity(), 100 * kMiB) << "cache_size alone sets the cache";
+  EXPECT_EQ(budget.state().reserved, 0u);
+}
+
+TEST(MemoryBudget, TheCacheGetsWhatStagingAndTheReservationsLeaveAndItsFloor) {
+  MemoryBudget budget(800 * kMiB, 100 * kMiB);
+  EXPECT_EQ(budget.CacheCapacity(0), 700 * kMiB);
+  cache::ChunkCache cache(SmallCache(budget.CacheCapacity(0)));
+  budget.Attach(&cache);
+  {
+    MemoryBudget::Reservation a = budget.Reserve(300 * kMiB);
+    EXPECT_EQ(cache.capacity(), 400 * kMiB);
+    MemoryBudget::Reservation b = budget.Reserve(350 * kMiB);
+    EXPECT_EQ(cache.capacity(), 100 * kMiB) << "the floor: an eighth of the total, though 50 are left";
+    MemoryBudget::State s = budget.state();
+    EXPECT_EQ(s.reserved, 650 * kMiB);
+    EXPECT_EQ(s.reservations, 2u);
+    EXPECT_EQ(s.cache_capacity, 100 * kMiB);
+    MemoryBudget::Reservation moved = std::move(b);  // one reservation, not two
+    EXPECT_EQ(budget.state().reservations, 2u);
+    b = MemoryBudget::Reservation();
+    EXPECT_EQ(budget.state().reserved, 650 * kMiB);
+    a.Release();
+    EXPECT_EQ(cache.capacity(), 350 * kMiB);
+    a.Release();  // twice is once
+    EXPECT_EQ(budget.state().reservations, 1u);
+  }
+  EXPECT_EQ(budget.state().reserved, 0u);
+  EXPECT_EQ(cache.capacity(), 700 * kMiB);
+  budget.Attach(nullptr);
+}
+
+}  // namespace
+}  // namespace graphfs::volume
