@@ -8,7 +8,7 @@
 #                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
 #                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
 #                               [--reentry N] [--diagonal-first] [--tag TAG] [--compress "CODEC ..."] [--repeat N]
-#                               [--base-bin DIR] [--mount-opts OPTS]
+#                               [--base-bin DIR] [--mount-opts OPTS] [--memory SIZE]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
 # --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit: STRIPE_UNIT, else graphfs-stripe's
@@ -32,9 +32,10 @@
 #                           (VmHWM of /proc/PID/status read before the unmount: cache, staging, index, LP
 #                           buffers and the rest; the daemon lives outside the jobs' cgroup): the page cache
 #                           gets what the hungriest graphfs configuration used. Each graphfs run prints its
-#                           total (jobs + daemon). Until a graphfs run of the mix has measured them (e.g.
-#                           --configs without any mount): the estimate WORK for JOBS and cache_size +
-#                           readahead_mem for DAEMON (said on stderr)
+#                           total (jobs + daemon). Until the mix's `mount` run has measured JOBS (the
+#                           integrated apps' peak is lower and is not used) the estimate WORK stands in,
+#                           and until a graphfs run of the mix has measured DAEMON, cache_size +
+#                           readahead_mem (said on stderr)
 #   plain             (ii)  the plain copy, the jobs together, same limits
 #   mount             (iii) the striped graph through graphfs with cache_size = FRACTION x column,
 #                           readahead_mem (default 256M; at most the graph's memory share: a small
@@ -48,6 +49,8 @@
 #                           today's path beside the new one, in the same run
 #   mount-integrated-read   (v) with the jobs reading lp-SEQ through the daemon (GRAPHFS_LP_READ=1)
 #                           instead of mapping the LPs' shared memory
+# --memory SIZE mounts with one memory budget (memory=SIZE: cache, staging, LP windows and
+# indexes) instead of cache_size = FRACTION x column (not the base configuration's daemon).
 # --mount-opts OPTS adds graphfs mount options to every mount configuration but the base one
 # (e.g. lp_memory=256M).
 # --mem-gb G gives every configuration's apps G GiB (run-jobs --mem-gb; the demo's setting, 0.1:
@@ -97,6 +100,7 @@ CODECS=""
 REPEAT=1
 BASE_BIN=""
 MOUNT_OPTS=""
+MEMORY=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) SCALE=$2; shift 2 ;;
@@ -122,6 +126,7 @@ while [[ $# -gt 0 ]]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --base-bin) BASE_BIN=$2; shift 2 ;;
     --mount-opts) MOUNT_OPTS=$2; shift 2 ;;
+    --memory) MEMORY=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -275,15 +280,18 @@ for mix in $MIXES; do
           ((${#VARIANTS[@]} > 1)) && name=$config@$v
           extra=""
           [[ -n $MOUNT_OPTS && -z $daemon_bin ]] && extra=",$MOUNT_OPTS"
-          DAEMON_BIN=$daemon_bin mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$BUDGET,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS$extra"
+          cache_opt="cache_size=$BUDGET"
+          [[ -n $MEMORY && -z $daemon_bin ]] && cache_opt="memory=$MEMORY"
+          DAEMON_BIN=$daemon_bin mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "$cache_opt,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS$extra"
           RUN_ENV=$([[ $config == mount-integrated-read ]] && echo GRAPHFS_LP_READ=1 || true) \
             run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
-          # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need;
-          # an integrated run's peak stands in only until the mix's `mount` run has measured it.
+          # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need:
+          # only the mix's `mount` run measures it (the integrated apps need less: their peak
+          # would starve plain); without one, plain gets the estimate WORK, which is more.
           # The daemon's share is the largest peak RSS any graphfs configuration of the mix has
           # had so far (integrated runs hold LP buffers too): the plain runs never get less
           # memory than some graphfs run of the mix used.
-          if [[ $config == mount || -z ${JOBS_MEM[$mix]:-} ]]; then JOBS_MEM[$mix]=$LAST_PEAK; fi
+          if [[ $config == mount ]]; then JOBS_MEM[$mix]=$LAST_PEAK; fi
           if [[ -n $LAST_DAEMON_PEAK ]] && ((LAST_DAEMON_PEAK > ${DAEMON_MEM[$mix]:-0})); then
             DAEMON_MEM[$mix]=$LAST_DAEMON_PEAK
           fi
