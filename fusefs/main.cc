@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -248,6 +249,10 @@ int Run(int argc, char** argv) {
           fs.mountpoint = real_mp;
         }
         fuse_daemonize(opts.foreground);
+        // Every thread the daemon starts from here on inherits this (Linux nice is per thread).
+        if (fs.options.nice != 0 && ::setpriority(PRIO_PROCESS, 0, fs.options.nice) != 0)
+          LogError("nice=" + std::to_string(fs.options.nice) + ": " + std::strerror(errno) +
+                   " (a lower value needs CAP_SYS_NICE); the daemon keeps the priority it inherited");
         // The volume's threads (I/O workers, prefetchers) must start after the fork.
         Status started = fs.volume->Start();
         if (!started.ok()) {

@@ -138,6 +138,18 @@ const std::vector<OptionSpec>& Options() {
        Count(&MountOptions::io_workers, 1, 256)},
       {"queue_depth", "    -o queue_depth=N        requests in flight per I/O worker (default 4)\n",
        Count(&MountOptions::queue_depth, 1, 1024)},
+      {"nice",
+       "    -o nice=N               the daemon's CPU priority, -20..19 (default -5: its I/O and LP loader\n"
+       "                            threads wake ahead of the jobs' compute threads, so the disks do not\n"
+       "                            idle while the jobs fill the cores; 0: as inherited)\n",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         int v = 0;
+         auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+         if (ec != std::errc() || ptr != value.data() + value.size() || v < -20 || v > 19)
+           return Error(EINVAL, "option " + key + "=" + value + ": expected a whole number from -20 to 19");
+         o.nice = v;
+         return Status::Ok();
+       }},
       {"readahead",
        "    -o readahead=N          stripe units read ahead of sequential readers (default: each\n"
        "                            disk's depth, 2 units or 0.1 s of its reading; 0 disables)\n",

@@ -28,6 +28,7 @@ struct MountOptions {
   std::string io = "perdisk";        // io=shared: one queue for all disks (comparison)
   unsigned io_workers = 0;           // per disk (io=perdisk, default 1) or in the pool (io=shared, default N)
   unsigned queue_depth = 4;          // runs in flight per I/O worker
+  int nice = -5;                     // the daemon's CPU priority (0: as inherited)
   unsigned readahead_units = 0;      // stripe units read ahead of a sequential reader; 0 = two per disk
   bool readahead_off = false;        // readahead=0
   uint64_t readahead_mem = 1ull << 30;  // units loaded ahead of their readers (cache staging)

@@ -131,6 +131,7 @@ stage_graph() {
   make_disks 5 $(( (GRAPH_BYTES >> 20) + headroom ))M
   SRC=$BENCH_ROOT/src
   mkdir -p "$SRC"
+  rm -rf "$SRC/g"  # a run killed while copying leaves a partial copy, which cp -a would copy into
   cp -a "$g" "$SRC/g"
   cp -a "$g" "${DISK_DIRS[4]}/g"
   rm -rf "${DISK_DIRS[4]}/g/.graphfs"

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <optional>
 
@@ -344,6 +345,39 @@ TEST_F(JobsMount, TheMemoryBudgetGivesTheCacheWhatAGraphInUseLeaves) {
   for (int i = 0; i < 200 && Stats()["memory_budget"]["reservations"].get<uint64_t>() != 0; ++i) ::usleep(20000);
   EXPECT_EQ(Stats()["memory_budget"]["reserved"].get<uint64_t>(), 0u);
   EXPECT_EQ(Stats()["cache"]["capacity"].get<uint64_t>(), (64u << 20) - (2u << 20));
+}
+
+// The daemon's threads (FUSE workers, I/O workers, LP loaders) run at nice=N (default -5), so
+// they wake ahead of the jobs' compute threads; nice=0 leaves them as inherited.
+std::vector<int> ThreadNiceValues(int pid) {
+  std::vector<int> values;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::string stat = ReadFile(t.path().string() + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 2));  // field 3 (state) on
+    std::string f;
+    for (int i = 3; i <= 19 && (fields >> f); ++i) {
+      if (i == 19) values.push_back(std::stoi(f));
+    }
+  }
+  return values;
+}
+
+TEST_F(JobsMount, TheDaemonsThreadsRunAtItsNiceValue) {
+  if (::geteuid() != 0) GTEST_SKIP() << "lowering a nice value needs root";
+  StripeGraph();
+  DoMount({"nice=-7"});
+  Register("a", "128K");
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  CheckAgainstColumn(Iteration("a"));  // the loaders and I/O workers exist now
+  std::vector<int> nice = ThreadNiceValues(mount.pid());
+  ASSERT_GT(nice.size(), 4u);
+  for (int n : nice) EXPECT_EQ(n, -7);
+  mount.Unmount();
+  DoMount({"nice=0"});
+  const int own = ::getpriority(PRIO_PROCESS, 0);
+  for (int n : ThreadNiceValues(mount.pid())) EXPECT_EQ(n, own) << "as inherited";
 }
 
 TEST_F(JobsMount, BadInputGetsEinvalAndAMessage) {

@@ -1,5 +1,6 @@
 // Striped files through a real mount: bytes, sizes, durability, cleanup, disk checks.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "common/unique_fd.h"
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
 #include "striping/restripe.h"
@@ -296,6 +298,10 @@ TEST_F(StripedMount, InjectedDiskFaultFailsOnlyReadersOfThatDisk) {
 class LinkedDaemon {
  public:
   LinkedDaemon() {
+    // One link for the whole machine: the passthrough and passthrough_off instances of a test
+    // run at once under ctest -j, and one's destructor would pull the link from under the other.
+    lock_.reset(::open("/tmp/graphfs-test-linked-daemon.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (lock_.valid()) ::flock(lock_.get(), LOCK_EX);
     std::error_code ec;
     if (std::filesystem::is_symlink(kLink, ec)) previous_ = std::filesystem::read_symlink(kLink, ec).string();
     else if (std::filesystem::exists(kLink, ec)) std::filesystem::rename(kLink, std::string(kLink) + ".graphfs-test", ec), moved_ = true;
@@ -313,6 +319,7 @@ class LinkedDaemon {
 
  private:
   static constexpr const char* kLink = "/usr/local/bin/graphfs";
+  UniqueFd lock_;  // flock held while the link is ours (released last: members go after the body)
   std::string previous_;
   bool moved_ = false;
   bool ok_ = false;
@@ -337,7 +344,8 @@ TEST_F(StripedMount, MountTypeFuseGraphfsLikeFstab) {
 
 TEST_F(StripedMount, BadOptionsAreRefusedWithAMessage) {
   for (const char* bad : {"threads=0", "io=raid", "readahead_mem=-5", "cache_size=150%", "cache_policy=fifo", "cache_window=0", "queue_depth=x",
-                          "disks=a::b", "memory=0", "memory=150%", "memory=64M,cache_size=32M"}) {
+                          "disks=a::b", "memory=0", "memory=150%", "memory=64M,cache_size=32M",
+                          "nice=-21", "nice=20", "nice=x"}) {
     auto r = RunCommand({GraphfsBinary(), src, mnt, "-o", bad});
     EXPECT_EQ(r.status, 2) << bad << ": " << r.output;
     EXPECT_NE(r.output.find("option"), std::string::npos) << bad << ": " << r.output;
