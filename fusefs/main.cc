@@ -5,6 +5,7 @@
 // the source or its disks is checked before mounting, so a bad mount fails with a message
 // and a non-zero exit instead of serving wrong bytes.
 #include <malloc.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -13,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -127,6 +129,22 @@ Result<CommandLine> ParseCommandLine(int argc, char** argv) {
   cl.fuse_args.push_back(joined);
   cl.fuse_args.push_back(cl.mountpoint);
   return cl;
+}
+
+// Linux nice values are per thread: every thread the process has now (a sanitizer's own among
+// them) gets it, and every thread started later inherits it.
+Status SetDaemonNice(int nice) {
+  std::vector<pid_t> tids{0};
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    ::closedir(d);
+  }
+  for (pid_t tid : tids)
+    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0)
+      return Error::FromErrno("nice=" + std::to_string(nice) +
+                              " (a lower value needs CAP_SYS_NICE); the daemon keeps the priority it inherited");
+  return Status::Ok();
 }
 
 int Run(int argc, char** argv) {
@@ -249,10 +267,10 @@ int Run(int argc, char** argv) {
           fs.mountpoint = real_mp;
         }
         fuse_daemonize(opts.foreground);
-        // Every thread the daemon starts from here on inherits this (Linux nice is per thread).
-        if (fs.options.nice != 0 && ::setpriority(PRIO_PROCESS, 0, fs.options.nice) != 0)
-          LogError("nice=" + std::to_string(fs.options.nice) + ": " + std::strerror(errno) +
-                   " (a lower value needs CAP_SYS_NICE); the daemon keeps the priority it inherited");
+        if (fs.options.nice != 0) {
+          const Status niced = SetDaemonNice(fs.options.nice);
+          if (!niced.ok()) LogError(niced.error().message());
+        }
         // The volume's threads (I/O workers, prefetchers) must start after the fork.
         Status started = fs.volume->Start();
         if (!started.ok()) {

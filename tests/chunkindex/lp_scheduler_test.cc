@@ -317,10 +317,21 @@ TEST(LpScheduler, ALoadErrorReachesTheWaitingJobsAndAskingAgainRetries) {
   EXPECT_NE(g.error().message().find("disk 2 failed"), std::string::npos);
   EXPECT_GE(s.Stats().load_errors, 1u);  // a load ahead may have failed before the ask
   cat.fail = false;
+  // A load of the other chunk may have been taken before `fail` was cleared (two loaders): its
+  // error may answer one more ask (at most one per chunk); asking again then retries it.
   std::set<uint64_t> seen;
-  for (auto r = AskNow(s, 1); r.ok() && !r->end; r = AskNow(s, 1)) {
+  int errors = 0;
+  for (int asks = 0; asks < 10; ++asks) {
+    auto r = AskNow(s, 1);
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().code(), EIO);
+      ++errors;
+      continue;
+    }
+    if (r->end) break;
     for (uint64_t id : Ids(r->held)) seen.insert(id);
   }
+  EXPECT_LE(errors, 1);
   EXPECT_EQ(seen, (std::set<uint64_t>{0, 1}));
 }
 
