@@ -266,6 +266,7 @@ Status ResolveMountOptions(MountOptions& o) {
     auto m = ParseSizeOrPercent(o.memory, ram);
     if (!m.ok()) return m.error().Wrap("option memory");
     if (ram > 0 && *m > ram) return Error(EINVAL, "option memory=" + o.memory + " is larger than RAM");
+    if (*m == 0) return Error(EINVAL, "option memory=" + o.memory + ": a budget of nothing");
     o.memory_bytes = *m;
   }
   return Status::Ok();

@@ -19,7 +19,8 @@ const std::set<std::string> kOurs = {"cache_size", "threads",      "cache_policy
                                      "cache_trace", "io",          "io_workers",     "queue_depth",
                                      "readahead",  "readahead_mem", "kernel_readahead", "direct",
                                      "disks",      "log",          "timeout",        "passthrough",
-                                     "lp",         "lp_loader",    "lp_diagonal",    "lp_memory",    "disk_bandwidth", "request_cost_us"};
+                                     "lp",         "lp_loader",    "lp_diagonal",    "lp_memory",    "disk_bandwidth", "request_cost_us",
+                                     "memory",     "nice"};
 
 void CheckRanges(const MountOptions& o) {
   FUZZ_CHECK(o.threads >= 1 && o.threads <= 1024, "threads=%u", o.threads);
@@ -38,6 +39,11 @@ void CheckRanges(const MountOptions& o) {
              static_cast<long long>(o.request_cost_us));
   auto cache = ParseSizeOrPercent(o.cache_size, 100);
   FUZZ_CHECK(cache.ok(), "cache_size '%s' kept but unparsable", Shown(o.cache_size).c_str());
+  FUZZ_CHECK(o.nice >= -20 && o.nice <= 19, "nice=%d", o.nice);
+  if (!o.memory.empty()) {
+    auto memory = ParseSizeOrPercent(o.memory, 100);
+    FUZZ_CHECK(memory.ok() && *memory > 0, "memory '%s' kept but unparsable or 0", Shown(o.memory).c_str());
+  }
 }
 
 }  // namespace
@@ -71,9 +77,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (resolved.ok()) {
     FUZZ_CHECK(o.cache_bytes <= ram, "cache of %llu bytes, RAM %llu", static_cast<unsigned long long>(o.cache_bytes),
                static_cast<unsigned long long>(ram));
+    FUZZ_CHECK(o.memory_bytes <= ram && (o.memory.empty() == (o.memory_bytes == 0)), "memory of %llu bytes, RAM %llu",
+               static_cast<unsigned long long>(o.memory_bytes), static_cast<unsigned long long>(ram));
   } else {
     CheckRefusal(resolved.error(), EINVAL);
-    FUZZ_CHECK(StartsWith(resolved.error().message(), "option cache_size"), "%s", resolved.error().message().c_str());
+    const std::string& m = resolved.error().message();
+    FUZZ_CHECK(StartsWith(m, "option cache_size") || StartsWith(m, "option memory") ||
+                   StartsWith(m, "options memory= and cache_size="),
+               "%s", m.c_str());
   }
   return 0;
 }
