@@ -313,11 +313,14 @@ void ChunkCache::LeaveStaging(Entry& e) {
   if (it == staged_.end()) return;
   std::shared_ptr<Entry> keep = *it;
   Decide(keep, NowNs());
-  if (!e.admitted && e.pins > 0) {
-    e.held = true;
-    held_bytes_ += e.charge;
-    ++held_units_;
-  }
+  if (!e.admitted) HoldByPins(e);
+}
+
+void ChunkCache::HoldByPins(Entry& e) {
+  if (e.pins == 0 || e.held) return;
+  e.held = true;
+  held_bytes_ += e.charge;
+  ++held_units_;
 }
 
 void ChunkCache::Unpin(Entry& e) {
@@ -430,11 +433,7 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
   while (used_ > counters_.capacity && !order_.empty()) {
     const std::shared_ptr<Entry> v = units_.at(std::get<2>(*order_.begin())).entry;
     Evict(v);
-    if (v->pins > 0 && !v->held) {
-      v->held = true;
-      held_bytes_ += v->charge;
-      ++held_units_;
-    }
+    HoldByPins(*v);
   }
 }
 

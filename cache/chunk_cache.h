@@ -271,6 +271,9 @@ class ChunkCache {
   void Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes);
   void Consumed(Entry& e);
   void LeaveStaging(Entry& e);
+  // A unit out of the cache that pins still keep: counted as held (CacheStats::held) until the
+  // last unpin (mu_ held; nothing if it has no pins or is held already).
+  void HoldByPins(Entry& e);
   // Offers staged units their readers are done with for admission (mu_ held). `pressed`: staging
   // is full, so prefetched units nobody came for give way sooner (kUnreadPressedNs).
   void SweepStaged(int64_t now, bool pressed = false);
