@@ -134,8 +134,14 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
   EXPECT_GT(g["lps_built"].get<uint64_t>(), 4u);
   EXPECT_EQ(g["jobs"].get<uint64_t>(), 0u) << "every job removed itself";
   EXPECT_EQ(st["jobs"].size(), 0u);
-  EXPECT_GT(g["lp_handouts"].get<uint64_t>(), g["lps_built"].get<uint64_t>()) << "jobs shared LPs" << g.dump();
-  if (!c.sorted) {
+  EXPECT_GT(g["lp_handouts"].get<uint64_t>(), 0u) << g.dump();
+  // Sharing is only certain when the jobs start together: staggered jobs may each get LPs
+  // built for them alone, and LPs preloaded on a guess that a late job did not need are
+  // handed out to nobody (a clean CI run once saw 224 handouts for 227 built).
+  if (c.stagger_seconds == 0) {
+    EXPECT_GT(g["lp_handouts"].get<uint64_t>(), g["lps_built"].get<uint64_t>()) << "jobs shared LPs" << g.dump();
+  }
+  if (!c.sorted && c.stagger_seconds == 0) {
     // (Preloads on a guess that did not come true are loaded and discarded: not counted.)
     EXPECT_GT(g["bytes_delivered"].get<uint64_t>(),
               g["bytes_loaded"].get<uint64_t>() - g["bytes_discarded"].get<uint64_t>())
