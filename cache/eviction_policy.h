@@ -70,7 +70,15 @@ struct EvictionPolicyOptions {
   std::function<bool(uint32_t pid)> process_alive;
 };
 
-// The policy called `name` ("priority" or "lru"); null for an unknown name.
+// The policies by name, the default first: what the factory makes, and what help texts say.
+struct EvictionPolicyInfo {
+  std::string name;
+  std::string summary;  // one line, for help texts
+  std::function<std::unique_ptr<EvictionPolicy>(const EvictionPolicyOptions&)> make;
+};
+const std::vector<EvictionPolicyInfo>& EvictionPolicies();
+
+// The policy called `name` (one of EvictionPolicies()); null for an unknown name.
 std::unique_ptr<EvictionPolicy> NewEvictionPolicy(const std::string& name, const EvictionPolicyOptions& options);
 // The names NewEvictionPolicy knows, the default first.
 const std::vector<std::string>& EvictionPolicyNames();

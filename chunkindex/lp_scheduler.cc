@@ -526,7 +526,7 @@ void LpScheduler::Publish(std::shared_ptr<LogicalPartition> lp, const Selection&
   for (size_t i = 0; i < sel.ids.size(); ++i) {
     const ChunkReadPlan& plan = sel.plans[i];
     if (!plan.whole) ++stats_.chunks_partial;
-    else if (options_.runs != nullptr && !options_.runs->sorted(sel.ids[i])) ++stats_.chunks_unsorted;
+    else if (options_.granularity == Options::Granularity::kVertex && !LoadsAsRuns(sel.ids[i])) ++stats_.chunks_unsorted;
     else ++stats_.chunks_whole;
     stats_.bytes_skipped += chunks_[sel.ids[i]].length - plan.bytes;
     stats_.planned_disk_bytes += plan.disk_bytes;

@@ -208,8 +208,11 @@ class LpScheduler {
     uint64_t max_lp_bytes = 0;
     // Among chunks of equal priority and partition order, diagonal blocks' first.
     bool diagonal_first = false;
-    // Vertex-granular LPs for the file's source-sorted chunks (null: whole chunks only); must
-    // outlive the scheduler.
+    // Whole chunks, or vertex-granular: the runs of active sources' edges of the file's
+    // source-sorted chunks (`runs`, which must then be given and outlive the scheduler; its
+    // unsorted chunks load whole).
+    enum class Granularity { kChunk, kVertex };
+    Granularity granularity = Granularity::kChunk;
     const SourceRuns* runs = nullptr;
     ReadCost cost;  // chooses per chunk between its runs and the whole chunk
     // Where the file's bytes lie (a striped file): per chunk, its bytes on each disk it touches;
@@ -357,6 +360,10 @@ class LpScheduler {
   // What of chunk `c` to read for the jobs that need it (whole, or runs by the cost model).
   ChunkReadPlan Plan(uint64_t c, std::span<const Taker> takers) const;  // mu_ held
   ChunkReadPlan WholePlan(uint64_t c) const;  // the whole chunk, one request
+  // Chunk c can be loaded as runs of sources (vertex granularity, and it is source-sorted).
+  bool LoadsAsRuns(uint64_t c) const {
+    return options_.granularity == Options::Granularity::kVertex && options_.runs != nullptr && options_.runs->sorted(c);
+  }
   // Job j's view of chunk c in `lp` (its extents [first, last)); false if the extents miss
   // some of its active sources' edges (its active set changed since the LP was planned).
   bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,

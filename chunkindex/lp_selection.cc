@@ -188,7 +188,7 @@ ChunkReadPlan LpScheduler::WholePlan(uint64_t c) const {
 ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const {
   const ChunkInfo& info = chunks_[c];
   ChunkReadPlan whole = WholePlan(c);
-  if (options_.runs == nullptr || !options_.runs->sorted(c)) return whole;
+  if (!LoadsAsRuns(c)) return whole;
   std::vector<const uint64_t*> bitmaps;
   for (const Taker& t : takers) {
     if (t.need[c] == 0) continue;
@@ -246,7 +246,7 @@ void LpScheduler::NoteTaken(uint64_t c, std::span<const ViewPiece> pieces, std::
 bool LpScheduler::PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,
                            std::vector<ViewPiece>* out) const {
   const ChunkInfo& info = chunks_[c];
-  const bool all = !j.active || options_.runs == nullptr || !options_.runs->sorted(c) ||
+  const bool all = !j.active || !LoadsAsRuns(c) ||
                    (info.num_sources > 0 && j.need[c] >= info.num_sources);
   std::vector<ByteRun> runs;
   if (all) {

@@ -53,17 +53,39 @@ Result<uint64_t> ParseSize(std::string_view text) {
   return value << shift;
 }
 
-Result<uint64_t> ParseSizeOrPercent(std::string_view text, uint64_t whole) {
+Result<SizeOrPercent> ParseSizeOrPercentSpec(std::string_view text) {
+  SizeOrPercent spec;
+  spec.text = std::string(text);
   std::string_view trimmed = text;
   while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back()))) trimmed.remove_suffix(1);
   if (!trimmed.empty() && trimmed.back() == '%') {
     auto pct = ParseSize(trimmed.substr(0, trimmed.size() - 1));
     if (!pct.ok()) return BadSize(text, "expected N%");
     if (*pct > 100) return BadSize(text, "percentage above 100");
-    // whole * pct / 100 without overflow for whole up to 2^64/100.
-    return static_cast<uint64_t>(static_cast<unsigned __int128>(whole) * *pct / 100);
+    spec.value = *pct;
+    spec.percent = true;
+    return spec;
   }
-  return ParseSize(text);
+  auto bytes = ParseSize(text);
+  if (!bytes.ok()) return bytes.error();
+  spec.value = *bytes;
+  return spec;
+}
+
+uint64_t SizeOrPercent::Of(uint64_t whole) const {
+  if (!percent) return value;
+  // whole * pct / 100 without overflow for whole up to 2^64/100.
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(whole) * value / 100);
+}
+
+SizeOrPercent SizeOrPercent::Percent(uint64_t pct) {
+  return SizeOrPercent{pct, true, std::to_string(pct) + "%"};
+}
+
+Result<uint64_t> ParseSizeOrPercent(std::string_view text, uint64_t whole) {
+  auto spec = ParseSizeOrPercentSpec(text);
+  if (!spec.ok()) return spec.error();
+  return spec->Of(whole);
 }
 
 std::vector<std::string> SplitList(std::string_view text, char separator) {

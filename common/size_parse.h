@@ -17,6 +17,20 @@ Result<uint64_t> ParseSize(std::string_view text);
 // Like ParseSize, but also accepts "N%" meaning N percent of `whole`.
 Result<uint64_t> ParseSizeOrPercent(std::string_view text, uint64_t whole);
 
+// A size as written in an option: bytes, or a percentage of a whole known later (RAM at mount).
+// Parsed once; Of() resolves it.
+struct SizeOrPercent {
+  uint64_t value = 0;    // bytes, or percent (0..100)
+  bool percent = false;
+  std::string text;      // as written, for messages
+
+  uint64_t Of(uint64_t whole) const;
+  static SizeOrPercent Percent(uint64_t pct);
+};
+
+// "16G", "25%" (at most 100). Errors as ParseSizeOrPercent.
+Result<SizeOrPercent> ParseSizeOrPercentSpec(std::string_view text);
+
 // "a,b,c" -> {"a", "b", "c"}; empty items are kept, so callers can refuse them.
 std::vector<std::string> SplitList(std::string_view text, char separator);
 

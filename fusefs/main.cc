@@ -57,6 +57,7 @@ struct CommandLine {
   std::vector<std::string> fuse_args;  // passed on to libfuse (mountpoint last)
   MountOptions options;
   bool help = false;
+  bool help_markdown = false;
   bool version = false;
 };
 
@@ -91,6 +92,8 @@ Result<CommandLine> ParseCommandLine(int argc, char** argv) {
       GRAPHFS_RETURN_IF_ERROR(take_options(a.substr(2)));
     } else if (a == "-h" || a == "--help") {
       cl.help = true;
+    } else if (a == "--help-markdown") {  // README.md's option table
+      cl.help_markdown = true;
     } else if (a == "-V" || a == "--version") {
       cl.version = true;
     } else if (a == "-f" || a == "-d" || a == "-s" || a == "--debug" || a == "--foreground") {
@@ -101,7 +104,7 @@ Result<CommandLine> ParseCommandLine(int argc, char** argv) {
       positional.push_back(a);
     }
   }
-  if (cl.help || cl.version) return cl;
+  if (cl.help || cl.help_markdown || cl.version) return cl;
   if (positional.size() != 2)
     return Error(EINVAL, "expected SOURCE and MOUNTPOINT, got " + std::to_string(positional.size()) + " arguments");
   cl.source = positional[0];
@@ -157,6 +160,10 @@ int Run(int argc, char** argv) {
     Usage(argv[0]);
     return 0;
   }
+  if (cl->help_markdown) {
+    std::printf("%s", MountOptionsMarkdown().c_str());
+    return 0;
+  }
   if (cl->version) {
     std::printf("graphfs 0.1 (libfuse %s)\n", fuse_pkgversion());
     return 0;
@@ -183,32 +190,11 @@ int Run(int argc, char** argv) {
     return 1;
   }
   fs.inodes.SetRoot(std::move(root), st.st_dev, st.st_ino);
-  fs.passthrough.Configure(fs.options.passthrough == "auto", fs.source);
+  fs.passthrough.Configure(fs.options.passthrough == PassthroughMode::kAuto, fs.source);
 
   // Everything that can be wrong with the disks (and io_uring) is found before mounting.
-  volume::VolumeOptions vo;
-  vo.source = fs.source;
-  vo.disks = fs.options.disks;
-  vo.read_only = fs.options.read_only;
-  vo.direct = fs.options.direct;
-  vo.shared_queue = fs.options.io == "shared";
-  vo.io_workers = fs.options.io_workers;
-  vo.queue_depth = fs.options.queue_depth;
-  vo.cache_bytes = fs.options.cache_bytes;
-  vo.memory_bytes = fs.options.memory_bytes;
-  vo.cache_policy = fs.options.cache_policy;
-  vo.cache_window = fs.options.cache_window;
-  vo.cache_trace = fs.options.cache_trace;
-  vo.read_ahead.off = fs.options.readahead_off;
-  vo.read_ahead.units = fs.options.readahead_units;
-  vo.read_ahead.staging_limit = fs.options.readahead_mem;
-  vo.vertex_lps = fs.options.lp == "vertex";
-  vo.lp_direct = fs.options.lp_loader == "direct";
-  vo.lp_diagonal = fs.options.lp_diagonal;
-  vo.lp_memory = fs.options.lp_memory;
-  vo.seq_bytes_per_second = static_cast<double>(fs.options.disk_bandwidth);
-  vo.seconds_per_request = fs.options.request_cost_us < 0 ? -1.0 : static_cast<double>(fs.options.request_cost_us) * 1e-6;
-  auto volume = volume::Volume::Open(vo);
+  fs.options.volume.source = fs.source;
+  auto volume = volume::Volume::Open(fs.options.volume);
   if (!volume.ok()) {
     std::fprintf(stderr, "graphfs: %s\n", volume.error().message().c_str());
     return 1;

@@ -5,230 +5,316 @@
 #include <charconv>
 #include <functional>
 
-#include "common/size_parse.h"
-#include "volume/volume_options.h"
-
 namespace graphfs {
 
 namespace {
 
-Result<unsigned> ParseCount(const std::string& key, const std::string& value, unsigned lo, unsigned hi) {
-  unsigned v = 0;
+using volume::VolumeOptions;
+
+// Where a parser stores: a field of the volume's options or of the daemon's.
+template <class T>
+using Field = std::function<T&(MountOptions&)>;
+
+template <class T>
+Field<T> Vol(T VolumeOptions::*member) {
+  return [member](MountOptions& o) -> T& { return o.volume.*member; };
+}
+template <class T>
+Field<T> Own(T MountOptions::*member) {
+  return [member](MountOptions& o) -> T& { return o.*member; };
+}
+
+using Apply = std::function<Status(MountOptions&, const std::string& key, const std::string& value)>;
+
+Error Expected(const std::string& key, const std::string& value, const std::string& what) {
+  return Error(EINVAL, "option " + key + "=" + value + ": expected " + what);
+}
+
+template <class Int>
+Result<Int> ParseWhole(const std::string& key, const std::string& value, Int lo, Int hi) {
+  Int v{};
   auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || ptr != value.data() + value.size() || v < lo || v > hi)
-    return Error(EINVAL, "option " + key + "=" + value + ": expected a whole number from " + std::to_string(lo) +
-                             " to " + std::to_string(hi));
+    return Expected(key, value, "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
   return v;
 }
 
-Result<bool> ParseBool(const std::string& key, const std::string& value) {
-  if (value == "1" || value == "yes" || value == "true" || value == "on") return true;
-  if (value == "0" || value == "no" || value == "false" || value == "off") return false;
-  return Error(EINVAL, "option " + key + "=" + value + ": expected 0 or 1");
-}
-
-// Parsers of one kind of value, storing into a field of MountOptions.
-using Apply = std::function<Status(MountOptions&, const std::string& key, const std::string& value)>;
-
-Apply Count(unsigned MountOptions::*field, unsigned lo, unsigned hi) {
+template <class Int>
+Apply Whole(Field<Int> field, Int lo, Int hi) {
   return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-    auto v = ParseCount(key, value, lo, hi);
+    auto v = ParseWhole<Int>(key, value, lo, hi);
     if (!v.ok()) return v.error();
-    o.*field = *v;
+    field(o) = *v;
     return Status::Ok();
   };
 }
 
-Apply Size(uint64_t MountOptions::*field, uint64_t max = UINT64_MAX, const char* max_text = nullptr) {
+Apply Flag(Field<bool> field) {
+  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+    if (value == "1" || value == "yes" || value == "true" || value == "on") field(o) = true;
+    else if (value == "0" || value == "no" || value == "false" || value == "off") field(o) = false;
+    else return Expected(key, value, "0 or 1");
+    return Status::Ok();
+  };
+}
+
+// A size from `min` to `max`; outside, "option KEY=VALUE: `why`".
+Apply Size(Field<uint64_t> field, uint64_t min, uint64_t max, const char* why) {
   return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
     auto v = ParseSize(value);
     if (!v.ok()) return v.error().Wrap("option " + key);
-    if (*v > max) return Error(EINVAL, "option " + key + "=" + value + ": at most " + max_text);
-    o.*field = *v;
+    if (*v < min || *v > max) return Error(EINVAL, "option " + key + "=" + value + ": " + why);
+    field(o) = *v;
     return Status::Ok();
   };
 }
+Apply Size(Field<uint64_t> field) { return Size(std::move(field), 0, UINT64_MAX, ""); }
 
-// A size of at least `min`; below it, "option KEY=VALUE: `why`".
-Apply SizeAtLeast(uint64_t MountOptions::*field, uint64_t min, const char* why) {
-  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-    auto v = ParseSize(value);
-    if (!v.ok()) return v.error().Wrap("option " + key);
-    if (*v < min) return Error(EINVAL, "option " + key + "=" + value + ": " + why);
-    o.*field = *v;
-    return Status::Ok();
-  };
-}
-
-Apply Text(std::string MountOptions::*field) {
+Apply Text(Field<std::string> field) {
   return [=](MountOptions& o, const std::string&, const std::string& value) -> Status {
-    o.*field = value;
+    field(o) = value;
     return Status::Ok();
   };
 }
 
-// One of `names`, stored as given.
-Apply OneOf(std::string MountOptions::*field, std::vector<std::string> names) {
+// One of the names, stored as what it names.
+template <class T>
+struct Choice {
+  std::string name;
+  T value;
+};
+
+template <class T>
+Apply OneOf(Field<T> field, std::vector<Choice<T>> choices) {
   return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-    for (const std::string& n : names)
-      if (value == n) {
-        o.*field = value;
+    std::string expected;
+    for (size_t i = 0; i < choices.size(); ++i) {
+      if (value == choices[i].name) {
+        field(o) = choices[i].value;
         return Status::Ok();
       }
-    std::string expected;
-    for (size_t i = 0; i < names.size(); ++i)
-      expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + key + "=" + names[i];
-    return Error(EINVAL, "option " + key + "=" + value + ": expected " + expected);
+      expected += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + key + "=" + choices[i].name;
+    }
+    return Expected(key, value, expected);
+  };
+}
+
+template <class T>
+std::string Names(const std::vector<Choice<T>>& choices) {
+  std::string s;
+  for (const auto& c : choices) s += (s.empty() ? "" : "|") + c.name;
+  return s;
+}
+
+std::vector<Choice<std::string>> PolicyChoices() {
+  std::vector<Choice<std::string>> c;
+  for (const std::string& n : volume::CachePolicyNames()) c.push_back({n, n});
+  return c;
+}
+
+std::string PolicyHelp() {
+  std::string help = "eviction policy by name (`cache/eviction_policy.h`): ";
+  bool first = true;
+  for (const auto& [name, summary] : volume::CachePolicySummaries()) {
+    help += (first ? "" : "; ") + std::string("`") + name + "`, " + summary;
+    first = false;
+  }
+  return help;
+}
+
+Apply Budget(bool memory) {
+  return [memory](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+    auto v = ParseSizeOrPercentSpec(value);
+    if (!v.ok()) return v.error().Wrap("option " + key);
+    if (memory) {
+      if (v->value == 0) return Error(EINVAL, "option memory=" + value + ": a budget of nothing (leave memory= out for none)");
+      o.memory = *v;
+    } else {
+      o.cache_size = *v;
+      o.cache_size_given = true;
+    }
+    return Status::Ok();
   };
 }
 
 struct OptionSpec {
-  const char* key;
-  const char* help;  // the help lines, "    -o key=..." first
+  std::string key;
+  std::string value;          // what the value looks like: SIZE, N, or the choices a|b
+  std::string default_value;  // markdown: `literal`s in backquotes
+  std::string help;           // markdown, one paragraph
   Apply apply;
 };
 
-// graphfs's options: name, help and parser. Every one needs a value.
+const std::vector<Choice<PassthroughMode>> kPassthrough = {{"auto", PassthroughMode::kAuto}, {"off", PassthroughMode::kOff}};
+const std::vector<Choice<volume::IoQueues>> kIo = {{"perdisk", volume::IoQueues::kPerDisk},
+                                                   {"shared", volume::IoQueues::kShared}};
+const std::vector<Choice<volume::LpGranularity>> kLp = {{"vertex", volume::LpGranularity::kVertex},
+                                                        {"chunk", volume::LpGranularity::kChunk}};
+const std::vector<Choice<volume::LpLoading>> kLpLoader = {{"direct", volume::LpLoading::kDirect},
+                                                          {"cache", volume::LpLoading::kThroughCache}};
+
+// graphfs's options, in the order --help and README.md show them. Every one needs a value.
 const std::vector<OptionSpec>& Options() {
   static const std::vector<OptionSpec> table = {
-      {"cache_size",
-       "    -o cache_size=SIZE|N%   shared chunk cache budget (default 25% of RAM; 0: read-ahead only)\n",
-       [](MountOptions& o, const std::string&, const std::string& value) -> Status {
-         auto v = ParseSizeOrPercent(value, 100);
-         if (!v.ok()) return v.error().Wrap("option cache_size");
-         o.cache_size = value;
-         o.cache_size_given = true;
-         return Status::Ok();
-       }},
-      {"memory",
-       "    -o memory=SIZE|N%       one budget for graph bytes in the daemon: cache, staging, and each\n"
-       "                            graph's LP window and index while it has jobs (the cache gets what\n"
-       "                            the others leave, at least 1/8; staging and lp_memory at most 1/4\n"
-       "                            each). Instead of cache_size (default: none, cache_size alone)\n",
-       [](MountOptions& o, const std::string&, const std::string& value) -> Status {
-         auto v = ParseSizeOrPercent(value, 100);
-         if (!v.ok()) return v.error().Wrap("option memory");
-         if (*v == 0) return Error(EINVAL, "option memory=" + value + ": a budget of nothing (leave memory= out for none)");
-         o.memory = value;
-         return Status::Ok();
-       }},
-      {"cache_policy",
-       "    -o cache_policy=priority|lru  eviction: predicted next read, then readers in the window x mean\n"
-       "                            source degree (default), or least recently used (for comparison)\n",
-       OneOf(&MountOptions::cache_policy, volume::CachePolicyNames())},
-      {"cache_window",
-       "    -o cache_window=SECONDS how long a read counts towards a unit's priority (default 600; must\n"
-       "                            cover an iteration of the slowest job, or the cache forgets too soon)\n",
-       Count(&MountOptions::cache_window, 1, 86400)},
-      {"cache_trace", "    -o cache_trace=FILE     append every cache unit lookup to FILE (time pid file unit bytes)\n",
-       Text(&MountOptions::cache_trace)},
-      {"threads", "    -o threads=N            FUSE worker threads at most (default 128: a reader\n"
-       "                            blocked on a disk read holds one)\n",
-       Count(&MountOptions::threads, 1, 1024)},
-      {"passthrough",
-       "    -o passthrough=auto|off ordinary (not striped) files are read and written by the kernel\n"
-       "                            itself (FUSE passthrough, Linux >= 6.9, as root) where possible\n"
-       "                            (default auto), or all through the daemon (off)\n",
-       OneOf(&MountOptions::passthrough, {"auto", "off"})},
-      {"io", "    -o io=perdisk|shared    one queue per disk (default), or one shared queue\n",
-       OneOf(&MountOptions::io, {"perdisk", "shared"})},
-      {"io_workers",
-       "    -o io_workers=N         io_uring workers per disk (perdisk, default 1) or in the pool (shared,\n"
-       "                            default: number of disks)\n",
-       Count(&MountOptions::io_workers, 1, 256)},
-      {"queue_depth", "    -o queue_depth=N        requests in flight per I/O worker (default 4)\n",
-       Count(&MountOptions::queue_depth, 1, 1024)},
-      {"nice",
-       "    -o nice=N               the daemon's CPU priority, -20..19 (default -5: its I/O and LP loader\n"
-       "                            threads wake ahead of the jobs' compute threads, so the disks do not\n"
-       "                            idle while the jobs fill the cores; 0: as inherited)\n",
+      {"passthrough", Names(kPassthrough), "`auto`",
+       "ordinary (not striped) files opened in FUSE passthrough: the kernel reads, writes and maps them from the "
+       "backing file itself, no daemon round trip (Linux ≥ 6.9, daemon with `CAP_SYS_ADMIN`, i.e. mounted as root; "
+       "otherwise one log line says why and the daemon serves them). Striped files, `.graphfs/` and job files never "
+       "are. `off`: every byte through the daemon",
+       OneOf(Own(&MountOptions::passthrough), kPassthrough)},
+      {"io", Names(kIo), "`perdisk`",
+       "one queue + io_uring worker(s) per disk, or one shared queue (the classic thread pool, for comparison)",
+       OneOf(Vol(&VolumeOptions::io_queues), kIo)},
+      {"io_workers", "N", "1 / number of disks", "io_uring workers per disk (`perdisk`) or in the pool (`shared`)",
+       Whole<unsigned>(Vol(&VolumeOptions::io_workers), 1, 256)},
+      {"queue_depth", "N", "`4`", "requests in flight per I/O worker",
+       Whole<unsigned>(Vol(&VolumeOptions::queue_depth), 1, 1024)},
+      {"nice", "N", "`-5`",
+       "the daemon's CPU priority, -20..19: its I/O workers and LP loaders wake ahead of the jobs' compute threads, "
+       "so the disks do not idle while the jobs fill the cores (needs root or CAP_SYS_NICE; otherwise logged and left "
+       "as inherited); `0`: as inherited",
+       Whole<int>(Own(&MountOptions::nice), -20, 19)},
+      {"readahead", "N", "each disk's depth: 2 stripe units or 0.1 s of its reading, whichever is more",
+       "stripe units' worth of bytes read ahead of a sequential reader (a stream gets one stripe unit on every disk "
+       "at once, then twice what it has read); `0` disables",
        [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         int v = 0;
-         auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-         if (ec != std::errc() || ptr != value.data() + value.size() || v < -20 || v > 19)
-           return Error(EINVAL, "option " + key + "=" + value + ": expected a whole number from -20 to 19");
-         o.nice = v;
-         return Status::Ok();
-       }},
-      {"readahead",
-       "    -o readahead=N          stripe units read ahead of sequential readers (default: each\n"
-       "                            disk's depth, 2 units or 0.1 s of its reading; 0 disables)\n",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         auto v = ParseCount(key, value, 0, 4096);
+         auto v = ParseWhole<unsigned>(key, value, 0, 4096);
          if (!v.ok()) return v.error();
-         o.readahead_off = *v == 0;
-         o.readahead_units = *v;
+         o.volume.read_ahead.off = *v == 0;
+         o.volume.read_ahead.units = *v;
          return Status::Ok();
        }},
-      {"readahead_mem",
-       "    -o readahead_mem=SIZE   ceiling of the memory for units loaded ahead of their readers: an\n"
-       "                            equal share per stream, beyond it only for idle disks (default 1G)\n",
-       Size(&MountOptions::readahead_mem)},
-      {"kernel_readahead",
-       "    -o kernel_readahead=SIZE  the kernel's read-ahead window for buffered readers of the\n"
-       "                            mount (default and 0: the kernel's own, 128K)\n",
-       Size(&MountOptions::kernel_readahead, 1ull << 30, "1G")},
-      {"direct", "    -o direct=0|1           O_DIRECT on part files for aligned reads (default 1)\n",
+      {"readahead_mem", "SIZE", "`1G`",
+       "ceiling of the memory for units loaded ahead of their readers (the cache's staging area, outside "
+       "`cache_size`): each stream gets an equal share, and beyond it only disks with nothing to do get read-ahead — "
+       "so a small ceiling never leaves a disk idle and a large one is not used unless streams need it",
+       Size([](MountOptions& o) -> uint64_t& { return o.volume.read_ahead.staging_limit; })},
+      {"direct", "0|1", "`1`", "`O_DIRECT` on part files for aligned reads (no double caching)",
+       Flag(Vol(&VolumeOptions::direct))},
+      {"kernel_readahead", "SIZE", "the kernel's, 128K",
+       "the kernel's read-ahead window for buffered readers of the mount; larger windows did not read faster here "
+       "(BENCHMARKS.md, issue 6)",
+       Size(Own(&MountOptions::kernel_readahead), 0, 1ull << 30, "at most 1G")},
+      {"disks", "D0:D1:...", "registry", "disk directories, overriding the registered paths (same order)",
        [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         auto v = ParseBool(key, value);
-         if (!v.ok()) return v.error();
-         o.direct = *v;
-         return Status::Ok();
-       }},
-      {"disks", "    -o disks=D0:D1:...      disk directories, overriding the registered paths (same order)\n",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         o.disks = SplitList(value, ':');
-         for (const auto& d : o.disks)
+         o.volume.disks = SplitList(value, ':');
+         for (const auto& d : o.volume.disks)
            if (d.empty()) return Error(EINVAL, "option " + key + "=" + value + ": empty disk path");
          return Status::Ok();
        }},
-      {"lp",
-       "    -o lp=vertex|chunk      logical partitions hold only the runs of active sources' edges of\n"
-       "                            source-sorted chunks where the read-cost model favours it (default),\n"
-       "                            or whole chunks\n",
-       OneOf(&MountOptions::lp, {"vertex", "chunk"})},
-      {"lp_loader",
-       "    -o lp_loader=direct|cache  how the LP loader reads whole chunks that are not cached: straight\n"
-       "                            from the disks, 16 MiB batches, eight in flight over the disks, then\n"
-       "                            offered to the cache (default); or through the cache, unit by unit\n"
-       "                            with read-ahead\n",
-       OneOf(&MountOptions::lp_loader, {"direct", "cache"})},
-      {"lp_diagonal",
-       "    -o lp_diagonal=0|1      among chunks of equal priority, LPs take those of diagonal blocks\n"
-       "                            (i, i) first, where reentry gains most (default 1)\n",
+      {"cache_size", "SIZE|N%", "`25%`",
+       "budget of the shared cache of striped files' units (bytes or % of RAM; `0`: read-ahead only)", Budget(false)},
+      {"memory", "SIZE|N%", "none",
+       "one budget for the graph bytes the daemon holds, instead of `cache_size`: staging (`readahead_mem`, at most "
+       "a quarter of it), each graph's LP window (`lp_memory`, at most a quarter) and chunk index while it has jobs, "
+       "and the cache, which gets the rest (at least an eighth) — a graph's last job gives its window and index back "
+       "to the cache. `stats.memory_budget` shows the split",
+       Budget(true)},
+      {"cache_policy", Names(PolicyChoices()), "`" + volume::CachePolicyNames().front() + "`", PolicyHelp(),
+       OneOf(Vol(&VolumeOptions::cache_policy), PolicyChoices())},
+      {"cache_window", "SECONDS", "`600`",
+       "how long a read counts towards a unit's priority; must cover one iteration of the slowest job (a unit whose "
+       "visits all left the window ranks lowest, and the cache then degrades to LRU)",
+       Whole<unsigned>(Vol(&VolumeOptions::cache_window), 1, 86400)},
+      {"cache_trace", "FILE", "none", "append every cache unit lookup to FILE (time pid file unit bytes; diagnostics)",
+       Text(Vol(&VolumeOptions::cache_trace))},
+      {"threads", "N", "`128`",
+       "FUSE worker threads at most (a reader blocked on a disk read holds one: four engines with 24 MiB `O_DIRECT` "
+       "preads in flight are about 100 requests)",
+       Whole<unsigned>(Own(&MountOptions::threads), 1, 1024)},
+      {"timeout", "SECONDS", "`1`", "attribute and entry cache timeout",
        [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         auto v = ParseBool(key, value);
-         if (!v.ok()) return v.error();
-         o.lp_diagonal = *v;
-         return Status::Ok();
-       }},
-      {"lp_memory",
-       "    -o lp_memory=SIZE       memory for logical partitions loaded ahead and held by jobs: LPs\n"
-       "                            load ahead while they fit, each at most a quarter of it (default 512M)\n",
-       SizeAtLeast(&MountOptions::lp_memory, 64u << 10, "at least 64K (four LPs of 16K)")},
-      {"disk_bandwidth",
-       "    -o disk_bandwidth=SIZE  read-cost model: sequential bytes per second of one disk (default: what\n"
-       "                            graphfs-calibrate stored on the disks, else 100M)\n",
-       SizeAtLeast(&MountOptions::disk_bandwidth, 1, "must be above 0")},
-      {"request_cost_us",
-       "    -o request_cost_us=N    read-cost model: microseconds one more read request costs (default:\n"
-       "                            graphfs-calibrate's, else 100)\n",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         auto v = ParseCount(key, value, 0, 10000000);
-         if (!v.ok()) return v.error();
-         o.request_cost_us = *v;
-         return Status::Ok();
-       }},
-      {"log", "    -o log=FILE             log file (default: stderr; syslog-free)\n", Text(&MountOptions::log_file)},
-      {"timeout", "    -o timeout=SECONDS      attribute and entry cache timeout (default 1)\n",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         auto v = ParseCount(key, value, 0, 3600);
+         auto v = ParseWhole<unsigned>(key, value, 0, 3600);
          if (!v.ok()) return v.error();
          o.timeout = *v;
          return Status::Ok();
        }},
+      {"log", "FILE", "none", "daemon log (errors, fault injection); stderr in the foreground",
+       Text(Own(&MountOptions::log_file))},
+      {"lp", Names(kLp), "`vertex`",
+       "logical partitions of source-sorted graphs (`preprocess --sort-sources`) hold only the runs of the jobs' "
+       "active sources' edges where the read-cost model favours it, and each job's `lp-SEQ` only its own active "
+       "sources' edges; `chunk`: whole chunks (chunkindex/README.md, \"Vertex-granular logical partitions\")",
+       OneOf(Vol(&VolumeOptions::lp_granularity), kLp)},
+      {"lp_loader", Names(kLpLoader), "`direct`",
+       "how the LP loader reads whole chunks that are not cached: straight from the disks in batches of 16 MiB that "
+       "each lie on one disk, eight in flight, interleaved over the disks, then offered to the cache (its policy "
+       "decides whether to keep them); or through the cache unit by unit with read-ahead (measured slower: "
+       "BENCHMARKS.md, issue 16)",
+       OneOf(Vol(&VolumeOptions::lp_loading), kLpLoader)},
+      {"lp_diagonal", "0|1", "`1`",
+       "among chunks of equal priority, LPs take those of diagonal blocks (i, i) first — where the engines' "
+       "loaded-data reentry gains most (`--reentry`, engines/README.md)",
+       Flag(Vol(&VolumeOptions::lp_diagonal))},
+      {"lp_memory", "SIZE", "`512M`",
+       "memory for logical partitions loaded ahead and held by jobs, per graph: LPs load ahead while they fit (an LP "
+       "counts its own bytes and the whole cached units it is made of), each at most a quarter of it; a job waits "
+       "for a slower one only when the LPs that one holds or has queued fill it; what the LPs' own memory leaves of "
+       "half of it (at least 64M) is kept idle for reuse",
+       Size(Vol(&VolumeOptions::lp_memory), 64u << 10, UINT64_MAX, "at least 64K (four LPs of 16K)")},
+      {"disk_bandwidth", "SIZE", "`graphfs-calibrate`'s, else 100M",
+       "read-cost model: sequential bytes per second of one disk",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseSize(value);
+         if (!v.ok()) return v.error().Wrap("option " + key);
+         if (*v == 0) return Error(EINVAL, "option " + key + "=" + value + ": must be above 0");
+         o.volume.seq_bytes_per_second = static_cast<double>(*v);
+         return Status::Ok();
+       }},
+      {"request_cost_us", "N", "`graphfs-calibrate`'s, else 100",
+       "read-cost model: what one more read request costs, in µs (a gap between runs is read through when it costs "
+       "less)",
+       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+         auto v = ParseWhole<unsigned>(key, value, 0, 10000000);
+         if (!v.ok()) return v.error();
+         o.volume.seconds_per_request = static_cast<double>(*v) * 1e-6;
+         return Status::Ok();
+       }},
   };
   return table;
+}
+
+// Markdown to terminal text: backquotes dropped.
+std::string Plain(const std::string& markdown) {
+  std::string s;
+  for (char c : markdown)
+    if (c != '`') s += c;
+  return s;
+}
+
+// `text` wrapped at `width` columns from `column` on; every line after the first is indented
+// by `indent`.
+std::string Wrap(const std::string& text, size_t column, size_t indent, size_t width) {
+  std::string out, word;
+  bool line_empty = true;
+  auto place = [&] {
+    if (word.empty()) return;
+    if (!line_empty && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    line_empty = false;
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ') place();
+    else word += c;
+  }
+  place();
+  return out;
+}
+
+std::string EscapeBars(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
 }
 
 }  // namespace
@@ -240,7 +326,7 @@ Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
   const std::string value = has_value ? option.substr(eq + 1) : "";
   // libfuse needs these too; graphfs notes them.
   if (key == "ro" || key == "rw") {
-    o.read_only = key == "ro";
+    o.volume.read_only = key == "ro";
     return false;
   }
   for (const OptionSpec& spec : Options()) {
@@ -256,27 +342,50 @@ Status ResolveMountOptions(MountOptions& o) {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGESIZE);
   const uint64_t ram = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  auto v = ParseSizeOrPercent(o.cache_size, ram);
-  if (!v.ok()) return v.error().Wrap("option cache_size");
-  if (ram > 0 && *v > ram) return Error(EINVAL, "option cache_size=" + o.cache_size + " is larger than RAM");
-  o.cache_bytes = *v;
-  if (!o.memory.empty()) {
+  o.volume.cache_bytes = o.cache_size.Of(ram);
+  if (ram > 0 && o.volume.cache_bytes > ram)
+    return Error(EINVAL, "option cache_size=" + o.cache_size.text + " is larger than RAM");
+  o.volume.memory_bytes = 0;
+  if (o.memory) {
     if (o.cache_size_given)
       return Error(EINVAL, "options memory= and cache_size= are two budgets for one cache: give one of them");
-    auto m = ParseSizeOrPercent(o.memory, ram);
-    if (!m.ok()) return m.error().Wrap("option memory");
-    if (ram > 0 && *m > ram) return Error(EINVAL, "option memory=" + o.memory + " is larger than RAM");
-    if (*m == 0) return Error(EINVAL, "option memory=" + o.memory + ": a budget of nothing");
-    o.memory_bytes = *m;
+    const uint64_t m = o.memory->Of(ram);
+    if (ram > 0 && m > ram) return Error(EINVAL, "option memory=" + o.memory->text + " is larger than RAM");
+    if (m == 0) return Error(EINVAL, "option memory=" + o.memory->text + ": a budget of nothing");
+    o.volume.memory_bytes = m;
   }
   return Status::Ok();
 }
 
+std::vector<std::string> MountOptionKeys() {
+  std::vector<std::string> keys;
+  for (const OptionSpec& spec : Options()) keys.push_back(spec.key);
+  return keys;
+}
+
 std::string MountOptionsHelp() {
+  constexpr size_t kHelpColumn = 28, kWidth = 100;
   std::string help = "graphfs options (-o key=value, also in fstab):\n";
-  for (const OptionSpec& spec : Options()) help += spec.help;
+  for (const OptionSpec& spec : Options()) {
+    std::string head = "    -o " + spec.key + "=" + spec.value;
+    if (head.size() + 1 > kHelpColumn) {
+      head += "\n" + std::string(kHelpColumn, ' ');
+    } else {
+      head.resize(kHelpColumn, ' ');
+    }
+    const std::string text = Plain(spec.help) + " (default: " + Plain(spec.default_value) + ")";
+    help += head + Wrap(text, kHelpColumn, kHelpColumn, kWidth) + "\n";
+  }
   help += "graphfs always adds default_permissions: the kernel checks permissions as ext4 would.\n";
   return help;
+}
+
+std::string MountOptionsMarkdown() {
+  std::string md = "| option | meaning | default |\n|---|---|---|\n";
+  for (const OptionSpec& spec : Options())
+    md += "| `" + spec.key + "=" + EscapeBars(spec.value) + "` | " + EscapeBars(spec.help) + " | " +
+          EscapeBars(spec.default_value) + " |\n";
+  return md;
 }
 
 }  // namespace graphfs

@@ -131,7 +131,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
     g->plain_ = std::move(file->plain);
   }
 
-  if (volume.options().vertex_lps) {
+  if (volume.options().lp_granularity == LpGranularity::kVertex) {
     auto runs = chunkindex::SourceRuns::Load(*g->table_, chunkindex::ChunkFile::kColumn);
     if (!runs.ok()) return runs.error();
     g->runs_ = std::make_unique<chunkindex::SourceRuns>(std::move(*runs));
@@ -190,7 +190,10 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
 
   chunkindex::LpScheduler::Options options;
   options.memory = g->memory_;
-  options.runs = g->runs_.get();
+  if (volume.options().lp_granularity == LpGranularity::kVertex) {
+    options.granularity = chunkindex::LpScheduler::Options::Granularity::kVertex;
+    options.runs = g->runs_.get();
+  }
   options.cost = volume.read_cost().cost;
   options.diagonal_first = volume.options().lp_diagonal;
   options.window_bytes = volume.options().lp_memory;
@@ -236,7 +239,7 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   for (const chunkindex::LpExtent& e : lp.extents) {
     // lp_loader=direct: whole chunks are read like runs (cached ones copied, the rest straight
     // from the disks in one submission).
-    std::vector<CopyRange>& to = compressed || (e.whole && !volume_->options().lp_direct) ? whole : runs;
+    std::vector<CopyRange>& to = compressed || (e.whole && volume_->options().lp_loading == LpLoading::kThroughCache) ? whole : runs;
     (e.whole ? whole_bytes : run_bytes) += e.length;
     if (!to.empty() && to.back().offset + to.back().length == e.file_offset &&
         to.back().out_offset + to.back().length == e.lp_offset) {

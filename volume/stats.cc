@@ -190,7 +190,7 @@ void Volume::AddStats(json& j) {
                           {"random_read_seconds", c.random_read_seconds},
                           {"direct", c.direct},
                           {"measured_unix", c.measured_unix}});
-  j["read_cost"] = {{"lp_granularity", options_.vertex_lps ? "vertex" : "chunk"},
+  j["read_cost"] = {{"lp_granularity", options_.lp_granularity == LpGranularity::kVertex ? "vertex" : "chunk"},
                     {"bytes_per_second", read_cost_.cost.bytes_per_second},
                     {"seconds_per_request", read_cost_.cost.seconds_per_request},
                     {"gap_read_through_bytes", read_cost_.cost.GapWorthReading()},

@@ -143,7 +143,7 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
   for (const std::string& why : v->read_cost_.damaged) LogError("read cost: " + why);
   IoEngineOptions& io = v->io_options_;
   io.disks = v->disks_ ? v->disks_->size() : 1;
-  io.mode = options.shared_queue ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;
+  io.mode = options.io_queues == IoQueues::kShared ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;
   io.workers_per_disk = options.io_workers != 0 ? options.io_workers : 1;
   io.shared_workers = options.io_workers != 0 ? options.io_workers : io.disks;
   io.queue_depth = options.queue_depth;

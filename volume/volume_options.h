@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/eviction_policy.h"
@@ -11,16 +12,21 @@
 
 namespace graphfs::volume {
 
+// Choices made by name in the mount options (io=, lp=, lp_loader=) stay choices down here.
+enum class IoQueues { kPerDisk, kShared };    // one queue per disk, or one for all (comparison)
+enum class LpGranularity { kVertex, kChunk };
+enum class LpLoading { kDirect, kThroughCache };
+
 struct VolumeOptions {
   std::string source;               // absolute path of the directory of graphs
   std::vector<std::string> disks;   // disk directories overriding the registered ones (same order)
   bool read_only = false;
   bool direct = true;               // O_DIRECT on part files for aligned reads
   // I/O engine.
-  bool shared_queue = false;        // one queue for all disks (comparison) instead of one per disk
+  IoQueues io_queues = IoQueues::kPerDisk;
   unsigned io_workers = 0;          // per disk (default 1), or in the shared pool (default: disks)
   unsigned queue_depth = 4;
-  // Cache.
+  // Cache (fusefs resolves cache_size=N% of RAM into bytes).
   uint64_t cache_bytes = 0;
   // One budget (volume/memory_budget.h) instead of cache_bytes (0: none). Staging and lp_memory
   // become at most a quarter of it each; the cache gets the rest of what the graphs in use
@@ -33,12 +39,12 @@ struct VolumeOptions {
   ReadAheadOptions read_ahead;
   // Logical partitions: vertex-granular (only the runs of active sources' edges of source-sorted
   // chunks, by the read-cost model) or whole chunks.
-  bool vertex_lps = true;
+  LpGranularity lp_granularity = LpGranularity::kVertex;
   // How the LP loader reads whole chunks that are not cached: straight from the disks (the
   // default: like runs, see below; the whole chunks read are then offered to the cache, which
   // keeps them if its policy admits them), or through the cache, unit by unit with read-ahead
   // (measured slower: BENCHMARKS.md).
-  bool lp_direct = true;
+  LpLoading lp_loading = LpLoading::kDirect;
   // Among chunks of equal priority, LPs take those of diagonal blocks (i, i) first (CLIP's
   // diagonal-first order: reentry gains most where both ends of an edge are in one partition).
   bool lp_diagonal = true;
@@ -55,7 +61,12 @@ struct VolumeOptions {
   double seconds_per_request = -1;
 };
 
-// The names `cache_policy` takes, the default first.
+// The names `cache_policy` takes, the default first, and a line on each (for help texts).
 inline const std::vector<std::string>& CachePolicyNames() { return cache::EvictionPolicyNames(); }
+inline std::vector<std::pair<std::string, std::string>> CachePolicySummaries() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const cache::EvictionPolicyInfo& p : cache::EvictionPolicies()) out.emplace_back(p.name, p.summary);
+  return out;
+}
 
 }  // namespace graphfs::volume

@@ -687,6 +687,7 @@ struct SortedCatalog : Catalog {
   LpScheduler::Options Options(bool prefetch = false) const {
     LpScheduler::Options o;
     o.prefetch_next = prefetch;
+    o.granularity = LpScheduler::Options::Granularity::kVertex;
     o.runs = &runs;
     o.cost.bytes_per_second = 1e9;
     o.cost.seconds_per_request = 1e-9;  // no gap is worth reading through

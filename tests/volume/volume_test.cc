@@ -300,7 +300,7 @@ class IndexedVolume : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(g.error, "");
     VolumeOptions o = Options(g.source, 8 << 20, 4 << 20);
-    o.lp_direct = direct_loader;
+    o.lp_loading = direct_loader ? LpLoading::kDirect : LpLoading::kThroughCache;
     v = StartVolume(o);
     ASSERT_NE(v, nullptr);
     f = OpenFile(*v, g.graph + "/column");
