@@ -111,6 +111,7 @@ GS_MEM=""
 LLC_MB=""
 REPEAT=1
 OUT=""
+ARGS="$*"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --graphso) GRAPHSO_SRC=$2; shift 2 ;;
@@ -192,7 +193,8 @@ WORK=$((VERTICES * 64 + (512 << 20)))
 COLUMN_MIB=$(((COLUMN >> 20) + 1))
 GRAPH_MB=$(((COLUMN >> 20) > 0 ? COLUMN >> 20 : 1))
 if [[ -z $LLC_MB ]]; then
-  LLC_MB=$(($(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0) >> 20))
+  # The L3 of one core (sysfs; getconf's LEVEL3_CACHE_SIZE is wrong in this VM: 320M for 32M).
+  LLC_MB=$(( $(numfmt --from=iec "$(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo 0)" 2>/dev/null || echo 0) >> 20 ))
   ((LLC_MB > 0)) || LLC_MB=8
 fi
 
@@ -226,7 +228,7 @@ RUNS=$OUT/runs.tsv
 printf 'round\tside\twall_s\tdisk_bytes\tcpu_s\tjobs_cpu_s\tdaemon_cpu_s\tmem_limit\tjobs_peak\tdaemon_peak\ttotal\tstatus\tlog\n' > "$RUNS"
 cat > "$OUT/setup.txt" <<EOF
 date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')
-command: $0 $*
+command: $0 $ARGS
 graphfs: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo ?)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo " (working tree modified)"), binaries $GRAPHFS_BIN
 graphso: $GRAPHSO_SRC $(git -C "$GRAPHSO_SRC" rev-parse --short HEAD 2>/dev/null || echo ?)
 graph: $NAME ($FAMILY, $VERTICES vertices, $EDGES edges, P=${PARTITIONS:-16}), column $COLUMN B, $G
