@@ -1,4 +1,4 @@
-#include "volume/graph_update.h"
+#include "admin/graph_update.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,9 +23,13 @@
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
 #include "striping/disk_set.h"
-#include "volume/graph_disks.h"
+#include "admin/graph_disks.h"
+#include "volume/graph_files.h"
+#include "volume/version_reclaim.h"
 
-namespace graphfs::volume {
+namespace graphfs::admin {
+
+using namespace graphfs::volume;  // versions, keep and reclaim, removing graph files
 
 using grid::BlockFileName;
 using grid::GridLayout;
@@ -491,25 +495,6 @@ Status IndexLikeOld(const std::string& old_dir, const std::string& new_dir, Upda
   return Status::Ok();
 }
 
-std::pair<std::string, std::string> ParentAndName(const std::string& graph_dir) {
-  std::filesystem::path p = std::filesystem::path(graph_dir).lexically_normal();
-  if (!p.has_filename()) p = p.parent_path();
-  std::string parent = p.parent_path().string();
-  return {parent.empty() ? "." : parent, p.filename().string()};
-}
-
-int64_t VersionOf(const std::string& dir) {
-  auto text = grid::ReadRegularFile(dir + "/" + kVersionFile, 64);
-  if (!text.ok()) return text.error().code() == ENOENT ? 0 : -1;
-  try {
-    size_t used = 0;
-    const long long v = std::stoll(*text, &used);
-    return v >= 0 ? v : -1;
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
-
 // ---- versions in place ----
 
 namespace {
@@ -666,4 +651,4 @@ Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
   return st;
 }
 
-}  // namespace graphfs::volume
+}  // namespace graphfs::admin

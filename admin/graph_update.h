@@ -27,7 +27,7 @@
 #include "common/result.h"
 #include "volume/version_reclaim.h"
 
-namespace graphfs::volume {
+namespace graphfs::admin {
 
 struct UpdateOptions {
   std::string graph_dir;
@@ -69,22 +69,16 @@ struct UpdateStats {
                                          // which stay with the old version
   uint64_t referenced_bytes = 0;  // in place: what the new version's files keep alive on disk
   bool compacted = false;         // in place: written compactly (UpdateOptions::compact_above)
-  std::optional<ReclaimReport> reclaim;  // in place, with a keep count: what was reclaimed
+  std::optional<volume::ReclaimReport> reclaim;  // in place, with a keep count: what was reclaimed
   std::string reclaim_error;             // a reclaim that failed (the update itself stands)
 };
 
-inline constexpr const char* kVersionFile = ".graphfs/version";
-
 Result<UpdateStats> UpdateGraph(const UpdateOptions& options);
 
-// GRAPH split into its parent directory and its name (no trailing slash; "." for a bare name).
-std::pair<std::string, std::string> ParentAndName(const std::string& graph_dir);
-// A graph directory's version number (0 without a version file); -1 if it cannot be read.
-int64_t VersionOf(const std::string& dir);
 
 // What an in-place run does first, alone: finishes the update a killed run left swapped in
 // (renames the old version to NAME@N) or removes one it left unswapped. Returns what it did
 // ("" if nothing was left).
 Result<std::string> RecoverUpdate(const std::string& graph_dir);
 
-}  // namespace graphfs::volume
+}  // namespace graphfs::admin

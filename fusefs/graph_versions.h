@@ -1,4 +1,4 @@
-// Graph versions through the mount (issue 19; volume/graph_update.h makes them): a kept version
+// Graph versions through the mount (issue 19; admin/graph_update.h makes them): a kept version
 // `NAME@N/`'s graph is read-only, and a graph file shared between versions by a hard link cannot
 // be written through either name — one write would change both versions. graphfs-update is how
 // a graph changes. Jobs may still run on a kept version: the files they keep beside the graph

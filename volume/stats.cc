@@ -4,7 +4,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "volume/graph_update.h"
 #include "volume/version_reclaim.h"
 #include "volume/volume.h"
 

@@ -17,10 +17,28 @@
 #include "common/log.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
-#include "volume/graph_disks.h"
-#include "volume/graph_update.h"
+#include "volume/graph_files.h"
 
 namespace graphfs::volume {
+
+std::pair<std::string, std::string> ParentAndName(const std::string& graph_dir) {
+  std::filesystem::path p = std::filesystem::path(graph_dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  std::string parent = p.parent_path().string();
+  return {parent.empty() ? "." : parent, p.filename().string()};
+}
+
+int64_t VersionOf(const std::string& dir) {
+  auto text = grid::ReadRegularFile(dir + "/" + kVersionFile, 64);
+  if (!text.ok()) return text.error().code() == ENOENT ? 0 : -1;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(*text, &used);
+    return v >= 0 ? v : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-// Kept graph versions (graphfs-update's GRAPH@N, graph_update.h): which there are, what disk
+// Kept graph versions (graphfs-update's GRAPH@N, admin/graph_update.h): which there are, what disk
 // space each holds, and reclaiming the ones nothing uses any more.
 //
 // A version is *held* while it is one of the `keep` newest kept versions (`graphfs-update --keep
@@ -26,14 +26,21 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
 
 namespace graphfs::volume {
 
+inline constexpr const char* kVersionFile = ".graphfs/version";
 inline constexpr const char* kKeepFile = ".graphfs/keep";
 inline constexpr const char* kReclaimMark = ".graphfs/reclaim";
+
+// GRAPH split into its parent directory and its name (no trailing slash; "." for a bare name).
+std::pair<std::string, std::string> ParentAndName(const std::string& graph_dir);
+// A graph directory's version number (0 without a version file); -1 if it cannot be read.
+int64_t VersionOf(const std::string& dir);
 
 struct VersionSpace {
   std::string path;

@@ -5,13 +5,14 @@
 // Applies a batch of edge additions and deletions (binary edge lists in the graph's format; text
 // lists convert with import-edges) to a plain grid graph, as `preprocess` would have written it
 // from the updated edge list (grid/edge_batch.h): in place as GRAPH's next version (the old one
-// kept as GRAPH@N), or into a new directory OUTPUT (volume/graph_update.h).
+// kept as GRAPH@N), or into a new directory OUTPUT (admin/graph_update.h).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
 #include <string>
 
-#include "volume/graph_update.h"
+#include "admin/graph_update.h"
+#include "volume/version_reclaim.h"
 
 namespace {
 
@@ -75,8 +76,8 @@ int Reclaim(const std::string& graph, std::optional<uint64_t> keep) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using Order = graphfs::volume::UpdateOptions::Order;
-  graphfs::volume::UpdateOptions options;
+  using Order = graphfs::admin::UpdateOptions::Order;
+  graphfs::admin::UpdateOptions options;
   CLI::App cli("graphfs-update: a batch of edge additions and deletions applied to a grid graph; the updated graph "
                "equals preprocess of the updated edge list (old edges minus deleted ones, then the added ones)",
                "graphfs-update");
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "graphfs-update: nothing to do: give --add and/or --delete\n");
     return 2;
   }
-  auto st = graphfs::volume::UpdateGraph(options);
+  auto st = graphfs::admin::UpdateGraph(options);
   if (!st.ok()) {
     std::fprintf(stderr, "graphfs-update: error: %s\n", st.error().message().c_str());
     return 1;

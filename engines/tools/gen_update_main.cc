@@ -19,7 +19,7 @@
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
-#include "volume/graph_disks.h"
+#include "admin/graph_disks.h"
 
 int main(int argc, char** argv) {
   std::string graph, add_path, delete_path, kind = "random";
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   cli.add_option("--delete", delete_path, "output: edges to delete")->required();
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
   // A striped graph's stubs are read through their parts (its disk set, .graphfs/disks.json).
-  auto disks = graphfs::volume::GraphDisks::Open(graph);
+  auto disks = graphfs::admin::GraphDisks::Open(graph);
   if (!disks.ok()) {
     std::fprintf(stderr, "gen-update: error: %s\n", disks.error().message().c_str());
     return 1;

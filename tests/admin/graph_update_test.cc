@@ -1,7 +1,7 @@
 // graphfs-update's core (engines/core/graph_update.h, grid/edge_batch.h): the updated graph is,
 // file by file, what preprocess writes for the updated edge list — the old graph's edges (in
 // `row` order) minus the deleted ones, then the added ones.
-#include "volume/graph_update.h"
+#include "admin/graph_update.h"
 
 #include <gtest/gtest.h>
 
@@ -25,9 +25,12 @@
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "striping/restripe.h"
-#include "volume/graph_disks.h"
+#include "admin/graph_disks.h"
+#include "volume/graph_files.h"
+#include "volume/version_reclaim.h"
 
-namespace graphfs::volume {
+namespace graphfs::admin {
+using namespace graphfs::volume;  // versions, keep, reclaim
 namespace {
 
 namespace etest = graphfs::engine::testing;
@@ -293,11 +296,12 @@ TEST(GraphUpdateTool, GenUpdateMakesBatchesOfTheGraphsEdges) {
 }
 
 }  // namespace
-}  // namespace graphfs::volume
+}  // namespace graphfs::admin
 
 // ---- versions in place ----
 
-namespace graphfs::volume {
+namespace graphfs::admin {
+using namespace graphfs::volume;  // versions, keep, reclaim
 namespace {
 
 // Whether every graph file of `a` equals `b`'s.
@@ -825,11 +829,12 @@ TEST_F(VersionedUpdate, KilledAtRandomPointsLeavesTheOldOrTheNewVersion) {
 }
 
 }  // namespace
-}  // namespace graphfs::volume
+}  // namespace graphfs::admin
 
 // ---- versions of striped graphs ----
 
-namespace graphfs::volume {
+namespace graphfs::admin {
+using namespace graphfs::volume;  // versions, keep, reclaim
 namespace {
 
 struct StripedCase {
@@ -1061,4 +1066,4 @@ INSTANTIATE_TEST_SUITE_P(Stripes, StripedVersionedUpdate,
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
-}  // namespace graphfs::volume
+}  // namespace graphfs::admin

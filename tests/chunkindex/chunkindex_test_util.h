@@ -20,26 +20,11 @@
 #include <vector>
 
 #include "engines/core/preprocess.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace graphfs::chunkindex::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "graphfs-chunkindex-test-XXXXXX").string();
-    char* p = ::mkdtemp(tmpl.data());
-    if (p != nullptr) path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using graphfs::testing::TempDir;
 
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

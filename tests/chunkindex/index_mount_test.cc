@@ -11,7 +11,7 @@
 #include "chunkindex/index_builder.h"
 #include "chunkindex_test_util.h"
 #include "table_check.h"
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 
 namespace graphfs::chunkindex {
 namespace {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engines/core/preprocess.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace graphfs::engine::testing {
 
@@ -38,23 +39,7 @@ inline bool PreprocessGraph(const std::string& input, const std::string& output,
   return stats.ok();
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "graphfs-engine-test-XXXXXX").string();
-    char* p = ::mkdtemp(tmpl.data());
-    if (p != nullptr) path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using graphfs::testing::TempDir;
 
 struct TestEdge {
   int32_t source;

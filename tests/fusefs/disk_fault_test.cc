@@ -11,7 +11,7 @@
 
 #include "striping/stripe_map.h"
 #include "striping/striped_file.h"
-#include "tests/fusefs/loop_disk.h"
+#include "tests/testutil/loop_disk.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 
 namespace graphfs::testing {
 

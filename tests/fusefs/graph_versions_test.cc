@@ -26,7 +26,7 @@
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "striping/manifest.h"
-#include "volume/graph_disks.h"
+#include "admin/graph_disks.h"
 #include "tests/fusefs/result_arrays.h"
 #include "tests/fusefs/striped_fixture.h"
 
@@ -165,7 +165,7 @@ void ExpectEveryVersionWhole(const std::string& src) {
     if (!std::filesystem::exists(e.path() / "meta")) continue;
     SCOPED_TRACE(name);
     // A striped version's stubs read through their parts.
-    auto disks = volume::GraphDisks::Open(e.path().string());
+    auto disks = admin::GraphDisks::Open(e.path().string());
     ASSERT_TRUE(disks.ok()) << disks.error().message();
     grid::ScopedDefaultStubFiles stubs(*disks ? &(*disks)->stubs() : grid::DefaultStubFiles());
     auto g = grid::GridLayout::Open(e.path().string());

@@ -19,7 +19,7 @@
 #include "common/unique_fd.h"
 #include "striping/manifest.h"
 #include "striping/restripe.h"
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {

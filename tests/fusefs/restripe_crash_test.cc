@@ -19,7 +19,7 @@
 #include "striping/packed_stream.h"
 #include "striping/part_io.h"
 #include "striping/striped_file.h"
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 
 namespace graphfs::testing {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 
 namespace graphfs::testing {
 

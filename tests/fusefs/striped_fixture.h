@@ -14,7 +14,7 @@
 
 #include "striping/manifest.h"
 #include "striping/restripe.h"
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 
 namespace graphfs::testing {
 

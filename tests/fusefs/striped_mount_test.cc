@@ -17,7 +17,7 @@
 #include "striping/striped_file.h"
 #include <gtest/gtest.h>
 
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 #include "tests/fusefs/striped_fixture.h"
 
 namespace graphfs::testing {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/striping/test_dirs.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
 namespace {

@@ -16,7 +16,7 @@
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
 #include "tests/engines/run_binary.h"
-#include "tests/striping/test_dirs.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
 namespace {

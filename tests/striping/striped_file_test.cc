@@ -12,7 +12,7 @@
 
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
-#include "tests/striping/test_dirs.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
 namespace {

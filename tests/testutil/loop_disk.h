@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 
 namespace graphfs::testing {
 

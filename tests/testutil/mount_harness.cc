@@ -1,4 +1,4 @@
-#include "tests/fusefs/mount_harness.h"
+#include "tests/testutil/mount_harness.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/striping/test_dirs.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace graphfs::testing {
 

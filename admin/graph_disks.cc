@@ -1,0 +1,164 @@
+#include "admin/graph_disks.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "striping/part_io.h"
+#include "striping/striped_file.h"
+#include "volume/graph_files.h"
+#include "volume/packed_file.h"
+
+namespace graphfs::admin {
+
+using volume::PackedCounters;
+using volume::PackedFile;
+using volume::RegisteredDiskSet;
+
+namespace {
+
+// A stub's bytes, read from its parts (decoded when it is compressed).
+class PartsReader : public grid::StubReader {
+ public:
+  PartsReader(std::shared_ptr<StripedFile> file, std::shared_ptr<PackedFile> packed, std::string path)
+      : file_(std::move(file)), packed_(std::move(packed)), path_(std::move(path)) {}
+  uint64_t size() const override { return packed_ ? packed_->size() : file_->size(); }
+  Status ReadExact(char* buf, uint64_t length, uint64_t offset) const override {
+    while (length > 0) {
+      auto n = packed_ ? packed_->Read(offset, length, buf) : file_->Read(offset, length, buf);
+      if (!n.ok()) return n.error().Wrap(path_);
+      if (*n == 0) return Error(EIO, path_ + ": ends before byte " + std::to_string(offset + length));
+      buf += *n;
+      offset += *n;
+      length -= *n;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<StripedFile> file_;
+  std::shared_ptr<PackedFile> packed_;
+  std::string path_;
+};
+
+class DiskStubFiles : public grid::StubFiles {
+ public:
+  explicit DiskStubFiles(const GraphDisks& disks) : disks_(disks) {}
+
+  Result<std::optional<uint64_t>> StubSize(int fd, const std::string& path) const override {
+    auto m = Manifest(fd, path);
+    if (!m.ok()) return m.error();
+    if (!*m) return std::optional<uint64_t>();
+    return std::optional<uint64_t>((*m)->size);
+  }
+
+  Result<std::shared_ptr<const grid::StubReader>> OpenStub(UniqueFd fd, const std::string& path) const override {
+    auto m = Manifest(fd.get(), path);
+    if (!m.ok()) return m.error();
+    if (!*m) return Error(EINVAL, path + " is not a striped file");
+    StripedFileOptions o;
+    o.writable = false;
+    o.direct_io = false;  // the tools' reads are small and unaligned as often as not
+    auto file = StripedFile::Open(disks_.disks(), disks_.io(), std::move(fd), **m, o);
+    if (!file.ok()) return file.error().Wrap(path);
+    std::shared_ptr<PackedFile> packed;
+    if ((*m)->packed) {
+      auto opened = PackedFile::Open(*file, &counters_);
+      if (!opened.ok()) return opened.error().Wrap(path);
+      packed = *opened;
+    }
+    return std::shared_ptr<const grid::StubReader>(std::make_shared<PartsReader>(*file, packed, path));
+  }
+
+ private:
+  Result<std::optional<StripeManifest>> Manifest(int fd, const std::string& path) const {
+    auto m = ReadManifestFd(fd);
+    if (!m.ok()) return m.error().Wrap(path);
+    if (*m && (*m)->set_id != disks_.disks().set_id())
+      return Error(EINVAL, path + " is striped over disk set " + (*m)->set_id + ", not the graph's (" +
+                               disks_.disks().set_id() + ")");
+    return m;
+  }
+
+  const GraphDisks& disks_;
+  mutable PackedCounters counters_;
+};
+
+}  // namespace
+
+GraphDisks::GraphDisks(DiskSet disks, std::unique_ptr<IoEngine> io)
+    : disks_(std::move(disks)), io_(std::move(io)), stubs_(std::make_unique<DiskStubFiles>(*this)) {}
+GraphDisks::~GraphDisks() = default;
+
+Result<std::unique_ptr<GraphDisks>> GraphDisks::Open(const std::string& graph_dir) {
+  auto set = RegisteredDiskSet(graph_dir);
+  if (!set.ok()) return set.error();
+  if (!*set) return std::unique_ptr<GraphDisks>();
+  IoEngineOptions io;
+  io.disks = (*set)->size();
+  auto engine = IoEngine::Start(io);
+  if (!engine.ok()) return engine.error();
+  std::unique_ptr<GraphDisks> g(new GraphDisks(std::move(**set), std::move(*engine)));
+  UniqueFd column(::open((graph_dir + "/column").c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (column.valid()) {
+    auto m = ReadManifestFd(column.get());
+    if (m.ok() && *m) g->unit_ = (*m)->layout.unit;
+  }
+  return g;
+}
+
+Result<std::unique_ptr<NewGraphFile>> NewGraphFile::Create(const std::string& path, const GraphDisks* disks) {
+  std::unique_ptr<NewGraphFile> f(new NewGraphFile());
+  f->path_ = path;
+  f->disks_ = disks;
+  f->fd_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!f->fd_.valid()) return Error::FromErrno("create " + path);
+  if (disks == nullptr) return f;
+  // The stub first, durable: a part never exists that no stub names.
+  StripeManifest m;
+  m.file_id = NewId();
+  m.set_id = disks->disks().set_id();
+  const std::string name = path.substr(path.rfind('/') + 1);
+  m.layout = {disks->unit(), disks->disks().size(), FirstDiskFor(name, disks->disks().size())};
+  auto map = StripeMap::Create(m.layout);
+  if (!map.ok()) return map.error();
+  GRAPHFS_RETURN_IF_ERROR(WriteAll(f->fd_.get(), kStubText, std::strlen(kStubText), 0, "write " + path));
+  GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(f->fd_.get(), m));
+  if (::fsync(f->fd_.get()) != 0) return Error::FromErrno("fsync " + path);
+  GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks->disks(), m.file_id));
+  auto parts = OpenParts(disks->disks(), m.file_id, O_WRONLY);
+  if (!parts.ok()) return parts.error();
+  f->parts_ = std::move(*parts);
+  f->manifest_ = std::move(m);
+  f->map_ = std::move(*map);
+  return f;
+}
+
+Status NewGraphFile::Write(const char* data, uint64_t length, uint64_t offset) {
+  if (manifest_) {
+    GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks_->disks(), *map_, parts_, offset, length, data));
+  } else {
+    GRAPHFS_RETURN_IF_ERROR(WriteAll(fd_.get(), data, length, offset, "write " + path_));
+  }
+  size_ = std::max(size_, offset + length);
+  return Status::Ok();
+}
+
+Status NewGraphFile::Finish() {
+  if (manifest_) {
+    for (uint32_t d = 0; d < parts_.size(); ++d) {
+      if (::fsync(parts_[d].get()) != 0) return Error::FromErrno("fsync " + disks_->disks().PartPath(d, manifest_->file_id));
+    }
+    manifest_->size = size_;
+    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(fd_.get(), *manifest_));
+  } else if (::ftruncate(fd_.get(), static_cast<off_t>(size_)) != 0) {
+    return Error::FromErrno("truncate " + path_);
+  }
+  if (::fsync(fd_.get()) != 0) return Error::FromErrno("fsync " + path_);
+  return Status::Ok();
+}
+
+}  // namespace graphfs::admin

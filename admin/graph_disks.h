@@ -1,0 +1,75 @@
+// A striped graph's files for the offline tools (graphfs-update, gen-update): the graph's disk
+// set (its registry, `.graphfs/disks.json`), opened with an I/O engine of its own; its stubs read
+// as the files they stand for (grid::StubFiles: graph versions' extent maps read pieces that are
+// stubs, and chunkindex/ reads `row` through them); new files written as striped files over the
+// same disks. Removing files with their parts and what a file keeps on the disks are the mount's
+// too: volume/graph_files.h. Plain graphs need none of it: GraphDisks::Open says so (nullptr).
+//
+//   auto disks = GraphDisks::Open(graph_dir);          // nullptr: not striped
+//   grid::ScopedDefaultStubFiles scope(&(*disks)->stubs());
+//   auto out = NewGraphFile::Create(path, disks->get(), "column");  // striped when disks
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "grid/graph_file.h"
+#include "striping/disk_set.h"
+#include "striping/io_engine.h"
+#include "striping/manifest.h"
+#include "striping/stripe_map.h"
+
+namespace graphfs::admin {
+
+class GraphDisks {
+ public:
+  // The disk set `graph_dir` is striped over, every disk checked; nullptr when the directory
+  // has no registry (a plain graph).
+  static Result<std::unique_ptr<GraphDisks>> Open(const std::string& graph_dir);
+  ~GraphDisks();
+
+  const DiskSet& disks() const { return disks_; }
+  IoEngine* io() const { return io_.get(); }
+  // Reads stubs of this set through their parts (a compressed one decoded); ordinary files are
+  // left to grid/. A stub of another set is an error naming it.
+  const grid::StubFiles& stubs() const { return *stubs_; }
+  // The stripe unit new files get: the one `column` was striped with, else 16 MiB.
+  uint64_t unit() const { return unit_; }
+
+ private:
+  GraphDisks(DiskSet disks, std::unique_ptr<IoEngine> io);
+  DiskSet disks_;
+  std::unique_ptr<IoEngine> io_;
+  std::unique_ptr<grid::StubFiles> stubs_;
+  uint64_t unit_ = 16ull << 20;
+};
+
+// A new graph file written at increasing or any offsets, then made durable: a plain file, or
+// (with `disks`) a striped file over the graph's disk set — its stub (text and manifest) is
+// written and made durable before any part exists, so whoever finds the stub finds the parts
+// to remove; the parts hold the bytes, the manifest's size is set at Finish.
+class NewGraphFile {
+ public:
+  // `path` must not exist. `disks` null: a plain file.
+  static Result<std::unique_ptr<NewGraphFile>> Create(const std::string& path, const GraphDisks* disks);
+  Status Write(const char* data, uint64_t length, uint64_t offset);
+  // Everything durable (parts, then the stub's manifest with the size written so far).
+  Status Finish();
+
+ private:
+  NewGraphFile() = default;
+  std::string path_;
+  UniqueFd fd_;  // the plain file, or the stub
+  const GraphDisks* disks_ = nullptr;
+  std::optional<StripeManifest> manifest_;
+  std::optional<StripeMap> map_;
+  std::vector<UniqueFd> parts_;
+  uint64_t size_ = 0;
+};
+
+}  // namespace graphfs::admin
