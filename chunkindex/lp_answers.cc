@@ -2,6 +2,11 @@
 
 namespace graphfs::chunkindex {
 
+LpAnswer::LpAnswer(uint64_t t, Result<LpGrant> r) : ticket(t), result(std::move(r)) {}
+LpAnswer::LpAnswer(LpAnswer&& other) noexcept = default;
+LpAnswer& LpAnswer::operator=(LpAnswer&& other) noexcept = default;
+LpAnswer::~LpAnswer() = default;
+
 uint64_t LpAnswers::NewTicket() {
   std::lock_guard<std::mutex> lock(mu_);
   return next_ticket_++;

@@ -19,6 +19,13 @@
 namespace graphfs::chunkindex {
 
 struct LpAnswer {
+  LpAnswer(uint64_t ticket, Result<LpGrant> result);
+  // Out of line (lp_answers.cc): inlined into vectors' reallocations, GCC 12 warned of the
+  // result's variant as maybe uninitialized (a false positive, -Wmaybe-uninitialized).
+  LpAnswer(LpAnswer&& other) noexcept;
+  LpAnswer& operator=(LpAnswer&& other) noexcept;
+  ~LpAnswer();
+
   uint64_t ticket = 0;     // the ask's (LpAnswers::NewTicket)
   Result<LpGrant> result;  // the grant, or why there is none (EINTR: cancelled; ENOENT: the job left)
 };

@@ -1,8 +1,9 @@
-// What the LP scheduler keeps per job: shared by its files (lp_scheduler.cc: the window, the
-// per-job queues and the plans handed to the loaders; lp_selection.cc: which chunks make the next LP). Not a
-// public header.
+// What the LP scheduler keeps per job: shared by its files (lp_scheduler.cc: jobs, their
+// queues and views; lp_window.cc: the window; lp_loading.cc: the plans handed to the loaders and
+// publishing; lp_selection.cc: which chunks make the next LP). Not a public header.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "chunkindex/lp_scheduler.h"
 
 namespace graphfs::chunkindex {
+
+inline double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 struct LpScheduler::Job {
   uint64_t id = 0;

@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "grid/graph_file.h"
-#include "volume/read_ahead.h"
+#include "volume/volume.h"
 
 namespace graphfs {
 
@@ -34,7 +33,7 @@ struct FileHandle {
   bool passthrough = false;
   std::shared_ptr<volume::VolumeFile> striped;  // kStriped
   volume::ReadStreams streams;                  // kStriped: sequential readers of this handle
-  std::shared_ptr<const grid::GraphFile> mapped;  // kMapped: an extent map (read-only)
+  std::shared_ptr<const volume::MappedFile> mapped;  // kMapped: an extent map (read-only)
   std::string content;                   // kControl: snapshot taken at open
   std::shared_ptr<JobFileHandle> job;    // kJob: a file of .graphfs/jobs/NAME/
 

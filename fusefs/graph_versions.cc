@@ -8,8 +8,6 @@
 #include <string>
 
 #include "fusefs/graphfs.h"
-#include "grid/graph_file.h"
-#include "grid/grid_layout.h"
 
 namespace graphfs {
 
@@ -42,9 +40,9 @@ bool KeptVersionPath(const std::string& dir) {
   return NamedLikeAVersion(BaseName(dir)) && Exists(dir + "/meta");
 }
 
-// GRAPH/.graphfs/pieces: the old versions' files that extent maps read (graph_file.h).
+// GRAPH/.graphfs/pieces: the old versions' files that extent maps read (volume/mapped_piece.h).
 bool InPiecesDir(const std::string& dir) {
-  const std::string suffix = std::string("/") + grid::kPiecesDir;
+  const std::string suffix = std::string("/") + volume::PiecesDir();
   return dir.size() > suffix.size() && dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
@@ -57,7 +55,7 @@ bool IsKeptVersionDir(const Inode& dir) {
 }
 
 bool IsKeptVersionGraphEntry(const Inode& dir, const char* name) {
-  return (grid::IsGridFileName(name) || std::string(name) == ".graphfs") && IsKeptVersionDir(dir);
+  return (volume::IsGraphFileName(name) || std::string(name) == ".graphfs") && IsKeptVersionDir(dir);
 }
 
 bool IsFrozenVersionEntry(const Inode& dir, const char* name) {
@@ -67,7 +65,7 @@ bool IsFrozenVersionEntry(const Inode& dir, const char* name) {
   const std::string path = BackingPath(dir);
   if (path.empty()) return false;
   if (InPiecesDir(path)) return true;
-  if (!grid::IsGridFileName(name)) return false;
+  if (!volume::IsGraphFileName(name)) return false;
   return KeptVersionPath(path) || (st.st_nlink > 1 && Exists(path + "/.graphfs/version"));
 }
 
@@ -80,7 +78,7 @@ bool IsFrozenVersionFile(const Inode& inode) {
   if (path.empty()) return false;
   const std::string dir = DirName(path);
   if (InPiecesDir(dir)) return true;
-  if (!grid::IsGridFileName(BaseName(path))) return false;
+  if (!volume::IsGraphFileName(BaseName(path))) return false;
   return KeptVersionPath(dir) || (st.st_nlink > 1 && Exists(dir + "/.graphfs/version"));
 }
 

@@ -91,7 +91,7 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
 // at every call).
 Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inode);
 // The extent map behind an inode (Inode::mapped), its pieces opened on first use.
-Result<std::shared_ptr<const grid::GraphFile>> OpenMapped(GraphFs& fs, Inode& inode);
+Result<std::shared_ptr<const volume::MappedFile>> OpenMapped(GraphFs& fs, Inode& inode);
 void ReplyErr(fuse_req_t req, int err);
 // After a write or truncate of `inode` by the caller of `req`: with HANDLE_KILLPRIV_V2 the
 // kernel leaves it to the daemon to clear setuid (and setgid, as the VFS would) when the

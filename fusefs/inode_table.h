@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "grid/graph_file.h"
 #include "volume/volume.h"
 
 namespace graphfs {
@@ -35,7 +34,7 @@ struct Inode {
   std::string control_name;  // virtual files: which one
   std::shared_ptr<ControlJob> job;  // kJobDir, kJobFile
 
-  // An extent map (a graph version's `column` or `row`, grid/graph_file.h): read-only, its size
+  // An extent map (a graph version's `column` or `row`, volume/mapped_piece.h): read-only, its size
   // the map's. Set at lookup before the inode is shared and never changed: a map is written once
   // (a new version is a new file).
   bool mapped = false;
@@ -47,7 +46,7 @@ struct Inode {
   bool remove_parts = false;               // last name unlinked: drop the parts when forgotten
   // `mapped`: shared by the open handles, closed with the last (open pieces would keep the
   // version they lie in in use, version_reclaim.h).
-  std::weak_ptr<const grid::GraphFile> graph_file;
+  std::weak_ptr<const volume::MappedFile> graph_file;
   // Ordinary files (fusefs/passthrough.h): opens in FUSE passthrough, which share one
   // backing id, and opens served by the daemon; the kernel allows only one kind at a time.
   int32_t backing_id = 0;

@@ -89,27 +89,7 @@ json JobsDir::StatsJson(GraphFs& fs) {
   for (const auto& g : fs.volume->schedules().List()) {
     const volume::SchedulerStats s = g->scheduler().Stats();
     const volume::GraphSchedule::LoaderStats l = g->loader_stats();
-    const chunkindex::SourceRuns* runs = g->source_runs();
-    const chunkindex::ReadCost& cost = fs.volume->read_cost().cost;
-    // The LPs' granularity and the read-cost model's choices (chunkindex/read_cost.h).
-    json granularity = {{"mode", runs != nullptr ? "vertex" : "chunk"}};
-    if (runs != nullptr) {
-      granularity["sorted_chunks"] = runs->sorted_chunks();
-      granularity["unsorted_chunks"] = runs->chunk_count() - runs->sorted_chunks();
-      granularity["runs_index_bytes"] = runs->memory_bytes();
-      granularity["chunks_whole"] = s.chunks_whole;
-      granularity["chunks_partial"] = s.chunks_partial;
-      granularity["chunks_unsorted"] = s.chunks_unsorted;
-      granularity["bytes_skipped"] = s.bytes_skipped;
-      granularity["model_seconds"] = s.model_seconds;
-      granularity["model_whole_seconds"] = s.model_whole_seconds;
-      granularity["planned_disk_bytes"] = s.planned_disk_bytes;
-      granularity["offline_disk_bytes"] = s.offline_disk_bytes;
-      granularity["offline_unshared_disk_bytes"] = s.offline_unshared_disk_bytes;
-      granularity["gap_read_through_bytes"] = cost.GapWorthReading();
-      if (runs->sorted_chunks() < runs->chunk_count())
-        granularity["note"] = "chunks not in source order (preprocess without --sort-sources) are loaded whole";
-    }
+    const json granularity = g->GranularityJson(s);
     graphs.push_back({{"graph", g->dir()},
                       {"granularity", granularity},
                       {"loader", {{"whole_bytes", l.whole_bytes},

@@ -132,15 +132,15 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
     }
     fresh->manifest = std::move(*m);
   }
-  if (!fresh->manifest && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= grid::kMaxExtentMapBytes) {
-    auto map = grid::ReadExtentMap(ProcPath(fd.get()));
-    if (!map.ok()) {
-      LogError(std::string("lookup of ") + name + ": " + map.error().message());
+  if (!fresh->manifest) {
+    auto map_size = volume::ExtentMapSize(ProcPath(fd.get()), st);
+    if (!map_size.ok()) {
+      LogError(std::string("lookup of ") + name + ": " + map_size.error().message());
       return EIO;
     }
-    if (*map) {
+    if (*map_size) {
       fresh->mapped = true;
-      fresh->mapped_size = (*map)->size();
+      fresh->mapped_size = **map_size;
     }
   }
   fresh->fd = std::move(fd);
@@ -173,17 +173,17 @@ Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inod
   return inode.striped;
 }
 
-Result<std::shared_ptr<const grid::GraphFile>> OpenMapped(GraphFs& fs, Inode& inode) {
+Result<std::shared_ptr<const volume::MappedFile>> OpenMapped(GraphFs& fs, Inode& inode) {
   std::lock_guard<std::mutex> lock(inode.mu);
   if (auto open = inode.graph_file.lock()) return open;
   if (!inode.mapped) return Error(EINVAL, "not an extent map");
   // Its pieces are named relative to its directory: the backing path, not /proc/self/fd.
-  auto f = grid::GraphFile::Open(BackingPath(inode), &fs.volume->stub_files());
-  if (!f.ok()) return f.error();
-  if (f->size() != inode.mapped_size) return Error(EIO, f->path() + ": its extent map changed since lookup");
-  auto open = std::make_shared<const grid::GraphFile>(std::move(*f));
-  inode.graph_file = open;
-  return open;
+  auto open = volume::MappedFile::Open(*fs.volume, BackingPath(inode));
+  if (!open.ok()) return open.error();
+  if ((*open)->size() != inode.mapped_size)
+    return Error(EIO, (*open)->path() + ": its extent map changed since lookup");
+  inode.graph_file = *open;
+  return *open;
 }
 
 AlignedBuffer& ThreadBuffer(size_t size) {

@@ -81,13 +81,13 @@ bool IsStriped(Inode& inode) {
 // several buffers. Small reads of plain pieces are copied.
 void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   GraphFs& fs = Fs(req);
-  const std::shared_ptr<const grid::GraphFile> file = h.mapped;
-  const std::vector<grid::GraphFile::Piece> pieces = file->Pieces(static_cast<uint64_t>(offset), size);
+  const std::shared_ptr<const volume::MappedFile> file = h.mapped;
+  const std::vector<volume::MappedFile::Piece> pieces = file->Pieces(static_cast<uint64_t>(offset), size);
   uint64_t total = 0;
   bool striped = false;
   for (const auto& p : pieces) {
     total += p.length;
-    striped |= p.stub != nullptr;
+    striped |= p.striped != nullptr;
   }
   fs.counters.bytes_read.fetch_add(total, std::memory_order_relaxed);
   fs.counters.Delivered(ReadPath::kMapped, total);
@@ -99,7 +99,7 @@ void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
     scratch.reserve(pieces.size());
     const uint32_t pid = ProcessOfThread(fuse_req_ctx(req)->pid);
     for (const auto& p : pieces) {
-      if (p.stub == nullptr) {
+      if (p.striped == nullptr) {
         fuse_buf b{};
         b.size = p.length;
         b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
@@ -108,11 +108,9 @@ void ReadMapped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
         bufs.push_back(b);
         continue;
       }
-      // Only this mount opens a map's stubs, always as MappedPieces (Volume::stub_files()).
-      const auto* piece = static_cast<const volume::MappedPiece*>(p.stub);
       const size_t aligned = (p.length + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
       AlignedBuffer& buffer = pinned.empty() ? ThreadBuffer(p.length) : scratch.emplace_back(aligned);
-      auto got = fs.volume->Read(*piece->file(), h.streams, p.offset, p.length, pid, buffer);
+      auto got = fs.volume->Read(*p.striped, h.streams, p.offset, p.length, pid, buffer);
       if (!got.ok()) {
         LogError("read " + file->path() + ": " + got.error().message());
         return ReplyErr(req, got.error().code());

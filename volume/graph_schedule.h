@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -103,8 +104,10 @@ class GraphSchedule {
     double seconds = 0;
   };
   LoaderStats loader_stats() const;
-  // The runs of source-sorted chunks (null: chunk-granular LPs).
-  const chunkindex::SourceRuns* source_runs() const { return runs_.get(); }
+  // The LPs' granularity and the read-cost model's choices for `.graphfs/stats` (stats.cc):
+  // "mode" vertex or chunk, and for vertex LPs the sorted chunks, the runs index's bytes, and
+  // the scheduler's counts `s` of whole, partial and unsorted chunks and planned bytes.
+  nlohmann::json GranularityJson(const SchedulerStats& s) const;
 
   // Memory it holds besides its LPs: the chunk index's finder and source runs in memory, and the
   // loaders' read buffers.

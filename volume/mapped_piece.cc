@@ -1,5 +1,6 @@
 #include "volume/mapped_piece.h"
 
+#include "grid/grid_layout.h"
 #include "striping/manifest.h"
 #include "striping/striped_file.h"
 #include "volume/volume.h"
@@ -12,6 +13,34 @@ Status MappedPiece::ReadExact(char* buf, uint64_t length, uint64_t offset) const
   if (length == 0) return Status::Ok();
   return volume_.CopyRanges(file_->shared_source(), file_->size(), {CopyRange{offset, length, 0}}, buf, 0);
 }
+
+Result<std::shared_ptr<const MappedFile>> MappedFile::Open(Volume& volume, const std::string& path) {
+  auto f = grid::GraphFile::Open(path, &volume.stub_files());
+  if (!f.ok()) return f.error();
+  return std::make_shared<const MappedFile>(std::move(*f));
+}
+
+std::vector<MappedFile::Piece> MappedFile::Pieces(uint64_t offset, uint64_t length) const {
+  std::vector<Piece> out;
+  for (const grid::GraphFile::Piece& p : file_.Pieces(offset, length)) {
+    // Only the volume opens a map's stubs, always as MappedPieces (VolumeStubFiles).
+    const auto* piece = static_cast<const MappedPiece*>(p.stub);
+    out.push_back({p.fd, p.offset, p.length, piece != nullptr ? piece->file().get() : nullptr});
+  }
+  return out;
+}
+
+Result<std::optional<uint64_t>> ExtentMapSize(const std::string& path, const struct stat& st) {
+  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > grid::kMaxExtentMapBytes)
+    return std::optional<uint64_t>();
+  auto map = grid::ReadExtentMap(path);
+  if (!map.ok()) return map.error();
+  if (!*map) return std::optional<uint64_t>();
+  return std::optional<uint64_t>((*map)->size());
+}
+
+bool IsGraphFileName(const std::string& name) { return grid::IsGridFileName(name); }
+const char* PiecesDir() { return grid::kPiecesDir; }
 
 Result<std::optional<uint64_t>> VolumeStubFiles::StubSize(int fd, const std::string& path) const {
   auto m = ReadManifestFd(fd);

@@ -553,8 +553,10 @@ TEST_F(IndexedVolume, VertexGranularLpsReadOnlyTheActiveSourcesRuns) {
   auto schedule = v->schedules().Get(*v, g.graph);
   ASSERT_TRUE(schedule.ok()) << schedule.error().message();
   GraphSchedule& s = **schedule;
-  ASSERT_NE(s.source_runs(), nullptr);
-  EXPECT_EQ(s.source_runs()->sorted_chunks(), s.table().chunks(chunkindex::ChunkFile::kColumn).size());
+  const nlohmann::json granularity = s.GranularityJson(s.scheduler().Stats());
+  ASSERT_EQ(granularity["mode"], "vertex") << granularity.dump();
+  EXPECT_EQ(granularity["sorted_chunks"].get<uint64_t>(), s.table().chunks(chunkindex::ChunkFile::kColumn).size());
+  EXPECT_EQ(granularity["unsorted_chunks"].get<uint64_t>(), 0u);
   ASSERT_TRUE(s.scheduler().AddJob(1, 1 << 20).ok());
   // Every 50th vertex active: each view piece holds only edges of active sources, and all of them.
   std::vector<uint64_t> words((g.vertices + 63) / 64, 0);
