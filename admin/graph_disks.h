@@ -6,7 +6,7 @@
 // too: volume/graph_files.h. Plain graphs need none of it: GraphDisks::Open says so (nullptr).
 //
 //   auto disks = GraphDisks::Open(graph_dir);          // nullptr: not striped
-//   grid::ScopedDefaultStubFiles scope(&(*disks)->stubs());
+//   auto layout = grid::GridLayout::Open(graph_dir, *disks ? &(*disks)->stubs() : nullptr);
 //   auto out = NewGraphFile::Create(path, disks->get(), "column");  // striped when disks
 #pragma once
 

@@ -38,7 +38,7 @@ namespace {
 
 // A block's bytes (the file, or the extent map a spliced block of an earlier version is).
 Result<std::string> ReadBlock(const GridLayout& g, uint64_t i, uint64_t j) {
-  auto file = grid::GraphFile::Open(g.Path(BlockFileName(i, j)));
+  auto file = grid::GraphFile::Open(g.Path(BlockFileName(i, j)), g.stubs());
   if (!file.ok()) return file.error();
   std::string bytes(g.BlockBytes(i, j), '\0');
   GRAPHFS_RETURN_IF_ERROR(file->ReadExact(bytes.data(), bytes.size(), 0));
@@ -87,7 +87,7 @@ Result<uint64_t> FirstRecordFrom(const grid::GraphFile& file, uint64_t records, 
 // chunk says so), else by reading the blocks.
 Result<bool> TouchedBlocksSorted(const GridLayout& g, const std::vector<uint64_t>& touched) {
   const uint64_t p = g.partitions();
-  if (auto table = chunkindex::ChunkTable::Open(g.dir()); table.ok()) {
+  if (auto table = chunkindex::ChunkTable::Open(g.dir(), g.stubs()); table.ok()) {
     std::vector<bool> is_touched(p * p, false);
     for (uint64_t b : touched) is_touched[b] = true;
     for (const chunkindex::Chunk& c : table->chunks(chunkindex::ChunkFile::kRow))
@@ -123,7 +123,7 @@ Result<grid::ExtentMap> OldExtents(const GridLayout& g, const char* name, int64_
     for (const grid::MapExtent& e : (*map)->extents()) renamed.Append(as[e.piece], e.offset, e.length);
     return renamed;
   }
-  auto size = grid::GraphFileSize(path);  // a stub's (striped graph): the file it stands for
+  auto size = grid::GraphFileSize(path, g.stubs());  // a stub's (striped graph): the file it stands for
   if (!size.ok()) return size.error();
   grid::ExtentMap whole;
   const std::string piece = std::string(grid::kPiecesDir) + "/" + name + "@" + std::to_string(old_version);
@@ -227,7 +227,7 @@ Status Compact(const std::string& out, uint64_t p, uint64_t total, const std::ve
                const std::vector<int64_t>& row_offset, int64_t version, const GraphDisks* disks, UpdateStats& st) {
   const std::string piece = std::string(grid::kPiecesDir) + "/compact@" + std::to_string(version);
   {
-    auto column = grid::GraphFile::Open(out + "/" + grid::kColumnFile);
+    auto column = grid::GraphFile::Open(out + "/" + grid::kColumnFile, disks != nullptr ? &disks->stubs() : nullptr);
     if (!column.ok()) return column.error();
     auto file = NewGraphFile::Create(out + "/" + piece, disks);
     if (!file.ok()) return file.error();
@@ -334,7 +334,7 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
     }
     uint32_t low = 0, high = 0;
     if (link && st.sorted && batch.SourceSpan(b, &low, &high)) {
-      auto file = grid::GraphFile::Open(g.Path(BlockFileName(i, j)));
+      auto file = grid::GraphFile::Open(g.Path(BlockFileName(i, j)), g.stubs());
       if (!file.ok()) return file.error();
       const size_t r = g.edge_size();
       const uint64_t records = g.BlockBytes(i, j) / r;
@@ -472,10 +472,12 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
 }  // namespace
 
 // When `old_dir` has an up-to-date chunk index, builds one of the same chunk size for `new_dir`.
-Status IndexLikeOld(const std::string& old_dir, const std::string& new_dir, UpdateStats& st) {
+// `stubs` reads both versions' striped files (null: a plain graph).
+Status IndexLikeOld(const std::string& old_dir, const std::string& new_dir, const grid::StubFiles* stubs,
+                    UpdateStats& st) {
   std::error_code ec;
   if (!std::filesystem::exists(chunkindex::IndexPath(old_dir), ec)) return Status::Ok();
-  auto old = chunkindex::ChunkTable::Open(old_dir);
+  auto old = chunkindex::ChunkTable::Open(old_dir, stubs);
   if (!old.ok()) {
     std::fprintf(stderr, "graphfs-update: %s's chunk index is not used (%s): the new graph gets none\n",
                  old_dir.c_str(), old.error().message().c_str());
@@ -485,6 +487,7 @@ Status IndexLikeOld(const std::string& old_dir, const std::string& new_dir, Upda
   b.graph_dir = new_dir;
   b.chunk_size = old->chunk_size();
   b.reuse_from = old_dir;  // the source ranges the batch left alone are not scanned again
+  b.stubs = stubs;
   auto report = chunkindex::BuildIndex(b);
   if (!report.ok()) return report.error().Wrap("indexing the updated graph");
   st.indexed = true;
@@ -563,7 +566,7 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   const std::string number = std::to_string(version + 1) + "\n";
   Status numbered = grid::WriteWholeFile(staging + "/" + kVersionFile, number.data(), number.size());
   if (!numbered.ok()) return fail(numbered.error());
-  Status indexed = IndexLikeOld(graph, staging, st);
+  Status indexed = IndexLikeOld(graph, staging, g.stubs(), st);
   if (!indexed.ok()) return fail(indexed.error());
   // The keep count goes with every version.
   auto remembered = KeepOf(graph);
@@ -621,11 +624,12 @@ Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
     if (!recovered->empty()) std::fprintf(stderr, "graphfs-update: %s\n", recovered->c_str());
   }
   // A striped graph (graphfs-stripe): its stubs are read through their parts — by this code and
-  // by chunkindex/, which builds the new version's index — and its new bytes go to its disks.
+  // by chunkindex/, which builds the new version's index (the layout carries them: g.stubs()) —
+  // and its new bytes go to its disks.
   auto disks = GraphDisks::Open(o.graph_dir);
   if (!disks.ok()) return disks.error();
-  grid::ScopedDefaultStubFiles stubs(*disks ? &(*disks)->stubs() : grid::DefaultStubFiles());
-  auto g = GridLayout::Open(o.graph_dir);
+  const grid::StubFiles* stubs = *disks ? &(*disks)->stubs() : nullptr;
+  auto g = GridLayout::Open(o.graph_dir, stubs);
   if (!g.ok()) return g.error();
   auto batch = grid::EdgeBatch::Load(g->meta(), o.add_file, o.delete_file);
   if (!batch.ok()) return batch.error();
@@ -639,7 +643,7 @@ Result<UpdateStats> UpdateGraph(const UpdateOptions& o) {
     }
     UpdateStats s;
     Status written = WriteUpdated(*g, *batch, o, o.output_dir, /*link=*/false, 0, nullptr, s);
-    if (written.ok()) written = IndexLikeOld(o.graph_dir, o.output_dir, s);
+    if (written.ok()) written = IndexLikeOld(o.graph_dir, o.output_dir, stubs, s);
     if (!written.ok()) {
       std::error_code ec;
       std::filesystem::remove_all(o.output_dir, ec);  // ours: nothing of it is a graph yet

@@ -20,6 +20,10 @@
 #include "chunkindex/index_format.h"
 #include "common/result.h"
 
+namespace graphfs::grid {
+class StubFiles;  // grid/graph_file.h
+}  // namespace graphfs::grid
+
 namespace graphfs::chunkindex {
 
 class IndexDb;
@@ -49,8 +53,9 @@ struct Chunk {
 class ChunkTable {
  public:
   // Opens GRAPH/.graphfs/index read-only, checks it against the graph's files
-  // (sizes, mtimes, sampled checksums) and loads the chunk records.
-  static Result<ChunkTable> Open(const std::string& graph_dir);
+  // (sizes, mtimes, sampled checksums) and loads the chunk records. `stubs` reads a striped
+  // graph's files through their parts (null: ordinary files).
+  static Result<ChunkTable> Open(const std::string& graph_dir, const grid::StubFiles* stubs = nullptr);
   // The same, taking what the graph's files look like now from `fingerprint` (name -> size,
   // mtime, sampled checksum): the daemon reads striped files through their stripe map.
   using FingerprintFn = std::function<Result<FileFingerprint>(const std::string& name)>;

@@ -26,8 +26,8 @@ ChunkTable::ChunkTable(ChunkTable&&) noexcept = default;
 ChunkTable& ChunkTable::operator=(ChunkTable&&) noexcept = default;
 ChunkTable::~ChunkTable() = default;
 
-Result<ChunkTable> ChunkTable::Open(const std::string& graph_dir) {
-  return Open(graph_dir, [&](const std::string& name) { return TakeFingerprint(graph_dir, name); });
+Result<ChunkTable> ChunkTable::Open(const std::string& graph_dir, const grid::StubFiles* stubs) {
+  return Open(graph_dir, [&](const std::string& name) { return TakeFingerprint(graph_dir, name, stubs); });
 }
 
 Result<ChunkTable> ChunkTable::Open(const std::string& graph_dir, const FingerprintFn& fingerprint) {

@@ -11,11 +11,12 @@
 
 namespace graphfs::chunkindex {
 
-Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name) {
+Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name,
+                                        const grid::StubFiles* stubs) {
   const std::string path = graph_dir + "/" + name;
   // A FIFO or device in a graph file's place must not block the staleness check; an extent
   // map (a graph version's `column`) is fingerprinted by its bytes, with the map's mtime.
-  auto file = grid::GraphFile::Open(path);
+  auto file = grid::GraphFile::Open(path, stubs);
   if (!file.ok()) return file.error();
   return FingerprintOf(name, *file);
 }

@@ -16,7 +16,9 @@ namespace graphfs::chunkindex {
 inline constexpr int kSampleWindows = 16;
 inline constexpr uint64_t kSampleWindowBytes = 64 << 10;
 
-Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name);
+// `stubs` reads a striped graph's files through their parts (null: ordinary files).
+Result<FileFingerprint> TakeFingerprint(const std::string& graph_dir, const std::string& name,
+                                        const grid::StubFiles* stubs = nullptr);
 
 // The same of a graph file open already (an ordinary file, a stub or an extent map: its bytes, the
 // mtime of the file itself).

@@ -42,10 +42,10 @@ double Now() {
 const char* const kFingerprintFiles[] = {grid::kMetaFile, grid::kColumnOffsetFile, grid::kRowOffsetFile,
                                          grid::kColumnFile, grid::kRowFile};
 
-Result<std::vector<FileFingerprint>> TakeFingerprints(const std::string& dir) {
+Result<std::vector<FileFingerprint>> TakeFingerprints(const std::string& dir, const grid::StubFiles* stubs) {
   std::vector<FileFingerprint> out;
   for (const char* name : kFingerprintFiles) {
-    auto f = TakeFingerprint(dir, name);
+    auto f = TakeFingerprint(dir, name, stubs);
     if (!f.ok()) return f.error();
     out.push_back(std::move(*f));
   }
@@ -56,9 +56,9 @@ Result<std::vector<FileFingerprint>> TakeFingerprints(const std::string& dir) {
 // 256 evenly spaced non-empty blocks (not those of `skip_ranges`: source ranges reused as they were).
 Status SpotCheckColumnAgainstRow(const GridLayout& layout, const std::vector<bool>* skip_ranges) {
   // Either may be an extent map (a graph version's, grid/graph_file.h).
-  auto col = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kColumn));
+  auto col = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kColumn), layout.stubs());
   if (!col.ok()) return col.error();
-  auto row = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kRow));
+  auto row = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kRow), layout.stubs());
   if (!row.ok()) return row.error();
   const uint64_t p = layout.partitions();
   const uint64_t blocks = p * p;
@@ -127,7 +127,7 @@ class RangeWorker {
 
   Status Run() {
     const GridLayout& layout = *st_->layout;
-    auto file = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kRow));
+    auto file = grid::GraphFile::Open(layout.OrderFile(EdgeOrder::kRow), layout.stubs());
     if (!file.ok()) return file.error();
     row_ = std::make_unique<grid::GraphFile>(std::move(*file));
     const uint64_t es = layout.edge_size();
@@ -353,13 +353,13 @@ void RemoveAll(const std::string& path) {
 // Fills `reuse` from the previous version `old_dir` of graph `g`; returns why it cannot be used
 // ("" when it can). Only errors of the new build itself are Errors.
 Result<std::string> PrepareReuse(const std::string& old_dir, const GridLayout& g, uint64_t chunk_size, Reuse& reuse) {
-  auto table = ChunkTable::Open(old_dir);  // fresh, checked against its files
+  auto table = ChunkTable::Open(old_dir, g.stubs());  // fresh, checked against its files
   if (!table.ok()) return "the previous version's index is not usable (" + table.error().message() + ")";
   const IndexMeta& m = table->meta();
   if (m.chunk_size != chunk_size || m.partitions != g.partitions() || m.vertices != g.vertices() ||
       m.edge_size != g.edge_size())
     return std::string("the previous version's index has another chunk size or shape");
-  auto old_layout = GridLayout::Open(old_dir);
+  auto old_layout = GridLayout::Open(old_dir, g.stubs());
   if (!old_layout.ok()) return "the previous version does not open (" + old_layout.error().message() + ")";
   auto plan = PlanChunks(*old_layout, chunk_size);
   if (!plan.ok()) return plan.error();
@@ -393,7 +393,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
     if (options.log) options.log(line);
   };
   BuildReport report;
-  auto layout = GridLayout::Open(options.graph_dir);
+  auto layout = GridLayout::Open(options.graph_dir, options.stubs);
   if (!layout.ok()) return layout.error();
   const GridLayout& g = *layout;
 
@@ -424,7 +424,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
 
   // Up to date already?
   if (!options.force) {
-    auto existing = ChunkTable::Open(options.graph_dir);
+    auto existing = ChunkTable::Open(options.graph_dir, options.stubs);
     if (existing.ok()) {
       if (existing->chunk_size() == report.chunk_size.bytes) {
         report.rebuilt = false;
@@ -448,7 +448,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   }
   say("building: " + report.reason);
 
-  auto before = TakeFingerprints(options.graph_dir);
+  auto before = TakeFingerprints(options.graph_dir, options.stubs);
   if (!before.ok()) return before.error();
   for (const FileFingerprint& f : *before) {
     if ((f.name == grid::kColumnFile || f.name == grid::kRowFile) && f.size != g.FileBytes()) {
@@ -545,7 +545,7 @@ Result<BuildReport> BuildIndex(const BuildOptions& options) {
   if (s.ok()) s = (*db)->Finish();
   db->reset();
   if (s.ok()) {
-    auto after = TakeFingerprints(options.graph_dir);
+    auto after = TakeFingerprints(options.graph_dir, options.stubs);
     if (!after.ok()) {
       s = after.error();
     } else if (*after != *before) {

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "chunkindex/chunk_size.h"
+#include "grid/graph_file.h"
 #include "common/result.h"
 
 namespace graphfs::chunkindex {
@@ -40,6 +41,9 @@ struct BuildOptions {
   // directories (hard links: same inodes) takes its records — chunk summaries, sources, degrees
   // — from that index instead of being scanned. Anything that does not match is scanned.
   std::string reuse_from;
+  // Reads the graph's striped files through their parts (graphfs-update on a striped graph;
+  // null: ordinary files and extent maps over them). Must outlive the build.
+  const grid::StubFiles* stubs = nullptr;
 };
 
 struct BuildReport {

@@ -180,16 +180,6 @@ Result<std::optional<ExtentMap>> ReadExtentMap(const std::string& path) {
   return std::optional<ExtentMap>(std::move(*m));
 }
 
-namespace {
-std::atomic<const StubFiles*> default_stub_files{nullptr};
-}  // namespace
-
-const StubFiles* DefaultStubFiles() { return default_stub_files.load(std::memory_order_acquire); }
-
-ScopedDefaultStubFiles::ScopedDefaultStubFiles(const StubFiles* stubs)
-    : previous_(default_stub_files.exchange(stubs, std::memory_order_acq_rel)) {}
-ScopedDefaultStubFiles::~ScopedDefaultStubFiles() { default_stub_files.store(previous_, std::memory_order_release); }
-
 Result<uint64_t> GraphFileSize(const std::string& path, const StubFiles* stubs) {
   auto size = RegularFileSize(path);
   if (!size.ok()) return size.error();

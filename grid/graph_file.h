@@ -61,22 +61,8 @@ class StubFiles {
   // A reader of the stub open as `fd` (a descriptor of its own; the reader may keep it).
   virtual Result<std::shared_ptr<const StubReader>> OpenStub(UniqueFd fd, const std::string& path) const = 0;
 };
-// What GraphFile, GraphFileSize and GridLayout use when not told otherwise: none, or the one a
-// tool installed for its run (graphfs-update on a striped graph: its chunk index is built by
-// chunkindex/, which opens the graph's files itself).
-const StubFiles* DefaultStubFiles();
-// Installs `stubs` (must outlive the scope) as the default for the scope's life; not nested
-// across threads — a tool's main flow sets it once.
-class ScopedDefaultStubFiles {
- public:
-  explicit ScopedDefaultStubFiles(const StubFiles* stubs);
-  ~ScopedDefaultStubFiles();
-  ScopedDefaultStubFiles(const ScopedDefaultStubFiles&) = delete;
-  ScopedDefaultStubFiles& operator=(const ScopedDefaultStubFiles&) = delete;
-
- private:
-  const StubFiles* previous_;
-};
+// Who reads stubs is always passed down (GraphFile::Open, GraphFileSize, GridLayout::Open,
+// chunkindex's BuildOptions::stubs): null means a directory without striped files.
 
 struct MapExtent {
   uint32_t piece = 0;
@@ -119,7 +105,7 @@ Result<bool> IsExtentMap(const std::string& path);
 Result<std::optional<ExtentMap>> ReadExtentMap(const std::string& path);
 // The size a graph file reads as: an extent map's (its pieces are not opened), a stub's (by
 // `stubs`), else the file's. Anything but a regular file is refused as by OpenRegularFile.
-Result<uint64_t> GraphFileSize(const std::string& path, const StubFiles* stubs = DefaultStubFiles());
+Result<uint64_t> GraphFileSize(const std::string& path, const StubFiles* stubs = nullptr);
 // Writes `map` as the file `path` (created; must not exist), marked as a map, durable.
 Status WriteExtentMap(const std::string& path, const ExtentMap& map);
 
@@ -127,7 +113,7 @@ Status WriteExtentMap(const std::string& path, const ExtentMap& map);
 // pieces open (each an ordinary file or a stub). Reads are thread-safe.
 class GraphFile {
  public:
-  static Result<GraphFile> Open(const std::string& path, const StubFiles* stubs = DefaultStubFiles());
+  static Result<GraphFile> Open(const std::string& path, const StubFiles* stubs = nullptr);
 
   uint64_t size() const { return size_; }
   bool mapped() const { return map_.has_value(); }

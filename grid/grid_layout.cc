@@ -112,9 +112,9 @@ Result<std::vector<int64_t>> ReadOffsets(const std::string& path, uint64_t count
 // `column` and `row` must be regular files of exactly the size meta gives them.
 // Checked at open (a stat), so a truncated or swapped file is named before any
 // stream starts instead of failing (or being misread) halfway through.
-Status CheckEdgeFile(const std::string& path, const GridMeta& meta) {
+Status CheckEdgeFile(const std::string& path, const GridMeta& meta, const StubFiles* stubs) {
   // An extent map (a version's `column`, graph_file.h) has the size of its extents.
-  auto file_size = GraphFileSize(path);
+  auto file_size = GraphFileSize(path, stubs);
   if (!file_size.ok()) return file_size.error();
   const uint64_t size = *file_size;
   const uint64_t edge = EdgeSize(meta.edge_type);
@@ -138,9 +138,10 @@ Status CheckEdgeFile(const std::string& path, const GridMeta& meta) {
 
 }  // namespace
 
-Result<GridLayout> GridLayout::Open(const std::string& dir) {
+Result<GridLayout> GridLayout::Open(const std::string& dir, const StubFiles* stubs) {
   GridLayout layout;
   layout.dir_ = dir;
+  layout.stubs_ = stubs;
   auto meta_text = ReadRegularFile(layout.Path(kMetaFile), kMaxMetaBytes);
   if (!meta_text.ok()) return meta_text.error().Wrap("opening graph " + dir);
   auto meta = GridMeta::Parse(*meta_text, layout.Path(kMetaFile));
@@ -150,8 +151,8 @@ Result<GridLayout> GridLayout::Open(const std::string& dir) {
   if (p > 65536) {
     return Error(EINVAL, layout.Path(kMetaFile) + ": too many partitions (" + std::to_string(p) + ", at most 65536)");
   }
-  GRAPHFS_RETURN_IF_ERROR(CheckEdgeFile(layout.Path(kColumnFile), layout.meta_));
-  GRAPHFS_RETURN_IF_ERROR(CheckEdgeFile(layout.Path(kRowFile), layout.meta_));
+  GRAPHFS_RETURN_IF_ERROR(CheckEdgeFile(layout.Path(kColumnFile), layout.meta_, stubs));
+  GRAPHFS_RETURN_IF_ERROR(CheckEdgeFile(layout.Path(kRowFile), layout.meta_, stubs));
 
   auto col = ReadOffsets(layout.Path(kColumnOffsetFile), p * p + 1, layout.FileBytes());
   if (!col.ok()) return col.error();
@@ -164,7 +165,7 @@ Result<GridLayout> GridLayout::Open(const std::string& dir) {
   for (uint64_t i = 0; i < p; ++i) {
     for (uint64_t j = 0; j < p; ++j) {
       std::string path = layout.Path(BlockFileName(i, j));
-      auto size = GraphFileSize(path);  // a version's changed block may be an extent map
+      auto size = GraphFileSize(path, stubs);  // a version's changed block may be an extent map
       if (!size.ok()) return size.error();
       const uint64_t bytes = *size;
       uint64_t col_bytes = static_cast<uint64_t>(layout.column_offset_[j * p + i + 1] - layout.column_offset_[j * p + i]);

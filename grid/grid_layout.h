@@ -16,6 +16,8 @@
 
 namespace graphfs::grid {
 
+class StubFiles;  // graph_file.h
+
 struct GridMeta {
   EdgeType edge_type = EdgeType::kUnweighted;
   uint64_t vertices = 0;
@@ -49,8 +51,11 @@ class GridLayout {
   // (as GridGraph does), checking that they agree with each other: every file
   // regular (never opened blocking), column and row exactly edges x record size,
   // offsets spanning them without decreasing, blocks the size the offsets say.
-  // Errors name the file and what is wrong.
-  static Result<GridLayout> Open(const std::string& dir);
+  // Errors name the file and what is wrong. `stubs` reads the graph's striped files (their
+  // stubs; graph_file.h) — sizes here, bytes for whoever opens the layout's files with
+  // `stubs()`; null: a directory of ordinary files and extent maps over them.
+  static Result<GridLayout> Open(const std::string& dir, const StubFiles* stubs = nullptr);
+  const StubFiles* stubs() const { return stubs_; }
 
   const std::string& dir() const { return dir_; }
   const GridMeta& meta() const { return meta_; }
@@ -73,6 +78,7 @@ class GridLayout {
 
  private:
   std::string dir_;
+  const StubFiles* stubs_ = nullptr;
   GridMeta meta_;
   std::vector<int64_t> column_offset_;
   std::vector<int64_t> row_offset_;

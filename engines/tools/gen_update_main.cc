@@ -41,8 +41,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gen-update: error: %s\n", disks.error().message().c_str());
     return 1;
   }
-  graphfs::grid::ScopedDefaultStubFiles stubs(*disks ? &(*disks)->stubs() : graphfs::grid::DefaultStubFiles());
-  auto g = graphfs::grid::GridLayout::Open(graph);
+  auto g = graphfs::grid::GridLayout::Open(graph, *disks ? &(*disks)->stubs() : nullptr);
   if (!g.ok()) {
     std::fprintf(stderr, "gen-update: error: %s\n", g.error().message().c_str());
     return 1;
@@ -55,7 +54,7 @@ int main(int argc, char** argv) {
   }
   std::mt19937_64 rng(seed);
   // `row` may be an extent map (a graph version made by graphfs-update).
-  auto row = graphfs::grid::GraphFile::Open(g->OrderFile(graphfs::grid::EdgeOrder::kRow));
+  auto row = graphfs::grid::GraphFile::Open(g->OrderFile(graphfs::grid::EdgeOrder::kRow), g->stubs());
   if (!row.ok()) {
     std::fprintf(stderr, "gen-update: error: %s\n", row.error().message().c_str());
     return 1;

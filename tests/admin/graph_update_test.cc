@@ -48,8 +48,8 @@ void Preprocessed(const std::string& edges, const std::string& dir, uint32_t ver
 }
 
 // A graph file's bytes, through its extent map if it is one.
-std::string GraphBytes(const std::string& path) {
-  auto f = grid::GraphFile::Open(path);
+std::string GraphBytes(const std::string& path, const grid::StubFiles* stubs = nullptr) {
+  auto f = grid::GraphFile::Open(path, stubs);
   if (!f.ok()) return "unreadable: " + f.error().message();
   std::string bytes(f->size(), '\0');
   Status s = f->ReadExact(bytes.data(), bytes.size(), 0);
@@ -305,9 +305,10 @@ using namespace graphfs::volume;  // versions, keep, reclaim
 namespace {
 
 // Whether every graph file of `a` equals `b`'s.
-bool SameGraph(const std::string& a, const std::string& b, uint32_t p) {
+// `stubs` reads striped versions through their parts.
+bool SameGraph(const std::string& a, const std::string& b, uint32_t p, const grid::StubFiles* stubs = nullptr) {
   for (const std::string& name : GraphFiles(p))
-    if (GraphBytes(a + "/" + name) != GraphBytes(b + "/" + name)) return false;
+    if (GraphBytes(a + "/" + name, stubs) != GraphBytes(b + "/" + name, stubs)) return false;
   return std::filesystem::exists(a + "/meta");
 }
 
@@ -893,9 +894,8 @@ class StripedVersionedUpdate : public ::testing::TestWithParam<StripedCase> {
     auto opened = GraphDisks::Open(tmp.File("src/g"));
     ASSERT_TRUE(opened.ok() && *opened) << (opened.ok() ? "no registry" : opened.error().message());
     graph_disks = std::move(*opened);
-    scope = std::make_unique<grid::ScopedDefaultStubFiles>(&graph_disks->stubs());
   }
-  void TearDown() override { scope.reset(); }
+  const grid::StubFiles* stubs() const { return &graph_disks->stubs(); }
 
   UpdateOptions Options() {
     UpdateOptions o;
@@ -940,7 +940,6 @@ class StripedVersionedUpdate : public ::testing::TestWithParam<StripedCase> {
   TempDir tmp;
   std::vector<std::string> disks;
   std::unique_ptr<GraphDisks> graph_disks;
-  std::unique_ptr<grid::ScopedDefaultStubFiles> scope;
 };
 
 TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
@@ -950,8 +949,8 @@ TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
   const std::string old_column = Id(tmp.File("src/g/column")), old_block = Id(tmp.File("src/g/block-0-0"));
   auto st = UpdateGraph(Options());
   ASSERT_TRUE(st.ok()) << st.error().message();
-  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP));
-  EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP, stubs()));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP, stubs()));
   // The old `column` stays one striped file, read by the new maps through a link.
   EXPECT_TRUE(IsMap(tmp.File("src/g/column")));
   EXPECT_EQ(Inode(tmp.File("src/g/.graphfs/pieces/column@0")), Inode(tmp.File("src/g@0/column")));
@@ -970,7 +969,7 @@ TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
   EXPECT_TRUE(std::filesystem::exists(tmp.File("src/g/.graphfs/disks.json")));
   EXPECT_TRUE(st->indexed);
   EXPECT_EQ(st->index_ranges_reused, kP - 1);
-  auto table = chunkindex::ChunkTable::Open(tmp.File("src/g"));
+  auto table = chunkindex::ChunkTable::Open(tmp.File("src/g"), stubs());
   ASSERT_TRUE(table.ok()) << table.error().message();
   EXPECT_TRUE(table->DeepCheck().ok());
   // The space a version keeps counts the stubs' parts, not the stubs.
@@ -991,8 +990,8 @@ TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
   });
   EXPECT_EQ(shared_skipped, GetParam().min_size == 4096) << "only striped blocks are shared stubs";
   EXPECT_TRUE(std::filesystem::exists(tmp.File("src/g/.graphfs/disks.json")));
-  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP));
-  EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP, stubs()));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP, stubs()));
   EXPECT_EQ(PartIds(), StubIds());
 
   // A second update with --keep 0 reclaims both older versions: their parts go with their last
@@ -1005,7 +1004,7 @@ TEST_P(StripedVersionedUpdate, VersionsShareTheDisksBytesAndReadAsPreprocess) {
   EXPECT_FALSE(std::filesystem::exists(tmp.File("src/g@0")));
   EXPECT_FALSE(std::filesystem::exists(tmp.File("src/g@1")));
   ASSERT_NO_FATAL_FAILURE(WriteOrigPlusBatches(tmp, 2));
-  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want2"), kP));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want2"), kP, stubs()));
   const std::set<std::string> last = PartIds();
   EXPECT_EQ(last, StubIds()) << "a reclaim left parts behind, or took some still read";
   EXPECT_TRUE(last.count(old_column)) << "version 2 still reads the first column";
@@ -1046,8 +1045,8 @@ TEST_P(StripedVersionedUpdate, KilledUpdatesLeaveNoPartsNobodyNames) {
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    const bool is_old = SameGraph(tmp.File("src/g"), want[version], kP);
-    const bool is_new = SameGraph(tmp.File("src/g"), want[version + 1], kP);
+    const bool is_old = SameGraph(tmp.File("src/g"), want[version], kP, stubs());
+    const bool is_new = SameGraph(tmp.File("src/g"), want[version + 1], kP, stubs());
     EXPECT_TRUE(is_old || is_new) << "GRAPH is neither version after the kill";
     (is_old ? saw_old : saw_new)++;
     auto recovered = RecoverUpdate(tmp.File("src/g"));
@@ -1057,7 +1056,7 @@ TEST_P(StripedVersionedUpdate, KilledUpdatesLeaveNoPartsNobodyNames) {
     EXPECT_EQ(PartIds(), StubIds()) << "parts no stub names, or stubs without parts";
   }
   EXPECT_GT(saw_old, 0);
-  EXPECT_TRUE(SameGraph(tmp.File("src/g"), want[static_cast<size_t>(VersionOf(tmp.File("src/g")))], kP));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), want[static_cast<size_t>(VersionOf(tmp.File("src/g")))], kP, stubs()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Stripes, StripedVersionedUpdate,

@@ -167,11 +167,11 @@ void ExpectEveryVersionWhole(const std::string& src) {
     // A striped version's stubs read through their parts.
     auto disks = admin::GraphDisks::Open(e.path().string());
     ASSERT_TRUE(disks.ok()) << disks.error().message();
-    grid::ScopedDefaultStubFiles stubs(*disks ? &(*disks)->stubs() : grid::DefaultStubFiles());
-    auto g = grid::GridLayout::Open(e.path().string());
+    const grid::StubFiles* stubs = *disks ? &(*disks)->stubs() : nullptr;
+    auto g = grid::GridLayout::Open(e.path().string(), stubs);
     ASSERT_TRUE(g.ok()) << g.error().message();
-    auto bytes = [](const std::string& path) {
-      auto f = grid::GraphFile::Open(path);
+    auto bytes = [stubs](const std::string& path) {
+      auto f = grid::GraphFile::Open(path, stubs);
       if (!f.ok()) return "unreadable: " + f.error().message();
       std::string b(f->size(), '\0');
       Status s = f->ReadExact(b.data(), b.size(), 0);
