@@ -98,6 +98,8 @@ std::optional<R> ParseRecord(const std::string& text) {
   }
 }
 
+// Splits PATH into the graph directory and the files to look at (restripe.cc).
+Result<std::pair<std::string, std::vector<std::string>>> ListTargets(const std::string& path);
 int64_t MtimeNs(const struct stat& st);
 Status FsyncDir(const std::string& dir);
 // Copies ownership, mode, user xattrs (not ours) and times from `from` to `to_fd`.
