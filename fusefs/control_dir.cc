@@ -143,7 +143,7 @@ static json MemoryJson(const json& stats) {
 static json StatsJson(GraphFs& fs) {
   json j;
   j["source"] = fs.source;
-  j["io_mode"] = fs.options.volume.io_queues == volume::IoQueues::kShared ? "shared" : "perdisk";
+  j["io_mode"] = volume::NameOf(fs.options.volume.io_queues);
   fs.volume->AddStats(j);  // disks, cache, indexes
   const MountCounters& m = fs.counters;
   j["requests"] = {{"striped_reads", m.striped_reads.load()},

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <functional>
+#include <initializer_list>
 
 namespace graphfs {
 
@@ -146,12 +147,18 @@ struct OptionSpec {
 };
 
 const std::vector<Choice<PassthroughMode>> kPassthrough = {{"auto", PassthroughMode::kAuto}, {"off", PassthroughMode::kOff}};
-const std::vector<Choice<volume::IoQueues>> kIo = {{"perdisk", volume::IoQueues::kPerDisk},
-                                                   {"shared", volume::IoQueues::kShared}};
-const std::vector<Choice<volume::LpGranularity>> kLp = {{"vertex", volume::LpGranularity::kVertex},
-                                                        {"chunk", volume::LpGranularity::kChunk}};
-const std::vector<Choice<volume::LpLoading>> kLpLoader = {{"direct", volume::LpLoading::kDirect},
-                                                          {"cache", volume::LpLoading::kThroughCache}};
+// The volume's choices under their own names (volume::NameOf), the default first.
+template <class T>
+std::vector<Choice<T>> Named(std::initializer_list<T> values) {
+  std::vector<Choice<T>> c;
+  for (T v : values) c.push_back({volume::NameOf(v), v});
+  return c;
+}
+const std::vector<Choice<volume::IoQueues>> kIo = Named({volume::IoQueues::kPerDisk, volume::IoQueues::kShared});
+const std::vector<Choice<volume::LpGranularity>> kLp =
+    Named({volume::LpGranularity::kVertex, volume::LpGranularity::kChunk});
+const std::vector<Choice<volume::LpLoading>> kLpLoader =
+    Named({volume::LpLoading::kDirect, volume::LpLoading::kThroughCache});
 
 // graphfs's options, in the order --help and README.md show them. Every one needs a value.
 const std::vector<OptionSpec>& Options() {

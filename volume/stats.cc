@@ -189,7 +189,7 @@ void Volume::AddStats(json& j) {
                           {"random_read_seconds", c.random_read_seconds},
                           {"direct", c.direct},
                           {"measured_unix", c.measured_unix}});
-  j["read_cost"] = {{"lp_granularity", options_.lp_granularity == LpGranularity::kVertex ? "vertex" : "chunk"},
+  j["read_cost"] = {{"lp_granularity", NameOf(options_.lp_granularity)},
                     {"bytes_per_second", read_cost_.cost.bytes_per_second},
                     {"seconds_per_request", read_cost_.cost.seconds_per_request},
                     {"gap_read_through_bytes", read_cost_.cost.GapWorthReading()},
@@ -201,7 +201,8 @@ void Volume::AddStats(json& j) {
 
 json GraphSchedule::GranularityJson(const SchedulerStats& s) const {
   // (chunkindex/read_cost.h: the model that chose between runs and whole chunks.)
-  json granularity = {{"mode", runs_ != nullptr ? "vertex" : "chunk"}};
+  // (runs_ is loaded exactly for vertex-granular LPs.)
+  json granularity = {{"mode", NameOf(volume_->options().lp_granularity)}};
   if (runs_ == nullptr) return granularity;
   granularity["sorted_chunks"] = runs_->sorted_chunks();
   granularity["unsorted_chunks"] = runs_->chunk_count() - runs_->sorted_chunks();

@@ -16,6 +16,10 @@ namespace graphfs::volume {
 enum class IoQueues { kPerDisk, kShared };    // one queue per disk, or one for all (comparison)
 enum class LpGranularity { kVertex, kChunk };
 enum class LpLoading { kDirect, kThroughCache };
+// Their names: what the mount options take and what stats print.
+inline const char* NameOf(IoQueues q) { return q == IoQueues::kShared ? "shared" : "perdisk"; }
+inline const char* NameOf(LpGranularity g) { return g == LpGranularity::kChunk ? "chunk" : "vertex"; }
+inline const char* NameOf(LpLoading l) { return l == LpLoading::kThroughCache ? "cache" : "direct"; }
 
 struct VolumeOptions {
   std::string source;               // absolute path of the directory of graphs
