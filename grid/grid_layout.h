@@ -53,7 +53,8 @@ class GridLayout {
   // offsets spanning them without decreasing, blocks the size the offsets say.
   // Errors name the file and what is wrong. `stubs` reads the graph's striped files (their
   // stubs; graph_file.h) — sizes here, bytes for whoever opens the layout's files with
-  // `stubs()`; null: a directory of ordinary files and extent maps over them.
+  // `stubs()` (it must outlive the layout); null: a directory of ordinary files and extent maps
+  // over them.
   static Result<GridLayout> Open(const std::string& dir, const StubFiles* stubs = nullptr);
   const StubFiles* stubs() const { return stubs_; }
 
