@@ -40,8 +40,8 @@ const FileSpec* FixedFile(const std::string& name) {
 std::optional<uint64_t> HeldBy(ControlJob& job, const std::string& file, LpFile* kind) {
   const uint64_t seq = ParseLpFileName(file, kind);
   if (seq == 0) return std::nullopt;
-  const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
-  return schedule ? schedule->scheduler().HoldingBytes(job.id, seq) : std::nullopt;
+  const volume::JobGraph schedule = job.Schedule();
+  return schedule ? schedule.HeldBytes(job.id, seq) : std::nullopt;
 }
 
 }  // namespace
@@ -136,8 +136,8 @@ void JobsDir::Stat(const Inode& inode, struct stat* st) {
   if (const FileSpec* f = FixedFile(inode.control_name)) {
     st->st_mode = S_IFREG | f->mode;
     if (inode.control_name == "memory") {
-      const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
-      if (schedule && schedule->memory()) st->st_size = static_cast<off_t>(schedule->memory()->virtual_bytes());
+      const volume::JobGraph schedule = job.Schedule();
+      if (schedule && schedule.memory()) st->st_size = static_cast<off_t>(schedule.memory()->virtual_bytes());
     }
     return;
   }
@@ -158,16 +158,15 @@ int JobsDir::List(const Inode& dir, std::vector<DirEntry>* out) {
   }
   if (dir.kind != Inode::Kind::kJobDir) return ENOTDIR;
   for (const FileSpec& f : kJobFiles) out->push_back({f.name, 1, DT_REG});
-  std::shared_ptr<GraphSchedule> schedule;
+  volume::JobGraph schedule;
   {
     std::lock_guard<std::mutex> lock(dir.job->mu);
     if (dir.job->removed) return ENOENT;
     schedule = dir.job->schedule;
   }
   if (schedule) {
-    auto view = schedule->scheduler().View(dir.job->id);
-    if (view.ok() && view->holding_seq != 0 && schedule->scheduler().HoldingBytes(dir.job->id, view->holding_seq)) {
-      const std::string lp = "lp-" + std::to_string(view->holding_seq);
+    if (const uint64_t seq = schedule.HeldSeq(dir.job->id)) {
+      const std::string lp = "lp-" + std::to_string(seq);
       out->push_back({lp, 1, DT_REG});
       out->push_back({lp + ".map", 1, DT_REG});
       out->push_back({lp + ".pieces", 1, DT_REG});
@@ -194,29 +193,20 @@ int JobsDir::Mkdir(Inode& dir, const std::string& name, uid_t uid, gid_t gid, In
 }
 
 void JobsDir::RemoveJob(const std::shared_ptr<ControlJob>& job, const std::string& why) {
-  std::shared_ptr<GraphSchedule> schedule;
+  volume::JobGraph schedule;
   {
     std::lock_guard<std::mutex> lock(job->mu);
     if (job->removed) return;
     job->removed = true;
     schedule = std::move(job->schedule);
-    job->schedule.reset();
+    job->schedule = volume::JobGraph();
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job->name);
     if (it != jobs_.end() && it->second == job) jobs_.erase(it);
   }
-  if (schedule) {
-    schedule->scheduler().RemoveJob(job->id);
-    volume::Volume& volume = schedule->volume();
-    // The version the job ran on may be waiting for its last job to be reclaimed.
-    volume.reclaimer().Nudge(schedule->dir());
-    // Under one memory budget, a graph's last job gives its LP window and index back to the
-    // cache: the schedule goes now (the next job opens it again), not at the next reclaim.
-    schedule.reset();
-    if (volume.budget().enabled()) volume.schedules().Prune();
-  }
+  if (schedule) volume_.load()->LeaveGraph(std::move(schedule), job->id);
   if (!why.empty()) LogError("job " + job->name + " removed: " + why);
 }
 
@@ -237,7 +227,7 @@ void JobsDir::Shutdown() {
   }
   for (const auto& job : jobs) RemoveJob(job, "");
   // Their parked asks were answered (ENOENT) into the queue: reply to them, then stop.
-  std::shared_ptr<volume::LpAnswers> answers;
+  volume::JobAnswers* answers;
   {
     std::lock_guard<std::mutex> lock(asks_mu_);
     answers = answers_;

@@ -2,12 +2,12 @@
 // partition size, write their active vertices, and read their logical partitions (the
 // protocol is in README.md, "The control directory"). Each job directory and file is a
 // virtual inode owned here; the scheduling itself is the volume's (the graph's
-// GraphSchedule, volume/graph_schedule.h).
+// volume::JobGraph, volume/graph_jobs.h).
 //
 // A job ends with `rmdir`, or when the last open handle of its `lease` file closes —
 // which the kernel does when the process exits or is killed, so nobody waits on a dead job.
 // A read of `next` that has to wait does not hold a FUSE thread: the scheduler parks it under
-// a ticket and puts its answer in the mount's answer queue (volume::LpAnswers) when a loader
+// a ticket and puts its answer in the mount's answer queue (volume::JobAnswers) when a loader
 // publishes an LP for it; one thread here takes the answers out and replies. An interrupt
 // (the reader got a signal, or was killed) cancels it: EINTR comes the same way, at once.
 #pragma once
@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,14 +30,13 @@
 
 #include "common/result.h"
 #include "fusefs/credentials.h"
-#include "volume/graph_schedule.h"
+#include "volume/graph_jobs.h"
 
 namespace graphfs {
 
 struct GraphFs;
 struct Inode;
 struct DirEntry;
-using volume::GraphSchedule;
 
 inline constexpr uint64_t kDefaultPartitionBytes = 256ull << 20;
 inline constexpr size_t kMaxJobNameLength = 64;
@@ -55,7 +55,7 @@ struct ControlJob {
   std::mutex mu;  // guards the fields below
   bool removed = false;
   std::string graph;  // as the job named it, relative to the mount root
-  std::shared_ptr<GraphSchedule> schedule;
+  volume::JobGraph schedule;
   uint64_t partition_bytes = kDefaultPartitionBytes;
   // `granularity`: "vertex" (default) — its LPs hold its active sources' edges; "chunk" — the
   // whole chunks with an active source, as an engine that re-enters loaded edges wants (the
@@ -68,7 +68,7 @@ struct ControlJob {
   std::string last_error;
 
   // Its graph's schedule: null until `graph` is written, and again once the job is removed.
-  std::shared_ptr<GraphSchedule> Schedule() {
+  volume::JobGraph Schedule() {
     std::lock_guard<std::mutex> lock(mu);
     return schedule;
   }
@@ -83,9 +83,8 @@ struct JobFileHandle {
   bool dirty = false;
   bool lease = false;
   Credentials opener;  // who opened it: a graph written here must be readable by them
-  volume::HeldLp held;       // lp-SEQ: the job's view of the LP
+  volume::LpView view;       // lp-SEQ: the job's view of the LP
   std::shared_ptr<SharedArena> memory;  // memory: the graph's LP memory, opened in passthrough
-  std::vector<uint64_t> starts;  //   where each of its pieces starts in the view (+ the end)
   std::mutex answer_mu;
   std::string answer;  // next: the last answer, for reads past offset 0
 };
@@ -125,7 +124,7 @@ class JobsDir {
     fuse_req_t req = nullptr;
     std::shared_ptr<JobFileHandle> h;
     size_t size = 0;
-    std::shared_ptr<GraphSchedule> schedule;
+    volume::JobGraph schedule;
     uint64_t job = 0;
     bool parked = false;       // the scheduler parked it: its answer comes through the queue
     bool interrupted = false;  // an interrupt came before it was parked
@@ -133,9 +132,10 @@ class JobsDir {
   static void OnInterrupt(fuse_req_t req, void* self);
   void Interrupted(fuse_req_t req);
   void AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size);
-  void Answer(const PendingAsk& ask, Result<volume::LpGrant> g);  // replies to the read
-  // Starts the thread that replies to parked asks (once: one queue per mount).
-  void StartAnswering(std::shared_ptr<volume::LpAnswers> answers);
+  void Answer(const PendingAsk& ask, Result<volume::NextLp> g);  // replies to the read
+  // Binds the jobs to the mount's volume and starts the thread that replies to parked asks
+  // (once: one volume and one answer queue per mount). Before a job's first graph.
+  void Attach(volume::Volume& volume);
   Status Commit(GraphFs& fs, JobFileHandle& h);
   Status CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text, const Credentials& writer);
   bool MemoryOpen(const ControlJob& job);  // its `memory` file is open (mapped, maybe)
@@ -153,7 +153,8 @@ class JobsDir {
   std::mutex asks_mu_;  // guards the two maps and answers_
   std::unordered_map<uint64_t, PendingAsk> asks_;         // by ticket
   std::unordered_map<fuse_req_t, uint64_t> ask_tickets_;  // the same asks by request (interrupts)
-  std::shared_ptr<volume::LpAnswers> answers_;
+  volume::JobAnswers* answers_ = nullptr;
+  std::atomic<volume::Volume*> volume_{nullptr};  // set by Attach, before any job has a graph
   std::thread answering_;
 };
 

@@ -42,33 +42,6 @@ Result<std::string> ReadableGraphDir(const GraphFs& fs, const std::string& path,
   return dir;
 }
 
-// lp-SEQ.pieces: where the job's view lies in the graph's shared memory (`memory`), so that
-// a job that maps it reads its edges there, with no copy and no request to the daemon.
-// Little-endian u64s: "GFSPIEC1", the piece count, the memory's id (0: the LP is not in
-// shared memory; read lp-SEQ instead), the view's bytes; then per piece, in view order, its
-// offset in `memory`, its length and its offset in `column`. A piece of the view whose
-// bytes lie in two blocks of the LP's memory is two entries.
-std::string PiecesFile(const volume::HeldLp& held) {
-  const volume::LpMemory& memory = held.lp->memory;
-  const bool shared = memory.shared() && memory.arena() != nullptr;
-  std::vector<uint64_t> words = {0, 0, shared ? memory.arena()->id() : 0, held.view_bytes};
-  std::memcpy(words.data(), "GFSPIEC1", 8);
-  words.reserve(4 + 3 * held.pieces.size());
-  uint64_t count = 0;
-  for (const volume::ViewPiece& p : held.pieces) {
-    uint64_t column_offset = p.file_offset;
-    memory.ForEach(p.lp_offset, p.length, [&](const char*, uint64_t memory_offset, uint64_t n) {
-      words.push_back(shared ? memory_offset : 0);
-      words.push_back(n);
-      words.push_back(column_offset);
-      column_offset += n;
-      ++count;
-    });
-  }
-  words[1] = count;
-  return std::string(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint64_t));
-}
-
 void Fail(ControlJob& job, const Error& e) {
   std::lock_guard<std::mutex> lock(job.mu);
   ++job.errors;
@@ -112,29 +85,25 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
   } else if (file == "memory") {
     if (writing) return Error(EACCES, "memory is read-only");
     if (!job->schedule) return Error(EINVAL, "memory: write the graph directory to `graph` first");
-    h->memory = job->schedule->memory();
+    h->memory = job->schedule.memory();
     if (!h->memory) return Error(EOPNOTSUPP, "memory: the graph's LPs are not in shared memory (see the daemon's log)");
   } else {
     LpFile kind;
     const uint64_t seq = ParseLpFileName(file, &kind);
     if (!job->schedule || seq == 0) return Error(ENOENT, file + " is not held by job " + job->name);
+    if (writing) {
+      if (!job->schedule.HeldBytes(job->id, seq)) return Error(ENOENT, file + " is not held by job " + job->name);
+      return Error(EACCES, file + " is read-only");
+    }
     if (kind != LpFile::kView) {
-      // Made from the view in place (a sparse view's pieces are many: not copied first).
-      const bool held = job->schedule->scheduler().VisitHolding(job->id, seq, [&](const volume::HeldLp& view) {
-        if (!writing) h->content = kind == LpFile::kMap ? view.MapText() : PiecesFile(view);
-      });
-      if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
-      if (writing) return Error(EACCES, file + " is read-only");
+      std::optional<std::string> text = job->schedule.Describe(
+          job->id, seq, kind == LpFile::kMap ? volume::JobGraph::HeldText::kMap : volume::JobGraph::HeldText::kPieces);
+      if (!text) return Error(ENOENT, file + " is not held by job " + job->name);
+      h->content = std::move(*text);
       return h;
     }
-    volume::HeldLp held = job->schedule->scheduler().Holding(job->id, seq);
-    if (!held) return Error(ENOENT, file + " is not held by job " + job->name);
-    if (writing) return Error(EACCES, file + " is read-only");
-    {
-      h->starts.push_back(0);
-      for (const volume::ViewPiece& p : held.pieces) h->starts.push_back(h->starts.back() + p.length);
-      h->held = std::move(held);
-    }
+    h->view = job->schedule.Held(job->id, seq);
+    if (!h->view) return Error(ENOENT, file + " is not held by job " + job->name);
   }
   return h;
 }
@@ -147,23 +116,14 @@ void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size
     const uint64_t from = std::min<uint64_t>(off, h->answer.size());
     return (void)fuse_reply_buf(req, h->answer.data() + from, std::min<uint64_t>(size, h->answer.size() - from));
   }
-  if (h->held) {
+  if (h->view) {
     // The job's view, packed: gather its pieces straight from the LP's memory. A view of
     // runs may have more pieces in one read than a reply can carry as an iovec (the kernel
     // takes at most UIO_MAXIOV): those are copied into one buffer.
-    const volume::LogicalPartition& lp = *h->held.lp;
     std::vector<iovec> iov;
-    const uint64_t end = std::min<uint64_t>(off + size, h->starts.back());
-    size_t k = static_cast<size_t>(std::upper_bound(h->starts.begin(), h->starts.end(), off) - h->starts.begin());
-    for (uint64_t at = off; at < end && k < h->starts.size(); ++k) {
-      const volume::ViewPiece& p = h->held.pieces[k - 1];
-      const uint64_t n = std::min(end, h->starts[k]) - at;
-      lp.memory.ForEach(p.lp_offset + (at - h->starts[k - 1]), n, [&](const char* data, uint64_t, uint64_t len) {
-        iov.push_back({const_cast<char*>(data), len});
-      });
-      at += n;
-    }
+    h->view.Gather(off, size, &iov);
     if (iov.empty()) return (void)fuse_reply_buf(req, nullptr, 0);
+    const uint64_t end = std::min<uint64_t>(off + size, h->view.bytes());
     Fs(req).counters.Delivered(ReadPath::kLp, end - off);
     constexpr size_t kMaxPieces = 256;
     if (iov.size() > kMaxPieces) {
@@ -182,7 +142,7 @@ void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size
 
 void JobsDir::AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size) {
   ControlJob& job = *h->job;
-  std::shared_ptr<GraphSchedule> schedule;
+  volume::JobGraph schedule;
   {
     std::lock_guard<std::mutex> lock(job.mu);
     if (job.removed) return (void)fuse_reply_err(req, ENOENT);
@@ -194,8 +154,7 @@ void JobsDir::AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, s
   }
   // Registered under its ticket before the scheduler sees it: its answer may come through the
   // queue before Next returns.
-  volume::LpScheduler& scheduler = schedule->scheduler();
-  const uint64_t ticket = scheduler.answers()->NewTicket();
+  const uint64_t ticket = answers_->NewTicket();
   {
     std::lock_guard<std::mutex> lock(asks_mu_);
     asks_[ticket] = PendingAsk{req, h, size, schedule, job.id};
@@ -204,7 +163,7 @@ void JobsDir::AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, s
   // An interrupt that is already pending is noted here; the request is not touched again once
   // the scheduler may have answered it.
   fuse_req_interrupt_func(req, &JobsDir::OnInterrupt, this);
-  std::optional<Result<volume::LpGrant>> now = scheduler.Next(job.id, ticket);
+  std::optional<Result<volume::NextLp>> now = schedule.Next(job.id, ticket);
   std::optional<PendingAsk> answered;
   bool cancel = false;
   {
@@ -222,15 +181,15 @@ void JobsDir::AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, s
     }
   }
   if (answered) return Answer(*answered, std::move(*now));
-  if (cancel) scheduler.Cancel(job.id, ticket);
+  if (cancel) schedule.Cancel(job.id, ticket);
 }
 
-void JobsDir::Answer(const PendingAsk& ask, Result<volume::LpGrant> g) {
+void JobsDir::Answer(const PendingAsk& ask, Result<volume::NextLp> g) {
   if (!g.ok()) {
     if (g.error().code() != EINTR) Fail(*ask.h->job, g.error().Wrap("next"));
     return (void)fuse_reply_err(ask.req, g.error().code());
   }
-  const std::string answer = g->end ? "end\n" : "lp-" + std::to_string(g->held.lp->seq) + "\n";
+  const std::string answer = g->end ? "end\n" : "lp-" + std::to_string(g->seq) + "\n";
   {
     std::lock_guard<std::mutex> lock(ask.h->answer_mu);
     ask.h->answer = answer;
@@ -238,12 +197,13 @@ void JobsDir::Answer(const PendingAsk& ask, Result<volume::LpGrant> g) {
   fuse_reply_buf(ask.req, answer.data(), std::min(ask.size, answer.size()));
 }
 
-void JobsDir::StartAnswering(std::shared_ptr<volume::LpAnswers> answers) {
+void JobsDir::Attach(volume::Volume& volume) {
   std::lock_guard<std::mutex> lock(asks_mu_);
   if (answers_) return;
-  answers_ = std::move(answers);
+  volume_ = &volume;
+  answers_ = &volume.job_answers();
   answering_ = std::thread([this, answers = answers_] {
-    while (std::optional<volume::LpAnswer> a = answers->Wait()) {
+    while (std::optional<volume::JobAnswer> a = answers->Wait()) {
       std::optional<PendingAsk> ask;
       {
         std::lock_guard<std::mutex> lock(asks_mu_);
@@ -261,7 +221,7 @@ void JobsDir::StartAnswering(std::shared_ptr<volume::LpAnswers> answers) {
 void JobsDir::OnInterrupt(fuse_req_t req, void* self) { static_cast<JobsDir*>(self)->Interrupted(req); }
 
 void JobsDir::Interrupted(fuse_req_t req) {
-  std::shared_ptr<GraphSchedule> schedule;
+  volume::JobGraph schedule;
   uint64_t job = 0, ticket = 0;
   {
     std::lock_guard<std::mutex> lock(asks_mu_);
@@ -277,13 +237,13 @@ void JobsDir::Interrupted(fuse_req_t req) {
     ticket = t->second;
   }
   // The EINTR answer comes through the queue, like any other.
-  schedule->scheduler().Cancel(job, ticket);
+  schedule.Cancel(job, ticket);
 }
 
 Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t offset) {
   ControlJob& job = *h.job;
   if (h.file == "done") {
-    if (const auto schedule = job.Schedule()) schedule->scheduler().Done(job.id);
+    if (volume::JobGraph schedule = job.Schedule()) schedule.Done(job.id);
     return Status::Ok();
   }
   if (h.file != "graph" && h.file != "partition_size" && h.file != "granularity" && h.file != "active" &&
@@ -291,13 +251,13 @@ Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t off
     return Error(EBADF, h.file + " is not writable");
   uint64_t limit = kMaxTextBytes;
   if (h.file == "active") {
-    const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
+    const volume::JobGraph schedule = job.Schedule();
     if (!schedule) {
       Error e(EINVAL, "active: write the graph directory to `graph` first");
       Fail(job, e);
       return e;
     }
-    limit = (schedule->vertices() + 7) / 8;
+    limit = (schedule.vertices() + 7) / 8;
   }
   const uint64_t end = static_cast<uint64_t>(offset) + size;
   if (end > limit) {
@@ -334,7 +294,7 @@ Status JobsDir::Commit(GraphFs& fs, JobFileHandle& h) {
     if (!bytes.ok()) return bytes.error();
     std::lock_guard<std::mutex> lock(job.mu);
     job.partition_bytes = *bytes;
-    if (job.schedule) GRAPHFS_RETURN_IF_ERROR(job.schedule->scheduler().SetPartitionBytes(job.id, *bytes));
+    if (job.schedule) GRAPHFS_RETURN_IF_ERROR(job.schedule.SetPartitionBytes(job.id, *bytes));
     return Status::Ok();
   }
   if (h.file == "granularity") {
@@ -359,10 +319,10 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
                          "put the graph in a subdirectory");
   auto dir = ReadableGraphDir(fs, fs.source + "/" + *relative, writer);
   if (!dir.ok()) return dir.error().Wrap("graph " + text);
-  auto schedule = fs.volume->schedules().Get(*fs.volume, *dir);
+  auto schedule = fs.volume->JobGraphFor(*dir);
   if (!schedule.ok()) return schedule.error().Wrap("graph " + text);
-  StartAnswering(fs.volume->schedules().answers());
-  std::shared_ptr<GraphSchedule> old;
+  Attach(*fs.volume);
+  volume::JobGraph old;
   uint64_t partition_bytes;
   {
     std::lock_guard<std::mutex> lock(job.mu);
@@ -373,8 +333,8 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
   // An open `memory` has the old graph's memory as its backing file, for as long as it is open.
   if (old && MemoryOpen(job))
     return Error(EBUSY, "graph: close `memory` first (it maps the LP memory of the graph the job had)");
-  if (old) old->scheduler().RemoveJob(job.id);
-  GRAPHFS_RETURN_IF_ERROR((*schedule)->scheduler().AddJob(job.id, partition_bytes));
+  if (old) fs.volume->LeaveGraph(std::move(old), job.id);
+  GRAPHFS_RETURN_IF_ERROR(schedule->AddJob(job.id, partition_bytes));
   bool removed;
   {
     std::lock_guard<std::mutex> lock(job.mu);
@@ -387,14 +347,14 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
   }
   // Removed meanwhile: take it out again (outside job.mu: the scheduler may answer its asks,
   // and the answers take job.mu).
-  if (removed) (*schedule)->scheduler().RemoveJob(job.id);
+  if (removed) fs.volume->LeaveGraph(std::move(*schedule), job.id);
   return Status::Ok();
 }
 
 Status JobsDir::CommitActive(ControlJob& job, const std::string& bytes, bool as_list) {
-  const std::shared_ptr<GraphSchedule> schedule = job.Schedule();
+  volume::JobGraph schedule = job.Schedule();
   if (!schedule) return Error(EINVAL, "active: write the graph directory to `graph` first");
-  const uint64_t v = schedule->vertices();
+  const uint64_t v = schedule.vertices();
   auto parsed = as_list ? ParseActiveList(bytes, v) : ParseActiveBitmap(bytes, v);
   if (!parsed.ok()) return parsed.error();
   bool whole_chunks;
@@ -402,7 +362,7 @@ Status JobsDir::CommitActive(ControlJob& job, const std::string& bytes, bool as_
     std::lock_guard<std::mutex> lock(job.mu);
     whole_chunks = job.whole_chunks;
   }
-  auto counts = schedule->SetActive(job.id, std::move(*parsed), whole_chunks);
+  auto counts = schedule.SetActive(job.id, std::move(*parsed), whole_chunks);
   if (!counts.ok()) return counts.error().Wrap("active");
   std::lock_guard<std::mutex> lock(job.mu);
   job.active_vertices = counts->vertices;

@@ -351,7 +351,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedules::Get(Volume& volume, const
   auto it = by_dir_.find(dir);
   if (it != by_dir_.end() && it->second->Fresh()) return it->second;
   // A stale schedule stays with the jobs that use it; new jobs get a fresh one.
-  auto g = GraphSchedule::Open(volume, dir, answers_);
+  auto g = GraphSchedule::Open(volume, dir, answers_.queue_);
   if (!g.ok()) return g.error();
   by_dir_[dir] = *g;
   return *g;

@@ -1,10 +1,11 @@
+// Internal to the volume (the front end's view of it is volume/graph_jobs.h).
 // The logical-partition service of one graph directory of the volume: its chunk
 // table, active-chunk finder and LpScheduler (chunkindex/lp_scheduler.h), and the loader
 // threads that take the scheduler's plans and read chunks of `column` through the shared
 // cache and striping — or straight from the file when it is not striped — into the LPs'
 // memory, then hand them back. Jobs registered in `.graphfs/jobs/` on the same graph
-// share one GraphSchedule. Answers to asks that waited go to the mount's LpAnswers queue
-// (GraphSchedules::answers()), which the front end drains.
+// share one GraphSchedule. Answers to asks that waited go to the mount's answer queue
+// (GraphSchedules::answers(), a JobAnswers), which the front end drains.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,7 @@
 #include "common/shared_arena.h"
 #include "common/unique_fd.h"
 #include "grid/graph_file.h"
+#include "volume/graph_jobs.h"
 #include "volume/memory_budget.h"
 
 namespace graphfs {
@@ -38,26 +40,13 @@ class Volume;
 class StripedSource;
 struct CopyRange;
 
-// The scheduler's types, as the volume's clients (the control directory) see them.
-using LpScheduler = chunkindex::LpScheduler;
-using HeldLp = chunkindex::HeldLp;
-using SchedulerStats = chunkindex::SchedulerStats;
-using LogicalPartition = chunkindex::LogicalPartition;
-using LpExtent = chunkindex::LpExtent;
-using ViewPiece = chunkindex::ViewPiece;
-using LpMemory = chunkindex::LpMemory;
-using IterationCost = chunkindex::IterationCost;
-using LpAnswers = chunkindex::LpAnswers;
-using LpAnswer = chunkindex::LpAnswer;
-using LpGrant = chunkindex::LpGrant;
-
 class GraphSchedule {
  public:
   // `dir`: the graph's absolute backing path. Fails with the reason (not a graph, not
   // indexed, stale or damaged index: "re-run graphfs-index") as a value.
   // Answers to asks that waited go to `answers`.
   static Result<std::shared_ptr<GraphSchedule>> Open(Volume& volume, const std::string& dir,
-                                                     std::shared_ptr<LpAnswers> answers);
+                                                     std::shared_ptr<chunkindex::LpAnswers> answers);
   ~GraphSchedule();
 
   const std::string& dir() const { return dir_; }
@@ -79,10 +68,7 @@ class GraphSchedule {
   // vertex-granular LPs the scheduler keeps the bitmap to cut the job's runs out of
   // source-sorted chunks — unless `whole_chunks` (the job's `granularity` is chunk): then its
   // view holds the whole chunks.
-  struct ActiveCounts {
-    uint64_t vertices = 0;  // active vertices (bits set)
-    uint64_t chunks = 0;    // chunks with an active source
-  };
+  using ActiveCounts = JobGraph::ActiveCounts;
   Result<ActiveCounts> SetActive(uint64_t job, std::vector<uint64_t> words, bool whole_chunks = false);
 
   // What the loader did, for stats.
@@ -107,7 +93,9 @@ class GraphSchedule {
   // The LPs' granularity and the read-cost model's choices for `.graphfs/stats` (stats.cc):
   // "mode" vertex or chunk, and for vertex LPs the sorted chunks, the runs index's bytes, and
   // the scheduler's counts `s` of whole, partial and unsorted chunks and planned bytes.
-  nlohmann::json GranularityJson(const SchedulerStats& s) const;
+  nlohmann::json GranularityJson(const chunkindex::SchedulerStats& s) const;
+  // Everything above and the scheduler's stats, as `.graphfs/stats` shows a graph (stats.cc).
+  nlohmann::json StatsJson() const;
 
   // Memory it holds besides its LPs: the chunk index's finder and source runs in memory, and the
   // loaders' read buffers.
@@ -150,7 +138,7 @@ class GraphSchedule {
 class GraphSchedules {
  public:
   // Where every schedule of the mount puts the answers to asks that waited.
-  const std::shared_ptr<LpAnswers>& answers() const { return answers_; }
+  JobAnswers& answers() { return answers_; }
   // The graph's schedule, opened on first use or when the old one went stale.
   Result<std::shared_ptr<GraphSchedule>> Get(Volume& volume, const std::string& dir);
   std::vector<std::shared_ptr<GraphSchedule>> List();
@@ -159,7 +147,7 @@ class GraphSchedules {
   void Prune();
 
  private:
-  const std::shared_ptr<LpAnswers> answers_ = std::make_shared<LpAnswers>();
+  JobAnswers answers_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<GraphSchedule>> by_dir_;
 };

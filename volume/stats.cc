@@ -199,27 +199,4 @@ void Volume::AddStats(json& j) {
                     {"damaged_calibrations", read_cost_.damaged}};
 }
 
-json GraphSchedule::GranularityJson(const SchedulerStats& s) const {
-  // (chunkindex/read_cost.h: the model that chose between runs and whole chunks.)
-  // (runs_ is loaded exactly for vertex-granular LPs.)
-  json granularity = {{"mode", NameOf(volume_->options().lp_granularity)}};
-  if (runs_ == nullptr) return granularity;
-  granularity["sorted_chunks"] = runs_->sorted_chunks();
-  granularity["unsorted_chunks"] = runs_->chunk_count() - runs_->sorted_chunks();
-  granularity["runs_index_bytes"] = runs_->memory_bytes();
-  granularity["chunks_whole"] = s.chunks_whole;
-  granularity["chunks_partial"] = s.chunks_partial;
-  granularity["chunks_unsorted"] = s.chunks_unsorted;
-  granularity["bytes_skipped"] = s.bytes_skipped;
-  granularity["model_seconds"] = s.model_seconds;
-  granularity["model_whole_seconds"] = s.model_whole_seconds;
-  granularity["planned_disk_bytes"] = s.planned_disk_bytes;
-  granularity["offline_disk_bytes"] = s.offline_disk_bytes;
-  granularity["offline_unshared_disk_bytes"] = s.offline_unshared_disk_bytes;
-  granularity["gap_read_through_bytes"] = volume_->read_cost().cost.GapWorthReading();
-  if (runs_->sorted_chunks() < runs_->chunk_count())
-    granularity["note"] = "chunks not in source order (preprocess without --sort-sources) are loaded whole";
-  return granularity;
-}
-
 }  // namespace graphfs::volume

@@ -33,6 +33,7 @@
 #include "volume/extent_reads.h"
 #include "volume/graph_index.h"
 #include "volume/packed_file.h"
+#include "volume/graph_jobs.h"
 #include "volume/graph_schedule.h"
 #include "volume/memory_budget.h"
 #include "volume/mapped_piece.h"
@@ -162,6 +163,21 @@ class Volume {
   // Reads the stubs in graph versions' extent maps (a striped graph's versions) through this
   // volume: grid::GraphFile::Open(path, &volume.stub_files()).
   const grid::StubFiles& stub_files() const { return stub_files_; }
+
+  // ---- jobs (`.graphfs/jobs/`, volume/graph_jobs.h) ----
+  // The LP schedule of the graph directory `dir` (an absolute backing path), opened on first
+  // use or when the old one went stale. Fails with the reason (not a graph, not indexed, stale
+  // or damaged index).
+  Result<JobGraph> JobGraphFor(const std::string& dir);
+  // Where the answers to parked asks of every graph go.
+  JobAnswers& job_answers();
+  // The job left `graph` (it was removed, or moved to another graph): it is dropped from the
+  // graph's LPs and never waited on; the version it ran on is reclaimed if it was its last user,
+  // and under one memory budget a schedule no job uses goes at once (its LP window and index go
+  // back to the cache).
+  void LeaveGraph(JobGraph graph, uint64_t job);
+  // For `.graphfs/stats`: every graph's schedule.
+  nlohmann::json SchedulesJson();
 
   // The services of the volume.
   GraphIndexes& indexes() { return indexes_; }

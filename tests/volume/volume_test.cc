@@ -14,11 +14,13 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
+#include "volume/graph_schedule.h"
 #include "volume/striped_source.h"
 
 namespace graphfs::volume {
@@ -27,6 +29,11 @@ namespace {
 using chunkindex::testing::ReadAll;
 using chunkindex::testing::TempDir;
 using chunkindex::testing::WriteAll;
+// The scheduler's own types: these tests look behind the jobs API (volume/graph_jobs.h).
+using chunkindex::LogicalPartition;
+using chunkindex::LpAnswer;
+using chunkindex::LpGrant;
+using chunkindex::ViewPiece;
 
 constexpr uint64_t kUnit = 256 << 10;  // stripe unit
 constexpr uint32_t kDisks = 4;
@@ -500,6 +507,111 @@ void LoadEveryChunkOnce(Volume& v, const IndexedGraph& g) {
   EXPECT_EQ(handed, g.column.size());
   EXPECT_GT(lps, 1u);  // 64 KiB partitions of a 480 KB column
   s.scheduler().RemoveJob(1);
+}
+
+// The jobs API as the control directory uses it: a job's LPs come through JobGraph::Next or
+// the mount's JobAnswers, its view is gathered from the LP's memory at the offsets its map
+// names, and every byte of `column` is handed out once.
+TEST_F(IndexedVolume, AJobReadsEveryChunkOnceThroughTheJobsApi) {
+  auto graph = v->JobGraphFor(g.graph);
+  ASSERT_TRUE(graph.ok()) << graph.error().message();
+  auto again = v->JobGraphFor(g.graph);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(*graph == *again) << "jobs of one graph share its schedule";
+  EXPECT_EQ(graph->vertices(), g.vertices);
+  EXPECT_EQ(graph->dir(), g.graph);
+  ASSERT_TRUE(graph->AddJob(1, 64 << 10).ok());
+  EXPECT_FALSE(graph->AddJob(1, 64 << 10).ok()) << "a job is added once";
+  std::vector<uint64_t> words((g.vertices + 63) / 64, ~0ull);
+  words.back() = (1ull << (g.vertices % 64)) - 1;
+  auto active = graph->SetActive(1, words);
+  ASSERT_TRUE(active.ok()) << active.error().message();
+  EXPECT_EQ(active->vertices, g.vertices);
+  JobAnswers& answers = v->job_answers();
+  std::string handed(g.column.size(), '\0');
+  uint64_t bytes = 0, lps = 0;
+  for (;;) {
+    const uint64_t ticket = answers.NewTicket();
+    std::optional<Result<NextLp>> next = graph->Next(1, ticket);
+    if (!next) {
+      std::optional<JobAnswer> a = answers.WaitFor(std::chrono::seconds(30));
+      ASSERT_TRUE(a.has_value()) << "no answer in 30 s";
+      ASSERT_EQ(a->ticket, ticket);
+      next.emplace(std::move(a->result));
+    }
+    ASSERT_TRUE(next->ok()) << next->error().message();
+    if ((*next)->end) break;
+    const uint64_t seq = (*next)->seq;
+    ++lps;
+    EXPECT_EQ(graph->HeldSeq(1), seq);
+    EXPECT_FALSE(graph->Held(1, seq + 1)) << "only the LP it holds";
+    const LpView view = graph->Held(1, seq);
+    ASSERT_TRUE(view);
+    EXPECT_EQ(view.seq(), seq);
+    EXPECT_EQ(graph->HeldBytes(1, seq), view.bytes());
+    // The map: "CHUNK FILE_OFFSET LENGTH VIEW_OFFSET" per piece; each piece's bytes, gathered
+    // from the view, are the file's there.
+    std::optional<std::string> map = graph->Describe(1, seq, JobGraph::HeldText::kMap);
+    ASSERT_TRUE(map.has_value());
+    std::istringstream lines(*map);
+    uint64_t chunk, file_offset, length, view_offset, mapped = 0;
+    while (lines >> chunk >> file_offset >> length >> view_offset) {
+      std::vector<iovec> iov;
+      view.Gather(view_offset, length, &iov);
+      std::string got;
+      for (const iovec& p : iov) got.append(static_cast<const char*>(p.iov_base), p.iov_len);
+      ASSERT_EQ(got, g.column.substr(file_offset, length)) << "chunk " << chunk;
+      ASSERT_LE(file_offset + length, handed.size());
+      handed.replace(file_offset, length, got);
+      mapped += length;
+    }
+    EXPECT_EQ(mapped, view.bytes());
+    bytes += mapped;
+    // The pieces file: its header names the memory's id and the view's bytes.
+    std::optional<std::string> pieces = graph->Describe(1, seq, JobGraph::HeldText::kPieces);
+    ASSERT_TRUE(pieces.has_value());
+    ASSERT_GE(pieces->size(), 32u);
+    EXPECT_EQ(pieces->substr(0, 8), "GFSPIEC1");
+    uint64_t header[4];
+    std::memcpy(header, pieces->data(), sizeof header);
+    EXPECT_EQ(pieces->size(), 32 + 24 * header[1]);
+    EXPECT_EQ(header[2], graph->memory() ? graph->memory()->id() : 0);
+    EXPECT_EQ(header[3], view.bytes());
+  }
+  EXPECT_EQ(bytes, g.column.size()) << "every byte once";
+  EXPECT_EQ(handed, g.column);
+  EXPECT_GT(lps, 1u);
+  EXPECT_EQ(graph->HeldSeq(1), 0u) << "the end holds no LP";
+  nlohmann::json status;
+  graph->AddJobStatus(1, status);
+  EXPECT_EQ(status["total"]["bytes_delivered"].get<uint64_t>(), g.column.size()) << status.dump();
+  const nlohmann::json schedules = v->SchedulesJson();
+  ASSERT_EQ(schedules.size(), 1u);
+  EXPECT_EQ(schedules[0]["graph"], g.graph);
+  EXPECT_GE(schedules[0]["bytes_delivered"].get<uint64_t>(), g.column.size());
+
+  // A parked ask is cancelled with EINTR, through the queue.
+  ASSERT_TRUE(graph->AddJob(2, 64 << 10).ok());
+  std::vector<uint64_t> none(words.size(), 0);
+  none[0] = 1;  // vertex 0 only: its edges are in some chunk, and nothing is loaded for job 2 yet
+  ASSERT_TRUE(graph->SetActive(2, none).ok());
+  const uint64_t ticket = answers.NewTicket();
+  std::optional<Result<NextLp>> now = graph->Next(2, ticket);
+  if (!now) {
+    graph->Cancel(2, ticket);
+    std::optional<JobAnswer> a = answers.WaitFor(std::chrono::seconds(30));
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->ticket, ticket);
+    // Cancelled while it waited, or answered by a loader just before.
+    if (!a->result.ok()) {
+      EXPECT_EQ(a->result.error().code(), EINTR);
+    }
+  }
+
+  // Leaving: the jobs are dropped; the handles keep the schedule until they go.
+  v->LeaveGraph(*again, 1);
+  v->LeaveGraph(std::move(*graph), 2);
+  EXPECT_EQ(v->SchedulesJson()[0]["jobs"].get<uint64_t>(), 0u);
 }
 
 TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksFromTheDisksAndOffersThemToTheCache) {
