@@ -41,7 +41,7 @@ struct Inode {
   uint64_t mapped_size = 0;
 
   std::mutex mu;  // guards the fields below
-  std::optional<StripeManifest> manifest;  // set when the file is striped
+  std::optional<volume::StripedStub> stub;  // set when the file is striped
   std::shared_ptr<volume::VolumeFile> striped;  // opened on first use
   bool remove_parts = false;               // last name unlinked: drop the parts when forgotten
   // `mapped`: shared by the open handles, closed with the last (open pieces would keep the

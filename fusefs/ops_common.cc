@@ -64,8 +64,8 @@ int StatInode(Inode& inode, struct stat* st) {
   if (::fstatat(inode.fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   if (S_ISREG(st->st_mode)) {
     std::lock_guard<std::mutex> lock(inode.mu);
-    if (inode.manifest) {
-      st->st_size = static_cast<off_t>(inode.striped ? inode.striped->size() : inode.manifest->size);
+    if (inode.stub) {
+      st->st_size = static_cast<off_t>(inode.striped ? inode.striped->size() : inode.stub->size());
       st->st_blocks = (st->st_size + 511) / 512;
     } else if (inode.mapped) {  // (set before the inode was shared)
       st->st_size = static_cast<off_t>(inode.mapped_size);
@@ -124,15 +124,13 @@ int DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_entry_par
   auto fresh = std::make_unique<Inode>();
   fresh->dev = st.st_dev;
   fresh->ino = st.st_ino;
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kMaxStubSize) {
-    auto m = ReadManifest(ProcPath(fd.get()), /*follow=*/true);
-    if (!m.ok()) {
-      LogError(std::string("lookup of ") + name + ": " + m.error().message());
-      return EIO;
-    }
-    fresh->manifest = std::move(*m);
+  auto stub = volume::StripedStub::Read(ProcPath(fd.get()), st, /*follow=*/true);
+  if (!stub.ok()) {
+    LogError(std::string("lookup of ") + name + ": " + stub.error().message());
+    return EIO;
   }
-  if (!fresh->manifest) {
+  fresh->stub = std::move(*stub);
+  if (!fresh->stub) {
     auto map_size = volume::ExtentMapSize(ProcPath(fd.get()), st);
     if (!map_size.ok()) {
       LogError(std::string("lookup of ") + name + ": " + map_size.error().message());
@@ -161,13 +159,13 @@ Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inod
     fs.volume->RefreshLayout(*inode.striped, BackingPath(inode));
     return inode.striped;
   }
-  if (!inode.manifest) return Error(EINVAL, "not a striped file");
+  if (!inode.stub) return Error(EINVAL, "not a striped file");
   if (!fs.volume->has_disks())
-    return Error(EIO, "striped file " + inode.manifest->file_id +
+    return Error(EIO, "striped file " + inode.stub->file_id() +
                           " found, but no disk set is registered under the source directory");
   UniqueFd stub(::open(ProcPath(inode.fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
-  if (!stub.valid()) return Error::FromErrno("open stub of striped file " + inode.manifest->file_id);
-  auto f = fs.volume->OpenStriped(std::move(stub), *inode.manifest, BackingPath(inode));
+  if (!stub.valid()) return Error::FromErrno("open stub of striped file " + inode.stub->file_id());
+  auto f = fs.volume->OpenStriped(std::move(stub), *inode.stub, BackingPath(inode));
   if (!f.ok()) return f.error();
   inode.striped = *f;
   return inode.striped;

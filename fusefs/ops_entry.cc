@@ -22,18 +22,18 @@ bool IsControlName(GraphFs& fs, Inode& dir, const char* name) {
 void DisposeInode(GraphFs& fs, std::unique_ptr<Inode> gone) {
   if (!gone) return;
   std::shared_ptr<volume::VolumeFile> striped;
-  std::optional<StripeManifest> manifest;
+  std::optional<volume::StripedStub> stub;
   bool remove = false;
   {
     std::lock_guard<std::mutex> lock(gone->mu);
     striped = std::move(gone->striped);
     // An open file's manifest may have changed since lookup (a compressed file made plain by
     // its first write): its parts are the current ones.
-    manifest = striped ? std::optional<StripeManifest>(striped->manifest()) : gone->manifest;
+    stub = striped ? std::optional<volume::StripedStub>(striped->stub()) : gone->stub;
     remove = gone->remove_parts;
   }
   striped.reset();  // flushes the manifest
-  if (remove && manifest) fs.volume->RemoveParts(*manifest);
+  if (remove && stub) fs.volume->RemoveParts(*stub);
 }
 
 }  // namespace
@@ -117,7 +117,7 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
     bool striped;
     {
       std::lock_guard<std::mutex> lock(inode.mu);
-      striped = inode.manifest.has_value();
+      striped = inode.stub.has_value();
     }
     if (striped) {
       auto f = OpenStriped(fs, inode);
@@ -222,7 +222,7 @@ void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newn
 
 // A striped file whose last name goes away takes its parts with it once nobody holds it.
 struct DoomedStripedFile {
-  std::optional<StripeManifest> manifest;
+  std::optional<volume::StripedStub> stub;
   Inode* inode = nullptr;
 };
 
@@ -230,21 +230,21 @@ DoomedStripedFile InspectVictim(GraphFs& fs, Inode& dir, const char* name) {
   DoomedStripedFile v;
   struct stat st;
   if (::fstatat(dir.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) return v;
-  if (!S_ISREG(st.st_mode) || st.st_nlink > 1 || static_cast<uint64_t>(st.st_size) > kMaxStubSize) return v;
-  auto m = ReadManifest(ProcPath(dir.fd.get()) + "/" + name);
-  if (!m.ok() || !m->has_value()) return v;
-  v.manifest = **m;
+  if (st.st_nlink > 1) return v;
+  auto stub = volume::StripedStub::Read(ProcPath(dir.fd.get()) + "/" + name, st);
+  if (!stub.ok() || !stub->has_value()) return v;
+  v.stub = std::move(*stub);
   v.inode = fs.inodes.Find(st.st_dev, st.st_ino);
   return v;
 }
 
 void Bury(GraphFs& fs, const DoomedStripedFile& v) {
-  if (!v.manifest) return;
+  if (!v.stub) return;
   if (v.inode != nullptr) {
     std::lock_guard<std::mutex> lock(v.inode->mu);
     v.inode->remove_parts = true;  // the kernel still holds it; parts go at forget
   } else {
-    fs.volume->RemoveParts(*v.manifest);
+    fs.volume->RemoveParts(*v.stub);
   }
 }
 
@@ -281,7 +281,7 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
   if (::renameat2(from.fd.get(), name, to.fd.get(), newname, flags) != 0) return ReplyErr(req, errno);
   // Renaming a name onto itself (or a hard link of itself) replaces nothing.
   struct stat st;
-  if (victim.manifest && ::fstatat(to.fd.get(), newname, &st, AT_SYMLINK_NOFOLLOW) == 0 && victim.inode != nullptr &&
+  if (victim.stub && ::fstatat(to.fd.get(), newname, &st, AT_SYMLINK_NOFOLLOW) == 0 && victim.inode != nullptr &&
       st.st_ino == victim.inode->ino && st.st_dev == victim.inode->dev)
     victim = {};
   Bury(fs, victim);

@@ -72,7 +72,7 @@ constexpr size_t kSpliceMin = 2 * 4096;
 
 bool IsStriped(Inode& inode) {
   std::lock_guard<std::mutex> lock(inode.mu);
-  return inode.manifest.has_value();
+  return inode.stub.has_value();
 }
 
 // An extent map's bytes: ranges of plain pieces spliced from their descriptors (no copy in the

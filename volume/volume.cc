@@ -133,9 +133,7 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
   if (v->disks_) {
     // Unpacks a killed daemon left half done (volume/unpack_journal.h).
     FinishPendingUnpacks(*v->disks_, [&](const std::string& file_id) {
-      StripeManifest m;
-      m.file_id = file_id;
-      v->RemoveParts(m);
+      v->RemoveParts(file_id);
     });
   }
   v->read_cost_ = LoadReadCost(options, v->disks_.get());
@@ -235,8 +233,9 @@ void Volume::Invalidate(StripedSource& source) {
   if (cache_ != nullptr) cache_->Invalidate(source.key());
 }
 
-Result<std::shared_ptr<VolumeFile>> Volume::OpenStriped(UniqueFd stub, const StripeManifest& manifest,
+Result<std::shared_ptr<VolumeFile>> Volume::OpenStriped(UniqueFd stub, const StripedStub& info,
                                                         const std::string& backing_path) {
+  const StripeManifest& manifest = info.manifest();
   if (disks_ == nullptr)
     return Error(EIO, "striped file " + manifest.file_id +
                           " found, but no disk set is registered under the source directory");
@@ -250,10 +249,10 @@ Result<std::shared_ptr<VolumeFile>> Volume::OpenStriped(UniqueFd stub, const Str
   return std::make_shared<VolumeFile>(*this, *f, std::move(*source), backing_path);
 }
 
-void Volume::RemoveParts(const StripeManifest& m) {
+void Volume::RemoveParts(const std::string& file_id) {
   if (disks_ == nullptr) return;
   for (uint32_t d = 0; d < disks_->size(); ++d) {
-    const std::string path = disks_->PartPath(d, m.file_id);
+    const std::string path = disks_->PartPath(d, file_id);
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
       LogError("could not remove part " + path + ": " + std::strerror(errno));
   }
@@ -271,7 +270,7 @@ uint64_t VolumeFile::size() const { return shared_source()->size(); }
 
 std::string VolumeFile::id() const { return file()->manifest().file_id; }
 
-StripeManifest VolumeFile::manifest() const { return file()->manifest(); }
+StripedStub VolumeFile::stub() const { return StripedStub(file()->manifest()); }
 
 std::shared_ptr<StripedSource> VolumeFile::shared_source() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -313,7 +312,7 @@ Status VolumeFile::Unpack() {
   std::shared_ptr<StripedFile> fresh;
   auto fail = [&](const Error& e) {
     if (fresh) fresh->Discard();  // its manifest must never reach the stub
-    volume_.RemoveParts(plain);   // the compressed file is untouched
+    volume_.RemoveParts(plain.file_id);   // the compressed file is untouched
     DropUnpackRecord(*disks, plain.file_id);
     return e.Wrap(what);
   };
@@ -366,7 +365,7 @@ Status VolumeFile::Unpack() {
   }
   NoteChange(**source);
   volume_.Invalidate(*old_source);
-  volume_.RemoveParts(old);  // readers still holding the old source read through open fds
+  volume_.RemoveParts(old.file_id);  // readers still holding the old source read through open fds
   DropUnpackRecord(*disks, plain.file_id);
   LogError("compressed file " + backing_path_ + " (" + old.file_id + ") is plain striped file " +
            plain.file_id + " from its first write on");

@@ -5,7 +5,7 @@
 //
 //   auto v = Volume::Open(options);            // checks the disks and io_uring; no threads yet
 //   v->Start();                                // I/O workers, prefetchers (after any fork)
-//   auto f = v->OpenStriped(std::move(stub), manifest, backing_path);
+//   auto f = v->OpenStriped(std::move(stub_fd), *StripedStub::Read(path, st), backing_path);
 //   ReadStreams streams;                       // one per open handle
 //   auto got = v->Read(**f, streams, offset, length, pid, scratch);   // pinned pieces
 //   v->Stop();                                 // schedules, cache, I/O, in that order
@@ -39,6 +39,7 @@
 #include "volume/mapped_piece.h"
 #include "volume/read_ahead.h"
 #include "volume/run_batches.h"
+#include "volume/striped_stub.h"
 #include "volume/version_reclaim.h"
 #include "volume/volume_options.h"
 
@@ -103,7 +104,7 @@ class Volume {
 
   // Opens the striped file whose stub is `stub` (readable; owned from now on) and whose
   // backing path is `backing_path` (its graph directory decides its cache units).
-  Result<std::shared_ptr<VolumeFile>> OpenStriped(UniqueFd stub, const StripeManifest& manifest,
+  Result<std::shared_ptr<VolumeFile>> OpenStriped(UniqueFd stub, const StripedStub& info,
                                                   const std::string& backing_path);
   // Looks at the file's chunk index again (at every open): an index built, rebuilt or gone
   // stale since the file was opened changes its cache units from the next read on.
@@ -153,7 +154,8 @@ class Volume {
                   chunkindex::LpMemory* place = nullptr);
 
   // Deletes the parts of a striped file on every disk (its last name is gone).
-  void RemoveParts(const StripeManifest& manifest);
+  void RemoveParts(const StripedStub& stub) { RemoveParts(stub.file_id()); }
+  void RemoveParts(const std::string& file_id);
 
   // Faults of the disks (tests of failing disks): errno every I/O to `disk` fails with; 0 heals.
   uint32_t disk_count() const;
@@ -261,7 +263,7 @@ class VolumeFile {
 
   uint64_t size() const;  // a compressed file's own size, not its stream's
   std::string id() const;
-  StripeManifest manifest() const;  // the current one (Unpack replaces it)
+  StripedStub stub() const;  // what its stub says now (Unpack replaces the manifest)
   // A compressed file becomes a plain striped one at its first write or truncate (Unpack).
   Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t length);
   Status Truncate(uint64_t size);

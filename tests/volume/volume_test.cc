@@ -93,7 +93,9 @@ std::unique_ptr<Volume> StartVolume(const VolumeOptions& o) {
 }
 
 std::shared_ptr<VolumeFile> OpenFile(Volume& v, const std::string& path) {
-  auto m = ReadManifest(path);
+  struct stat st;
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  auto m = StripedStub::Read(path, st);
   EXPECT_TRUE(m.ok() && m->has_value()) << path << " is not striped";
   if (!m.ok() || !m->has_value()) return nullptr;
   auto f = v.OpenStriped(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), **m, path);

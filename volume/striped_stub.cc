@@ -1,0 +1,21 @@
+#include "volume/striped_stub.h"
+
+#include "striping/manifest.h"
+
+namespace graphfs::volume {
+
+Result<std::optional<StripedStub>> StripedStub::Read(const std::string& path, const struct stat& st, bool follow) {
+  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxStubSize) return std::optional<StripedStub>();
+  auto m = ReadManifest(path, follow);
+  if (!m.ok()) return m.error();
+  if (!m->has_value()) return std::optional<StripedStub>();
+  return std::optional<StripedStub>(StripedStub(std::move(**m)));
+}
+
+StripedStub::StripedStub(StripeManifest manifest)
+    : manifest_(std::make_shared<const StripeManifest>(std::move(manifest))) {}
+
+uint64_t StripedStub::size() const { return manifest_->size; }
+const std::string& StripedStub::file_id() const { return manifest_->file_id; }
+
+}  // namespace graphfs::volume
