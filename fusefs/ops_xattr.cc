@@ -11,7 +11,7 @@ namespace graphfs {
 
 namespace {
 
-bool Reserved(const char* name) { return std::strncmp(name, kReservedXattrPrefix, std::strlen(kReservedXattrPrefix)) == 0; }
+bool Reserved(const char* name) { return volume::IsReservedXattr(name); }
 
 // xattr calls go through /proc/self/fd/N: O_PATH descriptors do not take f*xattr calls.
 // Symlinks (whose proc path would lead to their target) have no user xattrs on Linux.

@@ -6,7 +6,7 @@
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/fingerprint.h"
 #include "common/log.h"
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 

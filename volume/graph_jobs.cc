@@ -9,7 +9,7 @@
 #include "chunkindex/lp_answers.h"
 #include "chunkindex/lp_scheduler.h"
 #include "volume/graph_schedule.h"
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 
@@ -201,12 +201,12 @@ void JobGraph::AddJobStatus(uint64_t job, nlohmann::json& j) const {
 // ---- Volume: the jobs' graphs ----
 
 Result<JobGraph> Volume::JobGraphFor(const std::string& dir) {
-  auto schedule = schedules_.Get(*this, dir);
+  auto schedule = schedules_->Get(*this, dir);
   if (!schedule.ok()) return schedule.error();
   return JobGraph(std::move(*schedule));
 }
 
-JobAnswers& Volume::job_answers() { return schedules_.answers(); }
+JobAnswers& Volume::job_answers() { return schedules_->answers(); }
 
 void Volume::LeaveGraph(JobGraph graph, uint64_t job) {
   if (!graph) return;
@@ -215,12 +215,12 @@ void Volume::LeaveGraph(JobGraph graph, uint64_t job) {
   graph = JobGraph();  // the schedule is dropped below if no other job holds it
   // The version the job ran on may be waiting for its last job to be reclaimed.
   reclaimer_.Nudge(dir);
-  if (budget_.enabled()) schedules_.Prune();
+  if (budget_.enabled()) schedules_->Prune();
 }
 
 nlohmann::json Volume::SchedulesJson() {
   nlohmann::json graphs = nlohmann::json::array();
-  for (const auto& g : schedules_.List()) graphs.push_back(g->StatsJson());
+  for (const auto& g : schedules_->List()) graphs.push_back(g->StatsJson());
   return graphs;
 }
 

@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "grid/posix_io.h"
 #include "volume/striped_source.h"
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 

@@ -11,7 +11,7 @@
 #include "common/clock.h"
 #include "volume/striped_source.h"
 #include "volume/unit_request.h"
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 

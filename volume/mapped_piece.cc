@@ -3,7 +3,7 @@
 #include "grid/grid_layout.h"
 #include "striping/manifest.h"
 #include "striping/striped_file.h"
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 
@@ -17,12 +17,20 @@ Status MappedPiece::ReadExact(char* buf, uint64_t length, uint64_t offset) const
 Result<std::shared_ptr<const MappedFile>> MappedFile::Open(Volume& volume, const std::string& path) {
   auto f = grid::GraphFile::Open(path, &volume.stub_files());
   if (!f.ok()) return f.error();
-  return std::make_shared<const MappedFile>(std::move(*f));
+  return std::make_shared<const MappedFile>(std::make_unique<const grid::GraphFile>(std::move(*f)));
+}
+
+MappedFile::MappedFile(std::unique_ptr<const grid::GraphFile> file) : file_(std::move(file)) {}
+MappedFile::~MappedFile() = default;
+uint64_t MappedFile::size() const { return file_->size(); }
+const std::string& MappedFile::path() const { return file_->path(); }
+Result<uint64_t> MappedFile::Read(char* buf, uint64_t length, uint64_t offset) const {
+  return file_->Read(buf, length, offset);
 }
 
 std::vector<MappedFile::Piece> MappedFile::Pieces(uint64_t offset, uint64_t length) const {
   std::vector<Piece> out;
-  for (const grid::GraphFile::Piece& p : file_.Pieces(offset, length)) {
+  for (const grid::GraphFile::Piece& p : file_->Pieces(offset, length)) {
     // Only the volume opens a map's stubs, always as MappedPieces (VolumeStubFiles).
     const auto* piece = static_cast<const MappedPiece*>(p.stub);
     out.push_back({p.fd, p.offset, p.length, piece != nullptr ? piece->file().get() : nullptr});

@@ -12,7 +12,7 @@
 
 #include "volume/striped_source.h"
 #include "volume/unit_request.h"
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 
@@ -205,6 +205,11 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, const 
   }
   return true;
 }
+
+PinnedRead::PinnedRead() = default;
+PinnedRead::~PinnedRead() = default;
+PinnedRead::PinnedRead(PinnedRead&&) noexcept = default;
+PinnedRead& PinnedRead::operator=(PinnedRead&&) noexcept = default;
 
 Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t offset, uint64_t length, uint32_t pid,
                                 AlignedBuffer& scratch) {

@@ -5,7 +5,7 @@
 #include "chunkindex/lp_scheduler.h"
 #include "chunkindex/source_runs.h"
 #include "volume/graph_schedule.h"
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "volume/version_reclaim.h"
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 
@@ -153,7 +153,7 @@ void Volume::AddStats(json& j) {
   }
   j["graph_versions"] = GraphVersionsStats(options_.source, reclaimer_);
   // Reads of compressed files: frame bytes from the disks against the bytes they decoded to.
-  const PackedCounters& p = packed_counters_;
+  const PackedCounters& p = *packed_counters_;
   const uint64_t frame_bytes = p.frame_bytes.load(), decoded = p.bytes_decoded.load();
   j["compressed"] = {{"units_decoded", p.units_decoded.load()},
                      {"bytes_from_disks", frame_bytes},
@@ -173,7 +173,7 @@ void Volume::AddStats(json& j) {
                           {"lp_memory", options_.lp_memory}};
   }
   json indexes = json::array();
-  for (const GraphIndexes::IndexState& s : indexes_.List())
+  for (const GraphIndexes::IndexState& s : indexes_->List())
     indexes.push_back({{"graph", s.dir},
                        {"in_use", s.loaded},
                        {"column_chunks", s.column_chunks},
@@ -182,7 +182,7 @@ void Volume::AddStats(json& j) {
   j["indexes"] = indexes;
   // The read-cost model of vertex-granular LPs and where its numbers come from.
   json calibrated = json::array();
-  for (const DiskCalibration& c : read_cost_.disks)
+  for (const DiskCalibration& c : read_cost_->disks)
     calibrated.push_back({{"path", c.path},
                           {"bytes_per_second", c.bytes_per_second},
                           {"seconds_per_request", c.seconds_per_request},
@@ -190,13 +190,13 @@ void Volume::AddStats(json& j) {
                           {"direct", c.direct},
                           {"measured_unix", c.measured_unix}});
   j["read_cost"] = {{"lp_granularity", NameOf(options_.lp_granularity)},
-                    {"bytes_per_second", read_cost_.cost.bytes_per_second},
-                    {"seconds_per_request", read_cost_.cost.seconds_per_request},
-                    {"gap_read_through_bytes", read_cost_.cost.GapWorthReading()},
-                    {"source", read_cost_.source},
+                    {"bytes_per_second", read_cost_->cost.bytes_per_second},
+                    {"seconds_per_request", read_cost_->cost.seconds_per_request},
+                    {"gap_read_through_bytes", read_cost_->cost.GapWorthReading()},
+                    {"source", read_cost_->source},
                     {"calibrated_disks", calibrated},
-                    {"uncalibrated_disks", read_cost_.missing},
-                    {"damaged_calibrations", read_cost_.damaged}};
+                    {"uncalibrated_disks", read_cost_->missing},
+                    {"damaged_calibrations", read_cost_->damaged}};
 }
 
 }  // namespace graphfs::volume

@@ -1,5 +1,7 @@
 #include "volume/striped_stub.h"
 
+#include <cstring>
+
 #include "striping/manifest.h"
 
 namespace graphfs::volume {
@@ -17,5 +19,9 @@ StripedStub::StripedStub(StripeManifest manifest)
 
 uint64_t StripedStub::size() const { return manifest_->size; }
 const std::string& StripedStub::file_id() const { return manifest_->file_id; }
+
+bool IsReservedXattr(const char* name) {
+  return std::strncmp(name, kReservedXattrPrefix, std::strlen(kReservedXattrPrefix)) == 0;
+}
 
 }  // namespace graphfs::volume

@@ -36,4 +36,8 @@ class StripedStub {
   std::shared_ptr<const StripeManifest> manifest_;  // copies share it
 };
 
+// Whether the extended attribute `name` is one users neither see nor set: the stubs' manifests
+// live in `user.graphfs.*`.
+bool IsReservedXattr(const char* name);
+
 }  // namespace graphfs::volume

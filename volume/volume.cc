@@ -1,4 +1,4 @@
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,11 +11,31 @@
 #include <cstring>
 #include <set>
 
+#include "cache/chunk_cache.h"
+#include "cache/eviction_policy.h"
 #include "common/log.h"
+#include "striping/disk_set.h"
+#include "striping/io_engine.h"
+#include "striping/manifest.h"
+#include "striping/striped_file.h"
+#include "volume/extent_reads.h"
+#include "volume/graph_index.h"
+#include "volume/graph_schedule.h"
+#include "volume/mapped_piece.h"
+#include "volume/packed_file.h"
+#include "volume/read_cost_model.h"
 #include "volume/striped_source.h"
 #include "volume/unpack_journal.h"
 
 namespace graphfs::volume {
+
+const std::vector<std::string>& CachePolicyNames() { return cache::EvictionPolicyNames(); }
+
+std::vector<std::pair<std::string, std::string>> CachePolicySummaries() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const cache::EvictionPolicyInfo& p : cache::EvictionPolicies()) out.emplace_back(p.name, p.summary);
+  return out;
+}
 
 namespace {
 
@@ -121,7 +141,16 @@ VolumeOptions Budgeted(VolumeOptions o) {
 Volume::Volume(const VolumeOptions& options)
     : options_(Budgeted(options)),
       budget_(options_.memory_bytes, options_.read_ahead.staging_limit),
-      read_ahead_(options_.read_ahead) {}
+      read_cost_(std::make_unique<ReadCostModel>()),
+      io_options_(std::make_unique<IoEngineOptions>()),
+      read_ahead_(options_.read_ahead),
+      packed_counters_(std::make_unique<PackedCounters>()),
+      stub_files_(std::make_unique<VolumeStubFiles>(*this)),
+      indexes_(std::make_unique<GraphIndexes>()),
+      schedules_(std::make_unique<GraphSchedules>()),
+      reclaimer_([this] { schedules_->Prune(); }) {}
+
+const grid::StubFiles& Volume::stub_files() const { return *stub_files_; }
 
 Volume::~Volume() { Stop(); }
 
@@ -136,10 +165,10 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
       v->RemoveParts(file_id);
     });
   }
-  v->read_cost_ = LoadReadCost(options, v->disks_.get());
-  v->read_ahead_.set_disk_model(v->read_cost_.cost.bytes_per_second, v->read_cost_.cost.seconds_per_request);
-  for (const std::string& why : v->read_cost_.damaged) LogError("read cost: " + why);
-  IoEngineOptions& io = v->io_options_;
+  *v->read_cost_ = LoadReadCost(options, v->disks_.get());
+  v->read_ahead_.set_disk_model(v->read_cost_->cost.bytes_per_second, v->read_cost_->cost.seconds_per_request);
+  for (const std::string& why : v->read_cost_->damaged) LogError("read cost: " + why);
+  IoEngineOptions& io = *v->io_options_;
   io.disks = v->disks_ ? v->disks_->size() : 1;
   io.mode = options.io_queues == IoQueues::kShared ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;
   io.workers_per_disk = options.io_workers != 0 ? options.io_workers : 1;
@@ -156,7 +185,7 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
 }
 
 Status Volume::Start() {
-  auto engine = IoEngine::Start(io_options_);
+  auto engine = IoEngine::Start(*io_options_);
   if (!engine.ok()) return engine.error();
   io_ = std::move(*engine);
   cache::CacheOptions co;
@@ -164,21 +193,21 @@ Status Volume::Start() {
   co.policy = options_.cache_policy;
   co.staging_limit = options_.read_ahead.staging_limit;
   co.reader_window_ns = static_cast<int64_t>(options_.cache_window) * 1'000'000'000;
-  co.prefetch_threads = std::max<uint32_t>(4, 2 * io_options_.disks);
-  co.disks = io_options_.disks;
+  co.prefetch_threads = std::max<uint32_t>(4, 2 * io_options_->disks);
+  co.disks = io_options_->disks;
   co.trace_path = options_.cache_trace;
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
   cache_ = std::make_unique<cache::ChunkCache>(co);
   budget_.Attach(cache_.get());
-  extents_ = std::make_unique<ExtentReads>(*cache_, io_options_.disks, read_ahead_.InFlightDepth());
+  extents_ = std::make_unique<ExtentReads>(*cache_, io_options_->disks, read_ahead_.InFlightDepth());
   reclaimer_.Start();
   return Status::Ok();
 }
 
 void Volume::Stop() {
   reclaimer_.Stop();
-  schedules_.Clear();  // their LP loaders stop before the cache goes
+  schedules_->Clear();  // their LP loaders stop before the cache goes
   budget_.Attach(nullptr);
   extents_.reset();    // queued extents fail, those in flight finish into the cache
   cache_.reset();      // cancels prefetches, then the queues drain
@@ -190,7 +219,7 @@ Result<std::shared_ptr<StripedSource>> Volume::MakeSource(std::shared_ptr<Stripe
   const std::string id = file->manifest().file_id + key_scope;
   const uint64_t key = XXH3_64bits(id.data(), id.size());
   if (file->manifest().packed) {
-    auto packed = PackedFile::Open(file, &packed_counters_);
+    auto packed = PackedFile::Open(file, packed_counters_.get());
     if (!packed.ok()) return packed.error().Wrap(backing_path);
     return std::make_shared<StripedSource>(*packed, file, key);
   }
@@ -214,7 +243,7 @@ void Volume::RefreshSourceLayout(StripedSource& source, const std::string& backi
   if (slash == std::string::npos) return;
   std::string why;
   std::shared_ptr<const cache::ChunkLayout> chunks =
-      indexes_.Find(*this, backing_path.substr(0, slash), backing_path.substr(slash + 1), &why);
+      indexes_->Find(*this, backing_path.substr(0, slash), backing_path.substr(slash + 1), &why);
   bool changed;
   if (chunks != nullptr && file.size() > 0 && chunks->Find(0, file.size()).length > 0) {
     changed = source.SetLayout(chunks, "chunks of the index (" + std::to_string(chunks->size()) + ")");

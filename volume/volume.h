@@ -19,39 +19,59 @@
 #include <string>
 #include <vector>
 
-#include "chunkindex/lp_memory.h"
-#include "cache/chunk_cache.h"
 #include "common/aligned_buffer.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
-#include "chunkindex/read_cost.h"
-#include "striping/calibrate.h"
-#include "striping/disk_set.h"
-#include "striping/io_engine.h"
-#include "striping/manifest.h"
-#include "striping/striped_file.h"
-#include "volume/extent_reads.h"
-#include "volume/graph_index.h"
-#include "volume/packed_file.h"
 #include "volume/graph_jobs.h"
-#include "volume/graph_schedule.h"
+#include "volume/mapped_file.h"
 #include "volume/memory_budget.h"
-#include "volume/mapped_piece.h"
 #include "volume/read_ahead.h"
-#include "volume/run_batches.h"
 #include "volume/striped_stub.h"
 #include "volume/version_reclaim.h"
 #include "volume/volume_options.h"
+
+// The lower libraries' types the internals below name (their headers are included by the
+// volume's own files, not here: a front end that includes this sees none of them).
+namespace graphfs {
+class DiskSet;
+class IoEngine;
+struct IoEngineOptions;
+class StripedFile;
+}  // namespace graphfs
+namespace graphfs::cache {
+class ChunkCache;
+class UnitRef;
+class UnitLoad;
+class UnitLayout;
+struct UnitExtent;
+}  // namespace graphfs::cache
+namespace graphfs::chunkindex {
+class LpMemory;
+}
+namespace graphfs::grid {
+class StubFiles;
+}
 
 namespace graphfs::volume {
 
 class StripedSource;
 class VolumeFile;
+class ExtentReads;
+class GraphIndexes;
+class GraphSchedules;
+class VolumeStubFiles;
+struct PackedCounters;
+struct CopyRange;
+struct ReadCostModel;  // volume/read_cost_model.h
 
 // What Read hands back: the bytes as pieces (iovecs) in order, valid while this lives —
 // cache units stay pinned until then, or the pieces point into the caller's scratch buffer.
 class PinnedRead {
  public:
+  PinnedRead();
+  ~PinnedRead();
+  PinnedRead(PinnedRead&&) noexcept;
+  PinnedRead& operator=(PinnedRead&&) noexcept;
   const std::vector<iovec>& pieces() const { return pieces_; }
   uint64_t bytes() const { return bytes_; }
 
@@ -69,16 +89,6 @@ inline constexpr size_t kRunsBatchesInFlight = 8;
 // bytes (volume/extent_reads.h).
 inline constexpr uint64_t kMaxExtent = 16ull << 20;
 
-
-// The read-cost model of vertex-granular LPs (chunkindex/read_cost.h) and where its numbers
-// come from: the disks' calibration (`graphfs-calibrate`), mount options, or defaults.
-struct ReadCostModel {
-  chunkindex::ReadCost cost;
-  std::string source;
-  std::vector<DiskCalibration> disks;  // the calibrations found on the disks
-  std::vector<std::string> missing;    // disks without one
-  std::vector<std::string> damaged;    // why a disk's calibration was not used
-};
 
 class Volume {
  public:
@@ -98,7 +108,7 @@ class Volume {
   void Stop();
 
   const VolumeOptions& options() const { return options_; }
-  const ReadCostModel& read_cost() const { return read_cost_; }
+  const ReadCostModel& read_cost() const { return *read_cost_; }  // volume/read_cost_model.h
   const std::string& source() const { return options_.source; }
   bool has_disks() const { return disks_ != nullptr; }
 
@@ -162,10 +172,6 @@ class Volume {
   int fault(uint32_t disk) const;
   void InjectFault(uint32_t disk, int error);
 
-  // Reads the stubs in graph versions' extent maps (a striped graph's versions) through this
-  // volume: grid::GraphFile::Open(path, &volume.stub_files()).
-  const grid::StubFiles& stub_files() const { return stub_files_; }
-
   // ---- jobs (`.graphfs/jobs/`, volume/graph_jobs.h) ----
   // The LP schedule of the graph directory `dir` (an absolute backing path), opened on first
   // use or when the old one went stale. Fails with the reason (not a graph, not indexed, stale
@@ -181,21 +187,25 @@ class Volume {
   // For `.graphfs/stats`: every graph's schedule.
   nlohmann::json SchedulesJson();
 
-  // The services of the volume.
-  GraphIndexes& indexes() { return indexes_; }
-  GraphSchedules& schedules() { return schedules_; }
   // The one memory budget (memory=): a graph's schedule reserves its LP window and index.
   MemoryBudget& budget() { return budget_; }
   // Reclaims kept graph versions marked for it once their last user left (version_reclaim.h).
   VersionReclaimer& reclaimer() { return reclaimer_; }
   const ReadAhead& read_ahead() const { return read_ahead_; }
-  cache::ChunkCache* cache() { return cache_.get(); }  // null before Start and after Stop
-  const ExtentReads* extent_reads() const { return extents_.get(); }  // likewise
 
   // For `.graphfs/stats`: disks, cache and indexes as JSON objects.
   void AddStats(nlohmann::json& j);
 
-  // Internals for the volume's own files (graph_index.cc, graph_schedule.cc).
+  // ---- internals: for the volume's own files and tests/volume/ ----
+  // What they return are the volume's internal services and the lower libraries' types
+  // (declared above, not defined): their users include those headers themselves.
+  GraphIndexes& indexes() { return *indexes_; }       // volume/graph_index.h
+  GraphSchedules& schedules() { return *schedules_; }  // volume/graph_schedule.h
+  cache::ChunkCache* cache() { return cache_.get(); }  // null before Start and after Stop
+  const ExtentReads* extent_reads() const { return extents_.get(); }  // likewise
+  // Reads the stubs in graph versions' extent maps (a striped graph's versions) through this
+  // volume: grid::GraphFile::Open(path, &volume.stub_files()).
+  const grid::StubFiles& stub_files() const;
   const DiskSet* disk_set() const { return disks_.get(); }
   IoEngine* io() { return io_.get(); }
   // The cache's view of a striped file of this volume, keyed by its id (and `key_scope`: the
@@ -205,7 +215,7 @@ class Volume {
   Result<std::shared_ptr<StripedSource>> MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path,
                                                     const std::string& key_scope = "");
   // The counters of reads of compressed files (stats: "compressed").
-  PackedCounters& packed_counters() { return packed_counters_; }
+  PackedCounters& packed_counters() { return *packed_counters_; }
   // Forgets the cached units of `source` (after its bytes or size changed).
   void Invalidate(StripedSource& source);
 
@@ -237,19 +247,19 @@ class Volume {
 
   const VolumeOptions options_;  // with memory_bytes, what the budget made of them (Budgeted)
   MemoryBudget budget_;           // before the schedules: their reservations refer to it
-  ReadCostModel read_cost_;
-  IoEngineOptions io_options_;
+  std::unique_ptr<ReadCostModel> read_cost_;
+  std::unique_ptr<IoEngineOptions> io_options_;
   std::unique_ptr<DiskSet> disks_;  // null when nothing under the source is striped
   std::unique_ptr<IoEngine> io_;
   ReadAhead read_ahead_;
-  PackedCounters packed_counters_;
-  VolumeStubFiles stub_files_{*this};
-  GraphIndexes indexes_;                     // chunk layouts of indexed graphs
+  std::unique_ptr<PackedCounters> packed_counters_;
+  std::unique_ptr<VolumeStubFiles> stub_files_;
+  std::unique_ptr<GraphIndexes> indexes_;     // chunk layouts of indexed graphs
   std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
   std::unique_ptr<ExtentReads> extents_;      // after the cache: fills its units, goes first
-  GraphSchedules schedules_;                 // after the cache: their loads run through it
+  std::unique_ptr<GraphSchedules> schedules_;  // after the cache: their loads run through it
   // Schedules no job holds keep their graph's files open: dropped before it looks for users.
-  VersionReclaimer reclaimer_{[this] { schedules_.Prune(); }};
+  VersionReclaimer reclaimer_;
 };
 
 // A striped file of the volume, open: its bytes on the disks, its units in the cache.

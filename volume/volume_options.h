@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "cache/eviction_policy.h"
 #include "volume/read_ahead.h"
 
 namespace graphfs::volume {
@@ -65,12 +64,9 @@ struct VolumeOptions {
   double seconds_per_request = -1;
 };
 
-// The names `cache_policy` takes, the default first, and a line on each (for help texts).
-inline const std::vector<std::string>& CachePolicyNames() { return cache::EvictionPolicyNames(); }
-inline std::vector<std::pair<std::string, std::string>> CachePolicySummaries() {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const cache::EvictionPolicyInfo& p : cache::EvictionPolicies()) out.emplace_back(p.name, p.summary);
-  return out;
-}
+// The names `cache_policy` takes, the default first, and a line on each (for help texts): the
+// cache's policy registry (cache/eviction_policy.h), read in volume.cc.
+const std::vector<std::string>& CachePolicyNames();
+std::vector<std::pair<std::string, std::string>> CachePolicySummaries();
 
 }  // namespace graphfs::volume

@@ -1,7 +1,7 @@
 // The volume without a mount: the striped read path (cache units, read-ahead staging, small
 // reads around the cache, writes), the logical-partition loader over a small indexed graph,
 // and an index that went stale while files were open. Disks are temp directories.
-#include "volume/volume.h"
+#include "volume/volume_internal.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
