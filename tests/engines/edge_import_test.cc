@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <iterator>
+
 #include "engine_test_util.h"
 
 namespace graphfs::engine {
@@ -72,6 +75,9 @@ TEST(ImportEdges, ErrorsNameTheLine) {
     auto stats = Import(tmp, c.text, true);
     ASSERT_FALSE(stats.ok()) << c.text;
     EXPECT_NE(stats.error().message().find(c.expect), std::string::npos) << stats.error().message();
+    // No output, not even a partial one: only the input is left.
+    auto left = std::distance(std::filesystem::directory_iterator(tmp.path()), std::filesystem::directory_iterator());
+    EXPECT_EQ(left, 1) << c.text;
   }
 }
 
@@ -87,6 +93,7 @@ TEST(ImportEdges, BinaryReportsVertexCountAndFailsOnBadInput) {
                                  tmp.File("b.bin") + " 2>&1");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find("b.txt:2:"), std::string::npos) << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("b.bin")));
   EXPECT_EQ(testing::RunCommand(testing::Bin("import-edges") + " -i /nonexistent -o " + tmp.File("c") + " 2>/dev/null")
                 .exit_code,
             1);
