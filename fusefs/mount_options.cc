@@ -370,6 +370,12 @@ std::vector<std::string> MountOptionKeys() {
   return keys;
 }
 
+std::vector<MountOptionDoc> MountOptionDocs() {
+  std::vector<MountOptionDoc> docs;
+  for (const OptionSpec& spec : Options()) docs.push_back({spec.key, spec.value, spec.default_value, spec.help});
+  return docs;
+}
+
 std::string MountOptionsHelp() {
   constexpr size_t kHelpColumn = 28, kWidth = 100;
   std::string help = "graphfs options (-o key=value, also in fstab):\n";

@@ -2,9 +2,9 @@
 // table (mount_options.cc) gives each its name, the shape of its value, its default, its help
 // and its parser; the parser stores straight into the field that uses it — the volume's
 // options for what the volume does, the daemon's own below — so nothing is copied by hand.
-// --help, README.md's option table (`graphfs --help-markdown`, checked by a test) and the fuzzer's
-// list of keys all come from the table. Everything else (allow_other, ro, fsname, ...) goes to
-// libfuse unchanged.
+// --help, README.md's option table (`graphfs --help-markdown`, checked by a test), the manual page
+// (`graphfs --help-man`, main.cc) and the fuzzer's list of keys all come from the table.
+// Everything else (allow_other, ro, fsname, ...) goes to libfuse unchanged.
 #pragma once
 
 #include <cstdint>
@@ -54,5 +54,15 @@ std::string MountOptionsHelp();
 
 // The option table of README.md: "| option | meaning | default |" and one row per option.
 std::string MountOptionsMarkdown();
+
+// The table's texts, in its order, for other renderers (the manual page): the value's shape
+// (SIZE, N, or the choices a|b), and the default and the help as markdown (`literal`s).
+struct MountOptionDoc {
+  std::string key;
+  std::string value;
+  std::string default_value;
+  std::string help;
+};
+std::vector<MountOptionDoc> MountOptionDocs();
 
 }  // namespace graphfs

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "chunkindex/chunk_index.h"
+#include "common/cli_manpage.h"
 #include "common/size_parse.h"
 #include "compress/codec.h"
 #include "grid/graph_file.h"
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "no progress output");
   app.add_option("--checkpoint", checkpoint, "bytes copied between durable progress records (default 1G)");
   app.add_option("path", req.path, "graph directory (or one file in it)")->required();
+  graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   CLI11_PARSE(app, argc, argv);
   if (req.compress == "none") req.compress.clear();
   auto u = graphfs::ParseSize(unit.empty() ? "16M" : unit);  // empty: chosen per file below

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "admin/graph_update.h"
+#include "common/cli_manpage.h"
 #include "volume/version_reclaim.h"
 
 namespace {
@@ -108,6 +109,7 @@ int main(int argc, char** argv) {
   bool reclaim = false, versions = false;
   cli.add_flag("--reclaim", reclaim, "only reclaim (with --keep, or the count remembered), no batch");
   cli.add_flag("--versions", versions, "only list GRAPH's versions: number, disk space, what reclaiming frees, users");
+  graphfs::AddManPageFlag(cli);  // --help-man: the manual page (packaging/)
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
 #include "chunkindex/index_db.h"
+#include "common/cli_manpage.h"
 #include "common/size_parse.h"
 
 int main(int argc, char** argv) {
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   app.add_flag("--check", check, "only check the existing index against the graph (exit 1 if stale or damaged)");
   app.add_flag("--progress", progress, "progress bar on stderr even when it is not a terminal");
   app.add_flag("-q,--quiet", quiet, "no progress bar");
+  graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_manpage.h"
 #include "common/size_parse.h"
 #include "compress/codec.h"
 #include "compress/unit_frame.h"
@@ -106,6 +107,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-bytes", max_text, "measure this much of the file in whole units spread over it (0: all)");
   app.add_option("--passes", passes, "timed passes per codec and direction (the median is reported)")
       ->check(CLI::PositiveNumber);
+  graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

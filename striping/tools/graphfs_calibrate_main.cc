@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 
+#include "common/cli_manpage.h"
 #include "common/size_parse.h"
 #include "striping/calibrate.h"
 #include "striping/disk_set.h"
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   app.add_option("--random-reads", options.random_reads, "random 4 KiB reads per disk (default 400)")
       ->check(CLI::Range(1u, 1000000u));
   app.add_flag("--dry-run", dry_run, "measure and print, store nothing");
+  graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   CLI11_PARSE(app, argc, argv);
   auto size = graphfs::ParseSize(probe);
   if (!size.ok() || *size < (4u << 20) || *size % 4096 != 0) {

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "common/cli_manpage.h"
 #include "common/size_parse.h"
 #include "striping/restripe.h"
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   app.add_option("--disks", disks, "disk directories overriding the registered paths, comma-separated");
   app.add_flag("-q,--quiet", quiet, "no progress output");
   app.add_option("path", req.path, "graph directory (or one striped file in it)")->required();
+  graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   CLI11_PARSE(app, argc, argv);
   req.progress = !quiet;
   if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
