@@ -212,11 +212,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Frame f = ParseFrame(data, size);
   if (f.kind != 'u' && f.kind != 'w' && f.kind != 'm' && f.kind != 'n') return 0;
   static const int in_fd = MemFile("edges.txt");
-  // The output is renamed into place when complete, so it is a path in a scratch directory.
+  // The output is renamed into place when complete, so it is a path in a scratch directory
+  // (removed at exit; a crash leaves it, beside the crash input).
   static const std::string out_dir = [] {
-    std::string dir = (std::getenv("TMPDIR") != nullptr ? std::string(std::getenv("TMPDIR")) : "/tmp") +
-                      "/edge-import-fuzz-XXXXXX";
+    static std::string dir = (std::getenv("TMPDIR") != nullptr ? std::string(std::getenv("TMPDIR")) : "/tmp") +
+                             "/edge-import-fuzz-XXXXXX";
     FUZZ_CHECK(::mkdtemp(dir.data()) != nullptr, "mkdtemp: %s", std::strerror(errno));
+    std::atexit([] {
+      ::unlink((dir + "/edges.bin").c_str());
+      ::rmdir(dir.c_str());
+    });
     return dir;
   }();
   const std::string out_path = out_dir + "/edges.bin";
