@@ -12,7 +12,6 @@
 #include <set>
 
 #include "cache/chunk_cache.h"
-#include "cache/eviction_policy.h"
 #include "common/log.h"
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
@@ -28,14 +27,6 @@
 #include "volume/unpack_journal.h"
 
 namespace graphfs::volume {
-
-const std::vector<std::string>& CachePolicyNames() { return cache::EvictionPolicyNames(); }
-
-std::vector<std::pair<std::string, std::string>> CachePolicySummaries() {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const cache::EvictionPolicyInfo& p : cache::EvictionPolicies()) out.emplace_back(p.name, p.summary);
-  return out;
-}
 
 namespace {
 
