@@ -209,8 +209,10 @@ class Piece:
 @dataclass
 class Partition:
     """One answer of ``next``. ``end``: the iteration is over (no LP). Otherwise LP ``seq``: its
-    view either as ``pieces`` of the mapped shared memory (``mapped``) or as the file ``path``
-    (``lp-SEQ``, read once by :meth:`arrays`). ``chunks`` is ``lp-SEQ.map`` when asked for.
+    view either in the mapped shared memory (``mapped``: ``table``, the entries of
+    ``lp-SEQ.pieces``, over ``memory``, the mapping as a uint8 array) or as the file ``path``
+    (``lp-SEQ``, read once by :meth:`read` / :meth:`arrays`). ``chunks`` is ``lp-SEQ.map`` when
+    asked for.
 
     The arrays point into memory the daemon reuses once the job is done with the LP: use them
     before the next :meth:`Job.next` or :meth:`Job.done` (copy what must outlive that)."""
@@ -221,16 +223,42 @@ class Partition:
     bytes: int = 0
     dtype: np.dtype = field(default_factory=lambda: edge_dtype(False))
     chunks: Optional[np.ndarray] = None
-    pieces: list = field(default_factory=list)
+    table: Optional[np.ndarray] = None  # PIECE_DTYPE entries, in view order (mapped)
+    memory: Optional[np.ndarray] = None  # the mapped shared memory (mapped)
+    mapped: bool = False  # the view lies in the shared memory (else: lp-SEQ)
     _fd: Optional[int] = None
     _read: Optional[np.ndarray] = None
+    _released: bool = False
+
+    def __post_init__(self):
+        self.mapped = self.mapped or (not self.end and self.table is not None)
+
+    def release(self) -> None:
+        """Ends this object's use of the LP (the job calls it at the next ``next``, ``done`` or
+        ``close``): the lp-SEQ file is closed and the reference to the shared memory dropped, so
+        a Partition kept around does not keep the mapping alive. Arrays already made stay
+        valid memory, but their bytes may be reused by the daemon."""
+        self.close()
+        self.table = self.memory = None
+        self._released = True
+
+    def _check_live(self) -> None:
+        if self._released and self._read is None:
+            raise error_for(_errno.EBADF, f"graphfs: {self.path}: used after the job moved on (next, done or "
+                                          "close): copy what must outlive the LP")
 
     @property
-    def mapped(self) -> bool:
-        return not self.end and self._fd is None and self._read is None
+    def pieces(self) -> list:
+        """The view's pieces (:class:`Piece`, each with its bytes as a view of the memory), in
+        view order; empty when not mapped."""
+        if not self.mapped:
+            return []
+        self._check_live()
+        mem = self.memory
+        return [Piece(o, n, c, mem[o:o + n]) for o, n, c in self.table.tolist()]
 
     def fd(self) -> int:
-        """The open lp-SEQ file (not mapped), else -1."""
+        """The open lp-SEQ file (not mapped, not read yet), else -1."""
         return -1 if self._fd is None else self._fd
 
     def read(self) -> np.ndarray:
@@ -240,10 +268,11 @@ class Partition:
             return np.zeros(0, dtype=np.uint8)
         if self._read is not None:
             return self._read
+        self._check_live()
+        if self.mapped:
+            return _gather(self.memory, self.table["memory_offset"], self.table["length"])
         if self._fd is None:
-            if not self.pieces:
-                return np.zeros(0, dtype=np.uint8)
-            return np.concatenate([p.data for p in self.pieces])
+            raise error_for(_errno.EBADF, f"graphfs: {self.path}: closed before it was read (the job moved on)")
         buf = np.empty(self.bytes, dtype=np.uint8)
         view = memoryview(buf)
         done = 0
@@ -259,47 +288,53 @@ class Partition:
     def arrays(self, gather_below: int = 0) -> list:
         """The view's edge records as structured arrays of the graph's edge dtype, in view order.
 
-        Mapped: one read-only array per piece over the shared memory, no copy; a record cut
-        between two pieces (where the daemon's memory blocks meet) is gathered into an array of
-        its own (a copy of one record). With ``gather_below``, pieces of fewer bytes than that
-        are gathered (copied) together with their neighbours into one array, as the C++ engines
-        do below 1 MiB: numpy's per-call cost over thousands of small pieces exceeds the copy.
+        Mapped: the whole records of each piece as one read-only array over the shared memory,
+        no copy; the bytes between them — a record cut between two pieces (where the daemon's
+        memory blocks meet), pieces holding no whole record — are gathered (copied) into arrays of
+        their own, in place in the order. With ``gather_below``, pieces of fewer whole-record bytes
+        than that are gathered too, as the C++ engines do below 1 MiB: numpy's per-call cost over
+        thousands of small pieces (a vertex-granular LP has a piece per run) exceeds the copy.
         Not mapped: one array over the one read of ``lp-SEQ``."""
         rec = self.dtype.itemsize
         if self.bytes % rec:
             raise ProtocolError(_errno.EPROTO, f"graphfs: {self.path}: a view of {self.bytes} bytes is not a "
                                                f"whole number of {rec}-byte records")
+        if self.end or self.bytes == 0:
+            return []
+        self._check_live()
         if not self.mapped:
-            return [self.read().view(self.dtype)] if self.bytes else []
+            return [self.read().view(self.dtype)]
+        off = self.table["memory_offset"].astype(np.int64)
+        length = self.table["length"].astype(np.int64)
+        view_end = np.cumsum(length)
+        view_start = view_end - length
+        whole_start = -(-view_start // rec) * rec  # the first record starting in the piece
+        whole_end = view_end // rec * rec  # the end of the last record ending in it
+        whole = np.maximum(whole_end - whole_start, 0)
+        in_place = whole >= max(gather_below, 1)
+        # Each piece's bytes to gather: all of it, or (in place) its head before the whole
+        # records and its tail after them. In view order: head_k, [piece k in place], tail_k.
+        head_end = np.where(in_place, off + (whole_start - view_start), off + length)
+        tail_start = np.where(in_place, off + (whole_end - view_start), off + length)
+        starts = np.stack([off, tail_start], axis=1).ravel()
+        ends = np.stack([head_end, off + length], axis=1).ravel()
+        gathered = _gather(self.memory, starts, ends - starts)
+        # Where each in-place piece falls in the gathered stream: after the bytes gathered up to
+        # its head's end (a whole number of records, as its view offset is).
+        seg_end = np.cumsum(ends - starts)
+        places = np.flatnonzero(in_place)
+        cut_at = seg_end[2 * places]
         out = []
-        gathered: list = []  # uint8 arrays (copied at the flush) in view order
-        gathered_bytes = 0
-
-        def flush():
-            nonlocal gathered, gathered_bytes
-            if gathered_bytes:
-                out.append(np.concatenate(gathered).view(self.dtype))
-            gathered, gathered_bytes = [], 0
-
-        for p in self.pieces:
-            data = p.data
-            start = (rec - gathered_bytes % rec) % rec  # bytes finishing a record cut before
-            start = min(start, p.length)
-            if start:
-                gathered.append(data[:start])
-                gathered_bytes += start
-            whole_end = start + (p.length - start) // rec * rec
-            if whole_end > start:
-                if gathered_bytes % rec == 0 and (whole_end - start) >= gather_below:
-                    flush()
-                    out.append(data[start:whole_end].view(self.dtype))
-                else:
-                    gathered.append(data[start:whole_end])
-                    gathered_bytes += whole_end - start
-            if whole_end < p.length:
-                gathered.append(data[whole_end:])
-                gathered_bytes += p.length - whole_end
-        flush()
+        prev = 0
+        mem = self.memory
+        for k, at in zip(places.tolist(), cut_at.tolist()):
+            if at > prev:
+                out.append(gathered[prev:at].view(self.dtype))
+            prev = at
+            o = int(off[k] + (whole_start[k] - view_start[k]))
+            out.append(mem[o:o + int(whole[k])].view(self.dtype))
+        if gathered.size > prev:
+            out.append(gathered[prev:].view(self.dtype))
         return out
 
     def edges(self) -> np.ndarray:
@@ -317,6 +352,16 @@ class Partition:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _gather(memory: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The byte ranges [start, start + length) of ``memory`` concatenated into a new array."""
+    keep = np.flatnonzero(lengths > 0)
+    if keep.size == 0:
+        return np.zeros(0, dtype=np.uint8)
+    begin = starts[keep].tolist()
+    end = (starts[keep] + lengths[keep]).tolist()
+    return np.concatenate([memory[a:b] for a, b in zip(begin, end)])
 
 
 # ---- the job ----
@@ -509,9 +554,9 @@ class Job:
                     except ProtocolError as e:
                         raise self._fail(e.errno, f"read {name}.pieces: {e.message}") from None
                     lp.bytes = pieces.view_bytes
-                    mem = self._memory
-                    lp.pieces = [Piece(int(o), int(n), int(c), mem[int(o):int(o) + int(n)])
-                                 for o, n, c in pieces.entries.tolist()]
+                    lp.table = pieces.entries
+                    lp.memory = self._memory
+                    lp.mapped = True
                     return self._read_map(lp, name) if read_map else lp
         lp._fd = self._open_control(name)
         lp.bytes = os.fstat(lp._fd).st_size
@@ -549,8 +594,9 @@ class Job:
     # ---- removal ----
 
     def close(self) -> None:
-        """Removes the job (best effort: the daemon may have dropped it already). Arrays of
-        mapped LPs that are still referenced keep the mapping (not the job) alive."""
+        """Removes the job (best effort: the daemon may have dropped it already) and unmaps the
+        shared memory — unless numpy arrays of mapped LPs are still referenced: they keep the
+        mapping (and so the open ``memory`` file, not the job) until the last of them goes."""
         self._release_current()
         self._unmap_memory()
         if self._next is not None:
@@ -710,5 +756,5 @@ class Job:
 
     def _release_current(self) -> None:
         if self._current is not None:
-            self._current.close()  # close the LP file before it disappears
+            self._current.release()  # close the LP file before it disappears; drop the mapping
             self._current = None

@@ -9,6 +9,7 @@ Environment: GRAPHFS_BIN_DIR (default: the checkout's build/bin). The mount test
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import shutil
@@ -124,17 +125,33 @@ class GraphfsMount:
         try:
             code = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
+            held = self._held()
             self.proc.kill()
             self.proc.wait()
             self.proc = None
             if check:
                 raise AssertionError(f"the graphfs daemon of {self.mountpoint} did not exit within 10 s of the "
-                                     "unmount") from None
+                                     f"unmount; this process holds: {held or 'nothing of it'}") from None
             return
         self.proc = None
         out = self._output()
         if check and (code != 0 or "Sanitizer" in out or "runtime error:" in out):
             raise AssertionError(f"the graphfs daemon of {self.mountpoint} exited with {code}:\n{out}")
+
+    def _held(self) -> list:
+        """This process's descriptors and mappings of files of the mount (what keeps a lazily
+        detached mount's daemon alive)."""
+        held = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if "/.graphfs/" in target or target.startswith(self.mountpoint):
+                held.append(f"fd {fd} -> {target}")
+        with open("/proc/self/maps") as f:
+            held += sorted({line.split(None, 5)[-1].strip() for line in f if "/.graphfs/jobs/" in line})
+        return held
 
     def __enter__(self):
         return self.mount()
@@ -242,6 +259,7 @@ def world(request):
     finally:
         try:
             if w.mount is not None:
+                gc.collect()  # LP views in reference cycles keep a job's memory mapped
                 w.mount.unmount(check=request.session.testsfailed == 0)
         finally:
             shutil.rmtree(root, ignore_errors=True)

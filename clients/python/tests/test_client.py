@@ -155,8 +155,10 @@ def fake_lp(view: bytes, cuts, dtype) -> tuple[graphfs.Partition, np.ndarray]:
         memory += s
     offsets.reverse()
     mem = np.frombuffer(bytes(memory), dtype=np.uint8)
-    pieces = [graphfs.Piece(o, len(s), a, mem[o:o + len(s)]) for o, s, a in zip(offsets, spans, bounds)]
-    return graphfs.Partition(seq=1, path="lp-1", bytes=len(view), dtype=dtype, pieces=pieces), mem
+    table = np.array([(o, len(s), a) for o, s, a in zip(offsets, spans, bounds)], dtype=graphfs.PIECE_DTYPE)
+    lp = graphfs.Partition(seq=1, path="lp-1", bytes=len(view), dtype=dtype, table=table, memory=mem)
+    assert [p.data.tobytes() for p in lp.pieces] == spans
+    return lp, mem
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -189,6 +191,16 @@ def test_arrays_are_views_and_gather_only_cut_records(weighted):
     assert np.array_equal(np.concatenate(gathered), edges)
     assert len(gathered) < len(arrays)
     assert any(np.shares_memory(a, mem) for a in gathered)  # records 11..29 and 31..44: in place
+
+
+def test_a_released_lp_refuses_to_be_read():
+    lp, _ = fake_lp(bytes(64), [16], graphfs.UNWEIGHTED_EDGE)
+    arrays = lp.arrays()
+    lp.release()  # what the job does at its next `next`, `done` or close
+    assert lp.mapped and lp.memory is None and sum(len(a) for a in arrays) == 8
+    with pytest.raises(graphfs.GraphfsError, match="lp-1: used after the job moved on") as e:
+        lp.arrays()
+    assert e.value.errno == errno.EBADF
 
 
 def test_a_view_that_is_not_whole_records_is_refused():

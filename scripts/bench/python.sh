@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Issue 33: the Python client. A numpy BFS as a graphfs job (graphfs.examples.bfs --graphfs: the
+# LPs' edges as zero-copy numpy views of the shared LP memory) against the C++ bfs as a job
+# (--graphfs), the numpy BFS reading column through np.memmap of the mount (unmodified), and the
+# C++ bfs unmodified, on one graph under one mount, side by side in one run (python_bench.py).
+#   scripts/bench/python.sh [--family rmat-local|rmat|grid] [--scale 20] [--grid 1024x1024]
+#                           [--partitions 16] [--chunk 2M] [--partition 64M] [--repeat 3]
+#                           [--states "warm cold"] [--sides "numpy-int cpp-int numpy-unmod cpp-unmod"] [--keep]
+# The graph (weighted, blocks sorted by source, indexed) is made in /var/tmp/graphfs-pybench/gen
+# and removed at the end unless --keep; the mount's source is a copy of it on the same disk.
+# warm: each side run once unmeasured first; cold: the daemon remounted and the page cache
+# dropped before every run. Every run's levels are checked against the C++ bfs's on a plain copy.
+# Binaries: GRAPHFS_BIN (default build/bin; on a shared machine copy them first and point
+# GRAPHFS_BIN at the copy). Root (mounts, drop_caches). Raw output:
+# /var/tmp/graphfs-pybench/results/python-STAMP.log (kept).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
+FAMILY=rmat-local SCALE=20 GRID=1024x1024 PARTITIONS=16 CHUNK=2M PARTITION=64M REPEAT=3
+STATES="warm cold" SIDES="numpy-int cpp-int numpy-unmod cpp-unmod" KEEP=0
+while (($# > 0)); do
+  case $1 in
+    --family) FAMILY=$2; shift 2 ;;
+    --scale) SCALE=$2; shift 2 ;;
+    --grid) GRID=$2; shift 2 ;;
+    --partitions) PARTITIONS=$2; shift 2 ;;
+    --chunk) CHUNK=$2; shift 2 ;;
+    --partition) PARTITION=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
+    --states) STATES=$2; shift 2 ;;
+    --sides) SIDES=$2; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "python.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[[ $(id -u) == 0 ]] || { echo "python.sh: needs root (mounts, drop_caches)" >&2; exit 1; }
+PYTHON=/usr/bin/python3
+"$PYTHON" -c 'import numpy' || { echo "python.sh: needs python3-numpy (scripts/setup installs it)" >&2; exit 1; }
+
+BENCH_ROOT=/var/tmp/graphfs-pybench
+GEN=$BENCH_ROOT/gen
+SRC=$BENCH_ROOT/src
+MNT=$BENCH_ROOT/mnt
+RESULTS=$BENCH_ROOT/results
+STAMP=$(date -u +%Y%m%dT%H%MZ)
+mkdir -p "$GEN" "$RESULTS"
+cleanup() {
+  if mountpoint -q "$MNT"; then fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -u -z "$MNT" 2>/dev/null || true; fi
+  rm -rf "$SRC" "$MNT" "$MNT".log "$RESULTS"/*.level
+  ((KEEP)) || rm -rf "$GEN"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+case $FAMILY in
+  rmat) NAME=rmat$SCALE; gen=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1); V=$((1 << SCALE)) ;;
+  rmat-local) NAME=rmat${SCALE}l; gen=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 --no-permute)
+              V=$((1 << SCALE)) ;;
+  grid) NAME=grid$GRID; gen=("$GRAPHFS_BIN/gen-grid" --width "${GRID%x*}" --height "${GRID#*x}" --drop 0.1 --weighted --seed 1)
+        V=$(( ${GRID%x*} * ${GRID#*x} )) ;;
+  *) echo "python.sh: unknown family $FAMILY" >&2; exit 2 ;;
+esac
+[[ -f $GEN/$NAME.bin ]] || "${gen[@]}" -o "$GEN/$NAME.bin" >/dev/null
+if [[ ! -f $GEN/$NAME/meta ]]; then
+  "$GRAPHFS_BIN/preprocess" -i "$GEN/$NAME.bin" -o "$GEN/$NAME" -v "$V" -p "$PARTITIONS" -t 1 --sort-sources >/dev/null
+fi
+"$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$GEN/$NAME"
+START=$(od -An -td4 -N4 "$GEN/$NAME.bin" | tr -d ' ')  # the source of the first edge
+rm -rf "$SRC"
+mkdir -p "$SRC"
+cp -a "$GEN/$NAME" "$SRC/$NAME"  # cp -a keeps the mtimes: the index stays fresh
+EDGES=$(( $(stat -c %s "$GEN/$NAME/column") / 12 ))
+LOG=$RESULTS/python-$STAMP.log
+"$PYTHON" "$ROOT/scripts/bench/python_bench.py" --bin "$GRAPHFS_BIN" --client "$ROOT/clients/python" \
+  --source "$SRC" --graph "$NAME" --plain "$GEN/$NAME" --mountpoint "$MNT" --start "$START" \
+  --partition "$PARTITION" --repeat "$REPEAT" --states "$STATES" --sides "$SIDES" --log "$LOG" \
+  --header "python.sh $STAMP: $FAMILY $NAME ($V vertices, $EDGES edges, weighted, sorted, P=$PARTITIONS, chunks $CHUNK), start $START, partition $PARTITION, repeat $REPEAT, numpy $("$PYTHON" -c 'import numpy; print(numpy.__version__)'), kernel $(uname -r), commit $(git -C "$ROOT" rev-parse --short HEAD)"
+echo "log: $LOG"
