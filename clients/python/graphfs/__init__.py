@@ -23,14 +23,13 @@ from .errors import (
     error_for,
 )
 from .grid import UNWEIGHTED_EDGE, WEIGHTED_EDGE, Grid, GridMeta, edge_dtype, open_grid, partition_bounds, read_meta, read_offsets
-from .jobs import (
+from .jobs import Job
+from .partition import Partition, Piece
+from .protocol import (
     DEFAULT_PARTITION_BYTES,
     MAP_DTYPE,
     PIECE_DTYPE,
-    Job,
-    Partition,
     PiecesFile,
-    Piece,
     active_bitmap_bytes,
     find_mount,
     parse_map,

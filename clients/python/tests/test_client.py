@@ -13,31 +13,31 @@ import numpy as np
 import pytest
 
 import graphfs
-from graphfs import jobs
+from graphfs import protocol
 
 
 # ---- next, map, pieces, status ----
 
 def test_next_answers():
-    assert jobs.parse_next(b"lp-7\n") == (False, 7)
-    assert jobs.parse_next(b"lp-18446744073709551615") == (False, 2**64 - 1)
-    assert jobs.parse_next(b"end\n") == (True, 0)
+    assert protocol.parse_next(b"lp-7\n") == (False, 7)
+    assert protocol.parse_next(b"lp-18446744073709551615") == (False, 2**64 - 1)
+    assert protocol.parse_next(b"end\n") == (True, 0)
     for bad in (b"lp-", b"lp-x1\n", b"LP-1", b"", b"lp-18446744073709551616", b"end\n\n", b"lp--1"):
         with pytest.raises(graphfs.ProtocolError) as e:
-            jobs.parse_next(bad)
+            protocol.parse_next(bad)
         assert e.value.errno == errno.EPROTO
         assert "want lp-SEQ or end" in str(e.value)
 
 
 def test_map_lines():
-    m = jobs.parse_map(b"3 4096 8192 0\n\n 9\t0 12 8192 \n")
+    m = protocol.parse_map(b"3 4096 8192 0\n\n 9\t0 12 8192 \n")
     assert m.dtype == graphfs.MAP_DTYPE
     assert m.tolist() == [(3, 4096, 8192, 0), (9, 0, 12, 8192)]
-    assert jobs.parse_map(b"").size == 0
+    assert protocol.parse_map(b"").size == 0
     with pytest.raises(graphfs.ProtocolError, match="line 2: want CHUNK_ID COLUMN_OFFSET LENGTH LP_OFFSET"):
-        jobs.parse_map(b"1 2 3 4\n1 2 3\n")
+        protocol.parse_map(b"1 2 3 4\n1 2 3\n")
     with pytest.raises(graphfs.ProtocolError, match="line 1"):
-        jobs.parse_map(b"1 2 3 -4\n")
+        protocol.parse_map(b"1 2 3 -4\n")
 
 
 def pieces_file(memory_id, entries, view_bytes=None, count=None):
@@ -49,29 +49,29 @@ def pieces_file(memory_id, entries, view_bytes=None, count=None):
 
 
 def test_pieces_file():
-    p = jobs.parse_pieces(pieces_file(5, [(4096, 24, 0), (0, 12, 36)]))
+    p = protocol.parse_pieces(pieces_file(5, [(4096, 24, 0), (0, 12, 36)]))
     assert (p.memory_id, p.view_bytes) == (5, 36)
     assert p.entries.tolist() == [(4096, 24, 0), (0, 12, 36)]
     with pytest.raises(graphfs.ProtocolError, match="want the GFSPIEC1 header"):
-        jobs.parse_pieces(b"GFSPIEC2" + bytes(24))
+        protocol.parse_pieces(b"GFSPIEC2" + bytes(24))
     with pytest.raises(graphfs.ProtocolError, match="does not hold the 3 pieces"):
-        jobs.parse_pieces(pieces_file(5, [(0, 12, 0)], count=3))
+        protocol.parse_pieces(pieces_file(5, [(0, 12, 0)], count=3))
     with pytest.raises(graphfs.ProtocolError, match="pieces add up to 12 bytes, the header says 24"):
-        jobs.parse_pieces(pieces_file(5, [(0, 12, 0)], view_bytes=24))
+        protocol.parse_pieces(pieces_file(5, [(0, 12, 0)], view_bytes=24))
     with pytest.raises(graphfs.ProtocolError, match="piece 1 at 4090\\+12 lies past the 4096-byte shared memory"):
-        jobs.parse_pieces(pieces_file(5, [(0, 12, 0), (4090, 12, 12)]), memory_bytes=4096)
+        protocol.parse_pieces(pieces_file(5, [(0, 12, 0), (4090, 12, 12)]), memory_bytes=4096)
     # An LP not in shared memory (id 0): offsets unused, never checked.
-    jobs.parse_pieces(pieces_file(0, [(1 << 60, 12, 0)]), memory_bytes=4096)
+    protocol.parse_pieces(pieces_file(0, [(1 << 60, 12, 0)]), memory_bytes=4096)
 
 
 def test_status_vertices():
-    assert jobs.parse_status_vertices(b'{"active": {"vertices": 3}, "vertices": 4096}') == 4096
+    assert protocol.parse_status_vertices(b'{"active": {"vertices": 3}, "vertices": 4096}') == 4096
     with pytest.raises(graphfs.ProtocolError, match="no top-level"):
-        jobs.parse_status_vertices(b'{"active": {"vertices": 3}}')
+        protocol.parse_status_vertices(b'{"active": {"vertices": 3}}')
     with pytest.raises(graphfs.ProtocolError, match="not a non-negative integer"):
-        jobs.parse_status_vertices(b'{"vertices": -1}')
+        protocol.parse_status_vertices(b'{"vertices": -1}')
     with pytest.raises(graphfs.ProtocolError):
-        jobs.parse_status_vertices(b'{"vertices": ')
+        protocol.parse_status_vertices(b'{"vertices": ')
 
 
 def test_sizes():
@@ -92,7 +92,7 @@ def test_bitmap_bit_order_is_the_protocols():
     v = 77
     rng = np.random.default_rng(3)
     mask = rng.random(v) < 0.4
-    raw = jobs.active_bitmap_bytes(mask, v)
+    raw = protocol.active_bitmap_bytes(mask, v)
     assert len(raw) == 10
     for k in range(v):
         assert (raw[k // 8] >> (k % 8)) & 1 == mask[k]
@@ -100,9 +100,9 @@ def test_bitmap_bit_order_is_the_protocols():
     for k in np.flatnonzero(mask):
         words[k // 64] |= np.uint64(1) << np.uint64(k % 64)
     words[1] |= np.uint64(1) << np.uint64(80 - 64)  # a bit past V: cleared
-    assert jobs.words_bitmap_bytes(words, v) == raw
+    assert protocol.words_bitmap_bytes(words, v) == raw
     with pytest.raises(ValueError):
-        jobs.active_bitmap_bytes(mask[:-1], v)
+        protocol.active_bitmap_bytes(mask[:-1], v)
 
 
 # ---- errors ----
