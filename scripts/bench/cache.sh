@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issue 4 benchmark: the shared cache under the concurrent 4-job mix on 4 throttled disks.
 #
 #   scripts/bench/cache.sh [--scale 24] [--fractions "0.25"] [--sweep "0.10 0.50"] [--bps 100000000]
@@ -23,39 +24,24 @@
 # For each: wall time of the mix, bytes read from the loop disks (/sys/block), graphfs hit ratio.
 # The budget is a fraction of `column`, the file every app streams.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-SCALE=24
-FRACTIONS="0.25"
-SWEEP=""
-POLICIES="priority lru"
-BPS=100000000
-PARTITIONS=16
-PLAIN_DIRECT=1
-PLAIN=1
-DAEMONS=""
-REPEAT=1
-GEN_DIR=/var/tmp/graphfs-gen
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --scale) SCALE=$2; shift 2 ;;
-    --fractions) FRACTIONS=$2; shift 2 ;;
-    --sweep) SWEEP=$2; shift 2 ;;
-    --policies) POLICIES=$2; shift 2 ;;
-    --bps) BPS=$2; shift 2 ;;
-    --partitions) PARTITIONS=$2; shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    --no-plain-direct) PLAIN_DIRECT=0; shift ;;
-    --no-plain) PLAIN=0; shift ;;
-    --daemons) DAEMONS=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
-source "$HERE/disks.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--scale            SCALE         24
+--fractions        FRACTIONS     0.25
+--sweep            SWEEP         ""
+--policies         POLICIES      "priority lru"
+--bps              BPS           100000000
+--partitions       PARTITIONS    16
+--gen-dir          GEN_DIR       /var/tmp/graphfs-gen
+--no-plain-direct  PLAIN_DIRECT  1  =0
+--no-plain         PLAIN         1  =0
+--daemons          DAEMONS       ""
+--repeat           REPEAT        1
+EOF
 BENCH_ROOT=/var/tmp/graphfs-cachebench
-trap 'unmount_graphfs "$BENCH_ROOT/mnt" 2>/dev/null || true; destroy_disks' EXIT
+bench_on_exit destroy_disks
+bench_on_exit quietly unmount_graphfs "$BENCH_ROOT/mnt"
 
 # 1. The graph, generated and indexed once.
 G=$GEN_DIR/rmat$SCALE
@@ -65,20 +51,19 @@ if [[ ! -f $G/column || ! -d $G/.graphfs/index ]]; then
   "$GRAPHFS_BIN/preprocess" -i "$GEN_DIR/rmat$SCALE.bin" -o "$G" -v $((1 << SCALE)) -p "$PARTITIONS" -t 1
   "$GRAPHFS_BIN/graphfs-index" -q "$G"
 fi
-START=$(od -An -td4 -N4 "$GEN_DIR/rmat$SCALE.bin" | tr -d ' ')
+START=$(first_source "$GEN_DIR/rmat$SCALE.bin")
 COLUMN=$(stat -c %s "$G/column")
 JOBS="pagerank-delta,wcc,sssp:$START,bfs:$START"
 WORK=$(( (1 << SCALE) * 64 ))  # the mix's vertex state and buffers (max RSS at scale 22: 204 MiB)
 MIX_CGROUP=/sys/fs/cgroup/memory/graphfs-cachebench-mix
+bench_on_exit quietly cgroup_remove "$MIX_CGROUP"
 
 # 2. Four striped disks and one plain disk with the same total bandwidth.
 stage_graph "$G" "$BPS" 1024
 
-RESULTS=$ROOT/scripts/bench/results
 TRACES=${TRACES:-/var/tmp/graphfs-cache-traces}  # unit lookups of each mount run, for cache_sim.py
 mkdir -p "$TRACES"
-mkdir -p "$RESULTS"
-STAMP=$(date -u +%Y%m%dT%H%MZ)
+bench_results
 SUMMARY=$RESULTS/cache-$STAMP.tsv
 printf 'config\tfraction\tbudget\twall_s\tdisk_bytes\tbyte_hit_ratio\tbytes_from_cache\tindex\tresults\n' > "$SUMMARY"
 echo "# cache benchmark $STAMP: scale $SCALE, column $COLUMN B, graph $GRAPH_BYTES B, $BPS B/s x 4 disks, jobs $JOBS"
@@ -90,14 +75,12 @@ run() {
   local log=$RESULTS/cache-$STAMP-$config-$fraction${ROUND_SUFFIX:-}.log before after wall hit fromcache
   drop_caches
   before=$(loops_read "$@")
-  mkdir -p "$MIX_CGROUP"
-  echo "$limit" > "$MIX_CGROUP/memory.limit_in_bytes"
-  echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
-  sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' "$BENCH_CGROUP" "$MIX_CGROUP" \
+  memcg_create "$MIX_CGROUP" "$limit"
+  run_in_cgroups "$BENCH_CGROUP" "$MIX_CGROUP" -- \
     "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$JOBS" --mem-gb "$memgb" > "$log" 2>&1 ||
-    { echo "$config failed:"; cat "$log"; rmdir "$MIX_CGROUP"; return 1; }
-  echo "mix cgroup: limit $limit, peak $(cat "$MIX_CGROUP/memory.max_usage_in_bytes")" >> "$log"
-  rmdir "$MIX_CGROUP"
+    { echo "$config failed:"; cat "$log"; cgroup_remove "$MIX_CGROUP"; return 1; }
+  echo "mix cgroup: limit $limit, peak $(memcg_peak "$MIX_CGROUP")" >> "$log"
+  cgroup_remove "$MIX_CGROUP"
   after=$(loops_read "$@")
   wall=$(awk '/^total wall time/ {print $4}' "$log")
   hit=-; fromcache=-; index=-
@@ -114,7 +97,7 @@ run() {
 }
 
 for fraction in $FRACTIONS $SWEEP; do
-  budget=$(python3 -c "print(int($COLUMN * $fraction) // 4096 * 4096)")
+  budget=$(cache_budget "$COLUMN" "$fraction")
   for ((round = 0; round < REPEAT; round++)); do
     [[ $REPEAT -gt 1 ]] && ROUND_SUFFIX=-r$round
     for policy in $POLICIES; do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Codec comparison for compressed partition files (issue 18): per graph file, the frames' bytes /
 # raw bytes and single-thread compress and decode MB/s of every codec (graphfs-codec-bench).
 #   scripts/bench/codecs.sh [--bin build/bin] [--codecs "none zstd:1 ..."] [--unit-size 2M]
@@ -12,26 +13,20 @@
 # Prints the tool's table per file, then all TSV lines with the graph's name in front.
 # The machine should be otherwise idle: the speeds are single-thread wall-clock numbers.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-BIN="$ROOT/build/bin"
-CODECS="none zstd:1 zstd:3 lz4 shuffle-zstd:1 shuffle-lz4 svb svb-zstd:1"
-UNIT=2M; MAX=256M; FILES="column"; PASSES=3; GENERATE=""; GEN_DIR=/var/tmp/graphfs-codecs
-GRAPHS=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN="$2"; shift 2 ;;
-    --codecs) CODECS="$2"; shift 2 ;;
-    --unit-size) UNIT="$2"; shift 2 ;;
-    --max-bytes) MAX="$2"; shift 2 ;;
-    --files) FILES="$2"; shift 2 ;;
-    --passes) PASSES="$2"; shift 2 ;;
-    --generate) GENERATE="$2"; shift 2 ;;
-    --gen-dir) GEN_DIR="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-    -*) echo "codecs.sh: unknown option $1" >&2; exit 2 ;;
-    *) GRAPHS+=("$1"); shift ;;
-  esac
-done
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+-h|--help
+...           GRAPHS
+--bin         BIN       "$GRAPHFS_BIN"
+--codecs      CODECS    "none zstd:1 zstd:3 lz4 shuffle-zstd:1 shuffle-lz4 svb svb-zstd:1"
+--unit-size   UNIT      2M
+--max-bytes   MAX       256M
+--files       FILES     column
+--passes      PASSES    3
+--generate    GENERATE  ""
+--gen-dir     GEN_DIR   /var/tmp/graphfs-codecs
+EOF
 [ -x "$BIN/graphfs-codec-bench" ] || { echo "codecs.sh: no $BIN/graphfs-codec-bench (build it first)" >&2; exit 2; }
 
 # generate SPEC: makes the graph (if missing) and prints its directory.

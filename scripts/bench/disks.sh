@@ -1,6 +1,29 @@
-# Simulated disks for benchmarks (sourced by the bench scripts).
-# N loop devices, each with its own ext4, throttled with the cgroup-v1 blkio controller.
-# Processes that should feel the throttle run inside $BENCH_CGROUP (run_throttled).
+# shellcheck shell=bash
+# Simulated disks for benchmarks (sourced through lib.sh by the bench scripts; scripts/demo sources
+# this file alone). N loop devices, each with its own ext4 on a sparse file under BENCH_ROOT,
+# throttled with the cgroup-v1 blkio controller; processes that should feel the throttle run inside
+# BENCH_CGROUP (run_throttled), the graphfs daemon among them. Set BENCH_ROOT and BENCH_CGROUP
+# (defaults below) before make_disks. LOOPS holds the devices, DISK_DIRS their mount points.
+#   make_disks COUNT SIZE        creates and mounts COUNT loop disks of SIZE bytes each, unthrottled
+#   throttle BPS [IOPS]          read and write limits of every disk (0: none)
+#   throttle_disk I BPS [IOPS]   the limits of disk I alone (IOPS omitted: its IOPS limits stay)
+#   disks_csv [COUNT]            the first COUNT (all) disk directories, comma-separated
+#                                (graphfs-stripe --disks)
+#   dir_disks PREFIX COUNT       COUNT plain directories PREFIX0.. made as "disks" (no loop device,
+#                                no throttle), comma-separated
+#   run_throttled CMD...         runs CMD inside BENCH_CGROUP (directly when BENCH_CGROUP is empty)
+#   calibrate_disks              graphfs-calibrate on disks 0-3, throttled (the read-cost model)
+#   disk_read_bytes DEV          bytes read from a loop device so far; loops_read DEV...: summed
+#   drop_caches                  sync, then drops the page cache, dentries and inodes
+#   mount_graphfs SRC MNT OPTS   the graphfs daemon (DAEMON_BIN, else GRAPHFS_BIN) mounted,
+#                                throttled; sets GRAPHFS_PID; its log is MNT.log
+#   daemon_peak_rss [PID]        the daemon's peak RSS in bytes; daemon_cpu_seconds [PID]: its CPU
+#   unmount_graphfs MNT          unmounts (lazily if busy) when mounted
+#   destroy_disks                unmounts everything under BENCH_ROOT, detaches its loop devices,
+#                                kills what is left in BENCH_CGROUP and removes it, removes BENCH_ROOT
+#   stage_graph DIR BPS HEADROOM_MB
+#                                five disks: the graph striped over 0-3 (BPS each), a plain copy on 4
+#                                (4 x BPS); sets SRC and GRAPH_BYTES
 
 BENCH_ROOT="${BENCH_ROOT:-/var/tmp/graphfs-bench}"
 BENCH_CGROUP="${BENCH_CGROUP:-/sys/fs/cgroup/blkio/graphfs-bench}"
@@ -41,9 +64,36 @@ throttle() {
   done
 }
 
-# run_throttled CMD...: runs CMD inside the throttled cgroup.
+# throttle_disk I BPS [IOPS]: read and write limits on disk I alone (IOPS omitted: left as they are).
+throttle_disk() {
+  local mm k
+  mm=$(lsblk -dno MAJ:MIN "${LOOPS[$1]}" | tr -d ' ')
+  for k in read write; do
+    [ -z "${3:-}" ] || echo "$mm $3" > "$BENCH_CGROUP/blkio.throttle.${k}_iops_device"
+    echo "$mm $2" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"
+  done
+}
+
+# disks_csv [COUNT]: the first COUNT disk directories (all by default), comma-separated.
+disks_csv() { local IFS=,; echo "${DISK_DIRS[*]:0:${1:-${#DISK_DIRS[@]}}}"; }
+
+# dir_disks PREFIX COUNT: directories PREFIX0 .. PREFIX<COUNT-1> (made) standing in for disks,
+# comma-separated: striping without loop devices or throttle.
+dir_disks() { local l="" k; for k in $(seq 0 $(($2 - 1))); do mkdir -p "$1$k"; l+="${l:+,}$1$k"; done; echo "$l"; }
+
+# run_throttled CMD...: runs CMD inside the throttled cgroup (directly when BENCH_CGROUP is empty:
+# a script without simulated disks).
 run_throttled() {
+  if [ -z "$BENCH_CGROUP" ]; then "$@"; return; fi
+  # shellcheck disable=SC2016  # $$ is the inner shell's
   sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$BENCH_CGROUP" "$@"
+}
+
+# calibrate_disks: graphfs-calibrate on the striped disks 0-3, throttled: the read-cost model the
+# daemon reads at mount.
+calibrate_disks() {
+  # shellcheck disable=SC2153  # GRAPHFS_BIN is the sourcing script's
+  run_throttled "$GRAPHFS_BIN/graphfs-calibrate" --probe-size 128M --random-reads 300 "${DISK_DIRS[@]:0:4}"
 }
 
 # sectors read from a loop device so far (512-byte units).
@@ -90,6 +140,7 @@ daemon_cpu_seconds() {
   awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz}' "/proc/$pid/stat" 2>/dev/null || true
 }
 
+# unmount_graphfs MNT: unmounts MNT if it is mounted (lazily when busy).
 unmount_graphfs() {
   local mnt=$1
   mountpoint -q "$mnt" && { fusermount3 -u "$mnt" || fusermount3 -u -z "$mnt"; }
@@ -97,8 +148,9 @@ unmount_graphfs() {
 }
 
 destroy_disks() {
-  local i
-  for m in $(awk -v r="$BENCH_ROOT" '$2 ~ "^"r {print $2}' /proc/mounts | sort -r); do
+  local m dev pid mounts
+  mapfile -t mounts < <(awk -v r="$BENCH_ROOT" '$2 ~ "^"r {print $2}' /proc/mounts | sort -r)
+  for m in "${mounts[@]}"; do
     case "$(awk -v m="$m" '$2 == m {print $3}' /proc/mounts)" in
       fuse*) fusermount3 -u -z "$m" 2>/dev/null || true ;;
       *) umount -l "$m" 2>/dev/null || true ;;
@@ -110,7 +162,9 @@ destroy_disks() {
   DISK_DIRS=()
   # A cgroup with processes cannot be removed, and would keep its limits for the next run.
   if [ -d "$BENCH_CGROUP" ]; then
-    for pid in $(cat "$BENCH_CGROUP/cgroup.procs"); do kill -9 "$pid" 2>/dev/null || true; done
+    local pids
+    mapfile -t pids < "$BENCH_CGROUP/cgroup.procs"
+    for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
     sleep 0.2
     rmdir "$BENCH_CGROUP" 2>/dev/null || echo "bench: could not remove $BENCH_CGROUP" >&2
   fi
@@ -126,7 +180,7 @@ loops_read() { local t=0 d; for d in "$@"; do t=$((t + $(disk_read_bytes "$d")))
 # own as graphfs-stripe chooses it); a plain copy without the index goes on disk 4, throttled to
 # 4 x BPS: the same total bandwidth, no striping.
 stage_graph() {
-  local g=$1 bps=$2 headroom=$3 mm k
+  local g=$1 bps=$2 headroom=$3
   GRAPH_BYTES=$(du -sb --exclude=.graphfs "$g" | cut -f1)
   make_disks 5 $(( (GRAPH_BYTES >> 20) + headroom ))M
   SRC=$BENCH_ROOT/src
@@ -143,48 +197,7 @@ stage_graph() {
   # file compressed where a codec delivers it faster than the disks; column and row cut at the
   # index's chunks); none keeps the raw bytes.
   "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
-    --compress "${STRIPE_COMPRESS:-auto}" --disk-bandwidth $((4 * bps)) --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/g"
+    --compress "${STRIPE_COMPRESS:-auto}" --disk-bandwidth $((4 * bps)) --disks "$(disks_csv 4)" "$SRC/g"
   throttle "$bps" 0
-  mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
-  for k in read write; do echo "$mm $((4 * bps))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done
-}
-
-# median of the arguments
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-
-# rotate N A B C ...: the arguments rotated left by N (sides of a round, in an order that
-# changes from round to round, so that no side always runs first).
-rotate() {
-  local n=$1
-  shift
-  local k
-  for ((k = 0; k < $#; k++)); do
-    local i=$(((k + n) % $# + 1))
-    echo "${!i}"
-  done
-}
-
-# paired_summary LOG PREFIX LABEL rate|time: one table row from the runs logged in LOG as
-# "PREFIX<side> round <n>: <value> ..." for the sides plain, auto and off: each side's median,
-# its ratio to plain's median, and the median of the per-round ratios to plain (the runs of a
-# round are adjacent in time and share the machine's mood: on a noisy disk that is the
-# steadier figure). rate: higher is better, ratios in %; time: ratios as ×.
-paired_summary() {
-  python3 - "$@" <<'PY'
-import re, statistics, sys
-log, prefix, label, style = sys.argv[1:5]
-rounds = {}
-for line in open(log):
-    if line.startswith(prefix):
-        m = re.search(r"(\w+) round (\d+): ([\d.]+)", line[len(prefix):])
-        rounds.setdefault(int(m[2]), {})[m[1]] = float(m[3])
-sides = ("plain", "auto", "off")
-med = {s: statistics.median(r[s] for r in rounds.values()) for s in sides}
-pair = {s: statistics.median(r[s] / r["plain"] for r in rounds.values()) for s in sides}
-ratio = (lambda x: "%6.0f%%" % (100 * x)) if style == "rate" else (lambda x: "%6.2fx" % x)
-value = (lambda x: "%9.0f" % x) if style == "rate" else (lambda x: "%9.2f" % x)
-runs = " | ".join(s + ": " + " ".join("%.6g" % r[s] for r in rounds.values()) for s in sides)
-print(label, value(med["plain"]), *(value(med[s]) + " " + ratio(med[s] / med["plain"]) + " " + ratio(pair[s])
-                                    for s in sides[1:]), "  (" + runs + ")")
-PY
+  throttle_disk 4 $((4 * bps))
 }

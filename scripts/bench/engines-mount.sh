@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issues 3 and 15: what the mount costs a single unmodified engine job. One loop disk (no
 # striping, no throttle), a weighted R-MAT graph on it, cold cache: each app on the plain
 # directory and through graphfs mounts of that same directory, with FUSE passthrough
@@ -6,40 +7,30 @@
 # rotating from round to round; medians of REPEAT runs. Raw runs in scripts/bench/results/.
 #   scripts/bench/engines-mount.sh [--scale 22] [--partitions 16] [--repeat 3] [--mem-gb 8]
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-GRAPHFS_BIN="$ROOT/build/bin"
-# shellcheck source=disks.sh
-. "$ROOT/scripts/bench/disks.sh"
-SCALE=22
-PARTS=16
-REPEAT=3
-MEM_GB=8
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --scale) SCALE="$2"; shift 2 ;;
-    --partitions) PARTS="$2"; shift 2 ;;
-    --repeat) REPEAT="$2"; shift 2 ;;
-    --mem-gb) MEM_GB="$2"; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-"$ROOT/scripts/setup" >/dev/null
-trap destroy_disks EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--scale       SCALE   22
+--partitions  PARTS   16
+--repeat      REPEAT  3
+--mem-gb      MEM_GB  8
+EOF
+bench_setup
+bench_on_exit destroy_disks
 make_disks 1 $(( (1 << SCALE) * 16 * 12 * 4 + (2 << 30) ))
 SRC="${DISK_DIRS[0]}/source"
 MNT="$BENCH_ROOT/mnt"
 mkdir -p "$SRC"
 "$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 -o "$BENCH_ROOT/edges.bin" >/dev/null
 "$GRAPHFS_BIN/preprocess" -i "$BENCH_ROOT/edges.bin" -o "$SRC/g" -v $((1 << SCALE)) -p "$PARTS" -t 1 >/dev/null
-START=$(od -An -td4 -N4 "$BENCH_ROOT/edges.bin" | tr -d ' ')
+START=$(first_source "$BENCH_ROOT/edges.bin")
 rm -f "$BENCH_ROOT/edges.bin"
 mount_graphfs "$SRC" "$MNT" "passthrough=auto"
 mount_graphfs "$SRC" "$MNT-off" "passthrough=off"
 declare -A DIR=([plain]="$SRC" [auto]="$MNT" [off]="$MNT-off")
 SIDES=(plain auto off)
-LOG="$ROOT/scripts/bench/results/engines-mount-scale$SCALE-$(date -u +%Y%m%dT%H%MZ).log"
-mkdir -p "$(dirname "$LOG")"
+bench_results
+LOG="$RESULTS/engines-mount-scale$SCALE-$STAMP.log"
 
 # seconds DIR APP ARGS...: one cold run, wall time in seconds
 seconds() {
@@ -47,10 +38,10 @@ seconds() {
   shift 2
   drop_caches
   local t0 t1
-  t0=$(date +%s.%N)
+  t0=$(now)
   "$GRAPHFS_BIN/$app" "$dir" "$@" "$MEM_GB" >/dev/null
-  t1=$(date +%s.%N)
-  echo "$t1 - $t0" | bc -l
+  t1=$(now)
+  elapsed "$t0" "$t1"
 }
 
 {
@@ -60,6 +51,7 @@ seconds() {
 } | tee "$LOG"
 round=0
 for spec in "bfs $START" "wcc" "sssp $START" "pagerank 10" "pagerank-delta 0.01" "spmv"; do
+  # shellcheck disable=SC2086  # the app and its arguments
   set -- $spec
   app=$1
   shift

@@ -1,4 +1,11 @@
-# The benchmark graphs of issues 16 and 17 (sourced by the bench scripts; needs GRAPHFS_BIN).
+# shellcheck shell=bash
+# The benchmark graphs of issues 16 and 17 (sourced through lib.sh; needs GRAPHFS_BIN).
+#   bench_graph FAMILY SCALE GRID GEN_DIR CHUNK
+#                          the graph, made once into GEN_DIR; sets NAME, EDGE_FILE, G, VERTICES,
+#                          EDGES, COLUMN, FIRST (below)
+#   random_starts SEED [COUNT]
+#                          COUNT start vertices with out-edges, drawn from EDGE_FILE
+#   first_source EDGE_FILE the source vertex of an edge list's first edge (it has an out-edge)
 #
 # bench_graph FAMILY SCALE GRID GEN_DIR CHUNK: generates (once) and preprocesses (once, blocks
 # sorted by source, PARTITIONS partitions, default 16) a weighted graph of the family and indexes
@@ -9,6 +16,7 @@
 #   grid        gen-grid GRID (W x H), 10% of edges dropped: a road-like lattice, row-major ids
 # The stripe unit is graphfs-stripe's choice (a grid's block, column / P², caps it: 1M for the
 # grid's 45 MB column at 1024 x 1024) unless STRIPE_UNIT says one.
+# shellcheck disable=SC2034  # the variables it sets are the callers'
 bench_graph() {
   local family=$1 scale=$2 grid=$3 gen_dir=$4 chunk=$5
   local -a gen
@@ -37,8 +45,11 @@ bench_graph() {
     "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size "$chunk" "$G"
   COLUMN=$(stat -c %s "$G/column")
   EDGES=$(( $(stat -c %s "$EDGE_FILE") / 12 ))
-  FIRST=$(od -An -td4 -N4 "$EDGE_FILE" | tr -d ' ')
+  FIRST=$(first_source "$EDGE_FILE")
 }
+
+# first_source EDGE_FILE: the source of the first edge of a binary edge list (gen-rmat's, gen-grid's).
+first_source() { od -An -td4 -N4 "$1" | tr -d ' '; }
 
 # random_starts SEED [COUNT]: COUNT (4) start vertices with out-edges: the sources of edges at
 # fixed random positions of $EDGE_FILE.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issues 5 and 16 benchmark: logical partitions (integrated engines), chunk- and vertex-granular,
 # against the same jobs unmodified, on 4 throttled disks.
 #
@@ -78,67 +79,45 @@
 # ratios (the runs of a round are adjacent in time: the steadier figure on a noisy machine), and
 # whether the jobs' results equal the first codec's (scripts/bench/variants_summary.py).
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-SCALE=24
-FAMILY=rmat
-GRID=1024x1024
-REQUEST_US=""
-IOPS=0
-MIXES="W1 W4 W5"
-CONFIGS="mount-integrated mount-integrated-chunk mount plain seq-plain"
-BPS=100000000
-FRACTION=0.25
-PARTITION=256M
-CHUNK=2M
-GEN_DIR=/var/tmp/graphfs-gen
-SKIP=""
-APP_FLAGS=""
-TAG=""
-CODECS=""
-REPEAT=1
-BASE_BIN=""
-MOUNT_OPTS=""
-MEMORY=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --scale) SCALE=$2; shift 2 ;;
-    --partitions) export PARTITIONS=$2; shift 2 ;;
-    --mem-gb) MEM_GB=$2; shift 2 ;;
-    --family) FAMILY=$2; shift 2 ;;
-    --grid) GRID=$2; shift 2 ;;
-    --request-us) REQUEST_US=$2; shift 2 ;;
-    --iops) IOPS=$2; shift 2 ;;
-    --mixes) MIXES=$2; shift 2 ;;
-    --configs) CONFIGS=$2; shift 2 ;;
-    --bps) BPS=$2; shift 2 ;;
-    --fraction) FRACTION=$2; shift 2 ;;
-    --partition) PARTITION=$2; shift 2 ;;
-    --chunk-size) CHUNK=$2; shift 2 ;;
-    --readahead-mem) READAHEAD_MEM=$(numfmt --from=iec "$2"); shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    --skip) SKIP=$2; shift 2 ;;
-    --reentry) APP_FLAGS="$APP_FLAGS --reentry $2"; shift 2 ;;
-    --diagonal-first) APP_FLAGS="$APP_FLAGS --diagonal-first"; shift ;;
-    --tag) TAG=-$2; shift 2 ;;
-    --compress) CODECS=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
-    --base-bin) BASE_BIN=$2; shift 2 ;;
-    --mount-opts) MOUNT_OPTS=$2; shift 2 ;;
-    --memory) MEMORY=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# --reentry and --diagonal-first are passed on to run-jobs (APP_FLAGS), in the order given.
+bench_options "$@" <<'EOF'
+--scale           SCALE          24
+--partitions      PARTITIONS     "${PARTITIONS:-}"
+--mem-gb          MEM_GB         "${MEM_GB:-}"
+--family          FAMILY         rmat
+--grid            GRID           1024x1024
+--request-us      REQUEST_US     ""
+--iops            IOPS           0
+--mixes           MIXES          "W1 W4 W5"
+--configs         CONFIGS        "mount-integrated mount-integrated-chunk mount plain seq-plain"
+--bps             BPS            100000000
+--fraction        FRACTION       0.25
+--partition       PARTITION      256M
+--chunk-size      CHUNK          2M
+--readahead-mem   READAHEAD_MEM  "${READAHEAD_MEM:-256M}"  bytes
+--gen-dir         GEN_DIR        /var/tmp/graphfs-gen
+--skip            SKIP           ""
+--reentry         APP_FLAGS      ""  +
+--diagonal-first  APP_FLAGS      ""  +=
+--tag             TAG            ""
+--compress        CODECS         ""
+--repeat          REPEAT         1
+--base-bin        BASE_BIN       ""
+--mount-opts      MOUNT_OPTS     ""
+--memory          MEMORY         ""
+EOF
+TAG=${TAG:+-$TAG}
 # The striped copies: the first codec's is $SRC/g (as before), the others' $SRC/g-CODEC.
 read -r -a VARIANTS <<< "${CODECS:-auto}"
 export STRIPE_COMPRESS=${VARIANTS[0]}
 variant_dir() { if [[ $1 == "${VARIANTS[0]}" ]]; then echo g; else echo "g-${1//:/-}"; fi; }
-source "$HERE/disks.sh"
-source "$HERE/graphs.sh"
 BENCH_ROOT=/var/tmp/graphfs-lpbench
 MIX_CGROUP=/sys/fs/cgroup/memory/graphfs-lpbench-mix
-trap 'unmount_graphfs "$BENCH_ROOT/mnt" 2>/dev/null || true; rmdir "$MIX_CGROUP" 2>/dev/null || true; destroy_disks' EXIT
+bench_on_exit destroy_disks
+bench_on_exit quietly cgroup_remove "$MIX_CGROUP"
+bench_on_exit quietly unmount_graphfs "$BENCH_ROOT/mnt"
 
 # 1. The graph, generated and indexed once (the index's chunk size is part of its identity):
 # scripts/bench/graphs.sh.
@@ -148,19 +127,18 @@ mix_jobs() {
   local s
   case $1 in
     W1) echo "pagerank-delta,wcc,sssp:$FIRST,bfs:$FIRST" ;;
-    W4) s=($(starts 4)); echo "sssp:${s[0]},sssp:${s[1]},sssp:${s[2]},sssp:${s[3]}" ;;
-    W5) s=($(starts 5)); echo "bfs:${s[0]},bfs:${s[1]},bfs:${s[2]},bfs:${s[3]}" ;;
+    W4) read -r -a s <<< "$(starts 4)"; echo "sssp:${s[0]},sssp:${s[1]},sssp:${s[2]},sssp:${s[3]}" ;;
+    W5) read -r -a s <<< "$(starts 5)"; echo "bfs:${s[0]},bfs:${s[1]},bfs:${s[2]},bfs:${s[3]}" ;;
     S1) echo "bfs:$FIRST" ;;
     S2) echo "pagerank-delta:0.01" ;;
-    P16) s=($(starts 16 8)); echo "bfs:${s[0]},sssp:${s[1]},wcc,pagerank-delta:0.01,bfs:${s[2]},sssp:${s[3]},wcc,pagerank-delta:0.01,bfs:${s[4]},sssp:${s[5]},wcc,pagerank-delta:0.01,bfs:${s[6]},sssp:${s[7]},wcc,pagerank-delta:0.01" ;;
+    P16) read -r -a s <<< "$(starts 16 8)"; echo "bfs:${s[0]},sssp:${s[1]},wcc,pagerank-delta:0.01,bfs:${s[2]},sssp:${s[3]},wcc,pagerank-delta:0.01,bfs:${s[4]},sssp:${s[5]},wcc,pagerank-delta:0.01,bfs:${s[6]},sssp:${s[7]},wcc,pagerank-delta:0.01" ;;
     *) echo "unknown mix $1" >&2; exit 2 ;;
   esac
 }
 # Vertex state (64 B per vertex) plus each job's read buffers (2 threads x 24 MiB, 4 jobs; 16
 # jobs: 4 times that). The plain runs get WORK + graphfs's cache_size + readahead_mem on top.
-READAHEAD_MEM=${READAHEAD_MEM:-$((256 << 20))}
 work() { case $1 in P16) echo $(( VERTICES * 4 * 64 + (2048 << 20) )) ;; *) echo $(( VERTICES * 64 + (512 << 20) )) ;; esac; }
-BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
+BUDGET=$(cache_budget "$COLUMN" "$FRACTION")
 
 # 2. Four striped disks and one plain disk with the same total bandwidth, with room for the
 # jobs' vertex state next to the graph.
@@ -168,25 +146,21 @@ stage_graph "$G" "$BPS" 8192
 for v in "${VARIANTS[@]:1}"; do
   cp -a "$G" "$SRC/$(variant_dir "$v")"
   "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
-    --compress "$v" --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/$(variant_dir "$v")"
+    --compress "$v" --disks "$(disks_csv 4)" "$SRC/$(variant_dir "$v")"
 done
 if [[ $IOPS -gt 0 ]]; then
   throttle "$BPS" "$IOPS"
-  mm=$(lsblk -dno MAJ:MIN "${LOOPS[4]}" | tr -d ' ')
-  for k in read write; do echo "$mm $((4 * IOPS))" > "$BENCH_CGROUP/blkio.throttle.${k}_iops_device"; done
-  for k in read write; do echo "$mm $((4 * BPS))" > "$BENCH_CGROUP/blkio.throttle.${k}_bps_device"; done
+  throttle_disk 4 $((4 * BPS)) $((4 * IOPS))
 fi
 # The read-cost model: measured on the throttled disks (the daemon reads it at mount), or given.
 COST_OPTS=""
 if [[ -n $REQUEST_US ]]; then
   COST_OPTS=",disk_bandwidth=$BPS,request_cost_us=$REQUEST_US"
 else
-  run_throttled "$GRAPHFS_BIN/graphfs-calibrate" --probe-size 128M --random-reads 300 "${DISK_DIRS[@]:0:4}"
+  calibrate_disks
 fi
 
-RESULTS=$ROOT/scripts/bench/results
-mkdir -p "$RESULTS"
-STAMP=$(date -u +%Y%m%dT%H%MZ)
+bench_results
 STAMP=$STAMP$TAG
 SUMMARY=$RESULTS/integrated-$STAMP.tsv
 printf 'mix\tconfig\twall_s\tdisk_bytes\tedges_read\tedges_active\tactive_share\tfind_s\tselect_s\tload_s\tlps\tbytes_loaded\tbytes_delivered\tloader_MBps\twhole_MBps\tchunks_whole\tchunks_partial\tmem_limit\tmem_peak\tdaemon_peak\tresults\n' > "$SUMMARY"
@@ -199,7 +173,7 @@ run() {
   local jobs log before after wall arrivals="" mounted=0
   jobs=$(mix_jobs "$mix")
   [[ $mix == P16 ]] && arrivals="--arrivals poisson:5 --seed 16"
-  log=$RESULTS/integrated-$STAMP-$mix-${config//:/-}$( ((ROUND > 1)) && echo "-r$ROUND" || true).log
+  log=$RESULTS/integrated-$STAMP-$mix-${config//:/-}$(if ((ROUND > 1)); then echo "-r$ROUND"; fi).log
   mountpoint -q "$BENCH_ROOT/mnt" && mounted=1
   drop_caches
   before=$(loops_read "$@")
@@ -208,18 +182,16 @@ run() {
   # Per second: the disks' bytes, the mount's reader wait, CPU (disk_trace.py; summarized below).
   python3 "$HERE/disk_trace.py" record "$log.trace" "$( ((mounted)) && echo "$BENCH_ROOT/mnt" || echo -)" "$@" &
   local tracer=$!
-  mkdir -p "$MIX_CGROUP"
-  echo "$limit" > "$MIX_CGROUP/memory.limit_in_bytes"
-  echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
-  # shellcheck disable=SC2086
-  env GRAPHFS_ENGINE_VERBOSE=1 ${RUN_ENV:-} sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
-    "$BENCH_CGROUP" "$MIX_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $APP_FLAGS $arrivals \
+  memcg_create "$MIX_CGROUP" "$limit"
+  # shellcheck disable=SC2086  # RUN_ENV, the flags: words
+  run_in_cgroups "$BENCH_CGROUP" "$MIX_CGROUP" -- env GRAPHFS_ENGINE_VERBOSE=1 ${RUN_ENV:-} \
+    "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $APP_FLAGS $arrivals \
     > "$log" 2>&1 || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
   kill "$tracer" 2>/dev/null || true
   wait "$tracer" 2>/dev/null || true
-  LAST_PEAK=$(cat "$MIX_CGROUP/memory.max_usage_in_bytes")
+  LAST_PEAK=$(memcg_peak "$MIX_CGROUP")
   echo "mix cgroup: limit $limit, peak $LAST_PEAK" >> "$log"
-  rmdir "$MIX_CGROUP"
+  cgroup_remove "$MIX_CGROUP"
   after=$(loops_read "$@")
   LAST_DAEMON_PEAK=""
   if ((mounted)); then
@@ -259,6 +231,7 @@ for ((ROUND = 1; ROUND <= REPEAT; ROUND++)); do
 for mix in $MIXES; do
   # The configurations in an order that turns from round to round (the first round as given:
   # `mount` measures the memory the plain runs then get).
+  # shellcheck disable=SC2086  # the configurations: words
   for config in $(rotate $((ROUND - 1)) $CONFIGS); do
     [[ " $SKIP " == *" $mix:$config "* ]] && continue
     case $config in
@@ -283,7 +256,7 @@ for mix in $MIXES; do
           cache_opt="cache_size=$BUDGET"
           [[ -n $MEMORY && -z $daemon_bin ]] && cache_opt="memory=$MEMORY"
           DAEMON_BIN=$daemon_bin mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "$cache_opt,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS$extra"
-          RUN_ENV=$([[ $config == mount-integrated-read ]] && echo GRAPHFS_LP_READ=1 || true) \
+          RUN_ENV=$(if [[ $config == mount-integrated-read ]]; then echo GRAPHFS_LP_READ=1; fi) \
             run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
           # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need:
           # only the mix's `mount` run measures it (the integrated apps need less: their peak

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issue 6 load run: JOBS concurrent engine jobs plus a random-operation writer for MINUTES on
 # a striped graph, with the daemon's memory and descriptors sampled every 5 s.
 #
@@ -16,54 +17,39 @@
 # descriptors by kind at start, at the peak, after the load and after the kernel forgot inodes.
 # Samples: results/load-STAMP.tsv; job logs: results/load-STAMP/.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-SCALE=21
-MINUTES=10
-JOBS=16
-BPS=200000000
-FRACTION=0.25
-GEN_DIR=/var/tmp/graphfs-gen
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --scale) SCALE=$2; shift 2 ;;
-    --minutes) MINUTES=$2; shift 2 ;;
-    --jobs) JOBS=$2; shift 2 ;;
-    --bps) BPS=$2; shift 2 ;;
-    --fraction) FRACTION=$2; shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
-source "$HERE/disks.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--scale     SCALE     21
+--minutes   MINUTES   10
+--jobs      JOBS      16
+--bps       BPS       200000000
+--fraction  FRACTION  0.25
+--gen-dir   GEN_DIR   /var/tmp/graphfs-gen
+EOF
 BENCH_ROOT=/var/tmp/graphfs-loadbench
 MNT=$BENCH_ROOT/mnt
-trap 'kill $(jobs -p) 2>/dev/null || true; unmount_graphfs "$MNT" 2>/dev/null || true; destroy_disks' EXIT
+# At exit: the job slots, sampler and writer stopped, then the mount and the disks.
+# shellcheck disable=SC2046  # the pids: words
+stop_jobs() { kill $(jobs -p) 2>/dev/null || true; }
+bench_on_exit destroy_disks
+bench_on_exit quietly unmount_graphfs "$MNT"
+bench_on_exit stop_jobs
 
-G=$GEN_DIR/rmat${SCALE}s
-if [[ ! -f $GEN_DIR/rmat$SCALE.bin ]]; then
-  mkdir -p "$GEN_DIR"
-  "$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 -o "$GEN_DIR/rmat$SCALE.bin"
-fi
-if [[ ! -f $G/meta ]]; then
-  "$GRAPHFS_BIN/preprocess" -i "$GEN_DIR/rmat$SCALE.bin" -o "$G" -v $((1 << SCALE)) -p 16 -t 1 --sort-sources
-fi
-"$GRAPHFS_BIN/graphfs-index" -q --chunk-size 1M "$G" || "$GRAPHFS_BIN/graphfs-index" -q --force --chunk-size 1M "$G"
-COLUMN=$(stat -c %s "$G/column")
-BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
-FIRST=$(od -An -td4 -N4 "$GEN_DIR/rmat$SCALE.bin" | tr -d ' ')
+# The graph of graphs.sh (family rmat, blocks sorted by source), indexed with 1M chunks.
+PARTITIONS=16
+bench_graph rmat "$SCALE" "" "$GEN_DIR" 1M
+BUDGET=$(cache_budget "$COLUMN" "$FRACTION")
 
 # Four striped disks (the fifth, plain, disk of stage_graph is not used here) with room for
 # the scratch file and the writer's files.
 stage_graph "$G" "$BPS" 1024
 head -c $((64 << 20)) /dev/urandom > "$SRC/scratch"
-"$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit 16M --disks "$(IFS=,; echo "${DISK_DIRS[*]:0:4}")" "$SRC/scratch"
+"$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit 16M --disks "$(disks_csv 4)" "$SRC/scratch"
 mount_graphfs "$SRC" "$MNT" "cache_size=$BUDGET,readahead_mem=256M,log=$BENCH_ROOT/daemon.log"
 DAEMON=$(pgrep -f "graphfs -f $SRC $MNT" | head -1)
 
-RESULTS=$ROOT/scripts/bench/results
-STAMP=$(date -u +%Y%m%dT%H%MZ)
+bench_results
 LOGS=$RESULTS/load-$STAMP
 mkdir -p "$LOGS"
 SAMPLES=$RESULTS/load-$STAMP.tsv
@@ -77,7 +63,7 @@ job_slot() {
   local -a apps=("bfs $FIRST" "sssp $FIRST" "wcc" "pagerank-delta 0.001")
   (( k % 2 )) && flags=(--graphfs --graphfs-partition 64M)
   while (( $(date +%s) < END )); do
-    app=(${apps[$(( (k / 2 + run) % 4 ))]})
+    read -r -a app <<< "${apps[$(( (k / 2 + run) % 4 ))]}"
     if "$GRAPHFS_BIN/${app[0]}" "$MNT/g" "${app[@]:1}" 0.25 --state-tag "slot$k" "${flags[@]}" \
         > "$LOGS/slot$k-run$run.log" 2>&1; then
       echo ok >> "$LOGS/slot$k.status"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issue 16: the LP loader's own throughput on dense logical partitions, against the disks' limit
 # measured in the same run.
 #
@@ -19,46 +20,32 @@
 #            no faster than that, whatever the loader
 # Prints the loader's share of the raw limit per repeat and the medians per mode.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-FAMILY=rmat-local
-SCALE=22
-BPS=100000000
-CACHE=64M
-LOADERS="cache direct"
-PARTITION=256M
-REPEAT=3
-GEN_DIR=/var/tmp/graphfs-gen
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --family) FAMILY=$2; shift 2 ;;
-    --scale) SCALE=$2; shift 2 ;;
-    --bps) BPS=$2; shift 2 ;;
-    --cache) CACHE=$2; shift 2 ;;
-    --partition) PARTITION=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
-    --loaders) LOADERS=$2; shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--family     FAMILY     rmat-local
+--scale      SCALE      22
+--bps        BPS        100000000
+--cache      CACHE      64M
+--partition  PARTITION  256M
+--repeat     REPEAT     3
+--loaders    LOADERS    "cache direct"
+--gen-dir    GEN_DIR    /var/tmp/graphfs-gen
+EOF
 case $FAMILY in
   rmat) G=$GEN_DIR/rmat${SCALE}s ;;
   rmat-local) G=$GEN_DIR/rmat${SCALE}ls ;;
   *) echo "family $FAMILY: use rmat or rmat-local (grid graphs are too small for this)" >&2; exit 2 ;;
 esac
 [[ -f $G/meta ]] || { echo "no graph at $G: run scripts/bench/integrated.sh --family $FAMILY --scale $SCALE first" >&2; exit 1; }
-source "$HERE/disks.sh"
 BENCH_ROOT=/var/tmp/graphfs-loaderbench
-trap 'unmount_graphfs "$BENCH_ROOT/mnt" 2>/dev/null || true; destroy_disks' EXIT
+bench_on_exit destroy_disks
+bench_on_exit quietly unmount_graphfs "$BENCH_ROOT/mnt"
 stage_graph "$G" "$BPS" 2048 >/dev/null
 # The column's part files, one per disk (striping puts one part of each file on every disk).
 COLUMN_ID=$(getfattr --only-values -n user.graphfs.stripe "$SRC/g/column" 2>/dev/null |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-RESULTS=$ROOT/scripts/bench/results
-mkdir -p "$RESULTS"
-STAMP=$(date -u +%Y%m%dT%H%MZ)
+bench_results
 OUT=$RESULTS/loader-$STAMP.tsv
 printf 'repeat\tloader\traw_MBps\tloader_MBps\tloader_share\tlayout_MBps\tlayout_share\tjob_wall_s\tjob_wait_s\tlps\n' > "$OUT"
 echo "# loader benchmark $STAMP: $G, $BPS B/s x 4 disks, cache $CACHE, partition $PARTITION"
@@ -75,8 +62,8 @@ for ((r = 1; r <= REPEAT; r++)); do
   for d in 0 1 2 3; do bytes=$((bytes + $(stat -c %s "${DISK_DIRS[$d]}/parts/$COLUMN_ID"))); done
   raw=$(python3 -c "print('%.1f' % ($bytes / ($t1 - $t0) / 1e6))")
 
-  modes=($LOADERS)
-  if (( r % 2 == 0 )); then modes=($(printf '%s\n' "${modes[@]}" | tac)); fi
+  read -r -a modes <<< "$LOADERS"
+  if (( r % 2 == 0 )); then mapfile -t modes < <(printf '%s\n' "${modes[@]}" | tac); fi
   for mode in "${modes[@]}"; do
     mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "cache_size=$CACHE,readahead_mem=256M,lp_loader=$mode"
     drop_caches

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # What the mount costs on an ordinary (not striped) file, with FUSE passthrough (the default,
 # passthrough=auto) and without it (passthrough=off), against the plain directory.
 # One unthrottled loop disk, one file of SIZE; fio jobs:
@@ -12,29 +13,18 @@
 #   scripts/bench/passthrough.sh [--size 4G] [--repeat 5] [--runtime 10] [--states "cold warm"]
 #                                [--jobs "seq-buffered seq-direct rand-4k seq-write"]
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-GRAPHFS_BIN="$ROOT/build/bin"
-# shellcheck source=disks.sh
-. "$ROOT/scripts/bench/disks.sh"
-SIZE=4G
-REPEAT=5
-RUNTIME=10
-STATES="cold warm"
-JOBS="seq-buffered seq-direct rand-4k seq-write"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --size) SIZE="$2"; shift 2 ;;
-    --repeat) REPEAT="$2"; shift 2 ;;
-    --runtime) RUNTIME="$2"; shift 2 ;;
-    --states) STATES="$2"; shift 2 ;;
-    --jobs) JOBS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-"$ROOT/scripts/setup" >/dev/null
-trap destroy_disks EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+-h|--help
+--size     SIZE     4G
+--repeat   REPEAT   5
+--runtime  RUNTIME  10
+--states   STATES   "cold warm"
+--jobs     JOBS     "seq-buffered seq-direct rand-4k seq-write"
+EOF
+bench_setup
+bench_on_exit destroy_disks
 bytes=$(numfmt --from=iec "$SIZE")
 make_disks 1 $((2 * bytes + (1 << 30)))
 SRC="${DISK_DIRS[0]}/source"
@@ -46,18 +36,17 @@ mount_graphfs "$SRC" "$BENCH_ROOT/mnt-auto" "passthrough=auto"
 mount_graphfs "$SRC" "$BENCH_ROOT/mnt-off" "passthrough=off"
 declare -A DIR=([plain]="$SRC" [auto]="$BENCH_ROOT/mnt-auto" [off]="$BENCH_ROOT/mnt-off")
 SIDES=(plain auto off)
-STAMP=$(date -u +%Y%m%dT%H%MZ)
-LOG="$ROOT/scripts/bench/results/passthrough-$STAMP.log"
-mkdir -p "$(dirname "$LOG")"
+bench_results
+LOG="$RESULTS/passthrough-$STAMP.log"
 
 # fio_args JOB DIR: the fio command line of one job on one side.
 fio_args() {
   local common=(--name="$1" --size="$bytes" --output-format=json)
   case "$1" in
-    seq-buffered) echo "${common[@]} --filename=$2/file --rw=read --bs=1M --ioengine=psync --direct=0" ;;
-    seq-direct) echo "${common[@]} --filename=$2/file --rw=read --bs=1M --ioengine=io_uring --iodepth=16 --direct=1" ;;
-    rand-4k) echo "${common[@]} --filename=$2/file --rw=randread --bs=4k --ioengine=psync --direct=0 --time_based --runtime=$RUNTIME" ;;
-    seq-write) echo "${common[@]} --filename=$2/written --rw=write --bs=1M --ioengine=psync --direct=0 --end_fsync=1" ;;
+    seq-buffered) echo "${common[*]} --filename=$2/file --rw=read --bs=1M --ioengine=psync --direct=0" ;;
+    seq-direct) echo "${common[*]} --filename=$2/file --rw=read --bs=1M --ioengine=io_uring --iodepth=16 --direct=1" ;;
+    rand-4k) echo "${common[*]} --filename=$2/file --rw=randread --bs=4k --ioengine=psync --direct=0 --time_based --runtime=$RUNTIME" ;;
+    seq-write) echo "${common[*]} --filename=$2/written --rw=write --bs=1M --ioengine=psync --direct=0 --end_fsync=1" ;;
   esac
 }
 

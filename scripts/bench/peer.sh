@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # The peer side by side: graphfs (integrated jobs on the striped mount) against GraphSO's public code
 # (jinzh-hust/GraphSO: GridGraph-M with GraphSO's storage), the same four jobs at equal TOTAL memory
 # and equal bandwidth. Run it as root, under the machine's benchmark lock on a shared machine:
@@ -87,58 +88,36 @@
 #   It prints its own time ("N iterations of concurrent jobs took T seconds", from before its
 #   first read); the wall time here is the process's, start to exit, as run-jobs' is its jobs'.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PEER_ROOT=/var/tmp/graphfs-peer
-GRAPHSO_SRC=""
-SCALE=22
-FAMILY=rmat
-BPS=100000000
-ITER=20
-SIDES="graphfs graphso"
-GEN_DIR=$PEER_ROOT/gen
-CHUNK=2M
-PARTITION=256M
-FRACTION=0.25
-READAHEAD_MEM=$((256 << 20))
-MEMORY=""
-MOUNT_OPTS=""
-MEM_GB_MOUNT=0.25
-MEM_GB_PLAIN=8
-LIMIT=""
-GS_MEM=""
-LLC_MB=""
-REPEAT=1
-OUT=""
 ARGS="$*"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --graphso) GRAPHSO_SRC=$2; shift 2 ;;
-    --scale) SCALE=$2; shift 2 ;;
-    --family) FAMILY=$2; shift 2 ;;
-    --partitions) export PARTITIONS=$2; shift 2 ;;
-    --bps) BPS=$2; shift 2 ;;
-    --iterations) ITER=$2; shift 2 ;;
-    --sides) SIDES=$2; shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    --chunk-size) CHUNK=$2; shift 2 ;;
-    --partition) PARTITION=$2; shift 2 ;;
-    --fraction) FRACTION=$2; shift 2 ;;
-    --readahead-mem) READAHEAD_MEM=$(numfmt --from=iec "$2"); shift 2 ;;
-    --memory) MEMORY=$2; shift 2 ;;
-    --mount-opts) MOUNT_OPTS=$2; shift 2 ;;
-    --compress) export STRIPE_COMPRESS=$2; shift 2 ;;
-    --mem-gb) MEM_GB_MOUNT=$2; MEM_GB_PLAIN=$2; shift 2 ;;
-    --limit) LIMIT=$(numfmt --from=iec "$2"); shift 2 ;;
-    --graphso-mem) GS_MEM=$2; shift 2 ;;
-    --llc-mb) LLC_MB=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "peer.sh: unknown option $1 (--help)" >&2; exit 2 ;;
-  esac
-done
+bench_options "$@" <<'EOF'
+-h|--help
+--graphso        GRAPHSO_SRC      ""
+--scale          SCALE            22
+--family         FAMILY           rmat
+--partitions     PARTITIONS       "${PARTITIONS:-}"
+--bps            BPS              100000000
+--iterations     ITER             20
+--sides          SIDES            "graphfs graphso"
+--gen-dir        GEN_DIR          "$PEER_ROOT/gen"
+--chunk-size     CHUNK            2M
+--partition      PARTITION        256M
+--fraction       FRACTION         0.25
+--readahead-mem  READAHEAD_MEM    256M  bytes
+--memory         MEMORY           ""
+--mount-opts     MOUNT_OPTS       ""
+--compress       STRIPE_COMPRESS  "${STRIPE_COMPRESS:-}"
+--mem-gb         MEM_GB           ""
+--limit          LIMIT            ""  bytes
+--graphso-mem    GS_MEM           ""
+--llc-mb         LLC_MB           ""
+--repeat         REPEAT           1
+--out            OUT              ""
+EOF
+MEM_GB_MOUNT=${MEM_GB:-0.25}
+MEM_GB_PLAIN=${MEM_GB:-8}
 [[ $(id -u) == 0 ]] || { echo "peer.sh: run as root (loop disks, cgroups, drop_caches)" >&2; exit 2; }
 [[ -n $GRAPHSO_SRC && -f $GRAPHSO_SRC/GraphSO/examples/concurrent_jobs.cpp && -f $GRAPHSO_SRC/PreProcessing/examples/Preprocessing.cpp ]] ||
   { echo "peer.sh: --graphso DIR must be a checkout of GraphSO (GraphSO/examples/concurrent_jobs.cpp, PreProcessing/)" >&2; exit 2; }
@@ -148,21 +127,15 @@ for b in graphfs run-jobs gen-rmat preprocess graphfs-index graphfs-stripe graph
   [[ -x $GRAPHFS_BIN/$b ]] || { echo "peer.sh: $GRAPHFS_BIN/$b is missing (build graphfs first)" >&2; exit 2; }
 done
 
-source "$HERE/disks.sh"
-source "$HERE/graphs.sh"
 # Everything of ours under PEER_ROOT, and cgroups of our own names: nothing another bench uses.
 BENCH_ROOT=$PEER_ROOT/bench
 BENCH_CGROUP=/sys/fs/cgroup/blkio/graphfs-peer
 MIX_CGROUP=/sys/fs/cgroup/memory/graphfs-peer-mix
 CPU_CGROUP=/sys/fs/cgroup/cpuacct/graphfs-peer-jobs
 MNT=$BENCH_ROOT/mnt
-cleanup() {
-  unmount_graphfs "$MNT" 2>/dev/null || true
-  rmdir "$MIX_CGROUP" "$CPU_CGROUP" 2>/dev/null || true
-  destroy_disks
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_on_exit destroy_disks
+bench_on_exit quietly cgroup_remove "$MIX_CGROUP" "$CPU_CGROUP"
+bench_on_exit quietly unmount_graphfs "$MNT"
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${OUT:-$PEER_ROOT/results/$STAMP}
@@ -188,7 +161,7 @@ GS_PRE=$GS_BUILD/PreProcessing/bin/preprocessing
 bench_graph "$FAMILY" "$SCALE" "" "$GEN_DIR" "$CHUNK"
 START=$FIRST
 JOBS="pagerank:$ITER,wcc,sssp:$START,bfs:$START"
-BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
+BUDGET=$(cache_budget "$COLUMN" "$FRACTION")
 WORK=$((VERTICES * 64 + (512 << 20)))
 COLUMN_MIB=$(((COLUMN >> 20) + 1))
 GRAPH_MB=$(((COLUMN >> 20) > 0 ? COLUMN >> 20 : 1))
@@ -202,7 +175,7 @@ fi
 stage_graph "$G" "$BPS" 2048
 PLAIN=${DISK_DIRS[4]}/g
 COST_OPTS=""
-run_throttled "$GRAPHFS_BIN/graphfs-calibrate" --probe-size 128M --random-reads 300 "${DISK_DIRS[@]:0:4}" > "$OUT/calibrate.log" 2>&1 ||
+calibrate_disks > "$OUT/calibrate.log" 2>&1 ||
   { echo "# graphfs-calibrate failed (the mount uses its defaults):"; tail -5 "$OUT/calibrate.log"; }
 # GraphSO's chunk labelling (PreProcessing): writes chunk-table-<thread> into its working directory;
 # concurrent_jobs reads PATH/chunk-table-0. Not timed (as graphfs-index is not).
@@ -242,22 +215,18 @@ echo "# peer benchmark $STAMP: $NAME ($VERTICES vertices, $EDGES edges), column 
 
 # cgroups: the blkio throttle (BENCH_CGROUP), the memory limit, and a cpuacct group for the jobs' CPU.
 cg_setup() {  # LIMIT
-  mkdir -p "$MIX_CGROUP" "$CPU_CGROUP"
-  echo "$1" > "$MIX_CGROUP/memory.limit_in_bytes"
-  echo 0 > "$MIX_CGROUP/memory.max_usage_in_bytes"
-  echo 0 > "$CPU_CGROUP/cpuacct.usage"
+  memcg_create "$MIX_CGROUP" "$1"
+  cpucg_create "$CPU_CGROUP"
 }
 cg_run() {  # CMD...: in the three cgroups
-  sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; echo $$ > "$2/cgroup.procs"; shift 2; exec "$@"' \
-    "$BENCH_CGROUP" "$MIX_CGROUP" "$CPU_CGROUP" "$@"
+  run_in_cgroups "$BENCH_CGROUP" "$MIX_CGROUP" "$CPU_CGROUP" -- "$@"
 }
 cg_done() {  # sets PEAK, JOBS_CPU, OOM_KILLS
-  PEAK=$(cat "$MIX_CGROUP/memory.max_usage_in_bytes")
-  OOM_KILLS=$(awk '$1 == "oom_kill" {print $2}' "$MIX_CGROUP/memory.oom_control")
-  JOBS_CPU=$(awk '{printf "%.2f", $1 / 1e9}' "$CPU_CGROUP/cpuacct.usage")
-  rmdir "$MIX_CGROUP" "$CPU_CGROUP" 2>/dev/null || { sleep 1; rmdir "$MIX_CGROUP" "$CPU_CGROUP"; }
+  PEAK=$(memcg_peak "$MIX_CGROUP")
+  OOM_KILLS=$(memcg_oom_kills "$MIX_CGROUP")
+  JOBS_CPU=$(cpucg_seconds "$CPU_CGROUP")
+  cgroup_remove "$MIX_CGROUP" "$CPU_CGROUP"
 }
-now() { date +%s.%N; }
 fdiff() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN {printf "%.2f", a - b}'; }
 fsum() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN {printf "%.2f", a + b}'; }
 record() {  # ROUND SIDE WALL BYTES CPU JOBS_CPU DAEMON_CPU LIMIT PEAK DAEMON_PEAK TOTAL STATUS LOG
@@ -273,7 +242,7 @@ run_graphfs() {
   [[ -n $MEMORY ]] && cache_opt="memory=$MEMORY"
   mount_graphfs "$SRC" "$MNT" "$cache_opt,readahead_mem=$READAHEAD_MEM,lp=vertex$COST_OPTS${MOUNT_OPTS:+,$MOUNT_OPTS}"
   drop_caches
-  dcpu0=$(daemon_cpu_seconds)
+  dcpu0=$(daemon_cpu_seconds "$GRAPHFS_PID")
   before=$(loops_read "${LOOPS[@]:0:4}")
   cg_setup "$WORK"
   t0=$(now)
@@ -282,8 +251,8 @@ run_graphfs() {
   t1=$(now)
   cg_done
   after=$(loops_read "${LOOPS[@]:0:4}")
-  dpeak=$(daemon_peak_rss)
-  dcpu1=$(daemon_cpu_seconds)
+  dpeak=$(daemon_peak_rss "$GRAPHFS_PID")
+  dcpu1=$(daemon_cpu_seconds "$GRAPHFS_PID")
   cp "$MNT/.graphfs/stats" "$log.stats.json" 2>/dev/null || true
   unmount_graphfs "$MNT"
   grep -q ' \(exit\|signal\) [0-9]' "$log" && status=failed

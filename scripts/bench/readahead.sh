@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issue 30's sweep: do sequential O_DIRECT readers of a striped file get the disks' summed rate
 # through the mount, at every stripe unit and file size, with and without a chunk index?
 # 4 loop disks throttled to BPS bytes/s each (physical limit 4 x BPS). Every measurement is cold:
@@ -45,35 +46,22 @@
 # faster than the disks' rate (share > 1); their share says little.
 # Needs root (loop devices, cgroup-v1 blkio) and fio.
 set -euo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-BPS=100000000
-REPEAT=3
-UNITS="1 4 16"
-PER_DISK="3 30"
-READERS="1 4"
-BSS="24M 1M"
-KINDS="unindexed indexed"
-DAEMONS=""
-GEN_DIR=/var/tmp/graphfs-bench-gen
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+-h|--help
+--bps       BPS       100000000
+--repeat    REPEAT    3
+--units     UNITS     "1 4 16"
+--per-disk  PER_DISK  "3 30"
+--readers   READERS   "1 4"
+--bs        BSS       "24M 1M"
+--kinds     KINDS     "unindexed indexed"
+--daemons   DAEMONS   ""
+--gen-dir   GEN_DIR   /var/tmp/graphfs-bench-gen
+EOF
 CHUNK=256K
 PARTITIONS=8
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bps) BPS=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
-    --units) UNITS=$2; shift 2 ;;
-    --per-disk) PER_DISK=$2; shift 2 ;;
-    --readers) READERS=$2; shift 2 ;;
-    --bs) BSS=$2; shift 2 ;;
-    --kinds) KINDS=$2; shift 2 ;;
-    --daemons) DAEMONS=$2; shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
-    *) echo "readahead: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
 die() { echo "readahead: $*" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || die "run as root (loop disks, cgroups)"
 command -v fio >/dev/null || die "fio is missing (scripts/setup installs it)"
@@ -104,12 +92,10 @@ size_label() {
 
 BENCH_ROOT=/var/tmp/graphfs-readahead
 BENCH_CGROUP=/sys/fs/cgroup/blkio/graphfs-readahead
-# shellcheck source=disks.sh
-. "$HERE/disks.sh"
 case "$(realpath -m "$GEN_DIR")/" in "$BENCH_ROOT"/*) die "--gen-dir must lie outside $BENCH_ROOT (removed at the end)" ;; esac
 MNT=$BENCH_ROOT/mnt
-trap 'unmount_graphfs "$MNT" 2>/dev/null || true; destroy_disks' EXIT
-trap 'exit 130' INT TERM
+bench_on_exit destroy_disks
+bench_on_exit quietly unmount_graphfs "$MNT"
 
 # 1. The layouts: one file per (kind, unit, units per disk).
 LAYOUTS=()
@@ -182,19 +168,19 @@ done
 make_disks 4 $(( per_disk + per_disk / 8 + (512 << 20) ))
 SRC=$BENCH_ROOT/src
 mkdir -p "$SRC"
-disks_csv=$(IFS=,; echo "${DISK_DIRS[*]}")
+disk_list=$(disks_csv)
 for id in "${LAYOUTS[@]}"; do
   ub=${L_UNIT[$id]}
   echo "staging $id: ${L_DESC[$id]}, ${L_BYTES[$id]} B" >&2
   if [ "${L_KIND[$id]}" = unindexed ]; then
     mkdir -p "$SRC/$id"
     head -c "${L_BYTES[$id]}" /dev/urandom > "$SRC/$id/data"
-    "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$ub" --min-size 1M --disks "$disks_csv" "$SRC/$id" >&2
+    "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$ub" --min-size 1M --disks "$disk_list" "$SRC/$id" >&2
   else
     # cp -a keeps the mtimes: the index stays fresh. Only `column` is striped; the rest of the
     # graph stays in the source directory.
     cp -a "$(graph_dir "${L_SCALE[$id]}")" "$SRC/$id"
-    "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$ub" --min-size 1M --disks "$disks_csv" "$SRC/$id/column" >&2
+    "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$ub" --min-size 1M --disks "$disk_list" "$SRC/$id/column" >&2
   fi
 done
 throttle "$BPS" 0

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issue 17 benchmark: loaded-data reentry, diagonal-first order and union-find WCC, each
 # relaxation app alone on 4 throttled disks, unmodified and integrated.
 #
@@ -16,54 +17,35 @@
 # passes over the graph, buffers re-entered, and the result (identical across runs).
 # Prints per (mode, diagonal, app) the passes and time of each reentry value against 0.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-FAMILY=grid
-SCALE=22
-GRID=1024x1024
-APPS="bfs sssp wcc wcc-uf"
-REENTRIES="0 1 5 10"
-DIAGONAL="off on"
-MODES="unmodified integrated"
-BPS=100000000
-PARTITION=256M
-CHUNK=2M
-FRACTION=0.25
-READAHEAD_MEM=$((256 << 20))
-GEN_DIR=/var/tmp/graphfs-gen
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --family) FAMILY=$2; shift 2 ;;
-    --scale) SCALE=$2; shift 2 ;;
-    --grid) GRID=$2; shift 2 ;;
-    --apps) APPS=$2; shift 2 ;;
-    --reentries) REENTRIES=$2; shift 2 ;;
-    --diagonal) DIAGONAL=$2; shift 2 ;;
-    --modes) MODES=$2; shift 2 ;;
-    --bps) BPS=$2; shift 2 ;;
-    --partition) PARTITION=$2; shift 2 ;;
-    --chunk-size) CHUNK=$2; shift 2 ;;
-    --fraction) FRACTION=$2; shift 2 ;;
-    --readahead-mem) READAHEAD_MEM=$(numfmt --from=iec "$2"); shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
-source "$HERE/disks.sh"
-source "$HERE/graphs.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--family         FAMILY         grid
+--scale          SCALE          22
+--grid           GRID           1024x1024
+--apps           APPS           "bfs sssp wcc wcc-uf"
+--reentries      REENTRIES      "0 1 5 10"
+--diagonal       DIAGONAL       "off on"
+--modes          MODES          "unmodified integrated"
+--bps            BPS            100000000
+--partition      PARTITION      256M
+--chunk-size     CHUNK          2M
+--fraction       FRACTION       0.25
+--readahead-mem  READAHEAD_MEM  256M  bytes
+--gen-dir        GEN_DIR        /var/tmp/graphfs-gen
+EOF
 BENCH_ROOT=/var/tmp/graphfs-reentrybench
 JOB_CGROUP=/sys/fs/cgroup/memory/graphfs-reentrybench-job
-trap 'unmount_graphfs "$BENCH_ROOT/mnt" 2>/dev/null || true; rmdir "$JOB_CGROUP" 2>/dev/null || true; destroy_disks' EXIT
+bench_on_exit destroy_disks
+bench_on_exit quietly cgroup_remove "$JOB_CGROUP"
+bench_on_exit quietly unmount_graphfs "$BENCH_ROOT/mnt"
 
 bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN_DIR" "$CHUNK"
-BUDGET=$(python3 -c "print(int($COLUMN * $FRACTION) // 4096 * 4096)")
+BUDGET=$(cache_budget "$COLUMN" "$FRACTION")
 stage_graph "$G" "$BPS" 8192
-run_throttled "$GRAPHFS_BIN/graphfs-calibrate" --probe-size 128M --random-reads 300 "${DISK_DIRS[@]:0:4}"
+calibrate_disks
 
-RESULTS=$ROOT/scripts/bench/results
-mkdir -p "$RESULTS"
-STAMP=$(date -u +%Y%m%dT%H%MZ)
+bench_results
 SUMMARY=$RESULTS/reentry-$STAMP.tsv
 printf 'family\tmode\tdiagonal\tapp\treentry\twall_s\tdisk_bytes\tpasses\treentries\tresult\n' > "$SUMMARY"
 echo "# reentry benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices), column $COLUMN B, cache $BUDGET B, partition $PARTITION, $BPS B/s x 4 disks"
@@ -79,13 +61,12 @@ run() {
   log=$RESULTS/reentry-$STAMP-$mode-$diagonal-$app-$reentry.log
   drop_caches
   before=$(loops_read "${LOOPS[@]:0:4}")
-  mkdir -p "$JOB_CGROUP"
-  echo $(( VERTICES * 64 + (512 << 20) )) > "$JOB_CGROUP/memory.limit_in_bytes"
-  # shellcheck disable=SC2086
-  GRAPHFS_ENGINE_VERBOSE=1 sh -c 'echo $$ > "$0/cgroup.procs"; echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
-    "$BENCH_CGROUP" "$JOB_CGROUP" "$GRAPHFS_BIN/run-jobs" --graph "$BENCH_ROOT/mnt/g" --jobs "$job" --mem-gb 0.25 $flags \
+  memcg_create "$JOB_CGROUP" $(( VERTICES * 64 + (512 << 20) ))
+  # shellcheck disable=SC2086  # the flags: words
+  GRAPHFS_ENGINE_VERBOSE=1 run_in_cgroups "$BENCH_CGROUP" "$JOB_CGROUP" -- \
+    "$GRAPHFS_BIN/run-jobs" --graph "$BENCH_ROOT/mnt/g" --jobs "$job" --mem-gb 0.25 $flags \
     > "$log" 2>&1 || { echo "$mode $diagonal $app $reentry failed:"; tail -20 "$log"; }
-  rmdir "$JOB_CGROUP"
+  cgroup_remove "$JOB_CGROUP"
   after=$(loops_read "${LOOPS[@]:0:4}")
   python3 - "$log" "$FAMILY" "$mode" "$diagonal" "$app" "$reentry" $((after - before)) >> "$SUMMARY" <<'PY' || true
 import re, sys

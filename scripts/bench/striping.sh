@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Benchmark 1 of issue 2: what coarse striping with per-disk queues is worth.
 # 4 loop disks throttled to 100 MB/s each (physical limit 400 MB/s), a file striped over
 # them, cold cache, fio sequential reads of 24 MiB by 4 readers (GridGraph's I/O shape),
@@ -14,35 +15,22 @@
 # run: for the two headline layouts, each repeat mounts every daemon in turn (alternating), and
 # the medians and the ratio of the first daemon to the others are printed; no sweep, no plot.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-GRAPHFS_BIN="$ROOT/build/bin"
-# shellcheck source=disks.sh
-. "$ROOT/scripts/bench/disks.sh"
-SIZE=4G
-REPEAT=3
-UNITS="1 4 8 16 32"
-DIRECT=1
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--size     SIZE     4G
+--repeat   REPEAT   3
+--units    UNITS    "1 4 8 16 32"
+--direct   DIRECT   1
+--models   MODELS   "0 125"
+--daemons  DAEMONS  ""
+EOF
 BPS=100000000
-MODELS="0 125"
-DAEMONS=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --size) SIZE="$2"; shift 2 ;;
-    --repeat) REPEAT="$2"; shift 2 ;;
-    --units) UNITS="$2"; shift 2 ;;
-    --direct) DIRECT="$2"; shift 2 ;;
-    --models) MODELS="$2"; shift 2 ;;
-    --daemons) DAEMONS="$2"; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-"$ROOT/scripts/setup" >/dev/null
-trap destroy_disks EXIT
-trap 'exit 130' INT TERM
+bench_setup
+bench_on_exit destroy_disks
 bytes=$(numfmt --from=iec "$SIZE")
 per_disk=$(( bytes * 9 / 4 + (2 << 30) ))  # room for every layout below
 make_disks 5 "$per_disk"
-STRIPED=("${DISK_DIRS[@]:0:4}")
 SINGLE="${DISK_DIRS[4]}"
 SRC="$BENCH_ROOT/source"
 mkdir -p "$SRC"
@@ -56,7 +44,7 @@ for l in "${layouts[@]}"; do
   mkdir -p "$SRC/$l"
   cp "$BENCH_ROOT/data.bin" "$SRC/$l/column"
   unit=${l#u}
-  "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$unit" --min-size 1M --disks "$(IFS=,; echo "${STRIPED[*]}")" "$SRC/$l" >&2
+  "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$unit" --min-size 1M --disks "$(disks_csv 4)" "$SRC/$l" >&2
 done
 mkdir -p "$SINGLE/source/single"
 cp "$BENCH_ROOT/data.bin" "$SINGLE/source/single/column"
@@ -86,25 +74,25 @@ bench() {
 # compare NAME SOURCE FILE OPTIONS: every daemon of --daemons in turn, REPEAT rounds.
 compare() {
   local name=$1 src=$2 file=$3 opts=$4 i d first="" line=""
-  declare -A runs=()
+  declare -A by_daemon=()
   for ((i = 0; i < REPEAT; i++)); do
     for d in $DAEMONS; do
       DAEMON_BIN=${d#*=} mount_graphfs "$src" "$BENCH_ROOT/mnt" "$opts"
-      runs[${d%%=*}]+="$(read_mbps "$BENCH_ROOT/mnt/$file") "
+      by_daemon[${d%%=*}]+="$(read_mbps "$BENCH_ROOT/mnt/$file") "
       unmount_graphfs "$BENCH_ROOT/mnt"
     done
   done
   for d in $DAEMONS; do
     local n=${d%%=*} m
     # shellcheck disable=SC2086
-    m=$(median ${runs[$n]})
+    m=$(median ${by_daemon[$n]})
     [ -z "$first" ] && first=$m
-    line+=$(printf '%s %s MB/s (runs: %s) ratio %s; ' "$n" "$m" "${runs[$n]% }" "$(echo "scale=3; $first / $m" | bc)")
+    line+=$(printf '%s %s MB/s (runs: %s) ratio %s; ' "$n" "$m" "${by_daemon[$n]% }" "$(echo "scale=3; $first / $m" | bc)")
   done
   printf '%-34s %s\n' "$name" "$line"
 }
 
-mkdir -p "$ROOT/scripts/bench/results"
+bench_results
 if [ -n "$DAEMONS" ]; then
   for iops in $MODELS; do
     throttle "$BPS" "$iops"
@@ -132,12 +120,12 @@ for iops in $MODELS; do
   ratio=$(echo "scale=2; ${RESULT["unit 16M, per-disk queues"]} / ${RESULT["unit 512K, one shared queue"]}" | bc)
   echo "unit 16M per-disk / unit 512K shared = ${ratio}x (target >= 1.3x)"
   echo "unit 16M per-disk = ${RESULT["unit 16M, per-disk queues"]} MB/s of 400 (target >= 360)"
-  csv="$ROOT/scripts/bench/results/striping-sweep-$model.csv"
+  csv="$RESULTS/striping-sweep-$model.csv"
   {
     echo "unit_mib,mb_per_s"
     for u in $UNITS; do echo "$u,${RESULT["sweep $u"]}"; done
   } > "$csv"
-  /usr/bin/python3 "$ROOT/scripts/bench/plot_sweep.py" "$csv" "${csv%.csv}.png" \
+  /usr/bin/python3 "$HERE/plot_sweep.py" "$csv" "${csv%.csv}.png" \
     "${RESULT["unit 512K, one shared queue"]}" "${RESULT["one disk, no striping"]}" "$model"
-  echo "plot: ${csv#$ROOT/}" | sed 's/csv$/png/'
+  echo "plot: ${csv#"$ROOT"/}" | sed 's/csv$/png/'
 done

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issue 19 benchmark: graphfs-update against a full re-preprocess, per batch size and kind.
 #
 #   scripts/bench/update.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
@@ -21,55 +22,34 @@
 # graphfs-index and graphfs-stripe of the new graph (its bytes: the plain files plus the parts).
 # Results: scripts/bench/results/update-NAME[-striped]-STAMP.tsv, one row per run.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-FAMILY=rmat-local
-SCALE=22
-GRID=1024x1024
-FRACTIONS="0.0001 0.001 0.01 0.1"
-KINDS="clustered random"
-GEN_DIR=/var/tmp/graphfs-gen
-CHUNK=2M
-REPEAT=1
-STRIPED=0
-STRIPE_MIN=64M
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --family) FAMILY=$2; shift 2 ;;
-    --scale) SCALE=$2; shift 2 ;;
-    --grid) GRID=$2; shift 2 ;;
-    --fractions) FRACTIONS=$2; shift 2 ;;
-    --kinds) KINDS=$2; shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    --chunk-size) CHUNK=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
-    --striped) STRIPED=$2; shift 2 ;;
-    --stripe-min-size) STRIPE_MIN=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
-source "$HERE/graphs.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--family           FAMILY      rmat-local
+--scale            SCALE       22
+--grid             GRID        1024x1024
+--fractions        FRACTIONS   "0.0001 0.001 0.01 0.1"
+--kinds            KINDS       "clustered random"
+--gen-dir          GEN_DIR     /var/tmp/graphfs-gen
+--chunk-size       CHUNK       2M
+--repeat           REPEAT      1
+--striped          STRIPED     0
+--stripe-min-size  STRIPE_MIN  64M
+EOF
 bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN_DIR" "$CHUNK"
 WORK=/var/tmp/graphfs-updatebench
 rm -rf "$WORK"
 mkdir -p "$WORK"
-trap 'rm -rf "$WORK"' EXIT
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-now() { date +%s.%N; }
-RESULTS=$ROOT/scripts/bench/results
-mkdir -p "$RESULTS"
-STAMP=$(date -u +%Y%m%dT%H%MZ)
-SUFFIX=$([[ $STRIPED -gt 0 ]] && echo "-striped" || true)
+bench_on_exit rm -rf "$WORK"
+bench_results
+SUFFIX=$(if [[ $STRIPED -gt 0 ]]; then echo "-striped"; fi)
 SUMMARY=$RESULTS/update-$NAME$SUFFIX-$STAMP.tsv
-# N disk directories under WORK named PREFIX0..: "D0,D1,..." for graphfs-stripe.
-disk_list() { local l="" k; for k in $(seq 0 $((STRIPED - 1))); do mkdir -p "$1$k"; l+="${l:+,}$1$k"; done; echo "$l"; }
 echo "# update benchmark $STAMP: $NAME ($VERTICES vertices, $EDGES edges, $(stat -c %s "$G/column") B of column)"
 
 printf 'round\tkind\tfraction\tbatch_edges\twall_s\tbytes_written\tblocks_touched\ttouched_bytes\ttime_vs_full\tbytes_vs_full\n' > "$SUMMARY"
 cp -a "$G" "$WORK/g"
 if [[ $STRIPED -gt 0 ]]; then
-  "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(disk_list "$WORK/disk")" "$WORK/g" 2>&1 | tail -1
+  "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/disk" "$STRIPED")" "$WORK/g" 2>&1 | tail -1
 fi
 for round in $(seq 1 "$REPEAT"); do
   # The reference: a full preprocess of a list of the same size, and its index.
@@ -79,7 +59,7 @@ for round in $(seq 1 "$REPEAT"); do
   "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$WORK/ref" > /dev/null
   REF_BYTES=$(du -sb "$WORK/ref" | cut -f1)
   if [[ $STRIPED -gt 0 ]]; then
-    "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(disk_list "$WORK/refdisk")" "$WORK/ref" \
+    "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/refdisk" "$STRIPED")" "$WORK/ref" \
       > /dev/null 2>&1
     REF_BYTES=$((REF_BYTES + $(du -scb "$WORK"/refdisk* | tail -1 | cut -f1)))
   fi

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issue 19 benchmark: a job mix running across a graph update.
 #
 #   scripts/bench/update_mix.sh [--family rmat|rmat-local|grid] [--scale 22] [--grid 1024x1024]
@@ -24,75 +25,51 @@
 # version is reclaimed once its jobs left (with --keep 0). Prints wall times, across/base and
 # after/base, and the update's own time while the mix ran; a TSV goes to scripts/bench/results/.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-FAMILY=rmat-local
-SCALE=22
-GRID=1024x1024
-FRACTION=0.01
-KIND=clustered
-ITERATIONS=10
-PARTITION=256M
-CHUNK=2M
-DELAY=0.3
-REPEAT=1
-KEEP=0
-SEED=
-STRIPED=0
-STRIPE_MIN=64M
-GEN_DIR=/var/tmp/graphfs-gen
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --family) FAMILY=$2; shift 2 ;;
-    --scale) SCALE=$2; shift 2 ;;
-    --grid) GRID=$2; shift 2 ;;
-    --fraction) FRACTION=$2; shift 2 ;;
-    --kind) KIND=$2; shift 2 ;;
-    --iterations) ITERATIONS=$2; shift 2 ;;
-    --partition) PARTITION=$2; shift 2 ;;
-    --chunk-size) CHUNK=$2; shift 2 ;;
-    --delay) DELAY=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
-    --keep) KEEP=$2; shift 2 ;;
-    --seed) SEED=$2; shift 2 ;;
-    --striped) STRIPED=$2; shift 2 ;;
-    --stripe-min-size) STRIPE_MIN=$2; shift 2 ;;
-    --gen-dir) GEN_DIR=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
-source "$HERE/graphs.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--family           FAMILY      rmat-local
+--scale            SCALE       22
+--grid             GRID        1024x1024
+--fraction         FRACTION    0.01
+--kind             KIND        clustered
+--iterations       ITERATIONS  10
+--partition        PARTITION   256M
+--chunk-size       CHUNK       2M
+--delay            DELAY       0.3
+--repeat           REPEAT      1
+--keep             KEEP        0
+--seed             SEED        ""
+--striped          STRIPED     0
+--stripe-min-size  STRIPE_MIN  64M
+--gen-dir          GEN_DIR     /var/tmp/graphfs-gen
+EOF
 bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN_DIR" "$CHUNK"
 read -r START _ <<< "$(random_starts 7 1)"
 JOBS="pagerank:$ITERATIONS,wcc,bfs:$START,sssp:$START"
-RESULTS_FILES="pagerank.rank wcc.label bfs.level sssp.distance"
+RESULTS_FILES=(pagerank.rank wcc.label bfs.level sssp.distance)
 WORK=/var/tmp/graphfs-updatemix
 MNT=$WORK/mnt
+# The mount has no simulated disks under it: the daemon runs unthrottled (mount_graphfs).
+BENCH_CGROUP=""
 cleanup() {
   fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
   rm -rf "$WORK"
 }
-trap cleanup EXIT
+bench_on_exit cleanup
 cleanup
 mkdir -p "$WORK/src" "$MNT"
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-now() { date +%s.%N; }
-STAMP=$(date -u +%Y%m%dT%H%MZ)
-RESULTS=$ROOT/scripts/bench/results
-mkdir -p "$RESULTS"
-SUMMARY=$RESULTS/update-mix-$NAME$([[ $STRIPED -gt 0 ]] && echo "-striped" || true)-$STAMP.tsv
+bench_results
+SUMMARY=$RESULTS/update-mix-$NAME$(if [[ $STRIPED -gt 0 ]]; then echo "-striped"; fi)-$STAMP.tsv
 stripe() {  # stripe DIR: over WORK/disk0.. (one disk set for the whole source directory)
-  local disks="" k
-  for k in $(seq 0 $((STRIPED - 1))); do mkdir -p "$WORK/disk$k"; disks+="${disks:+,}$WORK/disk$k"; done
-  "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$disks" "$1" 2>&1 | tail -1
+  "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/disk" "$STRIPED")" "$1" 2>&1 | tail -1
 }
 echo "# update mix $STAMP: $NAME ($VERTICES vertices, $EDGES edges), jobs $JOBS, batch $FRACTION $KIND"
 
 # Compares the result arrays of two directories: exact for levels and labels, relative 1e-6 for
 # ranks and distances.
 compare_results() {
-  python3 - "$1" "$2" $RESULTS_FILES <<'PY'
+  python3 - "$1" "$2" "${RESULTS_FILES[@]}" <<'PY'
 import array, math, sys
 a_dir, b_dir, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 bad = []
@@ -149,12 +126,10 @@ for round in $(seq 1 "$REPEAT"); do
     stripe "$WORK/src/g"
     stripe "$WORK/src/fresh"
   fi
-  "$GRAPHFS_BIN/graphfs" -f "$WORK/src" "$MNT" -o "cache_size=1G" > "$WORK/daemon.log" 2>&1 &
-  for _ in $(seq 1 200); do mountpoint -q "$MNT" && break; sleep 0.05; done
-  mountpoint -q "$MNT" || { cat "$WORK/daemon.log" >&2; exit 1; }
+  mount_graphfs "$WORK/src" "$MNT" "cache_size=1G"
   drop_caches
   base=$(run_mix "$WORK/base.log")
-  (cd "$WORK/src/g" && rm -f $RESULTS_FILES pagerank.degree pagerank.sum)
+  (cd "$WORK/src/g" && rm -f "${RESULTS_FILES[@]}" pagerank.degree pagerank.sum)
   drop_caches
   t0=$(now)
   run_mix "$WORK/across.log" > "$WORK/across.time" &
@@ -183,8 +158,7 @@ for round in $(seq 1 "$REPEAT"); do
   # two; after/fresh is the cost of reading a version.
   drop_caches
   fresh=$(run_mix "$WORK/fresh.log" fresh)
-  fusermount3 -u "$MNT"
-  sleep 0.2
+  unmount_graphfs "$MNT"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\n' "$round" "$base" "$across" "$after" "$fresh" \
     "$update_s" "$(python3 -c "print($across / $base)")" "$(python3 -c "print($after / $base)")" \
     "$(python3 -c "print($after / $fresh)")" "$old_check" "$new_check" "$reclaimed" >> "$SUMMARY"
