@@ -70,6 +70,7 @@ json GraphSchedule::StatsJson() const {
                            {"lp_bytes", l.lp_bytes},
                            {"memory_bytes", l.memory_bytes},
                            {"borrowed_bytes", l.borrowed_bytes},
+                           {"seconds", l.seconds},  // the loaders' time, summed (they overlap)
                            {"bytes_per_second", l.seconds > 0 ? (l.whole_bytes + l.run_bytes) / l.seconds : 0.0}}},
                {"extents_loaded", s.extents_loaded},
                // Each LP's chunks balanced over the disks (chunkindex/lp_scheduler.h).
