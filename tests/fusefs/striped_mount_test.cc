@@ -292,9 +292,9 @@ TEST_F(StripedMount, InjectedDiskFaultFailsOnlyReadersOfThatDisk) {
   EXPECT_NE(ReadFile(mount.log()).find("fault injection"), std::string::npos);
 }
 
-// mount(8) hands fuse.graphfs to mount.fuse3, which runs `graphfs` from a fixed PATH
-// (/usr/local/bin among it; scripts/setup links the tools there). For the test, that link
-// points at the binary under test, and is put back afterwards.
+// mount(8) hands fuse.graphfs to mount.fuse3, which runs `graphfs` from a fixed PATH:
+// /usr/local/bin before /usr/bin, where the package installs it. For the test, a link in
+// /usr/local/bin points at the binary under test, and whatever was there is put back afterwards.
 class LinkedDaemon {
  public:
   LinkedDaemon() {
