@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2153  # the options' variables are set by bench_options (lib.sh)
 # Issue 33: the Python client. A numpy BFS as a graphfs job (graphfs.examples.bfs --graphfs: the
 # LPs' edges as zero-copy numpy views of the shared LP memory) against the C++ bfs as a job
 # (--graphfs), the numpy BFS reading column through np.memmap of the mount (unmodified), and the
@@ -14,26 +15,21 @@
 # GRAPHFS_BIN at the copy). Root (mounts, drop_caches). Raw output:
 # /var/tmp/graphfs-pybench/results/python-STAMP.log (kept).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-GRAPHFS_BIN=${GRAPHFS_BIN:-$ROOT/build/bin}
-FAMILY=rmat-local SCALE=20 GRID=1024x1024 PARTITIONS=16 CHUNK=2M PARTITION=64M REPEAT=3
-STATES="warm cold" SIDES="numpy-int cpp-int numpy-unmod cpp-unmod" KEEP=0
-while (($# > 0)); do
-  case $1 in
-    --family) FAMILY=$2; shift 2 ;;
-    --scale) SCALE=$2; shift 2 ;;
-    --grid) GRID=$2; shift 2 ;;
-    --partitions) PARTITIONS=$2; shift 2 ;;
-    --chunk) CHUNK=$2; shift 2 ;;
-    --partition) PARTITION=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
-    --states) STATES=$2; shift 2 ;;
-    --sides) SIDES=$2; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "python.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_options "$@" <<'EOF'
+--family     FAMILY      rmat-local
+--scale      SCALE       20
+--grid       GRID        1024x1024
+--partitions PARTITIONS  16
+--chunk      CHUNK       2M
+--partition  PARTITION   64M
+--repeat     REPEAT      3
+--states     STATES      "warm cold"
+--sides      SIDES       "numpy-int cpp-int numpy-unmod cpp-unmod"
+--keep       KEEP        0  =1
+-h|--help
+EOF
 [[ $(id -u) == 0 ]] || { echo "python.sh: needs root (mounts, drop_caches)" >&2; exit 1; }
 PYTHON=/usr/bin/python3
 "$PYTHON" -c 'import numpy' || { echo "python.sh: needs python3-numpy (scripts/setup installs it)" >&2; exit 1; }
@@ -50,8 +46,7 @@ cleanup() {
   rm -rf "$SRC" "$MNT" "$MNT".log "$RESULTS"/*.level
   ((KEEP)) || rm -rf "$GEN"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_on_exit cleanup
 
 case $FAMILY in
   rmat) NAME=rmat$SCALE; gen=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1); V=$((1 << SCALE)) ;;
@@ -66,7 +61,7 @@ if [[ ! -f $GEN/$NAME/meta ]]; then
   "$GRAPHFS_BIN/preprocess" -i "$GEN/$NAME.bin" -o "$GEN/$NAME" -v "$V" -p "$PARTITIONS" -t 1 --sort-sources >/dev/null
 fi
 "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$GEN/$NAME"
-START=$(od -An -td4 -N4 "$GEN/$NAME.bin" | tr -d ' ')  # the source of the first edge
+START=$(first_source "$GEN/$NAME.bin")
 rm -rf "$SRC"
 mkdir -p "$SRC"
 cp -a "$GEN/$NAME" "$SRC/$NAME"  # cp -a keeps the mtimes: the index stays fresh
