@@ -87,13 +87,6 @@ struct LpView::Held {
   std::vector<uint64_t> starts;  // where each piece starts in the view, and the end
 };
 
-LpView::LpView() = default;
-LpView::~LpView() = default;
-LpView::LpView(const LpView&) = default;
-LpView& LpView::operator=(const LpView&) = default;
-LpView::LpView(LpView&&) noexcept = default;
-LpView& LpView::operator=(LpView&&) noexcept = default;
-
 uint64_t LpView::seq() const { return held_ ? held_->view.lp->seq : 0; }
 uint64_t LpView::bytes() const { return held_ ? held_->starts.back() : 0; }
 
@@ -115,13 +108,7 @@ void LpView::Gather(uint64_t offset, uint64_t length, std::vector<iovec>* out) c
 
 // ---- JobGraph ----
 
-JobGraph::JobGraph() = default;
 JobGraph::JobGraph(std::shared_ptr<GraphSchedule> schedule) : schedule_(std::move(schedule)) {}
-JobGraph::~JobGraph() = default;
-JobGraph::JobGraph(const JobGraph&) = default;
-JobGraph& JobGraph::operator=(const JobGraph&) = default;
-JobGraph::JobGraph(JobGraph&&) noexcept = default;
-JobGraph& JobGraph::operator=(JobGraph&&) noexcept = default;
 
 const std::string& JobGraph::dir() const { return schedule_->dir(); }
 uint64_t JobGraph::vertices() const { return schedule_->vertices(); }

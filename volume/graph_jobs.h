@@ -73,13 +73,8 @@ class JobAnswers {
 // packed one after another in file order (what `lp-SEQ` reads). Keeps the LP alive.
 class LpView {
  public:
-  LpView();
-  ~LpView();
-  LpView(const LpView&);
-  LpView& operator=(const LpView&);
-  LpView(LpView&&) noexcept;
-  LpView& operator=(LpView&&) noexcept;
-
+  // (shared_ptr copies, moves and frees a Held without seeing its definition: the implicit
+  // members serve.)
   explicit operator bool() const { return held_ != nullptr; }
   uint64_t seq() const;
   uint64_t bytes() const;  // the view's size
@@ -97,13 +92,7 @@ class LpView {
 // graph directory get the same schedule, and share its LPs.
 class JobGraph {
  public:
-  JobGraph();
-  ~JobGraph();
-  JobGraph(const JobGraph&);
-  JobGraph& operator=(const JobGraph&);
-  JobGraph(JobGraph&&) noexcept;
-  JobGraph& operator=(JobGraph&&) noexcept;
-
+  JobGraph() = default;  // none (false)
   explicit operator bool() const { return schedule_ != nullptr; }
   bool operator==(const JobGraph& other) const { return schedule_ == other.schedule_; }
 
