@@ -48,27 +48,13 @@ cleanup() {
 }
 bench_on_exit cleanup
 
-case $FAMILY in
-  rmat) NAME=rmat$SCALE; gen=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1); V=$((1 << SCALE)) ;;
-  rmat-local) NAME=rmat${SCALE}l; gen=("$GRAPHFS_BIN/gen-rmat" --scale "$SCALE" --weighted --seed 1 --no-permute)
-              V=$((1 << SCALE)) ;;
-  grid) NAME=grid$GRID; gen=("$GRAPHFS_BIN/gen-grid" --width "${GRID%x*}" --height "${GRID#*x}" --drop 0.1 --weighted --seed 1)
-        V=$(( ${GRID%x*} * ${GRID#*x} )) ;;
-  *) echo "python.sh: unknown family $FAMILY" >&2; exit 2 ;;
-esac
-[[ -f $GEN/$NAME.bin ]] || "${gen[@]}" -o "$GEN/$NAME.bin" >/dev/null
-if [[ ! -f $GEN/$NAME/meta ]]; then
-  "$GRAPHFS_BIN/preprocess" -i "$GEN/$NAME.bin" -o "$GEN/$NAME" -v "$V" -p "$PARTITIONS" -t 1 --sort-sources >/dev/null
-fi
-"$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$GEN/$NAME"
-START=$(first_source "$GEN/$NAME.bin")
+bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN" "$CHUNK" >/dev/null  # NAME, G, VERTICES, EDGES, FIRST
 rm -rf "$SRC"
 mkdir -p "$SRC"
-cp -a "$GEN/$NAME" "$SRC/$NAME"  # cp -a keeps the mtimes: the index stays fresh
-EDGES=$(( $(stat -c %s "$GEN/$NAME/column") / 12 ))
+cp -a "$G" "$SRC/$NAME"  # cp -a keeps the mtimes: the index stays fresh
 LOG=$RESULTS/python-$STAMP.log
 "$PYTHON" "$ROOT/scripts/bench/python_bench.py" --bin "$GRAPHFS_BIN" --client "$ROOT/clients/python" \
-  --source "$SRC" --graph "$NAME" --plain "$GEN/$NAME" --mountpoint "$MNT" --start "$START" \
+  --source "$SRC" --graph "$NAME" --plain "$G" --mountpoint "$MNT" --start "$FIRST" \
   --partition "$PARTITION" --repeat "$REPEAT" --states "$STATES" --sides "$SIDES" --log "$LOG" \
-  --header "python.sh $STAMP: $FAMILY $NAME ($V vertices, $EDGES edges, weighted, sorted, P=$PARTITIONS, chunks $CHUNK), start $START, partition $PARTITION, repeat $REPEAT, numpy $("$PYTHON" -c 'import numpy; print(numpy.__version__)'), kernel $(uname -r), commit $(git -C "$ROOT" rev-parse --short HEAD)"
+  --header "python.sh $STAMP: $FAMILY $NAME ($VERTICES vertices, $EDGES edges, weighted, sorted, P=$PARTITIONS, chunks $CHUNK), start $FIRST, partition $PARTITION, repeat $REPEAT, numpy $("$PYTHON" -c 'import numpy; print(numpy.__version__)'), kernel $(uname -r), commit $(git -C "$ROOT" rev-parse --short HEAD)"
 echo "log: $LOG"
