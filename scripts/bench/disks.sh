@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Simulated disks for benchmarks (sourced through lib.sh by the bench scripts; scripts/demo sources
-# this file alone). N loop devices, each with its own ext4 on a sparse file under BENCH_ROOT,
+# this file, cgroups.sh and measure.sh without lib.sh). N loop devices, each with its own ext4 (one
+# may be btrfs: make_btrfs_disk) on a sparse file under BENCH_ROOT,
 # throttled with the cgroup-v1 blkio controller; processes that should feel the throttle run inside
 # BENCH_CGROUP (run_throttled), the graphfs daemon among them. Set BENCH_ROOT and BENCH_CGROUP
 # (defaults below) before make_disks. LOOPS holds the devices, DISK_DIRS their mount points.
@@ -24,6 +25,13 @@
 #   stage_graph DIR BPS HEADROOM_MB
 #                                five disks: the graph striped over 0-3 (BPS each), a plain copy on 4
 #                                (4 x BPS); sets SRC and GRAPH_BYTES
+#   make_btrfs_disk DIR BPS HEADROOM_MB
+#                                one more disk (the next index, BTRFS_DISK: 5 after stage_graph) with
+#                                btrfs mounted compress-force=zstd:1 holding a plain copy of DIR at
+#                                g/, throttled to 4 x BPS as the plain ext4 disk; sets BTRFS_DISK and
+#                                BTRFS_DATA_BYTES (the copy's data on the disk, compressed).
+#                                disk_read_bytes of its loop device counts what btrfs read from it:
+#                                compressed data extents and the metadata (trees, checksums)
 
 BENCH_ROOT="${BENCH_ROOT:-/var/tmp/graphfs-bench}"
 BENCH_CGROUP="${BENCH_CGROUP:-/sys/fs/cgroup/blkio/graphfs-bench}"
@@ -156,8 +164,15 @@ destroy_disks() {
       *) umount -l "$m" 2>/dev/null || true ;;
     esac
   done
-  # Every loop device backed by a file of ours, including those of an earlier, killed run.
-  for dev in $(losetup -a | grep -F "$BENCH_ROOT/" | cut -d: -f1); do losetup -d "$dev" 2>/dev/null || true; done
+  # Every loop device backed by a file of ours, including those of an earlier, killed run. A btrfs
+  # one is also dropped from the kernel's list of btrfs devices (make_btrfs_disk), or the entry
+  # would outlive the device.
+  for dev in $(losetup -a | grep -F "$BENCH_ROOT/" | cut -d: -f1); do
+    if [[ $(blkid -o value -s TYPE "$dev" 2>/dev/null) == btrfs ]]; then
+      btrfs device scan --forget "$dev" >/dev/null 2>&1 || true
+    fi
+    losetup -d "$dev" 2>/dev/null || true
+  done
   LOOPS=()
   DISK_DIRS=()
   # A cgroup with processes cannot be removed, and would keep its limits for the next run.
@@ -200,4 +215,35 @@ stage_graph() {
     --compress "${STRIPE_COMPRESS:-auto}" --disk-bandwidth $((4 * bps)) --disks "$(disks_csv 4)" "$SRC/g"
   throttle "$bps" 0
   throttle_disk 4 $((4 * bps))
+}
+
+# make_btrfs_disk GRAPH_DIR BPS HEADROOM_MB: the plain row for compressed storage (DESIGN.md, "Where
+# the time must go"): one more loop disk, btrfs mounted with compress-force=zstd:1, holding a plain
+# copy of GRAPH_DIR (without its index) at DISK_DIRS[BTRFS_DISK]/g, throttled to 4 x BPS like the
+# plain ext4 disk of stage_graph. Its image is under BENCH_ROOT, so destroy_disks removes it.
+# shellcheck disable=SC2034  # BTRFS_DISK and BTRFS_DATA_BYTES are the callers'
+make_btrfs_disk() {
+  local g=$1 bps=$2 headroom=$3 i=${#LOOPS[@]} img dev bytes size
+  command -v mkfs.btrfs > /dev/null ||
+    { echo "make_btrfs_disk: mkfs.btrfs is missing (Debian package btrfs-progs; scripts/setup installs it)" >&2; return 1; }
+  bytes=$(du -sb --exclude=.graphfs "$g" | cut -f1)
+  size=$(( (bytes >> 20) + headroom ))
+  ((size >= 256)) || size=256   # btrfs's own floor is about 110 MiB
+  mkdir -p "$BENCH_ROOT" "$BENCH_CGROUP"
+  img=$BENCH_ROOT/disk$i.img
+  rm -f "$img"
+  truncate -s "${size}M" "$img"
+  dev=$(losetup -f --show "$img")
+  LOOPS+=("$dev")
+  DISK_DIRS+=("$BENCH_ROOT/d$i")
+  mkfs.btrfs -q -f "$dev" > /dev/null
+  mkdir -p "$BENCH_ROOT/d$i"
+  mount -o compress-force=zstd:1 "$dev" "$BENCH_ROOT/d$i"
+  throttle_disk "$i" 0 0   # loop numbers are reused: no limits of an earlier disk while copying
+  cp -a "$g" "$BENCH_ROOT/d$i/g"
+  rm -rf "$BENCH_ROOT/d$i/g/.graphfs"
+  sync
+  BTRFS_DATA_BYTES=$(btrfs filesystem df -b "$BENCH_ROOT/d$i" | awk -F'used=' '/^Data/ {print $2 + 0; exit}')
+  throttle_disk "$i" $((4 * bps))
+  BTRFS_DISK=$i
 }

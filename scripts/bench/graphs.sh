@@ -6,6 +6,9 @@
 #   random_starts SEED [COUNT]
 #                          COUNT start vertices with out-edges, drawn from EDGE_FILE
 #   first_source EDGE_FILE the source vertex of an edge list's first edge (it has an out-edge)
+#   mix_jobs MIX           run-jobs --jobs of a job mix over the graph (below)
+#   mix_arrivals MIX       its run-jobs arrival flags (P16's Poisson arrivals; none for the others)
+#   mix_work MIX           an estimate of the mix's own memory (vertex state, read buffers)
 #
 # bench_graph FAMILY SCALE GRID GEN_DIR CHUNK: generates (once) and preprocesses (once, blocks
 # sorted by source, PARTITIONS partitions, default 16) a weighted graph of the family and indexes
@@ -66,3 +69,27 @@ with open(path, "rb") as f:
 print(" ".join(out))
 PY
 }
+
+# mix_jobs MIX: the jobs of a mix over the graph bench_graph made (FIRST, random_starts):
+#   W1 {pagerank-delta, wcc, sssp, bfs}    W4 {sssp x 4, random starts}    W5 {bfs x 4, random starts}
+#   S1 {bfs} and S2 {pagerank-delta}: a single job
+#   P16 {16 jobs: 4 each of bfs, sssp, wcc, pagerank-delta}, Poisson arrivals (mix_arrivals)
+mix_jobs() {
+  local s
+  case $1 in
+    W1) echo "pagerank-delta,wcc,sssp:$FIRST,bfs:$FIRST" ;;
+    W4) read -r -a s <<< "$(random_starts 4)"; echo "sssp:${s[0]},sssp:${s[1]},sssp:${s[2]},sssp:${s[3]}" ;;
+    W5) read -r -a s <<< "$(random_starts 5)"; echo "bfs:${s[0]},bfs:${s[1]},bfs:${s[2]},bfs:${s[3]}" ;;
+    S1) echo "bfs:$FIRST" ;;
+    S2) echo "pagerank-delta:0.01" ;;
+    P16) read -r -a s <<< "$(random_starts 16 8)"; echo "bfs:${s[0]},sssp:${s[1]},wcc,pagerank-delta:0.01,bfs:${s[2]},sssp:${s[3]},wcc,pagerank-delta:0.01,bfs:${s[4]},sssp:${s[5]},wcc,pagerank-delta:0.01,bfs:${s[6]},sssp:${s[7]},wcc,pagerank-delta:0.01" ;;
+    *) echo "unknown mix $1" >&2; exit 2 ;;
+  esac
+}
+
+mix_arrivals() { if [[ $1 == P16 ]]; then echo "--arrivals poisson:5 --seed 16"; fi; }
+
+# mix_work MIX: vertex state (64 B per vertex) plus each job's read buffers (2 threads x 24 MiB,
+# 4 jobs; 16 jobs: 4 times that): a generous memory cgroup limit for the jobs on a mount, where
+# the graph's memory is the daemon's.
+mix_work() { case $1 in P16) echo $(( VERTICES * 4 * 64 + (2048 << 20) )) ;; *) echo $(( VERTICES * 64 + (512 << 20) )) ;; esac; }

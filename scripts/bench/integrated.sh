@@ -5,7 +5,7 @@
 #
 #   scripts/bench/integrated.sh [--family rmat|rmat-local|grid] [--scale 24] [--grid 1024x1024] [--partitions 16]
 #                               [--mem-gb G]
-#                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain mount mount-integrated-chunk mount-integrated"]
+#                               [--mixes "W1 W4 W5 P16"] [--configs "seq-plain plain plain-btrfs mount mount-integrated-chunk mount-integrated"]
 #                               [--bps 100000000] [--iops N] [--request-us N] [--fraction 0.25] [--partition 256M]
 #                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
 #                               [--reentry N] [--diagonal-first] [--tag TAG] [--compress "CODEC ..."] [--repeat N]
@@ -14,7 +14,8 @@
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
 # --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit: STRIPE_UNIT, else graphfs-stripe's
 # choice per file — 16M for the R-MAT graphs of scale 24); a plain copy on a fifth
-# loop disk of 4 x BPS. Families: rmat (Graph500 R-MAT, ids permuted: no locality), rmat-local
+# loop disk of 4 x BPS, and (for plain-btrfs) another on a sixth, btrfs compress-force=zstd:1, also
+# 4 x BPS. Families: rmat (Graph500 R-MAT, ids permuted: no locality), rmat-local
 # (gen-rmat --no-permute: R-MAT's own ids, hubs low), grid (gen-grid W x H, 10% of edges dropped:
 # a road-like lattice, ids in row-major order). Mixes:
 #   W1 {pagerank-delta, wcc, sssp, bfs}    W4 {sssp x 4, random starts}    W5 {bfs x 4, random starts}
@@ -25,8 +26,11 @@
 # second (the HDD-like model: a cost per request, which graphfs-calibrate then measures).
 # Configurations (the jobs of a mix in one memory cgroup, cgroup v1; WORK = 64 B per vertex + the
 # jobs' read buffers):
-#   seq-plain         (i)   the plain copy, one job after another (run-jobs --sequential), buffered
-#                           reads, cgroup limit JOBS + DAEMON: equal total memory (DESIGN.md). JOBS is the
+#   seq-plain         (i)   the plain copy, one job after another (run-jobs --sequential), cgroup limit
+#                           JOBS + DAEMON: equal total memory (DESIGN.md), and the apps are told that
+#                           memory as their users tell them (--mem-gb: the limit less 64 MiB), so they
+#                           read buffered where the active edges fit in it (O_DIRECT, as GridGraph,
+#                           where they do not) and the page cache keeps what fits. JOBS is the
 #                           jobs' own memory (vertex state, read buffers) measured as the cgroup peak of the
 #                           mix's `mount` run, the same unmodified apps; DAEMON is the graphfs daemon's
 #                           largest measured peak RSS in the mix's graphfs runs so far, mount or integrated
@@ -38,6 +42,8 @@
 #                           and until a graphfs run of the mix has measured DAEMON, cache_size +
 #                           readahead_mem (said on stderr)
 #   plain             (ii)  the plain copy, the jobs together, same limits
+#   plain-btrfs             (ii) on the btrfs copy (compress-force=zstd:1, a disk of 4 x BPS): the
+#                           plain row for compressed storage, same limit and --mem-gb as plain
 #   mount             (iii) the striped graph through graphfs with cache_size = FRACTION x column,
 #                           readahead_mem (default 256M; at most the graph's memory share: a small
 #                           graph such as the grid gets --readahead-mem = its cache budget, or the
@@ -54,8 +60,10 @@
 # indexes) instead of cache_size = FRACTION x column (not the base configuration's daemon).
 # --mount-opts OPTS adds graphfs mount options to every mount configuration but the base one
 # (e.g. lp_memory=256M).
-# --mem-gb G gives every configuration's apps G GiB (run-jobs --mem-gb; the demo's setting, 0.1:
-# below the graph, so plain runs stream with O_DIRECT too) instead of 0.25 on the mount and 8 plain.
+# --mem-gb G gives every configuration's apps G GiB (run-jobs --mem-gb) instead of 0.25 on the mount
+# and, plain, their cgroup limit less 64 MiB. Below the plain limit the plain rows' engines are told
+# less than they have: below the graph's edge bytes they read O_DIRECT (a weaker baseline, named as
+# such on stderr: "plain, O_DIRECT").
 # Each run is traced every second (scripts/bench/disk_trace.py: the disks' bytes, the mount's reader
 # wait, CPU; results/...log.trace) and summarized: in how many seconds a reader waited every disk
 # delivered >= 95% of its rate.
@@ -91,7 +99,7 @@ bench_options "$@" <<'EOF'
 --request-us      REQUEST_US     ""
 --iops            IOPS           0
 --mixes           MIXES          "W1 W4 W5"
---configs         CONFIGS        "mount-integrated mount-integrated-chunk mount plain seq-plain"
+--configs         CONFIGS        "mount-integrated mount-integrated-chunk mount plain plain-btrfs seq-plain"
 --bps             BPS            100000000
 --fraction        FRACTION       0.25
 --partition       PARTITION      256M
@@ -117,32 +125,24 @@ BENCH_ROOT=/var/tmp/graphfs-lpbench
 MIX_CGROUP=/sys/fs/cgroup/memory/graphfs-lpbench-mix
 bench_on_exit destroy_disks
 bench_on_exit quietly cgroup_remove "$MIX_CGROUP"
+bench_on_exit trace_stop
 bench_on_exit quietly unmount_graphfs "$BENCH_ROOT/mnt"
 
 # 1. The graph, generated and indexed once (the index's chunk size is part of its identity):
 # scripts/bench/graphs.sh.
 bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN_DIR" "$CHUNK"
-starts() { random_starts "$@"; }
-mix_jobs() {
-  local s
-  case $1 in
-    W1) echo "pagerank-delta,wcc,sssp:$FIRST,bfs:$FIRST" ;;
-    W4) read -r -a s <<< "$(starts 4)"; echo "sssp:${s[0]},sssp:${s[1]},sssp:${s[2]},sssp:${s[3]}" ;;
-    W5) read -r -a s <<< "$(starts 5)"; echo "bfs:${s[0]},bfs:${s[1]},bfs:${s[2]},bfs:${s[3]}" ;;
-    S1) echo "bfs:$FIRST" ;;
-    S2) echo "pagerank-delta:0.01" ;;
-    P16) read -r -a s <<< "$(starts 16 8)"; echo "bfs:${s[0]},sssp:${s[1]},wcc,pagerank-delta:0.01,bfs:${s[2]},sssp:${s[3]},wcc,pagerank-delta:0.01,bfs:${s[4]},sssp:${s[5]},wcc,pagerank-delta:0.01,bfs:${s[6]},sssp:${s[7]},wcc,pagerank-delta:0.01" ;;
-    *) echo "unknown mix $1" >&2; exit 2 ;;
-  esac
-}
-# Vertex state (64 B per vertex) plus each job's read buffers (2 threads x 24 MiB, 4 jobs; 16
-# jobs: 4 times that). The plain runs get WORK + graphfs's cache_size + readahead_mem on top.
-work() { case $1 in P16) echo $(( VERTICES * 4 * 64 + (2048 << 20) )) ;; *) echo $(( VERTICES * 64 + (512 << 20) )) ;; esac; }
+# The mixes (mix_jobs) and WORK, the mount runs' jobs' limit (mix_work): graphs.sh.
 BUDGET=$(cache_budget "$COLUMN" "$FRACTION")
 
 # 2. Four striped disks and one plain disk with the same total bandwidth, with room for the
 # jobs' vertex state next to the graph.
 stage_graph "$G" "$BPS" 8192
+# The btrfs copy (plain-btrfs), only when some configuration reads it.
+BTRFS_DISK=""
+if [[ " $CONFIGS " == *" plain-btrfs "* ]]; then
+  make_btrfs_disk "$G" "$BPS" 8192
+  echo "# plain-btrfs: the plain copy on btrfs (compress-force=zstd:1) takes $((BTRFS_DATA_BYTES >> 20)) MiB of data on its disk ($((GRAPH_BYTES >> 20)) MiB raw)"
+fi
 for v in "${VARIANTS[@]:1}"; do
   cp -a "$G" "$SRC/$(variant_dir "$v")"
   "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
@@ -151,6 +151,7 @@ done
 if [[ $IOPS -gt 0 ]]; then
   throttle "$BPS" "$IOPS"
   throttle_disk 4 $((4 * BPS)) $((4 * IOPS))
+  [[ -z $BTRFS_DISK ]] || throttle_disk "$BTRFS_DISK" $((4 * BPS)) $((4 * IOPS))
 fi
 # The read-cost model: measured on the throttled disks (the daemon reads it at mount), or given.
 COST_OPTS=""
@@ -170,29 +171,25 @@ echo "# integrated benchmark $STAMP: family $FAMILY ($NAME, $VERTICES vertices),
 # (CONFIG is config@codec when several codecs run side by side; ROUND > 1 is added to the log's name)
 run() {
   local mix=$1 config=$2 dir=$3 memgb=$4 limit=$5 flags=$6; shift 6
-  local jobs log before after wall arrivals="" mounted=0
+  local jobs log wall mounted=0
   jobs=$(mix_jobs "$mix")
-  [[ $mix == P16 ]] && arrivals="--arrivals poisson:5 --seed 16"
   log=$RESULTS/integrated-$STAMP-$mix-${config//:/-}$(if ((ROUND > 1)); then echo "-r$ROUND"; fi).log
   mountpoint -q "$BENCH_ROOT/mnt" && mounted=1
-  drop_caches
-  before=$(loops_read "$@")
   # The mount's stats before the run: the figures printed below are the run's (after minus before).
   if ((mounted)); then cat "$BENCH_ROOT/mnt/.graphfs/stats" > "$log.stats-before.json" 2>/dev/null || true; fi
   # Per second: the disks' bytes, the mount's reader wait, CPU (disk_trace.py; summarized below).
-  python3 "$HERE/disk_trace.py" record "$log.trace" "$( ((mounted)) && echo "$BENCH_ROOT/mnt" || echo -)" "$@" &
-  local tracer=$!
-  memcg_create "$MIX_CGROUP" "$limit"
-  # shellcheck disable=SC2086  # RUN_ENV, the flags: words
-  run_in_cgroups "$BENCH_CGROUP" "$MIX_CGROUP" -- env GRAPHFS_ENGINE_VERBOSE=1 ${RUN_ENV:-} \
-    "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $APP_FLAGS $arrivals \
-    > "$log" 2>&1 || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
-  kill "$tracer" 2>/dev/null || true
-  wait "$tracer" 2>/dev/null || true
-  LAST_PEAK=$(memcg_peak "$MIX_CGROUP")
+  # The page cache is dropped first (run_measured drops it again, at once), so the trace starts
+  # with the run.
+  drop_caches
+  trace_start "$log.trace" "$( ((mounted)) && echo "$BENCH_ROOT/mnt" || echo -)" "$@"
+  # The page cache dropped, the jobs in the throttle's and the mix's memory cgroups (cgroups.sh).
+  # shellcheck disable=SC2046,SC2086  # RUN_ENV, the flags: words
+  run_measured "$limit" "$log" "$log" "$@" -- env GRAPHFS_ENGINE_VERBOSE=1 ${RUN_ENV:-} \
+    "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$jobs" --mem-gb "$memgb" $flags $APP_FLAGS $(mix_arrivals "$mix")
+  ((RUN_RC == 0)) || { echo "$mix $config failed (the summary line says so):"; tail -20 "$log"; }
+  trace_stop
+  LAST_PEAK=$RUN_PEAK
   echo "mix cgroup: limit $limit, peak $LAST_PEAK" >> "$log"
-  cgroup_remove "$MIX_CGROUP"
-  after=$(loops_read "$@")
   LAST_DAEMON_PEAK=""
   if ((mounted)); then
     cp "$BENCH_ROOT/mnt/.graphfs/stats" "$log.stats.json" || true
@@ -200,7 +197,7 @@ run() {
     LAST_DAEMON_PEAK=$(daemon_peak_rss "${GRAPHFS_PID:-}")
     echo "daemon: pid ${GRAPHFS_PID:-?}, peak rss ${LAST_DAEMON_PEAK:--}, cpu $(daemon_cpu_seconds "${GRAPHFS_PID:-}") s" >> "$log"
   fi
-  python3 "$HERE/integrated_summary.py" "$log" "$mix" "$config" $((after - before)) >> "$SUMMARY" || true
+  python3 "$HERE/integrated_summary.py" "$log" "$mix" "$config" "$RUN_DISK" >> "$SUMMARY" || true
   tail -1 "$SUMMARY"
   if ((mounted)); then
     wall=$(awk '/^total wall time:/ {print $4; exit}' "$log")
@@ -211,13 +208,30 @@ run() {
   python3 "$HERE/disk_trace.py" summary "$log.trace" --bps "$( ((mounted)) && echo "$BPS" || echo $((4 * BPS)))" || true
 }
 
+# plain_mem_gb LIMIT: what the plain rows' apps are told: their limit less the margin (told_mem_gb,
+# cgroups.sh), as users of plain storage tell GridGraph-style engines their memory; --mem-gb G
+# instead, said on stderr when it is below the limit (the engines are then told less than they
+# have: O_DIRECT below the graph's edge bytes, a weaker baseline than the fair one).
+plain_mem_gb() {
+  local limit=$1
+  if [[ -z $MEM_GB ]]; then told_mem_gb "$limit"; return; fi
+  if awk -v g="$MEM_GB" -v l="$limit" 'BEGIN {exit !(g * 1073741824 < l)}'; then
+    if awk -v g="$MEM_GB" -v c="$COLUMN" 'BEGIN {exit !(g * 1073741824 < c)}'; then
+      echo "# --mem-gb $MEM_GB is below the plain rows' limit ($((limit >> 20)) MiB) and the column ($((COLUMN >> 20)) MiB): their engines read O_DIRECT (plain, O_DIRECT: not the fair baseline)" >&2
+    else
+      echo "# --mem-gb $MEM_GB is below the plain rows' limit ($((limit >> 20)) MiB): their engines are told less memory than they have" >&2
+    fi
+  fi
+  echo "$MEM_GB"
+}
+
 # plain_limit MIX: equal total memory: the jobs' own memory (measured in the mix's mount run) + the
 # largest daemon peak RSS of the mix's graphfs runs so far (estimates until one has run).
 plain_limit() {
   local jobs=${JOBS_MEM[$1]:-} daemon=${DAEMON_MEM[$1]:-}
   if [[ -z $jobs ]]; then
     echo "# $1: no mount run measured the jobs' memory first; the plain limit uses the estimate" >&2
-    jobs=$(work "$1")
+    jobs=$(mix_work "$1")
   fi
   if [[ -z $daemon ]]; then
     echo "# $1: no mount run measured the daemon's peak RSS first; the plain limit uses cache_size + readahead_mem" >&2
@@ -236,8 +250,13 @@ for mix in $MIXES; do
     [[ " $SKIP " == *" $mix:$config "* ]] && continue
     case $config in
       seq-plain) [[ $mix == P16 ]] && continue
-                 run "$mix" "$config" "${DISK_DIRS[4]}/g" "${MEM_GB:-8}" "$(plain_limit "$mix")" "--sequential" "${LOOPS[4]}" ;;
-      plain) run "$mix" "$config" "${DISK_DIRS[4]}/g" "${MEM_GB:-8}" "$(plain_limit "$mix")" "" "${LOOPS[4]}" ;;
+                 limit=$(plain_limit "$mix")
+                 run "$mix" "$config" "${DISK_DIRS[4]}/g" "$(plain_mem_gb "$limit")" "$limit" "--sequential" "${LOOPS[4]}" ;;
+      plain) limit=$(plain_limit "$mix")
+             run "$mix" "$config" "${DISK_DIRS[4]}/g" "$(plain_mem_gb "$limit")" "$limit" "" "${LOOPS[4]}" ;;
+      plain-btrfs)
+        limit=$(plain_limit "$mix")
+        run "$mix" "$config" "${DISK_DIRS[BTRFS_DISK]}/g" "$(plain_mem_gb "$limit")" "$limit" "" "${LOOPS[BTRFS_DISK]}" ;;
       mount | mount-integrated | mount-integrated-chunk | mount-integrated-base | mount-integrated-read)
         daemon_bin=""
         if [[ $config == mount-integrated-base ]]; then
@@ -257,7 +276,7 @@ for mix in $MIXES; do
           [[ -n $MEMORY && -z $daemon_bin ]] && cache_opt="memory=$MEMORY"
           DAEMON_BIN=$daemon_bin mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "$cache_opt,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS$extra"
           RUN_ENV=$(if [[ $config == mount-integrated-read ]]; then echo GRAPHFS_LP_READ=1; fi) \
-            run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(work "$mix")" "$flags" "${LOOPS[@]:0:4}"
+            run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(mix_work "$mix")" "$flags" "${LOOPS[@]:0:4}"
           # The unmodified apps' own peak (read buffers included) is what the plain runs' jobs need:
           # only the mix's `mount` run measures it (the integrated apps need less: their peak
           # would starve plain); without one, plain gets the estimate WORK, which is more.

@@ -4,11 +4,15 @@
 # It sets ROOT (the checkout), HERE (scripts/bench) and GRAPHFS_BIN (the binaries: the
 # environment's GRAPHFS_BIN, else build/bin), installs the exit handler, and sources its parts,
 # one responsibility each:
-#   disks.sh    simulated disks: loop devices with ext4, the blkio throttle, the graphfs daemon on
-#               them, dropping the page cache (scripts/demo sources it on its own)
-#   cgroups.sh  the jobs' cgroups: memory limit and peak, CPU accounting, running a command inside
-#   graphs.sh   the benchmark graphs: generated, preprocessed and indexed once into a GEN_DIR
-#   measure.sh  clocks, medians, round orders, paired summaries, cache budgets
+#   disks.sh    simulated disks: loop devices with ext4 (or btrfs with zstd), the blkio throttle, the
+#               graphfs daemon on them, dropping the page cache (scripts/demo sources it, cgroups.sh
+#               and measure.sh on their own)
+#   cgroups.sh  the jobs' cgroups: memory limit and peak, CPU accounting, running a command inside,
+#               one measured run (run_measured), what engines are told of their memory
+#   graphs.sh   the benchmark graphs: generated, preprocessed and indexed once into a GEN_DIR; the
+#               job mixes over them
+#   measure.sh  clocks, medians, round orders, paired summaries, cache budgets, CPU seconds, the
+#               per-second disk trace
 # This file holds the scripts' plumbing:
 #   bench_options ARGS... <<TABLE  parses the command line against the script's option table:
 #                                  sets each option's variable to its default, then to what the

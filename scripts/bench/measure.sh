@@ -9,7 +9,16 @@
 #   paired_summary LOG PREFIX LABEL rate|time
 #                          one table row from the runs of the sides plain, auto and off in LOG
 #   cache_budget BYTES FRACTION
-#                          FRACTION x BYTES rounded down to whole 4 KiB pages (a cache_size)
+#                          FRACTION x BYTES rounded down to whole 4 KiB pages (a cache_size);
+#                          FRACTION may be a quotient (1/4)
+#   machine_cpu_seconds    the whole machine's busy CPU seconds so far (/proc/stat: all but idle
+#                          and iowait): kernel threads too (loop workers, btrfs decompression),
+#                          and whatever else runs on the machine
+#   trace_start OUT MOUNT|- LOOP...
+#                          scripts/bench/disk_trace.py recording in the background (one line a
+#                          second: the loops' bytes, the mount's reader wait, CPU); trace_stop
+#                          ends it (register `bench_on_exit trace_stop`: a background job ignores
+#                          Ctrl-C)
 
 now() { date +%s.%N; }
 
@@ -55,3 +64,19 @@ PY
 }
 
 cache_budget() { python3 -c "print(int($1 * $2) // 4096 * 4096)"; }
+
+machine_cpu_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i; printf "%.2f\n", (t - $5 - $6) / hz; exit }' /proc/stat
+}
+
+TRACER=""
+trace_start() {
+  python3 "$HERE/disk_trace.py" record "$@" &
+  TRACER=$!
+}
+trace_stop() {
+  [[ -n $TRACER ]] || return 0
+  kill "$TRACER" 2>/dev/null || true
+  wait "$TRACER" 2>/dev/null || true
+  TRACER=""
+}
