@@ -82,6 +82,7 @@ struct UnitRef::Entry final : UnitView {
 struct ChunkCache::Record {
   ReaderSet readers;
   std::shared_ptr<Entry> entry;  // null when the unit is not in memory
+  bool loaded = false;           // loaded at least once while this record lived
 };
 
 struct ChunkCache::Task {

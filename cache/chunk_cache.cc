@@ -162,8 +162,20 @@ void ChunkCache::FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> go
   loaded_.notify_all();
 }
 
+void ChunkCache::CountLoad(const UnitRequest& r, ProcessStats& ps) {
+  ps.bytes_loaded += r.length;
+  counters_.bytes_loaded += r.length;
+  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
+  Record& rec = units_[r.key];
+  if (rec.loaded) counters_.bytes_reloaded += r.length;
+  rec.loaded = true;
+}
+
 ChunkCache::Record& ChunkCache::NoteRead(const UnitRequest& r, uint32_t pid, int64_t now) {
   Record& rec = units_[r.key];
+  counters_.lookup_bytes += r.length;
+  if (rec.entry != nullptr) counters_.lookup_hit_bytes += r.length;
+  if (shadow_.Lookup(r.key, r.length, counters_.capacity)) counters_.lru_hit_bytes += r.length;
   rec.readers.Touch(pid, now, options_.same_pass_ns);
   if (trace_ != nullptr) Trace(r, pid, now);
   policy_->NoteLookup(r.key, r.file_units, pid, now);
@@ -208,9 +220,7 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   }
   e->pins = 1;
   e->touched_ns = now;
-  ps.bytes_loaded += r.length;
-  counters_.bytes_loaded += r.length;
-  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
+  CountLoad(r, ps);
   lock.unlock();
   Result<uint64_t> got = r.source->Load(r.offset - e->skew, e->charge, e->data());
   lock.lock();
@@ -238,10 +248,7 @@ bool ChunkCache::Offer(const UnitRequest& r, const char* data, uint32_t pid) {
   if (it != units_.end() && it->second.entry != nullptr) return false;
   if (r.source->Generation() != r.generation) return false;
   ++counters_.offers;
-  ProcessStats& ps = Process(pid);
-  ps.bytes_loaded += r.length;
-  counters_.bytes_loaded += r.length;
-  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
+  CountLoad(r, Process(pid));
   SweepStaged(now);
   // Staged and "loading" while the bytes are copied outside the lock: a reader that asks
   // meanwhile waits for the copy instead of loading the unit again.
@@ -442,8 +449,14 @@ uint64_t ChunkCache::capacity() const {
   return counters_.capacity;
 }
 
+uint64_t ChunkCache::used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_;
+}
+
 void ChunkCache::Invalidate(uint64_t file) {
   std::lock_guard<std::mutex> lock(mu_);
+  shadow_.Forget(file);
   for (auto it = units_.begin(); it != units_.end();) {
     if (it->first.file != file) {
       ++it;

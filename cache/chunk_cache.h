@@ -39,6 +39,7 @@
 
 #include "cache/eviction_policy.h"
 #include "cache/reader_set.h"
+#include "cache/shadow_lru.h"
 #include "common/aligned_buffer.h"
 #include "common/buffer_pool.h"
 #include "common/result.h"
@@ -120,6 +121,12 @@ struct CacheStats {
   uint64_t prefetches = 0, prefetches_skipped = 0, load_errors = 0;
   uint64_t offers = 0, offers_admitted = 0;  // Offer calls with a unit not in memory; admitted ones
   uint64_t bytes_served = 0, bytes_from_cache = 0, bytes_loaded = 0, bytes_bypassed = 0;
+  // Of bytes_loaded, units loaded before (within the reader window): read again because they
+  // were not kept, or were loaded twice at once.
+  uint64_t bytes_reloaded = 0;
+  // Lookups (Get, Peek, a reader's Reserve) in bytes, those in memory when asked for, and those
+  // an LRU of the same capacity would have had (cache/shadow_lru.h).
+  uint64_t lookup_bytes = 0, lookup_hit_bytes = 0, lru_hit_bytes = 0;
   uint64_t prefetched_unused_bytes = 0;  // loaded ahead, dropped without a reader
   uint64_t buffers_reused = 0, buffers_created = 0;  // unit buffers: recycled, newly mapped
   uint64_t buffers_idle_bytes = 0;                   //   freed ones kept for the next loads
@@ -246,6 +253,7 @@ class ChunkCache {
   // Evicts down to it at once, the lowest priority first.
   void SetCapacity(uint64_t capacity);
   uint64_t capacity() const;
+  uint64_t used() const;  // bytes of admitted units (CacheStats::used, without the rest of Stats)
 
   CacheStats Stats() const;
   const CacheOptions& options() const { return options_; }  // capacity: as constructed
@@ -262,6 +270,8 @@ class ChunkCache {
   };
 
   Record& NoteRead(const UnitRequest& r, uint32_t pid, int64_t now);  // mu_ held
+  // A load of r's unit for `pid` begins: the bytes counted (once more if it was loaded before).
+  void CountLoad(const UnitRequest& r, ProcessStats& ps);  // mu_ held
   // Pins the record's entry (in memory or being loaded), waiting for its load.
   Result<UnitRef> PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now);
   std::shared_ptr<Entry> NewEntry(const UnitRequest& r);            // mu_ held
@@ -300,6 +310,7 @@ class ChunkCache {
   int64_t last_rescore_ns_ = 0, last_sweep_ns_ = 0;
   CacheStats counters_;                            // totals (processes kept apart)
   std::unordered_map<uint32_t, ProcessStats> processes_;
+  ShadowLru shadow_;  // what an LRU of the same capacity would hold
 
   std::FILE* trace_ = nullptr;
   std::deque<std::unique_ptr<Task>> tasks_;

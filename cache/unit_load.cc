@@ -76,9 +76,7 @@ UnitLoad ChunkCache::ReserveLocked(const UnitRequest& r, uint32_t pid, ReserveFo
     e->prefetched = true;
     ++counters_.prefetches;
   }
-  ps.bytes_loaded += r.length;
-  counters_.bytes_loaded += r.length;
-  r.source->DiskShare(r.offset, r.length, ps.disk_bytes);
+  CountLoad(r, ps);
   return UnitLoad(std::move(e));
 }
 

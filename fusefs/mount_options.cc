@@ -209,13 +209,16 @@ const std::vector<OptionSpec>& Options() {
            if (d.empty()) return Error(EINVAL, "option " + key + "=" + value + ": empty disk path");
          return Status::Ok();
        }},
-      {"cache_size", "SIZE|N%", "`25%`",
-       "budget of the shared cache of striped files' units (bytes or % of RAM; `0`: read-ahead only)", Budget(false)},
-      {"memory", "SIZE|N%", "none",
-       "one budget for the graph bytes the daemon holds, instead of `cache_size`: staging (`readahead_mem`, at most "
-       "a quarter of it), each graph's LP window (`lp_memory`, at most a quarter) and chunk index while it has jobs, "
-       "and the cache, which gets the rest (at least an eighth) — a graph's last job gives its window and index back "
-       "to the cache. `stats.memory_budget` shows the split",
+      {"cache_size", "SIZE|N%", "none (`memory=` applies)",
+       "a cache of striped files' units of this size (bytes or % of RAM; `0`: read-ahead only) instead of the one "
+       "`memory=` budget: staging, LP windows and indexes then come on top of it",
+       Budget(false)},
+      {"memory", "SIZE|N%", "`25%`",
+       "the one budget for the graph bytes the daemon holds: staging (`readahead_mem`, at most a quarter of it), each "
+       "graph's chunk index and the memory its LPs own while it has jobs (not the cached units they are made of), "
+       "and the cache, which gets the rest (at least an eighth). The cache keeps compressed files' frames first, "
+       "as the disks hold them (2-4x more of the graph per byte: what fits is read once), and decoded units in what "
+       "the frames leave, at least an eighth of it (`volume/memory_budget.h`). `stats.memory_budget` shows the split",
        Budget(true)},
       {"cache_policy", Names(PolicyChoices()), "`" + volume::CachePolicyNames().front() + "`", PolicyHelp(),
        OneOf(Vol(&VolumeOptions::cache_policy), PolicyChoices())},
@@ -349,10 +352,12 @@ Status ResolveMountOptions(MountOptions& o) {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGESIZE);
   const uint64_t ram = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  o.volume.cache_bytes = o.cache_size.Of(ram);
+  o.volume.cache_bytes = o.cache_size_given ? o.cache_size.Of(ram) : 0;
   if (ram > 0 && o.volume.cache_bytes > ram)
     return Error(EINVAL, "option cache_size=" + o.cache_size.text + " is larger than RAM");
   o.volume.memory_bytes = 0;
+  // One budget unless a cache size was given instead (the default is the option table's).
+  if (!o.memory && !o.cache_size_given) o.memory = kDefaultMemory;
   if (o.memory) {
     if (o.cache_size_given)
       return Error(EINVAL, "options memory= and cache_size= are two budgets for one cache: give one of them");

@@ -20,13 +20,16 @@ namespace graphfs {
 
 enum class PassthroughMode { kAuto, kOff };
 
+// The one memory budget when neither `memory=` nor `cache_size=` is given: a quarter of RAM.
+inline const SizeOrPercent kDefaultMemory = SizeOrPercent::Percent(25);
+
 struct MountOptions {
   // Handed to volume::Volume::Open as it is (main.cc sets `source`). Its cache_bytes and
   // memory_bytes come from the budgets below, resolved against RAM by ResolveMountOptions.
   volume::VolumeOptions volume;
-  SizeOrPercent cache_size = SizeOrPercent::Percent(25);  // the shared cache's budget
-  bool cache_size_given = false;                         // on the command line (memory= then conflicts)
-  std::optional<SizeOrPercent> memory;                   // one budget for all graph bytes (none: cache_size)
+  SizeOrPercent cache_size;                // a cache alone, instead of the one budget (cache_size=)
+  bool cache_size_given = false;           // on the command line (memory= then conflicts)
+  std::optional<SizeOrPercent> memory;     // one budget for all graph bytes (kDefaultMemory unless cache_size=)
   // The daemon's own.
   // FUSE worker threads at most. A reader blocked on a miss holds one: four engines each with a
   // 24 MiB O_DIRECT pread in flight are 96 requests of 1 MiB (max_background is 128), and 16

@@ -202,12 +202,24 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   options.disks = disks;
   options.chunk_disks = std::move(chunk_disks);
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(std::move(catalog), std::move(options));
+  // The cache gives up what the graph's index and its LPs' own memory take while it has jobs
+  // (memory=): what they hold now, not the window's ceiling (Recharge). Before the loaders,
+  // which resize it.
+  g->reservation_ = volume.budget().Reserve(g->index_bytes());
   GraphSchedule* self = g.get();
   for (unsigned i = 0; i < kLoaders; ++i) g->loaders_.emplace_back([self] { self->LoaderLoop(); });
-  // The cache gives up what the graph's LPs and index take while it has jobs (memory=).
-  g->reservation_ = volume.budget().Reserve(volume.options().lp_memory + g->index_bytes());
   return g;
 }
+
+uint64_t GraphSchedule::owned_bytes() const {
+  if (!memory_) return 0;
+  // The LPs' own blocks and the freed memory kept resident for the next ones; the cached units
+  // LPs borrow are in the arena too, but the cache counts those.
+  const SharedArena::Stats a = memory_->stats();
+  return a.budgeted_bytes + (a.resident_bytes > a.used_bytes ? a.resident_bytes - a.used_bytes : 0);
+}
+
+void GraphSchedule::Recharge() { reservation_.Resize(index_bytes() + owned_bytes()); }
 
 GraphSchedule::~GraphSchedule() {
   // Units in it keep it while they stay cached. A newer schedule of the same graph (the index
@@ -280,6 +292,7 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
     return Status::Ok();
   };
   Status s = load();
+  Recharge();
   std::lock_guard<std::mutex> lock(mu_);
   idle_load_buffers_.push_back(std::move(buffers));
   if (!s.ok()) return s;
@@ -333,6 +346,7 @@ Result<GraphSchedule::ActiveCounts> GraphSchedule::SetActive(uint64_t job, std::
     ++finds_;
   }
   GRAPHFS_RETURN_IF_ERROR(scheduler_->SetActive(job, active, seconds, std::move(bitmap)));
+  Recharge();  // LPs of the last iteration may have gone
   return ActiveCounts{count, static_cast<uint64_t>(active.size())};
 }
 

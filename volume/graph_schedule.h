@@ -101,6 +101,8 @@ class GraphSchedule {
   // loaders' read buffers.
   uint64_t index_bytes() const;
   uint64_t scratch_bytes() const;
+  // What its LPs' own blocks and the idle shared memory kept for the next ones hold now.
+  uint64_t owned_bytes() const;
 
   // Cost of the active-chunk queries so far.
   double find_seconds() const;
@@ -111,9 +113,11 @@ class GraphSchedule {
   void LoaderLoop();  // a loader thread: TakePlan, Load, Finish until the scheduler stops
   Status Load(chunkindex::LogicalPartition& lp);
   static std::vector<int64_t> Stamp(const std::string& dir);
+  // Its reservation in the memory budget set to what it holds now: index and owned bytes.
+  void Recharge();
 
   Volume* volume_ = nullptr;
-  // Its LP window and index, set aside in the mount's memory budget while it lives.
+  // Its index and its LPs' own memory, set aside in the mount's memory budget while it lives.
   MemoryBudget::Reservation reservation_;
   std::string dir_;
   std::vector<int64_t> stamp_;

@@ -16,6 +16,15 @@ MemoryBudget::Reservation& MemoryBudget::Reservation::operator=(Reservation&& ot
   return *this;
 }
 
+void MemoryBudget::Reservation::Resize(uint64_t bytes) {
+  if (budget_ == nullptr) return;  // set once, before the users that resize it start
+  std::lock_guard<std::mutex> lock(budget_->mu_);  // bytes_ too: several threads resize one
+  if (bytes == bytes_) return;
+  budget_->reserved_ = budget_->reserved_ - bytes_ + bytes;
+  bytes_ = bytes;
+  budget_->Apply();
+}
+
 void MemoryBudget::Reservation::Release() {
   if (budget_ == nullptr) return;
   {
@@ -28,9 +37,12 @@ void MemoryBudget::Reservation::Release() {
   bytes_ = 0;
 }
 
-void MemoryBudget::Attach(cache::ChunkCache* cache) {
+void MemoryBudget::Attach(cache::ChunkCache* units, cache::ChunkCache* frames) {
   std::lock_guard<std::mutex> lock(mu_);
-  cache_ = cache;
+  // Without a total the cache is what it was made with (cache_size), unless said at construction.
+  if (!enabled() && cache_bytes_ == 0 && units != nullptr) cache_bytes_ = units->capacity();
+  units_ = units;
+  frames_ = units != nullptr ? frames : nullptr;
   Apply();
 }
 
@@ -46,19 +58,46 @@ MemoryBudget::Reservation MemoryBudget::Reserve(uint64_t bytes) {
   return r;
 }
 
+void MemoryBudget::Rebalance() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Apply();
+}
+
 uint64_t MemoryBudget::CacheCapacity(uint64_t reserved) const {
   const uint64_t floor = total_ / 8;
   const uint64_t set_aside = staging_ + reserved;
   return std::max(floor, total_ > set_aside ? total_ - set_aside : 0);
 }
 
+uint64_t MemoryBudget::UnitsCapacity(uint64_t cache, uint64_t frames_used) {
+  return std::max(DecodedFloor(cache), cache > frames_used ? cache - frames_used : 0);
+}
+
+uint64_t MemoryBudget::CachePart() const { return enabled() ? CacheCapacity(reserved_) : cache_bytes_; }
+
 void MemoryBudget::Apply() {
-  if (enabled() && cache_ != nullptr) cache_->SetCapacity(CacheCapacity(reserved_));
+  if (units_ == nullptr) return;
+  const uint64_t part = CachePart();
+  if (frames_ == nullptr) {
+    if (enabled()) units_->SetCapacity(part);
+    return;
+  }
+  // Frames first (down at once when the cache shrank), then the decoded units get the rest.
+  frames_->SetCapacity(FramesCapacity(part));
+  units_->SetCapacity(UnitsCapacity(part, frames_->used()));
 }
 
 MemoryBudget::State MemoryBudget::state() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return {total_, staging_, reserved_, reservations_, enabled() ? CacheCapacity(reserved_) : 0};
+  State s{total_, staging_, reserved_, reservations_, CachePart(), 0, 0, 0};
+  if (frames_ != nullptr) {
+    s.frames_capacity = FramesCapacity(s.cache_capacity);
+    s.frames_used = frames_->used();
+    s.units_capacity = UnitsCapacity(s.cache_capacity, s.frames_used);
+  } else {
+    s.units_capacity = s.cache_capacity;
+  }
+  return s;
 }
 
 }  // namespace graphfs::volume

@@ -1,14 +1,22 @@
 // The mount's one memory budget (mount option `memory=`): what the daemon may spend on graph
-// bytes and on what serves them — cache units (admitted and staged), every graph's LP window
-// with its idle shared memory, and the graphs' chunk indexes — as one figure. Staging and the
-// LP windows are ceilings set at mount; a graph's window and index are *reserved* while it has
-// a schedule (jobs), and the cache gets the rest: it grows back when the graph's last job goes.
+// bytes and on what serves them — cache units (admitted and staged), compressed files' frames,
+// every graph's LP window with its idle shared memory, and the graphs' chunk indexes — as one
+// figure. Staging is a ceiling set at mount; a graph's index and the memory its LPs own (not the
+// cached units they borrow) are *reserved* while it has a schedule (jobs), and the cache gets
+// the rest: it grows back when the graph's last job goes.
 //
-//   cache capacity = max(total / 8, total - staging - sum of the reservations)
+//   cache = max(total / 8, total - staging - sum of the reservations)
 //
-// The floor keeps a cache however many graphs are in use: then the total is exceeded, by
-// at most the reservations beyond it (stats say so). Without `memory=` there is no budget:
-// `cache_size` alone sets the cache and reservations cost nothing.
+// The cache is two tiers (volume/frame_tier.h): compressed files' frames, as the disks hold
+// them, come first — they keep 2-4x more of the graph per byte, so what memory can hold is
+// read from the disks once —, and decoded units get what the frames leave, at least an eighth
+// of the cache (what the readers in flight decode into):
+//
+//   frames  <= cache - cache / 8
+//   decoded  = max(cache / 8, cache - frames in memory)
+//
+// Without `memory=` there is no total: `cache_size` is the cache, split the same way, and
+// reservations cost nothing.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +30,9 @@ namespace graphfs::volume {
 
 class MemoryBudget {
  public:
-  // `total` 0: no budget. `cache` may be null until the volume starts (Attach).
-  MemoryBudget(uint64_t total, uint64_t staging) : total_(total), staging_(staging) {}
+  // `total` 0: no budget; `cache_bytes` is then the cache (both tiers).
+  MemoryBudget(uint64_t total, uint64_t staging, uint64_t cache_bytes = 0)
+      : total_(total), staging_(staging), cache_bytes_(cache_bytes) {}
   MemoryBudget(const MemoryBudget&) = delete;
   MemoryBudget& operator=(const MemoryBudget&) = delete;
 
@@ -35,6 +44,8 @@ class MemoryBudget {
     Reservation& operator=(Reservation&& other) noexcept;
     ~Reservation() { Release(); }
     uint64_t bytes() const { return bytes_; }
+    // Sets aside `bytes` instead (a graph's LPs own more or less memory now).
+    void Resize(uint64_t bytes);
     void Release();
 
    private:
@@ -44,24 +55,39 @@ class MemoryBudget {
   };
 
   bool enabled() const { return total_ > 0; }
-  // The cache the budget sizes (set when it exists, cleared before it goes).
-  void Attach(cache::ChunkCache* cache);
+  uint64_t total() const { return total_; }
+  // The caches the budget sizes (set when they exist, cleared before they go): the decoded units'
+  // and, when compressed files are read through one, the frames'.
+  void Attach(cache::ChunkCache* units, cache::ChunkCache* frames = nullptr);
   Reservation Reserve(uint64_t bytes);
+  // Frames came into memory or left it: the decoded units get what they leave.
+  void Rebalance();
 
   struct State {
-    uint64_t total = 0, staging = 0, reserved = 0, reservations = 0, cache_capacity = 0;
+    uint64_t total = 0, staging = 0, reserved = 0, reservations = 0;
+    uint64_t cache_capacity = 0;   // both tiers
+    uint64_t frames_capacity = 0;  // at most this of it for frames
+    uint64_t frames_used = 0;      //   held now
+    uint64_t units_capacity = 0;   // what the decoded units get
   };
   State state() const;
-  // The cache's capacity for `reserved` bytes of reservations.
+  // The cache's capacity (both tiers) for `reserved` bytes of reservations.
   uint64_t CacheCapacity(uint64_t reserved) const;
+  // The split of a cache of `cache` bytes with `frames_used` bytes of frames in memory.
+  static uint64_t FramesCapacity(uint64_t cache) { return cache - DecodedFloor(cache); }
+  static uint64_t UnitsCapacity(uint64_t cache, uint64_t frames_used);
 
  private:
-  void Apply();  // mu_ held
+  static uint64_t DecodedFloor(uint64_t cache) { return cache / 8; }
+  uint64_t CachePart() const;  // mu_ held
+  void Apply();                // mu_ held
 
   const uint64_t total_;
   const uint64_t staging_;
+  uint64_t cache_bytes_;
   mutable std::mutex mu_;
-  cache::ChunkCache* cache_ = nullptr;
+  cache::ChunkCache* units_ = nullptr;
+  cache::ChunkCache* frames_ = nullptr;
   uint64_t reserved_ = 0;
   uint64_t reservations_ = 0;
 };

@@ -8,6 +8,7 @@
 #include "common/aligned_buffer.h"
 #include "common/log.h"
 #include "compress/unit_frame.h"
+#include "volume/frame_tier.h"
 
 namespace graphfs::volume {
 
@@ -32,8 +33,23 @@ Result<std::shared_ptr<PackedFile>> PackedFile::Open(std::shared_ptr<StripedFile
   return std::shared_ptr<PackedFile>(new PackedFile(std::move(stream), std::move(*dir), *layout, counters));
 }
 
+void PackedFile::UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key) {
+  frames_ = std::move(frames);
+  frame_source_ = std::make_shared<FrameSource>(stream_);
+  frames_key_ = key;
+}
+
 Status PackedFile::DecodeUnit(size_t k, char* out) {
   const PackedUnit& u = dir_.units()[k];
+  if (frames_ != nullptr) {
+    cache::UnitRequest r;
+    r.key = {frames_key_, k};
+    r.offset = u.frame_offset;
+    r.length = u.frame_length;
+    r.file_units = dir_.units().size();
+    r.source = frame_source_;
+    return frames_->With(r, [&](const char* frame, bool from_disk) { return DecodeFrame(k, frame, from_disk, out); });
+  }
   // Whole 4 KiB pages from the frame's aligned start, so the read can go O_DIRECT.
   const uint64_t span = (static_cast<uint64_t>(u.frame_length) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
   thread_local AlignedBuffer frame;
@@ -41,19 +57,28 @@ Status PackedFile::DecodeUnit(size_t k, char* out) {
   if (!frame.ok()) return Error(ENOMEM, "no memory for a compressed unit of " + std::to_string(span) + " bytes");
   auto n = stream_->Read(u.frame_offset, span, frame.data());
   if (!n.ok()) return n.error();
+  if (*n < u.frame_length) {
+    return Error(EIO, "compressed unit " + std::to_string(k) + " of striped file " + stream_->manifest().file_id +
+                          ": the packed stream ends inside its frame");
+  }
+  return DecodeFrame(k, frame.data(), /*from_disk=*/true, out);
+}
+
+Status PackedFile::DecodeFrame(size_t k, const char* frame, bool from_disk, char* out) {
+  const PackedUnit& u = dir_.units()[k];
   // For messages only (built on the error paths, not for every unit).
   auto unit = [&] {
     return "compressed unit " + std::to_string(k) + " (bytes " + std::to_string(u.raw_offset) + "+" +
            std::to_string(u.raw_length) + ") of striped file " + stream_->manifest().file_id;
   };
-  if (*n < u.frame_length) return Error(EIO, unit() + ": the packed stream ends inside its frame");
   const auto start = std::chrono::steady_clock::now();
-  Status decoded = compress::DecodeUnit(std::span<const char>(frame.data(), u.frame_length),
+  Status decoded = compress::DecodeUnit(std::span<const char>(frame, u.frame_length),
                                         std::span<char>(out, u.raw_length));
   counters_->decode_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::steady_clock::now() - start).count()),
                                  std::memory_order_relaxed);
-  counters_->frame_bytes.fetch_add(u.frame_length, std::memory_order_relaxed);
+  (from_disk ? counters_->frame_bytes : counters_->frame_bytes_from_memory)
+      .fetch_add(u.frame_length, std::memory_order_relaxed);
   if (!decoded.ok()) {
     counters_->checksum_errors.fetch_add(1, std::memory_order_relaxed);
     std::vector<uint32_t> on;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "cache/chunk_cache.h"
 #include "cache/unit_layout.h"
 #include "common/result.h"
 #include "striping/packed_directory.h"
@@ -17,10 +18,13 @@
 
 namespace graphfs::volume {
 
+class FrameTier;
+
 // The volume's counters of compressed reads (stats: "compressed").
 struct PackedCounters {
   std::atomic<uint64_t> units_decoded{0};
   std::atomic<uint64_t> frame_bytes{0};    // read from the disks
+  std::atomic<uint64_t> frame_bytes_from_memory{0};  // decoded from frames the frame tier held
   std::atomic<uint64_t> bytes_decoded{0};  // what they decoded to
   std::atomic<uint64_t> decode_ns{0};      // in DecodeUnit (checksum and codec)
   std::atomic<uint64_t> checksum_errors{0};
@@ -39,15 +43,23 @@ class PackedFile {
   Result<uint64_t> Read(uint64_t offset, uint64_t length, char* buf);
   // Adds to per_disk[d] the frame bytes on disk d of the units holding [offset, offset + length).
   void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const;
+  // Reads its frames through `frames` (the mount's frame tier, volume/frame_tier.h) as file
+  // `key` there, instead of from the disks at every decode. Before the first read.
+  void UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key);
 
  private:
   PackedFile(std::shared_ptr<StripedFile> stream, PackedDirectory dir, std::shared_ptr<const cache::ChunkLayout> layout,
              PackedCounters* counters)
       : stream_(std::move(stream)), dir_(std::move(dir)), layout_(std::move(layout)), counters_(counters) {}
-  // Unit k decoded into `out` (its raw length).
+  // Unit k decoded into `out` (its raw length): its frame from the frame tier, else the disks.
   Status DecodeUnit(size_t k, char* out);
+  // Unit k decoded from its frame's bytes, checksum first.
+  Status DecodeFrame(size_t k, const char* frame, bool from_disk, char* out);
 
   std::shared_ptr<StripedFile> stream_;
+  std::shared_ptr<FrameTier> frames_;
+  std::shared_ptr<cache::UnitSource> frame_source_;
+  uint64_t frames_key_ = 0;
   PackedDirectory dir_;
   std::shared_ptr<const cache::ChunkLayout> layout_;
   PackedCounters* counters_;

@@ -104,7 +104,7 @@ json GraphSchedule::StatsJson() const {
                            {"peak_bytes", s.live_bytes_peak},
                            {"lps_in_flight", s.lps_in_flight},
                            {"loading_bytes", s.loading_bytes}}},
-               {"memory", {{"index_bytes", index_bytes()}, {"scratch_bytes", scratch_bytes()}}},
+               {"memory", {{"index_bytes", index_bytes()}, {"owned_bytes", owned_bytes()}, {"scratch_bytes", scratch_bytes()}}},
                {"shared_memory", SharedMemoryJson(memory())},
                {"loader_busy_seconds", s.busy_seconds},
                {"loader_idle_while_waiting_seconds", s.loader_idle_while_waiting_seconds},

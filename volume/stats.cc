@@ -58,6 +58,9 @@ std::string ProcessName(uint32_t pid) {
 }
 
 json RenderCache(const cache::CacheStats& c) {
+  auto ratio = [](uint64_t part, uint64_t whole) {
+    return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
+  };
   json procs = json::array();
   for (const cache::ProcessStats& p : c.processes) {
     procs.push_back({{"pid", p.pid},
@@ -103,6 +106,12 @@ json RenderCache(const cache::CacheStats& c) {
           {"bytes_served", c.bytes_served},
           {"bytes_from_cache", c.bytes_from_cache},
           {"bytes_loaded", c.bytes_loaded},
+          // Of them, units loaded before: what memory did not keep (or two loads of one unit at once).
+          {"bytes_reloaded", c.bytes_reloaded},
+          // Per lookup: the bytes in memory when asked for, against an LRU of the same capacity.
+          {"lookup_bytes", c.lookup_bytes},
+          {"lookup_hit_ratio", ratio(c.lookup_hit_bytes, c.lookup_bytes)},
+          {"lru_lookup_hit_ratio", ratio(c.lru_hit_bytes, c.lookup_bytes)},
           {"prefetched_unused_bytes", c.prefetched_unused_bytes},
           {"bytes_bypassed", c.bytes_bypassed},
           {"processes", procs}};
@@ -155,23 +164,33 @@ void Volume::AddStats(json& j) {
   // Reads of compressed files: frame bytes from the disks against the bytes they decoded to.
   const PackedCounters& p = *packed_counters_;
   const uint64_t frame_bytes = p.frame_bytes.load(), decoded = p.bytes_decoded.load();
+  // Frames: what the frame tier gave without a disk read, against what came from the disks.
+  const uint64_t from_memory = p.frame_bytes_from_memory.load();
   j["compressed"] = {{"units_decoded", p.units_decoded.load()},
                      {"bytes_from_disks", frame_bytes},
+                     {"frame_bytes_from_memory", from_memory},
                      {"bytes_decoded", decoded},
-                     {"ratio", decoded > 0 ? static_cast<double>(frame_bytes) / static_cast<double>(decoded) : 0.0},
+                     {"ratio", decoded > 0 ? static_cast<double>(frame_bytes + from_memory) / static_cast<double>(decoded) : 0.0},
                      {"decode_seconds", static_cast<double>(p.decode_ns.load()) / 1e9},
                      {"checksum_errors", p.checksum_errors.load()}};
   if (cache_) j["cache"] = RenderCache(cache_->Stats());
-  // The one memory budget (memory=), when there is one: what is set aside and what the cache got.
-  if (budget_.enabled()) {
-    const MemoryBudget::State b = budget_.state();
-    j["memory_budget"] = {{"total", b.total},
-                          {"staging", b.staging},
-                          {"reserved", b.reserved},
-                          {"reservations", b.reservations},
-                          {"cache_capacity", b.cache_capacity},
-                          {"lp_memory", options_.lp_memory}};
+  if (frames_) {
+    json frames = RenderCache(frames_->cache().Stats());
+    frames.erase("processes");  // the daemon's alone: readers are counted on the decoded units
+    j["frames"] = frames;
   }
+  // The memory the cache's two tiers get: with memory=, what the budget sets aside and leaves.
+  const MemoryBudget::State b = budget_.state();
+  j["memory_budget"] = {{"enabled", budget_.enabled()},
+                        {"total", b.total},
+                        {"staging", b.staging},
+                        {"reserved", b.reserved},
+                        {"reservations", b.reservations},
+                        {"cache_capacity", b.cache_capacity},
+                        {"frames_capacity", b.frames_capacity},
+                        {"frames_used", b.frames_used},
+                        {"units_capacity", b.units_capacity},
+                        {"lp_memory", options_.lp_memory}};
   json indexes = json::array();
   for (const GraphIndexes::IndexState& s : indexes_->List())
     indexes.push_back({{"graph", s.dir},

@@ -131,7 +131,7 @@ VolumeOptions Budgeted(VolumeOptions o) {
 
 Volume::Volume(const VolumeOptions& options)
     : options_(Budgeted(options)),
-      budget_(options_.memory_bytes, options_.read_ahead.staging_limit),
+      budget_(options_.memory_bytes, options_.read_ahead.staging_limit, options_.cache_bytes),
       read_cost_(std::make_unique<ReadCostModel>()),
       io_options_(std::make_unique<IoEngineOptions>()),
       read_ahead_(options_.read_ahead),
@@ -190,7 +190,17 @@ Status Volume::Start() {
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
   cache_ = std::make_unique<cache::ChunkCache>(co);
-  budget_.Attach(cache_.get());
+  // The frames of compressed files: the same policy, no read-ahead of their own (the decoded
+  // units' prefetches read them), few idle buffers (frames vary in size).
+  cache::CacheOptions fo;
+  fo.capacity = MemoryBudget::FramesCapacity(options_.cache_bytes);
+  fo.policy = options_.cache_policy;
+  fo.reader_window_ns = co.reader_window_ns;
+  fo.prefetch_threads = 1;
+  fo.disks = co.disks;
+  fo.recycle_bytes = 16ull << 20;
+  frames_ = std::make_shared<FrameTier>(fo, &budget_);
+  budget_.Attach(cache_.get(), &frames_->cache());
   extents_ = std::make_unique<ExtentReads>(*cache_, io_options_->disks, read_ahead_.InFlightDepth());
   reclaimer_.Start();
   return Status::Ok();
@@ -199,7 +209,9 @@ Status Volume::Start() {
 void Volume::Stop() {
   reclaimer_.Stop();
   schedules_->Clear();  // their LP loaders stop before the cache goes
+  if (frames_) frames_->Detach();
   budget_.Attach(nullptr);
+  frames_.reset();     // files still open keep it, and read on by themselves
   extents_.reset();    // queued extents fail, those in flight finish into the cache
   cache_.reset();      // cancels prefetches, then the queues drain
   io_.reset();         // before the files that use it go
@@ -212,6 +224,10 @@ Result<std::shared_ptr<StripedSource>> Volume::MakeSource(std::shared_ptr<Stripe
   if (file->manifest().packed) {
     auto packed = PackedFile::Open(file, packed_counters_.get());
     if (!packed.ok()) return packed.error().Wrap(backing_path);
+    if (frames_) {
+      const std::string frames_id = id + ":frames";
+      (*packed)->UseFrames(frames_, XXH3_64bits(frames_id.data(), frames_id.size()));
+    }
     return std::make_shared<StripedSource>(*packed, file, key);
   }
   auto blocks = std::make_shared<cache::BlockLayout>(file->map().unit());

@@ -61,6 +61,7 @@ class GraphIndexes;
 class GraphSchedules;
 class VolumeStubFiles;
 struct PackedCounters;
+class FrameTier;
 struct CopyRange;
 struct ReadCostModel;  // volume/read_cost_model.h
 
@@ -202,6 +203,7 @@ class Volume {
   GraphIndexes& indexes() { return *indexes_; }       // volume/graph_index.h
   GraphSchedules& schedules() { return *schedules_; }  // volume/graph_schedule.h
   cache::ChunkCache* cache() { return cache_.get(); }  // null before Start and after Stop
+  FrameTier* frames() { return frames_.get(); }        // likewise
   const ExtentReads* extent_reads() const { return extents_.get(); }  // likewise
   // Reads the stubs in graph versions' extent maps (a striped graph's versions) through this
   // volume: grid::GraphFile::Open(path, &volume.stub_files()).
@@ -256,6 +258,9 @@ class Volume {
   std::unique_ptr<VolumeStubFiles> stub_files_;
   std::unique_ptr<GraphIndexes> indexes_;     // chunk layouts of indexed graphs
   std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
+  // Compressed files' frames (volume/frame_tier.h), the cache's first tier; shared with the
+  // compressed files that read through it.
+  std::shared_ptr<FrameTier> frames_;
   std::unique_ptr<ExtentReads> extents_;      // after the cache: fills its units, goes first
   std::unique_ptr<GraphSchedules> schedules_;  // after the cache: their loads run through it
   // Schedules no job holds keep their graph's files open: dropped before it looks for users.

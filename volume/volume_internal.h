@@ -14,6 +14,7 @@
 #include "striping/manifest.h"
 #include "striping/striped_file.h"
 #include "volume/extent_reads.h"
+#include "volume/frame_tier.h"
 #include "volume/graph_index.h"
 #include "volume/graph_schedule.h"
 #include "volume/mapped_piece.h"

@@ -55,5 +55,40 @@ TEST(MemoryBudget, TheCacheGetsWhatStagingAndTheReservationsLeaveAndItsFloor) {
   budget.Attach(nullptr);
 }
 
+// Compressed files' frames come first (they keep more of the graph per byte); the decoded units
+// get what they leave, never less than an eighth of the cache (what readers decode into).
+TEST(MemoryBudget, FramesComeFirstAndDecodedUnitsGetWhatTheyLeave) {
+  EXPECT_EQ(MemoryBudget::FramesCapacity(800 * kMiB), 700 * kMiB);
+  EXPECT_EQ(MemoryBudget::UnitsCapacity(800 * kMiB, 0), 800 * kMiB);
+  EXPECT_EQ(MemoryBudget::UnitsCapacity(800 * kMiB, 500 * kMiB), 300 * kMiB);
+  EXPECT_EQ(MemoryBudget::UnitsCapacity(800 * kMiB, 750 * kMiB), 100 * kMiB) << "the floor";
+  MemoryBudget budget(900 * kMiB, 100 * kMiB);
+  cache::ChunkCache units(SmallCache(budget.CacheCapacity(0)));
+  cache::ChunkCache frames(SmallCache(0));
+  budget.Attach(&units, &frames);
+  EXPECT_EQ(frames.capacity(), 700 * kMiB);
+  EXPECT_EQ(units.capacity(), 800 * kMiB) << "no frames in memory yet";
+  MemoryBudget::Reservation r = budget.Reserve(400 * kMiB);
+  EXPECT_EQ(frames.capacity(), 350 * kMiB) << "a reservation shrinks both tiers";
+  r.Resize(0);
+  EXPECT_EQ(frames.capacity(), 700 * kMiB) << "and gives back what it no longer holds";
+  const MemoryBudget::State s = budget.state();
+  EXPECT_EQ(s.cache_capacity, 800 * kMiB);
+  EXPECT_EQ(s.frames_capacity, 700 * kMiB);
+  EXPECT_EQ(s.units_capacity, 800 * kMiB);
+  budget.Attach(nullptr);
+}
+
+// Without memory= the cache_size cache is split the same way.
+TEST(MemoryBudget, WithoutATotalTheCacheSizeIsSplitTheSameWay) {
+  MemoryBudget budget(0, 8 * kMiB, 160 * kMiB);
+  cache::ChunkCache units(SmallCache(160 * kMiB));
+  cache::ChunkCache frames(SmallCache(0));
+  budget.Attach(&units, &frames);
+  EXPECT_EQ(frames.capacity(), 140 * kMiB);
+  EXPECT_EQ(units.capacity(), 160 * kMiB);
+  budget.Attach(nullptr);
+}
+
 }  // namespace
 }  // namespace graphfs::volume

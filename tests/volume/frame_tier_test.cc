@@ -1,0 +1,161 @@
+// The cache's frame tier (volume/frame_tier.h) under one memory budget: compressed files'
+// frames stay in memory as the disks hold them, so a budget that holds a file's stored bytes
+// reads each frame from the disks once however many passes read it, and a smaller one keeps a
+// fixed part across passes (a pass reads about what is not kept; an LRU would read it all).
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "striping/restripe.h"
+#include "tests/chunkindex/chunkindex_test_util.h"
+#include "volume/volume_internal.h"
+
+namespace graphfs::volume {
+namespace {
+
+using chunkindex::testing::TempDir;
+using chunkindex::testing::WriteAll;
+
+constexpr uint64_t kMiB = 1 << 20;
+constexpr uint32_t kDisks = 4;
+
+// SOURCE/g/data: `raw` bytes of 4 bits of entropy each (about half stored), striped over four
+// temp-dir disks in 256 KiB units and compressed in units of 1 MiB.
+struct CompressedFile {
+  TempDir tmp;
+  std::string source, path, bytes;
+  uint64_t stored = 0;  // the frames' bytes on the disks
+
+  explicit CompressedFile(uint64_t raw) {
+    source = tmp.path() + "/source";
+    std::filesystem::create_directories(source + "/g");
+    std::vector<std::string> disks;
+    for (uint32_t d = 0; d < kDisks; ++d) {
+      disks.push_back(tmp.path() + "/disk" + std::to_string(d));
+      std::filesystem::create_directories(disks.back());
+    }
+    bytes.resize(raw);
+    std::mt19937_64 fill(7);
+    for (char& c : bytes) c = static_cast<char>(fill() & 0x0f);
+    path = source + "/g/data";
+    WriteAll(path, bytes);
+    StripeRequest r;
+    r.path = source + "/g";
+    r.disks = disks;
+    r.unit = 256 << 10;
+    r.min_size = 4096;
+    r.progress = false;
+    r.compress = "zstd:1";
+    r.compress_unit = kMiB;
+    auto done = StripeFiles(r);
+    EXPECT_TRUE(done.ok()) << done.error().message();
+  }
+};
+
+struct Mounted {
+  std::unique_ptr<Volume> volume;
+  std::shared_ptr<VolumeFile> file;
+};
+
+Mounted Open(const CompressedFile& c, uint64_t memory, const std::string& policy = "priority") {
+  VolumeOptions o;
+  o.source = c.source;
+  o.memory_bytes = memory;
+  o.read_ahead.staging_limit = kMiB;
+  o.cache_policy = policy;
+  Mounted m;
+  auto v = Volume::Open(o);
+  EXPECT_TRUE(v.ok()) << v.error().message();
+  if (!v.ok()) return m;
+  EXPECT_TRUE((*v)->Start().ok());
+  m.volume = std::move(*v);
+  struct stat st;
+  EXPECT_EQ(::stat(c.path.c_str(), &st), 0);
+  auto stub = StripedStub::Read(c.path, st);
+  EXPECT_TRUE(stub.ok() && stub->has_value());
+  auto f = m.volume->OpenStriped(UniqueFd(::open(c.path.c_str(), O_RDONLY | O_CLOEXEC)), **stub, c.path);
+  EXPECT_TRUE(f.ok()) << f.error().message();
+  if (f.ok()) m.file = *f;
+  return m;
+}
+
+// One sequential pass in 1 MiB reads, as a FUSE reader of the mount does; checks every byte.
+void Pass(Mounted& m, const std::string& bytes, uint32_t pid) {
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  for (uint64_t off = 0; off < bytes.size(); off += kMiB) {
+    auto read = m.volume->Read(*m.file, streams, off, kMiB, pid, scratch);
+    ASSERT_TRUE(read.ok()) << read.error().message();
+    std::string got;
+    for (const iovec& p : read->pieces()) got.append(static_cast<const char*>(p.iov_base), p.iov_len);
+    ASSERT_TRUE(got == bytes.substr(off, kMiB)) << "bytes differ at " << off;
+  }
+}
+
+uint64_t FramesFromDisks(Mounted& m) { return m.volume->packed_counters().frame_bytes.load(); }
+
+TEST(FrameTier, ABudgetThatHoldsTheFramesReadsEachFromTheDisksOnce) {
+  CompressedFile c(16 * kMiB);
+  // 16 MiB: staging 1, the cache 15 — the frames (about 8.5 MiB) fit, the decoded units (16) do not.
+  Mounted m = Open(c, 16 * kMiB);
+  ASSERT_NE(m.file, nullptr);
+  std::vector<uint64_t> share(kDisks, 0);
+  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
+  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  ASSERT_LT(stored, 12 * kMiB) << "the data did not compress as the test needs";
+  for (int pass = 0; pass < 4; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
+  // Each frame from the disks once (prefetches of the last units may have come twice at most).
+  EXPECT_LE(FramesFromDisks(m), stored + stored / 20);
+  EXPECT_GE(FramesFromDisks(m), stored);
+  // The later passes decoded from frames in memory: the decoded units alone could not hold them.
+  EXPECT_GT(m.volume->packed_counters().frame_bytes_from_memory.load(), stored);
+  const MemoryBudget::State b = m.volume->budget().state();
+  EXPECT_EQ(b.frames_used, m.volume->frames()->cache().used());
+  EXPECT_GE(b.frames_used, stored);
+  EXPECT_EQ(b.units_capacity, b.cache_capacity - b.frames_used) << "decoded units get what the frames leave";
+  EXPECT_LE(m.volume->cache()->used() + b.frames_used, b.cache_capacity);
+}
+
+TEST(FrameTier, ABudgetBelowTheFramesKeepsAFixedPartAcrossPasses) {
+  CompressedFile c(32 * kMiB);  // about 17 MiB of frames
+  // 10 MiB: staging 1, the cache 9, of it at most 7.9 for frames.
+  Mounted m = Open(c, 10 * kMiB);
+  ASSERT_NE(m.file, nullptr);
+  std::vector<uint64_t> share(kDisks, 0);
+  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
+  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  Pass(m, c.bytes, 100);
+  const uint64_t kept = m.volume->budget().state().frames_used;
+  EXPECT_GT(kept, 6 * kMiB);
+  for (int pass = 1; pass < 4; ++pass) {
+    const uint64_t before = FramesFromDisks(m);
+    const uint64_t memory_before = m.volume->packed_counters().frame_bytes_from_memory.load();
+    Pass(m, c.bytes, 100);
+    // What a pass reads is about what is not kept: the kept part stays, whatever the scan does.
+    EXPECT_LE(FramesFromDisks(m) - before, stored - kept + 2 * kMiB) << "pass " << pass;
+    EXPECT_GE(m.volume->packed_counters().frame_bytes_from_memory.load() - memory_before, kept - 2 * kMiB)
+        << "pass " << pass;
+  }
+}
+
+// The same scan under LRU: a cyclic scan larger than the cache never hits (the reason the
+// priority policy is the default).
+TEST(FrameTier, AnLruOfTheSameSizeReadsEveryPassAgain) {
+  CompressedFile c(32 * kMiB);
+  Mounted m = Open(c, 10 * kMiB, "lru");
+  ASSERT_NE(m.file, nullptr);
+  std::vector<uint64_t> share(kDisks, 0);
+  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
+  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  Pass(m, c.bytes, 100);
+  const uint64_t before = FramesFromDisks(m);
+  Pass(m, c.bytes, 100);
+  EXPECT_GT(FramesFromDisks(m) - before, stored * 9 / 10);
+}
+
+}  // namespace
+}  // namespace graphfs::volume

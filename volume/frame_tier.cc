@@ -1,0 +1,45 @@
+#include "volume/frame_tier.h"
+
+#include <unistd.h>
+
+#include "volume/memory_budget.h"
+
+namespace graphfs::volume {
+
+namespace {
+// Frames are read for whoever decodes them: the daemon (per-process counts are the decoded
+// units', where the readers are known).
+const uint32_t kDaemonPid = static_cast<uint32_t>(::getpid());
+}  // namespace
+
+void FrameSource::DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const {
+  for (const StripeExtent& e : stream_->map().Split(offset, length))
+    if (e.disk < per_disk.size()) per_disk[e.disk] += e.length;
+}
+
+FrameTier::FrameTier(const cache::CacheOptions& options, MemoryBudget* budget) : frames_(options), budget_(budget) {}
+
+Status FrameTier::With(const cache::UnitRequest& request,
+                       const std::function<Status(const char* frame, bool from_disk)>& use) {
+  bool from_disk = false;
+  Status status = Status::Ok();
+  {
+    Result<cache::UnitRef> frame = frames_.Get(request, kDaemonPid);
+    if (!frame.ok()) return frame.error();
+    from_disk = !frame->hit();
+    status = use(frame->data(), from_disk);
+    frame->NoteServed(request.length);  // decided on (admitted or not) as the pin goes
+  }
+  if (from_disk) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (budget_ != nullptr) budget_->Rebalance();
+  }
+  return status;
+}
+
+void FrameTier::Detach() {
+  std::lock_guard<std::mutex> lock(mu_);
+  budget_ = nullptr;
+}
+
+}  // namespace graphfs::volume
