@@ -83,7 +83,8 @@ static json CpuJson(GraphFs& fs, const json& schedulers) {
 }
 
 // The daemon's resident memory (/proc/self/status) and what it holds it for, from the figures
-// the rest of `stats` gives: cache units admitted and staged, recycled unit buffers, the LPs live
+// the rest of `stats` gives: cache units admitted and staged, recycled unit buffers, compressed
+// files' frames (admitted and loading) and their recycled buffers, the LPs live
 // and loading (their own memory: the cached units they are made of are the cache's, except
 // those the cache refused while LPs pinned them), the chunk indexes in memory, the LP loaders'
 // read buffers; `other` is the rest (allocator slack, threads' buffers, libraries).
@@ -97,6 +98,10 @@ static json MemoryJson(const json& stats) {
   by_use["cache_admitted"] = num(cache, "used");
   by_use["cache_staged"] = num(cache, "staged");
   by_use["cache_idle_buffers"] = num(cache, "buffers_idle_bytes");
+  // Compressed files' frames (the cache's first tier) and the buffers it keeps for the next.
+  const json& frames = stats.contains("frames") ? stats["frames"] : json::object();
+  by_use["frames"] = num(frames, "used") + num(frames, "staged");
+  by_use["frames_idle_buffers"] = num(frames, "buffers_idle_bytes");
   uint64_t lps = num(cache, "held"), lp_idle = 0, index = 0, scratch = 0;
   // What `lps` is made of, summed over the graphs (the window counts LPs by footprint: their own
   // memory and the whole cached units they pin).

@@ -214,7 +214,7 @@ const std::vector<OptionSpec>& Options() {
        "`memory=` budget: staging, LP windows and indexes then come on top of it",
        Budget(false)},
       {"memory", "SIZE|N%", "`25%`",
-       "the one budget for the graph bytes the daemon holds: staging (`readahead_mem`, at most a quarter of it), each "
+       "the one budget for the graph bytes the daemon holds: staging (`readahead_mem`, at most an eighth of it; the LP window `lp_memory` too), each "
        "graph's chunk index and the memory its LPs own while it has jobs (not the cached units they are made of), "
        "and the cache, which gets the rest (at least an eighth). The cache keeps compressed files' frames first, "
        "as the disks hold them (2-4x more of the graph per byte: what fits is read once), and decoded units in what "

@@ -51,8 +51,13 @@ struct StripeRequest {
   // for the limit). auto_decode_cores: the CPU the readers leave for decoding. When even the best
   // candidate is estimated slower than raw bytes, the file is striped raw (a file striped already
   // is left as it is), and `skipped` says why.
+  // auto_memory_passes: the passes the jobs make over a file's frames in memory (the cache's frame
+  // tier) for each one from the disks — each costs the decoding alone, so it weighs decode speed
+  // against the frames' size: with 0 the smallest frames the disks deliver fastest win (a file
+  // read once), with more a faster decoder (svb rather than shuffle-zstd:1 for R-MAT graphs).
   double auto_disk_bandwidth = 0;
   double auto_decode_cores = 1.0;
+  double auto_memory_passes = 4.0;
 };
 
 struct ConvertReport {

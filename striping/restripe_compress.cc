@@ -93,14 +93,16 @@ double AutoDiskBandwidth(const DiskSet& disks, const StripeRequest& req) {
 Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
                                const std::function<Status(uint64_t, uint64_t, char*)>& read,
                                uint32_t record_size, double disk_bandwidth, double decode_cores,
-                               std::vector<char>& buf) {
+                               double memory_passes, std::vector<char>& buf) {
   std::vector<std::string> names = {"svb", "shuffle-lz4", "shuffle-zstd:1", "svb-zstd:1"};
   if (record_size != 8 && record_size != 12) names = {"shuffle-lz4", "shuffle-zstd:1", "lz4", "zstd:1"};
   struct Candidate {
     std::unique_ptr<compress::Codec> codec;
     std::vector<std::string> frames;  // the sample's
     uint64_t bytes = 0;
-    double ratio = 1, decode_bps = 0, cost = 0;  // cost: estimated seconds per raw byte
+    double ratio = 1, decode_bps = 0;
+    double disk_pass = 0;  // estimated seconds per raw byte of a pass from the disks
+    double cost = 0;       //   and of it with the passes from memory (decoding alone) after it
   };
   std::vector<Candidate> candidates;
   for (const std::string& name : names) {
@@ -142,13 +144,17 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
     c.decode_bps = static_cast<double>(decoded) / (static_cast<double>(std::max<int64_t>(ns, 1)) * 1e-9);
     const double disk = disk_bandwidth > 0 ? c.ratio / disk_bandwidth : c.ratio;
     const double cpu = disk_bandwidth > 0 ? 1.0 / (c.decode_bps * decode_cores) : 0;
-    c.cost = std::max(disk, cpu);
+    // The disks and the decoding overlap on a pass from the disks; a pass over frames the cache
+    // kept costs the decoding alone (volume/frame_tier.h), and graph jobs make many.
+    c.disk_pass = std::max(disk, cpu);
+    c.cost = c.disk_pass + memory_passes * cpu;
     char line[160];
     std::snprintf(line, sizeof line, "%s%s %.3f at %.2f GB/s", table.empty() ? "" : ", ",
                   c.codec->spec().Name().c_str(), c.ratio, c.decode_bps / 1e9);
     table += line;
     if (disk_bandwidth > 0) {
-      std::snprintf(line, sizeof line, " (%.2f s/GB)", c.cost * 1e9);
+      std::snprintf(line, sizeof line, " [a pass %.2f from the disks, %.2f from memory] (%.2f s/GB)", c.disk_pass * 1e9,
+                    cpu * 1e9, c.cost * 1e9);
       table += line;
     }
   }
@@ -160,8 +166,10 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
   }
   char model[200];
   if (disk_bandwidth > 0) {
-    std::snprintf(model, sizeof model, "; disks %.0f MB/s, %.2g core(s) decoding: raw bytes %.2f s/GB",
-                  disk_bandwidth / 1e6, decode_cores, 1e9 / disk_bandwidth);
+    std::snprintf(model, sizeof model,
+                  "; disks %.0f MB/s, %.2g core(s) decoding, %.2g pass(es) from memory a pass from the disks: raw "
+                  "bytes %.2f s/GB",
+                  disk_bandwidth / 1e6, decode_cores, memory_passes, 1e9 / disk_bandwidth);
   } else {
     std::snprintf(model, sizeof model, "; the disks' bandwidth unknown (no calibration): smallest frames");
   }
@@ -169,7 +177,9 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
   // Raw bytes win when the disks deliver them faster than the best codec, and whenever no codec
   // makes the sample smaller by more than kAutoMinSaving (decoding then buys nothing).
   const bool no_saving = candidates[best].ratio > 1.0 - kAutoMinSaving;
-  const bool raw_faster = no_saving || (disk_bandwidth > 0 && candidates[best].cost > 1.0 / disk_bandwidth);
+  // Raw against the best codec on a pass from the disks: raw bytes kept in memory cost no
+  // decoding either, but take 1 / ratio times the memory.
+  const bool raw_faster = no_saving || (disk_bandwidth > 0 && candidates[best].disk_pass > 1.0 / disk_bandwidth);
   if (no_saving) {
     char line[200];
     std::snprintf(line, sizeof line, "; no codec saves %.0f%% of the sample (the best: %s, %.3f): left raw",
@@ -179,7 +189,7 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
     char line[200];
     std::snprintf(line, sizeof line,
                   "; even %s is estimated slower to deliver than raw bytes (%.2f against %.2f s/GB): left raw",
-                  candidates[best].codec->spec().Name().c_str(), candidates[best].cost * 1e9, 1e9 / disk_bandwidth);
+                  candidates[best].codec->spec().Name().c_str(), candidates[best].disk_pass * 1e9, 1e9 / disk_bandwidth);
     verdict = line;
   }
   return AutoChoice{candidates[best].codec->spec(), table + model + verdict, raw_faster};
@@ -232,7 +242,7 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
     spec = compress::ParseCodecSpec(pending->codec, req.record_size);
   } else if (req.compress == kAutoCodec) {
     auto choice = ChooseCodec(*ends, read_source, req.record_size, AutoDiskBandwidth(disks, req),
-                              req.auto_decode_cores, buf);
+                              req.auto_decode_cores, req.auto_memory_passes, buf);
     if (!choice.ok()) return choice.error().Wrap(path + ": choosing a codec");
     if (req.progress) std::fprintf(stderr, "%s: auto: %s\n", t.name.c_str(), choice->table.c_str());
     if (choice->raw_faster) {

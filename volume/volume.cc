@@ -117,15 +117,21 @@ ReadCostModel LoadReadCost(const VolumeOptions& options, const DiskSet* disks) {
   return m;
 }
 
-// With a memory budget: staging and each LP window at most a quarter of it, and the cache
-// starts with what staging leaves (graphs reserve theirs as they get jobs).
+// With a memory budget: staging and each LP window at most an eighth of it each (the cache is
+// where the graph stays across passes: a frame evicted to make room for a window that LPs of
+// cached units hardly use is read from the disks again), and the cache starts with what staging
+// leaves (graphs reserve their index and their LPs' own memory as they get jobs).
 VolumeOptions Budgeted(VolumeOptions o) {
   if (o.memory_bytes == 0) return o;
-  o.read_ahead.staging_limit = std::min(o.read_ahead.staging_limit, o.memory_bytes / 4);
-  o.lp_memory = std::max<uint64_t>(64ull << 10, std::min(o.lp_memory, o.memory_bytes / 4));
+  o.read_ahead.staging_limit = std::min(o.read_ahead.staging_limit, o.memory_bytes / 8);
+  o.lp_memory = std::max<uint64_t>(64ull << 10, std::min(o.lp_memory, o.memory_bytes / 8));
   o.cache_bytes = MemoryBudget(o.memory_bytes, o.read_ahead.staging_limit).CacheCapacity(0);
   return o;
 }
+
+// Freed unit buffers kept for the next loads (cache/chunk_cache.h): a sixteenth of the cache,
+// at most 64 MiB — they are memory the budget does not see, so they stay small beside it.
+uint64_t RecycleBytes(uint64_t cache_bytes) { return std::min<uint64_t>(64ull << 20, cache_bytes / 16); }
 
 }  // namespace
 
@@ -189,6 +195,7 @@ Status Volume::Start() {
   co.trace_path = options_.cache_trace;
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
+  co.recycle_bytes = RecycleBytes(options_.cache_bytes);
   cache_ = std::make_unique<cache::ChunkCache>(co);
   // The frames of compressed files: the same policy, no read-ahead of their own (the decoded
   // units' prefetches read them), few idle buffers (frames vary in size).
@@ -198,7 +205,7 @@ Status Volume::Start() {
   fo.reader_window_ns = co.reader_window_ns;
   fo.prefetch_threads = 1;
   fo.disks = co.disks;
-  fo.recycle_bytes = 16ull << 20;
+  fo.recycle_bytes = RecycleBytes(options_.cache_bytes) / 4;
   frames_ = std::make_shared<FrameTier>(fo, &budget_);
   budget_.Attach(cache_.get(), &frames_->cache());
   extents_ = std::make_unique<ExtentReads>(*cache_, io_options_->disks, read_ahead_.InFlightDepth());

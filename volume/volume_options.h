@@ -32,8 +32,8 @@ struct VolumeOptions {
   // Cache (fusefs resolves cache_size=N% of RAM into bytes).
   uint64_t cache_bytes = 0;
   // One budget (volume/memory_budget.h) instead of cache_bytes (0: none). Staging and lp_memory
-  // become at most a quarter of it each; the cache gets the rest of what the graphs in use
-  // (their LP windows and indexes) leave.
+  // become at most an eighth of it each; the cache gets the rest of what the graphs in use
+  // (their indexes and what their LPs own) leave.
   uint64_t memory_bytes = 0;
   std::string cache_policy = "priority";
   unsigned cache_window = 600;      // seconds a read counts towards a unit's rank

@@ -91,6 +91,11 @@ int main(int argc, char** argv) {
   app.add_option("--decode-cores", req.auto_decode_cores,
                  "for --compress auto: cores left for decoding while jobs run (default 1)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--memory-passes", req.auto_memory_passes,
+                 "for --compress auto: passes jobs make over a file's frames kept in memory for each pass from "
+                 "the disks, each costing the decoding alone (default 4: graph jobs iterate; 0: a file read once "
+                 "— the smallest frames the disks deliver fastest win)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--compress-unit", compress_unit,
                  "unit of files without an up-to-date chunk index (default 2M; column and row of an indexed "
                  "graph are cut at its chunks)");

@@ -247,7 +247,7 @@ TEST(RestripeCrash, CompressAutoWeighsFramesAgainstDecoding) {
     if (!c.want.empty()) {
       EXPECT_NE(std::find(c.want.begin(), c.want.end(), codec), c.want.end()) << codec << "\n" << r.output;
     } else {
-      // "column: auto: NAME RATIO at SPEED GB/s (COST s/GB), ...": the chosen codec has the
+      // "column: auto: NAME RATIO at SPEED GB/s [a pass ...] (COST s/GB), ...": the chosen codec has the
       // smallest cost of the table (as printed, two decimals).
       const size_t line = r.output.find("column: auto: ");
       ASSERT_NE(line, std::string::npos) << r.output;
