@@ -74,6 +74,10 @@ void UnitRef::NoteConsumed() {
   if (entry_ != nullptr) cache_->Consumed(*entry_);
 }
 
+void UnitRef::Drop() {
+  if (entry_ != nullptr) cache_->Drop(*entry_);
+}
+
 // ---- ChunkCache ----
 
 ChunkCache::ChunkCache(const CacheOptions& options)
@@ -321,6 +325,27 @@ void ChunkCache::LeaveStaging(Entry& e) {
   std::shared_ptr<Entry> keep = *it;
   Decide(keep, NowNs());
   if (!e.admitted) HoldByPins(e);
+}
+
+void ChunkCache::Drop(Entry& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  e.consumed = true;
+  auto it = units_.find(e.key_);
+  if (it == units_.end() || it->second.entry.get() != &e || e.state != Entry::State::kReady) return;
+  const std::shared_ptr<Entry> keep = it->second.entry;
+  if (e.admitted) {
+    Evict(keep);
+  } else {
+    auto s = std::find(staged_.begin(), staged_.end(), keep);
+    if (s != staged_.end()) {
+      staged_.erase(s);
+      staged_bytes_ -= e.charge;
+    }
+    it->second.entry.reset();
+    e.orphan = true;
+  }
+  ++counters_.dropped;
+  HoldByPins(e);
 }
 
 void ChunkCache::HoldByPins(Entry& e) {

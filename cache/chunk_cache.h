@@ -133,6 +133,7 @@ struct CacheStats {
   // Units their holders took out of staging (UnitRef::LeaveStaging) that the policy refused:
   // memory the pins alone keep (the holder counts it), freed at the last unpin.
   uint64_t held = 0, held_units = 0;
+  uint64_t dropped = 0;  // units their holders dropped (UnitRef::Drop)
   std::vector<ProcessStats> processes;
 };
 
@@ -164,6 +165,10 @@ class UnitRef {
   // The reader is done with the unit though it took only part of it: the unit is offered for
   // admission (or dropped from staging) at its last unpin.
   void NoteConsumed();
+  // The holder keeps a better copy of these bytes elsewhere (a compressed unit's frame whose
+  // decoded unit the cache beside keeps): the unit leaves the cache now, admitted or staged,
+  // counted in CacheStats::dropped; its pins keep its bytes until they go.
+  void Drop();
 
  private:
   friend class ChunkCache;
@@ -281,6 +286,7 @@ class ChunkCache {
   void Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes);
   void Consumed(Entry& e);
   void LeaveStaging(Entry& e);
+  void Drop(Entry& e);
   // A unit out of the cache that pins still keep: counted as held (CacheStats::held) until the
   // last unpin (mu_ held; nothing if it has no pins or is held already).
   void HoldByPins(Entry& e);

@@ -19,18 +19,26 @@ void FrameSource::DiskShare(uint64_t offset, uint64_t length, std::vector<uint64
 
 FrameTier::FrameTier(const cache::CacheOptions& options, MemoryBudget* budget) : frames_(options), budget_(budget) {}
 
-Status FrameTier::With(const cache::UnitRequest& request,
+Status FrameTier::With(const cache::UnitRequest& request, uint64_t decoded_bytes,
                        const std::function<Status(const char* frame, bool from_disk)>& use) {
-  bool from_disk = false;
+  bool from_disk = false, dropped = false;
   Status status = Status::Ok();
   {
     Result<cache::UnitRef> frame = frames_.Get(request, kDaemonPid);
     if (!frame.ok()) return frame.error();
     from_disk = !frame->hit();
     status = use(frame->data(), from_disk);
-    frame->NoteServed(request.length);  // decided on (admitted or not) as the pin goes
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      dropped = status.ok() && decoded_bytes > 0 && budget_ != nullptr && budget_->DecodedHasRoom(decoded_bytes);
+    }
+    if (dropped) {
+      frame->Drop();  // its decoded unit stays: the frame would only take room from it
+    } else {
+      frame->NoteServed(request.length);  // decided on (admitted or not) as the pin goes
+    }
   }
-  if (from_disk) {
+  if (from_disk || dropped) {
     std::lock_guard<std::mutex> lock(mu_);
     if (budget_ != nullptr) budget_->Rebalance();
   }

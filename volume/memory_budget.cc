@@ -63,6 +63,11 @@ void MemoryBudget::Rebalance() {
   Apply();
 }
 
+bool MemoryBudget::DecodedHasRoom(uint64_t bytes) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return units_ != nullptr && units_->used() + bytes <= units_->capacity();
+}
+
 uint64_t MemoryBudget::CacheCapacity(uint64_t reserved) const {
   const uint64_t floor = total_ / 8;
   const uint64_t set_aside = staging_ + reserved;

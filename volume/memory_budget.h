@@ -15,6 +15,10 @@
 //   frames  <= cache - cache / 8
 //   decoded  = max(cache / 8, cache - frames in memory)
 //
+// A frame is not kept beside its decoded unit when the decoded units have room for it (the
+// decoded copy costs no decoding at the next pass; the frame would only take room from it):
+// where the graph fits decoded, memory holds it decoded, and frames fill in as it stops fitting.
+//
 // Without `memory=` there is no total: `cache_size` is the cache, split the same way, and
 // reservations cost nothing.
 #pragma once
@@ -62,6 +66,9 @@ class MemoryBudget {
   Reservation Reserve(uint64_t bytes);
   // Frames came into memory or left it: the decoded units get what they leave.
   void Rebalance();
+  // Whether the decoded units have room for `bytes` more without evicting any: a unit decoded now
+  // will stay decoded, and its frame need not be kept beside it.
+  bool DecodedHasRoom(uint64_t bytes) const;
 
   struct State {
     uint64_t total = 0, staging = 0, reserved = 0, reservations = 0;

@@ -39,7 +39,7 @@ void PackedFile::UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key) {
   frames_key_ = key;
 }
 
-Status PackedFile::DecodeUnit(size_t k, char* out) {
+Status PackedFile::DecodeUnit(size_t k, char* out, bool whole) {
   const PackedUnit& u = dir_.units()[k];
   if (frames_ != nullptr) {
     cache::UnitRequest r;
@@ -48,7 +48,8 @@ Status PackedFile::DecodeUnit(size_t k, char* out) {
     r.length = u.frame_length;
     r.file_units = dir_.units().size();
     r.source = frame_source_;
-    return frames_->With(r, [&](const char* frame, bool from_disk) { return DecodeFrame(k, frame, from_disk, out); });
+    return frames_->With(r, whole ? u.raw_length : 0,
+                         [&](const char* frame, bool from_disk) { return DecodeFrame(k, frame, from_disk, out); });
   }
   // Whole 4 KiB pages from the frame's aligned start, so the read can go O_DIRECT.
   const uint64_t span = (static_cast<uint64_t>(u.frame_length) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
@@ -105,10 +106,10 @@ Result<uint64_t> PackedFile::Read(uint64_t offset, uint64_t length, char* buf) {
     const uint64_t from = std::max(offset, u.raw_offset);
     const uint64_t to = std::min(offset + length, u.raw_offset + u.raw_length);
     if (from == u.raw_offset && to == u.raw_offset + u.raw_length) {
-      GRAPHFS_RETURN_IF_ERROR(DecodeUnit(k, buf + (from - offset)));  // the whole unit: in place
+      GRAPHFS_RETURN_IF_ERROR(DecodeUnit(k, buf + (from - offset), /*whole=*/true));  // the whole unit: in place
     } else {
       partial.resize(u.raw_length);
-      GRAPHFS_RETURN_IF_ERROR(DecodeUnit(k, partial.data()));
+      GRAPHFS_RETURN_IF_ERROR(DecodeUnit(k, partial.data(), /*whole=*/false));
       std::memcpy(buf + (from - offset), partial.data() + (from - u.raw_offset), to - from);
     }
     done += to - from;

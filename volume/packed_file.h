@@ -52,7 +52,9 @@ class PackedFile {
              PackedCounters* counters)
       : stream_(std::move(stream)), dir_(std::move(dir)), layout_(std::move(layout)), counters_(counters) {}
   // Unit k decoded into `out` (its raw length): its frame from the frame tier, else the disks.
-  Status DecodeUnit(size_t k, char* out);
+  // `whole`: `out` is the unit's whole buffer, which the cache keeps (a piece copied out of a
+  // scratch decode is not: its frame is kept whatever the decoded units' room).
+  Status DecodeUnit(size_t k, char* out, bool whole);
   // Unit k decoded from its frame's bytes, checksum first.
   Status DecodeFrame(size_t k, const char* frame, bool from_disk, char* out);
 

@@ -100,6 +100,8 @@ json RenderCache(const cache::CacheStats& c) {
           // Units LPs took out of staging that the policy refused: kept by the LPs' pins alone.
           {"held", c.held},
           {"held_units", c.held_units},
+          // Units their holders dropped: frames whose decoded units the cache keeps.
+          {"dropped", c.dropped},
           {"buffers_created", c.buffers_created},
           {"load_errors", c.load_errors},
           {"byte_hit_ratio", byte_hit_ratio},

@@ -162,6 +162,43 @@ TEST(ChunkCache, MissThenHitWithTheRightBytes) {
   EXPECT_EQ(s.used, kUnit);
 }
 
+// A holder that keeps a better copy drops the unit: gone from the cache at once (admitted or
+// staged), its bytes valid while pinned, loaded again by the next reader; the lookups count
+// against a shadow LRU, and a unit loaded twice is counted as reloaded.
+TEST(ChunkCache, ADroppedUnitLeavesAtOnceAndIsLoadedAgainWhenAskedFor) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  ChunkCache c(Options(4, "priority"));
+  EXPECT_TRUE(ReadWhole(c, Unit(src, 1), 7));  // admitted
+  ASSERT_TRUE(Resident(c, Unit(src, 1)));
+  {
+    auto u = c.Get(Unit(src, 1), 7);
+    ASSERT_TRUE(u.ok());
+    u->Drop();
+    EXPECT_FALSE(Resident(c, Unit(src, 1)));
+    EXPECT_TRUE(Matches(*u)) << "a pinned unit keeps its bytes";
+    EXPECT_EQ(c.Stats().held, kUnit) << "kept by its pin alone";
+  }
+  EXPECT_EQ(c.Stats().held, 0u);
+  {
+    auto u = c.Get(Unit(src, 2), 7);  // staged, then dropped before it is decided on
+    ASSERT_TRUE(u.ok());
+    u->Drop();
+    EXPECT_EQ(c.Stats().staged, 0u);
+  }
+  EXPECT_FALSE(Resident(c, Unit(src, 2)));
+  EXPECT_EQ(c.Stats().used, 0u);
+  bool hit = true;
+  EXPECT_TRUE(ReadWhole(c, Unit(src, 1), 7, &hit));
+  EXPECT_FALSE(hit);
+  const CacheStats s = c.Stats();
+  EXPECT_EQ(s.dropped, 2u);
+  EXPECT_EQ(src->loads(), 3);
+  EXPECT_EQ(s.bytes_reloaded, kUnit) << "unit 1, loaded twice";
+  EXPECT_EQ(s.lookup_bytes, 4 * kUnit);
+  EXPECT_EQ(s.lookup_hit_bytes, kUnit) << "the second lookup of unit 1";
+  EXPECT_EQ(s.lru_hit_bytes, 2 * kUnit) << "an LRU of 4 units would have had unit 1 twice more";
+}
+
 TEST(ChunkCache, UnalignedUnitsAreLoadedFromAnAlignedOffset) {
   auto src = std::make_shared<FakeSource>(1 << 20);
   ChunkCache c(Options(4, "priority"));

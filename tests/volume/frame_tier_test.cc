@@ -98,7 +98,26 @@ void Pass(Mounted& m, const std::string& bytes, uint32_t pid) {
 
 uint64_t FramesFromDisks(Mounted& m) { return m.volume->packed_counters().frame_bytes.load(); }
 
-TEST(FrameTier, ABudgetThatHoldsTheFramesReadsEachFromTheDisksOnce) {
+// Where the decoded units fit, they stay: each unit is read and decoded once, and no frame is
+// kept beside its decoded unit (it would only take room from the decoded units).
+TEST(FrameTier, ABudgetThatHoldsTheDecodedUnitsDecodesEachOnceAndKeepsNoFrames) {
+  CompressedFile c(8 * kMiB);
+  Mounted m = Open(c, 16 * kMiB);  // staging 1, the cache 15: the 8 decoded units fit
+  ASSERT_NE(m.file, nullptr);
+  std::vector<uint64_t> share(kDisks, 0);
+  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
+  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  for (int pass = 0; pass < 4; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
+  EXPECT_EQ(m.volume->packed_counters().units_decoded.load(), 8u) << "each unit decoded once";
+  EXPECT_EQ(FramesFromDisks(m), stored) << "each frame read once";
+  EXPECT_EQ(m.volume->budget().state().frames_used, 0u);
+  EXPECT_EQ(m.volume->frames()->cache().Stats().dropped, 8u);
+}
+
+// Where the frames fit and the decoded units do not, memory ends up holding every frame (and
+// decoded units in what they leave): after the pass that finds the decoded units too many, no
+// pass reads from the disks, however many follow.
+TEST(FrameTier, ABudgetThatHoldsTheFramesReadsNothingAfterItSettles) {
   CompressedFile c(16 * kMiB);
   // 16 MiB: staging 1, the cache 15 — the frames (about 8.5 MiB) fit, the decoded units (16) do not.
   Mounted m = Open(c, 16 * kMiB);
@@ -107,11 +126,11 @@ TEST(FrameTier, ABudgetThatHoldsTheFramesReadsEachFromTheDisksOnce) {
   m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
   const uint64_t stored = share[0] + share[1] + share[2] + share[3];
   ASSERT_LT(stored, 12 * kMiB) << "the data did not compress as the test needs";
-  for (int pass = 0; pass < 4; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
-  // Each frame from the disks once (prefetches of the last units may have come twice at most).
-  EXPECT_LE(FramesFromDisks(m), stored + stored / 20);
-  EXPECT_GE(FramesFromDisks(m), stored);
-  // The later passes decoded from frames in memory: the decoded units alone could not hold them.
+  for (int pass = 0; pass < 2; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
+  const uint64_t settled = FramesFromDisks(m);
+  EXPECT_LE(settled, 2 * stored + stored / 20) << "the first pass kept decoded units, the second frames";
+  for (int pass = 2; pass < 6; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
+  EXPECT_EQ(FramesFromDisks(m), settled) << "nothing from the disks once memory holds every frame";
   EXPECT_GT(m.volume->packed_counters().frame_bytes_from_memory.load(), stored);
   const MemoryBudget::State b = m.volume->budget().state();
   EXPECT_EQ(b.frames_used, m.volume->frames()->cache().used());
