@@ -403,6 +403,7 @@ void ChunkCache::Rescore(int64_t now) {
 void ChunkCache::Evict(const std::shared_ptr<Entry>& v) {
   order_.erase(v->order);
   used_ -= v->charge;
+  UsedBy(v->key_.file, -static_cast<int64_t>(v->charge));
   v->admitted = false;
   v->orphan = true;
   auto it = units_.find(v->key_);
@@ -451,6 +452,7 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   for (const auto& v : victims) Evict(v);
   e->admitted = true;
   used_ += e->charge;
+  UsedBy(e->key_.file, static_cast<int64_t>(e->charge));
   e->order = {prio, ++tick_, e->key_};
   order_.insert(e->order);
   ++counters_.admissions;
@@ -479,6 +481,18 @@ uint64_t ChunkCache::used() const {
   return used_;
 }
 
+uint64_t ChunkCache::used(uint64_t file) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = used_by_file_.find(file);
+  return it == used_by_file_.end() ? 0 : it->second;
+}
+
+void ChunkCache::UsedBy(uint64_t file, int64_t delta) {
+  uint64_t& bytes = used_by_file_[file];
+  bytes = static_cast<uint64_t>(static_cast<int64_t>(bytes) + delta);
+  if (bytes == 0) used_by_file_.erase(file);
+}
+
 void ChunkCache::Invalidate(uint64_t file) {
   std::lock_guard<std::mutex> lock(mu_);
   shadow_.Forget(file);
@@ -491,6 +505,7 @@ void ChunkCache::Invalidate(uint64_t file) {
       if (e->admitted) {
         order_.erase(e->order);
         used_ -= e->charge;
+        UsedBy(e->key_.file, -static_cast<int64_t>(e->charge));
         e->admitted = false;
       }
       e->orphan = true;  // a staged one is dropped at the next sweep

@@ -259,6 +259,7 @@ class ChunkCache {
   void SetCapacity(uint64_t capacity);
   uint64_t capacity() const;
   uint64_t used() const;  // bytes of admitted units (CacheStats::used, without the rest of Stats)
+  uint64_t used(uint64_t file) const;  // of them, the units of `file` (UnitKey::file)
 
   CacheStats Stats() const;
   const CacheOptions& options() const { return options_; }  // capacity: as constructed
@@ -298,6 +299,7 @@ class ChunkCache {
   double Priority(const Record& rec, const Entry& e, int64_t now) const;
   void Rescore(int64_t now);                                       // mu_ held
   void Evict(const std::shared_ptr<Entry>& e);                     // mu_ held
+  void UsedBy(uint64_t file, int64_t delta);                       // mu_ held
   ProcessStats& Process(uint32_t pid);                             // mu_ held
   void Trace(const UnitRequest& r, uint32_t pid, int64_t now);     // mu_ held
   void PrefetchWorker();
@@ -311,6 +313,7 @@ class ChunkCache {
   std::set<OrderKey> order_;                       // admitted units, eviction order
   std::vector<std::shared_ptr<Entry>> staged_;     // loading or waiting for their readers
   uint64_t used_ = 0, staged_bytes_ = 0, prefetch_bytes_ = 0;
+  std::unordered_map<uint64_t, uint64_t> used_by_file_;  // used_, by UnitKey::file
   uint64_t held_bytes_ = 0, held_units_ = 0;  // CacheStats::held
   uint64_t tick_ = 0;
   int64_t last_rescore_ns_ = 0, last_sweep_ns_ = 0;

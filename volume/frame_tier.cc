@@ -19,7 +19,7 @@ void FrameSource::DiskShare(uint64_t offset, uint64_t length, std::vector<uint64
 
 FrameTier::FrameTier(const cache::CacheOptions& options, MemoryBudget* budget) : frames_(options), budget_(budget) {}
 
-Status FrameTier::With(const cache::UnitRequest& request, uint64_t decoded_bytes,
+Status FrameTier::With(const cache::UnitRequest& request, DecodedFile decoded,
                        const std::function<Status(const char* frame, bool from_disk)>& use) {
   bool from_disk = false, dropped = false;
   Status status = Status::Ok();
@@ -30,7 +30,8 @@ Status FrameTier::With(const cache::UnitRequest& request, uint64_t decoded_bytes
     status = use(frame->data(), from_disk);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      dropped = status.ok() && decoded_bytes > 0 && budget_ != nullptr && budget_->DecodedHasRoom(decoded_bytes);
+      dropped = status.ok() && decoded.bytes > 0 && budget_ != nullptr &&
+                budget_->DecodedFileFits(decoded.key, decoded.bytes);
     }
     if (dropped) {
       frame->Drop();  // its decoded unit stays: the frame would only take room from it

@@ -47,9 +47,13 @@ class FrameTier {
   // Calls `use(frame bytes, from_disk)` with the frame `request` names, pinned for the call:
   // from memory, or read from the disks by this call (concurrent callers wait for one read).
   // The frame is then offered for admission — or dropped, when the decoded units have room for
-  // the `decoded_bytes` it decoded to (they keep it decoded; 0: the decoded bytes are not kept) —,
-  // and the decoded units get what the frames leave.
-  Status With(const cache::UnitRequest& request, uint64_t decoded_bytes,
+  // the whole file it belongs to (`decoded`: the file's key among them and its decoded size; a
+  // decode that is not kept there passes {}) —, and the decoded units get what the frames leave.
+  struct DecodedFile {
+    uint64_t key = 0;
+    uint64_t bytes = 0;  // 0: the decoded bytes are not kept (the frame is)
+  };
+  Status With(const cache::UnitRequest& request, DecodedFile decoded,
               const std::function<Status(const char* frame, bool from_disk)>& use);
 
   // The mount goes: the budget is no longer told (files still open read on, by themselves).

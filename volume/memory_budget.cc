@@ -63,9 +63,11 @@ void MemoryBudget::Rebalance() {
   Apply();
 }
 
-bool MemoryBudget::DecodedHasRoom(uint64_t bytes) const {
+bool MemoryBudget::DecodedFileFits(uint64_t file, uint64_t file_bytes) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return units_ != nullptr && units_->used() + bytes <= units_->capacity();
+  if (units_ == nullptr) return false;
+  const uint64_t others = units_->used() - std::min(units_->used(), units_->used(file));
+  return others + file_bytes <= units_->capacity();
 }
 
 uint64_t MemoryBudget::CacheCapacity(uint64_t reserved) const {

@@ -15,9 +15,9 @@
 //   frames  <= cache - cache / 8
 //   decoded  = max(cache / 8, cache - frames in memory)
 //
-// A frame is not kept beside its decoded unit when the decoded units have room for it (the
-// decoded copy costs no decoding at the next pass; the frame would only take room from it):
-// where the graph fits decoded, memory holds it decoded, and frames fill in as it stops fitting.
+// A frame is not kept beside its decoded unit when the decoded units have room for its whole
+// file (the decoded copy costs no decoding at the next pass; the frame would only take room
+// from it): a file that fits decoded is held decoded, one that does not as frames first.
 //
 // Without `memory=` there is no total: `cache_size` is the cache, split the same way, and
 // reservations cost nothing.
@@ -66,9 +66,12 @@ class MemoryBudget {
   Reservation Reserve(uint64_t bytes);
   // Frames came into memory or left it: the decoded units get what they leave.
   void Rebalance();
-  // Whether the decoded units have room for `bytes` more without evicting any: a unit decoded now
-  // will stay decoded, and its frame need not be kept beside it.
-  bool DecodedHasRoom(uint64_t bytes) const;
+  // Whether the decoded units have room for the whole of a file of `file_bytes` (decoded), its
+  // units in the cache as `file` and the other files' units as they are: its units decoded now
+  // will stay decoded, and their frames need not be kept beside them. (Per unit instead of per
+  // file, a file larger than the room would push its own decoded units out, and with them the
+  // only copy of the frames dropped for them.)
+  bool DecodedFileFits(uint64_t file, uint64_t file_bytes) const;
 
   struct State {
     uint64_t total = 0, staging = 0, reserved = 0, reservations = 0;

@@ -33,10 +33,11 @@ Result<std::shared_ptr<PackedFile>> PackedFile::Open(std::shared_ptr<StripedFile
   return std::shared_ptr<PackedFile>(new PackedFile(std::move(stream), std::move(*dir), *layout, counters));
 }
 
-void PackedFile::UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key) {
+void PackedFile::UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key, uint64_t decoded_key) {
   frames_ = std::move(frames);
   frame_source_ = std::make_shared<FrameSource>(stream_);
   frames_key_ = key;
+  decoded_key_ = decoded_key;
 }
 
 Status PackedFile::DecodeUnit(size_t k, char* out, bool whole) {
@@ -48,7 +49,8 @@ Status PackedFile::DecodeUnit(size_t k, char* out, bool whole) {
     r.length = u.frame_length;
     r.file_units = dir_.units().size();
     r.source = frame_source_;
-    return frames_->With(r, whole ? u.raw_length : 0,
+    const FrameTier::DecodedFile kept{decoded_key_, whole ? size() : 0};
+    return frames_->With(r, kept,
                          [&](const char* frame, bool from_disk) { return DecodeFrame(k, frame, from_disk, out); });
   }
   // Whole 4 KiB pages from the frame's aligned start, so the read can go O_DIRECT.

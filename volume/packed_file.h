@@ -44,8 +44,9 @@ class PackedFile {
   // Adds to per_disk[d] the frame bytes on disk d of the units holding [offset, offset + length).
   void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const;
   // Reads its frames through `frames` (the mount's frame tier, volume/frame_tier.h) as file
-  // `key` there, instead of from the disks at every decode. Before the first read.
-  void UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key);
+  // `key` there, instead of from the disks at every decode; its decoded units are file
+  // `decoded_key` in the cache. Before the first read.
+  void UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key, uint64_t decoded_key);
 
  private:
   PackedFile(std::shared_ptr<StripedFile> stream, PackedDirectory dir, std::shared_ptr<const cache::ChunkLayout> layout,
@@ -62,6 +63,7 @@ class PackedFile {
   std::shared_ptr<FrameTier> frames_;
   std::shared_ptr<cache::UnitSource> frame_source_;
   uint64_t frames_key_ = 0;
+  uint64_t decoded_key_ = 0;
   PackedDirectory dir_;
   std::shared_ptr<const cache::ChunkLayout> layout_;
   PackedCounters* counters_;

@@ -233,7 +233,7 @@ Result<std::shared_ptr<StripedSource>> Volume::MakeSource(std::shared_ptr<Stripe
     if (!packed.ok()) return packed.error().Wrap(backing_path);
     if (frames_) {
       const std::string frames_id = id + ":frames";
-      (*packed)->UseFrames(frames_, XXH3_64bits(frames_id.data(), frames_id.size()));
+      (*packed)->UseFrames(frames_, XXH3_64bits(frames_id.data(), frames_id.size()), key);
     }
     return std::make_shared<StripedSource>(*packed, file, key);
   }
