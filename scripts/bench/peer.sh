@@ -35,8 +35,9 @@
 #            integrated.sh). TOTAL = the jobs' cgroup peak + the daemon's peak RSS (VmHWM).
 #   graphso  GraphSO/bin/concurrent_jobs PLAIN 1 ITER S LLC_MB GRAPH_MB BUDGET in a memory cgroup
 #            limited to TOTAL (the largest graphfs TOTAL measured so far, or --limit), on the plain copy.
-#   plain    (optional) the same run-jobs jobs unmodified on the plain copy (--mem-gb 8: buffered),
-#            limited to TOTAL.
+#   plain    (optional) the same run-jobs jobs unmodified on the plain copy, limited to TOTAL and
+#            told it (--mem-gb: TOTAL less 64 MiB, told_mem_gb; --mem-gb G overrides), as users of
+#            plain storage tell their engines: buffered reads where the active edges fit.
 # Per side: wall time, bytes read from its disks (/sys/block/loopN/stat), the I/O floor (bytes /
 # (4 x BPS)), CPU seconds (the jobs' cpuacct cgroup, + the daemon's CPU for graphfs) and the CPU floor
 # (CPU s / cores), the memory limit and peaks; then the medians, graphfs/GraphSO (ratio of medians and
@@ -117,7 +118,7 @@ bench_options "$@" <<'EOF'
 --out            OUT              ""
 EOF
 MEM_GB_MOUNT=${MEM_GB:-0.25}
-MEM_GB_PLAIN=${MEM_GB:-8}
+MEM_GB_PLAIN=${MEM_GB:-}  # empty: each plain run is told its limit (run_plain)
 [[ $(id -u) == 0 ]] || { echo "peer.sh: run as root (loop disks, cgroups, drop_caches)" >&2; exit 2; }
 [[ -n $GRAPHSO_SRC && -f $GRAPHSO_SRC/GraphSO/examples/concurrent_jobs.cpp && -f $GRAPHSO_SRC/PreProcessing/examples/Preprocessing.cpp ]] ||
   { echo "peer.sh: --graphso DIR must be a checkout of GraphSO (GraphSO/examples/concurrent_jobs.cpp, PreProcessing/)" >&2; exit 2; }
@@ -206,7 +207,7 @@ graphfs: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo ?)$(git -C 
 graphso: $GRAPHSO_SRC $(git -C "$GRAPHSO_SRC" rev-parse --short HEAD 2>/dev/null || echo ?)
 graph: $NAME ($FAMILY, $VERTICES vertices, $EDGES edges, P=${PARTITIONS:-16}), column $COLUMN B, $G
 disks: 4 x $BPS B/s striped (compress ${STRIPE_COMPRESS:-auto}), plain copy on 1 x $((4 * BPS)) B/s
-jobs: $JOBS (graphfs: --integrated --partition $PARTITION --mem-gb $MEM_GB_MOUNT; plain: --mem-gb $MEM_GB_PLAIN)
+jobs: $JOBS (graphfs: --integrated --partition $PARTITION --mem-gb $MEM_GB_MOUNT; plain: --mem-gb ${MEM_GB_PLAIN:-its limit less 64 MiB})
 graphso: concurrent_jobs PATH 1 $ITER $START $LLC_MB $GRAPH_MB BUDGET
 mount: $([[ -n $MEMORY ]] && echo "memory=$MEMORY" || echo "cache_size=$BUDGET"),readahead_mem=$READAHEAD_MEM,lp=vertex${MOUNT_OPTS:+,$MOUNT_OPTS}
 cores: $NCPU
@@ -307,8 +308,10 @@ run_plain() {
   before=$(loops_read "${LOOPS[4]}")
   cg_setup "$limit"
   t0=$(now)
-  GRAPHFS_ENGINE_VERBOSE=1 cg_run "$GRAPHFS_BIN/run-jobs" --graph "$PLAIN" --jobs "$JOBS" --mem-gb "$MEM_GB_PLAIN" > "$log" 2>&1 || status=failed
+  local told=${MEM_GB_PLAIN:-$(told_mem_gb "$limit")}
+  GRAPHFS_ENGINE_VERBOSE=1 cg_run "$GRAPHFS_BIN/run-jobs" --graph "$PLAIN" --jobs "$JOBS" --mem-gb "$told" > "$log" 2>&1 || status=failed
   t1=$(now)
+  echo "plain: memory cgroup $((limit >> 20)) MiB, engines told --mem-gb $told" >> "$log"
   cg_done
   after=$(loops_read "${LOOPS[4]}")
   grep -q ' \(exit\|signal\) [0-9]' "$log" && status=failed
