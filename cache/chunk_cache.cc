@@ -402,8 +402,7 @@ void ChunkCache::Rescore(int64_t now) {
 
 void ChunkCache::Evict(const std::shared_ptr<Entry>& v) {
   order_.erase(v->order);
-  used_ -= v->charge;
-  UsedBy(v->key_.file, -static_cast<int64_t>(v->charge));
+  AddUsed(v->key_.file, -static_cast<int64_t>(v->charge));
   v->admitted = false;
   v->orphan = true;
   auto it = units_.find(v->key_);
@@ -451,8 +450,7 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   if (used_ + e->charge - freed > counters_.capacity) return refuse();
   for (const auto& v : victims) Evict(v);
   e->admitted = true;
-  used_ += e->charge;
-  UsedBy(e->key_.file, static_cast<int64_t>(e->charge));
+  AddUsed(e->key_.file, static_cast<int64_t>(e->charge));
   e->order = {prio, ++tick_, e->key_};
   order_.insert(e->order);
   ++counters_.admissions;
@@ -487,7 +485,8 @@ uint64_t ChunkCache::used(uint64_t file) const {
   return it == used_by_file_.end() ? 0 : it->second;
 }
 
-void ChunkCache::UsedBy(uint64_t file, int64_t delta) {
+void ChunkCache::AddUsed(uint64_t file, int64_t delta) {
+  used_ = static_cast<uint64_t>(static_cast<int64_t>(used_) + delta);
   uint64_t& bytes = used_by_file_[file];
   bytes = static_cast<uint64_t>(static_cast<int64_t>(bytes) + delta);
   if (bytes == 0) used_by_file_.erase(file);
@@ -504,8 +503,7 @@ void ChunkCache::Invalidate(uint64_t file) {
     if (std::shared_ptr<Entry> e = it->second.entry) {
       if (e->admitted) {
         order_.erase(e->order);
-        used_ -= e->charge;
-        UsedBy(e->key_.file, -static_cast<int64_t>(e->charge));
+        AddUsed(e->key_.file, -static_cast<int64_t>(e->charge));
         e->admitted = false;
       }
       e->orphan = true;  // a staged one is dropped at the next sweep

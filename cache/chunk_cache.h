@@ -271,9 +271,6 @@ class ChunkCache {
   struct Record;
   struct Task;
   using OrderKey = std::tuple<double, uint64_t, UnitKey>;  // (priority, tick, key): lowest first
-  struct KeyHash {
-    size_t operator()(const UnitKey& k) const noexcept { return k.file * 0x9E3779B97F4A7C15ull ^ k.index; }
-  };
 
   Record& NoteRead(const UnitRequest& r, uint32_t pid, int64_t now);  // mu_ held
   // A load of r's unit for `pid` begins: the bytes counted (once more if it was loaded before).
@@ -299,7 +296,9 @@ class ChunkCache {
   double Priority(const Record& rec, const Entry& e, int64_t now) const;
   void Rescore(int64_t now);                                       // mu_ held
   void Evict(const std::shared_ptr<Entry>& e);                     // mu_ held
-  void UsedBy(uint64_t file, int64_t delta);                       // mu_ held
+  // Admitted bytes change by `delta` (a unit of `file` admitted or gone): used_ and its
+  // by-file split together.
+  void AddUsed(uint64_t file, int64_t delta);                      // mu_ held
   ProcessStats& Process(uint32_t pid);                             // mu_ held
   void Trace(const UnitRequest& r, uint32_t pid, int64_t now);     // mu_ held
   void PrefetchWorker();
@@ -309,7 +308,7 @@ class ChunkCache {
   const std::shared_ptr<BufferPool> buffers_;     // entries give their buffers back as they go
   mutable std::mutex mu_;
   std::condition_variable loaded_;
-  std::unordered_map<UnitKey, Record, KeyHash> units_;
+  std::unordered_map<UnitKey, Record, UnitKeyHash> units_;
   std::set<OrderKey> order_;                       // admitted units, eviction order
   std::vector<std::shared_ptr<Entry>> staged_;     // loading or waiting for their readers
   uint64_t used_ = 0, staged_bytes_ = 0, prefetch_bytes_ = 0;

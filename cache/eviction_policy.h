@@ -22,6 +22,11 @@ struct UnitKey {
   auto operator<=>(const UnitKey&) const = default;
 };
 
+// For hash maps keyed by unit.
+struct UnitKeyHash {
+  size_t operator()(const UnitKey& k) const noexcept { return k.file * 0x9E3779B97F4A7C15ull ^ k.index; }
+};
+
 // What a policy may ask about a unit in memory.
 class UnitView {
  public:

@@ -20,15 +20,12 @@ class ShadowLru {
   uint64_t bytes() const { return bytes_; }
 
  private:
-  struct Hash {
-    size_t operator()(const UnitKey& k) const noexcept { return k.file * 0x9E3779B97F4A7C15ull ^ k.index; }
-  };
   struct Item {
     UnitKey key;
     uint64_t length;
   };
   std::list<Item> order_;  // most recent first
-  std::unordered_map<UnitKey, std::list<Item>::iterator, Hash> where_;
+  std::unordered_map<UnitKey, std::list<Item>::iterator, UnitKeyHash> where_;
   uint64_t bytes_ = 0;
 };
 

@@ -39,6 +39,11 @@ std::vector<StripeExtent> StripeMap::Split(uint64_t offset, uint64_t length) con
   return out;
 }
 
+void StripeMap::AddDiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const {
+  for (const StripeExtent& e : Split(offset, length))
+    if (e.disk < per_disk.size()) per_disk[e.disk] += e.length;
+}
+
 uint64_t StripeMap::PartSize(uint32_t disk, uint64_t file_size) const {
   const uint64_t s = layout_.unit, n = layout_.disks;
   const uint64_t row = s * n;

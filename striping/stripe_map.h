@@ -53,6 +53,9 @@ class StripeMap {
 
   // Splits [offset, offset+length) at stripe-unit boundaries, in file order.
   std::vector<StripeExtent> Split(uint64_t offset, uint64_t length) const;
+  // Adds to per_disk[d] the bytes of [offset, offset+length) that live on disk d (disks past
+  // per_disk's size are left out).
+  void AddDiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const;
 
   // Number of bytes of a file of `file_size` bytes that live on `disk`: the size
   // that disk's part file has when the file is fully written.

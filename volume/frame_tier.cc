@@ -12,11 +12,6 @@ namespace {
 const uint32_t kDaemonPid = static_cast<uint32_t>(::getpid());
 }  // namespace
 
-void FrameSource::DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const {
-  for (const StripeExtent& e : stream_->map().Split(offset, length))
-    if (e.disk < per_disk.size()) per_disk[e.disk] += e.length;
-}
-
 FrameTier::FrameTier(const cache::CacheOptions& options, MemoryBudget* budget) : frames_(options), budget_(budget) {}
 
 Status FrameTier::With(const cache::UnitRequest& request, DecodedFile decoded,

@@ -31,7 +31,9 @@ class FrameSource final : public cache::UnitSource {
   Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) override {
     return stream_->Read(offset, length, buf);
   }
-  void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const override;
+  void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const override {
+    stream_->map().AddDiskShare(offset, length, per_disk);
+  }
 
  private:
   std::shared_ptr<StripedFile> stream_;

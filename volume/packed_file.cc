@@ -123,8 +123,7 @@ void PackedFile::DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_
   auto [first, end] = dir_.Overlapping(offset, length);
   for (size_t k = first; k < end; ++k) {
     const PackedUnit& u = dir_.units()[k];
-    for (const StripeExtent& e : stream_->map().Split(u.frame_offset, u.frame_length))
-      if (e.disk < per_disk.size()) per_disk[e.disk] += e.length;
+    stream_->map().AddDiskShare(u.frame_offset, u.frame_length, per_disk);
   }
 }
 

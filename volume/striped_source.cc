@@ -7,8 +7,7 @@ void StripedSource::DiskShare(uint64_t offset, uint64_t length, std::vector<uint
     packed_->DiskShare(offset, length, per_disk);
     return;
   }
-  for (const StripeExtent& e : file_->map().Split(offset, length))
-    if (e.disk < per_disk.size()) per_disk[e.disk] += e.length;
+  file_->map().AddDiskShare(offset, length, per_disk);
 }
 
 void StripedSource::DropChunkLayout() {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <numeric>
+#include <vector>
 
 namespace graphfs {
 namespace {
@@ -73,6 +74,17 @@ TEST(StripeMap, SingleDiskIsIdentity) {
     EXPECT_EQ(m.Locate(o).disk_offset, o);
   }
   EXPECT_EQ(m.PartSize(0, 123457), 123457u);
+}
+
+// The bytes of a range per disk, added to what the vector holds; disks past its size left out.
+TEST(StripeMap, AddDiskShareCountsEachDisksBytesOfARange) {
+  StripeMap m = Make(1000, 3, 1);
+  std::vector<uint64_t> share = {5, 0, 0};
+  m.AddDiskShare(900, 2300, share);  // 100 on disk 1, 1000 on 2, 1000 on 0, 200 on 1
+  EXPECT_EQ(share, (std::vector<uint64_t>{1005, 300, 1000}));
+  std::vector<uint64_t> two(2, 0);
+  m.AddDiskShare(900, 2300, two);
+  EXPECT_EQ(two, (std::vector<uint64_t>{1000, 300}));
 }
 
 TEST(StripeMap, SplitAtUnitBoundaries) {
