@@ -215,6 +215,12 @@ class LpScheduler {
     Granularity granularity = Granularity::kChunk;
     const SourceRuns* runs = nullptr;
     ReadCost cost;  // chooses per chunk between its runs and the whole chunk
+    // A job whose active sources in a chunk are at least 1/this of the chunk's edges gets the
+    // whole chunk (its engine skips the inactive sources' edges, as it does reading the file)
+    // instead of the runs of its active sources: cutting, handing out and gathering a run costs
+    // the daemon and the job about as much as scanning this many edges (docs/memory-as-cache.md,
+    // "Dense iterations"). 0: always the runs.
+    uint32_t scan_edges_per_run = 32;
     // Where the file's bytes lie (a striped file): per chunk, its bytes on each disk it touches;
     // `disks` their count (below 2, or no list: no balancing). Chunks the cache holds are weighed like the others: counting them as free
     // made LPs less balanced, not more (BENCHMARKS.md, issue 16) — what a small cache holds
@@ -364,6 +370,10 @@ class LpScheduler {
   bool LoadsAsRuns(uint64_t c) const {
     return options_.granularity == Options::Granularity::kVertex && options_.runs != nullptr && options_.runs->sorted(c);
   }
+  // Whether job j, with `active` sources of chunk c active, reads it whole: it has no bitmap,
+  // the chunk is not source-sorted, every source of it is active, or enough are that the runs
+  // would cost more than the whole chunk (Options::scan_edges_per_run).
+  bool ReadsWhole(const Job& j, uint64_t c, uint64_t active) const;
   // Job j's view of chunk c in `lp` (its extents [first, last)); false if the extents miss
   // some of its active sources' edges (its active set changed since the LP was planned).
   bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,

@@ -692,6 +692,7 @@ struct SortedCatalog : Catalog {
     o.cost.bytes_per_second = 1e9;
     o.cost.seconds_per_request = 1e-9;  // no gap is worth reading through
     o.cost.align = 1;
+    o.scan_edges_per_run = 0;  // the runs, however dense (the dense rule's tests set it)
     return o;
   }
 };
@@ -735,6 +736,35 @@ TEST(LpSchedulerVertexGranular, ACompressedChunkCostsItsFrame) {
   const SchedulerStats st = s.Stats();
   EXPECT_EQ(st.bytes_loaded, 880u);
   EXPECT_EQ(st.planned_disk_bytes, 600u);  // two frames
+}
+
+// The dense rule (Options::scan_edges_per_run): a job with enough active sources in a chunk
+// reads it whole (its engine skips the inactive sources' edges), one piece instead of a run per
+// source; a sparse one still gets its runs, also from an LP that holds the chunk whole.
+TEST(LpSchedulerVertexGranular, ADenseJobReadsTheWholeChunkASparseOneItsRuns) {
+  SortedCatalog cat(2);
+  LpScheduler::Options options = cat.Options();
+  options.scan_edges_per_run = 10;  // 100 edges a chunk: 10 active sources or more read it whole
+  DrivenScheduler s(cat.chunks, cat.Loader(), options);
+  ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
+  ASSERT_TRUE(s.AddJob(2, 1 << 20).ok());
+  std::vector<uint64_t> dense;  // chunk 0: sources 0, 2, ... 18 (10 of 20); chunk 1: 9 of 20
+  for (uint64_t v = 0; v < 20; v += 2) dense.push_back(v);
+  for (uint64_t v = 100; v < 118; v += 2) dense.push_back(v);
+  auto dense_bits = std::make_shared<std::vector<uint64_t>>(4, 0);
+  for (uint64_t v : dense) (*dense_bits)[v / 64] |= uint64_t{1} << (v % 64);
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 10, 1}, {1, 9, 1}}, 0, dense_bits).ok());
+  ASSERT_TRUE(s.SetActive(2, std::vector<ActiveChunk>{{0, 1, 1}}, 0, Bits(200, {3})).ok());
+  auto a = AskNow(s, 1);
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  std::vector<Piece> want = {{0, 0, 800}};                              // chunk 0 whole
+  for (uint64_t k = 0; k < 18; k += 2) want.push_back({1, 800 + 40 * k, 40});  // chunk 1: its 9 runs
+  EXPECT_EQ(Pieces(a->held), want);
+  auto b = AskNow(s, 2);
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_EQ(Pieces(b->held), (std::vector<Piece>{{0, 120, 40}}));  // its run, from the whole chunk
+  EXPECT_EQ(a->held.lp, b->held.lp);                                  // one LP for both
+  EXPECT_EQ(s.Stats().bytes_loaded, 800u + 9 * 40);
 }
 
 TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
