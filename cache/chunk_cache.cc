@@ -427,10 +427,16 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
     e->orphan = true;
     ++counters_.rejections;
   };
-  if (e->charge > counters_.capacity) return refuse();
+  // Units out of the cache that pins keep (held) and the freed buffers kept for the next loads
+  // are resident too: admitted units get what they leave of the capacity, so that the memory the
+  // cache answers for stays within it (the daemon's RSS overshot its budget by the LP-held units
+  // and idle buffers otherwise: docs/memory-as-cache.md).
+  const uint64_t outside = held_bytes_ + buffers_->stats().idle_bytes;
+  const uint64_t room = counters_.capacity > outside ? counters_.capacity - outside : 0;
+  if (e->charge > room) return refuse();
   std::vector<std::shared_ptr<Entry>> victims;
   uint64_t freed = 0;
-  if (used_ + e->charge > counters_.capacity) {
+  if (used_ + e->charge > room) {
     // The policy picks among the unpinned residents, given in eviction order.
     std::vector<EvictionCandidate> residents;
     std::vector<std::shared_ptr<Entry>> entries;
@@ -441,13 +447,13 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
       entries.push_back(v);
     }
     std::vector<size_t> chosen;
-    policy_->ChooseVictims(*e, prio, residents, used_ + e->charge - counters_.capacity, now, &chosen);
+    policy_->ChooseVictims(*e, prio, residents, used_ + e->charge - room, now, &chosen);
     for (size_t i : chosen) {
       victims.push_back(entries[i]);
       freed += entries[i]->charge;
     }
   }
-  if (used_ + e->charge - freed > counters_.capacity) return refuse();
+  if (used_ + e->charge - freed > room) return refuse();
   for (const auto& v : victims) Evict(v);
   e->admitted = true;
   AddUsed(e->key_.file, static_cast<int64_t>(e->charge));

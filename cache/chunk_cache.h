@@ -8,9 +8,10 @@
 //   unit->NoteServed(n);
 //   cache.Prefetch(next_request, pid);          // read-ahead for sequential readers
 //
-// Memory has two parts. *Admitted* units live within `capacity`; when it is full, a unit
-// gets in only by evicting units of lower priority (policy kPriority) or the least recently
-// used ones (kLru). *Staged* units are being loaded or wait for their reader (read-ahead),
+// Memory has two parts. *Admitted* units live within `capacity`, less what units out of the
+// cache that pins still keep (held) and the freed buffers kept for reuse take of it; when it is
+// full, a unit gets in only by evicting units of lower priority (policy kPriority) or the least
+// recently used ones (kLru). *Staged* units are being loaded or wait for their reader (read-ahead),
 // within `staging_limit` for prefetches; once their reader is done with them they are offered
 // for admission and dropped if refused. So read-ahead never thrashes the cache and the cache
 // never evicts what a reader is about to take.

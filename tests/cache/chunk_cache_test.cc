@@ -663,6 +663,32 @@ TEST(ChunkCache, AUnitAskedForWithAnArenaLiesInIt) {
   EXPECT_EQ(plain->memory_offset(), SharedBytes::kNotShared);
 }
 
+// Units the cache let go that pins still keep (held: the LPs made of them) are resident memory
+// like admitted ones: admitted units get what they leave of the capacity, so that the two
+// together stay within it.
+TEST(ChunkCache, HeldUnitsTakeTheirRoomFromAdmittedOnes) {
+  auto src = std::make_shared<FakeSource>(16 * kUnit);
+  CacheOptions o = Options(4, "lru");
+  o.recycle_bytes = 0;  // no idle buffers: held units alone
+  ChunkCache c(o);
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
+  auto pinned = c.Get(Unit(src, 0), 1);
+  ASSERT_TRUE(pinned.ok());
+  c.SetCapacity(0);  // 0 leaves the cache; its pin keeps it
+  c.SetCapacity(4 * kUnit);
+  ASSERT_EQ(c.Stats().held, kUnit);
+  for (uint64_t i : {5, 6, 7, 8}) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1));
+  EXPECT_EQ(c.Stats().used, 3 * kUnit) << "one unit of the four is held outside the cache";
+  EXPECT_EQ(c.Stats().used + c.Stats().held, 4 * kUnit);
+  EXPECT_FALSE(Resident(c, Unit(src, 5))) << "the least recent went to make room";
+  EXPECT_TRUE(Matches(*pinned));
+  pinned = Result<UnitRef>(UnitRef());  // let go: its room comes back
+  EXPECT_EQ(c.Stats().held, 0u);
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 9), 1));
+  EXPECT_EQ(c.Stats().used, 4 * kUnit);
+  EXPECT_TRUE(Resident(c, Unit(src, 6))) << "admitted beside the others, nothing evicted";
+}
+
 // A holder that keeps a unit pinned for long (an LP made of it) takes it out of staging at once:
 // admitted when the policy has room, else kept by the pin alone ("held") until it lets go.
 TEST(ChunkCache, AUnitThatLeavesStagingIsAdmittedOrHeldByItsPin) {
