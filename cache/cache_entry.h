@@ -4,6 +4,8 @@
 // Not a public header: nothing outside cache/ includes it.
 #pragma once
 
+#include <atomic>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +52,9 @@ struct UnitRef::Entry final : UnitView {
   // kServedIdleNs.
   bool consumed = false;
   bool held = false;  // left staging, refused, kept by its pins alone (CacheStats::held)
+  // A holder verified its bytes (a compressed unit's frame: its checksum) since they were
+  // loaded: later holders need not again. Not guarded by the mutex.
+  std::atomic<bool> checked{false};
   uint64_t served = 0;
   int64_t touched_ns = 0, ready_ns = 0;
   ChunkCache::OrderKey order;

@@ -74,6 +74,10 @@ void UnitRef::NoteConsumed() {
   if (entry_ != nullptr) cache_->Consumed(*entry_);
 }
 
+bool UnitRef::checked() const { return entry_->checked.load(std::memory_order_acquire); }
+
+void UnitRef::MarkChecked() { entry_->checked.store(true, std::memory_order_release); }
+
 void UnitRef::Drop() {
   if (entry_ != nullptr) cache_->Drop(*entry_);
 }
@@ -431,7 +435,7 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   // are resident too: admitted units get what they leave of the capacity, so that the memory the
   // cache answers for stays within it (the daemon's RSS overshot its budget by the LP-held units
   // and idle buffers otherwise: docs/memory-as-cache.md).
-  const uint64_t outside = held_bytes_ + buffers_->stats().idle_bytes;
+  const uint64_t outside = OutsideLocked();
   const uint64_t room = counters_.capacity > outside ? counters_.capacity - outside : 0;
   if (e->charge > room) return refuse();
   std::vector<std::shared_ptr<Entry>> victims;
@@ -473,6 +477,13 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
     Evict(v);
     HoldByPins(*v);
   }
+}
+
+uint64_t ChunkCache::OutsideLocked() const { return held_bytes_ + buffers_->stats().idle_bytes; }
+
+uint64_t ChunkCache::outside_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return OutsideLocked();
 }
 
 uint64_t ChunkCache::capacity() const {

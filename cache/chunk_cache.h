@@ -170,6 +170,10 @@ class UnitRef {
   // decoded unit the cache beside keeps): the unit leaves the cache now, admitted or staged,
   // counted in CacheStats::dropped; its pins keep its bytes until they go.
   void Drop();
+  // Whether a holder marked the unit's bytes as verified since they were loaded (MarkChecked):
+  // a frame's checksum is checked at its first decode, not at every one from memory.
+  bool checked() const;
+  void MarkChecked();
 
  private:
   friend class ChunkCache;
@@ -260,6 +264,9 @@ class ChunkCache {
   void SetCapacity(uint64_t capacity);
   uint64_t capacity() const;
   uint64_t used() const;  // bytes of admitted units (CacheStats::used, without the rest of Stats)
+  // Resident bytes within the capacity that are not admitted units: units let go that pins keep
+  // (CacheStats::held) and the idle recycled buffers. Admitted units get what they leave.
+  uint64_t outside_bytes() const;
   uint64_t used(uint64_t file) const;  // of them, the units of `file` (UnitKey::file)
 
   CacheStats Stats() const;
@@ -297,6 +304,7 @@ class ChunkCache {
   double Priority(const Record& rec, const Entry& e, int64_t now) const;
   void Rescore(int64_t now);                                       // mu_ held
   void Evict(const std::shared_ptr<Entry>& e);                     // mu_ held
+  uint64_t OutsideLocked() const;                                  // mu_ held: outside_bytes()
   // Admitted bytes change by `delta` (a unit of `file` admitted or gone): used_ and its
   // by-file split together.
   void AddUsed(uint64_t file, int64_t delta);                      // mu_ held

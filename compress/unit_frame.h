@@ -56,7 +56,8 @@ Result<UnitHeader> PeekUnitHeader(std::span<const char> frame);
 // the raw length (EINVAL otherwise). Order: the header as PeekUnitHeader checks it, the
 // frame's length, the checksum — each an Error(EIO, ...) that names what did not match —
 // and only then the codec. Thread-safe: each thread keeps its own decoder per codec, so
-// contexts are reused without locking.
-Status DecodeUnit(std::span<const char> frame, std::span<char> raw_out);
+// contexts are reused without locking. `verify_checksum` false skips the checksum, for a frame
+// verified before and kept in memory since (the header and lengths are still checked).
+Status DecodeUnit(std::span<const char> frame, std::span<char> raw_out, bool verify_checksum = true);
 
 }  // namespace graphfs::compress

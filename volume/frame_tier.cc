@@ -15,14 +15,19 @@ const uint32_t kDaemonPid = static_cast<uint32_t>(::getpid());
 FrameTier::FrameTier(const cache::CacheOptions& options, MemoryBudget* budget) : frames_(options), budget_(budget) {}
 
 Status FrameTier::With(const cache::UnitRequest& request, DecodedFile decoded,
-                       const std::function<Status(const char* frame, bool from_disk)>& use) {
+                       const std::function<Status(const char* frame, bool from_disk, bool checked)>& use) {
   bool from_disk = false, dropped = false;
   Status status = Status::Ok();
   {
     Result<cache::UnitRef> frame = frames_.Get(request, kDaemonPid);
     if (!frame.ok()) return frame.error();
     from_disk = !frame->hit();
-    status = use(frame->data(), from_disk);
+    status = use(frame->data(), from_disk, frame->checked());
+    if (status.ok()) {
+      frame->MarkChecked();
+    } else {
+      frame->Drop();  // damaged (or the decode failed): read from the disks again next time
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       dropped = status.ok() && decoded.bytes > 0 && budget_ != nullptr &&
@@ -30,7 +35,7 @@ Status FrameTier::With(const cache::UnitRequest& request, DecodedFile decoded,
     }
     if (dropped) {
       frame->Drop();  // its decoded unit stays: the frame would only take room from it
-    } else {
+    } else if (status.ok()) {
       frame->NoteServed(request.length);  // decided on (admitted or not) as the pin goes
     }
   }

@@ -46,8 +46,11 @@ class FrameTier {
   FrameTier(const FrameTier&) = delete;
   FrameTier& operator=(const FrameTier&) = delete;
 
-  // Calls `use(frame bytes, from_disk)` with the frame `request` names, pinned for the call:
-  // from memory, or read from the disks by this call (concurrent callers wait for one read).
+  // Calls `use(frame bytes, from_disk, checked)` with the frame `request` names, pinned for the
+  // call: from memory, or read from the disks by this call (concurrent callers wait for one
+  // read). `checked`: an earlier use verified these bytes (they have been in memory since), so
+  // this one need not; a use that succeeds marks them so, and a frame a use failed on is dropped,
+  // never kept.
   // The frame is then offered for admission — or dropped, when the decoded units have room for
   // the whole file it belongs to (`decoded`: the file's key among them and its decoded size; a
   // decode that is not kept there passes {}) —, and the decoded units get what the frames leave.
@@ -56,7 +59,7 @@ class FrameTier {
     uint64_t bytes = 0;  // 0: the decoded bytes are not kept (the frame is)
   };
   Status With(const cache::UnitRequest& request, DecodedFile decoded,
-              const std::function<Status(const char* frame, bool from_disk)>& use);
+              const std::function<Status(const char* frame, bool from_disk, bool checked)>& use);
 
   // The mount goes: the budget is no longer told (files still open read on, by themselves).
   void Detach();

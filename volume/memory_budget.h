@@ -12,8 +12,12 @@
 // read from the disks once —, and decoded units get what the frames leave, at least an eighth
 // of the cache (what the readers in flight decode into):
 //
-//   frames  <= cache - cache / 8
+//   frames  <= cache - cache / 8 - what the decoded units hold outside their admitted ones
 //   decoded  = max(cache / 8, cache - frames in memory)
+//
+// (units that logical partitions keep after the cache let them go, and idle recycled buffers:
+// they are inside the decoded units' capacity, ChunkCache::outside_bytes(), and the frames give
+// way for them.)
 //
 // A frame is not kept beside its decoded unit when the decoded units have room for its whole
 // file (the decoded copy costs no decoding at the next pass; the frame would only take room

@@ -51,7 +51,9 @@ Status PackedFile::DecodeUnit(size_t k, char* out, bool whole) {
     r.source = frame_source_;
     const FrameTier::DecodedFile kept{decoded_key_, whole ? size() : 0};
     return frames_->With(r, kept,
-                         [&](const char* frame, bool from_disk) { return DecodeFrame(k, frame, from_disk, out); });
+                         [&](const char* frame, bool from_disk, bool checked) {
+                           return DecodeFrame(k, frame, from_disk, checked, out);
+                         });
   }
   // Whole 4 KiB pages from the frame's aligned start, so the read can go O_DIRECT.
   const uint64_t span = (static_cast<uint64_t>(u.frame_length) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
@@ -64,10 +66,10 @@ Status PackedFile::DecodeUnit(size_t k, char* out, bool whole) {
     return Error(EIO, "compressed unit " + std::to_string(k) + " of striped file " + stream_->manifest().file_id +
                           ": the packed stream ends inside its frame");
   }
-  return DecodeFrame(k, frame.data(), /*from_disk=*/true, out);
+  return DecodeFrame(k, frame.data(), /*from_disk=*/true, /*checked=*/false, out);
 }
 
-Status PackedFile::DecodeFrame(size_t k, const char* frame, bool from_disk, char* out) {
+Status PackedFile::DecodeFrame(size_t k, const char* frame, bool from_disk, bool checked, char* out) {
   const PackedUnit& u = dir_.units()[k];
   // For messages only (built on the error paths, not for every unit).
   auto unit = [&] {
@@ -76,7 +78,7 @@ Status PackedFile::DecodeFrame(size_t k, const char* frame, bool from_disk, char
   };
   const auto start = std::chrono::steady_clock::now();
   Status decoded = compress::DecodeUnit(std::span<const char>(frame, u.frame_length),
-                                        std::span<char>(out, u.raw_length));
+                                        std::span<char>(out, u.raw_length), /*verify_checksum=*/!checked);
   counters_->decode_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::steady_clock::now() - start).count()),
                                  std::memory_order_relaxed);

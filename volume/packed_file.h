@@ -56,8 +56,8 @@ class PackedFile {
   // `whole`: `out` is the unit's whole buffer, which the cache keeps (a piece copied out of a
   // scratch decode is not: its frame is kept whatever the decoded units' room).
   Status DecodeUnit(size_t k, char* out, bool whole);
-  // Unit k decoded from its frame's bytes, checksum first.
-  Status DecodeFrame(size_t k, const char* frame, bool from_disk, char* out);
+  // Unit k decoded from its frame's bytes, checksum first (unless `checked`: verified before).
+  Status DecodeFrame(size_t k, const char* frame, bool from_disk, bool checked, char* out);
 
   std::shared_ptr<StripedFile> stream_;
   std::shared_ptr<FrameTier> frames_;

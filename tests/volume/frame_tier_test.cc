@@ -175,5 +175,55 @@ TEST(FrameTier, AnLruOfTheSameSizeReadsEveryPassAgain) {
   EXPECT_GT(FramesFromDisks(m) - before, stored * 9 / 10);
 }
 
+// A frame is verified (its checksum) at its first use, not again at each use from memory; a
+// frame its use failed on is not kept: the next use reads it from the disks again, unchecked.
+class CountingSource final : public cache::UnitSource {
+ public:
+  Result<uint64_t> Load(uint64_t offset, uint64_t length, char* buf) override {
+    ++loads;
+    for (uint64_t i = 0; i < length; ++i) buf[i] = static_cast<char>((offset + i) & 0x7f);
+    return length;
+  }
+  void DiskShare(uint64_t, uint64_t length, std::vector<uint64_t>& per_disk) const override { per_disk[0] += length; }
+  bool AlignedLoads() const override { return false; }
+  int loads = 0;
+};
+
+TEST(FrameTier, AFrameIsCheckedOnceAndOneAUseFailedOnIsNotKept) {
+  cache::CacheOptions o;
+  o.capacity = 4 * kMiB;
+  o.prefetch_threads = 1;
+  FrameTier tier(o, /*budget=*/nullptr);
+  auto source = std::make_shared<CountingSource>();
+  auto request = [&](uint64_t index) {
+    cache::UnitRequest r;
+    r.key = {1, index};
+    r.offset = index * 4096;
+    r.length = 4096;
+    r.file_units = 8;
+    r.source = source;
+    return r;
+  };
+  std::vector<std::pair<bool, bool>> seen;  // (from_disk, checked) per use
+  auto use = [&](const char* frame, bool from_disk, bool checked) -> Status {
+    seen.push_back({from_disk, checked});
+    EXPECT_EQ(frame[5], 5);
+    return Status::Ok();
+  };
+  for (int pass = 0; pass < 3; ++pass) ASSERT_TRUE(tier.With(request(0), {}, use).ok());
+  EXPECT_EQ(seen, (std::vector<std::pair<bool, bool>>{{true, false}, {false, true}, {false, true}}));
+  EXPECT_EQ(source->loads, 1);
+
+  seen.clear();
+  auto fail = [&](const char*, bool from_disk, bool checked) -> Status {
+    seen.push_back({from_disk, checked});
+    return Error(EIO, "checksum mismatch");
+  };
+  EXPECT_FALSE(tier.With(request(1), {}, fail).ok());
+  ASSERT_TRUE(tier.With(request(1), {}, use).ok());
+  EXPECT_EQ(seen, (std::vector<std::pair<bool, bool>>{{true, false}, {true, false}})) << "read again, checked again";
+  EXPECT_EQ(source->loads, 3);
+}
+
 }  // namespace
 }  // namespace graphfs::volume
