@@ -481,11 +481,6 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
 
 uint64_t ChunkCache::OutsideLocked() const { return held_bytes_ + buffers_->stats().idle_bytes; }
 
-uint64_t ChunkCache::outside_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return OutsideLocked();
-}
-
 uint64_t ChunkCache::capacity() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counters_.capacity;

@@ -264,9 +264,6 @@ class ChunkCache {
   void SetCapacity(uint64_t capacity);
   uint64_t capacity() const;
   uint64_t used() const;  // bytes of admitted units (CacheStats::used, without the rest of Stats)
-  // Resident bytes within the capacity that are not admitted units: units let go that pins keep
-  // (CacheStats::held) and the idle recycled buffers. Admitted units get what they leave.
-  uint64_t outside_bytes() const;
   uint64_t used(uint64_t file) const;  // of them, the units of `file` (UnitKey::file)
 
   CacheStats Stats() const;
@@ -304,7 +301,9 @@ class ChunkCache {
   double Priority(const Record& rec, const Entry& e, int64_t now) const;
   void Rescore(int64_t now);                                       // mu_ held
   void Evict(const std::shared_ptr<Entry>& e);                     // mu_ held
-  uint64_t OutsideLocked() const;                                  // mu_ held: outside_bytes()
+  // mu_ held: resident bytes within the capacity that are not admitted units — units let go
+  // that pins keep (CacheStats::held) and the idle recycled buffers. Admitted units get the rest.
+  uint64_t OutsideLocked() const;
   // Admitted bytes change by `delta` (a unit of `file` admitted or gone): used_ and its
   // by-file split together.
   void AddUsed(uint64_t file, int64_t delta);                      // mu_ held

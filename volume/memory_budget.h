@@ -12,12 +12,11 @@
 // read from the disks once —, and decoded units get what the frames leave, at least an eighth
 // of the cache (what the readers in flight decode into):
 //
-//   frames  <= cache - cache / 8 - what the decoded units hold outside their admitted ones
+//   frames  <= cache - cache / 8
 //   decoded  = max(cache / 8, cache - frames in memory)
 //
-// (units that logical partitions keep after the cache let them go, and idle recycled buffers:
-// they are inside the decoded units' capacity, ChunkCache::outside_bytes(), and the frames give
-// way for them.)
+// (Units that logical partitions keep after the decoded tier let them go, and its idle recycled
+// buffers, are inside the decoded tier's capacity: cache/chunk_cache.h.)
 //
 // A frame is not kept beside its decoded unit when the decoded units have room for its whole
 // file (the decoded copy costs no decoding at the next pass; the frame would only take room

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "cache/chunk_cache.h"
 
 namespace graphfs::volume {
@@ -78,48 +76,6 @@ TEST(MemoryBudget, FramesComeFirstAndDecodedUnitsGetWhatTheyLeave) {
   EXPECT_EQ(s.cache_capacity, 800 * kMiB);
   EXPECT_EQ(s.frames_capacity, 700 * kMiB);
   EXPECT_EQ(s.units_capacity, 800 * kMiB);
-  budget.Attach(nullptr);
-}
-
-// Units the decoded tier let go that logical partitions still keep (held) are memory of the
-// cache's part: the frames give way for them, so the two tiers and the held units together stay
-// within it, and get it back when the units go.
-class ZeroSource final : public cache::UnitSource {
- public:
-  Result<uint64_t> Load(uint64_t, uint64_t length, char* buf) override {
-    std::fill(buf, buf + length, 0);
-    return length;
-  }
-  void DiskShare(uint64_t, uint64_t length, std::vector<uint64_t>& per_disk) const override { per_disk[0] += length; }
-};
-
-TEST(MemoryBudget, HeldDecodedUnitsTakeTheirRoomFromTheFrames) {
-  MemoryBudget budget(900 * kMiB, 100 * kMiB);
-  cache::CacheOptions uo = SmallCache(budget.CacheCapacity(0));
-  uo.recycle_bytes = 0;  // no idle buffers: the held unit alone
-  cache::ChunkCache units(uo);
-  cache::ChunkCache frames(SmallCache(0));
-  budget.Attach(&units, &frames);
-  ASSERT_EQ(frames.capacity(), 700 * kMiB);
-  cache::UnitRequest r;
-  r.key = {1, 0};
-  r.length = 8 * kMiB;
-  r.file_units = 1;
-  r.source = std::make_shared<ZeroSource>();
-  {
-    auto held = units.Get(r, 1);
-    ASSERT_TRUE(held.ok()) << held.error().message();
-    held->LeaveStaging();  // admitted (room), pinned by its holder
-    units.SetCapacity(0);  // out of the cache; its pin keeps it
-    ASSERT_EQ(units.outside_bytes(), 8 * kMiB);
-    budget.Rebalance();
-    EXPECT_EQ(frames.capacity(), 692 * kMiB) << "the frames give way for the held unit";
-    EXPECT_EQ(budget.state().frames_capacity, 692 * kMiB);
-    EXPECT_EQ(units.capacity(), 800 * kMiB);
-  }
-  EXPECT_EQ(units.outside_bytes(), 0u);
-  budget.Rebalance();
-  EXPECT_EQ(frames.capacity(), 700 * kMiB) << "and get it back when it goes";
   budget.Attach(nullptr);
 }
 
