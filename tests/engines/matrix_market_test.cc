@@ -162,7 +162,9 @@ TEST(MatrixMarket, VertexCountIsTheLargerDimension) {
     auto stats = ImportMtx(tmp, "%%MatrixMarket matrix coordinate pattern general\n" + c.size + "\n" + c.entry + "\n");
     ASSERT_TRUE(stats.ok()) << stats.error().message();
     EXPECT_EQ(stats->vertices, c.vertices) << c.size;
-    if (stats->edges > 0) EXPECT_EQ(stats->max_vertex, c.max_vertex) << c.size;
+    if (stats->edges > 0) {
+      EXPECT_EQ(stats->max_vertex, c.max_vertex) << c.size;
+    }
   }
 }
 

@@ -266,7 +266,10 @@ TEST(RestripeCrash, CompressAutoWeighsFramesAgainstDecoding) {
       double best = 1e9;
       for (const auto& [name, s] : cost) best = std::min(best, s);
       ASSERT_TRUE(cost.count(codec)) << codec << "\n" << table;
-      EXPECT_LE(cost[codec], best + 0.01) << codec << " is not the fastest to deliver:\n" << table;
+      // Within 2% the tool takes the smaller frames (restripe_compress.cc): with the passes from
+      // memory counted, costs are several s/GB, so a tie can be a few hundredths apart as printed
+      // (and which codecs tie depends on the decode speeds timed under the machine's load).
+      EXPECT_LE(cost[codec], best * 1.02 + 0.01) << codec << " is not the fastest to deliver:\n" << table;
     }
     EXPECT_NE(r.output.find("column: auto: svb "), std::string::npos) << r.output;  // the candidates' table
     EXPECT_EQ(r.output.find("left raw"), std::string::npos) << r.output;
