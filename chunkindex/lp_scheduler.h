@@ -370,10 +370,12 @@ class LpScheduler {
   bool LoadsAsRuns(uint64_t c) const {
     return options_.granularity == Options::Granularity::kVertex && options_.runs != nullptr && options_.runs->sorted(c);
   }
-  // Whether job j, with `active` sources of chunk c active, reads it whole: it has no bitmap,
-  // the chunk is not source-sorted, every source of it is active, or enough are that the runs
-  // would cost more than the whole chunk (Options::scan_edges_per_run).
-  bool ReadsWhole(const Job& j, uint64_t c, uint64_t active) const;
+  // Whether job j, with `active` sources of chunk c active, needs all of it: it has no bitmap,
+  // the chunk is not source-sorted, or every source of it is active.
+  bool NeedsAll(const Job& j, uint64_t c, uint64_t active) const;
+  // Whether `active` sources of chunk c are enough that their runs would cost more than the whole
+  // chunk (Options::scan_edges_per_run): a job with that many reads the chunk whole.
+  bool Dense(uint64_t c, uint64_t active) const;
   // Job j's view of chunk c in `lp` (its extents [first, last)); false if the extents miss
   // some of its active sources' edges (its active set changed since the LP was planned).
   bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,

@@ -185,11 +185,14 @@ ChunkReadPlan LpScheduler::WholePlan(uint64_t c) const {
   return whole;
 }
 
-bool LpScheduler::ReadsWhole(const Job& j, uint64_t c, uint64_t active) const {
+bool LpScheduler::NeedsAll(const Job& j, uint64_t c, uint64_t active) const {
   const ChunkInfo& info = chunks_[c];
-  if (!j.active || !LoadsAsRuns(c) || (info.num_sources > 0 && active >= info.num_sources)) return true;
+  return !j.active || !LoadsAsRuns(c) || (info.num_sources > 0 && active >= info.num_sources);
+}
+
+bool LpScheduler::Dense(uint64_t c, uint64_t active) const {
   // Each active source is at least one run; the whole chunk is its edges.
-  const uint64_t edges = info.length / std::max<uint64_t>(edge_size_, 1);
+  const uint64_t edges = chunks_[c].length / std::max<uint64_t>(edge_size_, 1);
   return options_.scan_edges_per_run > 0 && active * options_.scan_edges_per_run >= edges;
 }
 
@@ -201,7 +204,7 @@ ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const
   for (const Taker& t : takers) {
     if (t.need[c] == 0) continue;
     // A job that reads the chunk whole (no bitmap, every source active, or dense) needs all of it.
-    if (ReadsWhole(*t.job, c, t.need[c])) return whole;
+    if (NeedsAll(*t.job, c, t.need[c]) || Dense(c, t.need[c])) return whole;
     bitmaps.push_back(t.job->active->data());
   }
   std::vector<ByteRun> runs;
@@ -258,8 +261,7 @@ bool LpScheduler::PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp,
   // was planned while the job's sources were sparse, or for other jobs), it takes its runs.
   const bool held_whole = last == first + 1 && lp.extents[first].file_offset == info.offset &&
                           lp.extents[first].length == info.length;
-  const bool all = !j.active || !LoadsAsRuns(c) || (info.num_sources > 0 && j.need[c] >= info.num_sources) ||
-                   (held_whole && ReadsWhole(j, c, j.need[c]));
+  const bool all = NeedsAll(j, c, j.need[c]) || (held_whole && Dense(c, j.need[c]));
   std::vector<ByteRun> runs;
   if (all) {
     runs.push_back({0, info.length});
