@@ -74,6 +74,8 @@ void UnitRef::NoteConsumed() {
   if (entry_ != nullptr) cache_->Consumed(*entry_);
 }
 
+bool UnitRef::admitted() const { return entry_ != nullptr && cache_->Admitted(*entry_); }
+
 bool UnitRef::checked() const { return entry_->checked.load(std::memory_order_acquire); }
 
 void UnitRef::MarkChecked() { entry_->checked.store(true, std::memory_order_release); }
@@ -318,6 +320,11 @@ void ChunkCache::Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes) {
 void ChunkCache::Consumed(Entry& e) {
   std::lock_guard<std::mutex> lock(mu_);
   e.consumed = true;
+}
+
+bool ChunkCache::Admitted(const Entry& e) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return e.admitted;
 }
 
 void ChunkCache::LeaveStaging(Entry& e) {

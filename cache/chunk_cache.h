@@ -161,6 +161,10 @@ class UnitRef {
   // alone (CacheStats::held) and freed with it. Either way it no longer fills the staging area.
   void LeaveStaging();
   bool hit() const { return hit_; }  // in memory (or being loaded by another reader) when asked for
+  // Whether the cache keeps the unit now (admitted: inside its capacity, in its eviction order).
+  // A holder that pins an admitted unit costs no memory beyond the cache's while the cache
+  // keeps it (an LP may borrow it whole for a few runs instead of copying them).
+  bool admitted() const;
   // Reports bytes handed to the reader: a unit is offered for admission once fully served.
   void NoteServed(uint64_t bytes);
   // The reader is done with the unit though it took only part of it: the unit is offered for
@@ -289,6 +293,7 @@ class ChunkCache {
   void Served(Entry& e, uint32_t pid, bool hit, uint64_t bytes);
   void Consumed(Entry& e);
   void LeaveStaging(Entry& e);
+  bool Admitted(const Entry& e) const;
   void Drop(Entry& e);
   // A unit out of the cache that pins still keep: counted as held (CacheStats::held) until the
   // last unpin (mu_ held; nothing if it has no pins or is held already).

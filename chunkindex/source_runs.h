@@ -48,15 +48,29 @@ class SourceRuns {
   void ActiveRuns(uint64_t chunk, std::span<const uint64_t* const> bitmaps, std::vector<ByteRun>* out) const;
 
  private:
-  static void Encode(std::span<const SourceCount> sources, std::string* out);
+  // Every kBlockSources sources of a sorted chunk start a block that ActiveRuns can skip
+  // without decoding it when no bitmap has a bit in its id range: a sparse job's runs cost
+  // the blocks its active sources lie in, not every source of the chunk (cutting runs for
+  // BFS/SSSP frontiers was 5% of the machine at scale 22 before, decoding 2–3 bytes per source).
+  static constexpr uint32_t kBlockSources = 64;
+  struct Block {
+    uint32_t before = 0;   // the id of the source before the block's first (0 for the first block)
+    uint32_t storage = 0;  // where its pairs start, from the chunk's Entry::at
+    uint64_t at = 0;       // its first edge's byte offset in the chunk
+  };
+  // Appends `sources` as (id gap, count) pairs to storage_ and their blocks (plus one closing
+  // block: `before` = the last source, `at` = the chunk's edge bytes) to blocks_.
+  void Append(std::span<const SourceCount> sources);
   struct Entry {
     uint64_t at = 0;       // its encoded sources in storage_
     uint64_t length = 0;   // the chunk's bytes
+    uint64_t block = 0;    // its first block in blocks_
     uint32_t sources = 0;
     bool sorted = false;
   };
   std::vector<Entry> chunks_;  // per chunk of the file
   std::string storage_;        // every sorted content's (id gap, count) pairs, one after another
+  std::vector<Block> blocks_;  // every sorted content's blocks, one content after another
   uint64_t sorted_chunks_ = 0;
   uint64_t memory_ = 0;
   uint64_t edge_size_ = 8;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/clock.h"
 #include "volume/striped_source.h"
@@ -193,27 +194,38 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     }
   }
   if (!cached.empty()) {
-    // Units in the LP's own shared memory that the LP takes at least half of are borrowed: the
-    // LP is made of them. Of the others it copies what it takes, into one block (pinning a whole
-    // unit for a few runs of it would hold far more memory than the LP's size).
+    // Units in the LP's own shared memory are borrowed — the LP is made of them — where the LP
+    // takes at least half of one, or the cache keeps it anyway (admitted: pinning it costs no
+    // memory the cache does not spend already, and the runs are not copied). Of the others it
+    // copies what it takes, into one block (pinning a whole unit the cache let go for a few runs
+    // of it would hold far more memory than the LP's size).
     std::unordered_map<const char*, uint64_t> wanted;  // by unit: the bytes taken of it
     for (const auto& [c, ref] : cached) wanted[ref.data()] += c.length;
     std::vector<std::pair<CopyRange, cache::UnitRef>> to_copy;
     std::shared_ptr<cache::UnitRef> owner;  // the unit the last pieces came from, pinned by the LP
+    uint64_t owner_cost = 0;                // what pinning it adds to the LP's footprint
+    std::unordered_set<const char*> copied;  // units whose pieces are copied, not borrowed
     for (size_t i = 0; i < cached.size(); ++i) {
       auto& [c, ref] = cached[i];  // c.offset: in the unit; c.out_offset: in the LP
       report->from_cache += c.length;
-      if (!InLpMemory(ref, *place) || 2 * wanted[ref.data()] < ref.length()) {
+      const bool same_owner = owner && owner->data() == ref.data();
+      const bool most = 2 * wanted[ref.data()] >= ref.length();
+      if (!same_owner && !copied.contains(ref.data()) && InLpMemory(ref, *place) && !most && !ref.admitted())
+        copied.insert(ref.data());  // asked once per unit (the cache's lock), not per run
+      if (!same_owner && (!InLpMemory(ref, *place) || copied.contains(ref.data()))) {
         to_copy.push_back(std::move(cached[i]));
         continue;
       }
       ref.NoteServed(c.length);
-      if (!owner || owner->data() != ref.data()) {
+      if (!same_owner) {
+        // An admitted unit borrowed for a few runs counts as those runs in the LP's footprint
+        // (the window bounds what LPs hold beyond the cache), a unit taken mostly as itself.
+        owner_cost = most ? ref.length() : wanted[ref.data()];
         ref.LeaveStaging();  // it stays pinned as long as the LP lives: not in the staging area
         owner = std::make_shared<cache::UnitRef>(std::move(ref));
       }  // else: a further piece of the same unit, whose pin `owner` already holds
       place->Borrow(c.out_offset, c.length, owner->data() + c.offset, owner->arena(), owner->memory_offset() + c.offset,
-                    owner, owner->length());
+                    owner, owner_cost);
       report->borrowed += c.length;
     }
     uint64_t total = 0;

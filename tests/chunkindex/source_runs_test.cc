@@ -225,5 +225,71 @@ TEST(SourceRuns, FromChunksMatchesTheSourcesGiven) {
   EXPECT_EQ(got, (std::vector<ByteRun>{{0, 80}}));
 }
 
+TEST(SourceRuns, SparseBitmapsSkipBlocksYetFindEveryActiveSource) {
+  // Chunks of many sources (several blocks each, the last one partial) with gaps between ids,
+  // against the runs computed source by source; bitmaps from one set bit to all set, with bits
+  // on block edges (the first and last source of a block) where a skipped block would show.
+  std::mt19937_64 rng(42);
+  const uint64_t edge = 12;
+  std::vector<SourceRuns::ChunkSources> chunks;
+  uint32_t v = 0;
+  for (uint32_t sources : {1u, 63u, 64u, 65u, 1000u, 4097u}) {
+    SourceRuns::ChunkSources c;
+    for (uint32_t k = 0; k < sources; ++k) {
+      v += 1 + static_cast<uint32_t>(rng() % 5);
+      const uint32_t edges = 1 + static_cast<uint32_t>(rng() % 4);
+      c.sources.push_back({v, edges});
+      c.length += edges * edge;
+    }
+    chunks.push_back(c);
+  }
+  const SourceRuns runs = SourceRuns::FromChunks(edge, chunks);
+  const size_t words = v / 64 + 1;
+  auto naive = [&](const SourceRuns::ChunkSources& c, const std::vector<uint64_t>& bits) {
+    std::vector<ByteRun> out;
+    uint64_t at = 0;
+    for (const SourceCount& s : c.sources) {
+      const uint64_t length = s.edges * edge;
+      if ((bits[s.vertex / 64] >> (s.vertex % 64)) & 1) {
+        if (!out.empty() && out.back().end() == at) out.back().length += length;
+        else out.push_back({at, length});
+      }
+      at += length;
+    }
+    return out;
+  };
+  std::vector<std::vector<uint64_t>> bitmaps;
+  for (double density : {0.0, 0.0005, 0.01, 0.2, 1.0}) {
+    std::vector<uint64_t> bits(words, 0);
+    for (uint32_t u = 0; u <= v; ++u)
+      if (std::uniform_real_distribution<double>(0, 1)(rng) < density) bits[u / 64] |= uint64_t{1} << (u % 64);
+    bitmaps.push_back(bits);
+  }
+  std::vector<uint64_t> edges_of_blocks(words, 0);
+  for (const auto& c : chunks)
+    for (size_t k = 0; k < c.sources.size(); ++k)
+      if (k % 64 == 0 || k % 64 == 63 || k + 1 == c.sources.size())
+        edges_of_blocks[c.sources[k].vertex / 64] |= uint64_t{1} << (c.sources[k].vertex % 64);
+  bitmaps.push_back(edges_of_blocks);
+  size_t nonempty = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    for (const auto& bits : bitmaps) {
+      const uint64_t* b = bits.data();
+      std::vector<ByteRun> got;
+      runs.ActiveRuns(i, std::span<const uint64_t* const>(&b, 1), &got);
+      EXPECT_EQ(got, naive(chunks[i], bits)) << "chunk " << i;
+      nonempty += !got.empty();
+    }
+    // Two bitmaps: a source is in if either has it.
+    const uint64_t* two[] = {bitmaps[1].data(), bitmaps[5].data()};
+    std::vector<uint64_t> either(words);
+    for (size_t w = 0; w < words; ++w) either[w] = bitmaps[1][w] | bitmaps[5][w];
+    std::vector<ByteRun> got;
+    runs.ActiveRuns(i, two, &got);
+    EXPECT_EQ(got, naive(chunks[i], either)) << "chunk " << i;
+  }
+  EXPECT_GT(nonempty, chunks.size());  // the test saw runs, not only empty answers
+}
+
 }  // namespace
 }  // namespace graphfs::chunkindex
