@@ -1,6 +1,7 @@
 #include "volume/graph_schedule.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,6 +93,21 @@ Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const st
 }
 
 
+// What the index of `table` will take in memory, from its chunk records alone (before it is
+// loaded): per (chunk, source) pair about 11 bytes — the finder's list or bitmap (4), its
+// inverted form (4), the source runs' varints (~3) —, per vertex the inverted form's offsets
+// (4), per chunk ~64 bytes of entries. An estimate: the reservation is resized to the truth.
+uint64_t IndexBytesAhead(const chunkindex::ChunkTable& table) {
+  uint64_t pairs = 0, chunks = 0;
+  for (chunkindex::ChunkFile file : {chunkindex::ChunkFile::kColumn, chunkindex::ChunkFile::kRow}) {
+    for (const chunkindex::Chunk& c : table.chunks(file)) {
+      if (file == chunkindex::ChunkFile::kRow) pairs += c.num_sources;  // one per content
+      ++chunks;
+    }
+  }
+  return pairs * 11 + table.vertices() * 4 + chunks * 64;
+}
+
 }  // namespace
 
 std::vector<int64_t> GraphSchedule::Stamp(const std::string& dir) {
@@ -114,6 +130,10 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   auto table = OpenMountedTable(volume, dir);
   if (!table.ok()) return table.error();
   g->table_ = std::make_unique<chunkindex::ChunkTable>(std::move(*table));
+  // The cache gives up room for the index before it is loaded, not after: loaded into a full
+  // cache it set the daemon's peak (at scale 22, 79 MiB of index on top of the cache a few
+  // seconds into the run). Resized to what it took below.
+  g->reservation_ = volume.budget().Reserve(IndexBytesAhead(*g->table_));
   auto finder = chunkindex::ActiveChunkFinder::Load(*g->table_);
   if (!finder.ok()) return finder.error();
   g->finder_ = std::make_unique<chunkindex::ActiveChunkFinder>(std::move(*finder));
@@ -205,7 +225,9 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   // The cache gives up what the graph's index and its LPs' own memory take while it has jobs
   // (memory=): what they hold now, not the window's ceiling (Recharge). Before the loaders,
   // which resize it.
-  g->reservation_ = volume.budget().Reserve(g->index_bytes());
+  g->reservation_.Resize(g->index_bytes());
+  // Loading freed as much heap as it kept (the index's records as read); give it back.
+  ::malloc_trim(0);
   GraphSchedule* self = g.get();
   for (unsigned i = 0; i < kLoaders; ++i) g->loaders_.emplace_back([self] { self->LoaderLoop(); });
   return g;
