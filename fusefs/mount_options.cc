@@ -1,147 +1,18 @@
+// graphfs's mount options: the table (each option's name, value, default, help and kind:
+// mount_option_kinds.h), parsing one option, and resolving the memory options against RAM.
 #include "fusefs/mount_options.h"
 
 #include <unistd.h>
 
-#include <charconv>
-#include <functional>
 #include <initializer_list>
+
+#include "fusefs/mount_option_kinds.h"
 
 namespace graphfs {
 
+namespace mount_option {
+
 namespace {
-
-using volume::VolumeOptions;
-
-// Where a parser stores: a field of the volume's options or of the daemon's.
-template <class T>
-using Field = std::function<T&(MountOptions&)>;
-
-template <class T>
-Field<T> Vol(T VolumeOptions::*member) {
-  return [member](MountOptions& o) -> T& { return o.volume.*member; };
-}
-template <class T>
-Field<T> Own(T MountOptions::*member) {
-  return [member](MountOptions& o) -> T& { return o.*member; };
-}
-
-using Apply = std::function<Status(MountOptions&, const std::string& key, const std::string& value)>;
-// An option's value in `o` as the table shows it (markdown). Its default is what it shows for a
-// MountOptions as constructed: a default is written once, where its field is declared (named
-// constants: volume/volume_options.h, mount_options.h), and --help, graphfs(1) and README.md's
-// table read it from there.
-using Show = std::function<std::string(MountOptions& o)>;
-
-// How an option is read (its parser) and shown (its value; null where the default is a rule,
-// which the table says in words instead).
-struct Handling {
-  Apply apply;
-  Show show;
-};
-
-std::string Literal(const std::string& text) { return "`" + text + "`"; }
-
-// A size as the options write them: the largest unit that divides it (512M, 1G, 64K), so that
-// the text reads back as the same number (common/size_parse.h).
-std::string SizeText(uint64_t bytes) {
-  static constexpr char kUnits[] = "KMGT";
-  int unit = -1;
-  while (unit < 3 && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return std::to_string(bytes) + (unit >= 0 ? std::string(1, kUnits[unit]) : "");
-}
-
-Error Expected(const std::string& key, const std::string& value, const std::string& what) {
-  return Error(EINVAL, "option " + key + "=" + value + ": expected " + what);
-}
-
-template <class Int>
-Result<Int> ParseWhole(const std::string& key, const std::string& value, Int lo, Int hi) {
-  Int v{};
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || ptr != value.data() + value.size() || v < lo || v > hi)
-    return Expected(key, value, "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return v;
-}
-
-template <class Int>
-Handling Whole(Field<Int> field, Int lo, Int hi) {
-  return {[=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-            auto v = ParseWhole<Int>(key, value, lo, hi);
-            if (!v.ok()) return v.error();
-            field(o) = *v;
-            return Status::Ok();
-          },
-          [=](MountOptions& o) { return Literal(std::to_string(field(o))); }};
-}
-
-Handling Flag(Field<bool> field) {
-  return {[=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-            if (value == "1" || value == "yes" || value == "true" || value == "on") field(o) = true;
-            else if (value == "0" || value == "no" || value == "false" || value == "off") field(o) = false;
-            else return Expected(key, value, "0 or 1");
-            return Status::Ok();
-          },
-          [=](MountOptions& o) { return Literal(field(o) ? "1" : "0"); }};
-}
-
-// A size from `min` to `max`; outside, "option KEY=VALUE: `why`".
-Handling Size(Field<uint64_t> field, uint64_t min, uint64_t max, const std::string& why) {
-  return {[=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-            auto v = ParseSize(value);
-            if (!v.ok()) return v.error().Wrap("option " + key);
-            if (*v < min || *v > max) return Error(EINVAL, "option " + key + "=" + value + ": " + why);
-            field(o) = *v;
-            return Status::Ok();
-          },
-          [=](MountOptions& o) { return Literal(SizeText(field(o))); }};
-}
-Handling Size(Field<uint64_t> field) { return Size(std::move(field), 0, UINT64_MAX, ""); }
-
-// Free text; unset (empty) by default, which the table says in words.
-Handling Text(Field<std::string> field) {
-  return {[=](MountOptions& o, const std::string&, const std::string& value) -> Status {
-            field(o) = value;
-            return Status::Ok();
-          },
-          nullptr};
-}
-
-// One of the names, stored as what it names.
-template <class T>
-struct Choice {
-  std::string name;
-  T value;
-};
-
-template <class T>
-Handling OneOf(Field<T> field, std::vector<Choice<T>> choices) {
-  return {[=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-            std::string expected;
-            for (size_t i = 0; i < choices.size(); ++i) {
-              if (value == choices[i].name) {
-                field(o) = choices[i].value;
-                return Status::Ok();
-              }
-              expected += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + key + "=" + choices[i].name;
-            }
-            return Expected(key, value, expected);
-          },
-          [=](MountOptions& o) {
-            for (const auto& c : choices)
-              if (field(o) == c.value) return Literal(c.name);
-            return std::string("none of its choices");  // never: every field starts as one of them
-          }};
-}
-
-template <class T>
-std::string Names(const std::vector<Choice<T>>& choices) {
-  std::string s;
-  for (const auto& c : choices) s += (s.empty() ? "" : "|") + c.name;
-  return s;
-}
 
 std::vector<Choice<std::string>> PolicyChoices() {
   std::vector<Choice<std::string>> c;
@@ -159,36 +30,6 @@ std::string PolicyHelp() {
   return help;
 }
 
-// memory= and cache_size=: unset until given (ResolveMountOptions applies kDefaultMemory), so
-// their defaults are said in words.
-Handling Budget(bool memory) {
-  return {[memory](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-            auto v = ParseSizeOrPercentSpec(value);
-            if (!v.ok()) return v.error().Wrap("option " + key);
-            if (memory) {
-              if (v->value == 0)
-                return Error(EINVAL, "option memory=" + value + ": a budget of nothing (leave memory= out for none)");
-              o.memory = *v;
-            } else {
-              o.cache_size = *v;
-              o.cache_size_given = true;
-            }
-            return Status::Ok();
-          },
-          nullptr};
-}
-
-// An option whose parser is its own, shown by `show` (or not: a rule).
-Handling Custom(Apply apply, Show show = nullptr) { return {std::move(apply), std::move(show)}; }
-
-struct OptionSpec {
-  std::string key;
-  std::string value;         // what the value looks like: SIZE, N, or the choices a|b
-  std::string default_rule;  // markdown; "": the default is the field's own value (Handling::show)
-  std::string help;          // markdown, one paragraph
-  Handling handling;
-};
-
 const std::vector<Choice<PassthroughMode>> kPassthrough = {{"auto", PassthroughMode::kAuto}, {"off", PassthroughMode::kOff}};
 // The volume's choices under their own names (volume::NameOf), the default first.
 template <class T>
@@ -203,10 +44,12 @@ const std::vector<Choice<volume::LpGranularity>> kLp =
 const std::vector<Choice<volume::LpLoading>> kLpLoader =
     Named({volume::LpLoading::kDirect, volume::LpLoading::kThroughCache});
 
+}  // namespace
+
 // graphfs's options, in the order --help and README.md show them. Every one needs a value. A
 // default is shown from the field (Handling::show) unless it is a rule, said here in words with
 // the code that applies it.
-const std::vector<OptionSpec>& Options() {
+const std::vector<OptionSpec>& Table() {
   static const std::vector<OptionSpec> table = {
       {"passthrough", Names(kPassthrough), "",
        "ordinary (not striped) files opened in FUSE passthrough: the kernel reads, writes and maps them from the "
@@ -344,50 +187,10 @@ std::string DefaultOf(const OptionSpec& spec) {
   return spec.handling.show(defaults);
 }
 
-// Markdown to terminal text: backquotes dropped.
-std::string Plain(const std::string& markdown) {
-  std::string s;
-  for (char c : markdown)
-    if (c != '`') s += c;
-  return s;
-}
+}  // namespace mount_option
 
-// `text` wrapped at `width` columns from `column` on; every line after the first is indented
-// by `indent`.
-std::string Wrap(const std::string& text, size_t column, size_t indent, size_t width) {
-  std::string out, word;
-  bool line_empty = true;
-  auto place = [&] {
-    if (word.empty()) return;
-    if (!line_empty && column + 1 + word.size() > width) {
-      out += "\n" + std::string(indent, ' ');
-      column = indent;
-      line_empty = true;
-    }
-    if (!line_empty) {
-      out += ' ';
-      ++column;
-    }
-    out += word;
-    column += word.size();
-    line_empty = false;
-    word.clear();
-  };
-  for (char c : text) {
-    if (c == ' ') place();
-    else word += c;
-  }
-  place();
-  return out;
-}
-
-std::string EscapeBars(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
-}  // namespace
+using mount_option::OptionSpec;
+using mount_option::Table;
 
 Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
   const size_t eq = option.find('=');
@@ -399,7 +202,7 @@ Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
     o.volume.read_only = key == "ro";
     return false;
   }
-  for (const OptionSpec& spec : Options()) {
+  for (const OptionSpec& spec : Table()) {
     if (key != spec.key) continue;
     if (!has_value || value.empty()) return Error(EINVAL, "option " + key + " needs a value (" + key + "=...)");
     GRAPHFS_RETURN_IF_ERROR(spec.handling.apply(o, key, value));
@@ -416,7 +219,7 @@ Status ResolveMountOptions(MountOptions& o) {
   if (ram > 0 && o.volume.cache_bytes > ram)
     return Error(EINVAL, "option cache_size=" + o.cache_size.text + " is larger than RAM");
   o.volume.memory_bytes = 0;
-  // One budget unless a cache size was given instead (the default is the option table's).
+  // One budget unless a cache size was given instead (kDefaultMemory, which the table shows).
   if (!o.memory && !o.cache_size_given) o.memory = kDefaultMemory;
   if (o.memory) {
     if (o.cache_size_given)
@@ -431,46 +234,14 @@ Status ResolveMountOptions(MountOptions& o) {
 
 std::vector<std::string> MountOptionKeys() {
   std::vector<std::string> keys;
-  for (const OptionSpec& spec : Options()) keys.push_back(spec.key);
+  for (const OptionSpec& spec : Table()) keys.push_back(spec.key);
   return keys;
 }
 
 std::string MountOptionValue(MountOptions options, const std::string& key) {
-  for (const OptionSpec& spec : Options())
+  for (const OptionSpec& spec : Table())
     if (spec.key == key && spec.handling.show) return spec.handling.show(options);
   return "";
-}
-
-std::vector<MountOptionDoc> MountOptionDocs() {
-  std::vector<MountOptionDoc> docs;
-  for (const OptionSpec& spec : Options())
-    docs.push_back({spec.key, spec.value, DefaultOf(spec), spec.help, spec.default_rule.empty()});
-  return docs;
-}
-
-std::string MountOptionsHelp() {
-  constexpr size_t kHelpColumn = 28, kWidth = 100;
-  std::string help = "graphfs options (-o key=value, also in fstab):\n";
-  for (const OptionSpec& spec : Options()) {
-    std::string head = "    -o " + spec.key + "=" + spec.value;
-    if (head.size() + 1 > kHelpColumn) {
-      head += "\n" + std::string(kHelpColumn, ' ');
-    } else {
-      head.resize(kHelpColumn, ' ');
-    }
-    const std::string text = Plain(spec.help) + " (default: " + Plain(DefaultOf(spec)) + ")";
-    help += head + Wrap(text, kHelpColumn, kHelpColumn, kWidth) + "\n";
-  }
-  help += "graphfs always adds default_permissions: the kernel checks permissions as ext4 would.\n";
-  return help;
-}
-
-std::string MountOptionsMarkdown() {
-  std::string md = "| option | meaning | default |\n|---|---|---|\n";
-  for (const OptionSpec& spec : Options())
-    md += "| `" + spec.key + "=" + EscapeBars(spec.value) + "` | " + EscapeBars(spec.help) + " | " +
-          EscapeBars(DefaultOf(spec)) + " |\n";
-  return md;
 }
 
 }  // namespace graphfs
