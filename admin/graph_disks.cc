@@ -7,23 +7,19 @@
 #include <cstring>
 #include <filesystem>
 
+#include "striping/graph_files.h"
+#include "striping/packed_stream.h"
 #include "striping/part_io.h"
 #include "striping/striped_file.h"
-#include "volume/graph_files.h"
-#include "volume/packed_file.h"
 
 namespace graphfs::admin {
-
-using volume::PackedCounters;
-using volume::PackedFile;
-using volume::RegisteredDiskSet;
 
 namespace {
 
 // A stub's bytes, read from its parts (decoded when it is compressed).
 class PartsReader : public grid::StubReader {
  public:
-  PartsReader(std::shared_ptr<StripedFile> file, std::shared_ptr<PackedFile> packed, std::string path)
+  PartsReader(std::shared_ptr<StripedFile> file, std::shared_ptr<const PackedFileReader> packed, std::string path)
       : file_(std::move(file)), packed_(std::move(packed)), path_(std::move(path)) {}
   uint64_t size() const override { return packed_ ? packed_->size() : file_->size(); }
   Status ReadExact(char* buf, uint64_t length, uint64_t offset) const override {
@@ -40,7 +36,7 @@ class PartsReader : public grid::StubReader {
 
  private:
   std::shared_ptr<StripedFile> file_;
-  std::shared_ptr<PackedFile> packed_;
+  std::shared_ptr<const PackedFileReader> packed_;
   std::string path_;
 };
 
@@ -64,11 +60,11 @@ class DiskStubFiles : public grid::StubFiles {
     o.direct_io = false;  // the tools' reads are small and unaligned as often as not
     auto file = StripedFile::Open(disks_.disks(), disks_.io(), std::move(fd), **m, o);
     if (!file.ok()) return file.error().Wrap(path);
-    std::shared_ptr<PackedFile> packed;
+    std::shared_ptr<const PackedFileReader> packed;
     if ((*m)->packed) {
-      auto opened = PackedFile::Open(*file, &counters_);
+      auto opened = PackedFileReader::Open(*file);
       if (!opened.ok()) return opened.error().Wrap(path);
-      packed = *opened;
+      packed = std::move(*opened);
     }
     return std::shared_ptr<const grid::StubReader>(std::make_shared<PartsReader>(*file, packed, path));
   }
@@ -84,7 +80,6 @@ class DiskStubFiles : public grid::StubFiles {
   }
 
   const GraphDisks& disks_;
-  mutable PackedCounters counters_;
 };
 
 }  // namespace

@@ -3,7 +3,7 @@
 // as the files they stand for (grid::StubFiles: graph versions' extent maps read pieces that are
 // stubs, and chunkindex/ reads `row` through them); new files written as striped files over the
 // same disks. Removing files with their parts and what a file keeps on the disks are the mount's
-// too: volume/graph_files.h. Plain graphs need none of it: GraphDisks::Open says so (nullptr).
+// too: striping/graph_files.h. Plain graphs need none of it: GraphDisks::Open says so (nullptr).
 //
 //   auto disks = GraphDisks::Open(graph_dir);          // nullptr: not striped
 //   auto layout = grid::GridLayout::Open(graph_dir, *disks ? &(*disks)->stubs() : nullptr);

@@ -24,7 +24,7 @@
 #include "grid/posix_io.h"
 #include "striping/disk_set.h"
 #include "admin/graph_disks.h"
-#include "volume/graph_files.h"
+#include "striping/graph_files.h"
 #include "volume/version_reclaim.h"
 
 namespace graphfs::admin {

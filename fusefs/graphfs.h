@@ -65,10 +65,12 @@ struct GraphFs {
 
 GraphFs& Fs(fuse_req_t req);
 
-// Operation tables, one group per file.
+// Operation tables, one family per file (ops_*.cc).
 void AddEntryOps(fuse_lowlevel_ops& ops);
 void AddDirOps(fuse_lowlevel_ops& ops);
-void AddFileOps(fuse_lowlevel_ops& ops);
+void AddOpenOps(fuse_lowlevel_ops& ops);
+void AddReadOps(fuse_lowlevel_ops& ops);
+void AddWriteOps(fuse_lowlevel_ops& ops);
 void AddXattrOps(fuse_lowlevel_ops& ops);
 // At unmount: releases the handles the kernel never sent RELEASE for (open_handles.h), as
 // RELEASE would. Returns how many there were.
@@ -99,6 +101,11 @@ void ReplyErr(fuse_req_t req, int err);
 void KillSetidBits(fuse_req_t req, Inode& inode);
 // A 4 KiB-aligned buffer of at least `size` bytes owned by the calling thread.
 AlignedBuffer& ThreadBuffer(size_t size);
-
+// The handle an open file's requests carry (OpenHandles gave it to the kernel at OPEN).
+inline FileHandle& FileHandleOf(fuse_file_info* fi) { return *reinterpret_cast<FileHandle*>(fi->fh); }
+// The process of a calling thread (FUSE tells the thread; the cache counts processes).
+uint32_t ProcessOfThread(pid_t tid);
+// libfuse replies with less than two pages by copying, not by splicing.
+inline constexpr size_t kSpliceMin = 2 * 4096;
 
 }  // namespace graphfs

@@ -35,7 +35,7 @@ void Init(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
   // Cached pages of a file stay across opens, and are dropped when the kernel sees the
-  // file's mtime or size change (see keep_cache in ops_file.cc).
+  // file's mtime or size change (see keep_cache in ops_open.cc).
   if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
   // Clearing setuid/setgid on write and truncate: the daemon does it (KillSetidBits) when
   // the kernel agrees to HANDLE_KILLPRIV_V2, which the channel asks for in the INIT reply
@@ -303,7 +303,9 @@ int Run(int argc, char** argv) {
   ops.init = Init;
   AddEntryOps(ops);
   AddDirOps(ops);
-  AddFileOps(ops);
+  AddOpenOps(ops);
+  AddReadOps(ops);
+  AddWriteOps(ops);
   AddXattrOps(ops);
 
   ::umask(0);  // modes arrive with the caller's umask already applied

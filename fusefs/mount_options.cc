@@ -1,111 +1,18 @@
+// graphfs's mount options: the table (each option's name, value, default, help and kind:
+// mount_option_kinds.h), parsing one option, and resolving the memory options against RAM.
 #include "fusefs/mount_options.h"
 
 #include <unistd.h>
 
-#include <charconv>
-#include <functional>
 #include <initializer_list>
+
+#include "fusefs/mount_option_kinds.h"
 
 namespace graphfs {
 
+namespace mount_option {
+
 namespace {
-
-using volume::VolumeOptions;
-
-// Where a parser stores: a field of the volume's options or of the daemon's.
-template <class T>
-using Field = std::function<T&(MountOptions&)>;
-
-template <class T>
-Field<T> Vol(T VolumeOptions::*member) {
-  return [member](MountOptions& o) -> T& { return o.volume.*member; };
-}
-template <class T>
-Field<T> Own(T MountOptions::*member) {
-  return [member](MountOptions& o) -> T& { return o.*member; };
-}
-
-using Apply = std::function<Status(MountOptions&, const std::string& key, const std::string& value)>;
-
-Error Expected(const std::string& key, const std::string& value, const std::string& what) {
-  return Error(EINVAL, "option " + key + "=" + value + ": expected " + what);
-}
-
-template <class Int>
-Result<Int> ParseWhole(const std::string& key, const std::string& value, Int lo, Int hi) {
-  Int v{};
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || ptr != value.data() + value.size() || v < lo || v > hi)
-    return Expected(key, value, "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return v;
-}
-
-template <class Int>
-Apply Whole(Field<Int> field, Int lo, Int hi) {
-  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-    auto v = ParseWhole<Int>(key, value, lo, hi);
-    if (!v.ok()) return v.error();
-    field(o) = *v;
-    return Status::Ok();
-  };
-}
-
-Apply Flag(Field<bool> field) {
-  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-    if (value == "1" || value == "yes" || value == "true" || value == "on") field(o) = true;
-    else if (value == "0" || value == "no" || value == "false" || value == "off") field(o) = false;
-    else return Expected(key, value, "0 or 1");
-    return Status::Ok();
-  };
-}
-
-// A size from `min` to `max`; outside, "option KEY=VALUE: `why`".
-Apply Size(Field<uint64_t> field, uint64_t min, uint64_t max, const char* why) {
-  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-    auto v = ParseSize(value);
-    if (!v.ok()) return v.error().Wrap("option " + key);
-    if (*v < min || *v > max) return Error(EINVAL, "option " + key + "=" + value + ": " + why);
-    field(o) = *v;
-    return Status::Ok();
-  };
-}
-Apply Size(Field<uint64_t> field) { return Size(std::move(field), 0, UINT64_MAX, ""); }
-
-Apply Text(Field<std::string> field) {
-  return [=](MountOptions& o, const std::string&, const std::string& value) -> Status {
-    field(o) = value;
-    return Status::Ok();
-  };
-}
-
-// One of the names, stored as what it names.
-template <class T>
-struct Choice {
-  std::string name;
-  T value;
-};
-
-template <class T>
-Apply OneOf(Field<T> field, std::vector<Choice<T>> choices) {
-  return [=](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-    std::string expected;
-    for (size_t i = 0; i < choices.size(); ++i) {
-      if (value == choices[i].name) {
-        field(o) = choices[i].value;
-        return Status::Ok();
-      }
-      expected += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + key + "=" + choices[i].name;
-    }
-    return Expected(key, value, expected);
-  };
-}
-
-template <class T>
-std::string Names(const std::vector<Choice<T>>& choices) {
-  std::string s;
-  for (const auto& c : choices) s += (s.empty() ? "" : "|") + c.name;
-  return s;
-}
 
 std::vector<Choice<std::string>> PolicyChoices() {
   std::vector<Choice<std::string>> c;
@@ -123,29 +30,6 @@ std::string PolicyHelp() {
   return help;
 }
 
-Apply Budget(bool memory) {
-  return [memory](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-    auto v = ParseSizeOrPercentSpec(value);
-    if (!v.ok()) return v.error().Wrap("option " + key);
-    if (memory) {
-      if (v->value == 0) return Error(EINVAL, "option memory=" + value + ": a budget of nothing (leave memory= out for none)");
-      o.memory = *v;
-    } else {
-      o.cache_size = *v;
-      o.cache_size_given = true;
-    }
-    return Status::Ok();
-  };
-}
-
-struct OptionSpec {
-  std::string key;
-  std::string value;          // what the value looks like: SIZE, N, or the choices a|b
-  std::string default_value;  // markdown: `literal`s in backquotes
-  std::string help;           // markdown, one paragraph
-  Apply apply;
-};
-
 const std::vector<Choice<PassthroughMode>> kPassthrough = {{"auto", PassthroughMode::kAuto}, {"off", PassthroughMode::kOff}};
 // The volume's choices under their own names (volume::NameOf), the default first.
 template <class T>
@@ -160,174 +44,153 @@ const std::vector<Choice<volume::LpGranularity>> kLp =
 const std::vector<Choice<volume::LpLoading>> kLpLoader =
     Named({volume::LpLoading::kDirect, volume::LpLoading::kThroughCache});
 
-// graphfs's options, in the order --help and README.md show them. Every one needs a value.
-const std::vector<OptionSpec>& Options() {
+}  // namespace
+
+// graphfs's options, in the order --help and README.md show them. Every one needs a value. A
+// default is shown from the field (Handling::show) unless it is a rule, said here in words with
+// the code that applies it.
+const std::vector<OptionSpec>& Table() {
   static const std::vector<OptionSpec> table = {
-      {"passthrough", Names(kPassthrough), "`auto`",
+      {"passthrough", Names(kPassthrough), "",
        "ordinary (not striped) files opened in FUSE passthrough: the kernel reads, writes and maps them from the "
        "backing file itself, no daemon round trip (Linux ≥ 6.9, daemon with `CAP_SYS_ADMIN`, i.e. mounted as root; "
        "otherwise one log line says why and the daemon serves them). Striped files, `.graphfs/` and job files never "
        "are. `off`: every byte through the daemon",
        OneOf(Own(&MountOptions::passthrough), kPassthrough)},
-      {"io", Names(kIo), "`perdisk`",
+      {"io", Names(kIo), "",
        "one queue + io_uring worker(s) per disk, or one shared queue (the classic thread pool, for comparison)",
        OneOf(Vol(&VolumeOptions::io_queues), kIo)},
-      {"io_workers", "N", "1 / number of disks", "io_uring workers per disk (`perdisk`) or in the pool (`shared`)",
+      {"io_workers", "N", "1 per disk (`perdisk`), as many as disks (`shared`): `Volume::Open`, `volume/volume.cc`",
+       "io_uring workers per disk (`perdisk`) or in the pool (`shared`)",
        Whole<unsigned>(Vol(&VolumeOptions::io_workers), 1, 256)},
-      {"queue_depth", "N", "`4`", "requests in flight per I/O worker",
+      {"queue_depth", "N", "", "requests in flight per I/O worker",
        Whole<unsigned>(Vol(&VolumeOptions::queue_depth), 1, 1024)},
-      {"nice", "N", "`-5`",
+      {"nice", "N", "",
        "the daemon's CPU priority, -20..19: its I/O workers and LP loaders wake ahead of the jobs' compute threads, "
        "so the disks do not idle while the jobs fill the cores (needs root or CAP_SYS_NICE; otherwise logged and left "
        "as inherited); `0`: as inherited",
        Whole<int>(Own(&MountOptions::nice), -20, 19)},
-      {"readahead", "N", "each disk's depth: 2 stripe units or 0.1 s of its reading, whichever is more",
-       "stripe units' worth of bytes read ahead of a sequential reader (a stream gets one stripe unit on every disk "
-       "at once, then twice what it has read); `0` disables",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+      {"readahead", "N", "each disk's depth (`ReadAhead`, `volume/read_ahead.h`)",
+       "stripe units' worth of bytes read ahead of a sequential reader; `0` disables. By default a stream's window "
+       "grows with what it has read, up to what keeps each disk busy for a reaction time (the rule: "
+       "`ReadAhead::StreamWindow`, `volume/read_ahead.cc`)",
+       Custom([](MountOptions& o, const std::string& key, const std::string& value) -> Status {
          auto v = ParseWhole<unsigned>(key, value, 0, 4096);
          if (!v.ok()) return v.error();
          o.volume.read_ahead.off = *v == 0;
          o.volume.read_ahead.units = *v;
          return Status::Ok();
-       }},
-      {"readahead_mem", "SIZE", "`1G`",
+       })},
+      {"readahead_mem", "SIZE", "",
        "ceiling of the memory for units loaded ahead of their readers (the cache's staging area, outside "
        "`cache_size`): each stream gets an equal share, and beyond it only disks with nothing to do get read-ahead — "
        "so a small ceiling never leaves a disk idle and a large one is not used unless streams need it",
        Size([](MountOptions& o) -> uint64_t& { return o.volume.read_ahead.staging_limit; })},
-      {"direct", "0|1", "`1`", "`O_DIRECT` on part files for aligned reads (no double caching)",
+      {"direct", "0|1", "", "`O_DIRECT` on part files for aligned reads (no double caching)",
        Flag(Vol(&VolumeOptions::direct))},
       {"kernel_readahead", "SIZE", "the kernel's, 128K",
        "the kernel's read-ahead window for buffered readers of the mount; larger windows did not read faster here "
        "(BENCHMARKS.md, issue 6)",
        Size(Own(&MountOptions::kernel_readahead), 0, 1ull << 30, "at most 1G")},
       {"disks", "D0:D1:...", "registry", "disk directories, overriding the registered paths (same order)",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+       Custom([](MountOptions& o, const std::string& key, const std::string& value) -> Status {
          o.volume.disks = SplitList(value, ':');
          for (const auto& d : o.volume.disks)
            if (d.empty()) return Error(EINVAL, "option " + key + "=" + value + ": empty disk path");
          return Status::Ok();
-       }},
+       })},
       {"cache_size", "SIZE|N%", "none (`memory=` applies)",
        "a cache of striped files' units of this size (bytes or % of RAM; `0`: read-ahead only) instead of the one "
        "`memory=` budget: staging, LP windows and indexes then come on top of it",
        Budget(false)},
-      {"memory", "SIZE|N%", "`25%`",
-       "the one budget for the graph bytes the daemon holds: staging (`readahead_mem`, at most an eighth of it; the LP window `lp_memory` too), each "
-       "graph's chunk index and the memory its LPs own while it has jobs (not the cached units they are made of), "
-       "and the cache, which gets the rest (at least an eighth). The cache keeps compressed files' frames first, "
-       "as the disks hold them (2-4x more of the graph per byte: what fits is read once), and decoded units in what "
-       "the frames leave, at least an eighth of it (`volume/memory_budget.h`). `stats.memory_budget` shows the split",
+      {"memory", "SIZE|N%", Literal(kDefaultMemory.text),
+       "the one budget for the graph bytes the daemon holds: staging (`readahead_mem`) and each graph's LP window "
+       "(`lp_memory`), each capped at a share of it (`Budgeted`, `volume/volume.cc`), each graph's chunk index and "
+       "the memory its LPs own while it has jobs (not the cached units they are made of), and the cache, which gets "
+       "the rest. The cache keeps compressed files' frames first, as the disks hold them (2-4x more of the graph per "
+       "byte: what fits is read once), and decoded units in what the frames leave; the shares and the floors of both "
+       "are `MemoryBudget`'s (`volume/memory_budget.h`). `stats.memory_budget` shows the split",
        Budget(true)},
-      {"cache_policy", Names(PolicyChoices()), "`" + volume::CachePolicyNames().front() + "`", PolicyHelp(),
+      {"cache_policy", Names(PolicyChoices()), "", PolicyHelp(),
        OneOf(Vol(&VolumeOptions::cache_policy), PolicyChoices())},
-      {"cache_window", "SECONDS", "`600`",
+      {"cache_window", "SECONDS", "",
        "how long a read counts towards a unit's priority; must cover one iteration of the slowest job (a unit whose "
        "visits all left the window ranks lowest, and the cache then degrades to LRU)",
        Whole<unsigned>(Vol(&VolumeOptions::cache_window), 1, 86400)},
       {"cache_trace", "FILE", "none", "append every cache unit lookup to FILE (time pid file unit bytes; diagnostics)",
        Text(Vol(&VolumeOptions::cache_trace))},
-      {"threads", "N", "`128`",
+      {"threads", "N", "",
        "FUSE worker threads at most (a reader blocked on a disk read holds one: four engines with 24 MiB `O_DIRECT` "
        "preads in flight are about 100 requests)",
        Whole<unsigned>(Own(&MountOptions::threads), 1, 1024)},
-      {"timeout", "SECONDS", "`1`", "attribute and entry cache timeout",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
-         auto v = ParseWhole<unsigned>(key, value, 0, 3600);
-         if (!v.ok()) return v.error();
-         o.timeout = *v;
-         return Status::Ok();
-       }},
+      {"timeout", "SECONDS", "", "attribute and entry cache timeout",
+       Custom(
+           [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+             auto v = ParseWhole<unsigned>(key, value, 0, 3600);
+             if (!v.ok()) return v.error();
+             o.timeout = *v;
+             return Status::Ok();
+           },
+           [](MountOptions& o) { return Literal(std::to_string(static_cast<unsigned>(o.timeout))); })},
       {"log", "FILE", "none", "daemon log (errors, fault injection); stderr in the foreground",
        Text(Own(&MountOptions::log_file))},
-      {"lp", Names(kLp), "`vertex`",
+      {"lp", Names(kLp), "",
        "logical partitions of source-sorted graphs (`preprocess --sort-sources`) hold only the runs of the jobs' "
        "active sources' edges where the read-cost model favours it, and each job's `lp-SEQ` only its own active "
        "sources' edges; `chunk`: whole chunks (chunkindex/README.md, \"Vertex-granular logical partitions\")",
        OneOf(Vol(&VolumeOptions::lp_granularity), kLp)},
-      {"lp_loader", Names(kLpLoader), "`direct`",
-       "how the LP loader reads whole chunks that are not cached: straight from the disks in batches of 16 MiB that "
-       "each lie on one disk, eight in flight, interleaved over the disks, then offered to the cache (its policy "
-       "decides whether to keep them); or through the cache unit by unit with read-ahead (measured slower: "
-       "BENCHMARKS.md, issue 16)",
+      {"lp_loader", Names(kLpLoader), "",
+       "how the LP loader reads whole chunks that are not cached: straight from the disks in batches that each lie "
+       "on one disk, several in flight, interleaved over the disks, then offered to the cache (its policy decides "
+       "whether to keep them; `CopyRuns`, `volume/lp_copies.cc`); or through the cache unit by unit with read-ahead "
+       "(measured slower: BENCHMARKS.md, issue 16)",
        OneOf(Vol(&VolumeOptions::lp_loading), kLpLoader)},
-      {"lp_diagonal", "0|1", "`1`",
+      {"lp_diagonal", "0|1", "",
        "among chunks of equal priority, LPs take those of diagonal blocks (i, i) first — where the engines' "
        "loaded-data reentry gains most (`--reentry`, engines/README.md)",
        Flag(Vol(&VolumeOptions::lp_diagonal))},
-      {"lp_memory", "SIZE", "`512M`",
+      {"lp_memory", "SIZE", "",
        "memory for logical partitions loaded ahead and held by jobs, per graph: LPs load ahead while they fit (an LP "
-       "counts its own bytes and the whole cached units it is made of), each at most a quarter of it; a job waits "
-       "for a slower one only when the LPs that one holds or has queued fill it; what the LPs' own memory leaves of "
-       "half of it (at least 64M) is kept idle for reuse",
-       Size(Vol(&VolumeOptions::lp_memory), 64u << 10, UINT64_MAX, "at least 64K (four LPs of 16K)")},
-      {"disk_bandwidth", "SIZE", "`graphfs-calibrate`'s, else 100M",
+       "counts its own bytes and the whole cached units it is made of); a job waits for a slower one only when the "
+       "LPs that one holds or has queued fill it. How large one LP may be, and how much freed memory is kept for "
+       "reuse, are shares of it the graph's schedule sets (`GraphSchedule`, `volume/graph_schedule.cc`); under "
+       "`memory=` it is capped at a share of the budget (`Budgeted`, `volume/volume.cc`)",
+       Size(Vol(&VolumeOptions::lp_memory), volume::kMinLpMemory, UINT64_MAX,
+            "at least " + SizeText(volume::kMinLpMemory) + " (four LPs of " + SizeText(volume::kMinLpMemory / 4) + ")")},
+      {"disk_bandwidth", "SIZE", "`graphfs-calibrate`'s, else the read-cost model's (`DiskCost`, `chunkindex/read_cost.h`)",
        "read-cost model: sequential bytes per second of one disk",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+       Custom([](MountOptions& o, const std::string& key, const std::string& value) -> Status {
          auto v = ParseSize(value);
          if (!v.ok()) return v.error().Wrap("option " + key);
          if (*v == 0) return Error(EINVAL, "option " + key + "=" + value + ": must be above 0");
          o.volume.seq_bytes_per_second = static_cast<double>(*v);
          return Status::Ok();
-       }},
-      {"request_cost_us", "N", "`graphfs-calibrate`'s, else 100",
+       })},
+      {"request_cost_us", "N", "`graphfs-calibrate`'s, else the read-cost model's (`DiskCost`, `chunkindex/read_cost.h`)",
        "read-cost model: what one more read request costs, in µs (a gap between runs is read through when it costs "
        "less)",
-       [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+       Custom([](MountOptions& o, const std::string& key, const std::string& value) -> Status {
          auto v = ParseWhole<unsigned>(key, value, 0, 10000000);
          if (!v.ok()) return v.error();
          o.volume.seconds_per_request = static_cast<double>(*v) * 1e-6;
          return Status::Ok();
-       }},
+       })},
   };
   return table;
 }
 
-// Markdown to terminal text: backquotes dropped.
-std::string Plain(const std::string& markdown) {
-  std::string s;
-  for (char c : markdown)
-    if (c != '`') s += c;
-  return s;
+// What the table shows as `spec`'s default: its rule, else its field's value in a MountOptions
+// as constructed.
+std::string DefaultOf(const OptionSpec& spec) {
+  if (!spec.default_rule.empty()) return spec.default_rule;
+  MountOptions defaults;
+  return spec.handling.show(defaults);
 }
 
-// `text` wrapped at `width` columns from `column` on; every line after the first is indented
-// by `indent`.
-std::string Wrap(const std::string& text, size_t column, size_t indent, size_t width) {
-  std::string out, word;
-  bool line_empty = true;
-  auto place = [&] {
-    if (word.empty()) return;
-    if (!line_empty && column + 1 + word.size() > width) {
-      out += "\n" + std::string(indent, ' ');
-      column = indent;
-      line_empty = true;
-    }
-    if (!line_empty) {
-      out += ' ';
-      ++column;
-    }
-    out += word;
-    column += word.size();
-    line_empty = false;
-    word.clear();
-  };
-  for (char c : text) {
-    if (c == ' ') place();
-    else word += c;
-  }
-  place();
-  return out;
-}
+}  // namespace mount_option
 
-std::string EscapeBars(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
-}  // namespace
+using mount_option::OptionSpec;
+using mount_option::Table;
 
 Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
   const size_t eq = option.find('=');
@@ -339,10 +202,10 @@ Result<bool> ApplyMountOption(MountOptions& o, const std::string& option) {
     o.volume.read_only = key == "ro";
     return false;
   }
-  for (const OptionSpec& spec : Options()) {
+  for (const OptionSpec& spec : Table()) {
     if (key != spec.key) continue;
     if (!has_value || value.empty()) return Error(EINVAL, "option " + key + " needs a value (" + key + "=...)");
-    GRAPHFS_RETURN_IF_ERROR(spec.apply(o, key, value));
+    GRAPHFS_RETURN_IF_ERROR(spec.handling.apply(o, key, value));
     return true;
   }
   return false;
@@ -356,7 +219,7 @@ Status ResolveMountOptions(MountOptions& o) {
   if (ram > 0 && o.volume.cache_bytes > ram)
     return Error(EINVAL, "option cache_size=" + o.cache_size.text + " is larger than RAM");
   o.volume.memory_bytes = 0;
-  // One budget unless a cache size was given instead (the default is the option table's).
+  // One budget unless a cache size was given instead (kDefaultMemory, which the table shows).
   if (!o.memory && !o.cache_size_given) o.memory = kDefaultMemory;
   if (o.memory) {
     if (o.cache_size_given)
@@ -371,39 +234,14 @@ Status ResolveMountOptions(MountOptions& o) {
 
 std::vector<std::string> MountOptionKeys() {
   std::vector<std::string> keys;
-  for (const OptionSpec& spec : Options()) keys.push_back(spec.key);
+  for (const OptionSpec& spec : Table()) keys.push_back(spec.key);
   return keys;
 }
 
-std::vector<MountOptionDoc> MountOptionDocs() {
-  std::vector<MountOptionDoc> docs;
-  for (const OptionSpec& spec : Options()) docs.push_back({spec.key, spec.value, spec.default_value, spec.help});
-  return docs;
-}
-
-std::string MountOptionsHelp() {
-  constexpr size_t kHelpColumn = 28, kWidth = 100;
-  std::string help = "graphfs options (-o key=value, also in fstab):\n";
-  for (const OptionSpec& spec : Options()) {
-    std::string head = "    -o " + spec.key + "=" + spec.value;
-    if (head.size() + 1 > kHelpColumn) {
-      head += "\n" + std::string(kHelpColumn, ' ');
-    } else {
-      head.resize(kHelpColumn, ' ');
-    }
-    const std::string text = Plain(spec.help) + " (default: " + Plain(spec.default_value) + ")";
-    help += head + Wrap(text, kHelpColumn, kHelpColumn, kWidth) + "\n";
-  }
-  help += "graphfs always adds default_permissions: the kernel checks permissions as ext4 would.\n";
-  return help;
-}
-
-std::string MountOptionsMarkdown() {
-  std::string md = "| option | meaning | default |\n|---|---|---|\n";
-  for (const OptionSpec& spec : Options())
-    md += "| `" + spec.key + "=" + EscapeBars(spec.value) + "` | " + EscapeBars(spec.help) + " | " +
-          EscapeBars(spec.default_value) + " |\n";
-  return md;
+std::string MountOptionValue(MountOptions options, const std::string& key) {
+  for (const OptionSpec& spec : Table())
+    if (spec.key == key && spec.handling.show) return spec.handling.show(options);
+  return "";
 }
 
 }  // namespace graphfs

@@ -3,7 +3,9 @@
 // and its parser; the parser stores straight into the field that uses it — the volume's
 // options for what the volume does, the daemon's own below — so nothing is copied by hand.
 // --help, README.md's option table (`graphfs --help-markdown`, checked by a test), the manual page
-// (`graphfs --help-man`, main.cc) and the fuzzer's list of keys all come from the table.
+// (`graphfs --help-man`, main.cc) and the fuzzer's list of keys all come from the table, and so
+// do the defaults they show: each is its field's initial value, written once (the volume's in
+// volume/volume_options.h, the daemon's below).
 // Everything else (allow_other, ro, fsname, ...) goes to libfuse unchanged.
 #pragma once
 
@@ -20,8 +22,15 @@ namespace graphfs {
 
 enum class PassthroughMode { kAuto, kOff };
 
-// The one memory budget when neither `memory=` nor `cache_size=` is given: a quarter of RAM.
+// The daemon's defaults, each written once.
+// The one memory budget when neither `memory=` nor `cache_size=` is given (ResolveMountOptions).
 inline const SizeOrPercent kDefaultMemory = SizeOrPercent::Percent(25);
+// FUSE worker threads at most. A reader blocked on a miss holds one: four engines each with a
+// 24 MiB O_DIRECT pread in flight are 96 requests of 1 MiB (max_background is 128), and 16
+// threads left whole readers unserved while the disks idled (BENCHMARKS.md, issue 30).
+inline constexpr unsigned kDefaultThreads = 128;
+// The daemon's nice value: its I/O workers and LP loaders wake ahead of the jobs' compute threads.
+inline constexpr int kDefaultNice = -5;
 
 struct MountOptions {
   // Handed to volume::Volume::Open as it is (main.cc sets `source`). Its cache_bytes and
@@ -31,12 +40,9 @@ struct MountOptions {
   bool cache_size_given = false;           // on the command line (memory= then conflicts)
   std::optional<SizeOrPercent> memory;     // one budget for all graph bytes (kDefaultMemory unless cache_size=)
   // The daemon's own.
-  // FUSE worker threads at most. A reader blocked on a miss holds one: four engines each with a
-  // 24 MiB O_DIRECT pread in flight are 96 requests of 1 MiB (max_background is 128), and 16
-  // threads left whole readers unserved while the disks idled (BENCHMARKS.md, issue 30).
-  unsigned threads = 128;
+  unsigned threads = kDefaultThreads;  // FUSE worker threads at most
   PassthroughMode passthrough = PassthroughMode::kAuto;
-  int nice = -5;                  // the daemon's CPU priority (0: as inherited)
+  int nice = kDefaultNice;        // the daemon's CPU priority (0: as inherited)
   uint64_t kernel_readahead = 0;  // the kernel's read-ahead window on this mount; 0 = its own (128K)
   std::string log_file;
   double timeout = 1.0;           // attribute/entry cache seconds
@@ -46,7 +52,10 @@ struct MountOptions {
 // false if it belongs to libfuse; an error for a graphfs key with a bad value.
 Result<bool> ApplyMountOption(MountOptions& options, const std::string& option);
 
-// Resolves the budgets that depend on the machine (N% of RAM) into the volume's bytes.
+// Resolves the memory options into the volume's bytes: `memory=` (kDefaultMemory when neither is
+// given) into `memory_bytes`, which the volume then divides (volume.cc, `Budgeted`, and
+// volume/memory_budget.h: the cache's share is decided there alone), or `cache_size=` into
+// `cache_bytes`, a cache of that size; N% is of RAM. Both given is an error.
 Status ResolveMountOptions(MountOptions& options);
 
 // The table's keys, in its order.
@@ -65,7 +74,12 @@ struct MountOptionDoc {
   std::string value;
   std::string default_value;
   std::string help;
+  bool default_is_value = false;  // the default is a value the option takes (`512M`), not a rule
 };
 std::vector<MountOptionDoc> MountOptionDocs();
+
+// The value option `key` has in `options` as the table shows it (markdown, `512M`), "" for an
+// option whose default is a rule or unset (log=, disks=, memory=, ...).
+std::string MountOptionValue(MountOptions options, const std::string& key);
 
 }  // namespace graphfs

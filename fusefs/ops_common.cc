@@ -9,7 +9,9 @@
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <mutex>
+#include <unordered_map>
 
 #include "fusefs/control_dir.h"
 #include "fusefs/graphfs.h"
@@ -24,6 +26,29 @@ Inode& GetInode(fuse_req_t req, fuse_ino_t ino) {
 }
 
 std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+uint32_t ProcessOfThread(pid_t tid) {
+  static std::mutex mu;
+  static std::unordered_map<pid_t, pid_t> tgid_of;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = tgid_of.find(tid);
+    if (it != tgid_of.end()) return static_cast<uint32_t>(it->second);
+  }
+  pid_t tgid = tid;
+  std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Tgid:", 0) == 0) {
+      tgid = static_cast<pid_t>(std::strtol(line.c_str() + 5, nullptr, 10));
+      break;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (tgid_of.size() > 8192) tgid_of.clear();  // thread ids get reused: do not trust old ones forever
+  tgid_of[tid] = tgid;
+  return static_cast<uint32_t>(tgid);
+}
 
 KernelChannel& ChannelOf(void* userdata) { return static_cast<GraphFs*>(userdata)->channel; }
 

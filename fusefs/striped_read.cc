@@ -1,37 +1,9 @@
-#include "fusefs/striped_read.h"
-
-#include <fstream>
-#include <mutex>
-#include <string>
-#include <unordered_map>
-
+// READ of a striped file (read_paths.h).
 #include "fusefs/file_handle.h"
 #include "fusefs/graphfs.h"
+#include "fusefs/read_paths.h"
 
 namespace graphfs {
-
-uint32_t ProcessOfThread(pid_t tid) {
-  static std::mutex mu;
-  static std::unordered_map<pid_t, pid_t> tgid_of;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = tgid_of.find(tid);
-    if (it != tgid_of.end()) return static_cast<uint32_t>(it->second);
-  }
-  pid_t tgid = tid;
-  std::ifstream status("/proc/" + std::to_string(tid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Tgid:", 0) == 0) {
-      tgid = static_cast<pid_t>(std::strtol(line.c_str() + 5, nullptr, 10));
-      break;
-    }
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  if (tgid_of.size() > 8192) tgid_of.clear();  // thread ids get reused: do not trust old ones forever
-  tgid_of[tid] = tgid;
-  return static_cast<uint32_t>(tgid);
-}
 
 void ReadStriped(fuse_req_t req, FileHandle& h, size_t size, off_t offset) {
   GraphFs& fs = Fs(req);

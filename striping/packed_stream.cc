@@ -1,5 +1,8 @@
 #include "striping/packed_stream.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "compress/unit_frame.h"
 #include "striping/part_io.h"
 
@@ -28,6 +31,22 @@ Result<PackedDirectory> ReadPackedDirectory(const DiskSet& disks, const StripeMa
   return PackedDirectory::Decode(bytes);
 }
 
+namespace {
+
+// Unit k's frame decoded into `raw` (its raw length), the error naming the unit.
+Status DecodePackedUnit(size_t k, const PackedUnit& u, const std::string& frame, std::string& raw) {
+  raw.resize(u.raw_length);
+  Status decoded = compress::DecodeUnit(frame, raw);
+  if (!decoded.ok()) {
+    return decoded.error().Wrap("unit " + std::to_string(k) + " (bytes " + std::to_string(u.raw_offset) + "+" +
+                                std::to_string(u.raw_length) + ", frame at " + std::to_string(u.frame_offset) +
+                                " of the packed stream)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ForEachPackedUnit(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts,
                          const PackedDirectory& dir,
                          const std::function<Status(const PackedUnit&, std::span<const char>)>& fn) {
@@ -36,16 +55,47 @@ Status ForEachPackedUnit(const DiskSet& disks, const StripeMap& map, const std::
     const PackedUnit& u = dir.units()[k];
     frame.resize(u.frame_length);
     GRAPHFS_RETURN_IF_ERROR(ReadFromParts(disks, map, parts, u.frame_offset, u.frame_length, frame.data()));
-    raw.resize(u.raw_length);
-    Status decoded = compress::DecodeUnit(frame, raw);
-    if (!decoded.ok()) {
-      return decoded.error().Wrap("unit " + std::to_string(k) + " (bytes " + std::to_string(u.raw_offset) + "+" +
-                                  std::to_string(u.raw_length) + ", frame at " + std::to_string(u.frame_offset) +
-                                  " of the packed stream)");
-    }
+    GRAPHFS_RETURN_IF_ERROR(DecodePackedUnit(k, u, frame, raw));
     GRAPHFS_RETURN_IF_ERROR(fn(u, raw));
   }
   return Status::Ok();
+}
+
+Result<std::unique_ptr<PackedFileReader>> PackedFileReader::Open(std::shared_ptr<StripedFile> stream) {
+  const StripeManifest m = stream->manifest();
+  if (!m.packed) return Error(EINVAL, "striped file " + m.file_id + " is not compressed");
+  const std::string what = "directory of compressed file " + m.file_id;
+  std::string bytes(m.packed->directory_length(), '\0');
+  auto n = stream->Read(m.packed->directory_offset, bytes.size(), bytes.data());
+  if (!n.ok()) return n.error().Wrap(what);
+  if (*n != bytes.size()) return Error(EIO, what + ": the packed stream ends early");
+  auto dir = PackedDirectory::Decode(bytes);
+  if (!dir.ok()) return dir.error().Wrap(what);
+  if (dir->raw_size() != m.size) {
+    return Error(EIO, what + ": its units hold " + std::to_string(dir->raw_size()) + " bytes, the manifest says " +
+                          std::to_string(m.size));
+  }
+  return std::unique_ptr<PackedFileReader>(new PackedFileReader(std::move(stream), std::move(*dir)));
+}
+
+Result<uint64_t> PackedFileReader::Read(uint64_t offset, uint64_t length, char* buf) const {
+  auto [first, end] = dir_.Overlapping(offset, length);
+  uint64_t done = 0;
+  std::string frame, raw;
+  for (size_t k = first; k < end; ++k) {
+    const PackedUnit& u = dir_.units()[k];
+    frame.resize(u.frame_length);
+    auto n = stream_->Read(u.frame_offset, u.frame_length, frame.data());
+    if (!n.ok()) return n.error();
+    if (*n != u.frame_length)
+      return Error(EIO, "unit " + std::to_string(k) + ": the packed stream ends inside its frame");
+    GRAPHFS_RETURN_IF_ERROR(DecodePackedUnit(k, u, frame, raw));
+    const uint64_t from = std::max(offset, u.raw_offset);
+    const uint64_t to = std::min(offset + length, u.raw_offset + u.raw_length);
+    std::memcpy(buf + (from - offset), raw.data() + (from - u.raw_offset), to - from);
+    done += to - from;
+  }
+  return done;
 }
 
 }  // namespace graphfs

@@ -1,10 +1,13 @@
 // The packed stream of a compressed file (packed_directory.h) written and read through its
-// parts, for the offline tools (graphfs-stripe --compress, graphfs-unstripe). Every frame is
-// checked (compress/unit_frame.h) when it is read back: damage is EIO naming the unit.
+// parts, for the offline tools (graphfs-stripe --compress, graphfs-unstripe; graphfs-update and
+// gen-update read compressed stubs with PackedFileReader). Every frame is checked
+// (compress/unit_frame.h) when it is read back: damage is EIO naming the unit. The mount reads
+// compressed files through its cache instead (volume/packed_file.h).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "striping/manifest.h"
 #include "striping/packed_directory.h"
 #include "striping/stripe_map.h"
+#include "striping/striped_file.h"
 
 namespace graphfs {
 
@@ -50,5 +54,24 @@ Result<PackedDirectory> ReadPackedDirectory(const DiskSet& disks, const StripeMa
 Status ForEachPackedUnit(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts,
                          const PackedDirectory& dir,
                          const std::function<Status(const PackedUnit&, std::span<const char>)>& fn);
+
+// A compressed file's own bytes at any offset, read through its StripedFile (which reads the
+// packed stream): every unit a read touches is read and decoded whole, its checksum verified
+// first. No cache: the tools read a file once, mostly in order.
+class PackedFileReader {
+ public:
+  // Reads the directory of `stream`'s packed stream (its manifest must have `packed`).
+  static Result<std::unique_ptr<PackedFileReader>> Open(std::shared_ptr<StripedFile> stream);
+
+  uint64_t size() const { return dir_.raw_size(); }  // the file's own size
+  // Up to `length` decoded bytes at `offset` into `buf`; fewer at the end of the file.
+  Result<uint64_t> Read(uint64_t offset, uint64_t length, char* buf) const;
+
+ private:
+  PackedFileReader(std::shared_ptr<StripedFile> stream, PackedDirectory dir)
+      : stream_(std::move(stream)), dir_(std::move(dir)) {}
+  std::shared_ptr<StripedFile> stream_;
+  PackedDirectory dir_;
+};
 
 }  // namespace graphfs

@@ -58,12 +58,4 @@ Result<std::optional<uint64_t>> ExtentMapSize(const std::string& path, const str
 bool IsGraphFileName(const std::string& name);
 const char* PiecesDir();
 
-// The size an extent map reads as, when the regular file at `path` (`st` its stat) is one;
-// nullopt for any other file.
-Result<std::optional<uint64_t>> ExtentMapSize(const std::string& path, const struct stat& st);
-// The names of a version's files: a grid file (meta, column, row, their offsets, block-i-j) and
-// the directory of the pieces extent maps read (GRAPH/.graphfs/pieces).
-bool IsGraphFileName(const std::string& name);
-const char* PiecesDir();
-
 }  // namespace graphfs::volume

@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
-#include "volume/graph_files.h"
+#include "striping/graph_files.h"
 
 namespace graphfs::volume {
 

@@ -119,13 +119,13 @@ ReadCostModel LoadReadCost(const VolumeOptions& options, const DiskSet* disks) {
 
 // With a memory budget: staging and each LP window at most an eighth of it each (the cache is
 // where the graph stays across passes: a frame evicted to make room for a window that LPs of
-// cached units hardly use is read from the disks again), and the cache starts with what staging
-// leaves (graphs reserve their index and their LPs' own memory as they get jobs).
+// cached units hardly use is read from the disks again). The cache's size is the budget's
+// (Start: it begins with what staging leaves; graphs reserve their index and their LPs' own
+// memory as they get jobs), not an option.
 VolumeOptions Budgeted(VolumeOptions o) {
   if (o.memory_bytes == 0) return o;
   o.read_ahead.staging_limit = std::min(o.read_ahead.staging_limit, o.memory_bytes / 8);
-  o.lp_memory = std::max<uint64_t>(64ull << 10, std::min(o.lp_memory, o.memory_bytes / 8));
-  o.cache_bytes = MemoryBudget(o.memory_bytes, o.read_ahead.staging_limit).CacheCapacity(0);
+  o.lp_memory = std::max<uint64_t>(kMinLpMemory, std::min(o.lp_memory, o.memory_bytes / 8));
   return o;
 }
 
@@ -185,8 +185,11 @@ Status Volume::Start() {
   auto engine = IoEngine::Start(*io_options_);
   if (!engine.ok()) return engine.error();
   io_ = std::move(*engine);
+  // The cache alone (cache_size=), or under a budget what staging leaves of it (no graph has
+  // reserved any yet): the budget's to say, not an option's.
+  const uint64_t cache_bytes = budget_.enabled() ? budget_.CacheCapacity(0) : options_.cache_bytes;
   cache::CacheOptions co;
-  co.capacity = options_.cache_bytes;
+  co.capacity = cache_bytes;
   co.policy = options_.cache_policy;
   co.staging_limit = options_.read_ahead.staging_limit;
   co.reader_window_ns = static_cast<int64_t>(options_.cache_window) * 1'000'000'000;
@@ -195,17 +198,17 @@ Status Volume::Start() {
   co.trace_path = options_.cache_trace;
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
-  co.recycle_bytes = RecycleBytes(options_.cache_bytes);
+  co.recycle_bytes = RecycleBytes(cache_bytes);
   cache_ = std::make_unique<cache::ChunkCache>(co);
   // The frames of compressed files: the same policy, no read-ahead of their own (the decoded
   // units' prefetches read them), few idle buffers (frames vary in size).
   cache::CacheOptions fo;
-  fo.capacity = MemoryBudget::FramesCapacity(options_.cache_bytes);
+  fo.capacity = MemoryBudget::FramesCapacity(cache_bytes);
   fo.policy = options_.cache_policy;
   fo.reader_window_ns = co.reader_window_ns;
   fo.prefetch_threads = 1;
   fo.disks = co.disks;
-  fo.recycle_bytes = RecycleBytes(options_.cache_bytes) / 4;
+  fo.recycle_bytes = RecycleBytes(cache_bytes) / 4;
   frames_ = std::make_shared<FrameTier>(fo, &budget_);
   budget_.Attach(cache_.get(), &frames_->cache());
   extents_ = std::make_unique<ExtentReads>(*cache_, io_options_->disks, read_ahead_.InFlightDepth());

@@ -20,6 +20,15 @@ inline const char* NameOf(IoQueues q) { return q == IoQueues::kShared ? "shared"
 inline const char* NameOf(LpGranularity g) { return g == LpGranularity::kChunk ? "chunk" : "vertex"; }
 inline const char* NameOf(LpLoading l) { return l == LpLoading::kThroughCache ? "cache" : "direct"; }
 
+// Defaults, each written once: VolumeOptions starts from them, and fusefs's option table
+// (fusefs/mount_options.cc) shows its fields' initial values as the defaults of --help,
+// graphfs(1) and README.md's table.
+inline constexpr unsigned kDefaultQueueDepth = 4;            // queue_depth=
+inline constexpr unsigned kDefaultCacheWindowSeconds = 600;  // cache_window=
+inline constexpr uint64_t kDefaultLpMemory = 512ull << 20;   // lp_memory=
+// lp_memory's floor, four LPs of 16K: the option refuses less, and a memory budget caps it no lower.
+inline constexpr uint64_t kMinLpMemory = 64ull << 10;
+
 struct VolumeOptions {
   std::string source;               // absolute path of the directory of graphs
   std::vector<std::string> disks;   // disk directories overriding the registered ones (same order)
@@ -28,15 +37,17 @@ struct VolumeOptions {
   // I/O engine.
   IoQueues io_queues = IoQueues::kPerDisk;
   unsigned io_workers = 0;          // per disk (default 1), or in the shared pool (default: disks)
-  unsigned queue_depth = 4;
-  // Cache (fusefs resolves cache_size=N% of RAM into bytes).
+  unsigned queue_depth = kDefaultQueueDepth;
+  // A cache of this size alone (cache_size=; fusefs resolves N% of RAM into bytes), used only
+  // without a budget.
   uint64_t cache_bytes = 0;
-  // One budget (volume/memory_budget.h) instead of cache_bytes (0: none). Staging and lp_memory
-  // become at most an eighth of it each; the cache gets the rest of what the graphs in use
-  // (their indexes and what their LPs own) leave.
+  // One budget (memory=; 0: none) instead of cache_bytes. The volume divides it, and only it
+  // sizes the cache then: staging and lp_memory capped at a share of it each (`Budgeted`,
+  // volume.cc), the cache what those and the graphs in use (their indexes and what their LPs
+  // own) leave (volume/memory_budget.h).
   uint64_t memory_bytes = 0;
   std::string cache_policy = "priority";
-  unsigned cache_window = 600;      // seconds a read counts towards a unit's rank
+  unsigned cache_window = kDefaultCacheWindowSeconds;  // seconds a read counts towards a unit's rank
   std::string cache_trace;          // unit lookups logged to this file (diagnostics)
   // Read-ahead.
   ReadAheadOptions read_ahead;
@@ -52,9 +63,9 @@ struct VolumeOptions {
   // diagonal-first order: reentry gains most where both ends of an edge are in one partition).
   bool lp_diagonal = true;
   // Logical partitions loaded ahead and held by jobs, per graph (chunkindex/lp_scheduler.h: the
-  // window). Each LP holds at most a quarter of it, so while a job reads one, one is queued and
-  // two load; a job never waits for a slower one unless this is full.
-  uint64_t lp_memory = 512ull << 20;
+  // window); a job never waits for a slower one unless this is full. The largest LP and the
+  // freed memory kept for reuse are shares of it that GraphSchedule sets (graph_schedule.cc).
+  uint64_t lp_memory = kDefaultLpMemory;
   // Its reads go to the disks in batches of at most this many bytes, kRunsBatchesInFlight of them
   // in flight (small enough that a disk's queue holds its own next pieces; tests make it tiny).
   uint64_t runs_batch_bytes = 16ull << 20;

@@ -26,7 +26,7 @@
 #include "grid/grid_layout.h"
 #include "striping/restripe.h"
 #include "admin/graph_disks.h"
-#include "volume/graph_files.h"
+#include "striping/graph_files.h"
 #include "volume/version_reclaim.h"
 
 namespace graphfs::admin {

@@ -1,6 +1,7 @@
 // The mount option table (fusefs/mount_options.h) without a mount: each option lands in the
-// field that uses it, choices stay choices, budgets resolve once, and every text that lists
-// the options (--help, README.md's table) comes from the table.
+// field that uses it, choices stay choices, budgets resolve once, every text that lists the
+// options (--help, README.md's table) comes from the table, and the defaults it shows are the
+// fields' own.
 #include "fusefs/mount_options.h"
 
 #include <gtest/gtest.h>
@@ -21,12 +22,16 @@ MountOptions Parsed(const std::vector<std::string>& list) {
   return o;
 }
 
+// A value other than the default for every option.
+const std::vector<std::string> kNonDefaults = {
+    "io=shared",         "io_workers=3",       "queue_depth=7",        "lp=chunk",           "lp_loader=cache",
+    "lp_diagonal=0",     "lp_memory=64M",      "readahead=0",          "readahead_mem=32M",  "direct=0",
+    "disks=/a:/b",       "cache_policy=lru",   "cache_window=30",      "disk_bandwidth=200M", "request_cost_us=250",
+    "threads=9",         "passthrough=off",    "nice=3",               "timeout=5",          "kernel_readahead=1M",
+    "log=/tmp/x.log"};
+
 TEST(MountOptions, EachLandsInTheFieldThatUsesIt) {
-  MountOptions o = Parsed({"io=shared", "io_workers=3", "queue_depth=7", "lp=chunk", "lp_loader=cache",
-                           "lp_diagonal=0", "lp_memory=64M", "readahead=0", "readahead_mem=32M", "direct=0",
-                           "disks=/a:/b", "cache_policy=lru", "cache_window=30", "disk_bandwidth=200M",
-                           "request_cost_us=250", "threads=9", "passthrough=off", "nice=3", "timeout=5",
-                           "kernel_readahead=1M", "log=/tmp/x.log"});
+  MountOptions o = Parsed(kNonDefaults);
   const volume::VolumeOptions& v = o.volume;
   EXPECT_EQ(v.io_queues, volume::IoQueues::kShared);
   EXPECT_EQ(v.io_workers, 3u);
@@ -59,6 +64,60 @@ TEST(MountOptions, DefaultsAreTheVolumesOwn) {
   EXPECT_EQ(o.volume.lp_memory, v.lp_memory);
   EXPECT_EQ(o.volume.cache_policy, volume::CachePolicyNames().front());
   EXPECT_LT(o.volume.seconds_per_request, 0) << "calibrated unless given";
+}
+
+// The table shows an option's value from the field its parser writes: what was given reads back.
+TEST(MountOptions, TheTableShowsTheFieldItsParserWrites) {
+  const MountOptions o = Parsed(kNonDefaults);
+  int shown = 0;
+  for (const std::string& given : kNonDefaults) {
+    const std::string key = given.substr(0, given.find('='));
+    const std::string value = MountOptionValue(o, key);
+    if (value.empty()) continue;  // a default that is a rule (readahead, disks, ...)
+    EXPECT_EQ(value, "`" + given.substr(given.find('=') + 1) + "`") << key;
+    ++shown;
+  }
+  EXPECT_GE(shown, 15);
+}
+
+// Each default is written once, as its field's initial value; the table (and so --help, the
+// manual page and README.md) shows that value, and it reads back as the same value.
+TEST(MountOptions, TheTablesDefaultsAreTheFieldsOwn) {
+  int values = 0;
+  for (const MountOptionDoc& doc : MountOptionDocs()) {
+    if (!doc.default_is_value) continue;
+    ++values;
+    EXPECT_EQ(doc.default_value, MountOptionValue(MountOptions(), doc.key)) << doc.key;
+    ASSERT_GE(doc.default_value.size(), 3u) << doc.key;
+    ASSERT_EQ(doc.default_value.front(), '`') << doc.key << ": " << doc.default_value;
+    const std::string literal = doc.default_value.substr(1, doc.default_value.size() - 2);
+    MountOptions o;
+    auto ours = ApplyMountOption(o, doc.key + "=" + literal);
+    ASSERT_TRUE(ours.ok() && *ours) << doc.key << "=" << literal;
+    EXPECT_EQ(MountOptionValue(o, doc.key), doc.default_value) << doc.key << " does not read back";
+  }
+  EXPECT_GE(values, 14);
+  // The volume's named defaults are the ones shown.
+  const MountOptions defaults;
+  EXPECT_EQ(defaults.volume.lp_memory, volume::kDefaultLpMemory);
+  EXPECT_EQ(defaults.volume.queue_depth, volume::kDefaultQueueDepth);
+  EXPECT_EQ(defaults.threads, kDefaultThreads);
+  EXPECT_EQ(defaults.nice, kDefaultNice);
+  // memory= is unset until ResolveMountOptions applies kDefaultMemory, which the table names.
+  for (const MountOptionDoc& doc : MountOptionDocs()) {
+    if (doc.key != "memory") continue;
+    EXPECT_EQ(doc.default_value, "`" + kDefaultMemory.text + "`");
+  }
+}
+
+// The shares the volume applies (the largest LP, staging under a budget, the cache's floors) are
+// the code's to state: the help names the rule and where it is, never its numbers.
+TEST(MountOptions, HelpNamesTheVolumesSharesWithoutRestatingThem) {
+  const std::string help = MountOptionsHelp();
+  for (const char* share : {"a quarter", "half of", "an eighth", "1/4", "1/8"})
+    EXPECT_EQ(help.find(share), std::string::npos) << share;
+  for (const char* code : {"volume/graph_schedule.cc", "volume/memory_budget.h"})
+    EXPECT_NE(help.find(code), std::string::npos) << code;
 }
 
 TEST(MountOptions, BudgetsResolveAgainstRamOnce) {

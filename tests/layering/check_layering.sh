@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The libraries' layering, checked on what the compiler reads: every header a front-end source
-# file includes, directly or not (g++ -MM). fusefs/ sees the volume's public headers and
-# common/ only — nothing of cache/, chunkindex/, striping/, compress/ or grid/ — and the
-# volume's public headers bring nothing of them either.
+# The libraries' layering (../shared/DESIGN.md, "Architecture"), checked:
+# - on what the compiler reads, every header a front-end source file includes, directly or not
+#   (g++ -MM): fusefs/ sees the volume's public headers and common/ only — nothing of cache/,
+#   chunkindex/, striping/, compress/ or grid/ — and the volume's public headers bring nothing of
+#   them either;
+# - on what the sources name: fusefs/ and admin/ include no volume header outside the public set
+#   (admin joins the libraries below the volume itself, through their public headers), and
+#   engines/, a client of the filesystem, includes nothing of graphfs but grid/ (the format) and
+#   common/ — not admin/ — while nothing outside engines/ and tests/ includes engines/.
 #   check_layering.sh SOURCE_DIR
 set -euo pipefail
 ROOT="${1:?usage: check_layering.sh SOURCE_DIR}"
@@ -22,12 +27,30 @@ check() {  # check FILE: the headers it reads, one per line, none of a lower lib
 }
 for f in fusefs/*.cc fusefs/*.h; do check "$f"; done
 for f in "${public[@]}"; do check "$f"; done
-# The volume's own public headers are all the front end includes of volume/.
-outside=$(grep -ho '#include "volume/[a-z_]*\.h"' fusefs/*.cc fusefs/*.h | sed 's/#include "\(.*\)"/\1/' | sort -u |
-          grep -vxF "$(printf '%s\n' "${public[@]}")" || true)
-if [ -n "$outside" ]; then
-  echo "fusefs includes volume headers that are not public:" $outside
+# The headers of the project FILES... include, one per line ("dir/name.h").
+included() { grep -ho '#include "[a-z0-9_/]*\.h[p]*"' "$@" | sed 's/#include "\(.*\)"/\1/' | sort -u; }
+# The volume's own public headers are all the front end and the admin tools include of volume/.
+for dir in fusefs admin; do
+  outside=$(included $(find "$dir" -name '*.cc' -o -name '*.h') | grep '^volume/' |
+            grep -vxF "$(printf '%s\n' "${public[@]}")" || true)
+  if [ -n "$outside" ]; then
+    echo "$dir includes volume headers that are not public:" $outside
+    failed=1
+  fi
+done
+# engines/ is a client: of graphfs it includes its own headers, grid/ and common/ only.
+beyond=$(included $(find engines -name '*.cc' -o -name '*.h' -o -name '*.hpp') | grep / |
+         grep -vE '^(engines|grid|common)/' || true)
+if [ -n "$beyond" ]; then
+  echo "engines includes headers beyond grid/ and common/:" $beyond
   failed=1
 fi
-[ "$failed" = 0 ] && echo "layering: fusefs and the volume's public headers read nothing below the volume"
+# Nothing but tests includes engines/ (engines/graphfs_client.hpp is installed, not included).
+up=$(grep -rlE '#include "engines/' --include='*.cc' --include='*.h' . | grep -vE '^\./(engines|tests|build[^/]*)/' || true)
+if [ -n "$up" ]; then
+  echo "these include engines/ from below it:" $up
+  failed=1
+fi
+[ "$failed" = 0 ] && echo "layering: fusefs and the volume's public headers read nothing below the volume;" \
+  "fusefs and admin include only the volume's public headers; engines only grid/ and common/"
 exit "$failed"

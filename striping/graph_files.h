@@ -1,7 +1,8 @@
 // A graph's files on its disks, as the mount and the offline tools both see them: the disk set
 // a graph directory's registry names, what a file keeps on the disks (a stub's parts, else its
 // own bytes), and removing files with their parts when their last link goes — the mount's
-// version reclaimer and graphfs-update remove the same way (admin/graph_disks.h writes them).
+// version reclaimer (volume/version_reclaim.h) and graphfs-update remove the same way
+// (admin/graph_disks.h writes them). Here, below both, because it needs nothing but striping.
 #pragma once
 
 #include <sys/stat.h>
@@ -15,7 +16,7 @@
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
 
-namespace graphfs::volume {
+namespace graphfs {
 
 // The disk set `graph_dir`'s registry (`.graphfs/disks.json`) names, every disk checked; nullopt
 // without a registry.
@@ -45,4 +46,4 @@ Status RemoveGraphFile(const std::string& path, LazyDiskSet& disks);
 // one is nothing to do.
 Status RemoveGraphTree(const std::string& dir, LazyDiskSet& disks);
 
-}  // namespace graphfs::volume
+}  // namespace graphfs

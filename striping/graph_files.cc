@@ -1,4 +1,4 @@
-#include "volume/graph_files.h"
+#include "striping/graph_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include "striping/part_io.h"
 
-namespace graphfs::volume {
+namespace graphfs {
 
 Result<std::optional<DiskSet>> RegisteredDiskSet(const std::string& graph_dir) {
   auto registry = ReadRegistry(graph_dir);
@@ -86,4 +86,4 @@ Status RemoveGraphTree(const std::string& dir, LazyDiskSet& disks) {
   return Status::Ok();
 }
 
-}  // namespace graphfs::volume
+}  // namespace graphfs

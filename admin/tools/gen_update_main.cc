@@ -1,4 +1,6 @@
 // gen-update --graph G --fraction F [--kind random|clustered] [--seed S] --add ADD --delete DEL
+// (An admin tool, not an engine: it reads a striped graph's stubs through their parts,
+// admin/graph_disks.h. It is packaged with the engines' generators all the same.)
 // A batch for graphfs-update of F x E edges in all: half additions, half deletions of edges the
 // graph has (so the edge count stays). random: deletions sampled uniformly from `row`, additions
 // with uniform ids. clustered (by source): the sources of the whole batch lie in one narrow range
@@ -14,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "engines/tools/cli_util.h"
+#include "admin/graph_disks.h"
+#include "common/cli_manpage.h"
 #include "grid/edge.h"
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
-#include "admin/graph_disks.h"
 
 int main(int argc, char** argv) {
   std::string graph, add_path, delete_path, kind = "random";
@@ -34,7 +36,12 @@ int main(int argc, char** argv) {
   cli.add_option("--seed", seed, "random seed");
   cli.add_option("--add", add_path, "output: edges to add")->required();
   cli.add_option("--delete", delete_path, "output: edges to delete")->required();
-  if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
+  graphfs::AddManPageFlag(cli);  // --help-man: the manual page (packaging/)
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e) == 0 ? 0 : 2;  // help: 0; a usage error: 2
+  }
   // A striped graph's stubs are read through their parts (its disk set, .graphfs/disks.json).
   auto disks = graphfs::admin::GraphDisks::Open(graph);
   if (!disks.ok()) {
