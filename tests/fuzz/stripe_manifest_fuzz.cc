@@ -2,7 +2,8 @@
 // the manifest xattr of a stub, GRAPH/.graphfs/disks.json and a disk's .graphfs-disk.
 // They sit on disks that may be damaged or swapped, so a bad value must be refused with
 // an Error; what is accepted must round-trip through the writer's encoding, and an
-// accepted manifest's layout must map every byte of the file inside the disks' parts.
+// accepted manifest's layout must map every byte of the file inside the disks' parts, its
+// parity included (version 2), and a version 2 manifest's sum blocks must tile its units.
 // Input: a Frame (fuzz_check.h); kinds at the bottom.
 #include <climits>
 #include <string>
@@ -20,7 +21,8 @@ using ull = unsigned long long;
 
 bool Same(const StripeManifest& a, const StripeManifest& b) {
   return a.file_id == b.file_id && a.set_id == b.set_id && a.size == b.size && a.layout.unit == b.layout.unit &&
-         a.layout.disks == b.layout.disks && a.layout.first_disk == b.layout.first_disk && a.checksum == b.checksum &&
+         a.layout.disks == b.layout.disks && a.layout.first_disk == b.layout.first_disk &&
+         a.layout.parity == b.layout.parity && a.sum_block == b.sum_block && a.checksum == b.checksum &&
          a.packed.has_value() == b.packed.has_value() &&
          (!a.packed || (a.packed->codec == b.packed->codec && a.packed->stream_size == b.packed->stream_size &&
                         a.packed->directory_offset == b.packed->directory_offset));
@@ -31,16 +33,33 @@ void CheckLayout(const StripeManifest& m) {
   FUZZ_CHECK(map.ok(), "accepted a layout StripeMap refuses");
   // The size becomes st_size (off_t): it must fit.
   FUZZ_CHECK(m.size <= static_cast<uint64_t>(INT64_MAX), "size %llu does not fit off_t", static_cast<ull>(m.size));
-  const uint64_t n = m.layout.disks, s = m.layout.unit;
+  const uint64_t n = m.layout.disks, s = m.layout.unit, k = m.layout.parity;
+  FUZZ_CHECK(k <= StripeLayout::kMaxParity && k < n, "parity %llu over %llu disks", static_cast<ull>(k),
+             static_cast<ull>(n));
+  if (m.sum_block != 0)
+    FUZZ_CHECK((m.sum_block & (m.sum_block - 1)) == 0 && m.sum_block >= kMinSumBlock && s % m.sum_block == 0,
+               "sum block %llu of a %llu-byte unit", static_cast<ull>(m.sum_block), static_cast<ull>(s));
   if (n <= 64) {
+    // The parts hold the file and K parity units per row, each as long as its row's first data
+    // unit: counted here from the file's size alone.
+    const unsigned __int128 d = n - k;
+    const unsigned __int128 units = (static_cast<unsigned __int128>(m.size) + s - 1) / s, rows = (units + d - 1) / d;
+    unsigned __int128 parity = 0;
+    if (rows > 0) parity = k * ((rows - 1) * s + std::min<unsigned __int128>(s, m.size - (rows - 1) * d * s));
     unsigned __int128 sum = 0;
-    for (uint32_t d = 0; d < n; ++d) sum += map->PartSize(d, m.size);
-    FUZZ_CHECK(sum == m.size, "parts hold %llu bytes of a %llu-byte file", static_cast<ull>(sum),
-               static_cast<ull>(m.size));
+    for (uint32_t i = 0; i < n; ++i) sum += map->PartSize(i, m.size);
+    FUZZ_CHECK(sum == m.size + parity, "parts hold %llu bytes of a %llu-byte file with %llu bytes of parity",
+               static_cast<ull>(sum), static_cast<ull>(m.size), static_cast<ull>(parity));
   }
   if (m.size == 0) return;
   const DiskLocation last = map->Locate(m.size - 1);
   FUZZ_CHECK(last.disk < n, "disk %u of %llu", last.disk, static_cast<ull>(n));
+  // The last byte's row and column name the same disk, and its row is the file's last.
+  const uint64_t row = map->RowOf(m.size - 1);
+  FUZZ_CHECK(row + 1 == map->Rows(m.size), "last byte in row %llu of %llu", static_cast<ull>(row),
+             static_cast<ull>(map->Rows(m.size)));
+  FUZZ_CHECK(map->SlotDisk(row, static_cast<uint32_t>((m.size - 1) / s % (n - k))) == last.disk,
+             "row %llu's column of the last byte is not on disk %u", static_cast<ull>(row), last.disk);
   FUZZ_CHECK(last.disk_offset < map->PartSize(last.disk, m.size), "last byte at %llu past its part of %llu bytes",
              static_cast<ull>(last.disk_offset), static_cast<ull>(map->PartSize(last.disk, m.size)));
   // The file's tail, up to three units of it: pieces in order, within one unit each.
