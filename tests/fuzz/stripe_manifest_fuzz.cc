@@ -1,5 +1,6 @@
-// Fuzzes the parsers of striping's metadata (striping/manifest.h, striping/disk_set.h):
-// the manifest xattr of a stub, GRAPH/.graphfs/disks.json and a disk's .graphfs-disk.
+// Fuzzes the parsers of striping's metadata (striping/manifest.h, striping/disk_set.h,
+// striping/unit_sums.h): the manifest xattr of a stub, GRAPH/.graphfs/disks.json, a disk's
+// .graphfs-disk and the header of a part's sums file.
 // They sit on disks that may be damaged or swapped, so a bad value must be refused with
 // an Error; what is accepted must round-trip through the writer's encoding, and an
 // accepted manifest's layout must map every byte of the file inside the disks' parts, its
@@ -12,6 +13,7 @@
 #include "striping/manifest.h"
 #include "striping/packed_directory.h"
 #include "striping/stripe_map.h"
+#include "striping/unit_sums.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace graphfs::fuzz {
@@ -135,10 +137,67 @@ void FuzzIdentity(const std::string& text) {
   FUZZ_CHECK(EncodeDiskIdentity(*again) == encoded, "encoding is not stable");
 }
 
+bool Same(const SumsHeader& a, const SumsHeader& b) {
+  return a.file_id == b.file_id && a.disk == b.disk && a.layout.unit == b.layout.unit &&
+         a.layout.disks == b.layout.disks && a.layout.first_disk == b.layout.first_disk &&
+         a.layout.parity == b.layout.parity && a.sum_block == b.sum_block && a.part_length == b.part_length;
+}
+
+// A sums file's header as read from a disk: damage is EIO; what is accepted is a valid header
+// that encodes to the same bytes.
+void FuzzSumsHeader(const std::string& bytes) {
+  auto h = DecodeSumsHeader(bytes);
+  if (!h.ok()) {
+    CheckRefusal(h.error(), EIO);
+    return;
+  }
+  FUZZ_CHECK(CheckSumsHeader(*h).ok(), "accepted a header CheckSumsHeader refuses");
+  FUZZ_CHECK(EncodeSumsHeader(*h) == bytes, "sums header does not re-encode to its bytes");
+}
+
+// A header made of the payload's fields (u64 unit, block, part length; u32 disk, disks, first,
+// parity; the rest the file id): refused with EINVAL, or encoded into bytes that decode to it.
+// (Random bytes almost never carry a matching header checksum, so FuzzSumsHeader alone would
+// seldom see an accepted header.)
+void FuzzSumsHeaderFields(const std::string& payload) {
+  if (payload.size() < 40) return;
+  auto u64 = [&](size_t at) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(payload[at + i]);
+    return v;
+  };
+  auto u32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(payload[at + i]);
+    return v;
+  };
+  SumsHeader h;
+  h.layout.unit = u64(0);
+  h.sum_block = u64(8);
+  h.part_length = u64(16);
+  h.disk = u32(24);
+  h.layout.disks = u32(28) & 0xff;  // keep small disk counts likely
+  h.layout.first_disk = u32(32) & 0xff;
+  h.layout.parity = u32(36) & 0xff;
+  h.file_id = payload.substr(40);
+  Status valid = CheckSumsHeader(h);
+  if (!valid.ok()) {
+    CheckRefusal(valid.error(), EINVAL);
+    return;
+  }
+  const std::string bytes = EncodeSumsHeader(h);
+  FUZZ_CHECK(bytes.size() == kSumsHeaderSize, "header of %zu bytes", bytes.size());
+  auto back = DecodeSumsHeader(bytes);
+  FUZZ_CHECK(back.ok(), "encoded header refused: %s", back.ok() ? "" : back.error().message().c_str());
+  FUZZ_CHECK(Same(h, *back), "sums header does not round-trip");
+  FuzzSumsHeader(bytes);
+}
+
 }  // namespace
 }  // namespace graphfs::fuzz
 
-// Kinds: m manifest xattr, r disks.json, i .graphfs-disk, p a compressed file's directory.
+// Kinds: m manifest xattr, r disks.json, i .graphfs-disk, p a compressed file's directory,
+// s a sums file's header (its 4096 bytes), S a sums header built from fields.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace graphfs::fuzz;
   const Frame f = ParseFrame(data, size);
@@ -147,6 +206,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 'r': FuzzRegistry(f.payload); break;
     case 'i': FuzzIdentity(f.payload); break;
     case 'p': FuzzPackedDirectory(f.payload); break;
+    case 's': FuzzSumsHeader(f.payload); break;
+    case 'S': FuzzSumsHeaderFields(f.payload); break;
     default: break;
   }
   return 0;
