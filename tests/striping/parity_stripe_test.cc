@@ -5,12 +5,18 @@
 // part or sums file behind. Bad input is refused with the messages of docs/parity.md.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "striping/disk_set.h"
@@ -51,10 +57,63 @@ void Spit(const std::string& path, const std::string& bytes) {
 // The bytes of slot `slot` of row `row` as stored on its disk (its part file, read directly).
 std::string StoredUnit(const std::vector<std::string>& disks, const StripeMap& map, const StripeManifest& m,
                        uint64_t row, uint32_t slot) {
-  const std::string part = Slurp(disks[map.SlotDisk(row, slot)] + "/parts/" + m.file_id);
-  const uint64_t length = map.RowUnitLength(row, slot, m.size);
-  EXPECT_LE(row * map.unit() + length, part.size());
-  return part.substr(row * map.unit(), length);
+  std::ifstream part(disks[map.SlotDisk(row, slot)] + "/parts/" + m.file_id, std::ios::binary);
+  std::string unit(map.RowUnitLength(row, slot, m.size), '\0');
+  part.seekg(static_cast<std::streamoff>(row * map.unit()));
+  part.read(unit.data(), static_cast<std::streamsize>(unit.size()));
+  EXPECT_EQ(static_cast<uint64_t>(part.gcount()), unit.size()) << "the part ends early";
+  return unit;
+}
+
+// The parts of `m` (striped with parity from `data`) hold the data where the layout says, each
+// row's parity is what an independent encode of its data gives, every unit's block sums are in
+// its disk's sums file, and the parts and sums headers have the layout's lengths.
+void CheckParityFile(const std::vector<std::string>& disks, const StripeManifest& m, const std::string& data) {
+  const uint64_t size = m.size;
+  ASSERT_EQ(size, data.size());
+  auto map = StripeMap::Create(m.layout);
+  auto codec = ParityCodec::Create(m.layout.disks, m.layout.parity);
+  ASSERT_TRUE(map.ok() && codec.ok());
+  const uint32_t n = m.layout.disks, k = m.layout.parity, d = n - k;
+  std::vector<std::unique_ptr<LocalDiskBackend>> backends;
+  std::vector<UnitSums> sums;
+  for (uint32_t disk = 0; disk < n; ++disk) {
+    auto backend = LocalDiskBackend::Open(disks[disk]);
+    ASSERT_TRUE(backend.ok());
+    backends.push_back(std::move(*backend));
+    auto opened = UnitSums::Open(*backends.back(), {m.file_id, disk, m.layout, m.sum_block, 0}, false);
+    ASSERT_TRUE(opened.ok()) << opened.error().message();
+    EXPECT_EQ(opened->header().part_length, map->PartSize(disk, size));
+    sums.push_back(std::move(*opened));
+  }
+  for (uint64_t row = 0; row < map->Rows(size); ++row) {
+    const uint64_t len = map->RowUnitLength(row, 0, size);
+    std::vector<std::string> units;
+    for (uint32_t c = 0; c < d; ++c) {
+      // Data: the file's own bytes, at the layout's place.
+      const std::string stored = StoredUnit(disks, *map, m, row, c);
+      const uint64_t at = map->SlotFileOffset(row, c);
+      ASSERT_EQ(stored, at < size ? data.substr(at, stored.size()) : "") << "row " << row << " slot " << c;
+      units.push_back(stored + std::string(len - stored.size(), '\0'));
+    }
+    // Parity: what the data encodes to.
+    std::vector<std::string> parity(k, std::string(len, '\0'));
+    std::vector<std::span<const char>> in(units.begin(), units.end());
+    std::vector<std::span<char>> out(parity.begin(), parity.end());
+    ASSERT_TRUE(codec->Encode(in, out).ok());
+    for (uint32_t j = 0; j < k; ++j)
+      ASSERT_EQ(StoredUnit(disks, *map, m, row, d + j), parity[j]) << "row " << row << " parity " << j;
+    // Sums: every unit's, on its own disk.
+    for (uint32_t slot = 0; slot < n; ++slot) {
+      const uint32_t disk = map->SlotDisk(row, slot);
+      const std::string stored = StoredUnit(disks, *map, m, row, slot);
+      auto got = sums[disk].Read(row, 0, (stored.size() + m.sum_block - 1) / m.sum_block);
+      ASSERT_TRUE(got.ok());
+      EXPECT_EQ(*got, BlockSums(stored, m.sum_block)) << "row " << row << " slot " << slot;
+    }
+  }
+  for (uint32_t disk = 0; disk < n; ++disk)
+    EXPECT_EQ(std::filesystem::file_size(disks[disk] + "/parts/" + m.file_id), map->PartSize(disk, size));
 }
 
 struct Striped {
@@ -86,7 +145,8 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
   for (uint32_t k : {1u, 2u}) {
     Striped s;
     const uint32_t n = 4;
-    // 3 rows of 2 or 3 data units of 64 KiB, then a short row; copied in 2-row checkpoints.
+    // 8 data units of 64 KiB, the last short: rows of 3 (K = 1) or 2 (K = 2), the last one short;
+    // copied in checkpoints of 2 rows.
     const uint64_t size = 7 * 64 * 1024 + 12345;
     ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, n, k, size, 2 * 64 * 1024 * (n - k)));
     auto read = ReadManifest(s.graph + "/column");
@@ -99,42 +159,7 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
     auto map = StripeMap::Create(m.layout);
     auto codec = ParityCodec::Create(n, k);
     ASSERT_TRUE(map.ok() && codec.ok());
-    const uint32_t d = n - k;
-
-    for (uint64_t row = 0; row < map->Rows(size); ++row) {
-      const uint64_t len = map->RowUnitLength(row, 0, size);
-      std::vector<std::string> units;
-      for (uint32_t c = 0; c < d; ++c) {
-        // Data: the file's own bytes, at the layout's place.
-        const std::string stored = StoredUnit(s.disks, *map, m, row, c);
-        const uint64_t at = map->SlotFileOffset(row, c);
-        ASSERT_EQ(stored, at < size ? s.data.substr(at, stored.size()) : "") << "row " << row << " slot " << c;
-        units.push_back(stored + std::string(len - stored.size(), '\0'));
-      }
-      // Parity: what the data encodes to.
-      std::vector<std::string> parity(k, std::string(len, '\0'));
-      std::vector<std::span<const char>> in(units.begin(), units.end());
-      std::vector<std::span<char>> out(parity.begin(), parity.end());
-      ASSERT_TRUE(codec->Encode(in, out).ok());
-      for (uint32_t j = 0; j < k; ++j)
-        ASSERT_EQ(StoredUnit(s.disks, *map, m, row, d + j), parity[j]) << "row " << row << " parity " << j;
-      // Sums: every unit's, on its own disk.
-      for (uint32_t slot = 0; slot < n; ++slot) {
-        const uint32_t disk = map->SlotDisk(row, slot);
-        auto backend = LocalDiskBackend::Open(s.disks[disk]);
-        ASSERT_TRUE(backend.ok());
-        SumsHeader h{m.file_id, disk, m.layout, m.sum_block, 0};
-        auto sums = UnitSums::Open(**backend, h, false);
-        ASSERT_TRUE(sums.ok()) << sums.error().message();
-        EXPECT_EQ(sums->header().part_length, map->PartSize(disk, size));
-        const std::string stored = StoredUnit(s.disks, *map, m, row, slot);
-        auto got = sums->Read(row, 0, (stored.size() + m.sum_block - 1) / m.sum_block);
-        ASSERT_TRUE(got.ok());
-        EXPECT_EQ(*got, BlockSums(stored, m.sum_block)) << "row " << row << " slot " << slot;
-      }
-    }
-    for (uint32_t disk = 0; disk < n; ++disk)
-      EXPECT_EQ(std::filesystem::file_size(s.disks[disk] + "/parts/" + m.file_id), map->PartSize(disk, size));
+    ASSERT_NO_FATAL_FAILURE(CheckParityFile(s.disks, m, s.data));
 
     // Disk 1 lost: each of its units comes back from the other disks.
     auto set = DiskSet::Open(*ReadRegistry(s.graph));
@@ -190,6 +215,75 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
       EXPECT_FALSE(std::filesystem::exists(disk + "/parts/" + m.file_id + ".sums"));
     }
   }
+}
+
+// Killed at points spread over a run, graphfs-stripe --parity leaves the plain file (or, at the
+// very end, the finished striped one) and a pending record; run again, it resumes from its last
+// checkpoint — rows whose parity and sums were made durable by the killed run are kept — and
+// the finished file's parity and sums are those of the whole file.
+TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
+  TempDir tmp;
+  const std::vector<std::string> disks = {tmp.Sub("d0"), tmp.Sub("d1"), tmp.Sub("d2"), tmp.Sub("d3")};
+  const std::string graph = tmp.Sub("graph");
+  const std::string data = Random(12 * 1024 * 1024 + 4321, 44);
+  const std::string list = disks[0] + "," + disks[1] + "," + disks[2] + "," + disks[3];
+  const std::vector<std::string> stripe = {GRAPHFS_STRIPE_TOOL, "-q",          "--parity",   "1",   "--unit",
+                                           "64K",               "--min-size",  "1M",         "--checkpoint",
+                                           "192K",              "--disks",     list,         graph};
+  auto unstripe = [&] {
+    UnstripeRequest u;
+    u.path = graph;
+    u.progress = false;
+    auto r = UnstripeFiles(u);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+  };
+  Spit(graph + "/column", data);
+  // How long a whole run takes here, to spread the kills over it.
+  const auto start = std::chrono::steady_clock::now();
+  auto full = testing::RunBinary(stripe, 120);
+  ASSERT_TRUE(full.exited && full.exit_code == 0) << full.How() << "\n" << full.output;
+  const auto run_time = std::chrono::steady_clock::now() - start;
+  ASSERT_NO_FATAL_FAILURE(CheckParityFile(disks, **ReadManifest(graph + "/column"), data));
+  ASSERT_NO_FATAL_FAILURE(unstripe());
+
+  int resumed = 0;
+  for (int tenth = 1; tenth <= 9; ++tenth) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      std::vector<char*> args;
+      for (const std::string& a : stripe) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(run_time * tenth / 10);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    auto m = ReadManifest(graph + "/column");
+    ASSERT_TRUE(m.ok());
+    if (m->has_value()) {  // it finished before the kill
+      ASSERT_NO_FATAL_FAILURE(CheckParityFile(disks, **m, data));
+    } else {
+      ASSERT_TRUE(Slurp(graph + "/column") == data) << "the plain file changed, kill at " << tenth << "/10";
+      const std::string record = Slurp(graph + "/.graphfs/pending-stripe/column.json");
+      if (record.find("\"parity\":1") != std::string::npos && record.find("\"done\":0,") == std::string::npos)
+        ++resumed;  // a checkpoint was reached: the rerun starts from it
+    }
+    auto again = testing::RunBinary(stripe, 120);
+    ASSERT_TRUE(again.exited && again.exit_code == 0) << again.How() << "\n" << again.output;
+    auto done = ReadManifest(graph + "/column");
+    ASSERT_TRUE(done.ok() && done->has_value());
+    ASSERT_NO_FATAL_FAILURE(CheckParityFile(disks, **done, data)) << "after a kill at " << tenth << "/10";
+    ASSERT_NO_FATAL_FAILURE(unstripe());
+    ASSERT_TRUE(Slurp(graph + "/column") == data);
+  }
+  // The point of the test: some reruns resumed a half-done file rather than starting over.
+  RecordProperty("resumed", resumed);
+  EXPECT_GT(resumed, 0);
 }
 
 // The striped copy is checked before it replaces the file: unstriping a parity file whose data
