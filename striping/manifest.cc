@@ -27,13 +27,17 @@ Result<std::optional<StripeManifest>> DecodeXattr(ssize_t n, const char* buf, co
 }  // namespace
 
 std::string StripeManifest::Encode() const {
-  json j = {{"v", 1},
+  json j = {{"v", version()},
             {"id", file_id},
             {"set", set_id},
             {"size", size},
             {"unit", layout.unit},
             {"disks", layout.disks},
             {"first", layout.first_disk}};
+  if (version() >= 2) {
+    j["parity"] = layout.parity;
+    j["sum_block"] = sum_block;
+  }
   if (packed) {
     j["packed"] = {{"codec", packed->codec}, {"stream", packed->stream_size}, {"dir", packed->directory_offset}};
   }
@@ -52,7 +56,9 @@ Result<StripeManifest> StripeManifest::Decode(const std::string& text) {
   const json& j = *parsed;
   auto version = UnsignedField(j, "v", UINT32_MAX);
   if (!version.ok()) return damaged(version.error());
-  if (*version != 1) return Error(EINVAL, "unsupported stripe manifest version");
+  if (*version != 1 && *version != 2)
+    return Error(EINVAL, "unsupported stripe manifest version " + std::to_string(*version) +
+                             " (this graphfs reads versions 1 and 2)");
   StripeManifest m;
   auto id = StringField(j, "id");
   if (!id.ok()) return damaged(id.error());
@@ -73,6 +79,25 @@ Result<StripeManifest> StripeManifest::Decode(const std::string& text) {
   m.layout.unit = *unit;
   m.layout.disks = static_cast<uint32_t>(*disks);
   m.layout.first_disk = static_cast<uint32_t>(*first);
+  if (*version == 1) {
+    // Version 1 never carried them: a file with parity read as version 1 would be mapped with
+    // the parity-blind layout.
+    for (const char* key : {"parity", "sum_block"})
+      if (j.contains(key)) return damaged(Error(EINVAL, std::string("field '") + key + "' in a version 1 manifest"));
+  } else {
+    auto parity = UnsignedField(j, "parity", UINT32_MAX);
+    if (!parity.ok()) return damaged(parity.error());
+    auto block = UnsignedField(j, "sum_block", UINT64_MAX);
+    if (!block.ok()) return damaged(block.error());
+    m.layout.parity = static_cast<uint32_t>(*parity);
+    m.sum_block = *block;
+    // Blocks tile every unit exactly, so a row's sums sit at fixed offsets of the sums file.
+    const uint64_t b = *block;
+    if (b < kMinSumBlock || (b & (b - 1)) != 0 || *unit % b != 0)
+      return Error(EINVAL, "stripe manifest: sum_block " + std::to_string(b) + " is not a power of two from " +
+                               std::to_string(kMinSumBlock) + " that divides the unit (" + std::to_string(*unit) +
+                               ")");
+  }
   if (j.contains("xxh3")) {
     // Encode writes 16 hex digits; std::stoull also took "-1", " 12" and "12junk".
     auto hex = StringField(j, "xxh3");

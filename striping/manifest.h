@@ -5,6 +5,12 @@
 // DISK/parts/<id>), its logical size, the stripe layout and the disk set. The xattr is
 // the single source of truth; it is updated with fsetxattr and made durable by fsync
 // of the stub, so size and layout survive crashes once fsync returned.
+//
+// Version 1: no parity, no block sums (files striped before issue 44). Version 2 adds the
+// layout's parity (K) and the block size of the units' sums (docs/parity.md, "The manifest");
+// it is a new number so that a daemon of before refuses the file instead of reading it with the
+// parity-blind layout. Encode writes version 1 for a file without either, so such files stay
+// readable by older daemons.
 #pragma once
 
 #include <cstdint>
@@ -35,18 +41,31 @@ struct PackedInfo {
   uint64_t directory_length() const { return stream_size - directory_offset; }
 };
 
+// Block sums (unit_sums.h): the smallest block, and graphfs-stripe's default.
+inline constexpr uint64_t kMinSumBlock = 4096;
+inline constexpr uint64_t kDefaultSumBlock = 64 * 1024;
+
 struct StripeManifest {
   std::string file_id;
   std::string set_id;
   uint64_t size = 0;
-  StripeLayout layout;
+  StripeLayout layout;  // layout.parity is 0 in a version 1 manifest
+  // Bytes per checksummed block of every unit (a power of two, kMinSumBlock <= B, B divides the
+  // unit); 0 when the file has no sums (version 1).
+  uint64_t sum_block = 0;
   // XXH3-64 of the whole content at striping time; cleared once the file is modified.
   std::optional<uint64_t> checksum;
   std::optional<PackedInfo> packed;  // set for compressed files
   // Bytes the parts hold: the packed stream of a compressed file, else `size`.
   uint64_t stored_size() const { return packed ? packed->stream_size : size; }
 
+  // The manifest version Encode writes: 2 when the file has parity or sums, else 1.
+  uint32_t version() const { return sum_block != 0 || layout.parity != 0 ? 2 : 1; }
+
   std::string Encode() const;
+  // EINVAL for damage ("damaged stripe manifest: ..."), a version other than 1 or 2, a layout
+  // StripeMap refuses (parity >= disks among it), or a version 2 manifest whose sum_block is not
+  // a power of two from kMinSumBlock that divides the unit.
   static Result<StripeManifest> Decode(const std::string& text);
 };
 

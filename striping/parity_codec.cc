@@ -6,7 +6,12 @@
 #include <bitset>
 #include <string>
 
+#include "striping/stripe_map.h"
+
 namespace graphfs {
+
+// The layout offers what the codec can rebuild.
+static_assert(ParityCodec::kMaxParity == StripeLayout::kMaxParity);
 
 namespace {
 

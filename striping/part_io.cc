@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "striping/unit_sums.h"
+
 namespace graphfs {
 
 Status WriteAll(int fd, const char* buf, uint64_t len, uint64_t offset, const std::string& what) {
@@ -46,7 +48,10 @@ Result<std::vector<UniqueFd>> OpenParts(const DiskSet& disks, const std::string&
 }
 
 void RemovePartsOf(const DiskSet& disks, const std::string& id) {
-  for (uint32_t d = 0; d < disks.size(); ++d) ::unlink(disks.PartPath(d, id).c_str());
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    ::unlink(disks.PartPath(d, id).c_str());
+    ::unlink(disks.PartPath(d, UnitSums::FileName(id)).c_str());
+  }
 }
 
 Status ReadFromParts(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts, uint64_t off,

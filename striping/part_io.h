@@ -21,7 +21,7 @@ Result<uint64_t> ReadFull(int fd, char* buf, uint64_t len, uint64_t offset, cons
 
 // Opens the part of file `id` on every disk of the set.
 Result<std::vector<UniqueFd>> OpenParts(const DiskSet& disks, const std::string& id, int flags);
-// Removes the parts of file `id` (those that exist).
+// Removes the parts of file `id` and their sums files (those that exist).
 void RemovePartsOf(const DiskSet& disks, const std::string& id);
 // Reads [off, off+len) of a striped file straight from its parts into `buf`; bytes past
 // the end of a part are a hole and read as zeros.

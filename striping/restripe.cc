@@ -23,6 +23,7 @@
 #include "striping/manifest.h"
 #include "striping/packed_stream.h"
 #include "striping/part_io.h"
+#include "striping/restripe_parity.h"
 #include "striping/striped_file.h"
 
 namespace graphfs::restripe_detail {
@@ -100,15 +101,18 @@ Status EnsurePendingDir(const std::string& dir) {
 
 
 struct StripeRecord : PendingRecord {
-  uint64_t done = 0;  // bytes copied and made durable
+  uint64_t done = 0;    // bytes copied and made durable (with their parity and sums: whole rows)
+  uint32_t parity = 0;  // K of the layout being written; records of before have none: 0
   json ToJson() const {
     json j = PendingRecord::ToJson();
     j["done"] = done;
+    j["parity"] = parity;
     return j;
   }
   void FromJson(const json& j) {
     PendingRecord::FromJson(j);
     done = j.at("done");
+    parity = j.value("parity", 0u);
   }
 };
 
@@ -121,10 +125,10 @@ struct FileNeed {
   uint64_t unit = 0;
 };
 
-Status CheckSpace(const DiskSet& disks, const std::vector<FileNeed>& needs_per_file) {
+Status CheckSpace(const DiskSet& disks, const std::vector<FileNeed>& needs_per_file, uint32_t parity) {
   std::vector<uint64_t> need(disks.size(), 0);
   for (const auto& [name, bytes, unit] : needs_per_file) {
-    auto map = StripeMap::Create({unit, disks.size(), FirstDiskFor(name, disks.size())});
+    auto map = StripeMap::Create({unit, disks.size(), FirstDiskFor(name, disks.size()), parity});
     for (uint32_t d = 0; d < disks.size(); ++d) need[d] += map->PartSize(d, bytes);
   }
   for (uint32_t d = 0; d < disks.size(); ++d) {
@@ -210,9 +214,11 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   // Resume a matching pending record; discard a stale one (the file changed since).
   StripeRecord rec;
   static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, unit, FirstDiskFor(t.name, disks.size())};
+  rec.parity = req.parity;
   auto old_text = ReadSmallFile(record_path);
   std::optional<StripeRecord> old = old_text.ok() ? ParseRecord<StripeRecord>(*old_text) : std::nullopt;
-  if (old && old->SameSource(rec)) {
+  const bool resuming = old && old->SameSource(rec) && old->parity == rec.parity;
+  if (resuming) {
     rec = *old;
   } else {
     if (old) RemovePartsOf(disks, old->id);
@@ -225,9 +231,18 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   m.file_id = rec.id;
   m.set_id = disks.set_id();
   m.size = size;
-  m.layout = {unit, disks.size(), rec.first};
+  m.layout = {unit, disks.size(), rec.first, rec.parity};
+  if (rec.parity > 0) m.sum_block = req.sum_block;
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
+  // Parity is written a row at a time, so a checkpoint of a file with parity falls on a row.
+  std::unique_ptr<ParityWriter> parity;
+  if (rec.parity > 0) {
+    auto w = ParityWriter::Open(disks, m, resuming && rec.done % (unit * map->data_units()) == 0);
+    if (!w.ok()) return w.error();
+    parity = std::move(*w);
+    if (!parity->resumed()) rec.done = 0;
+  }
 
   auto opened = OpenParts(disks, rec.id, O_WRONLY);
   if (!opened.ok()) return opened.error();
@@ -242,12 +257,14 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
     if (!n.ok()) return n.error();
     if (*n != len) return Error(EIO, path + " shrank while being striped");
     GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks, *map, parts, off, len, buf.data()));
+    if (parity) GRAPHFS_RETURN_IF_ERROR(parity->AddRows(off, buf.data(), len, parts));
     ::posix_fadvise(src.get(), static_cast<off_t>(off), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
     off += len;
     since_checkpoint += len;
     if (since_checkpoint >= req.checkpoint || off == size) {
       for (uint32_t d = 0; d < disks.size(); ++d)
         if (::fdatasync(parts[d].get()) != 0) return Error::FromErrno("fsync part on disk " + std::to_string(d));
+      if (parity) GRAPHFS_RETURN_IF_ERROR(parity->Sync());
       rec.done = off;
       GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
       since_checkpoint = 0;
@@ -258,6 +275,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
     if (::ftruncate(parts[d].get(), static_cast<off_t>(map->PartSize(d, size))) != 0 || ::fsync(parts[d].get()) != 0)
       return Error::FromErrno("finish part on disk " + std::to_string(d));
   }
+  if (parity) GRAPHFS_RETURN_IF_ERROR(parity->Finish());
   progress.Update(size, true);
 
   // Verify: the parts, read back from disk, must hash like the original.
@@ -267,6 +285,10 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   if (!got.ok()) return got.error();
   if (*got != *want)
     return Error(EIO, path + ": the striped copy does not match the original (checksum); the original is kept");
+  if (parity) {
+    Status checked = VerifyParity(disks, m);
+    if (!checked.ok()) return checked.error().Wrap(path + " (its parity or sums; the original is kept)");
+  }
   m.checksum = *want;
 
   struct stat now;
@@ -316,6 +338,17 @@ using namespace restripe_detail;
 Result<ConvertReport> StripeFiles(const StripeRequest& req) {
   if (req.unit == 0) return Error(EINVAL, "stripe unit must be positive");
   if (req.unit % kDirectAlign != 0) return Error(EINVAL, "stripe unit must be a multiple of 4 KiB");
+  if (req.parity > StripeLayout::kMaxParity)
+    return Error(EINVAL, "--parity " + std::to_string(req.parity) + ": 0, 1 or 2");
+  if (req.parity > 0 && req.parity >= req.disks.size())
+    return Error(EINVAL, "--parity " + std::to_string(req.parity) + " needs at least " +
+                             std::to_string(req.parity + 1) + " disks (got " + std::to_string(req.disks.size()) +
+                             "): every row must keep a data unit");
+  if (req.parity > 0 && !req.compress.empty())
+    return Error(EINVAL, "--parity " + std::to_string(req.parity) + " with --compress " + req.compress +
+                             ": parity over compressed files is not built yet; add --compress none");
+  if (req.parity > 0 && (req.sum_block < kMinSumBlock || (req.sum_block & (req.sum_block - 1)) != 0))
+    return Error(EINVAL, "checksum block " + std::to_string(req.sum_block) + ": a power of two from 4 KiB");
   auto targets = ListTargets(req.path);
   if (!targets.ok()) return targets.error();
   const std::string& graph_dir = targets->first;
@@ -370,19 +403,25 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
     }
     auto unit = UnitFor(req, t, st, static_cast<uint64_t>(st.st_size), compressing);
     if (!unit.ok()) return unit.error();
+    // Sum blocks tile the unit: a unit smaller than the block (or not a multiple) is refused.
+    if (req.parity > 0 && *unit % req.sum_block != 0)
+      return Error(EINVAL, name + ": stripe unit " + std::to_string(*unit) + " is not a multiple of the checksum block (" +
+                               std::to_string(req.sum_block) + ")");
     todo.emplace_back(t, std::nullopt);
     needs.push_back({name, static_cast<uint64_t>(st.st_size), *unit});
     stats.push_back(st);
   }
-  GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs));
+  GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs, req.parity));
   GRAPHFS_RETURN_IF_ERROR(WriteRegistry(graph_dir, set->registry()));
   std::vector<char> buf;
   if (req.checkpoint == 0) return Error(EINVAL, "checkpoint interval must be positive");
-  // Copy in whole rows of units, at most 512 MiB (and no more than a checkpoint) at a time.
+  // Copy in whole rows of units, at most 512 MiB (and no more than a checkpoint) at a time; with
+  // parity, in whole rows of data units (each row's parity is encoded from the buffer).
   auto size_buffer = [&](uint64_t unit) {
+    const uint64_t step = unit * (req.parity > 0 ? set->size() - req.parity : 1);
     uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(unit * set->size(), 64ull << 20), 512ull << 20);
-    chunk = std::min(chunk, std::max(req.checkpoint, unit));
-    buf.resize(std::max<uint64_t>(chunk / unit, 1) * unit);
+    chunk = std::min(chunk, std::max(req.checkpoint, step));
+    buf.resize(std::max<uint64_t>(chunk / step, 1) * step);
   };
   for (size_t i = 0; i < todo.size(); ++i) {
     const auto& [t, striped] = todo[i];

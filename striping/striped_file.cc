@@ -250,6 +250,13 @@ Status StripedFile::RefuseChange() const {
     return Error(EOPNOTSUPP, "striped file " + manifest_.file_id + " is compressed (" + manifest_.packed->codec +
                                  "): writes are not supported yet; graphfs-unstripe restores the plain file");
   }
+  // Writing here would leave the row's parity and the blocks' sums stale: such files are
+  // written through the row journal (docs/parity.md, "Writes"), which is not built yet.
+  if (manifest_.layout.parity != 0 || manifest_.sum_block != 0) {
+    return Error(EOPNOTSUPP, "striped file " + manifest_.file_id + " has parity " +
+                                 std::to_string(manifest_.layout.parity) +
+                                 " and block sums: writes are not supported yet; graphfs-unstripe restores the plain file");
+  }
   return Status::Ok();
 }
 

@@ -8,7 +8,9 @@
 //
 // Read-ahead and caching sit above this class (volume/, cache/): it only moves bytes. Of a
 // compressed file (manifest `packed`) it reads the packed stream — size() is the stream's —
-// and refuses writes; the volume decodes (volume/packed_file.h) and makes it plain first.
+// and refuses writes; the volume decodes (volume/packed_file.h) and makes it plain first. A
+// file with parity or block sums (manifest version 2) is read through its data units and
+// refuses writes too, until the row journal keeps its parity and sums in step.
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // graphfs-stripe [--unit SIZE | --engine-request SIZE] [--min-size SIZE] [--compress auto|CODEC|none
-//                 [--disk-bandwidth RATE] [--decode-cores N]] --disks D0,D1,... GRAPH_DIR|FILE
+//                 [--disk-bandwidth RATE] [--decode-cores N]] [--parity K] --disks D0,D1,... GRAPH_DIR|FILE
 // Without --unit, each file's unit is chosen from its size, the number of disks, the engines'
 // request and the disks' calibrations (striping/stripe_unit.h). Files are compressed with `auto`
 // unless told `--compress none`: per file the codec that delivers its bytes fastest, or raw bytes
@@ -99,11 +99,23 @@ int main(int argc, char** argv) {
   app.add_option("--compress-unit", compress_unit,
                  "unit of files without an up-to-date chunk index (default 2M; column and row of an indexed "
                  "graph are cut at its chunks)");
+  int parity = 0;
+  app.add_option("--parity", parity,
+                 "K parity units per stripe row (0, 1 or 2; default 0), rotated over the disks, and a checksum "
+                 "of every 64K block of every unit (docs/parity.md). Reads through parity (degraded disks) and "
+                 "graphfs-rebuild are still to come, and the mount refuses writes to such files. Raw files only "
+                 "for now: implies --compress none");
   app.add_flag("-q,--quiet", quiet, "no progress output");
   app.add_option("--checkpoint", checkpoint, "bytes copied between durable progress records (default 1G)");
   app.add_option("path", req.path, "graph directory (or one file in it)")->required();
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   CLI11_PARSE(app, argc, argv);
+  if (parity < 0 || parity > 2) {
+    std::fprintf(stderr, "graphfs-stripe: --parity %d: 0, 1 or 2\n", parity);
+    return 2;
+  }
+  req.parity = static_cast<uint32_t>(parity);
+  if (req.parity > 0 && app.count("--compress") == 0) req.compress = "none";  // parity over frames: not yet
   if (req.compress == "none") req.compress.clear();
   auto u = graphfs::ParseSize(unit.empty() ? "16M" : unit);  // empty: chosen per file below
   auto m = graphfs::ParseSize(min_size);
@@ -136,6 +148,16 @@ int main(int argc, char** argv) {
   req.progress = !quiet;
   for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
+  if (req.parity > 0 && req.parity >= req.disks.size()) {
+    std::fprintf(stderr, "graphfs-stripe: --parity %u needs at least %u disks (got %zu): every row must keep a data unit\n",
+                 req.parity, req.parity + 1, req.disks.size());
+    return 2;
+  }
+  if (req.parity > 0 && !quiet) {
+    const double n = static_cast<double>(req.disks.size()), k = req.parity;
+    std::fprintf(stderr, "graphfs-stripe: parity %u over %zu disks: %.0f%% of the disks' space (%.0f%% of the data)\n",
+                 req.parity, req.disks.size(), 100 * k / n, 100 * k / (n - k));
+  }
   if (unit.empty()) {
     // Per file (stripe_unit.h). A file a killed run left half-striped keeps that run's unit
     // (StripeRequest::unit_for).

@@ -365,6 +365,38 @@ TEST(StripedFile, ReadsTheStreamOfACompressedFileAndRefusesWrites) {
   EXPECT_EQ((*f)->Truncate(0).error().code(), EOPNOTSUPP);
 }
 
+// A file with parity (manifest version 2): its data units are read past the parity units of
+// each row; writes and truncates are refused, as they would leave parity and sums stale.
+TEST(StripedFile, ReadsTheDataOfAParityFileAndRefusesWrites) {
+  Fixture fx(3);
+  StripeManifest m = fx.NewFile(4096, 1);
+  m.layout.parity = 1;
+  m.sum_block = 4096;
+  m.size = 5 * 4096;
+  // Data unit u on disk (1 + u) % 3 at (u / 2) * 4096, as the layout says; parity elsewhere.
+  std::string file(m.size, '\0');
+  for (size_t i = 0; i < file.size(); ++i) file[i] = static_cast<char>(i * 7 + i / 4096);
+  for (uint64_t u = 0; u < 5; ++u) {
+    std::fstream part(fx.disk_paths[(1 + u) % 3] + "/parts/" + m.file_id, std::ios::in | std::ios::out | std::ios::binary);
+    part.seekp(static_cast<std::streamoff>((u / 2) * 4096));
+    part.write(file.data() + u * 4096, 4096);
+  }
+  UniqueFd stub_fd(::open(fx.stub.c_str(), O_RDONLY));
+  ASSERT_TRUE(WriteManifestFd(stub_fd.get(), m).ok());
+  auto f = fx.Open();
+  ASSERT_NE(f, nullptr);
+  std::string got(m.size, '\0');
+  auto n = f->Read(0, got.size(), got.data());
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  EXPECT_EQ(*n, m.size);
+  EXPECT_TRUE(got == file);
+  auto w = f->Write(0, "x", 1);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().code(), EOPNOTSUPP);
+  EXPECT_NE(w.error().message().find("has parity 1"), std::string::npos) << w.error().message();
+  EXPECT_EQ(f->Truncate(0).error().code(), EOPNOTSUPP);
+}
+
 TEST(StripedFile, ConcurrentReadersSeeConsistentData) {
   Fixture fx(4);
   fx.NewFile(64 << 10);

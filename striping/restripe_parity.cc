@@ -1,0 +1,165 @@
+#include "striping/restripe_parity.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "striping/part_io.h"
+
+namespace graphfs::restripe_detail {
+
+namespace {
+
+SumsHeader HeaderOf(const StripeManifest& m, uint32_t disk, uint64_t part_length) {
+  SumsHeader h;
+  h.file_id = m.file_id;
+  h.disk = disk;
+  h.layout = m.layout;
+  h.sum_block = m.sum_block;
+  h.part_length = part_length;
+  return h;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, const StripeManifest& m, bool resume) {
+  auto map = StripeMap::Create(m.layout);
+  if (!map.ok()) return map.error();
+  auto codec = ParityCodec::Create(m.layout.disks, m.layout.parity);
+  if (!codec.ok()) return codec.error();
+  if (m.sum_block == 0) return Error(EINVAL, "parity without block sums");
+  std::unique_ptr<ParityWriter> w(new ParityWriter(disks, m, *map, std::move(*codec)));
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    auto backend = OpenDiskBackend(disks.path(d));
+    if (!backend.ok()) return backend.error();
+    w->backends_.push_back(std::move(*backend));
+  }
+  if (resume) {
+    for (uint32_t d = 0; d < disks.size(); ++d) {
+      auto sums = UnitSums::Open(*w->backends_[d], HeaderOf(m, d, 0), /*writable=*/true);
+      if (!sums.ok()) break;
+      w->sums_.push_back(std::move(*sums));
+    }
+    w->resumed_ = w->sums_.size() == disks.size();
+  }
+  if (!w->resumed_) {
+    w->sums_.clear();
+    for (uint32_t d = 0; d < disks.size(); ++d) {
+      auto sums = UnitSums::Create(*w->backends_[d], HeaderOf(m, d, 0));
+      if (!sums.ok()) return sums.error();
+      w->sums_.push_back(std::move(*sums));
+    }
+  }
+  w->parity_.assign(m.layout.parity, std::string(m.layout.unit, '\0'));
+  return w;
+}
+
+Status ParityWriter::AddRows(uint64_t offset, const char* data, uint64_t length, const std::vector<UniqueFd>& parts) {
+  const uint64_t s = map_.unit(), size = m_.size;
+  const uint32_t d = map_.data_units(), k = map_.parity();
+  if (offset % (s * d) != 0 || (offset + length != size && length % (s * d) != 0))
+    return Error(EINVAL, "parity of bytes " + std::to_string(offset) + "+" + std::to_string(length) +
+                             ": not whole rows of " + std::to_string(s * d));
+  const uint64_t first_row = offset / (s * d);
+  const uint64_t end_row = map_.RowOf(offset + length - 1) + 1;
+  for (uint64_t r = first_row; r < end_row; ++r) {
+    const uint64_t len = map_.RowUnitLength(r, 0, size);
+    std::vector<std::span<const char>> units;  // the row's data units, each `len` bytes
+    if (map_.RowUnitLength(r, d - 1, size) < len) padded_.assign(size_t{d} * len, '\0');
+    for (uint32_t c = 0; c < d; ++c) {
+      const uint64_t have = map_.RowUnitLength(r, c, size);
+      if (have == len) {
+        units.emplace_back(data + (map_.SlotFileOffset(r, c) - offset), len);
+      } else {  // the last row's shorter units: zeros past their end, as the code sees them
+        char* p = padded_.data() + size_t{c} * len;
+        if (have > 0) std::memcpy(p, data + (map_.SlotFileOffset(r, c) - offset), have);
+        units.emplace_back(p, len);
+      }
+    }
+    std::vector<std::span<char>> parity;
+    for (std::string& p : parity_) parity.emplace_back(p.data(), len);
+    GRAPHFS_RETURN_IF_ERROR(codec_.Encode(units, parity));
+    for (uint32_t slot = 0; slot < d + k; ++slot) {
+      const uint32_t disk = map_.SlotDisk(r, slot);
+      const uint64_t have = slot < d ? map_.RowUnitLength(r, slot, size) : len;
+      std::span<const char> bytes = slot < d ? units[slot].first(have) : std::span<const char>(parity[slot - d]);
+      if (slot >= d)
+        GRAPHFS_RETURN_IF_ERROR(WriteAll(parts[disk].get(), bytes.data(), bytes.size(), r * s,
+                                         "write parity on disk " + std::to_string(disk) + " (" + disks_.path(disk) + ")"));
+      if (have == 0) continue;
+      GRAPHFS_RETURN_IF_ERROR(sums_[disk].Write(r, 0, BlockSums(bytes, m_.sum_block)));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParityWriter::Sync() {
+  for (UnitSums& s : sums_) GRAPHFS_RETURN_IF_ERROR(s.Sync());
+  return Status::Ok();
+}
+
+Status ParityWriter::Finish() {
+  for (uint32_t d = 0; d < sums_.size(); ++d) {
+    GRAPHFS_RETURN_IF_ERROR(sums_[d].SetPartLength(map_.PartSize(d, m_.size)));
+    GRAPHFS_RETURN_IF_ERROR(sums_[d].Sync());
+  }
+  return Status::Ok();
+}
+
+Status VerifyParity(const DiskSet& disks, const StripeManifest& m) {
+  auto map = StripeMap::Create(m.layout);
+  if (!map.ok()) return map.error();
+  auto codec = ParityCodec::Create(m.layout.disks, m.layout.parity);
+  if (!codec.ok()) return codec.error();
+  auto parts = OpenParts(disks, m.file_id, O_RDONLY);
+  if (!parts.ok()) return parts.error();
+  std::vector<UnitSums> sums;
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    ::posix_fadvise((*parts)[d].get(), 0, 0, POSIX_FADV_DONTNEED);
+    auto backend = OpenDiskBackend(disks.path(d));
+    if (!backend.ok()) return backend.error();
+    auto s = UnitSums::Open(**backend, HeaderOf(m, d, 0), /*writable=*/false);
+    if (!s.ok()) return s.error();
+    struct stat st;
+    if (::fstat((*parts)[d].get(), &st) != 0) return Error::FromErrno("stat part on disk " + std::to_string(d));
+    if (s->header().part_length != map->PartSize(d, m.size))
+      return Error(EIO, "sums on disk " + std::to_string(d) + " cover a part of " +
+                            std::to_string(s->header().part_length) + " bytes, the file's is " +
+                            std::to_string(map->PartSize(d, m.size)));
+    GRAPHFS_RETURN_IF_ERROR(s->CheckPartLength(static_cast<uint64_t>(st.st_size)));
+    sums.push_back(std::move(*s));
+  }
+  const uint32_t n = map->disks(), dn = map->data_units();
+  std::vector<std::string> row(n, std::string(map->unit(), '\0'));
+  std::vector<std::string> expect(map->parity(), std::string(map->unit(), '\0'));
+  for (uint64_t r = 0; r < map->Rows(m.size); ++r) {
+    const uint64_t len = map->RowUnitLength(r, 0, m.size);
+    for (uint32_t slot = 0; slot < n; ++slot) {
+      const uint32_t disk = map->SlotDisk(r, slot);
+      const uint64_t have = map->RowUnitLength(r, slot, m.size);
+      const std::string where = "disk " + std::to_string(disk) + " (" + disks.path(disk) + "), row " + std::to_string(r);
+      std::fill(row[slot].begin(), row[slot].end(), '\0');
+      auto got = ReadFull((*parts)[disk].get(), row[slot].data(), have, r * map->unit(), "read " + where);
+      if (!got.ok()) return got.error();
+      if (*got != have) return Error(EIO, where + ": the part ends early");
+      auto stored = sums[disk].Read(r, 0, (have + m.sum_block - 1) / m.sum_block);
+      if (!stored.ok()) return stored.error();
+      GRAPHFS_RETURN_IF_ERROR(
+          VerifyBlockSums(std::span<const char>(row[slot].data(), have), m.sum_block, *stored, 0, where));
+    }
+    std::vector<std::span<const char>> data;
+    for (uint32_t c = 0; c < dn; ++c) data.emplace_back(row[c].data(), len);
+    std::vector<std::span<char>> parity;
+    for (std::string& p : expect) parity.emplace_back(p.data(), len);
+    GRAPHFS_RETURN_IF_ERROR(codec->Encode(data, parity));
+    for (uint32_t j = 0; j < map->parity(); ++j)
+      if (std::memcmp(expect[j].data(), row[dn + j].data(), len) != 0)
+        return Error(EIO, "disk " + std::to_string(map->SlotDisk(r, dn + j)) + ", row " + std::to_string(r) +
+                              ": parity " + std::to_string(j) + " does not match the row's data");
+  }
+  return Status::Ok();
+}
+
+}  // namespace graphfs::restripe_detail

@@ -1,0 +1,356 @@
+// graphfs-stripe --parity K (StripeFiles with StripeRequest::parity) and graphfs-unstripe of what it
+// made: the parts hold the data where the layout says, each row's parity is what its data encodes
+// to, every unit's blocks have their sums; a lost disk's units are rebuilt from the rest (row
+// repair), a flipped byte is caught by the sums, and unstriping restores the file and leaves no
+// part or sums file behind. Bad input is refused with the messages of docs/parity.md.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "striping/disk_set.h"
+#include "striping/local_disk_backend.h"
+#include "striping/manifest.h"
+#include "striping/parity_codec.h"
+#include "striping/part_io.h"
+#include "striping/restripe.h"
+#include "striping/row_repair.h"
+#include "striping/unit_sums.h"
+#include "tests/engines/run_binary.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace graphfs {
+namespace {
+
+using testing::TempDir;
+
+std::string Random(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(&s[i], &v, std::min<size_t>(8, n - i));
+  }
+  return s;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void Spit(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The bytes of slot `slot` of row `row` as stored on its disk (its part file, read directly).
+std::string StoredUnit(const std::vector<std::string>& disks, const StripeMap& map, const StripeManifest& m,
+                       uint64_t row, uint32_t slot) {
+  std::ifstream part(disks[map.SlotDisk(row, slot)] + "/parts/" + m.file_id, std::ios::binary);
+  std::string unit(map.RowUnitLength(row, slot, m.size), '\0');
+  part.seekg(static_cast<std::streamoff>(row * map.unit()));
+  part.read(unit.data(), static_cast<std::streamsize>(unit.size()));
+  EXPECT_EQ(static_cast<uint64_t>(part.gcount()), unit.size()) << "the part ends early";
+  return unit;
+}
+
+// The parts of `m` (striped with parity from `data`) hold the data where the layout says, each
+// row's parity is what an independent encode of its data gives, every unit's block sums are in
+// its disk's sums file, and the parts and sums headers have the layout's lengths.
+void CheckParityFile(const std::vector<std::string>& disks, const StripeManifest& m, const std::string& data) {
+  const uint64_t size = m.size;
+  ASSERT_EQ(size, data.size());
+  auto map = StripeMap::Create(m.layout);
+  auto codec = ParityCodec::Create(m.layout.disks, m.layout.parity);
+  ASSERT_TRUE(map.ok() && codec.ok());
+  const uint32_t n = m.layout.disks, k = m.layout.parity, d = n - k;
+  std::vector<std::unique_ptr<LocalDiskBackend>> backends;
+  std::vector<UnitSums> sums;
+  for (uint32_t disk = 0; disk < n; ++disk) {
+    auto backend = LocalDiskBackend::Open(disks[disk]);
+    ASSERT_TRUE(backend.ok());
+    backends.push_back(std::move(*backend));
+    auto opened = UnitSums::Open(*backends.back(), {m.file_id, disk, m.layout, m.sum_block, 0}, false);
+    ASSERT_TRUE(opened.ok()) << opened.error().message();
+    EXPECT_EQ(opened->header().part_length, map->PartSize(disk, size));
+    sums.push_back(std::move(*opened));
+  }
+  for (uint64_t row = 0; row < map->Rows(size); ++row) {
+    const uint64_t len = map->RowUnitLength(row, 0, size);
+    std::vector<std::string> units;
+    for (uint32_t c = 0; c < d; ++c) {
+      // Data: the file's own bytes, at the layout's place.
+      const std::string stored = StoredUnit(disks, *map, m, row, c);
+      const uint64_t at = map->SlotFileOffset(row, c);
+      ASSERT_EQ(stored, at < size ? data.substr(at, stored.size()) : "") << "row " << row << " slot " << c;
+      units.push_back(stored + std::string(len - stored.size(), '\0'));
+    }
+    // Parity: what the data encodes to.
+    std::vector<std::string> parity(k, std::string(len, '\0'));
+    std::vector<std::span<const char>> in(units.begin(), units.end());
+    std::vector<std::span<char>> out(parity.begin(), parity.end());
+    ASSERT_TRUE(codec->Encode(in, out).ok());
+    for (uint32_t j = 0; j < k; ++j)
+      ASSERT_EQ(StoredUnit(disks, *map, m, row, d + j), parity[j]) << "row " << row << " parity " << j;
+    // Sums: every unit's, on its own disk.
+    for (uint32_t slot = 0; slot < n; ++slot) {
+      const uint32_t disk = map->SlotDisk(row, slot);
+      const std::string stored = StoredUnit(disks, *map, m, row, slot);
+      auto got = sums[disk].Read(row, 0, (stored.size() + m.sum_block - 1) / m.sum_block);
+      ASSERT_TRUE(got.ok());
+      EXPECT_EQ(*got, BlockSums(stored, m.sum_block)) << "row " << row << " slot " << slot;
+    }
+  }
+  for (uint32_t disk = 0; disk < n; ++disk)
+    EXPECT_EQ(std::filesystem::file_size(disks[disk] + "/parts/" + m.file_id), map->PartSize(disk, size));
+}
+
+struct Striped {
+  TempDir tmp;
+  std::vector<std::string> disks;
+  std::string graph;
+  std::string data;
+};
+
+void StripeWithParity(Striped& s, uint32_t n, uint32_t k, uint64_t size, uint64_t checkpoint) {
+  for (uint32_t i = 0; i < n; ++i) s.disks.push_back(s.tmp.Sub("d" + std::to_string(i)));
+  s.graph = s.tmp.Sub("graph");
+  s.data = Random(size, size + k);
+  Spit(s.graph + "/column", s.data);
+  StripeRequest req;
+  req.path = s.graph;
+  req.disks = s.disks;
+  req.unit = 64 * 1024;
+  req.min_size = 1;
+  req.progress = false;
+  req.checkpoint = checkpoint;
+  req.parity = k;
+  auto report = StripeFiles(req);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  ASSERT_EQ(report->converted.size(), 1u);
+}
+
+TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
+  for (uint32_t k : {1u, 2u}) {
+    Striped s;
+    const uint32_t n = 4;
+    // 8 data units of 64 KiB, the last short: rows of 3 (K = 1) or 2 (K = 2), the last one short;
+    // copied in checkpoints of 2 rows.
+    const uint64_t size = 7 * 64 * 1024 + 12345;
+    ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, n, k, size, 2 * 64 * 1024 * (n - k)));
+    auto read = ReadManifest(s.graph + "/column");
+    ASSERT_TRUE(read.ok() && read->has_value());
+    const StripeManifest m = **read;
+    EXPECT_EQ(m.version(), 2u);
+    EXPECT_EQ(m.layout.parity, k);
+    EXPECT_EQ(m.sum_block, 64u * 1024);
+    EXPECT_EQ(m.size, size);
+    auto map = StripeMap::Create(m.layout);
+    auto codec = ParityCodec::Create(n, k);
+    ASSERT_TRUE(map.ok() && codec.ok());
+    ASSERT_NO_FATAL_FAILURE(CheckParityFile(s.disks, m, s.data));
+
+    // Disk 1 lost: each of its units comes back from the other disks.
+    auto set = DiskSet::Open(*ReadRegistry(s.graph));
+    ASSERT_TRUE(set.ok());
+    auto parts = OpenParts(*set, m.file_id, O_RDONLY);
+    ASSERT_TRUE(parts.ok());
+    const uint32_t lost_disk = 1;
+    auto read_unit = [&](const RowSource& src, std::span<char> into) -> Status {
+      if (src.disk == lost_disk) return Error(EIO, "disk 1 is lost");
+      auto got = ReadFull((*parts)[src.disk].get(), into.data(), into.size(), src.disk_offset, "read");
+      if (!got.ok()) return got.error();
+      return *got == into.size() ? Status::Ok() : Error(EIO, "short part");
+    };
+    for (uint64_t row = 0; row < map->Rows(size); ++row) {
+      const uint32_t slot = map->DiskSlot(row, lost_disk);
+      std::string rebuilt(map->unit(), '\0');
+      std::vector<std::span<char>> into = {std::span<char>(rebuilt)};
+      const std::vector<uint32_t> want = {slot};
+      Status r = RepairRange(*map, *codec, size, row, want, {}, 0, into, read_unit);
+      ASSERT_TRUE(r.ok()) << r.error().message();
+      const std::string stored = StoredUnit(s.disks, *map, m, row, slot);
+      EXPECT_EQ(rebuilt.substr(0, stored.size()), stored) << "row " << row;
+    }
+
+    // A flipped byte in a part: its block no longer matches its sum.
+    {
+      const std::string path = s.disks[2] + "/parts/" + m.file_id;
+      std::string part = Slurp(path);
+      part[70000] ^= 0x20;  // row 1, block 0 of disk 2's unit
+      Spit(path, part);
+      auto backend = LocalDiskBackend::Open(s.disks[2]);
+      auto sums = UnitSums::Open(**backend, {m.file_id, 2, m.layout, m.sum_block, 0}, false);
+      ASSERT_TRUE(sums.ok());
+      Status v = VerifyBlockSums(std::string_view(part).substr(65536, 65536), m.sum_block, *sums->Read(1, 0, 1), 0,
+                                 "disk 2, row 1");
+      ASSERT_FALSE(v.ok());
+      EXPECT_EQ(v.error().code(), EIO);
+      part[70000] ^= 0x20;
+      Spit(path, part);
+    }
+
+    // graphfs-unstripe: the plain file back, no part or sums file left.
+    UnstripeRequest u;
+    u.path = s.graph;
+    u.progress = false;
+    auto back = UnstripeFiles(u);
+    ASSERT_TRUE(back.ok()) << back.error().message();
+    ASSERT_EQ(back->converted.size(), 1u);
+    EXPECT_FALSE((*ReadManifest(s.graph + "/column")).has_value());
+    EXPECT_TRUE(Slurp(s.graph + "/column") == s.data);
+    for (const std::string& disk : s.disks) {
+      EXPECT_FALSE(std::filesystem::exists(disk + "/parts/" + m.file_id));
+      EXPECT_FALSE(std::filesystem::exists(disk + "/parts/" + m.file_id + ".sums"));
+    }
+  }
+}
+
+// Killed at points spread over a run, graphfs-stripe --parity leaves the plain file (or, at the
+// very end, the finished striped one) and a pending record; run again, it resumes from its last
+// checkpoint — rows whose parity and sums were made durable by the killed run are kept — and
+// the finished file's parity and sums are those of the whole file.
+TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
+  TempDir tmp;
+  const std::vector<std::string> disks = {tmp.Sub("d0"), tmp.Sub("d1"), tmp.Sub("d2"), tmp.Sub("d3")};
+  const std::string graph = tmp.Sub("graph");
+  const std::string data = Random(12 * 1024 * 1024 + 4321, 44);
+  const std::string list = disks[0] + "," + disks[1] + "," + disks[2] + "," + disks[3];
+  const std::vector<std::string> stripe = {GRAPHFS_STRIPE_TOOL, "-q",          "--parity",   "1",   "--unit",
+                                           "64K",               "--min-size",  "1M",         "--checkpoint",
+                                           "192K",              "--disks",     list,         graph};
+  auto unstripe = [&] {
+    UnstripeRequest u;
+    u.path = graph;
+    u.progress = false;
+    auto r = UnstripeFiles(u);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+  };
+  Spit(graph + "/column", data);
+  // How long a whole run takes here, to spread the kills over it.
+  const auto start = std::chrono::steady_clock::now();
+  auto full = testing::RunBinary(stripe, 120);
+  ASSERT_TRUE(full.exited && full.exit_code == 0) << full.How() << "\n" << full.output;
+  const auto run_time = std::chrono::steady_clock::now() - start;
+  ASSERT_NO_FATAL_FAILURE(CheckParityFile(disks, **ReadManifest(graph + "/column"), data));
+  ASSERT_NO_FATAL_FAILURE(unstripe());
+
+  int resumed = 0;
+  for (int tenth = 1; tenth <= 9; ++tenth) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      std::vector<char*> args;
+      for (const std::string& a : stripe) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(run_time * tenth / 10);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    auto m = ReadManifest(graph + "/column");
+    ASSERT_TRUE(m.ok());
+    if (m->has_value()) {  // it finished before the kill
+      ASSERT_NO_FATAL_FAILURE(CheckParityFile(disks, **m, data));
+    } else {
+      ASSERT_TRUE(Slurp(graph + "/column") == data) << "the plain file changed, kill at " << tenth << "/10";
+      const std::string record = Slurp(graph + "/.graphfs/pending-stripe/column.json");
+      if (record.find("\"parity\":1") != std::string::npos && record.find("\"done\":0,") == std::string::npos)
+        ++resumed;  // a checkpoint was reached: the rerun starts from it
+    }
+    auto again = testing::RunBinary(stripe, 120);
+    ASSERT_TRUE(again.exited && again.exit_code == 0) << again.How() << "\n" << again.output;
+    auto done = ReadManifest(graph + "/column");
+    ASSERT_TRUE(done.ok() && done->has_value());
+    ASSERT_NO_FATAL_FAILURE(CheckParityFile(disks, **done, data)) << "after a kill at " << tenth << "/10";
+    ASSERT_NO_FATAL_FAILURE(unstripe());
+    ASSERT_TRUE(Slurp(graph + "/column") == data);
+  }
+  // The point of the test: some reruns resumed a half-done file rather than starting over.
+  RecordProperty("resumed", resumed);
+  EXPECT_GT(resumed, 0);
+}
+
+// The striped copy is checked before it replaces the file: unstriping a parity file whose data
+// was changed on a disk behind graphfs's back fails on the recorded checksum and keeps it.
+TEST(ParityStripe, UnstripeRefusesDamagedDataAndKeepsTheStripedFile) {
+  Striped s;
+  ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, 3, 1, 5 * 64 * 1024, 1 << 30));
+  const StripeManifest m = **ReadManifest(s.graph + "/column");
+  auto map = StripeMap::Create(m.layout);
+  ASSERT_TRUE(map.ok());
+  const DiskLocation byte10 = map->Locate(10);  // a data byte, not parity
+  const std::string path = s.disks[byte10.disk] + "/parts/" + m.file_id;
+  std::string part = Slurp(path);
+  part[byte10.disk_offset] ^= 1;
+  Spit(path, part);
+  UnstripeRequest u;
+  u.path = s.graph;
+  u.progress = false;
+  auto back = UnstripeFiles(u);
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.error().code(), EIO);
+  EXPECT_TRUE((*ReadManifest(s.graph + "/column")).has_value());
+}
+
+TEST(ParityStripe, RefusesWhatTheLayoutCannotHold) {
+  TempDir tmp;
+  const std::string graph = tmp.Sub("graph");
+  Spit(graph + "/column", Random(256 * 1024, 1));
+  StripeRequest req;
+  req.path = graph;
+  req.disks = {tmp.Sub("d0"), tmp.Sub("d1")};
+  req.unit = 64 * 1024;
+  req.min_size = 1;
+  req.progress = false;
+  req.parity = 2;
+  auto r = StripeFiles(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), EINVAL);
+  EXPECT_EQ(r.error().message(), "--parity 2 needs at least 3 disks (got 2): every row must keep a data unit");
+  req.parity = 3;
+  EXPECT_EQ(StripeFiles(req).error().message(), "--parity 3: 0, 1 or 2");
+  req.parity = 1;
+  req.compress = "zstd:1";
+  EXPECT_NE(StripeFiles(req).error().message().find("add --compress none"), std::string::npos);
+  req.compress.clear();
+  req.unit = 32 * 1024;  // smaller than a 64 KiB checksum block
+  EXPECT_EQ(StripeFiles(req).error().code(), EINVAL);
+  EXPECT_FALSE((*ReadManifest(graph + "/column")).has_value());  // nothing was striped
+
+  // The tool: usage errors exit 2 with the same words.
+  const std::string list = req.disks[0] + "," + req.disks[1];
+  auto run = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "-q", "--parity", "2", "--disks", list, graph});
+  EXPECT_TRUE(run.exited && run.exit_code == 2) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("--parity 2 needs at least 3 disks (got 2)"), std::string::npos) << run.output;
+  run = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "-q", "--parity", "3", "--disks", list, graph});
+  EXPECT_TRUE(run.exited && run.exit_code == 2) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("--parity 3: 0, 1 or 2"), std::string::npos) << run.output;
+  // --parity 1 over 2 disks (a mirror) is allowed when asked for, and implies raw units.
+  run = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--parity", "1", "--unit", "64K", "--min-size", "1", "--disks", list, graph});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("parity 1 over 2 disks: 50% of the disks' space (100% of the data)"), std::string::npos)
+      << run.output;
+  auto m = ReadManifest(graph + "/column");
+  ASSERT_TRUE(m.ok() && m->has_value());
+  EXPECT_EQ((*m)->layout.parity, 1u);
+  EXPECT_FALSE((*m)->packed.has_value());
+}
+
+}  // namespace
+}  // namespace graphfs
