@@ -25,7 +25,7 @@ namespace graphfs::chunkindex {
 class SourceRuns {
  public:
   // Keeps, per source-sorted chunk of `file`, its sources and counts as (id gap, edge count)
-  // varint pairs: about 2–3 bytes per (chunk, source) pair.
+  // varint pairs: about 2–3 bytes per (chunk, source) pair, and a block entry per 64 sources.
   static Result<SourceRuns> Load(const ChunkTable& table, ChunkFile file);
   // The same from explicit chunks (tests, tools): per chunk its length in bytes and, when its
   // edges are in source order, its sources and counts (ascending; empty: not sorted).
