@@ -62,19 +62,8 @@ Status ForEachPackedUnit(const DiskSet& disks, const StripeMap& map, const std::
 }
 
 Result<std::unique_ptr<PackedFileReader>> PackedFileReader::Open(std::shared_ptr<StripedFile> stream) {
-  const StripeManifest m = stream->manifest();
-  if (!m.packed) return Error(EINVAL, "striped file " + m.file_id + " is not compressed");
-  const std::string what = "directory of compressed file " + m.file_id;
-  std::string bytes(m.packed->directory_length(), '\0');
-  auto n = stream->Read(m.packed->directory_offset, bytes.size(), bytes.data());
-  if (!n.ok()) return n.error().Wrap(what);
-  if (*n != bytes.size()) return Error(EIO, what + ": the packed stream ends early");
-  auto dir = PackedDirectory::Decode(bytes);
-  if (!dir.ok()) return dir.error().Wrap(what);
-  if (dir->raw_size() != m.size) {
-    return Error(EIO, what + ": its units hold " + std::to_string(dir->raw_size()) + " bytes, the manifest says " +
-                          std::to_string(m.size));
-  }
+  auto dir = ReadPackedDirectory(*stream);
+  if (!dir.ok()) return dir.error();
   return std::unique_ptr<PackedFileReader>(new PackedFileReader(std::move(stream), std::move(*dir)));
 }
 

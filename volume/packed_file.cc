@@ -14,18 +14,9 @@ namespace graphfs::volume {
 
 Result<std::shared_ptr<PackedFile>> PackedFile::Open(std::shared_ptr<StripedFile> stream, PackedCounters* counters) {
   const StripeManifest m = stream->manifest();
-  if (!m.packed) return Error(EINVAL, "striped file " + m.file_id + " is not compressed");
+  auto dir = ReadPackedDirectory(*stream);
+  if (!dir.ok()) return dir.error();
   const std::string what = "directory of compressed file " + m.file_id;
-  std::string bytes(m.packed->directory_length(), '\0');
-  auto n = stream->Read(m.packed->directory_offset, bytes.size(), bytes.data());
-  if (!n.ok()) return n.error().Wrap(what);
-  if (*n != bytes.size()) return Error(EIO, what + ": the packed stream ends early");
-  auto dir = PackedDirectory::Decode(bytes);
-  if (!dir.ok()) return dir.error().Wrap(what);
-  if (dir->raw_size() != m.size) {
-    return Error(EIO, what + ": its units hold " + std::to_string(dir->raw_size()) + " bytes, the manifest says " +
-                          std::to_string(m.size));
-  }
   std::vector<cache::ChunkLayout::Chunk> units;
   for (const PackedUnit& u : dir->units()) units.push_back({u.raw_offset, u.raw_length, 1.0});
   auto layout = cache::ChunkLayout::Create(std::move(units), m.size);
