@@ -26,28 +26,8 @@ namespace graphfs::chunkindex {
 namespace {
 
 namespace fs = std::filesystem;
+using graphfs::testing::RunAndKill;
 using graphfs::testing::RunBinary;
-
-// Starts argv with output to /dev/null, SIGKILLs it after `delay`; true if it had
-// already finished by itself (then `status` is its wait status).
-bool RunAndKill(const std::vector<std::string>& argv, std::chrono::microseconds delay, int* status) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  std::this_thread::sleep_for(delay);
-  if (::waitpid(pid, status, WNOHANG) == pid) return true;
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, status, 0);
-  return false;
-}
 
 std::map<std::string, std::string> GraphFiles(const std::string& dir) {
   std::map<std::string, std::string> files;

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace graphfs::testing {
@@ -75,6 +76,27 @@ inline BinaryRun RunBinary(const std::vector<std::string>& argv, int timeout_sec
     r.signal = WTERMSIG(status);
   }
   return r;
+}
+
+// Starts argv with output to /dev/null and SIGKILLs it after `delay` (kill -9 tests of tools
+// that must resume); true if it had already finished by itself (then `status` is its wait status).
+inline bool RunAndKill(const std::vector<std::string>& argv, std::chrono::microseconds delay, int* status) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(delay);
+  if (::waitpid(pid, status, WNOHANG) == pid) return true;
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, status, 0);
+  return false;
 }
 
 }  // namespace graphfs::testing

@@ -248,21 +248,9 @@ TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
 
   int resumed = 0;
   for (int tenth = 1; tenth <= 9; ++tenth) {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      std::vector<char*> args;
-      for (const std::string& a : stripe) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-    std::this_thread::sleep_for(run_time * tenth / 10);
-    ::kill(pid, SIGKILL);
     int status = 0;
-    ::waitpid(pid, &status, 0);
+    (void)testing::RunAndKill(stripe, std::chrono::duration_cast<std::chrono::microseconds>(run_time * tenth / 10),
+                              &status);  // finished or killed: the manifest below tells which
     auto m = ReadManifest(graph + "/column");
     ASSERT_TRUE(m.ok());
     if (m->has_value()) {  // it finished before the kill
