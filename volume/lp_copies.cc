@@ -7,7 +7,6 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "common/clock.h"
 #include "volume/striped_source.h"
@@ -204,20 +203,20 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
     std::vector<std::pair<CopyRange, cache::UnitRef>> to_copy;
     std::shared_ptr<cache::UnitRef> owner;  // the unit the last pieces came from, pinned by the LP
     uint64_t owner_cost = 0;                // what pinning it adds to the LP's footprint
-    std::unordered_set<const char*> copied;  // units whose pieces are copied, not borrowed
+    std::unordered_map<const char*, bool> borrows;  // by unit: decided at its first piece (the
+                                                    // cache's lock once per unit, not per run)
     for (size_t i = 0; i < cached.size(); ++i) {
       auto& [c, ref] = cached[i];  // c.offset: in the unit; c.out_offset: in the LP
       report->from_cache += c.length;
-      const bool same_owner = owner && owner->data() == ref.data();
       const bool most = 2 * wanted[ref.data()] >= ref.length();
-      if (!same_owner && !copied.contains(ref.data()) && InLpMemory(ref, *place) && !most && !ref.admitted())
-        copied.insert(ref.data());  // asked once per unit (the cache's lock), not per run
-      if (!same_owner && (!InLpMemory(ref, *place) || copied.contains(ref.data()))) {
+      auto [decided, first] = borrows.try_emplace(ref.data(), false);
+      if (first) decided->second = InLpMemory(ref, *place) && (most || ref.admitted());
+      if (!decided->second) {
         to_copy.push_back(std::move(cached[i]));
         continue;
       }
       ref.NoteServed(c.length);
-      if (!same_owner) {
+      if (!owner || owner->data() != ref.data()) {
         // An admitted unit borrowed for a few runs counts as those runs in the LP's footprint
         // (the window bounds what LPs hold beyond the cache), a unit taken mostly as itself.
         owner_cost = most ? ref.length() : wanted[ref.data()];
