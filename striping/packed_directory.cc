@@ -1,7 +1,5 @@
 #include "striping/packed_directory.h"
 
-#include "striping/striped_file.h"
-
 #include <xxhash.h>
 
 #include <algorithm>
@@ -111,23 +109,6 @@ Result<PackedDirectory> PackedDirectory::Decode(std::string_view bytes) {
   if (dir.raw_size_ != raw_size) {
     return Damaged("units add up to " + std::to_string(dir.raw_size_) + " bytes, the header says " +
                    std::to_string(raw_size));
-  }
-  return dir;
-}
-
-Result<PackedDirectory> ReadPackedDirectory(StripedFile& stream) {
-  const StripeManifest m = stream.manifest();
-  if (!m.packed) return Error(EINVAL, "striped file " + m.file_id + " is not compressed");
-  const std::string what = "directory of compressed file " + m.file_id;
-  std::string bytes(m.packed->directory_length(), '\0');
-  auto n = stream.Read(m.packed->directory_offset, bytes.size(), bytes.data());
-  if (!n.ok()) return n.error().Wrap(what);
-  if (*n != bytes.size()) return Error(EIO, what + ": the packed stream ends early");
-  auto dir = PackedDirectory::Decode(bytes);
-  if (!dir.ok()) return dir.error().Wrap(what);
-  if (dir->raw_size() != m.size) {
-    return Error(EIO, what + ": its units hold " + std::to_string(dir->raw_size()) + " bytes, the manifest says " +
-                          std::to_string(m.size));
   }
   return dir;
 }
