@@ -484,6 +484,27 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
     Evict(v);
     HoldByPins(*v);
   }
+  // What pins hold and the idle buffers are resident too (Decide gives admitted units only what
+  // they leave): without this a capacity that shrank under them left the cache's memory above it
+  // until the next admission (the daemon's RSS overshot its budget early in a run, when the
+  // frames came in and the LPs held units: docs/memory-as-cache.md). Idle buffers go first (they
+  // cost a fresh mapping later, not a decode); units, the lowest priority first, only when the
+  // admitted and held ones alone are over.
+  // Pinned ones stay: evicting them would only move their bytes to `held`. (An evicted unit's
+  // buffer becomes idle, so the idle buffers are trimmed after the units.)
+  if (used_ + OutsideLocked() <= counters_.capacity) return;
+  for (auto it = order_.begin(); it != order_.end() && used_ + held_bytes_ > counters_.capacity;) {
+    const std::shared_ptr<Entry> v = units_.at(std::get<2>(*it)).entry;
+    ++it;  // Evict erases v's key from order_
+    if (v->pins == 0) Evict(v);
+  }
+  const uint64_t resident = used_ + held_bytes_;
+  buffers_->TrimTo(counters_.capacity > resident ? counters_.capacity - resident : 0);
+}
+
+uint64_t ChunkCache::held() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_bytes_;
 }
 
 uint64_t ChunkCache::OutsideLocked() const { return held_bytes_ + buffers_->stats().idle_bytes; }

@@ -264,10 +264,13 @@ class ChunkCache {
 
   // Changes the bytes admitted units may hold (CacheOptions::capacity at first): the mount's one
   // memory budget gives the cache what the LP windows and indexes of the graphs in use leave.
-  // Evicts down to it at once, the lowest priority first.
+  // Evicts down to it at once, the lowest priority first; and, as admission does, makes room
+  // for what is resident beside the admitted units (held units, idle buffers): idle buffers are
+  // released, and unpinned units leave only when admitted and held ones alone are over.
   void SetCapacity(uint64_t capacity);
   uint64_t capacity() const;
   uint64_t used() const;  // bytes of admitted units (CacheStats::used, without the rest of Stats)
+  uint64_t held() const;  // bytes of units out of the cache that pins keep (CacheStats::held)
   uint64_t used(uint64_t file) const;  // of them, the units of `file` (UnitKey::file)
 
   CacheStats Stats() const;

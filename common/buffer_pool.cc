@@ -31,16 +31,28 @@ void BufferPool::Give(AlignedBuffer buffer) {
     idle_.emplace(size, Idle{std::move(buffer), ++gives_});
     stats_.idle_bytes += size;
     ++stats_.idle_buffers;
-    while (stats_.idle_bytes > max_idle_bytes_ && !idle_.empty()) {
-      // A few dozen idle buffers at most: a scan for the longest idle is cheap.
-      auto oldest = std::min_element(idle_.begin(), idle_.end(),
-                                     [](const auto& a, const auto& b) { return a.second.given < b.second.given; });
-      stats_.idle_bytes -= oldest->first;
-      --stats_.idle_buffers;
-      ++stats_.released;
-      released.insert(idle_.extract(oldest));
-    }
+    released = ReleaseOldestLocked(max_idle_bytes_);
   }
+}
+
+void BufferPool::TrimTo(uint64_t idle_bytes) {
+  std::multimap<size_t, Idle> released;  // unmapped after the lock is dropped
+  std::lock_guard<std::mutex> lock(mu_);
+  released = ReleaseOldestLocked(idle_bytes);
+}
+
+std::multimap<size_t, BufferPool::Idle> BufferPool::ReleaseOldestLocked(uint64_t keep_bytes) {
+  std::multimap<size_t, Idle> released;
+  while (stats_.idle_bytes > keep_bytes && !idle_.empty()) {
+    // A few dozen idle buffers at most: a scan for the longest idle is cheap.
+    auto oldest = std::min_element(idle_.begin(), idle_.end(),
+                                   [](const auto& a, const auto& b) { return a.second.given < b.second.given; });
+    stats_.idle_bytes -= oldest->first;
+    --stats_.idle_buffers;
+    ++stats_.released;
+    released.insert(idle_.extract(oldest));
+  }
+  return released;
 }
 
 BufferPool::Stats BufferPool::stats() const {

@@ -30,6 +30,9 @@ class BufferPool {
   // Keeps `buffer` for reuse; the longest-idle buffers are released while the idle bytes
   // exceed the limit.
   void Give(AlignedBuffer buffer);
+  // Releases the longest-idle buffers until at most `idle_bytes` stay idle (a cache whose
+  // capacity shrank answers for its idle buffers too: cache/chunk_cache.h).
+  void TrimTo(uint64_t idle_bytes);
 
   struct Stats {
     uint64_t reused = 0, created = 0, released = 0;  // buffers
@@ -42,6 +45,9 @@ class BufferPool {
     AlignedBuffer buffer;
     uint64_t given = 0;  // order of Give calls
   };
+  // Takes the longest-idle buffers out until at most `keep_bytes` stay; mu_ held. The caller
+  // lets them go after dropping the lock, so that munmap is not done under it.
+  std::multimap<size_t, Idle> ReleaseOldestLocked(uint64_t keep_bytes);
   const uint64_t max_idle_bytes_;
   mutable std::mutex mu_;
   std::multimap<size_t, Idle> idle_;  // by size

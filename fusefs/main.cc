@@ -336,7 +336,10 @@ int Run(int argc, char** argv) {
           LogError(started.error().message());
           fuse_session_exit(se);
         }
-        if (started.ok()) fs.memory_peak.Start([&fs] { return MemoryByUseNow(fs); }, std::chrono::milliseconds(100));
+        // The memory nothing in the split accounts for is charged to the budget (memory=).
+        if (started.ok())
+          fs.memory_peak.Start([&fs] { return MemoryByUseNow(fs); }, std::chrono::milliseconds(100),
+                               [&fs](uint64_t other) { fs.volume->budget().SetUnaccounted(other); });
         if (!started.ok()) {
           ret = 1;
         } else if (opts.singlethread) {

@@ -1,6 +1,10 @@
 #include "fusefs/memory_peak.h"
 
+#include <malloc.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -23,13 +27,14 @@ ProcessMemory ReadProcessMemory() {
   return m;
 }
 
-void MemoryPeak::Start(std::function<nlohmann::json()> split, std::chrono::milliseconds period) {
+void MemoryPeak::Start(std::function<nlohmann::json()> split, std::chrono::milliseconds period,
+                       std::function<void(uint64_t)> other) {
   Stop();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = false;
   }
-  thread_ = std::thread(&MemoryPeak::Loop, this, std::move(split), period);
+  thread_ = std::thread(&MemoryPeak::Loop, this, std::move(split), period, std::move(other));
 }
 
 void MemoryPeak::Stop() {
@@ -46,12 +51,26 @@ nlohmann::json MemoryPeak::AtPeak() const {
   return at_peak_;
 }
 
-void MemoryPeak::Loop(std::function<nlohmann::json()> split, std::chrono::milliseconds period) {
+void MemoryPeak::Loop(std::function<nlohmann::json()> split, std::chrono::milliseconds period,
+                      std::function<void(uint64_t)> other) {
   const auto start = std::chrono::steady_clock::now();
+  auto last_heap = start;
+  std::deque<uint64_t> others;  // by_use.other of the last kOtherWindow heap samples
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (stop_cv_.wait_for(lock, period, [&] { return stop_; })) return;
+    }
+    if (const auto now = std::chrono::steady_clock::now(); now - last_heap >= kHeapEvery) {
+      last_heap = now;
+      if (::mallinfo2().fordblks > kTrimAboveBytes) ::malloc_trim(0);
+      if (other) {
+        const nlohmann::json now_split = split();
+        const nlohmann::json& o = now_split["by_use"]["other"];
+        others.push_back(o.is_number() ? o.get<uint64_t>() : 0);
+        if (others.size() > kOtherWindow) others.pop_front();
+        other(*std::max_element(others.begin(), others.end()));
+      }
     }
     const uint64_t hwm = ReadProcessMemory().peak_rss;
     uint64_t last;

@@ -241,7 +241,7 @@ uint64_t GraphSchedule::owned_bytes() const {
   return a.budgeted_bytes + (a.resident_bytes > a.used_bytes ? a.resident_bytes - a.used_bytes : 0);
 }
 
-void GraphSchedule::Recharge() { reservation_.Resize(index_bytes() + owned_bytes()); }
+void GraphSchedule::Recharge() { reservation_.Resize(index_bytes() + owned_bytes() + loading_reserved_.load()); }
 
 GraphSchedule::~GraphSchedule() {
   // Units in it keep it while they stay cached. A newer schedule of the same graph (the index
@@ -313,7 +313,18 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
     }
     return Status::Ok();
   };
+  // What the LP is expected to own is set aside before its load, what it owns after it. (Its
+  // whole size would be a bound, but at the higher budgets most of an LP is borrowed, and the
+  // frames would make room for nothing.) While it loads, its blocks are counted twice.
+  const uint64_t expected = static_cast<uint64_t>(static_cast<double>(lp.size) * owned_share_.load());
+  loading_reserved_ += expected;
+  Recharge();
   Status s = load();
+  if (lp.size > 0) {
+    const double share = std::min(1.0, static_cast<double>(lp.memory.bytes()) / static_cast<double>(lp.size));
+    owned_share_ = 0.75 * owned_share_.load() + 0.25 * share;  // the last few loads
+  }
+  loading_reserved_ -= expected;
   Recharge();
   std::lock_guard<std::mutex> lock(mu_);
   idle_load_buffers_.push_back(std::move(buffers));

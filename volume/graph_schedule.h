@@ -8,6 +8,7 @@
 // (GraphSchedules::answers(), a JobAnswers), which the front end drains.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <map>
@@ -113,7 +114,8 @@ class GraphSchedule {
   void LoaderLoop();  // a loader thread: TakePlan, Load, Finish until the scheduler stops
   Status Load(chunkindex::LogicalPartition& lp);
   static std::vector<int64_t> Stamp(const std::string& dir);
-  // Its reservation in the memory budget set to what it holds now: index and owned bytes.
+  // Its reservation in the memory budget set to what it holds now: index and owned bytes, and
+  // the sizes of the LPs being loaded (what their loads may take before Recharge sees it).
   void Recharge();
 
   Volume* volume_ = nullptr;
@@ -130,6 +132,12 @@ class GraphSchedule {
   // The direct reads' buffers, kept between loads: one set per loader thread that ran at once.
   std::vector<std::vector<AlignedBuffer>> idle_load_buffers_;
   mutable std::mutex mu_;
+  // What the LPs being loaded are expected to own: reserved from the start of their loads, so
+  // that the frames make room before the loads allocate, not after (the daemon's peak RSS came
+  // with the LPs in flight: docs/memory-as-cache.md). Expected: an LP's size times the share of
+  // their size the last loads owned (the rest they borrowed from cached units), from 1.
+  std::atomic<uint64_t> loading_reserved_{0};
+  std::atomic<double> owned_share_{1.0};
   double find_seconds_ = 0;
   uint64_t finds_ = 0;
   LoaderStats loader_;

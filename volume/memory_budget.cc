@@ -58,6 +58,15 @@ MemoryBudget::Reservation MemoryBudget::Reserve(uint64_t bytes) {
   return r;
 }
 
+void MemoryBudget::SetUnaccounted(uint64_t resident_bytes) {
+  if (!enabled()) return;
+  const uint64_t charge = resident_bytes > kUnaccountedAllowance ? resident_bytes - kUnaccountedAllowance : 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (charge == unaccounted_) return;
+  unaccounted_ = charge;
+  Apply();
+}
+
 void MemoryBudget::Rebalance() {
   std::lock_guard<std::mutex> lock(mu_);
   Apply();
@@ -72,12 +81,12 @@ bool MemoryBudget::DecodedFileFits(uint64_t file, uint64_t file_bytes) const {
 
 uint64_t MemoryBudget::CacheCapacity(uint64_t reserved) const {
   const uint64_t floor = total_ / 8;
-  const uint64_t set_aside = staging_ + reserved;
+  const uint64_t set_aside = staging_ + reserved + unaccounted_;
   return std::max(floor, total_ > set_aside ? total_ - set_aside : 0);
 }
 
-uint64_t MemoryBudget::UnitsCapacity(uint64_t cache, uint64_t frames_used) {
-  return std::max(DecodedFloor(cache), cache > frames_used ? cache - frames_used : 0);
+uint64_t MemoryBudget::UnitsCapacity(uint64_t cache, uint64_t frames_used, uint64_t held) {
+  return std::max(DecodedFloor(cache, held), cache > frames_used ? cache - frames_used : 0);
 }
 
 uint64_t MemoryBudget::CachePart() const { return enabled() ? CacheCapacity(reserved_) : cache_bytes_; }
@@ -90,20 +99,23 @@ void MemoryBudget::Apply() {
     return;
   }
   // Frames first (down at once when the cache shrank), then the decoded units get the rest.
-  // (Taking what the decoded units hold outside their admitted ones — held units, idle buffers —
+  // (Taking all the decoded units hold outside their admitted ones — held units, idle buffers —
   // out of the frames' share was tried: at f = 1/2 of the demo the column's frames no longer fit
-  // and it read 1,155 MiB instead of 262-301: docs/memory-as-cache.md.)
-  frames_->SetCapacity(FramesCapacity(part));
-  units_->SetCapacity(UnitsCapacity(part, frames_->used()));
+  // and it read 1,155 MiB instead of 262-301: docs/memory-as-cache.md. Only held units beyond the
+  // decoded tier's eighth are: the idle buffers are released when the tier is over.)
+  const uint64_t held = units_->held();
+  frames_->SetCapacity(FramesCapacity(part, held));
+  units_->SetCapacity(UnitsCapacity(part, frames_->used(), held));
 }
 
 MemoryBudget::State MemoryBudget::state() const {
   std::lock_guard<std::mutex> lock(mu_);
-  State s{total_, staging_, reserved_, reservations_, CachePart(), 0, 0, 0};
+  State s{total_, staging_, reserved_, reservations_, unaccounted_, CachePart(), 0, 0, 0};
   if (frames_ != nullptr) {
-    s.frames_capacity = FramesCapacity(s.cache_capacity);
+    const uint64_t held = units_->held();
+    s.frames_capacity = FramesCapacity(s.cache_capacity, held);
     s.frames_used = frames_->used();
-    s.units_capacity = UnitsCapacity(s.cache_capacity, s.frames_used);
+    s.units_capacity = UnitsCapacity(s.cache_capacity, s.frames_used, held);
   } else {
     s.units_capacity = s.cache_capacity;
   }

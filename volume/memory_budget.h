@@ -5,18 +5,26 @@
 // cached units they borrow) are *reserved* while it has a schedule (jobs), and the cache gets
 // the rest: it grows back when the graph's last job goes.
 //
-//   cache = max(total / 8, total - staging - sum of the reservations)
+//   cache = max(total / 8, total - staging - sum of the reservations - unaccounted)
+//
+// `unaccounted` is the daemon's resident memory no part of the budget answers for (the
+// allocator's arenas, threads' buffers, libraries: what the front end measures as RSS less
+// everything above) beyond kUnaccountedAllowance: the cache makes room for it, so that RSS stays
+// within the budget plus that allowance (and short peaks above it).
 //
 // The cache is two tiers (volume/frame_tier.h): compressed files' frames, as the disks hold
 // them, come first — they keep 2-4x more of the graph per byte, so what memory can hold is
 // read from the disks once —, and decoded units get what the frames leave, at least an eighth
 // of the cache (what the readers in flight decode into):
 //
-//   frames  <= cache - cache / 8
-//   decoded  = max(cache / 8, cache - frames in memory)
+//   floor    = max(cache / 8, held)
+//   frames  <= cache - floor
+//   decoded  = max(floor, cache - frames in memory)
 //
-// (Units that logical partitions keep after the decoded tier let them go, and its idle recycled
-// buffers, are inside the decoded tier's capacity: cache/chunk_cache.h.)
+// (Units that logical partitions keep after the decoded tier let them go — held —, and its
+// idle recycled buffers, are inside the decoded tier's capacity: cache/chunk_cache.h. Held
+// units cannot be evicted, so when they are more than an eighth of the cache the frames make
+// room for them: the daemon's RSS overshot the budget by them otherwise.)
 //
 // A frame is not kept beside its decoded unit when the decoded units have room for its whole
 // file (the decoded copy costs no decoding at the next pass; the frame would only take room
@@ -26,6 +34,7 @@
 // reservations cost nothing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 
@@ -69,6 +78,10 @@ class MemoryBudget {
   Reservation Reserve(uint64_t bytes);
   // Frames came into memory or left it: the decoded units get what they leave.
   void Rebalance();
+  // The daemon's resident memory outside everything the budget counts, as measured now: what is
+  // beyond kUnaccountedAllowance of it is set aside (the cache shrinks or grows back).
+  static constexpr uint64_t kUnaccountedAllowance = 32ull << 20;
+  void SetUnaccounted(uint64_t resident_bytes);
   // Whether the decoded units have room for the whole of a file of `file_bytes` (decoded), its
   // units in the cache as `file` and the other files' units as they are: its units decoded now
   // will stay decoded, and their frames need not be kept beside them. (Per unit instead of per
@@ -78,20 +91,26 @@ class MemoryBudget {
 
   struct State {
     uint64_t total = 0, staging = 0, reserved = 0, reservations = 0;
+    uint64_t unaccounted = 0;      // set aside for resident memory outside the rest (beyond the allowance)
     uint64_t cache_capacity = 0;   // both tiers
     uint64_t frames_capacity = 0;  // at most this of it for frames
     uint64_t frames_used = 0;      //   held now
     uint64_t units_capacity = 0;   // what the decoded units get
   };
   State state() const;
-  // The cache's capacity (both tiers) for `reserved` bytes of reservations.
+  // The cache's capacity (both tiers) for `reserved` bytes of reservations (and what is set
+  // aside for unaccounted memory: mu_ held, or before SetUnaccounted is first called).
   uint64_t CacheCapacity(uint64_t reserved) const;
-  // The split of a cache of `cache` bytes with `frames_used` bytes of frames in memory.
-  static uint64_t FramesCapacity(uint64_t cache) { return cache - DecodedFloor(cache); }
-  static uint64_t UnitsCapacity(uint64_t cache, uint64_t frames_used);
+  // The split of a cache of `cache` bytes with `frames_used` bytes of frames in memory and
+  // `held` bytes of decoded units LPs pin after the decoded tier let them go.
+  static uint64_t FramesCapacity(uint64_t cache, uint64_t held = 0) { return cache - DecodedFloor(cache, held); }
+  static uint64_t UnitsCapacity(uint64_t cache, uint64_t frames_used, uint64_t held = 0);
 
  private:
-  static uint64_t DecodedFloor(uint64_t cache) { return cache / 8; }
+  // What the decoded tier gets whatever the frames hold: an eighth of the cache, or the units
+  // LPs pin outside it if more (they are resident until the LPs go, and only the frames can
+  // make room for them).
+  static uint64_t DecodedFloor(uint64_t cache, uint64_t held) { return std::min(cache, std::max(cache / 8, held)); }
   uint64_t CachePart() const;  // mu_ held
   void Apply();                // mu_ held
 
@@ -103,6 +122,7 @@ class MemoryBudget {
   cache::ChunkCache* frames_ = nullptr;
   uint64_t reserved_ = 0;
   uint64_t reservations_ = 0;
+  uint64_t unaccounted_ = 0;
 };
 
 }  // namespace graphfs::volume

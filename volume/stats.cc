@@ -188,6 +188,7 @@ void Volume::AddStats(json& j) {
                         {"staging", b.staging},
                         {"reserved", b.reserved},
                         {"reservations", b.reservations},
+                        {"unaccounted", b.unaccounted},
                         {"cache_capacity", b.cache_capacity},
                         {"frames_capacity", b.frames_capacity},
                         {"frames_used", b.frames_used},

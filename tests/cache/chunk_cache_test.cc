@@ -689,6 +689,47 @@ TEST(ChunkCache, HeldUnitsTakeTheirRoomFromAdmittedOnes) {
   EXPECT_TRUE(Resident(c, Unit(src, 6))) << "admitted beside the others, nothing evicted";
 }
 
+// A capacity that shrinks makes room for what is resident beside the admitted units at once, not
+// at the next admission: idle buffers are released first, unpinned units leave only when the
+// admitted and held ones alone are over, and pinned admitted units stay.
+TEST(ChunkCache, SetCapacityMakesRoomForHeldUnitsAndIdleBuffers) {
+  auto src = std::make_shared<FakeSource>(16 * kUnit);
+  CacheOptions o = Options(4, "lru");
+  o.recycle_bytes = 4 * kUnit;
+  ChunkCache c(o);
+  for (uint64_t i : {0, 1, 2, 3}) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1));
+  auto pinned = c.Get(Unit(src, 0), 1);
+  ASSERT_TRUE(pinned.ok());
+  c.SetCapacity(0);  // all leave; 0 is held by its pin
+  ASSERT_EQ(c.Stats().held, kUnit);
+  EXPECT_EQ(c.Stats().buffers_idle_bytes, 0u) << "a capacity of 0 keeps no idle buffer either";
+  c.SetCapacity(4 * kUnit);
+  for (uint64_t i : {5, 6, 7, 8}) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1));  // 8 evicts 5
+  ASSERT_EQ(c.Stats().used, 3 * kUnit);
+  ASSERT_EQ(c.Stats().buffers_idle_bytes, kUnit) << "5's buffer, kept for the next load: one over";
+  const uint64_t evictions = c.Stats().evictions;
+  c.SetCapacity(4 * kUnit);  // 3 admitted + 1 held + 1 idle: the idle buffer goes, no unit
+  EXPECT_EQ(c.Stats().buffers_idle_bytes, 0u);
+  EXPECT_EQ(c.Stats().used, 3 * kUnit);
+  EXPECT_EQ(c.Stats().evictions, evictions) << "no unit had to leave";
+  c.SetCapacity(3 * kUnit);  // 3 admitted + 1 held: the least recent unit leaves
+  EXPECT_EQ(c.Stats().used, 2 * kUnit);
+  EXPECT_FALSE(Resident(c, Unit(src, 6)));
+  EXPECT_TRUE(Resident(c, Unit(src, 7)));
+  EXPECT_EQ(c.Stats().buffers_idle_bytes, 0u) << "its buffer is not kept idle over the capacity";
+  auto eight = c.Get(Unit(src, 8), 1);
+  ASSERT_TRUE(eight.ok());
+  c.SetCapacity(2 * kUnit);  // 2 admitted + 1 held: 7 leaves, the pinned 8 stays
+  EXPECT_FALSE(Resident(c, Unit(src, 7)));
+  EXPECT_TRUE(Resident(c, Unit(src, 8)));
+  c.SetCapacity(kUnit + kUnit / 2);  // still over, but only by pinned units: leaving would only hold 8
+  EXPECT_TRUE(Resident(c, Unit(src, 8)));
+  EXPECT_EQ(c.Stats().used, kUnit);
+  EXPECT_EQ(c.Stats().held, kUnit);
+  EXPECT_TRUE(Matches(*pinned));
+  EXPECT_TRUE(Matches(*eight));
+}
+
 // A holder that keeps a unit pinned for long (an LP made of it) takes it out of staging at once:
 // admitted when the policy has room, else kept by the pin alone ("held") until it lets go.
 TEST(ChunkCache, AUnitThatLeavesStagingIsAdmittedOrHeldByItsPin) {

@@ -55,6 +55,27 @@ TEST(MemoryBudget, TheCacheGetsWhatStagingAndTheReservationsLeaveAndItsFloor) {
   budget.Attach(nullptr);
 }
 
+// Resident memory outside everything the budget counts (allocator, threads, libraries) is the
+// budget's too beyond an allowance: the cache makes room for it, and gets it back when it goes.
+TEST(MemoryBudget, UnaccountedMemoryBeyondTheAllowanceComesOutOfTheCache) {
+  MemoryBudget budget(800 * kMiB, 100 * kMiB);
+  cache::ChunkCache cache(SmallCache(budget.CacheCapacity(0)));
+  budget.Attach(&cache);
+  budget.SetUnaccounted(MemoryBudget::kUnaccountedAllowance);
+  EXPECT_EQ(cache.capacity(), 700 * kMiB) << "within the allowance";
+  budget.SetUnaccounted(MemoryBudget::kUnaccountedAllowance + 50 * kMiB);
+  EXPECT_EQ(cache.capacity(), 650 * kMiB);
+  EXPECT_EQ(budget.state().unaccounted, 50 * kMiB);
+  EXPECT_EQ(budget.state().reserved, 0u) << "not a reservation";
+  budget.SetUnaccounted(10 * kMiB);
+  EXPECT_EQ(cache.capacity(), 700 * kMiB);
+  EXPECT_EQ(budget.state().unaccounted, 0u);
+  budget.Attach(nullptr);
+  MemoryBudget none(0, 0, 100 * kMiB);
+  none.SetUnaccounted(500 * kMiB);
+  EXPECT_EQ(none.state().unaccounted, 0u) << "without memory= there is no budget to charge";
+}
+
 // Compressed files' frames come first (they keep more of the graph per byte); the decoded units
 // get what they leave, never less than an eighth of the cache (what readers decode into).
 TEST(MemoryBudget, FramesComeFirstAndDecodedUnitsGetWhatTheyLeave) {
@@ -62,6 +83,12 @@ TEST(MemoryBudget, FramesComeFirstAndDecodedUnitsGetWhatTheyLeave) {
   EXPECT_EQ(MemoryBudget::UnitsCapacity(800 * kMiB, 0), 800 * kMiB);
   EXPECT_EQ(MemoryBudget::UnitsCapacity(800 * kMiB, 500 * kMiB), 300 * kMiB);
   EXPECT_EQ(MemoryBudget::UnitsCapacity(800 * kMiB, 750 * kMiB), 100 * kMiB) << "the floor";
+  // Decoded units LPs pin after the decoded tier let them go cannot be evicted: beyond the
+  // eighth, the frames make room for them.
+  EXPECT_EQ(MemoryBudget::FramesCapacity(800 * kMiB, 50 * kMiB), 700 * kMiB) << "within the eighth";
+  EXPECT_EQ(MemoryBudget::FramesCapacity(800 * kMiB, 300 * kMiB), 500 * kMiB);
+  EXPECT_EQ(MemoryBudget::UnitsCapacity(800 * kMiB, 750 * kMiB, 300 * kMiB), 300 * kMiB);
+  EXPECT_EQ(MemoryBudget::FramesCapacity(800 * kMiB, 900 * kMiB), 0u) << "never below nothing";
   MemoryBudget budget(900 * kMiB, 100 * kMiB);
   cache::ChunkCache units(SmallCache(budget.CacheCapacity(0)));
   cache::ChunkCache frames(SmallCache(0));
