@@ -669,7 +669,11 @@ TEST_F(JobsMount, JobsMapOneSharedCopyOfEachLpThatHoldsTheLpFilesBytes) {
   ASSERT_TRUE(WaitFor([&] { return Stats()["memory"]["at_peak"].contains("by_use"); }, 5));
   const nlohmann::json at_peak = Stats()["memory"]["at_peak"];
   EXPECT_GT(at_peak["peak_rss"].get<uint64_t>(), 0u);
-  EXPECT_LE(at_peak["peak_rss"].get<uint64_t>(), Stats()["memory"]["peak_rss"].get<uint64_t>());
+  // The kernel's VmHWM is the larger of its recorded high-water mark and the current RSS, which it
+  // reads from per-CPU counters without summing them exactly: once the heap is trimmed (RSS falls
+  // without a new mark), two reads of the same peak may differ by a few pages.
+  constexpr uint64_t kRssCounterSlack = 1ull << 20;
+  EXPECT_LE(at_peak["peak_rss"].get<uint64_t>(), Stats()["memory"]["peak_rss"].get<uint64_t>() + kRssCounterSlack);
   // What by_use.lps is made of, kept with the split: the windows' figures and the cache's held units.
   ASSERT_TRUE(at_peak.contains("lps")) << at_peak.dump();
   const nlohmann::json now = Stats();
