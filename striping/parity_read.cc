@@ -292,7 +292,8 @@ struct ParityRead::Group {
   std::vector<uint32_t> failed;              // slots not to read
   std::map<uint32_t, std::string> why;       // the failed slots', for the error
   RowRepairPlan plan;
-  std::vector<AlignedBuffer> sources;        // plan.sources' bytes
+  std::vector<std::span<char>> sources;      // plan.sources' bytes: in `owned`, or a piece's
+  std::vector<AlignedBuffer> owned;
   bool source_failed = false;
   void Fail(uint32_t slot, std::string reason) {
     if (std::find(failed.begin(), failed.end(), slot) == failed.end()) failed.push_back(slot);
@@ -366,21 +367,30 @@ Status ParityRead::Repair(SourceReads reads) {
       if (!plan.ok()) return Error(plan.error().code(), "read of striped file " + f.file_id_ + ": " + plan.error().message());
       g.plan = std::move(*plan);
       g.sources.clear();
+      g.owned.clear();
       for (size_t j = 0; j < g.plan.sources.size(); ++j) {
         const RowSource& src = g.plan.sources[j];
-        g.sources.emplace_back(RoundUp(std::max<uint64_t>(g.length, 1), kDirectAlign));
-        if (!g.sources.back().ok()) return Failed("no memory to rebuild row " + std::to_string(g.row));
-        if (src.read_length == 0) continue;
-        bool have = false;
+        // A piece this read holds already serves as the source: lent as it is when it covers
+        // the whole range (RebuildRange only reads it then), else copied.
+        const Piece* have = nullptr;
         auto range = held.equal_range(g.row * map.disks() + src.slot);
-        for (auto it = range.first; it != range.second && !have; ++it) {
+        for (auto it = range.first; it != range.second && have == nullptr; ++it) {
           const Piece& p = pieces_[it->second];
-          if (p.begin <= g.begin && g.begin + src.read_length <= p.begin + p.length) {
-            std::memcpy(g.sources.back().data(), p.bytes + (g.begin - p.begin), src.read_length);
-            have = true;
-          }
+          if (src.read_length > 0 && p.begin <= g.begin && g.begin + src.read_length <= p.begin + p.length) have = &p;
         }
-        if (!have) to_read.push_back({gi, j});
+        if (have != nullptr && src.read_length == g.length) {
+          g.sources.emplace_back(have->bytes + (g.begin - have->begin), g.length);
+          continue;
+        }
+        g.owned.emplace_back(RoundUp(std::max<uint64_t>(g.length, 1), kDirectAlign));
+        if (!g.owned.back().ok()) return Failed("no memory to rebuild row " + std::to_string(g.row));
+        g.sources.emplace_back(g.owned.back().data(), g.length);
+        if (src.read_length == 0) continue;
+        if (have != nullptr) {
+          std::memcpy(g.sources.back().data(), have->bytes + (g.begin - have->begin), src.read_length);
+        } else {
+          to_read.push_back({gi, j});
+        }
       }
     }
 
@@ -454,7 +464,7 @@ Status ParityRead::Repair(SourceReads reads) {
       std::vector<std::span<char>> sources, out;
       std::vector<std::string> longer;  // for a short unit's piece: the range past its end is zeros
       longer.reserve(g.pieces.size());
-      for (AlignedBuffer& buf : g.sources) sources.emplace_back(buf.data(), g.length);
+      sources = g.sources;
       for (const auto& ps : g.pieces) {
         if (pieces_[ps[0]].length == g.length) {
           out.emplace_back(pieces_[ps[0]].bytes, g.length);

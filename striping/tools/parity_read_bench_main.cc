@@ -152,24 +152,31 @@ int main(int argc, char** argv) {
   auto sums = Stripe(dir + "/sums", data_path, disk_dirs, *unit, parity);
   if (!sums.ok()) return Fail(sums.error());
   std::filesystem::remove(data_path);
+  ::sync();  // no writeback of what striping wrote during the timed reads
 
   std::printf("%s over %u disks, unit %s, requests of %s, %d passes from the page cache; parity %u, sum block %llu\n",
               size_text.c_str(), disks, unit_text.c_str(), request_text.c_str(), passes, parity,
               static_cast<unsigned long long>(sums->sum_block));
   std::printf("%-28s %-8s %s\n", "file", "GB/s", "CPU s per GB");
   auto print = [](const char* name, const Figure& f) { std::printf("%-28s %-8.2f %.3f\n", name, f.gbps, f.cpu_per_gb); };
-  auto a = ReadAll(dir + "/plain", *plain, *request, passes);
-  if (!a.ok()) return Fail(a.error());
-  print("no sums (v1)", *a);
-  auto b = ReadAll(dir + "/sums", *sums, *request, passes);
-  if (!b.ok()) return Fail(b.error());
-  print("sums verified (v2)", *b);
+  // Alternated twice, the best of each kept: the shared machine's noise hits both alike.
+  Figure a, b;
+  for (int round = 0; round < 2; ++round) {
+    auto x = ReadAll(dir + "/plain", *plain, *request, passes);
+    if (!x.ok()) return Fail(x.error());
+    auto y = ReadAll(dir + "/sums", *sums, *request, passes);
+    if (!y.ok()) return Fail(y.error());
+    if (round == 0 || x->cpu_per_gb < a.cpu_per_gb) a = *x;
+    if (round == 0 || y->cpu_per_gb < b.cpu_per_gb) b = *y;
+  }
+  print("no sums (v1)", a);
+  print("sums verified (v2)", b);
   std::filesystem::remove(disk_dirs[1] + "/parts/" + sums->file_id);
   auto c = ReadAll(dir + "/sums", *sums, *request, passes);
   if (!c.ok()) return Fail(c.error());
   print("verified, disk 1's part lost", *c);
   std::printf("verification: %.3f CPU s per GB read (%.1f%% of the plain read's time per byte)\n",
-              b->cpu_per_gb - a->cpu_per_gb, 100.0 * (a->gbps / b->gbps - 1));
+              b.cpu_per_gb - a.cpu_per_gb, 100.0 * (a.gbps / b.gbps - 1));
   std::filesystem::remove_all(dir);
   return 0;
 }
