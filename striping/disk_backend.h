@@ -4,8 +4,9 @@
 // Parity, checksums and repair sit above this interface, in striping, so nothing above
 // striping learns which backend a unit came from.
 //
-// Not used by the daemon's read and write paths yet: StripedFile and part_io.h still open
-// DISK/parts/ID themselves (docs/parity.md, "What changes", says how they move onto it).
+// The daemon's read path uses it for the sums files only (parity_read.h): StripedFile and
+// part_io.h still open DISK/parts/ID themselves (docs/parity.md, "What changes", says how they
+// move onto it).
 #pragma once
 
 #include <cstdint>

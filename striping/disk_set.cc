@@ -13,6 +13,7 @@
 
 #include "common/unique_fd.h"
 #include "striping/json_fields.h"
+#include "striping/stripe_map.h"
 
 namespace graphfs {
 
@@ -153,19 +154,25 @@ Result<DiskSet> DiskSet::Claim(const std::vector<std::string>& raw_paths) {
     const DiskIdentity id{set_id, static_cast<uint32_t>(i), static_cast<uint32_t>(paths.size())};
     GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(paths[i] + "/" + kDiskIdentityFile, EncodeDiskIdentity(id)));
   }
-  return DiskSet(set_id, paths);
+  return DiskSet(set_id, paths, 0, std::vector<bool>(paths.size(), false));
 }
 
 Result<DiskSet> DiskSet::Open(const DiskRegistry& registry) {
   if (registry.disks.empty()) return Error(EINVAL, "disk set " + registry.set_id + " lists no disks");
+  std::vector<bool> missing(registry.disks.size(), false);
+  std::vector<size_t> gone;
   for (size_t i = 0; i < registry.disks.size(); ++i) {
     const std::string& disk = registry.disks[i];
     const std::string label = "disk " + std::to_string(i) + " (" + disk + ")";
     auto id = ReadIdentity(disk);
     if (!id.ok()) {
-      if (id.error().code() == ENOENT)
-        return Error(ENODEV, label + " is missing: no " + std::string(kDiskIdentityFile) +
-                                 " there (not mounted?)");
+      // No directory or no identity in it: not mounted, or the disk is gone. Parity may cover
+      // it; anything else (a damaged identity, a file where the directory was) is refused.
+      if (id.error().code() == ENOENT) {
+        missing[i] = true;
+        gone.push_back(i);
+        continue;
+      }
       return id.error().Wrap(label);
     }
     if (id->set_id != registry.set_id)
@@ -180,7 +187,46 @@ Result<DiskSet> DiskSet::Open(const DiskRegistry& registry) {
     struct stat st;
     if (::stat((disk + "/parts").c_str(), &st) != 0) return Error::FromErrno(label + ": parts directory");
   }
-  return DiskSet(registry.set_id, registry.disks);
+  if (gone.size() > registry.parity) {
+    // "disks 1 (/d1) and 3 (/d3) of set 9a…07 are missing: no .graphfs-disk there (not
+    // mounted?); its files survive 1"
+    std::string names;
+    for (size_t j = 0; j < gone.size(); ++j) {
+      names += j == 0 ? "" : (j + 1 == gone.size() ? " and " : ", ");
+      names += std::to_string(gone[j]) + " (" + registry.disks[gone[j]] + ")";
+    }
+    return Error(ENODEV, std::string(gone.size() == 1 ? "disk " : "disks ") + names + " of set " + registry.set_id +
+                             (gone.size() == 1 ? " is" : " are") + " missing: no " + kDiskIdentityFile +
+                             " there (not mounted?); its files survive " +
+                             (registry.parity == 0 ? std::string("no missing disk (no parity)")
+                                                   : std::to_string(registry.parity)));
+  }
+  return DiskSet(registry.set_id, registry.disks, registry.parity, std::move(missing));
+}
+
+const char* DiskStateName(DiskState state) {
+  switch (state) {
+    case DiskState::kOk: return "ok";
+    case DiskState::kMissing: return "missing";
+    case DiskState::kFailing: return "failing";
+  }
+  return "?";
+}
+
+bool DiskSet::degraded() const {
+  for (bool m : missing_)
+    if (m) return true;
+  return false;
+}
+
+std::vector<std::string> DiskSet::DegradedNotes() const {
+  std::vector<std::string> notes;
+  for (uint32_t d = 0; d < size(); ++d) {
+    if (missing_[d])
+      notes.push_back("degraded: disk " + std::to_string(d) + " (" + paths_[d] +
+                      ") is missing; files are read through parity");
+  }
+  return notes;
 }
 
 std::string DiskSet::PartPath(uint32_t disk, const std::string& file_id) const {
@@ -203,7 +249,8 @@ Status WriteRegistry(const std::string& graph_dir, const DiskRegistry& registry)
 }
 
 std::string EncodeRegistry(const DiskRegistry& registry) {
-  const json j = {{"version", 1}, {"set", registry.set_id}, {"disks", registry.disks}};
+  // `parity` is new (issue 44): a reader of before ignores it, and its absence means 0.
+  const json j = {{"version", 1}, {"set", registry.set_id}, {"disks", registry.disks}, {"parity", registry.parity}};
   return j.dump(2) + "\n";
 }
 
@@ -219,6 +266,13 @@ Result<DiskRegistry> DecodeRegistry(const std::string& text) {
   for (const json& d : j["disks"]) {
     if (!d.is_string()) return Error(EINVAL, "a disk path is not a string: " + ShownJson(d));
     r.disks.push_back(d.get<std::string>());
+  }
+  if (j.contains("parity")) {
+    auto parity = UnsignedField(j, "parity", StripeLayout::kMaxParity);
+    if (!parity.ok()) return parity.error();
+    if (*parity >= r.disks.size() && *parity > 0)
+      return Error(EINVAL, "parity " + std::to_string(*parity) + " over " + std::to_string(r.disks.size()) + " disks");
+    r.parity = static_cast<uint32_t>(*parity);
   }
   return r;
 }

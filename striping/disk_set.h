@@ -3,8 +3,11 @@
 // Every disk directory carries an identity file `.graphfs-disk` naming the set it belongs
 // to and its index in that set. A graph directory striped over a set records the set in
 // `GRAPH/.graphfs/disks.json` (the registry). Mounting checks every registered disk: a
-// missing, foreign or swapped disk is refused with a message naming it, so a wrong
-// /etc/fstab line can never serve bytes from the wrong disk.
+// foreign or swapped disk is refused with a message naming it, so a wrong /etc/fstab line can
+// never serve bytes from the wrong disk. A missing disk is accepted as long as no more are
+// missing than the registry's `parity` — the fewest parity units (K) of the files striped over
+// the set, so every file can still be read through parity (docs/parity.md) — and the set then
+// says which disks are missing; with more missing, or with no parity, it is refused naming them.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +25,15 @@ inline constexpr const char* kRegistryFile = "disks.json";
 struct DiskRegistry {
   std::string set_id;
   std::vector<std::string> disks;  // absolute paths, in index order
+  // The smallest parity K of the files striped over the set: how many disks may be missing at
+  // mount. 0 in registries written before parity existed (none of their files had any).
+  uint32_t parity = 0;
 };
+
+// What the set knows of a disk. kFailing is the read path's (io_engine.h): a disk whose reads
+// returned EIO, until a probe read succeeds.
+enum class DiskState { kOk, kMissing, kFailing };
+const char* DiskStateName(DiskState state);
 
 class DiskSet {
  public:
@@ -31,20 +42,31 @@ class DiskSet {
   // stamped. Fails (naming the disk) on foreign or reordered disks.
   static Result<DiskSet> Claim(const std::vector<std::string>& paths);
 
-  // For the mount and offline tools: opens a registered set and verifies each disk.
+  // For the mount and offline tools: opens a registered set and verifies each disk. Up to
+  // registry.parity disks may be missing (no identity file: not mounted, or gone); they are
+  // kMissing in the set. More than that is ENODEV naming every missing disk.
   static Result<DiskSet> Open(const DiskRegistry& registry);
 
   const std::string& set_id() const { return set_id_; }
   uint32_t size() const { return static_cast<uint32_t>(paths_.size()); }
   const std::string& path(uint32_t disk) const { return paths_[disk]; }
   std::string PartPath(uint32_t disk, const std::string& file_id) const;
+  // kOk or kMissing (as found by Open; Claim finds every disk).
+  DiskState state(uint32_t disk) const { return missing_[disk] ? DiskState::kMissing : DiskState::kOk; }
+  bool degraded() const;
+  // One line per missing disk for the log, naming it: "degraded: disk 2 (/disks/2) is missing;
+  // files are read through parity". Empty when every disk is there.
+  std::vector<std::string> DegradedNotes() const;
 
-  DiskRegistry registry() const { return {set_id_, paths_}; }
+  DiskRegistry registry() const { return {set_id_, paths_, parity_}; }
 
  private:
-  DiskSet(std::string set_id, std::vector<std::string> paths) : set_id_(std::move(set_id)), paths_(std::move(paths)) {}
+  DiskSet(std::string set_id, std::vector<std::string> paths, uint32_t parity, std::vector<bool> missing)
+      : set_id_(std::move(set_id)), paths_(std::move(paths)), parity_(parity), missing_(std::move(missing)) {}
   std::string set_id_;
   std::vector<std::string> paths_;
+  uint32_t parity_ = 0;
+  std::vector<bool> missing_;  // per disk
 };
 
 // Registry file I/O. Writes are atomic (temp file, fsync, rename, fsync directory).

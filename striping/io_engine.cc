@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "common/unique_fd.h"
@@ -156,6 +157,7 @@ class IoQueue {
     if (error != 0) c.errors.fetch_add(1, std::memory_order_relaxed);
     c.queued.fetch_sub(1, std::memory_order_relaxed);
     engine_->activity_.Finished(disk);
+    run->error = error;
     run->batch->Finish(error, disk);  // may free the run
   }
 
@@ -310,6 +312,31 @@ Status IoEngine::SubmitAndWait(std::vector<IoRun>& runs, IoBatch& batch) {
   batch.Wait();
   if (batch.error() != 0) return Error::FromErrno(batch.error(), "disk " + std::to_string(batch.failed_disk()));
   return Status::Ok();
+}
+
+namespace {
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void IoEngine::NoteReadError(uint32_t disk) {
+  const int64_t now = SteadyNs();
+  int64_t none = 0;
+  // The next probe comes an interval after the error, not at once.
+  if (counters_[disk]->failing_since.compare_exchange_strong(none, now, std::memory_order_relaxed))
+    counters_[disk]->last_probe.store(now, std::memory_order_relaxed);
+}
+
+bool IoEngine::AvoidReads(uint32_t disk) {
+  DiskCounters& c = *counters_[disk];
+  if (c.failing_since.load(std::memory_order_relaxed) == 0) return false;
+  // One caller per interval wins the probe.
+  const int64_t now = SteadyNs();
+  int64_t last = c.last_probe.load(std::memory_order_relaxed);
+  if (now - last < kProbeIntervalNs) return true;
+  return !c.last_probe.compare_exchange_strong(last, now, std::memory_order_relaxed);
 }
 
 void IoEngine::InjectFault(uint32_t disk, int error) {

@@ -59,6 +59,9 @@ struct IoRun {
   IoBatch* batch = nullptr;
   // Goes ahead of the disk's queued runs that are not urgent (a reader waits for it).
   bool urgent = false;
+  // Set when the run finishes, before its batch hears of it: 0, or its errno. Lets a reader of
+  // a file with parity tell which runs to rebuild (the batch keeps only the first error).
+  int error = 0;
   uint64_t Length() const;
 };
 
@@ -77,6 +80,17 @@ struct DiskCounters {
   std::atomic<uint64_t> errors{0};
   std::atomic<uint64_t> queued{0};  // runs waiting or in flight now
   std::array<std::atomic<uint64_t>, kRequestSizeBuckets> read_sizes{};  // read runs by size
+  // Reads of files with block sums and parity (docs/parity.md, "Reads"), counted on the disk
+  // that held the bad or lost bytes:
+  std::atomic<uint64_t> checksum_errors{0};  // blocks whose bytes did not match their sum
+  std::atomic<uint64_t> rebuilt_bytes{0};    // bytes rebuilt from the rest of their row
+  std::atomic<uint64_t> healed_blocks{0};    // rebuilt blocks written back in place
+  std::atomic<uint64_t> sum_repairs{0};      // blocks whose stored sum was the damaged part
+  // Steady-clock nanoseconds of the last read error (EIO) since the disk last read well; 0
+  // while it reads well. A failing disk gets no reads of files with parity but a probe now and
+  // then (IoEngine::AvoidReads), whose success makes it ok again.
+  std::atomic<int64_t> failing_since{0};
+  std::atomic<int64_t> last_probe{0};
 };
 
 struct IoEngineOptions {
@@ -107,6 +121,19 @@ class IoEngine {
   uint32_t disks() const { return options_.disks; }
   const DiskCounters& counters(uint32_t disk) const { return *counters_[disk]; }
   DiskCounters& counters(uint32_t disk) { return *counters_[disk]; }
+
+  // The health of a disk as reads of files with parity found it (DiskCounters::failing_since):
+  // a read error makes it failing, a good read makes it ok again.
+  void NoteReadError(uint32_t disk);
+  void NoteReadOk(uint32_t disk) {
+    if (counters_[disk]->failing_since.load(std::memory_order_relaxed) != 0)
+      counters_[disk]->failing_since.store(0, std::memory_order_relaxed);
+  }
+  bool failing(uint32_t disk) const { return counters_[disk]->failing_since.load(std::memory_order_relaxed) != 0; }
+  // Whether a reader that can rebuild the bytes elsewhere should leave `disk` alone: true while
+  // it is failing, except once per kProbeInterval, when the caller's read is the probe.
+  bool AvoidReads(uint32_t disk);
+  static constexpr int64_t kProbeIntervalNs = 1'000'000'000;
 
   // Fault injection for tests: every I/O to `disk` fails with `error` (0 clears it).
   void InjectFault(uint32_t disk, int error);

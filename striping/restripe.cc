@@ -412,7 +412,11 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
     stats.push_back(st);
   }
   GRAPHFS_RETURN_IF_ERROR(CheckSpace(*set, needs, req.parity));
-  GRAPHFS_RETURN_IF_ERROR(WriteRegistry(graph_dir, set->registry()));
+  // The registry's parity is the fewest parity units of the set's files (how many disks a mount
+  // may miss): files striped before keep theirs, so it only goes down.
+  DiskRegistry registry = set->registry();
+  registry.parity = existing.ok() ? std::min(existing->parity, req.parity) : req.parity;
+  GRAPHFS_RETURN_IF_ERROR(WriteRegistry(graph_dir, registry));
   std::vector<char> buf;
   if (req.checkpoint == 0) return Error(EINVAL, "checkpoint interval must be positive");
   // Copy in whole rows of units, at most 512 MiB (and no more than a checkpoint) at a time; with

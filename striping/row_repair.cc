@@ -86,6 +86,12 @@ Result<RowRepairPlan> PlanRowRepair(const StripeMap& map, uint64_t stored_size, 
   return Plan(map, stored_size, row, rebuild, failed, begin, length, {});
 }
 
+Result<RowRepairPlan> PlanRowRepair(const StripeMap& map, uint64_t stored_size, uint64_t row,
+                                    std::span<const uint32_t> rebuild, std::span<const uint32_t> failed,
+                                    uint64_t begin, uint64_t length, const std::map<uint32_t, std::string>& why) {
+  return Plan(map, stored_size, row, rebuild, failed, begin, length, why);
+}
+
 Status RebuildRange(const ParityCodec& codec, const RowRepairPlan& plan, std::span<const std::span<char>> sources,
                     std::span<const std::span<char>> out) {
   const uint32_t n = codec.units();

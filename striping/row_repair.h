@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +55,12 @@ struct RowRepairPlan {
 Result<RowRepairPlan> PlanRowRepair(const StripeMap& map, uint64_t stored_size, uint64_t row,
                                     std::span<const uint32_t> rebuild, std::span<const uint32_t> failed,
                                     uint64_t begin, uint64_t length);
+
+// The same, with why each failed slot failed, for the error: "row 17: disks 1, 3 failed (disk
+// 1: why; disk 3: why), parity 1".
+Result<RowRepairPlan> PlanRowRepair(const StripeMap& map, uint64_t stored_size, uint64_t row,
+                                    std::span<const uint32_t> rebuild, std::span<const uint32_t> failed,
+                                    uint64_t begin, uint64_t length, const std::map<uint32_t, std::string>& why);
 
 // Rebuilds the plan's units. `sources[i]` holds plan.sources[i]'s bytes: plan.length bytes of
 // which the first read_length were read (the rest is zeroed here). `out[j]` (plan.length bytes)

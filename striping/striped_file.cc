@@ -48,17 +48,40 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
   if (!map.ok()) return map.error();
   std::shared_ptr<StripedFile> f(new StripedFile(disks, io, std::move(stub_fd), manifest, *map, options));
   const int mode = options.writable ? O_RDWR : O_RDONLY;
+  // A file with sums can do without the parts of up to K disks (ParityReader rebuilds them).
+  const bool sums = manifest.sum_block != 0;
+  std::vector<ParityPart> parity_parts(sums ? disks.size() : 0);
   for (uint32_t d = 0; d < disks.size(); ++d) {
     Part& p = f->parts_[d];
     p.path = disks.PartPath(d, manifest.file_id);
+    if (disks.state(d) == DiskState::kMissing) {
+      if (!sums)
+        return Error(ENODEV, "striped file " + manifest.file_id + " has no parity, and disk " + std::to_string(d) +
+                                 " (" + disks.path(d) + ") is missing");
+      parity_parts[d].lost = "disk " + disks.path(d) + " is missing";
+      parity_parts[d].path = p.path;
+      continue;
+    }
     p.fd.reset(::open(p.path.c_str(), mode | O_CLOEXEC | O_NOFOLLOW));
-    if (!p.fd.valid())
+    if (!p.fd.valid()) {
+      if (sums && errno == ENOENT) {
+        parity_parts[d].lost = "no part " + p.path;
+        parity_parts[d].path = p.path;
+        continue;
+      }
       return Error::FromErrno(EIO == errno ? EIO : errno,
                               "part of striped file on disk " + std::to_string(d) + " (" + p.path + ")");
+    }
     if (options.direct_io) {
       p.direct.reset(::open(p.path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW));
       // Filesystems without O_DIRECT (tmpfs) fall back to buffered reads.
     }
+    if (sums) parity_parts[d] = {p.fd.get(), p.direct.valid() ? p.direct.get() : -1, options.writable, p.path, ""};
+  }
+  if (sums) {
+    auto reader = ParityReader::Open(disks, io, manifest, f->map_, std::move(parity_parts), options.max_run_bytes);
+    if (!reader.ok()) return reader.error();
+    f->parity_ = std::move(*reader);
   }
   return f;
 }
@@ -106,6 +129,15 @@ Result<uint64_t> StripedFile::Read(uint64_t offset, uint64_t length, char* buf) 
   const uint64_t size = this->size();
   if (offset >= size || length == 0) return uint64_t{0};
   length = std::min(length, size - offset);
+  if (parity_) {
+    std::vector<ParityTarget> targets{{offset, length, {{buf, length}}}};
+    auto read = parity_->Plan(std::move(targets), /*urgent=*/false);
+    if (!read.ok()) return read.error();
+    (*read)->Submit(nullptr);
+    (*read)->Wait();
+    GRAPHFS_RETURN_IF_ERROR((*read)->Finish(SourceReads::kEngine));
+    return length;
+  }
   std::vector<IoRun> runs = PlanRuns(IoKind::kRead, offset, length, buf);
   IoBatch batch;
   Status s = io_->SubmitAndWait(runs, batch);
@@ -125,13 +157,25 @@ Result<std::unique_ptr<StripedFile::PendingRead>> StripedFile::StartReadMany(
   p->file_ = this;
   p->lock_ = std::shared_lock<std::shared_mutex>(rw_);
   const uint64_t size = this->size();
+  std::vector<ParityTarget> targets;
   for (const ReadRequest& r : requests) {
     if (r.length == 0) continue;
     if (r.offset > size || r.length > size - r.offset)
       return Error(EINVAL, "read of [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
                                ") of striped file " + manifest_.file_id + " past its end (" + std::to_string(size) + ")");
+    if (parity_) {
+      targets.push_back({r.offset, r.length, {{r.buf, r.length}}});
+      continue;
+    }
     std::vector<IoRun> more = PlanRuns(IoKind::kRead, r.offset, r.length, r.buf);
     std::move(more.begin(), more.end(), std::back_inserter(p->runs_));
+  }
+  if (parity_) {
+    auto read = parity_->Plan(std::move(targets), /*urgent=*/false);
+    if (!read.ok()) return read.error();
+    p->parity_ = std::move(*read);
+    p->parity_->Submit(nullptr);
+    return p;
   }
   if (p->runs_.empty()) return p;
   p->batch_.Add(static_cast<int>(p->runs_.size()));
@@ -156,6 +200,20 @@ void StripedFile::ReadAsync(uint64_t offset, std::vector<iovec> iov, bool urgent
   uint64_t length = 0;
   for (const iovec& v : iov) length += v.iov_len;
   if (length == 0) return done(Status::Ok());
+  if (parity_) {
+    std::vector<ParityTarget> targets{{offset, length, std::move(iov)}};
+    auto planned = parity_->Plan(std::move(targets), urgent);
+    if (!planned.ok()) return done(planned.error());
+    // Verified on the I/O worker that finishes the last run; sources of a rebuild are read
+    // there by pread (a worker must not wait on the disks' queues).
+    ParityRead* read = planned->release();
+    read->Submit([read, done = std::move(done)] {
+      Status s = read->Finish(SourceReads::kDirect);
+      delete read;
+      done(std::move(s));
+    });
+    return;
+  }
   auto* p = new Pending;
   size_t vi = 0;
   uint64_t vskip = 0;  // bytes of iov[vi] already given to runs
@@ -205,9 +263,14 @@ StripedFile::PendingRead::~PendingRead() {
 Status StripedFile::PendingRead::Wait() {
   if (!waited_) {
     waited_ = true;
+    if (parity_) {
+      parity_->Wait();
+      parity_status_ = parity_->Finish(SourceReads::kEngine);
+    }
     if (!runs_.empty()) batch_.Wait();
     lock_ = {};
   }
+  if (parity_) return parity_status_;
   return file_->ReadStatus(batch_);
 }
 
@@ -330,7 +393,8 @@ Status StripedFile::Sync() {
   if (options_.writable) {
     std::vector<IoRun> runs;
     for (uint32_t d = 0; d < parts_.size(); ++d) {
-      if (!parts_[d].unsynced.exchange(false, std::memory_order_acq_rel)) continue;
+      // A lost part of a file with parity (missing disk) has no descriptor and nothing to sync.
+      if (!parts_[d].fd.valid() || !parts_[d].unsynced.exchange(false, std::memory_order_acq_rel)) continue;
       IoRun& run = runs.emplace_back();
       run.kind = IoKind::kSync;
       run.disk = d;

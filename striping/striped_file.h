@@ -9,8 +9,11 @@
 // Read-ahead and caching sit above this class (volume/, cache/): it only moves bytes. Of a
 // compressed file (manifest `packed`) it reads the packed stream — size() is the stream's —
 // and refuses writes; the volume decodes (volume/packed_file.h) and makes it plain first. A
-// file with parity or block sums (manifest version 2) is read through its data units and
-// refuses writes too, until the row journal keeps its parity and sums in step.
+// file with parity or block sums (manifest version 2) is read through ParityReader
+// (parity_read.h) by every read call below: each block is verified against its sum before it
+// is served, and what a lost, failing or lying disk cannot give is rebuilt from the rest of its
+// row and healed in place. Such files refuse writes, until the row journal keeps their parity
+// and sums in step. Files without sums take none of that path.
 #pragma once
 
 #include <atomic>
@@ -29,6 +32,7 @@
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
+#include "striping/parity_read.h"
 #include "striping/stripe_map.h"
 
 namespace graphfs {
@@ -80,6 +84,8 @@ class StripedFile {
     std::shared_lock<std::shared_mutex> lock_;  // no truncate while the reads run
     std::vector<IoRun> runs_;
     IoBatch batch_;
+    std::unique_ptr<ParityRead> parity_;  // a file with sums reads through this instead
+    Status parity_status_;
     bool waited_ = false;
   };
   Result<std::unique_ptr<PendingRead>> StartReadMany(std::span<const ReadRequest> requests) const;
@@ -140,6 +146,9 @@ class StripedFile {
   StripeManifest manifest_;
   bool manifest_dirty_ = false;
   bool discarded_ = false;  // Discard(): the manifest is never written again
+
+  // Set for a file with block sums (manifest version 2): every read goes through it.
+  std::unique_ptr<ParityReader> parity_;
 
   // Truncate excludes reads and writes; reads and writes run concurrently.
   mutable std::shared_mutex rw_;

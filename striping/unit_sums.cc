@@ -217,6 +217,15 @@ Result<std::vector<uint64_t>> UnitSums::Read(uint64_t row, uint64_t first_block,
   return sums;
 }
 
+Result<std::vector<uint64_t>> UnitSums::ReadEntries(uint64_t first, uint64_t count) {
+  std::string bytes(count * 8, '\0');
+  auto n = file_->Read(kSumsHeaderSize + first * 8, bytes);
+  if (!n.ok()) return n.error();
+  std::vector<uint64_t> sums(count);
+  for (uint64_t i = 0; i < count; ++i) sums[i] = Get64(&bytes[i * 8]);
+  return sums;
+}
+
 Status UnitSums::SetPartLength(uint64_t part_length) {
   SumsHeader h = header_;
   h.part_length = part_length;

@@ -80,6 +80,9 @@ class UnitSums {
   // Reads `count` sums from block `first_block` of row `row`'s unit; entries past the end of
   // the file are 0 (the sum of a zero block).
   Result<std::vector<uint64_t>> Read(uint64_t row, uint64_t first_block, uint64_t count);
+  // Reads `count` sums from entry `first` of the file (entry r*S/B + b is block b of row r's
+  // unit): pages of sums across rows, for a reader that keeps them. Entries past the end are 0.
+  Result<std::vector<uint64_t>> ReadEntries(uint64_t first, uint64_t count);
   // Records the part's new length in the header.
   Status SetPartLength(uint64_t part_length);
   // EIO when the part, `part_size` bytes long now, is shorter than the header says: it was cut

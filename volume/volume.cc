@@ -55,8 +55,11 @@ Result<std::unique_ptr<DiskSet>> OpenDisks(const VolumeOptions& options) {
       return Error(EINVAL, "graphs under " + source + " are striped over different disk sets (" + g +
                                " uses " + r->set_id + ", another uses " + *sets.begin() +
                                "); mount them separately");
+    // The set may miss as many disks as the graph with the fewest parity units survives.
+    const uint32_t parity = sets.empty() ? r->parity : std::min(registry.parity, r->parity);
     sets.insert(r->set_id);
     registry = *r;
+    registry.parity = parity;
   }
   if (sets.empty()) {
     if (!options.disks.empty())
@@ -71,6 +74,7 @@ Result<std::unique_ptr<DiskSet>> OpenDisks(const VolumeOptions& options) {
   }
   auto set = DiskSet::Open(registry);
   if (!set.ok()) return set.error();
+  for (const std::string& note : set->DegradedNotes()) LogError(note);  // up to K disks missing
   return std::make_unique<DiskSet>(std::move(*set));
 }
 

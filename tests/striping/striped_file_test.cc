@@ -11,7 +11,9 @@
 #include <random>
 
 #include "striping/disk_set.h"
+#include "striping/local_disk_backend.h"
 #include "striping/manifest.h"
+#include "striping/unit_sums.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
@@ -367,22 +369,50 @@ TEST(StripedFile, ReadsTheStreamOfACompressedFileAndRefusesWrites) {
 
 // A file with parity (manifest version 2): its data units are read past the parity units of
 // each row; writes and truncates are refused, as they would leave parity and sums stale.
-TEST(StripedFile, ReadsTheDataOfAParityFileAndRefusesWrites) {
+TEST(StripedFile, ReadsAVerifiedParityFileAndRefusesWrites) {
   Fixture fx(3);
   StripeManifest m = fx.NewFile(4096, 1);
   m.layout.parity = 1;
   m.sum_block = 4096;
   m.size = 5 * 4096;
-  // Data unit u on disk (1 + u) % 3 at (u / 2) * 4096, as the layout says; parity elsewhere.
+  // Data unit u on disk (1 + u) % 3 at (u / 2) * 4096, as the layout says; row r's parity (the
+  // XOR of its data units) on disk (1 + 2r + 2) % 3.
   std::string file(m.size, '\0');
   for (size_t i = 0; i < file.size(); ++i) file[i] = static_cast<char>(i * 7 + i / 4096);
-  for (uint64_t u = 0; u < 5; ++u) {
-    std::fstream part(fx.disk_paths[(1 + u) % 3] + "/parts/" + m.file_id, std::ios::in | std::ios::out | std::ios::binary);
-    part.seekp(static_cast<std::streamoff>((u / 2) * 4096));
-    part.write(file.data() + u * 4096, 4096);
+  auto write_unit = [&](uint32_t disk, uint64_t row, const std::string& unit) {
+    std::fstream part(fx.disk_paths[disk] + "/parts/" + m.file_id, std::ios::in | std::ios::out | std::ios::binary);
+    part.seekp(static_cast<std::streamoff>(row * 4096));
+    part.write(unit.data(), static_cast<std::streamsize>(unit.size()));
+  };
+  std::vector<std::vector<std::pair<uint64_t, std::string>>> units(3);  // per disk: row, unit
+  for (uint64_t row = 0; row < 3; ++row) {
+    std::string parity(4096, '\0');
+    for (uint64_t u = 2 * row; u < std::min<uint64_t>(2 * row + 2, 5); ++u) {
+      const std::string unit = file.substr(u * 4096, 4096);
+      for (size_t i = 0; i < unit.size(); ++i) parity[i] ^= unit[i];
+      units[(1 + u) % 3].push_back({row, unit});
+    }
+    units[(1 + 2 * row + 2) % 3].push_back({row, parity});
   }
   UniqueFd stub_fd(::open(fx.stub.c_str(), O_RDONLY));
   ASSERT_TRUE(WriteManifestFd(stub_fd.get(), m).ok());
+  // Without sums files there is nothing to verify the bytes against: refused, naming them.
+  {
+    auto none = StripedFile::Open(*fx.disks, fx.io.get(), UniqueFd(::open(fx.stub.c_str(), O_RDONLY)), m, {});
+    ASSERT_FALSE(none.ok());
+    EXPECT_NE(none.error().message().find(".sums"), std::string::npos) << none.error().message();
+  }
+  for (uint32_t d = 0; d < 3; ++d) {
+    auto backend = LocalDiskBackend::Open(fx.disk_paths[d]);
+    ASSERT_TRUE(backend.ok());
+    auto map = StripeMap::Create(m.layout);
+    auto sums = UnitSums::Create(**backend, {m.file_id, d, m.layout, m.sum_block, map->PartSize(d, m.size)});
+    ASSERT_TRUE(sums.ok()) << sums.error().message();
+    for (const auto& [row, unit] : units[d]) {
+      write_unit(d, row, unit);
+      ASSERT_TRUE(sums->Write(row, 0, BlockSums(unit, m.sum_block)).ok());
+    }
+  }
   auto f = fx.Open();
   ASSERT_NE(f, nullptr);
   std::string got(m.size, '\0');

@@ -1,0 +1,534 @@
+#include "striping/parity_read.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "striping/local_disk_backend.h"
+#include "striping/part_io.h"
+#include "striping/row_repair.h"
+#include "striping/unit_sums.h"
+
+namespace graphfs {
+
+namespace {
+
+constexpr size_t kMaxIov = 512;  // a run's iovecs stay well below IOV_MAX
+
+bool Aligned(uint64_t v) { return v % kDirectAlign == 0; }
+uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+// The blocks of `bytes` (from block 0 of `sums`) whose sums differ.
+uint64_t BadBlocks(std::span<const char> bytes, uint64_t sum_block, const std::vector<uint64_t>& sums,
+                   uint64_t* first_bad) {
+  uint64_t bad = 0;
+  for (uint64_t i = 0, at = 0; at < bytes.size(); ++i, at += sum_block) {
+    const auto block = bytes.subspan(at, std::min<uint64_t>(sum_block, bytes.size() - at));
+    if (BlockSum(block, sum_block) != sums[i]) {
+      if (bad == 0 && first_bad != nullptr) *first_bad = i;
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+// The next `length` bytes of the segments `out`, from segment `seg` at `skip` (both advanced).
+std::vector<iovec> Slice(const std::vector<iovec>& out, size_t& seg, uint64_t& skip, uint64_t length) {
+  std::vector<iovec> slice;
+  while (length > 0) {
+    while (out[seg].iov_len == skip) {
+      ++seg;
+      skip = 0;
+    }
+    const uint64_t take = std::min<uint64_t>(length, out[seg].iov_len - skip);
+    slice.push_back({static_cast<char*>(out[seg].iov_base) + skip, take});
+    skip += take;
+    length -= take;
+  }
+  return slice;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ParityReader>> ParityReader::Open(const DiskSet& disks, IoEngine* io, const StripeManifest& m,
+                                                         const StripeMap& map, std::vector<ParityPart> parts,
+                                                         uint64_t max_run_bytes) {
+  const uint32_t n = map.disks();
+  if (parts.size() != n) return Error(EINVAL, "parity reader: " + std::to_string(parts.size()) + " parts for " + std::to_string(n) + " disks");
+  std::unique_ptr<ParityReader> r(new ParityReader(io, m, map, std::move(parts), max_run_bytes));
+  if (map.parity() > 0) {
+    auto codec = ParityCodec::Create(n, map.parity());
+    if (!codec.ok()) return codec.error().Wrap("striped file " + m.file_id);
+    r->codec_.emplace(std::move(*codec));
+  }
+  std::vector<std::optional<UnitSums>> sums(n);
+  for (uint32_t d = 0; d < n; ++d) {
+    ParityPart& p = r->parts_[d];
+    if (!p.lost.empty()) continue;
+    auto backend = LocalDiskBackend::Open(disks.path(d));
+    Result<UnitSums> opened = backend.ok() ? UnitSums::Open(**backend, {m.file_id, d, m.layout, m.sum_block, 0}, p.writable)
+                                           : Result<UnitSums>(backend.error());
+    if (opened.ok()) {
+      struct stat st;
+      Status length = ::fstat(p.fd, &st) != 0 ? Status(Error::FromErrno("stat " + p.path))
+                                              : opened->CheckPartLength(static_cast<uint64_t>(st.st_size));
+      if (length.ok()) {
+        sums[d].emplace(std::move(*opened));
+        continue;
+      }
+      p.lost = length.error().message();
+    } else {
+      p.lost = "sums: " + opened.error().message();
+    }
+  }
+  // More lost disks than parity: every read of some row would fail; say so now, naming them.
+  std::vector<uint32_t> lost;
+  std::string why;
+  for (uint32_t d = 0; d < n; ++d) {
+    if (r->parts_[d].lost.empty()) continue;
+    lost.push_back(d);
+    why += (why.empty() ? "" : "; ") + std::string("disk ") + std::to_string(d) + ": " + r->parts_[d].lost;
+  }
+  if (lost.size() > map.parity()) {
+    std::string names;
+    for (uint32_t d : lost) names += (names.empty() ? "" : ", ") + std::to_string(d);
+    return Error(EIO, "striped file " + m.file_id + ": disk" + (lost.size() == 1 ? " " : "s ") + names +
+                          " lost (" + why + "), parity " + std::to_string(map.parity()));
+  }
+  r->sums_ = std::make_unique<SumsCache>(std::move(sums), map.unit(), m.sum_block);
+  return r;
+}
+
+int ParityReader::ReadFd(uint32_t disk, bool aligned) const {
+  const ParityPart& p = parts_[disk];
+  return aligned && p.direct >= 0 ? p.direct : p.fd;
+}
+
+Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget> targets, bool urgent) {
+  std::unique_ptr<ParityRead> read(new ParityRead(this));
+  const uint64_t unit = map_.unit(), b = sum_block_;
+  uint64_t scratch = 0;
+  for (const ParityTarget& t : targets) {
+    if (t.length == 0) continue;
+    size_t seg = 0;
+    uint64_t skip = 0;
+    for (const StripeExtent& e : map_.Split(t.offset, t.length)) {
+      ParityRead::Piece p;
+      p.row = e.disk_offset / unit;
+      p.disk = e.disk;
+      p.slot = map_.DiskSlot(p.row, e.disk);
+      const uint64_t at = e.disk_offset % unit;
+      const uint64_t end = std::min(RoundUp(at + e.length, b), map_.RowUnitLength(p.row, p.slot, stored_size_));
+      p.begin = at / b * b;
+      p.length = end - p.begin;
+      p.skip = at - p.begin;
+      p.want = e.length;
+      p.out = Slice(t.out, seg, skip, e.length);
+      if (p.out.size() == 1 && p.skip == 0 && p.length == p.want) {
+        p.bytes = static_cast<char*>(p.out[0].iov_base);  // read in place: nothing to copy
+        p.out.clear();
+      } else {
+        scratch += RoundUp(p.length, kDirectAlign);
+      }
+      read->pieces_.push_back(std::move(p));
+    }
+  }
+  if (scratch > 0) {
+    read->scratch_ = AlignedBuffer(scratch);
+    if (!read->scratch_.ok()) return read->Failed("no memory for " + std::to_string(scratch) + " bytes of blocks");
+    char* next = read->scratch_.data();
+    for (ParityRead::Piece& p : read->pieces_) {
+      if (p.bytes != nullptr) continue;
+      p.bytes = next;
+      next += RoundUp(p.length, kDirectAlign);
+    }
+  }
+
+  // Runs: the pieces of usable disks in disk order, touching ones merged.
+  std::vector<int8_t>& avoid = read->avoided_;  // asked once per read: a probe is taken once
+  avoid.assign(map_.disks(), -1);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < read->pieces_.size(); ++i) {
+    ParityRead::Piece& p = read->pieces_[i];
+    if (!parts_[p.disk].lost.empty()) {
+      p.failed = parts_[p.disk].lost;
+      continue;
+    }
+    if (avoid[p.disk] < 0) avoid[p.disk] = io_->AvoidReads(p.disk) ? 1 : 0;
+    if (avoid[p.disk] == 1) {
+      p.failed = "failing (reads returned errors; probed again each second)";
+      continue;
+    }
+    order.push_back(i);
+  }
+  auto disk_offset = [&](size_t i) { return read->pieces_[i].row * unit + read->pieces_[i].begin; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
+    const auto& pa = read->pieces_[a];
+    const auto& pc = read->pieces_[c];
+    return pa.disk != pc.disk ? pa.disk < pc.disk : disk_offset(a) < disk_offset(c);
+  });
+  for (size_t i : order) {
+    const ParityRead::Piece& p = read->pieces_[i];
+    if (!read->runs_.empty()) {
+      IoRun& last = read->runs_.back();
+      if (last.disk == p.disk && last.offset + last.Length() == disk_offset(i) &&
+          last.Length() + p.length <= max_run_bytes_ && last.iov.size() < kMaxIov) {
+        last.iov.push_back({p.bytes, p.length});
+        read->run_pieces_.back().push_back(i);
+        continue;
+      }
+    }
+    IoRun run;
+    run.kind = IoKind::kRead;
+    run.disk = p.disk;
+    run.offset = disk_offset(i);
+    run.urgent = urgent;
+    run.iov.push_back({p.bytes, p.length});
+    read->runs_.push_back(std::move(run));
+    read->run_pieces_.push_back({i});
+  }
+  for (IoRun& run : read->runs_) {
+    bool aligned = Aligned(run.offset);
+    for (const iovec& v : run.iov)
+      aligned = aligned && Aligned(reinterpret_cast<uintptr_t>(v.iov_base)) && Aligned(v.iov_len);
+    run.fd = ReadFd(run.disk, aligned);
+  }
+
+  return read;
+}
+
+void ParityRead::Submit(std::function<void()> done) {
+  submitted_ = true;
+  if (runs_.empty()) {
+    waited_ = true;
+    if (done) done();  // may free this read
+    return;
+  }
+  has_done_ = static_cast<bool>(done);
+  batch_.Add(static_cast<int>(runs_.size()));
+  if (done) batch_.OnDone(std::move(done));
+  std::vector<IoRun*> ptrs;
+  ptrs.reserve(runs_.size());
+  for (IoRun& r : runs_) {
+    r.batch = &batch_;
+    ptrs.push_back(&r);
+  }
+  IoEngine* io = file_->io_;
+  io->Submit(ptrs.data(), ptrs.size());  // with `done`, this read may be gone once this returns
+}
+
+ParityRead::~ParityRead() {
+  if (submitted_ && !has_done_) Wait();
+}
+
+void ParityRead::Wait() {
+  if (waited_) return;
+  waited_ = true;
+  if (!runs_.empty()) batch_.Wait();
+}
+
+Error ParityRead::Failed(const std::string& why) const {
+  return Error(EIO, "read of striped file " + file_->file_id_ + ": " + why);
+}
+
+void ParityRead::Verify(Piece& p) {
+  const uint64_t b = file_->sum_block_;
+  auto sums = file_->sums_->Get(p.disk, p.row, p.begin / b, RoundUp(p.length, b) / b);
+  if (!sums.ok()) {
+    p.failed = "sums: " + sums.error().message();
+    return;
+  }
+  uint64_t first_bad = 0;
+  const uint64_t bad = BadBlocks({p.bytes, p.length}, b, *sums, &first_bad);
+  if (bad == 0) return;
+  file_->io_->counters(p.disk).checksum_errors.fetch_add(bad, std::memory_order_relaxed);
+  p.bad_sum = true;
+  p.as_read.assign(p.bytes, p.length);
+  p.failed = std::to_string(bad) + " block" + (bad == 1 ? "" : "s") + " of row " + std::to_string(p.row) +
+             "'s unit failed their checksum (the first: block " + std::to_string(p.begin / b + first_bad) + ")";
+}
+
+Status ParityRead::Finish(SourceReads reads) {
+  IoEngine* io = file_->io_;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const IoRun& run = runs_[r];
+    if (run.error == 0) {
+      io->NoteReadOk(run.disk);
+      continue;
+    }
+    io->NoteReadError(run.disk);
+    const std::string why = Error::FromErrno(run.error, "read of " + file_->parts_[run.disk].path).message();
+    for (size_t i : run_pieces_[r]) {
+      pieces_[i].read_error = true;
+      pieces_[i].failed = why;
+    }
+  }
+  bool failed = false;
+  for (Piece& p : pieces_) {
+    if (p.failed.empty()) Verify(p);
+    p.verified = p.failed.empty();
+    failed = failed || !p.verified;
+  }
+  if (failed) GRAPHFS_RETURN_IF_ERROR(Repair(reads));
+  for (const Piece& p : pieces_) {
+    const char* from = p.bytes + p.skip;
+    for (const iovec& v : p.out) {
+      std::memcpy(v.iov_base, from, v.iov_len);
+      from += v.iov_len;
+    }
+  }
+  return Status::Ok();
+}
+
+// The failed pieces of one row and one range of its units: rebuilt from one plan.
+struct ParityRead::Group {
+  uint64_t row = 0, begin = 0, length = 0;
+  std::vector<uint32_t> slots;               // to rebuild
+  std::vector<std::vector<size_t>> pieces;   // per slot: the pieces that want it (the first gets the bytes)
+  std::vector<uint32_t> failed;              // slots not to read
+  std::map<uint32_t, std::string> why;       // the failed slots', for the error
+  RowRepairPlan plan;
+  std::vector<std::span<char>> sources;      // plan.sources' bytes: in `owned`, or a piece's
+  std::vector<AlignedBuffer> owned;
+  bool source_failed = false;
+  void Fail(uint32_t slot, std::string reason) {
+    if (std::find(failed.begin(), failed.end(), slot) == failed.end()) failed.push_back(slot);
+    why[slot] = std::move(reason);
+  }
+};
+
+Status ParityRead::Repair(SourceReads reads) {
+  ParityReader& f = *file_;
+  IoEngine* io = f.io_;
+  const StripeMap& map = f.map_;
+  const uint64_t b = f.sum_block_;
+  if (!f.codec_) {
+    for (const Piece& p : pieces_)
+      if (!p.failed.empty())
+        return Failed("disk " + std::to_string(p.disk) + " (" + f.parts_[p.disk].path + "): " + p.failed +
+                      "; the file has no parity to rebuild it from");
+  }
+
+  std::vector<Group> groups;
+  std::map<std::tuple<uint64_t, uint64_t, uint64_t>, size_t> index;
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    const Piece& p = pieces_[i];
+    if (p.verified) continue;
+    // The range rebuilt covers whole blocks of the row's longer units too: a short last unit's
+    // piece ends at its own end, but its sources are verified block by block.
+    const uint64_t end = std::min(RoundUp(p.begin + p.length, b), map.RowUnitLength(p.row, 0, f.stored_size_));
+    auto [it, added] = index.try_emplace({p.row, p.begin, end - p.begin}, groups.size());
+    if (added) groups.push_back({.row = p.row, .begin = p.begin, .length = end - p.begin});
+    Group& g = groups[it->second];
+    auto slot = std::find(g.slots.begin(), g.slots.end(), p.slot);
+    if (slot == g.slots.end()) {
+      g.slots.push_back(p.slot);
+      g.pieces.push_back({i});
+      g.why[p.slot] = p.failed;
+    } else {
+      g.pieces[static_cast<size_t>(slot - g.slots.begin())].push_back(i);
+    }
+  }
+  // What else of each row is known to be bad: lost disks, and failed pieces of other ranges
+  // that overlap the group's.
+  for (Group& g : groups) {
+    for (uint32_t s = 0; s < map.disks(); ++s) {
+      const uint32_t disk = map.SlotDisk(g.row, s);
+      if (std::find(g.slots.begin(), g.slots.end(), s) != g.slots.end()) continue;
+      if (!f.parts_[disk].lost.empty()) {
+        g.Fail(s, f.parts_[disk].lost);
+      } else if (avoided_[disk] == 1) {
+        g.Fail(s, "failing (reads returned errors; probed again each second)");
+      }
+    }
+    for (const Piece& p : pieces_) {
+      if (p.verified || p.row != g.row || std::find(g.slots.begin(), g.slots.end(), p.slot) != g.slots.end()) continue;
+      if (p.begin < g.begin + g.length && g.begin < p.begin + p.length) g.Fail(p.slot, p.failed);
+    }
+  }
+  // Verified pieces of this read that can serve as sources without a read.
+  std::unordered_multimap<uint64_t, size_t> held;
+  for (size_t i = 0; i < pieces_.size(); ++i)
+    if (pieces_[i].verified) held.emplace(pieces_[i].row * map.disks() + pieces_[i].slot, i);
+
+  std::vector<size_t> open(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) open[i] = i;
+  // Each round either rebuilds a group or fails one more of its slots: PlanRowRepair ends it.
+  while (!open.empty()) {
+    std::vector<std::pair<size_t, size_t>> to_read;  // group, source
+    for (size_t gi : open) {
+      Group& g = groups[gi];
+      g.source_failed = false;
+      auto plan = PlanRowRepair(map, f.stored_size_, g.row, g.slots, g.failed, g.begin, g.length, g.why);
+      if (!plan.ok()) return Error(plan.error().code(), "read of striped file " + f.file_id_ + ": " + plan.error().message());
+      g.plan = std::move(*plan);
+      g.sources.clear();
+      g.owned.clear();
+      for (size_t j = 0; j < g.plan.sources.size(); ++j) {
+        const RowSource& src = g.plan.sources[j];
+        // A piece this read holds already serves as the source: lent as it is when it covers
+        // the whole range (RebuildRange only reads it then), else copied.
+        const Piece* have = nullptr;
+        auto range = held.equal_range(g.row * map.disks() + src.slot);
+        for (auto it = range.first; it != range.second && have == nullptr; ++it) {
+          const Piece& p = pieces_[it->second];
+          if (src.read_length > 0 && p.begin <= g.begin && g.begin + src.read_length <= p.begin + p.length) have = &p;
+        }
+        if (have != nullptr && src.read_length == g.length) {
+          g.sources.emplace_back(have->bytes + (g.begin - have->begin), g.length);
+          continue;
+        }
+        g.owned.emplace_back(RoundUp(std::max<uint64_t>(g.length, 1), kDirectAlign));
+        if (!g.owned.back().ok()) return Failed("no memory to rebuild row " + std::to_string(g.row));
+        g.sources.emplace_back(g.owned.back().data(), g.length);
+        if (src.read_length == 0) continue;
+        if (have != nullptr) {
+          std::memcpy(g.sources.back().data(), have->bytes + (g.begin - have->begin), src.read_length);
+        } else {
+          to_read.push_back({gi, j});
+        }
+      }
+    }
+
+    // Read the sources all at once through the disks' queues, or one by one.
+    std::vector<int> errors(to_read.size(), 0);
+    if (reads == SourceReads::kEngine && !to_read.empty()) {
+      std::vector<IoRun> runs(to_read.size());
+      for (size_t k = 0; k < to_read.size(); ++k) {
+        Group& g = groups[to_read[k].first];
+        const RowSource& src = g.plan.sources[to_read[k].second];
+        IoRun& run = runs[k];
+        run.kind = IoKind::kRead;
+        run.disk = src.disk;
+        run.offset = src.disk_offset;
+        run.urgent = true;
+        run.iov.push_back({g.sources[to_read[k].second].data(), src.read_length});
+        run.fd = f.ReadFd(src.disk, Aligned(src.disk_offset) && Aligned(src.read_length));
+      }
+      IoBatch batch;
+      (void)io->SubmitAndWait(runs, batch);  // each run's own error is what counts
+      for (size_t k = 0; k < runs.size(); ++k) errors[k] = runs[k].error;
+    } else {
+      for (size_t k = 0; k < to_read.size(); ++k) {
+        Group& g = groups[to_read[k].first];
+        const RowSource& src = g.plan.sources[to_read[k].second];
+        if (int fault = io->fault(src.disk); fault != 0) {
+          errors[k] = fault;
+          continue;
+        }
+        char* buf = g.sources[to_read[k].second].data();
+        auto n = ReadFull(f.parts_[src.disk].fd, buf, src.read_length, src.disk_offset, "read");
+        if (!n.ok()) {
+          errors[k] = n.error().code();
+          continue;
+        }
+        std::memset(buf + *n, 0, src.read_length - *n);  // past the part's end: a hole
+        io->counters(src.disk).bytes_read.fetch_add(*n, std::memory_order_relaxed);
+      }
+    }
+    for (size_t k = 0; k < to_read.size(); ++k) {
+      Group& g = groups[to_read[k].first];
+      const RowSource& src = g.plan.sources[to_read[k].second];
+      if (errors[k] != 0) {
+        io->NoteReadError(src.disk);
+        g.Fail(src.slot, Error::FromErrno(errors[k], "read of " + f.parts_[src.disk].path).message());
+        g.source_failed = true;
+        continue;
+      }
+      io->NoteReadOk(src.disk);
+      auto sums = f.sums_->Get(src.disk, g.row, g.begin / b, RoundUp(src.read_length, b) / b);
+      if (!sums.ok()) {
+        g.Fail(src.slot, "sums: " + sums.error().message());
+        g.source_failed = true;
+        continue;
+      }
+      const std::span<const char> bytes(g.sources[to_read[k].second].data(), src.read_length);
+      if (const uint64_t bad = BadBlocks(bytes, b, *sums, nullptr); bad > 0) {
+        io->counters(src.disk).checksum_errors.fetch_add(bad, std::memory_order_relaxed);
+        g.Fail(src.slot, std::to_string(bad) + " block" + (bad == 1 ? "" : "s") + " failed their checksum");
+        g.source_failed = true;
+      }
+    }
+
+    std::vector<size_t> again;
+    for (size_t gi : open) {
+      Group& g = groups[gi];
+      if (g.source_failed) {
+        again.push_back(gi);
+        continue;
+      }
+      std::vector<std::span<char>> sources, out;
+      std::vector<std::string> longer;  // for a short unit's piece: the range past its end is zeros
+      longer.reserve(g.pieces.size());
+      sources = g.sources;
+      for (const auto& ps : g.pieces) {
+        if (pieces_[ps[0]].length == g.length) {
+          out.emplace_back(pieces_[ps[0]].bytes, g.length);
+        } else {
+          out.emplace_back(longer.emplace_back(g.length, '\0'));
+        }
+      }
+      Status rebuilt = RebuildRange(*f.codec_, g.plan, sources, out);
+      if (!rebuilt.ok()) return Failed(rebuilt.error().message());
+      for (size_t j = 0; j < g.pieces.size(); ++j) {
+        const auto& ps = g.pieces[j];
+        Piece& first = pieces_[ps[0]];
+        if (out[j].data() != first.bytes) std::memcpy(first.bytes, out[j].data(), first.length);
+        GRAPHFS_RETURN_IF_ERROR(AfterRebuild(first));
+        for (size_t k = 1; k < ps.size(); ++k) std::memcpy(pieces_[ps[k]].bytes, first.bytes, first.length);
+      }
+    }
+    open = std::move(again);
+  }
+  return Status::Ok();
+}
+
+Status ParityRead::AfterRebuild(Piece& p) {
+  ParityReader& f = *file_;
+  IoEngine* io = f.io_;
+  DiskCounters& c = io->counters(p.disk);
+  c.rebuilt_bytes.fetch_add(p.length, std::memory_order_relaxed);
+  const ParityPart& part = f.parts_[p.disk];
+  // A lost disk's bytes are served as rebuilt: their sources were verified.
+  if (!part.lost.empty() || !f.sums_->has(p.disk)) return Status::Ok();
+  const uint64_t b = f.sum_block_;
+  const uint64_t first_block = p.begin / b, blocks = RoundUp(p.length, b) / b;
+  auto sums = f.sums_->Get(p.disk, p.row, first_block, blocks);
+  if (!sums.ok()) return Status::Ok();
+  const std::span<const char> rebuilt(p.bytes, p.length);
+  const uint64_t bad = BadBlocks(rebuilt, b, *sums, nullptr);
+  const bool can_write = part.writable && io->fault(p.disk) == 0;
+  if (bad == 0) {
+    // Self-healing: the disk is there and its sums agree with the parity; write the right bytes
+    // back where the bad ones were (a bad sector is remapped by the write).
+    if (!(p.bad_sum || p.read_error) || !can_write) return Status::Ok();
+    uint64_t healed = blocks;
+    if (p.bad_sum) {
+      healed = 0;
+      for (uint64_t at = 0; at < p.length; at += b)
+        healed += std::memcmp(p.as_read.data() + at, p.bytes + at, std::min(b, p.length - at)) != 0;
+    }
+    std::lock_guard<std::mutex> lock(f.RowLock(p.row));
+    Status w = WriteAll(part.fd, p.bytes, p.length, p.row * f.map_.unit() + p.begin, "heal of " + part.path);
+    if (w.ok()) c.healed_blocks.fetch_add(healed, std::memory_order_relaxed);
+    return Status::Ok();  // a heal that fails leaves the bad bytes for the next read to rebuild
+  }
+  if (p.bad_sum && std::memcmp(p.as_read.data(), p.bytes, p.length) == 0) {
+    // The data was right and the parity agrees with it: the stored sums were the damaged part.
+    if (can_write) {
+      std::lock_guard<std::mutex> lock(f.RowLock(p.row));
+      if (f.sums_->Put(p.disk, p.row, first_block, BlockSums(rebuilt, b)).ok())
+        c.sum_repairs.fetch_add(bad, std::memory_order_relaxed);
+    }
+    return Status::Ok();
+  }
+  return Failed("row " + std::to_string(p.row) + ": the bytes rebuilt for disk " + std::to_string(p.disk) + " (" +
+                part.path + ") match neither what it holds nor its sums (" + p.failed +
+                "): the row's parity or sums are stale");
+}
+
+}  // namespace graphfs

@@ -1,0 +1,162 @@
+// Reads of a striped file with block sums (manifest version 2), as docs/parity.md's "Reads:
+// verified, degraded, self-healing" has them:
+//
+//  1. The file ranges are split over the data units as for any striped file, each piece widened
+//     to the sum blocks it touches (B-aligned, at most the unit's end), and queued on the disks;
+//     a disk whose part is lost (missing disk, no part, damaged sums) or that is failing gets no
+//     run — its pieces go straight to step 3.
+//  2. Every block read is checked against its sum (SumsCache) before a byte is served.
+//  3. A piece that failed (read error, lost or failing disk, wrong sum) is rebuilt from the same
+//     byte range of the row's other units (row_repair.h), which are verified too; what the read
+//     already holds of them is not read again. A source that fails joins the failed and the row
+//     is planned again; more failures in a row than K is EIO naming every failed disk and why.
+//  4. A rebuilt piece whose disk is present is checked against its own sums: it is written back in
+//     place when they agree (self-healing, under the row's lock); when the bytes read were right
+//     all along, the sums were the damaged part and are rewritten; when neither agrees, nothing
+//     is served (EIO).
+//  5. Per-disk counters (DiskCounters: checksum_errors, rebuilt_bytes, healed_blocks,
+//     sum_repairs) and the disk's health (IoEngine::NoteReadError) record what happened.
+//
+// StripedFile uses this for every read entry point of such a file; files without sums never
+// come here.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/aligned_buffer.h"
+#include "common/result.h"
+#include "striping/disk_set.h"
+#include "striping/io_engine.h"
+#include "striping/manifest.h"
+#include "striping/parity_codec.h"
+#include "striping/stripe_map.h"
+#include "striping/sums_cache.h"
+
+namespace graphfs {
+
+// One disk's part of the file, as StripedFile opened it (it keeps the descriptors open).
+struct ParityPart {
+  int fd = -1;      // buffered; read-write when heals may write; -1 when lost
+  int direct = -1;  // O_DIRECT for aligned reads, or -1
+  bool writable = false;
+  std::string path;
+  std::string lost;  // why the disk's units of this file must all be rebuilt; empty when present
+};
+
+// A file range and where its bytes go.
+struct ParityTarget {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::vector<iovec> out;  // length bytes in all
+};
+
+// How a read gets the row sources it needs to rebuild a piece: through the I/O engine, all at
+// once (a caller's thread, which may wait on the disks' workers), or by pread one after another
+// (on an I/O worker, which must not wait on the workers' queues).
+enum class SourceReads { kEngine, kDirect };
+
+class ParityRead;
+
+class ParityReader {
+ public:
+  // `parts` has one entry per disk of the set. Opens the sums file of every part that is not
+  // lost (a damaged or missing one makes that disk lost for this file). EIO naming the disks
+  // when more of them are lost than the file's parity.
+  static Result<std::unique_ptr<ParityReader>> Open(const DiskSet& disks, IoEngine* io, const StripeManifest& m,
+                                                    const StripeMap& map, std::vector<ParityPart> parts,
+                                                    uint64_t max_run_bytes);
+
+  // Plans a read of `targets` (each inside the file): ParityRead::Submit queues its runs, then
+  // ParityRead::Finish verifies, repairs and copies out.
+  Result<std::unique_ptr<ParityRead>> Plan(std::vector<ParityTarget> targets, bool urgent);
+
+  const std::string& file_id() const { return file_id_; }
+
+ private:
+  friend class ParityRead;
+  ParityReader(IoEngine* io, const StripeManifest& m, const StripeMap& map, std::vector<ParityPart> parts,
+               uint64_t max_run_bytes)
+      : io_(io), map_(map), file_id_(m.file_id), stored_size_(m.stored_size()), sum_block_(m.sum_block),
+        parts_(std::move(parts)), max_run_bytes_(max_run_bytes) {}
+  int ReadFd(uint32_t disk, bool aligned) const;
+  std::mutex& RowLock(uint64_t row) { return row_locks_[row % row_locks_.size()]; }
+
+  IoEngine* io_;
+  const StripeMap map_;
+  const std::string file_id_;
+  const uint64_t stored_size_;
+  const uint64_t sum_block_;
+  std::vector<ParityPart> parts_;
+  const uint64_t max_run_bytes_;
+  std::optional<ParityCodec> codec_;  // none for K = 0: a bad block is then EIO
+  std::unique_ptr<SumsCache> sums_;
+  // Heals take the lock of their row (the row journal's writes will take the same).
+  std::array<std::mutex, 64> row_locks_;
+};
+
+// One read in flight.
+class ParityRead {
+ public:
+  ~ParityRead();  // waits for the runs, if submitted without `done` and not waited for
+  ParityRead(const ParityRead&) = delete;
+  ParityRead& operator=(const ParityRead&) = delete;
+
+  // Queues the runs on the disks. `done`, if set, runs once every run finished (on an I/O
+  // worker, or here when nothing was queued) and may free this read; without it, Wait waits.
+  void Submit(std::function<void()> done);
+  void Wait();
+  // Once the runs are done: verifies every piece, rebuilds the failed ones (their sources read
+  // as `reads` says), heals, and copies the bytes to the targets. EIO naming the disks when a
+  // row cannot be rebuilt or nothing right can be served.
+  Status Finish(SourceReads reads);
+
+ private:
+  friend class ParityReader;
+  struct Piece {
+    uint64_t row = 0;
+    uint32_t slot = 0;
+    uint32_t disk = 0;
+    uint64_t begin = 0;   // the blocks read, within the unit: B-aligned start
+    uint64_t length = 0;  // to a block boundary or the unit's end
+    char* bytes = nullptr;  // where they are read (the caller's memory, or scratch)
+    uint64_t skip = 0;      // the asked-for bytes: [skip, skip + want) of them
+    uint64_t want = 0;
+    std::vector<iovec> out;  // where those go when `bytes` is scratch; empty when read in place
+    std::string failed;      // why the piece must be rebuilt; empty while it is good
+    bool read_error = false;  // its run failed
+    bool bad_sum = false;     // a block did not match its sum
+    std::string as_read;      // its bytes as read, when bad_sum
+    bool verified = false;    // read and checked: may serve as a source of its row
+  };
+  struct Group;  // pieces of one row and range rebuilt together (parity_read.cc)
+
+  explicit ParityRead(ParityReader* file) : file_(file) {}
+  void Verify(Piece& p);
+  Status Repair(SourceReads reads);
+  Status AfterRebuild(Piece& p);
+  // "read of striped file ID: ..."
+  Error Failed(const std::string& why) const;
+
+  ParityReader* file_;
+  std::vector<Piece> pieces_;
+  AlignedBuffer scratch_;
+  std::vector<IoRun> runs_;
+  std::vector<std::vector<size_t>> run_pieces_;  // the pieces each run reads
+  std::vector<int8_t> avoided_;  // per disk: 1 when failing and left alone, 0 when read, -1 not asked
+  IoBatch batch_;
+  bool submitted_ = false;
+  bool waited_ = false;
+  bool has_done_ = false;
+};
+
+}  // namespace graphfs

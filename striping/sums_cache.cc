@@ -1,0 +1,51 @@
+#include "striping/sums_cache.h"
+
+#include <algorithm>
+
+namespace graphfs {
+
+SumsCache::SumsCache(std::vector<std::optional<UnitSums>> sums, uint64_t unit, uint64_t sum_block)
+    : blocks_per_unit_(unit / sum_block) {
+  for (auto& s : sums) {
+    disks_.push_back(std::make_unique<Disk>());
+    disks_.back()->sums = std::move(s);
+  }
+}
+
+Result<std::vector<uint64_t>> SumsCache::Get(uint32_t disk, uint64_t row, uint64_t first_block, uint64_t count) {
+  if (!has(disk)) return Error(ENODEV, "no sums for disk " + std::to_string(disk));
+  Disk& d = *disks_[disk];
+  std::vector<uint64_t> out;
+  out.reserve(count);
+  const uint64_t first = row * blocks_per_unit_ + first_block;
+  std::lock_guard<std::mutex> lock(d.mu);
+  for (uint64_t e = first; e < first + count;) {
+    const uint64_t page = e / kPageSums;
+    auto it = d.pages.find(page);
+    if (it == d.pages.end()) {
+      auto read = d.sums->ReadEntries(page * kPageSums, kPageSums);
+      if (!read.ok()) return read.error();
+      it = d.pages.emplace(page, std::move(*read)).first;
+    }
+    const uint64_t at = e - page * kPageSums;
+    const uint64_t take = std::min(kPageSums - at, first + count - e);
+    out.insert(out.end(), it->second.begin() + static_cast<long>(at), it->second.begin() + static_cast<long>(at + take));
+    e += take;
+  }
+  return out;
+}
+
+Status SumsCache::Put(uint32_t disk, uint64_t row, uint64_t first_block, const std::vector<uint64_t>& sums) {
+  if (!has(disk)) return Error(ENODEV, "no sums for disk " + std::to_string(disk));
+  Disk& d = *disks_[disk];
+  std::lock_guard<std::mutex> lock(d.mu);
+  GRAPHFS_RETURN_IF_ERROR(d.sums->Write(row, first_block, sums));
+  const uint64_t first = row * blocks_per_unit_ + first_block;
+  for (uint64_t i = 0; i < sums.size(); ++i) {
+    auto it = d.pages.find((first + i) / kPageSums);
+    if (it != d.pages.end()) it->second[(first + i) % kPageSums] = sums[i];
+  }
+  return Status::Ok();
+}
+
+}  // namespace graphfs
