@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <string>
 #include <utility>

@@ -110,7 +110,8 @@ const std::vector<OptionSpec>& Table() {
        "the rest. The cache keeps compressed files' frames first, as the disks hold them (2-4x more of the graph per "
        "byte: what fits is read once), and decoded units in what the frames leave; the shares and the floors of both "
        "are `MemoryBudget`'s (`volume/memory_budget.h`). `stats.memory_budget` shows the split, "
-       "and `unaccounted`: the daemon's other resident memory beyond an allowance (`MemoryBudget::kUnaccountedAllowance`), which the cache makes room for",
+       "and `unaccounted`: the daemon's other resident memory beyond an allowance "
+       "(`MemoryBudget::kUnaccountedAllowance`), which the cache makes room for",
        Budget(true)},
       {"cache_policy", Names(PolicyChoices()), "", PolicyHelp(),
        OneOf(Vol(&VolumeOptions::cache_policy), PolicyChoices())},

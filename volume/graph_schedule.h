@@ -115,7 +115,7 @@ class GraphSchedule {
   Status Load(chunkindex::LogicalPartition& lp);
   static std::vector<int64_t> Stamp(const std::string& dir);
   // Its reservation in the memory budget set to what it holds now: index and owned bytes, and
-  // the sizes of the LPs being loaded (what their loads may take before Recharge sees it).
+  // what the LPs being loaded are expected to own (their loads allocate before Recharge sees it).
   void Recharge();
 
   Volume* volume_ = nullptr;
