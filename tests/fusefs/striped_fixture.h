@@ -18,13 +18,6 @@
 
 namespace graphfs::testing {
 
-inline std::string RandomBytes(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  std::mt19937 rng(seed);
-  for (auto& c : s) c = static_cast<char>(rng());
-  return s;
-}
-
 class StripedMount : public ::testing::Test {
  protected:
   void SetUp() override {

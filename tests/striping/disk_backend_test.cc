@@ -12,17 +12,14 @@
 #include <vector>
 
 #include "striping/local_disk_backend.h"
+#include "tests/testutil/file_bytes.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
 namespace {
 
 using testing::TempDir;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testing::ReadFile;
 
 TEST(DiskBackend, FactoryOpensDirectoriesAndRefusesWhatItDoesNotKnow) {
   TempDir tmp;
@@ -70,7 +67,7 @@ TEST(DiskBackend, LocalFilesLiveInPartsAndRoundTrip) {
   auto size = file.Size();
   ASSERT_TRUE(size.ok());
   EXPECT_EQ(*size, 8196u);
-  EXPECT_EQ(Slurp(file.where()), a + std::string(8192 - 5000, '\0') + b);
+  EXPECT_EQ(ReadFile(file.where()), a + std::string(8192 - 5000, '\0') + b);
 
   std::string buf(100, '?');
   auto n = file.Read(4990, buf);
@@ -136,7 +133,7 @@ TEST(DiskBackend, NamesThatAreNotPlainAreRefused) {
     EXPECT_EQ((*disk)->Exists(bad).error().code(), EINVAL);
     EXPECT_EQ((*disk)->Remove(bad).error().code(), EINVAL);
   }
-  EXPECT_EQ(Slurp(tmp.File("outside")), "secret");
+  EXPECT_EQ(ReadFile(tmp.File("outside")), "secret");
 }
 
 }  // namespace

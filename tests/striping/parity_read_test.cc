@@ -25,34 +25,19 @@
 #include "striping/restripe.h"
 #include "striping/striped_file.h"
 #include "striping/unit_sums.h"
+#include "tests/testutil/file_bytes.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
 namespace {
 
 using testing::TempDir;
+using testing::RandomBytes;
+using testing::ReadFile;
+using testing::WriteFile;
 
 constexpr uint64_t kUnit = 64 * 1024;
 constexpr uint64_t kBlock = 16 * 1024;  // four sum blocks per unit
-
-std::string Random(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    const uint64_t v = rng();
-    std::memcpy(&s[i], &v, std::min<size_t>(8, n - i));
-  }
-  return s;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void Spit(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // A graph whose `column` is striped with parity K over N disks by graphfs-stripe's code.
 struct ParityGraph {
@@ -67,8 +52,8 @@ struct ParityGraph {
   ParityGraph(uint32_t n, uint32_t k, uint64_t size) {
     for (uint32_t i = 0; i < n; ++i) disks.push_back(tmp.Sub("d" + std::to_string(i)));
     graph = tmp.Sub("graph");
-    data = Random(size, size * 7 + k);
-    Spit(graph + "/column", data);
+    data = RandomBytes(size, size * 7 + k);
+    WriteFile(graph + "/column", data);
     StripeRequest req;
     req.path = graph;
     req.disks = disks;
@@ -259,9 +244,9 @@ TEST(ParityRead, FlippedByteInARawUnitIsRepairedCountedAndHealed) {
   // Data unit 4 (row 1): flip a byte in its second sum block, on its disk.
   const uint64_t file_offset = 4 * kUnit + kBlock + 77;
   const DiskLocation at = map->Locate(file_offset);
-  std::string part = Slurp(g.PartPath(at.disk));
+  std::string part = ReadFile(g.PartPath(at.disk));
   part[at.disk_offset] ^= 0x40;
-  Spit(g.PartPath(at.disk), part);
+  WriteFile(g.PartPath(at.disk), part);
 
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
@@ -273,7 +258,7 @@ TEST(ParityRead, FlippedByteInARawUnitIsRepairedCountedAndHealed) {
   EXPECT_EQ(g.Counter(&DiskCounters::rebuilt_bytes, at.disk), kBlock);
   EXPECT_EQ(g.Counter(&DiskCounters::healed_blocks, at.disk), 1u);
   // Healed on the disk: the part holds the original byte again, and reads find nothing wrong.
-  EXPECT_EQ(Slurp(g.PartPath(at.disk))[at.disk_offset], g.data[file_offset]);
+  EXPECT_EQ(ReadFile(g.PartPath(at.disk))[at.disk_offset], g.data[file_offset]);
   ASSERT_NO_FATAL_FAILURE(ExpectAllReads(**f, g.data, 3));
   EXPECT_EQ(g.Counter(&DiskCounters::checksum_errors, at.disk), 1u);
 }
@@ -283,9 +268,9 @@ TEST(ParityRead, FlippedByteSeenByAsyncReadIsRepairedToo) {
   auto map = StripeMap::Create(g.manifest.layout);
   const uint64_t file_offset = 7 * kUnit + 3;
   const DiskLocation at = map->Locate(file_offset);
-  std::string part = Slurp(g.PartPath(at.disk));
+  std::string part = ReadFile(g.PartPath(at.disk));
   part[at.disk_offset] ^= 0x01;
-  Spit(g.PartPath(at.disk), part);
+  WriteFile(g.PartPath(at.disk), part);
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
   std::string got(kUnit, '\0');
@@ -296,7 +281,7 @@ TEST(ParityRead, FlippedByteSeenByAsyncReadIsRepairedToo) {
   EXPECT_TRUE(got == g.data.substr(7 * kUnit, kUnit));
   EXPECT_EQ(g.Counter(&DiskCounters::checksum_errors, at.disk), 1u);
   EXPECT_EQ(g.Counter(&DiskCounters::healed_blocks, at.disk), 1u);
-  EXPECT_EQ(Slurp(g.PartPath(at.disk))[at.disk_offset], g.data[file_offset]);
+  EXPECT_EQ(ReadFile(g.PartPath(at.disk))[at.disk_offset], g.data[file_offset]);
 }
 
 TEST(ParityRead, DamagedSumIsRewrittenAndTheDataServed) {
@@ -305,17 +290,17 @@ TEST(ParityRead, DamagedSumIsRewrittenAndTheDataServed) {
   const uint64_t file_offset = 5 * kUnit;  // data unit 5: row 1, its first block
   const DiskLocation at = map->Locate(file_offset);
   const std::string sums_path = g.PartPath(at.disk) + ".sums";
-  std::string sums = Slurp(sums_path);
+  std::string sums = ReadFile(sums_path);
   const uint64_t entry = UnitSums::Offset(1, 0, kUnit, kBlock);
   const std::string good_sum = sums.substr(entry, 8);
   sums[entry] ^= 0x10;
-  Spit(sums_path, sums);
+  WriteFile(sums_path, sums);
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
   ASSERT_NO_FATAL_FAILURE(ExpectReads(**f, g.data, file_offset, kBlock));
   EXPECT_EQ(g.Counter(&DiskCounters::sum_repairs, at.disk), 1u);
   EXPECT_EQ(g.Counter(&DiskCounters::healed_blocks, at.disk), 0u);
-  EXPECT_EQ(Slurp(sums_path).substr(entry, 8), good_sum);
+  EXPECT_EQ(ReadFile(sums_path).substr(entry, 8), good_sum);
 }
 
 TEST(ParityRead, MoreFailuresInARowThanParityAreEioNamingTheDisks) {
@@ -329,9 +314,9 @@ TEST(ParityRead, MoreFailuresInARowThanParityAreEioNamingTheDisks) {
   ASSERT_TRUE(std::filesystem::remove(g.PartPath(gone)));
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
-  std::string part = Slurp(g.PartPath(flipped));
+  std::string part = ReadFile(g.PartPath(flipped));
   part[row * kUnit + 9] ^= 0x08;
-  Spit(g.PartPath(flipped), part);
+  WriteFile(g.PartPath(flipped), part);
   const std::string disks = std::to_string(std::min(gone, flipped)) + ", " + std::to_string(std::max(gone, flipped));
   std::string got(3 * kUnit, '\0');
   auto n = (*f)->Read(row * 3 * kUnit, 3 * kUnit, got.data());
@@ -367,9 +352,9 @@ TEST(ParityRead, ConcurrentReadersOfADegradedFileSeeItsBytes) {
   for (uint64_t u : {1u, 6u, 10u}) {
     const DiskLocation at = map->Locate(u * kUnit + 1000);
     if (at.disk == 0) continue;
-    std::string part = Slurp(g.PartPath(at.disk));
+    std::string part = ReadFile(g.PartPath(at.disk));
     part[at.disk_offset] ^= 0x04;
-    Spit(g.PartPath(at.disk), part);
+    WriteFile(g.PartPath(at.disk), part);
   }
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
@@ -418,9 +403,9 @@ TEST(ParityRead, ThreeFailuresInARowWithParityTwoAreEio) {
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
   ASSERT_NO_FATAL_FAILURE(ExpectReads(**f, g.data, 0, kSize));
-  std::string part = Slurp(g.PartPath(2));
+  std::string part = ReadFile(g.PartPath(2));
   part[5] ^= 1;
-  Spit(g.PartPath(2), part);
+  WriteFile(g.PartPath(2), part);
   std::string got(kUnit, '\0');
   auto n = (*f)->Read(0, kUnit, got.data());
   ASSERT_FALSE(n.ok());
@@ -439,7 +424,7 @@ TEST(ParityRead, SumsWithoutParityGiveEioNamingTheDisk) {
   m.set_id = set->set_id();
   m.layout = {kUnit, 3, 1, 0};
   m.sum_block = kBlock;
-  const std::string data = Random(kSize, 9);
+  const std::string data = RandomBytes(kSize, 9);
   m.size = data.size();
   auto map = StripeMap::Create(m.layout);
   ASSERT_TRUE(map.ok());
@@ -456,10 +441,10 @@ TEST(ParityRead, SumsWithoutParityGiveEioNamingTheDisk) {
       part.replace(row * kUnit, unit.size(), unit);
       ASSERT_TRUE(sums->Write(row, 0, BlockSums(unit, kBlock)).ok());
     }
-    Spit(disks[d] + "/parts/" + m.file_id, part);
+    WriteFile(disks[d] + "/parts/" + m.file_id, part);
   }
   const std::string stub = tmp.File("stub");
-  Spit(stub, kStubText);
+  WriteFile(stub, kStubText);
   IoEngineOptions o;
   o.disks = 3;
   auto io = IoEngine::Start(o);
@@ -468,9 +453,9 @@ TEST(ParityRead, SumsWithoutParityGiveEioNamingTheDisk) {
   ASSERT_TRUE(f.ok()) << f.error().message();
   ASSERT_NO_FATAL_FAILURE(ExpectReads(**f, data, 0, kSize));
   const DiskLocation at = map->Locate(2 * kUnit + 5);
-  std::string part = Slurp(disks[at.disk] + "/parts/" + m.file_id);
+  std::string part = ReadFile(disks[at.disk] + "/parts/" + m.file_id);
   part[at.disk_offset] ^= 2;
-  Spit(disks[at.disk] + "/parts/" + m.file_id, part);
+  WriteFile(disks[at.disk] + "/parts/" + m.file_id, part);
   std::string got(kUnit, '\0');
   auto n = (*f)->Read(2 * kUnit, kUnit, got.data());
   ASSERT_FALSE(n.ok());
@@ -546,7 +531,7 @@ TEST(DiskSetParity, StripingRecordsTheSmallestParity) {
   ParityGraph g(4, 1, 3 * kUnit);
   EXPECT_EQ(ReadRegistry(g.graph)->parity, 1u);
   // Another file striped without parity: the set's files now survive no missing disk.
-  Spit(g.graph + "/row", Random(2 * kUnit, 3));
+  WriteFile(g.graph + "/row", RandomBytes(2 * kUnit, 3));
   StripeRequest req;
   req.path = g.graph;
   req.disks = g.disks;

@@ -28,31 +28,16 @@
 #include "striping/row_repair.h"
 #include "striping/unit_sums.h"
 #include "tests/engines/run_binary.h"
+#include "tests/testutil/file_bytes.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
 namespace {
 
 using testing::TempDir;
-
-std::string Random(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    const uint64_t v = rng();
-    std::memcpy(&s[i], &v, std::min<size_t>(8, n - i));
-  }
-  return s;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void Spit(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using testing::RandomBytes;
+using testing::ReadFile;
+using testing::WriteFile;
 
 // The bytes of slot `slot` of row `row` as stored on its disk (its part file, read directly).
 std::string StoredUnit(const std::vector<std::string>& disks, const StripeMap& map, const StripeManifest& m,
@@ -126,8 +111,8 @@ struct Striped {
 void StripeWithParity(Striped& s, uint32_t n, uint32_t k, uint64_t size, uint64_t checkpoint) {
   for (uint32_t i = 0; i < n; ++i) s.disks.push_back(s.tmp.Sub("d" + std::to_string(i)));
   s.graph = s.tmp.Sub("graph");
-  s.data = Random(size, size + k);
-  Spit(s.graph + "/column", s.data);
+  s.data = RandomBytes(size, size + k);
+  WriteFile(s.graph + "/column", s.data);
   StripeRequest req;
   req.path = s.graph;
   req.disks = s.disks;
@@ -187,9 +172,9 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
     // A flipped byte in a part: its block no longer matches its sum.
     {
       const std::string path = s.disks[2] + "/parts/" + m.file_id;
-      std::string part = Slurp(path);
+      std::string part = ReadFile(path);
       part[70000] ^= 0x20;  // row 1, block 0 of disk 2's unit
-      Spit(path, part);
+      WriteFile(path, part);
       auto backend = LocalDiskBackend::Open(s.disks[2]);
       auto sums = UnitSums::Open(**backend, {m.file_id, 2, m.layout, m.sum_block, 0}, false);
       ASSERT_TRUE(sums.ok());
@@ -198,7 +183,7 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
       ASSERT_FALSE(v.ok());
       EXPECT_EQ(v.error().code(), EIO);
       part[70000] ^= 0x20;
-      Spit(path, part);
+      WriteFile(path, part);
     }
 
     // graphfs-unstripe: the plain file back, no part or sums file left.
@@ -209,7 +194,7 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
     ASSERT_TRUE(back.ok()) << back.error().message();
     ASSERT_EQ(back->converted.size(), 1u);
     EXPECT_FALSE((*ReadManifest(s.graph + "/column")).has_value());
-    EXPECT_TRUE(Slurp(s.graph + "/column") == s.data);
+    EXPECT_TRUE(ReadFile(s.graph + "/column") == s.data);
     for (const std::string& disk : s.disks) {
       EXPECT_FALSE(std::filesystem::exists(disk + "/parts/" + m.file_id));
       EXPECT_FALSE(std::filesystem::exists(disk + "/parts/" + m.file_id + ".sums"));
@@ -225,7 +210,7 @@ TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
   TempDir tmp;
   const std::vector<std::string> disks = {tmp.Sub("d0"), tmp.Sub("d1"), tmp.Sub("d2"), tmp.Sub("d3")};
   const std::string graph = tmp.Sub("graph");
-  const std::string data = Random(12 * 1024 * 1024 + 4321, 44);
+  const std::string data = RandomBytes(12 * 1024 * 1024 + 4321, 44);
   const std::string list = disks[0] + "," + disks[1] + "," + disks[2] + "," + disks[3];
   const std::vector<std::string> stripe = {GRAPHFS_STRIPE_TOOL, "-q",          "--parity",   "1",   "--unit",
                                            "64K",               "--min-size",  "1M",         "--checkpoint",
@@ -237,7 +222,7 @@ TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
     auto r = UnstripeFiles(u);
     ASSERT_TRUE(r.ok()) << r.error().message();
   };
-  Spit(graph + "/column", data);
+  WriteFile(graph + "/column", data);
   // How long a whole run takes here, to spread the kills over it.
   const auto start = std::chrono::steady_clock::now();
   auto full = testing::RunBinary(stripe, 120);
@@ -256,8 +241,8 @@ TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
     if (m->has_value()) {  // it finished before the kill
       ASSERT_NO_FATAL_FAILURE(CheckParityFile(disks, **m, data));
     } else {
-      ASSERT_TRUE(Slurp(graph + "/column") == data) << "the plain file changed, kill at " << tenth << "/10";
-      const std::string record = Slurp(graph + "/.graphfs/pending-stripe/column.json");
+      ASSERT_TRUE(ReadFile(graph + "/column") == data) << "the plain file changed, kill at " << tenth << "/10";
+      const std::string record = ReadFile(graph + "/.graphfs/pending-stripe/column.json");
       if (record.find("\"parity\":1") != std::string::npos && record.find("\"done\":0,") == std::string::npos)
         ++resumed;  // a checkpoint was reached: the rerun starts from it
     }
@@ -267,7 +252,7 @@ TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
     ASSERT_TRUE(done.ok() && done->has_value());
     ASSERT_NO_FATAL_FAILURE(CheckParityFile(disks, **done, data)) << "after a kill at " << tenth << "/10";
     ASSERT_NO_FATAL_FAILURE(unstripe());
-    ASSERT_TRUE(Slurp(graph + "/column") == data);
+    ASSERT_TRUE(ReadFile(graph + "/column") == data);
   }
   // The point of the test: some reruns resumed a half-done file rather than starting over.
   RecordProperty("resumed", resumed);
@@ -284,9 +269,9 @@ TEST(ParityStripe, UnstripeRefusesDamagedDataAndKeepsTheStripedFile) {
   ASSERT_TRUE(map.ok());
   const DiskLocation byte10 = map->Locate(10);  // a data byte, not parity
   const std::string path = s.disks[byte10.disk] + "/parts/" + m.file_id;
-  std::string part = Slurp(path);
+  std::string part = ReadFile(path);
   part[byte10.disk_offset] ^= 1;
-  Spit(path, part);
+  WriteFile(path, part);
   UnstripeRequest u;
   u.path = s.graph;
   u.progress = false;
@@ -299,7 +284,7 @@ TEST(ParityStripe, UnstripeRefusesDamagedDataAndKeepsTheStripedFile) {
 TEST(ParityStripe, RefusesWhatTheLayoutCannotHold) {
   TempDir tmp;
   const std::string graph = tmp.Sub("graph");
-  Spit(graph + "/column", Random(256 * 1024, 1));
+  WriteFile(graph + "/column", RandomBytes(256 * 1024, 1));
   StripeRequest req;
   req.path = graph;
   req.disks = {tmp.Sub("d0"), tmp.Sub("d1")};

@@ -13,16 +13,12 @@
 #include <vector>
 
 #include "striping/unit_sums.h"
+#include "tests/testutil/file_bytes.h"
 
 namespace graphfs {
 namespace {
 
-std::string Random(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
-}
+using testing::RandomBytes;
 
 // A file striped with parity into in-memory parts, with the sums of every unit's blocks.
 struct MemStripe {
@@ -37,7 +33,7 @@ struct MemStripe {
     auto map = StripeMap::Create({unit, n, first, k});
     auto codec = ParityCodec::Create(n, k);
     EXPECT_TRUE(map.ok() && codec.ok());
-    MemStripe m{*map, *codec, Random(size, size * 31 + n * 7 + k), std::vector<std::string>(n), block, {}};
+    MemStripe m{*map, *codec, RandomBytes(size, size * 31 + n * 7 + k), std::vector<std::string>(n), block, {}};
     m.sums.resize(n);
     for (uint32_t d = 0; d < n; ++d) m.parts[d].assign(m.map.PartSize(d, size), '\0');
     for (const StripeExtent& e : m.map.Split(0, size)) m.parts[e.disk].replace(e.disk_offset, e.length, m.file, e.file_offset, e.length);

@@ -4,18 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
+
+#include "tests/testutil/file_bytes.h"
 
 namespace graphfs {
 namespace {
 
-std::string RandomBytes(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
-}
+using testing::RandomBytes;
 
 TEST(UnitChecksum, IsXxh3SixtyFourWithSeedZero) {
   // Values of the reference implementation: checksums stored on disks must not change meaning.

@@ -12,12 +12,15 @@
 #include <vector>
 
 #include "striping/local_disk_backend.h"
+#include "tests/testutil/file_bytes.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
 namespace {
 
 using testing::TempDir;
+using testing::RandomBytes;
+using testing::ReadFile;
 
 SumsHeader Header() {
   SumsHeader h;
@@ -27,18 +30,6 @@ SumsHeader Header() {
   h.sum_block = 4096;
   h.part_length = 3u << 16;
   return h;
-}
-
-std::string Random(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 uint64_t Le64(const std::string& s, size_t at) {
@@ -105,7 +96,7 @@ TEST(UnitSums, ZeroBlocksSumToZeroAndShortBlocksArePadded) {
   EXPECT_EQ(BlockSum(std::string(b, '\0'), b), 0u);
   EXPECT_EQ(BlockSum(std::string(100, '\0'), b), 0u);
   EXPECT_EQ(BlockSum({}, b), 0u);
-  const std::string data = Random(1000, 1);
+  const std::string data = RandomBytes(1000, 1);
   std::string padded = data + std::string(b - data.size(), '\0');
   EXPECT_EQ(BlockSum(data, b), BlockSum(padded, b));
   EXPECT_NE(BlockSum(data, b), 0u);
@@ -116,7 +107,7 @@ TEST(UnitSums, ZeroBlocksSumToZeroAndShortBlocksArePadded) {
   const uint64_t big = 256 * 1024;
   EXPECT_EQ(BlockSum(data, big), BlockSum(data + std::string(big - data.size(), '\0'), big));
 
-  const std::string unit = Random(3 * b + 5, 2);
+  const std::string unit = RandomBytes(3 * b + 5, 2);
   const std::vector<uint64_t> sums = BlockSums(unit, b);
   ASSERT_EQ(sums.size(), 4u);
   EXPECT_EQ(sums[3], BlockSum(std::string_view(unit).substr(3 * b), b));
@@ -124,7 +115,7 @@ TEST(UnitSums, ZeroBlocksSumToZeroAndShortBlocksArePadded) {
 
 TEST(UnitSums, VerifyNamesTheFlippedBlock) {
   const uint64_t b = 4096;
-  std::string unit = Random(5 * b, 3);
+  std::string unit = RandomBytes(5 * b, 3);
   const std::vector<uint64_t> sums = BlockSums(unit, b);
   EXPECT_TRUE(VerifyBlockSums(unit, b, sums, 0, "unit").ok());
   unit[3 * b + 7] ^= 1;
@@ -143,14 +134,14 @@ TEST(UnitSums, FileKeepsSumsAtTheirOffsets) {
   auto sums = UnitSums::Create(**disk, h);
   ASSERT_TRUE(sums.ok()) << sums.error().message();
   const uint64_t per_unit = h.layout.unit / h.sum_block;  // 16
-  const std::vector<uint64_t> row0 = BlockSums(Random(h.layout.unit, 4), h.sum_block);
+  const std::vector<uint64_t> row0 = BlockSums(RandomBytes(h.layout.unit, 4), h.sum_block);
   const std::vector<uint64_t> row2_tail = {0x1111, 0x2222, 0x3333};
   ASSERT_TRUE(sums->Write(0, 0, row0).ok());
   ASSERT_TRUE(sums->Write(2, per_unit - 3, row2_tail).ok());
   EXPECT_EQ(sums->Write(2, per_unit - 2, row2_tail).error().code(), EINVAL);  // past the unit
   ASSERT_TRUE(sums->Sync().ok());
 
-  const std::string raw = Slurp((*disk)->PathOf("0123456789abcdef.sums"));
+  const std::string raw = ReadFile((*disk)->PathOf("0123456789abcdef.sums"));
   ASSERT_EQ(raw.size(), UnitSums::Offset(3, 0, h.layout.unit, h.sum_block));
   EXPECT_EQ(Le64(raw, 4096 + 5 * 8), row0[5]);
   EXPECT_EQ(Le64(raw, 4096 + (2 * per_unit + per_unit - 2) * 8), 0x2222u);

@@ -22,18 +22,6 @@ namespace graphfs::testing {
 std::string BinDir() { return GRAPHFS_BIN_DIR; }
 std::string GraphfsBinary() { return BinDir() + "/graphfs"; }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << data;
-}
-
 bool IsMountPoint(const std::string& path) {
   std::ifstream in("/proc/self/mountinfo");
   std::string line;

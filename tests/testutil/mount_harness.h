@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/file_bytes.h"  // ReadFile, WriteFile: the mount tests' too
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs::testing {
@@ -63,7 +64,5 @@ class GraphfsMount {
 bool IsMountPoint(const std::string& path);
 std::string GraphfsBinary();
 std::string BinDir();
-std::string ReadFile(const std::string& path);
-void WriteFile(const std::string& path, const std::string& data);
 
 }  // namespace graphfs::testing

@@ -20,6 +20,7 @@
 #include "chunkindex/index_builder.h"
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
+#include "tests/testutil/file_bytes.h"
 #include "volume/graph_schedule.h"
 #include "volume/striped_source.h"
 
@@ -29,6 +30,7 @@ namespace {
 using chunkindex::testing::ReadAll;
 using chunkindex::testing::TempDir;
 using chunkindex::testing::WriteAll;
+using graphfs::testing::RandomBytes;
 // The scheduler's own types: these tests look behind the jobs API (volume/graph_jobs.h).
 using chunkindex::LogicalPartition;
 using chunkindex::LpAnswer;
@@ -37,16 +39,6 @@ using chunkindex::ViewPiece;
 
 constexpr uint64_t kUnit = 256 << 10;  // stripe unit
 constexpr uint32_t kDisks = 4;
-
-std::string RandomBytes(size_t n, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    const uint64_t v = rng();
-    std::memcpy(s.data() + i, &v, std::min<size_t>(8, n - i));
-  }
-  return s;
-}
 
 // SOURCE with the given files striped over four temp-dir disks.
 struct StripedTree {

@@ -1,0 +1,39 @@
+// Whole files as strings, and reproducible random bytes: what the tests compare byte for byte.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+namespace graphfs::testing {
+
+// The file's bytes ("" when it cannot be read).
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Replaces the file's bytes with `data` (creating it).
+inline void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+// `n` pseudo-random bytes, the same for the same seed.
+inline std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(&s[i], &v, std::min<size_t>(8, n - i));
+  }
+  return s;
+}
+
+}  // namespace graphfs::testing
