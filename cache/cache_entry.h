@@ -56,7 +56,7 @@ struct UnitRef::Entry final : UnitView {
   // loaded: later holders need not again. Not guarded by the mutex.
   std::atomic<bool> checked{false};
   uint64_t served = 0;
-  int64_t touched_ns = 0, ready_ns = 0;
+  int64_t touched_ns = 0, ready_ns = 0, admitted_ns = 0;
   ChunkCache::OrderKey order;
   // Bytes each process took in its current visit (reads closer than `same_pass_ns`).
   struct Taker {

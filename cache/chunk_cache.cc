@@ -202,6 +202,7 @@ Result<UnitRef> ChunkCache::PinInMemory(std::unique_lock<std::mutex>& lock, Reco
     order_.erase(e->order);
     e->order = {Priority(rec, *e, now), ++tick_, e->key_};
     order_.insert(e->order);
+    if (options_.on_kept) options_.on_kept(e->key_, e->charge, now - e->admitted_ns);
   }
   loaded_.wait(lock, [&] { return e->state != Entry::State::kLoading; });
   if (e->state == Entry::State::kFailed) {
@@ -343,7 +344,20 @@ void ChunkCache::Drop(Entry& e) {
   e.consumed = true;
   auto it = units_.find(e.key_);
   if (it == units_.end() || it->second.entry.get() != &e || e.state != Entry::State::kReady) return;
-  const std::shared_ptr<Entry> keep = it->second.entry;
+  DropLocked(it->second.entry);
+}
+
+bool ChunkCache::DropAdmitted(const UnitKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = units_.find(key);
+  if (it == units_.end() || it->second.entry == nullptr || !it->second.entry->admitted) return false;
+  DropLocked(it->second.entry);
+  return true;
+}
+
+void ChunkCache::DropLocked(std::shared_ptr<Entry> keep) {
+  Entry& e = *keep;
+  auto it = units_.find(e.key_);
   if (e.admitted) {
     Evict(keep);
   } else {
@@ -416,6 +430,7 @@ void ChunkCache::Evict(const std::shared_ptr<Entry>& v) {
   AddUsed(v->key_.file, -static_cast<int64_t>(v->charge));
   v->admitted = false;
   v->orphan = true;
+  if (options_.on_left) options_.on_left(v->key_);
   auto it = units_.find(v->key_);
   if (it != units_.end() && it->second.entry == v) it->second.entry.reset();
   ++counters_.evictions;
@@ -470,7 +485,9 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   AddUsed(e->key_.file, static_cast<int64_t>(e->charge));
   e->order = {prio, ++tick_, e->key_};
   order_.insert(e->order);
+  e->admitted_ns = now;
   ++counters_.admissions;
+  if (options_.on_kept) options_.on_kept(e->key_, e->charge, 0);
 }
 
 void ChunkCache::SetCapacity(uint64_t capacity) {
@@ -545,6 +562,7 @@ void ChunkCache::Invalidate(uint64_t file) {
         order_.erase(e->order);
         AddUsed(e->key_.file, -static_cast<int64_t>(e->charge));
         e->admitted = false;
+        if (options_.on_left) options_.on_left(e->key_);
       }
       e->orphan = true;  // a staged one is dropped at the next sweep
     }

@@ -100,6 +100,13 @@ struct CacheOptions {
   // Bytes of freed unit buffers kept for the next loads (common/buffer_pool.h): the cache loads
   // one unit for each one it evicts, and a fresh mapping costs a zeroed page per 4 KiB.
   uint64_t recycle_bytes = 64ull << 20;
+  // Told, with the cache's lock held (they must not call into this cache), when a unit is kept
+  // — admitted, or read again while admitted — with its bytes and how long it has been admitted,
+  // and when a kept unit leaves (evicted, dropped, invalidated). The volume drops the frame of a
+  // decoded unit the cache keeps across passes, and gives the frames' room back when the unit
+  // goes: volume/frame_tier.h.
+  std::function<void(const UnitKey&, uint64_t bytes, int64_t admitted_for_ns)> on_kept;
+  std::function<void(const UnitKey&)> on_left;
 };
 
 struct ProcessStats {
@@ -257,6 +264,9 @@ class ChunkCache {
   // Forgets every unit of `file` (after it was written or truncated). Readers holding a
   // unit keep their bytes; loads in flight finish for their waiters only.
   void Invalidate(uint64_t file);
+  // Drops the unit if the cache keeps it (admitted), as UnitRef::Drop does: a holder has a
+  // better copy of it now. Pins keep its bytes until they go. Returns whether it was dropped.
+  bool DropAdmitted(const UnitKey& key);
   // Whether the unit is in memory (admitted or staged); does not count as a read.
   bool Contains(const UnitKey& key) const;
   // Offers finished staged units for admission now (tests; the cache also does it as it goes).
@@ -298,6 +308,7 @@ class ChunkCache {
   void LeaveStaging(Entry& e);
   bool Admitted(const Entry& e) const;
   void Drop(Entry& e);
+  void DropLocked(std::shared_ptr<Entry> e);  // mu_ held; e is the record's entry, ready
   // A unit out of the cache that pins still keep: counted as held (CacheStats::held) until the
   // last unpin (mu_ held; nothing if it has no pins or is held already).
   void HoldByPins(Entry& e);

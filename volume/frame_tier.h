@@ -11,10 +11,13 @@
 // files that read through it, so a file outliving the mount still reads (from the disks then).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "cache/chunk_cache.h"
 #include "common/result.h"
@@ -61,6 +64,30 @@ class FrameTier {
   Status With(const cache::UnitRequest& request, DecodedFile decoded,
               const std::function<Status(const char* frame, bool from_disk, bool checked)>& use);
 
+  // The decoded units of `decoded_file` are decoded from the frames of `frames_file` (unit k
+  // from frame k), for DecodedKept.
+  void Link(uint64_t decoded_file, uint64_t frames_file);
+  // The decoded units' cache keeps `unit` (`bytes` of memory), admitted `admitted_for_ns` ago
+  // (its CacheOptions::on_kept: its lock is held, so this takes only the frame tier's locks).
+  // The decoded unit then stands for its frame, which is dropped, when
+  //   - every frame of its file has been read from the disks once (the file's first pass is
+  //     over: dropped in it, a decoded unit would be pushed out by frames still coming in, and
+  //     take the only copy with it),
+  //   - the decoded unit has been kept for as long as that first pass took: it is part of what
+  //     the decoded tier keeps across passes, not of what it takes in and lets go within one
+  //     (LPs' units: each one lost would be read from the disks again), and
+  //   - the frames have room to spare for it: the frames' share of the cache gives the decoded
+  //     unit's bytes to the decoded tier (MemoryBudget::SetStanding), so frames coming in
+  //     later evict other frames, not the units that stand for theirs.
+  // Where the frames fit and the decoded units do not, the decoded tier so holds
+  // (cache - frames) / (1 - ratio) bytes instead of (cache - frames), and a pass decodes that
+  // much less (docs/memory-as-cache.md, "A decoded unit stands for its frame").
+  void DecodedKept(const cache::UnitKey& unit, uint64_t bytes, int64_t admitted_for_ns);
+  // A kept decoded unit left its cache (CacheOptions::on_left): the frames get its room back.
+  void DecodedLeft(const cache::UnitKey& unit);
+  uint64_t dropped_for_decoded() const { return dropped_for_decoded_.load(std::memory_order_relaxed); }
+  uint64_t standing_bytes() const { return standing_bytes_.load(std::memory_order_relaxed); }
+
   // The mount goes: the budget is no longer told (files still open read on, by themselves).
   void Detach();
   cache::ChunkCache& cache() { return frames_; }
@@ -70,6 +97,24 @@ class FrameTier {
   cache::ChunkCache frames_;
   std::mutex mu_;
   MemoryBudget* budget_;  // null once detached
+
+  // Each frames file's units read from the disks at least once: its first pass is over when
+  // all are.
+  struct FirstPass {
+    std::vector<bool> read;
+    uint64_t left = 0;
+    int64_t start_ns = 0, took_ns = 0;  // its first read; how long until its last unit's first
+  };
+  void NoteRead(const cache::UnitRequest& request);  // links_mu_ held
+
+  std::mutex links_mu_;  // taken after the decoded units' lock (DecodedKept), before the frames'
+  std::unordered_map<uint64_t, uint64_t> frames_of_;  // decoded file -> its frames' file
+  std::unordered_map<uint64_t, FirstPass> first_pass_;  // by frames file
+  std::unordered_map<cache::UnitKey, uint64_t, cache::UnitKeyHash> standing_;  // decoded unit -> bytes
+  std::atomic<uint64_t> standing_bytes_{0};  // their sum
+  std::atomic<uint64_t> standing_applied_{0};  // what the budget last gave the decoded tier for them
+  std::atomic<uint64_t> dropped_for_decoded_{0};
+  std::atomic<bool> rebalance_due_{false};  // standing units came or went since the budget last split
 };
 
 }  // namespace graphfs::volume

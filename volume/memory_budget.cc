@@ -72,6 +72,12 @@ void MemoryBudget::Rebalance() {
   Apply();
 }
 
+void MemoryBudget::SetStanding(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  standing_ = bytes;
+  Apply();
+}
+
 bool MemoryBudget::DecodedFileFits(uint64_t file, uint64_t file_bytes) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (units_ == nullptr) return false;
@@ -104,7 +110,7 @@ void MemoryBudget::Apply() {
   // and it read 1,155 MiB instead of 262-301: docs/memory-as-cache.md. Only held units beyond the
   // decoded tier's eighth are: the idle buffers are released when the tier is over.)
   const uint64_t held = units_->held();
-  frames_->SetCapacity(FramesCapacity(part, held));
+  frames_->SetCapacity(FramesCapacity(part, held, standing_));
   units_->SetCapacity(UnitsCapacity(part, frames_->used(), held));
 }
 
@@ -113,8 +119,9 @@ MemoryBudget::State MemoryBudget::state() const {
   State s{total_, staging_, reserved_, reservations_, unaccounted_, CachePart(), 0, 0, 0};
   if (frames_ != nullptr) {
     const uint64_t held = units_->held();
-    s.frames_capacity = FramesCapacity(s.cache_capacity, held);
+    s.frames_capacity = FramesCapacity(s.cache_capacity, held, standing_);
     s.frames_used = frames_->used();
+    s.standing = standing_;
     s.units_capacity = UnitsCapacity(s.cache_capacity, s.frames_used, held);
   } else {
     s.units_capacity = s.cache_capacity;

@@ -18,13 +18,18 @@
 // of the cache (what the readers in flight decode into):
 //
 //   floor    = max(cache / 8, held)
-//   frames  <= cache - floor
+//   frames  <= cache - floor - standing
 //   decoded  = max(floor, cache - frames in memory)
 //
 // (Units that logical partitions keep after the decoded tier let them go — held —, and its
 // idle recycled buffers, are inside the decoded tier's capacity: cache/chunk_cache.h. Held
 // units cannot be evicted, so when they are more than an eighth of the cache the frames make
 // room for them: the daemon's RSS overshot the budget by them otherwise.)
+//
+// `standing`: decoded units that stand for their frames (volume/frame_tier.h, DecodedKept: the
+// frames were all in with room to spare, so a kept decoded unit's frame was dropped and its
+// bytes moved from the frames' share to the decoded tier's). Frames coming in later then evict
+// other frames, not the only copies of those units.
 //
 // A frame is not kept beside its decoded unit when the decoded units have room for its whole
 // file (the decoded copy costs no decoding at the next pass; the frame would only take room
@@ -78,6 +83,8 @@ class MemoryBudget {
   Reservation Reserve(uint64_t bytes);
   // Frames came into memory or left it: the decoded units get what they leave.
   void Rebalance();
+  // Decoded units of `bytes` stand for their frames now (frames/decoded split above); rebalances.
+  void SetStanding(uint64_t bytes);
   // The daemon's resident memory outside everything the budget counts, as measured now: what is
   // beyond kUnaccountedAllowance of it is set aside (the cache shrinks or grows back).
   static constexpr uint64_t kUnaccountedAllowance = 32ull << 20;
@@ -95,6 +102,7 @@ class MemoryBudget {
     uint64_t cache_capacity = 0;   // both tiers
     uint64_t frames_capacity = 0;  // at most this of it for frames
     uint64_t frames_used = 0;      //   held now
+    uint64_t standing = 0;         // decoded units standing for their frames (moved from the frames' share)
     uint64_t units_capacity = 0;   // what the decoded units get
   };
   State state() const;
@@ -103,7 +111,10 @@ class MemoryBudget {
   uint64_t CacheCapacity(uint64_t reserved) const;
   // The split of a cache of `cache` bytes with `frames_used` bytes of frames in memory and
   // `held` bytes of decoded units LPs pin after the decoded tier let them go.
-  static uint64_t FramesCapacity(uint64_t cache, uint64_t held = 0) { return cache - DecodedFloor(cache, held); }
+  static uint64_t FramesCapacity(uint64_t cache, uint64_t held = 0, uint64_t standing = 0) {
+    const uint64_t share = cache - DecodedFloor(cache, held);
+    return share - std::min(share, standing);
+  }
   static uint64_t UnitsCapacity(uint64_t cache, uint64_t frames_used, uint64_t held = 0);
 
  private:
@@ -123,6 +134,7 @@ class MemoryBudget {
   uint64_t reserved_ = 0;
   uint64_t reservations_ = 0;
   uint64_t unaccounted_ = 0;
+  uint64_t standing_ = 0;
 };
 
 }  // namespace graphfs::volume

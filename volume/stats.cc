@@ -179,6 +179,7 @@ void Volume::AddStats(json& j) {
   if (frames_) {
     json frames = RenderCache(frames_->cache().Stats());
     frames.erase("processes");  // the daemon's alone: readers are counted on the decoded units
+    frames["dropped_for_decoded"] = frames_->dropped_for_decoded();  // of "dropped": a kept decoded unit stands for them
     j["frames"] = frames;
   }
   // The memory the cache's two tiers get: with memory=, what the budget sets aside and leaves.
@@ -192,6 +193,7 @@ void Volume::AddStats(json& j) {
                         {"cache_capacity", b.cache_capacity},
                         {"frames_capacity", b.frames_capacity},
                         {"frames_used", b.frames_used},
+                        {"standing", b.standing},
                         {"units_capacity", b.units_capacity},
                         {"lp_memory", options_.lp_memory}};
   json indexes = json::array();

@@ -203,7 +203,6 @@ Status Volume::Start() {
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
   co.recycle_bytes = RecycleBytes(cache_bytes);
-  cache_ = std::make_unique<cache::ChunkCache>(co);
   // The frames of compressed files: the same policy, no read-ahead of their own (the decoded
   // units' prefetches read them), few idle buffers (frames vary in size).
   cache::CacheOptions fo;
@@ -214,6 +213,13 @@ Status Volume::Start() {
   fo.disks = co.disks;
   fo.recycle_bytes = RecycleBytes(cache_bytes) / 4;
   frames_ = std::make_shared<FrameTier>(fo, &budget_);
+  // A decoded unit the cache keeps may stand for its frame (the cache holds the tier: it
+  // outlives the volume's pointer to it while prefetches finish).
+  co.on_kept = [frames = frames_](const cache::UnitKey& unit, uint64_t bytes, int64_t admitted_for_ns) {
+    frames->DecodedKept(unit, bytes, admitted_for_ns);
+  };
+  co.on_left = [frames = frames_](const cache::UnitKey& unit) { frames->DecodedLeft(unit); };
+  cache_ = std::make_unique<cache::ChunkCache>(co);
   budget_.Attach(cache_.get(), &frames_->cache());
   extents_ = std::make_unique<ExtentReads>(*cache_, io_options_->disks, read_ahead_.InFlightDepth());
   reclaimer_.Start();

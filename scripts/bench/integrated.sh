@@ -59,7 +59,8 @@
 # --memory SIZE mounts with one memory budget (memory=SIZE: cache, staging, LP windows and
 # indexes) instead of cache_size = FRACTION x column (not the base configuration's daemon).
 # --mount-opts OPTS adds graphfs mount options to every mount configuration but the base one
-# (e.g. lp_memory=256M).
+# (e.g. lp_memory=256M). --base-same-opts 1 gives the base one --memory and --mount-opts too
+# (an A/B of two builds that both know them).
 # --mem-gb G gives every configuration's apps G GiB (run-jobs --mem-gb) instead of 0.25 on the mount
 # and, plain, their cgroup limit less 64 MiB. Below the plain limit the plain rows' engines are told
 # less than they have: below the graph's edge bytes they read O_DIRECT (a weaker baseline, named as
@@ -115,6 +116,7 @@ bench_options "$@" <<'EOF'
 --base-bin        BASE_BIN       ""
 --mount-opts      MOUNT_OPTS     ""
 --memory          MEMORY         ""
+--base-same-opts  BASE_SAME_OPTS 0
 EOF
 TAG=${TAG:+-$TAG}
 # The striped copies: the first codec's is $SRC/g (as before), the others' $SRC/g-CODEC.
@@ -271,9 +273,10 @@ for mix in $MIXES; do
           name=$config
           ((${#VARIANTS[@]} > 1)) && name=$config@$v
           extra=""
-          [[ -n $MOUNT_OPTS && -z $daemon_bin ]] && extra=",$MOUNT_OPTS"
+          current_opts=$([[ -z $daemon_bin || $BASE_SAME_OPTS == 1 ]] && echo 1)
+          [[ -n $MOUNT_OPTS && -n $current_opts ]] && extra=",$MOUNT_OPTS"
           cache_opt="cache_size=$BUDGET"
-          [[ -n $MEMORY && -z $daemon_bin ]] && cache_opt="memory=$MEMORY"
+          [[ -n $MEMORY && -n $current_opts ]] && cache_opt="memory=$MEMORY"
           DAEMON_BIN=$daemon_bin mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "$cache_opt,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS$extra"
           RUN_ENV=$(if [[ $config == mount-integrated-read ]]; then echo GRAPHFS_LP_READ=1; fi) \
             run "$mix" "$name" "$BENCH_ROOT/mnt/$(variant_dir "$v")" "${MEM_GB:-0.25}" "$(mix_work "$mix")" "$flags" "${LOOPS[@]:0:4}"

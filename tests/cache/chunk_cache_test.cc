@@ -317,6 +317,43 @@ TEST(ChunkCache, ConcurrentMissesShareOneLoad) {
   EXPECT_EQ(s.processes.size(), 8u);
 }
 
+// Whoever the cache tells of the units it keeps (CacheOptions::on_kept, on_left) hears of each
+// admission (kept for 0 ns), of each read of an admitted unit (kept for longer), and of each
+// admitted unit that leaves — evicted, dropped by key, invalidated; DropAdmitted drops only
+// what the cache keeps.
+TEST(ChunkCache, ItTellsOfTheUnitsItKeepsAndOfThoseThatLeave) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  struct Kept {
+    uint64_t index, bytes;
+    int64_t for_ns;
+  };
+  std::vector<Kept> kept;
+  std::vector<uint64_t> left;
+  CacheOptions o = Options(2, "lru");
+  o.on_kept = [&](const UnitKey& k, uint64_t bytes, int64_t for_ns) { kept.push_back({k.index, bytes, for_ns}); };
+  o.on_left = [&](const UnitKey& k) { left.push_back(k.index); };
+  ChunkCache c(o);
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].index, 0u);
+  EXPECT_EQ(kept[0].bytes, kUnit);
+  EXPECT_EQ(kept[0].for_ns, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));  // a hit of the admitted unit
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_GE(kept[1].for_ns, 5'000'000);
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 1));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 2), 1));  // evicts 0, the least recent
+  EXPECT_EQ(left, (std::vector<uint64_t>{0}));
+  EXPECT_FALSE(c.DropAdmitted(Unit(src, 0).key)) << "not in the cache";
+  EXPECT_TRUE(c.DropAdmitted(Unit(src, 1).key));
+  EXPECT_FALSE(Resident(c, Unit(src, 1)));
+  EXPECT_EQ(c.Stats().dropped, 1u);
+  c.Invalidate(Unit(src, 2).key.file);
+  EXPECT_EQ(left, (std::vector<uint64_t>{0, 1, 2}));
+  EXPECT_EQ(c.used(), 0u);
+}
+
 TEST(ChunkCache, LruEvictsTheLeastRecentlyUsed) {
   auto src = std::make_shared<FakeSource>(10 * kUnit);
   ChunkCache c(Options(3, "lru"));

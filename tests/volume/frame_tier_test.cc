@@ -133,8 +133,47 @@ TEST(FrameTier, ABudgetThatHoldsTheFramesReadsEachFromTheDisksOnce) {
   EXPECT_GT(m.volume->packed_counters().frame_bytes_from_memory.load(), stored);
   const MemoryBudget::State b = m.volume->budget().state();
   EXPECT_EQ(b.frames_used, m.volume->frames()->cache().used());
-  EXPECT_GE(b.frames_used, stored);
   EXPECT_EQ(b.units_capacity, b.cache_capacity - b.frames_used) << "decoded units get what the frames leave";
+  EXPECT_LE(m.volume->cache()->used() + b.frames_used, b.cache_capacity);
+}
+
+// Where the frames fit with room to spare and the decoded units do not, a decoded unit the
+// cache keeps from the second pass on stands for its frame: the frame goes, and the decoded
+// tier gets its bytes — so more of the file stays decoded and a pass decodes less than the
+// (cache - frames) of decoded units beside all the frames would save, still reading nothing
+// from the disks.
+TEST(FrameTier, ADecodedUnitStandsForItsFrameFromTheSecondPass) {
+  CompressedFile c(16 * kMiB);
+  Mounted m = Open(c, 16 * kMiB);  // the cache 15 MiB: frames ~8.4 fit, the 16 decoded units do not
+  ASSERT_NE(m.file, nullptr);
+  std::vector<uint64_t> share(kDisks, 0);
+  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
+  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  ASSERT_LT(stored, 9 * kMiB) << "the data did not compress as the test needs";
+  Pass(m, c.bytes, 100);
+  EXPECT_EQ(m.volume->frames()->dropped_for_decoded(), 0u) << "no frame goes in the pass that reads them";
+  const MemoryBudget::State first = m.volume->budget().state();
+  EXPECT_GE(first.frames_used, stored) << "after the first pass every frame is in memory";
+  for (int pass = 1; pass < 8; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
+  const uint64_t settled = FramesFromDisks(m);
+  EXPECT_LE(settled, stored + stored / 20);
+  EXPECT_GT(m.volume->frames()->dropped_for_decoded(), 0u);
+  const uint64_t decoded_before = m.volume->packed_counters().units_decoded.load();
+  for (int pass = 8; pass < 12; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
+  const uint64_t per_pass = (m.volume->packed_counters().units_decoded.load() - decoded_before) / 4;
+  const MemoryBudget::State b = m.volume->budget().state();
+  // Beside all the frames, (cache - frames) of decoded units — 6 of the 16 — would be kept: 10
+  // decodes a pass (7 when frames went only for units admitted after the first pass: those
+  // admitted in it are hits from then on). Standing for their frames, up to (cache - frames) /
+  // (1 - ratio) — 11 kept here, the frames' last MiB of spare room left: 5 decodes a pass.
+  const uint64_t beside_all_frames = 16 - (b.cache_capacity - stored) / kMiB;
+  EXPECT_LT(per_pass, beside_all_frames) << "decodes a pass";
+  EXPECT_LE(per_pass, 6u) << "decodes a pass";
+  EXPECT_LT(b.frames_used, stored) << "frames a decoded unit stands for are gone";
+  EXPECT_GT(b.standing, 6 * kMiB);
+  EXPECT_EQ(b.frames_capacity + b.standing + b.cache_capacity / 8, b.cache_capacity)
+      << "their bytes moved from the frames' share to the decoded tier's";
+  EXPECT_EQ(FramesFromDisks(m), settled) << "and every unit is still in memory in one form";
   EXPECT_LE(m.volume->cache()->used() + b.frames_used, b.cache_capacity);
 }
 
