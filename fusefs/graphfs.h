@@ -65,8 +65,13 @@ struct GraphFs {
 
 GraphFs& Fs(fuse_req_t req);
 
-// Operation tables, one family per file (ops_*.cc).
+// Operation tables, one family per file (ops_*.cc), as mergerfs has one file per operation:
+// lookup and forget (ops_entry.cc), attributes (ops_attr.cc), names made (ops_create.cc) and
+// removed or replaced (ops_remove.cc), directories, open/release, read, write, xattrs.
 void AddEntryOps(fuse_lowlevel_ops& ops);
+void AddAttrOps(fuse_lowlevel_ops& ops);
+void AddCreateOps(fuse_lowlevel_ops& ops);
+void AddRemoveOps(fuse_lowlevel_ops& ops);
 void AddDirOps(fuse_lowlevel_ops& ops);
 void AddOpenOps(fuse_lowlevel_ops& ops);
 void AddReadOps(fuse_lowlevel_ops& ops);
@@ -83,6 +88,9 @@ size_t DisposeUnlinkedAtUnmount(GraphFs& fs);
 // Shared helpers (ops_common.cc).
 Inode& GetInode(fuse_req_t req, fuse_ino_t ino);
 std::string ProcPath(int fd);
+// Whether `name` in `dir` is the control directory's (.graphfs at the mount root), which no
+// operation may make, link over, remove or rename.
+bool IsControlName(GraphFs& fs, Inode& dir, const char* name);
 // Where the inode's file is in the source directory now (it may have been renamed); "" if unknown.
 std::string BackingPath(const Inode& inode);
 // Stats `inode` and fixes up what graphfs presents differently (striped and mapped sizes).

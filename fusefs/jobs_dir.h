@@ -72,6 +72,13 @@ struct ControlJob {
     std::lock_guard<std::mutex> lock(mu);
     return schedule;
   }
+  // Counts an error of the job's (a refused write, commit or ask) and keeps its message for
+  // `status` and the stats.
+  void Fail(const Error& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++errors;
+    last_error = e.message();
+  }
 };
 
 // An open file of a job.
@@ -129,6 +136,8 @@ class JobsDir {
     bool parked = false;       // the scheduler parked it: its answer comes through the queue
     bool interrupted = false;  // an interrupt came before it was parked
   };
+  // `next` (jobs_next.cc).
+  void ReadNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size, uint64_t off);
   static void OnInterrupt(fuse_req_t req, void* self);
   void Interrupted(fuse_req_t req);
   void AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size);
@@ -136,9 +145,11 @@ class JobsDir {
   // Binds the jobs to the mount's volume and starts the thread that replies to parked asks
   // (once: one volume and one answer queue per mount). Before a job's first graph.
   void Attach(volume::Volume& volume);
-  Status Commit(GraphFs& fs, JobFileHandle& h);
+  Status Commit(GraphFs& fs, JobFileHandle& h);  // at close (jobs_files.cc)
+  // `graph` (jobs_graph.cc).
   Status CommitGraph(GraphFs& fs, ControlJob& job, const std::string& text, const Credentials& writer);
   bool MemoryOpen(const ControlJob& job);  // its `memory` file is open (mapped, maybe)
+  // `active`, `active.list` (jobs_active.cc).
   Status CommitActive(ControlJob& job, const std::string& bytes, bool as_list);
   void RemoveJob(const std::shared_ptr<ControlJob>& job, const std::string& why);
   Inode* InodeFor(const std::shared_ptr<ControlJob>& job, const std::string& file);  // mu_ held

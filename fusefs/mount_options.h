@@ -3,7 +3,7 @@
 // and its parser; the parser stores straight into the field that uses it — the volume's
 // options for what the volume does, the daemon's own below — so nothing is copied by hand.
 // --help, README.md's option table (`graphfs --help-markdown`, checked by a test), the manual page
-// (`graphfs --help-man`, main.cc) and the fuzzer's list of keys all come from the table, and so
+// (`graphfs --help-man`, command_line_help.cc) and the fuzzer's list of keys all come from the table, and so
 // do the defaults they show: each is its field's initial value, written once (the volume's in
 // volume/volume_options.h, the daemon's below).
 // Everything else (allow_other, ro, fsname, ...) goes to libfuse unchanged.
@@ -33,7 +33,7 @@ inline constexpr unsigned kDefaultThreads = 128;
 inline constexpr int kDefaultNice = -5;
 
 struct MountOptions {
-  // Handed to volume::Volume::Open as it is (main.cc sets `source`). Its cache_bytes and
+  // Handed to volume::Volume::Open as it is (mount_setup.cc sets `source`). Its cache_bytes and
   // memory_bytes come from the budgets below, resolved against RAM by ResolveMountOptions.
   volume::VolumeOptions volume;
   SizeOrPercent cache_size;                // a cache alone, instead of the one budget (cache_size=)

@@ -1,5 +1,5 @@
 // The texts made from the mount-option table (mount_option_kinds.h): --help, README.md's
-// table (--help-markdown) and the rows the manual page is made of (main.cc, --help-man).
+// table (--help-markdown) and the rows the manual page is made of (command_line_help.cc, --help-man).
 #include <string>
 #include <vector>
 

@@ -27,6 +27,10 @@ Inode& GetInode(fuse_req_t req, fuse_ino_t ino) {
 
 std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
+bool IsControlName(GraphFs& fs, Inode& dir, const char* name) {
+  return &dir == &fs.inodes.root() && std::strcmp(name, kControlDirName) == 0;
+}
+
 uint32_t ProcessOfThread(pid_t tid) {
   static std::mutex mu;
   static std::unordered_map<pid_t, pid_t> tgid_of;

@@ -20,21 +20,14 @@
 #include <vector>
 
 #include "engines/core/preprocess.h"
+#include "tests/testutil/file_bytes.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs::chunkindex::testing {
 
+using graphfs::testing::ReadFile;
 using graphfs::testing::TempDir;
-
-inline std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-inline void WriteAll(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using graphfs::testing::WriteFile;
 
 struct Edge {
   int32_t source, target;
@@ -73,7 +66,7 @@ inline std::string MakeGraph(const GraphSpec& spec, const std::string& dir) {
     if (spec.weighted) bytes.append(reinterpret_cast<const char*>(&e.weight), 4);
   }
   const std::string input = dir + ".edges";
-  WriteAll(input, bytes);
+  WriteFile(input, bytes);
   engine::PreprocessOptions o;
   o.input = input;
   o.output_dir = dir;
@@ -96,22 +89,22 @@ struct Reference {
   std::vector<uint32_t> degree;
 
   std::string Load(const std::string& dir) {
-    std::string meta = ReadAll(dir + "/meta");
+    std::string meta = ReadFile(dir + "/meta");
     int type = 0;
     long long v = 0, e = 0, parts = 0;
     if (std::sscanf(meta.c_str(), "%d %lld %lld %lld", &type, &v, &e, &parts) != 4) return "bad meta";
     p = static_cast<uint64_t>(parts);
     vertices = static_cast<uint64_t>(v);
     edge_size = type == 1 ? 12 : 8;
-    row = ReadAll(dir + "/row");
-    column = ReadAll(dir + "/column");
+    row = ReadFile(dir + "/row");
+    column = ReadFile(dir + "/column");
     auto load = [](const std::string& bytes) {
       std::vector<int64_t> out(bytes.size() / 8);
       std::memcpy(out.data(), bytes.data(), out.size() * 8);
       return out;
     };
-    row_offset = load(ReadAll(dir + "/row_offset"));
-    column_offset = load(ReadAll(dir + "/column_offset"));
+    row_offset = load(ReadFile(dir + "/row_offset"));
+    column_offset = load(ReadFile(dir + "/column_offset"));
     degree.assign(vertices, 0);
     for (size_t off = 0; off + edge_size <= row.size(); off += edge_size) {
       int32_t s;

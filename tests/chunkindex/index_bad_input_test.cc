@@ -27,7 +27,7 @@ using testing::Bin;
 std::map<std::string, std::string> Files(const std::string& dir) {
   std::map<std::string, std::string> files;
   for (auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = testing::ReadAll(e.path().string());
+    if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = testing::ReadFile(e.path().string());
   }
   return files;
 }
@@ -103,13 +103,13 @@ TEST_F(GraphIndexedByCli, DamageAfterIndexingIsNamedAndLeavesGraphAndIndexAlone)
     std::function<void()> damage, undo;
     std::vector<std::string> check_says, build_says;
   };
-  const std::string column = testing::ReadAll(dir + "/column");
-  const std::string meta = testing::ReadAll(dir + "/meta");
+  const std::string column = testing::ReadFile(dir + "/column");
+  const std::string meta = testing::ReadFile(dir + "/meta");
   // Undoing puts content and modification time back, so each case starts from a
   // graph the index still matches (a changed mtime alone makes it stale).
   auto restore = [&](const std::string& name, const std::string& bytes, struct timespec mtime) {
     fs::remove_all(dir + "/" + name);
-    testing::WriteAll(dir + "/" + name, bytes);
+    testing::WriteFile(dir + "/" + name, bytes);
     const struct timespec times[2] = {mtime, mtime};
     ASSERT_EQ(::utimensat(AT_FDCWD, (dir + "/" + name).c_str(), times, 0), 0);
   };
@@ -143,7 +143,7 @@ TEST_F(GraphIndexedByCli, DamageAfterIndexingIsNamedAndLeavesGraphAndIndexAlone)
        {dir + "/column: is a directory, expected a regular file"},
        {dir + "/column: is a directory, expected a regular file"}},
       {"meta edge type flipped",
-       [&] { testing::WriteAll(dir + "/meta", "1" + meta.substr(1)); },
+       [&] { testing::WriteFile(dir + "/meta", "1" + meta.substr(1)); },
        [&] { restore("meta", meta, meta_mtime); },
        {"is stale (meta: "},
        {"is the edge type in meta wrong?"}},
@@ -173,17 +173,17 @@ TEST(IndexBadInput, ACorruptEdgeFailsTheBuildCleanly) {
   testing::TempDir tmp;
   const std::string dir = tmp.File("g");
   ASSERT_EQ(testing::MakeGraph(Spec(3), dir), "");
-  std::string row = testing::ReadAll(dir + "/row");
+  std::string row = testing::ReadFile(dir + "/row");
   // Inside block (1, 2), past the first 4 KiB that are compared with column before the pass.
   std::vector<int64_t> offsets(4 * 4 + 1);
-  const std::string offsets_bytes = testing::ReadAll(dir + "/row_offset");
+  const std::string offsets_bytes = testing::ReadFile(dir + "/row_offset");
   ASSERT_EQ(offsets_bytes.size(), offsets.size() * 8);
   std::memcpy(offsets.data(), offsets_bytes.data(), offsets_bytes.size());
   const size_t at = static_cast<size_t>(offsets[1 * 4 + 2]) + 8 * 600;
   ASSERT_LT(at, static_cast<size_t>(offsets[1 * 4 + 3]));
   const int32_t bad = -7;
   std::memcpy(row.data() + at, &bad, 4);
-  testing::WriteAll(dir + "/row", row);
+  testing::WriteFile(dir + "/row", row);
   const auto before = Files(dir);
   auto r = Index(dir);
   ASSERT_TRUE(r.exited) << r.How() << "\n" << r.output;

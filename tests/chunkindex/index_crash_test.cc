@@ -32,7 +32,7 @@ using graphfs::testing::RunBinary;
 std::map<std::string, std::string> GraphFiles(const std::string& dir) {
   std::map<std::string, std::string> files;
   for (auto& e : fs::directory_iterator(dir)) {
-    if (e.is_regular_file()) files[e.path().filename().string()] = testing::ReadAll(e.path().string());
+    if (e.is_regular_file()) files[e.path().filename().string()] = testing::ReadFile(e.path().string());
   }
   return files;
 }
@@ -158,7 +158,7 @@ TEST(IndexCrash, WhatAKilledSwapLeftIsRecoveredOrSwept) {
   fs::rename(gfs + "index", gfs + dead_old);
   for (const std::string& d : {dead_building, live_building}) {
     fs::create_directory(gfs + d);
-    testing::WriteAll(gfs + d + "/000001.sst", "half a database");
+    testing::WriteFile(gfs + d + "/000001.sst", "half a database");
   }
   ASSERT_FALSE(ChunkTable::Open(dir).ok());
 

@@ -115,7 +115,7 @@ TEST_F(DamagedIndex, MissingCurrentFile) {
 
 TEST_F(DamagedIndex, GarbageManifest) {
   for (auto& e : std::filesystem::directory_iterator(index)) {
-    if (e.path().filename().string().rfind("MANIFEST", 0) == 0) testing::WriteAll(e.path(), "garbage, not a manifest");
+    if (e.path().filename().string().rfind("MANIFEST", 0) == 0) testing::WriteFile(e.path(), "garbage, not a manifest");
   }
   ExpectClearError("garbage manifest");
 }
@@ -123,8 +123,8 @@ TEST_F(DamagedIndex, GarbageManifest) {
 TEST_F(DamagedIndex, DirectoryOfJunkFiles) {
   std::filesystem::remove_all(index);
   std::filesystem::create_directories(index);
-  testing::WriteAll(index + "/CURRENT", "MANIFEST-000001\n");
-  testing::WriteAll(index + "/MANIFEST-000001", std::string(1000, 'x'));
+  testing::WriteFile(index + "/CURRENT", "MANIFEST-000001\n");
+  testing::WriteFile(index + "/MANIFEST-000001", std::string(1000, 'x'));
   ExpectClearError("junk");
 }
 
@@ -133,7 +133,7 @@ TEST_F(DamagedIndex, EmptyDirectoryOrAFile) {
   std::filesystem::create_directories(index);
   ExpectClearError("empty directory");
   std::filesystem::remove_all(index);
-  testing::WriteAll(index, "a file where the index should be");
+  testing::WriteFile(index, "a file where the index should be");
   Status s = UseIndex();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message().find("graphfs-index"), std::string::npos) << s.error().message();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engines/core/preprocess.h"
+#include "tests/testutil/file_bytes.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs::engine::testing {
@@ -39,7 +40,9 @@ inline bool PreprocessGraph(const std::string& input, const std::string& output,
   return stats.ok();
 }
 
+using graphfs::testing::ReadFile;
 using graphfs::testing::TempDir;
+using graphfs::testing::WriteFile;
 
 struct TestEdge {
   int32_t source;
@@ -61,16 +64,6 @@ inline std::string EdgeBytes(const TestGraph& g) {
     if (g.weighted) bytes.append(reinterpret_cast<const char*>(&e.weight), 4);
   }
   return bytes;
-}
-
-inline void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 template <typename T>

@@ -1,8 +1,8 @@
-// Fuzzes the mount option parser (fusefs/mount_options.h) the way main.cc drives it: the
-// input is an -o list, split on commas, each item given to ApplyMountOption; then the
-// machine-dependent sizes are resolved. Checks: graphfs's keys are claimed and everything
-// else is left to libfuse, refusals name the option, and whatever was accepted is within
-// the documented ranges.
+// Fuzzes the mount option parser (fusefs/mount_options.h) the way the command line
+// (fusefs/command_line.cc) drives it: the input is an -o list, split on commas, each item given
+// to ApplyMountOption; then the machine-dependent sizes are resolved. Checks: graphfs's keys are
+// claimed and everything else is left to libfuse, refusals name the option, and whatever was
+// accepted is within the documented ranges.
 #include <unistd.h>
 
 #include <set>
@@ -62,11 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string list(reinterpret_cast<const char*>(data), size);
   MountOptions o;
   for (const std::string& opt : SplitList(list, ',')) {
-    if (opt.empty()) continue;  // as main.cc
+    if (opt.empty()) continue;  // as command_line.cc
     const std::string key = opt.substr(0, opt.find('='));
     auto ours = ApplyMountOption(o, opt);
     if (!ours.ok()) {
-      // main.cc exits with status 2 and this message: it must say which option.
+      // graphfs exits with status 2 and this message: it must say which option.
       CheckRefusal(ours.error(), EINVAL);
       FUZZ_CHECK(Ours().count(key) == 1, "refused '%s', which is libfuse's", Shown(opt).c_str());
       FUZZ_CHECK(StartsWith(ours.error().message(), "option " + key), "'%s' refused with: %s", Shown(opt).c_str(),

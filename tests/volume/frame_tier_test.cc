@@ -12,13 +12,14 @@
 
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
+#include "tests/testutil/file_bytes.h"
 #include "volume/volume_internal.h"
 
 namespace graphfs::volume {
 namespace {
 
 using chunkindex::testing::TempDir;
-using chunkindex::testing::WriteAll;
+using graphfs::testing::WriteFile;
 
 constexpr uint64_t kMiB = 1 << 20;
 constexpr uint32_t kDisks = 4;
@@ -42,7 +43,7 @@ struct CompressedFile {
     std::mt19937_64 fill(7);
     for (char& c : bytes) c = static_cast<char>(fill() & 0x0f);
     path = source + "/g/data";
-    WriteAll(path, bytes);
+    WriteFile(path, bytes);
     StripeRequest r;
     r.path = source + "/g";
     r.disks = disks;

@@ -27,9 +27,9 @@
 namespace graphfs::volume {
 namespace {
 
-using chunkindex::testing::ReadAll;
+using graphfs::testing::ReadFile;
 using chunkindex::testing::TempDir;
-using chunkindex::testing::WriteAll;
+using graphfs::testing::WriteFile;
 using graphfs::testing::RandomBytes;
 // The scheduler's own types: these tests look behind the jobs API (volume/graph_jobs.h).
 using chunkindex::LogicalPartition;
@@ -103,7 +103,7 @@ std::string Joined(const PinnedRead& r) {
 
 TEST(Volume, OpenRefusesADiskOfTheSetThatIsMissing) {
   StripedTree t;
-  WriteAll(t.graph + "/data", RandomBytes(1 << 20, 1));
+  WriteFile(t.graph + "/data", RandomBytes(1 << 20, 1));
   ASSERT_EQ(t.Stripe(4096), "");
   std::filesystem::remove_all(t.disks[2]);
   auto v = Volume::Open(Options(t.source, 0, 1 << 20));
@@ -115,7 +115,7 @@ TEST(Volume, OpenRefusesADiskOfTheSetThatIsMissing) {
 TEST(Volume, StreamsThroughCacheUnitsWithReadAheadAndServesSmallReadsAroundThem) {
   StripedTree t;
   const std::string bytes = RandomBytes(8 << 20, 2);
-  WriteAll(t.graph + "/data", bytes);
+  WriteFile(t.graph + "/data", bytes);
   ASSERT_EQ(t.Stripe(4096), "");
   auto v = StartVolume(Options(t.source, 2 << 20, 4 << 20));
   ASSERT_NE(v, nullptr);
@@ -176,7 +176,7 @@ TEST(Volume, DecodesACompressedFileAtAnyRange) {
   std::string bytes(3 << 20, '\0');
   std::mt19937_64 fill(9);
   for (char& c : bytes) c = static_cast<char>(fill() & 0x0f);  // 4 bits of entropy a byte: about half the size
-  WriteAll(t.graph + "/data", bytes);
+  WriteFile(t.graph + "/data", bytes);
   StripeRequest r;
   r.path = t.graph;
   r.disks = t.disks;
@@ -249,7 +249,7 @@ TEST(Volume, DecodesACompressedFileAtAnyRange) {
 TEST(Volume, ReadsReachEveryDiskAndNameTheFailingOne) {
   StripedTree t;
   const std::string bytes = RandomBytes(4 << 20, 4);
-  WriteAll(t.graph + "/data", bytes);
+  WriteFile(t.graph + "/data", bytes);
   ASSERT_EQ(t.Stripe(4096), "");
   auto v = StartVolume(Options(t.source, 0, 1 << 20));  // no cache budget: staging only
   ASSERT_NE(v, nullptr);
@@ -290,7 +290,7 @@ struct IndexedGraph : StripedTree {
     b.chunk_size = 16 << 10;
     auto built = chunkindex::BuildIndex(b);
     if (!built.ok()) error = built.error().message();
-    column = ReadAll(graph + "/column");
+    column = ReadFile(graph + "/column");
     if (error.empty()) error = Stripe(64 << 10);  // column and row (480 KB each), not the blocks
   }
 };
@@ -400,7 +400,7 @@ TEST(IndexedVolumeCoarse, AChunkMissReadsTheRestOfItsStripeUnitInOneRequest) {
 TEST(Volume, ReadAheadFeedsIdleDisksBeyondAFullStagingArea) {
   StripedTree t;
   const std::string bytes = RandomBytes(16 * kUnit, 4);
-  WriteAll(t.graph + "/data", bytes);
+  WriteFile(t.graph + "/data", bytes);
   ASSERT_EQ(t.Stripe(4096), "");
   auto v = StartVolume(Options(t.source, 0, /*staging=*/4096));
   ASSERT_NE(v, nullptr);
@@ -434,7 +434,7 @@ TEST(Volume, ReadAheadFeedsIdleDisksBeyondAFullStagingArea) {
 TEST(Volume, StatsShowEachDisksBusyTimeIdleWhileWaitingAndRequestSizes) {
   StripedTree t;
   const std::string bytes = RandomBytes(8 * kUnit, 5);
-  WriteAll(t.graph + "/data", bytes);
+  WriteFile(t.graph + "/data", bytes);
   ASSERT_EQ(t.Stripe(4096), "");
   auto v = StartVolume(Options(t.source, 8 << 20, 4 << 20));
   ASSERT_NE(v, nullptr);

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The libraries' layer table (../shared/DESIGN.md, "Architecture"), checked on what the sources
+# include (`#include "DIR/..."`; tests/ may include anything):
+# - each library includes only itself and the libraries the table puts below it: cache/,
+#   chunkindex/ and striping/ know nothing of each other; compress/ and grid/ sit at the bottom
+#   beside common/, which includes nothing else; nothing includes admin/ or engines/ but
+#   themselves (and tests); engines/, a client, includes nothing of graphfs but grid/ and common/;
+# - admin/ and engines/ include only the public headers of the libraries below them, as each
+#   library's README names them (the volume's: check_layering.sh);
+# - fusefs/ is the only library that includes libfuse's headers, striping/ the only one with an
+#   io_uring (liburing), as the table says of them.
+# check_layering.sh checks on what the compiler reads that fusefs/ and the volume's public headers
+# reach nothing below the volume, and that fusefs/ and admin/ include only the volume's public
+# headers.
+#   check_library_table.sh SOURCE_DIR
+set -euo pipefail
+ROOT="${1:?usage: check_library_table.sh SOURCE_DIR}"
+cd "$ROOT"
+
+# What each library may include: itself and what is below it in the table.
+declare -A may=(
+  [common]="common"
+  [compress]="compress common"
+  [grid]="grid common"
+  [cache]="cache compress grid common"
+  [chunkindex]="chunkindex compress grid common"
+  [striping]="striping compress grid common"
+  [volume]="volume cache chunkindex striping compress grid common"
+  [admin]="admin volume cache chunkindex striping compress grid common"
+  [fusefs]="fusefs volume common"
+  [engines]="engines grid common"
+)
+libraries="${!may[*]}"
+
+# The public headers of the libraries below the volume, as their READMEs say: where a README lists
+# them ("Public headers: ..."), every other header is internal; where it only marks internal ones
+# ("not a public header"), those. grid/ and common/ have no internal headers.
+declare -A public=(
+  [cache]="chunk_cache.h eviction_policy.h unit_layout.h"
+  [compress]="codec.h unit_frame.h"
+  [striping]="striped_file.h disk_set.h io_engine.h disk_activity.h stripe_map.h manifest.h restripe.h
+              calibrate.h stripe_unit.h packed_directory.h packed_stream.h part_io.h graph_files.h
+              disk_backend.h local_disk_backend.h parity_codec.h unit_checksum.h unit_sums.h row_repair.h
+              parity_read.h sums_cache.h"
+)
+declare -A internal=(
+  [chunkindex]="index_scan.h lp_scheduler_job.h"
+)
+
+failed=0
+fail() { echo "$*"; failed=1; }
+
+# The sources of DIR (a library's folder, its tools/ and apps/ included).
+sources() { find "$1" \( -name '*.cc' -o -name '*.h' -o -name '*.hpp' \) -print; }
+# FILE:dir/name.h for every project header the files include.
+includes() { grep -oE '#include "[a-z0-9_]+/[a-z0-9_/]+\.(h|hpp)"' "$@" /dev/null |
+             sed 's/:#include "/:/; s/"$//'; }
+
+# Every listed header exists: a list that names a header no longer there is out of date.
+for lib in "${!public[@]}" "${!internal[@]}"; do
+  for h in ${public[$lib]:-} ${internal[$lib]:-}; do
+    [ -f "$lib/$h" ] || fail "check_library_table.sh lists $lib/$h, which does not exist"
+  done
+done
+
+# 1. What each library includes: only the libraries the table allows it.
+for lib in $libraries; do
+  [ -d "$lib" ] || { fail "no folder $lib/"; continue; }
+  allowed="^(${may[$lib]// /|})/"
+  while IFS=: read -r file header; do
+    top="${header%%/*}"
+    # Only the project's libraries are judged (tests/ and the like are not includable).
+    case " $libraries " in *" $top "*) ;; *) continue ;; esac
+    [[ "$header" =~ $allowed ]] || fail "$file includes $header: $lib/ may include only ${may[$lib]}"
+  done < <(includes $(sources "$lib"))
+done
+
+# Nothing anywhere (a folder not in the table too) includes the top of the table — the daemon's
+# front end, the admin tools, the engines — but itself and tests/.
+for top in fusefs admin engines; do
+  up=$(grep -rlE "#include \"$top/" --include='*.cc' --include='*.h' --include='*.hpp' . |
+       grep -vE "^\./($top|tests|build[^/]*)/" || true)
+  [ -z "$up" ] || fail "nothing but $top/ and tests/ may include $top/, but these do:" $up
+done
+
+# 2. admin/ and engines/ include only the public headers of the libraries below the volume.
+for client in admin engines; do
+  while IFS=: read -r file header; do
+    lib="${header%%/*}"
+    name="${header#*/}"
+    if [ -n "${public[$lib]:-}" ] && ! printf '%s\n' ${public[$lib]} | grep -qxF "$name"; then
+      fail "$file includes $header, which is not one of $lib/'s public headers (${lib}/README.md)"
+    fi
+    if [ -n "${internal[$lib]:-}" ] && printf '%s\n' ${internal[$lib]} | grep -qxF "$name"; then
+      fail "$file includes $header, an internal header of $lib/ (${lib}/README.md)"
+    fi
+  done < <(includes $(sources "$client"))
+done
+
+# 3. libfuse only in fusefs/, liburing only in striping/.
+for lib in $libraries; do
+  if [ "$lib" != fusefs ]; then
+    fuse=$(grep -lE '#include <fuse(3/|_|\.h)' $(sources "$lib") || true)
+    [ -z "$fuse" ] || fail "only fusefs/ knows FUSE, but these include libfuse's headers:" $fuse
+  fi
+  if [ "$lib" != striping ]; then
+    uring=$(grep -lE '#include <liburing' $(sources "$lib") || true)
+    [ -z "$uring" ] || fail "only striping/ issues I/O to the disks (io_uring), but these include liburing:" $uring
+  fi
+done
+
+[ "$failed" = 0 ] && echo "layer table: every library includes only itself and the libraries below it;" \
+  "admin and engines include only the public headers of the libraries below the volume;" \
+  "libfuse only in fusefs, liburing only in striping"
+exit "$failed"
