@@ -3,13 +3,15 @@
 // get exactly the original bytes, and `.graphfs/stats` says what happened — the disk's state
 // (missing, avoided, failing), the missing disks under `degraded`, and the counters of what was
 // rebuilt, found bad, healed on the disk. The log names a missing disk from the start; a mount
-// missing more disks than the files' parity is refused, naming them.
+// missing more disks than the files' parity is refused, naming them. graphfs-rebuild run while
+// the graph is mounted leaves the mount reading through parity; mounted again, it is whole.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <filesystem>
 
 #include "common/unique_fd.h"
+#include "striping/rebuild.h"
 #include "striping/stripe_map.h"
 #include "tests/fusefs/striped_fixture.h"
 
@@ -113,6 +115,33 @@ TEST_F(ParityMount, DiskFailingEveryReadIsAvoidedAndItsBytesRebuilt) {
   EXPECT_GT(DiskCounter(stats, bad, "rebuilt_bytes"), 0u);
   EXPECT_GT(DiskCounter(stats, bad, "errors"), 0u);
   EXPECT_EQ(DiskCounter(stats, bad, "healed_blocks"), 0u) << "nothing is written to a disk that fails";
+}
+
+TEST_F(ParityMount, RebuiltWhileMountedTheNextMountIsWhole) {
+  const std::string data = RandomBytes(15 * kUnit + 999, 48);
+  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  std::filesystem::remove_all(disks[1]);
+  DoMount({"cache_size=0"});
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
+  RebuildRequest req;
+  req.paths = {graph};
+  req.disk = 1;
+  req.to = tmp.Sub("new-disk");
+  req.progress = false;
+  auto rebuilt = Rebuild(req);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
+  // The mount read the registry when it started: it goes on through parity, unharmed.
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
+  EXPECT_EQ(Stats()["disks"][1]["state"], "missing");
+  mount.Unmount();
+  DoMount({"cache_size=0"});
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
+  const nlohmann::json stats = Stats();
+  EXPECT_EQ(stats["degraded"], nlohmann::json::array());
+  EXPECT_EQ(stats["disks"][1]["state"], "healthy");
+  EXPECT_EQ(stats["disks"][1]["path"], req.to);
+  EXPECT_GT(DiskCounter(stats, 1, "bytes_read"), 0u);
+  for (uint32_t d = 0; d < 3; ++d) EXPECT_EQ(DiskCounter(stats, d, "rebuilt_bytes"), 0u) << "disk " << d;
 }
 
 TEST_F(ParityMount, MoreDisksMissingThanParityRefusesTheMountNamingThem) {
