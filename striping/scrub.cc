@@ -221,7 +221,8 @@ Result<ScrubReport> Scrub(const ScrubRequest& req) {
     }
     auto map = StripeMap::Create(f.manifest.layout);
     if (!map.ok()) return map.error().Wrap(f.path);
-    for (uint32_t d = 0; d < set->size(); ++d) total += map->PartSize(d, f.manifest.stored_size());
+    for (uint32_t d = 0; d < set->size(); ++d)
+      if (set->state(d) != DiskState::kMissing) total += map->PartSize(d, f.manifest.stored_size());
     todo.push_back(&f);
   }
   if (todo.empty())

@@ -1,6 +1,7 @@
 // graphfs-scrub [--disks D0,D1,...] [--no-repair] [--rate SIZE] [-q] PATH...
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
 
 #include "common/cli_manpage.h"
 #include "common/size_parse.h"
@@ -46,7 +47,9 @@ int main(int argc, char** argv) {
       "parity does not match its data gets its parity rewritten from the data (parity). More bad units in a block "
       "than the file's parity cannot be repaired (left): the report names those file bytes, which read EIO through "
       "the mount. A missing disk is reported, and its units are not checked: graphfs-rebuild puts them on a new "
-      "disk. Safe while the graphs are mounted: the mount writes nothing to files with parity but the same repairs. "
+      "disk. It may run while the graphs are mounted (the mount writes nothing to files with parity but the same "
+      "repairs); a mount that read a row's checksums before scrub rewrote that row's parity (parity > 0) may refuse, "
+      "until it is mounted again, reads that need that parity to rebuild a lost unit. "
       "Exit status: 0 when nothing is wrong any more (everything found was repaired); 1 when damage is left "
       "(unrepairable blocks, damage found with --no-repair, or a missing disk); 2 when nothing could be scrubbed "
       "(bad arguments, no striped graph, no file with checksums, more disks missing than the parity) or a repair "
@@ -98,9 +101,13 @@ int main(int argc, char** argv) {
                 d, report->disks[d].path.c_str(), d, req.paths.front().c_str());
   const graphfs::ScrubCounts& t = report->total;
   std::printf("\ngraphfs-scrub: %zu file(s), %s read: %lu checksum error(s), %lu read error(s); repaired %lu "
-              "block(s), %lu checksum(s), %lu parity unit(s); %lu block(s) left %s\n",
+              "block(s), %lu checksum(s), %lu parity unit(s); %s\n",
               report->files.size(), graphfs::FormatSize(t.bytes_read).c_str(), t.checksum_errors, t.read_errors,
-              t.repaired_blocks, t.sum_repairs, t.parity_rewrites, t.unrepaired_blocks,
-              t.unrepaired_blocks == 0 ? "" : (req.repair ? "unrepairable" : "unrepaired (--no-repair)"));
+              t.repaired_blocks, t.sum_repairs, t.parity_rewrites,
+              t.unrepaired_blocks == 0
+                  ? "no block left wrong"
+                  : (std::to_string(t.unrepaired_blocks) + " block(s) left " +
+                     (req.repair ? "unrepairable" : "unrepaired (--no-repair)"))
+                        .c_str());
   return report->damage_left() ? 1 : 0;
 }
