@@ -51,6 +51,8 @@ struct RebuildReport {
   uint64_t bytes = 0;                // bytes of units written (this run)
   uint64_t bad_source_blocks = 0;    // blocks of other disks that failed their sum (graphfs-scrub repairs them)
   bool resumed = false;
+  double rebuild_seconds = 0;        // rebuilding and writing (this run)
+  double verify_seconds = 0;         // reading every rebuilt part back
   std::vector<std::string> registries;  // graph directories whose registry now names the new disk
 };
 

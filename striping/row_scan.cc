@@ -1,5 +1,7 @@
 #include "striping/row_scan.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstring>
 #include <thread>
@@ -128,6 +130,12 @@ std::vector<SlotScan> RowScanner::Read(uint64_t row, std::span<const uint32_t> w
     });
   }
   for (std::thread& t : readers) t.join();
+  // The tools read rows in order: the next two rows' units are asked of the disks now, so that
+  // they stream while the caller checks, rebuilds and writes this one.
+  for (Disk& disk : disks_)
+    if (disk.part && disk.part->native_fd() >= 0)
+      ::posix_fadvise(disk.part->native_fd(), static_cast<off_t>((row + 1) * map_.unit()),
+                      static_cast<off_t>(2 * map_.unit()), POSIX_FADV_WILLNEED);
   if (bytes_read != nullptr)
     for (const SlotScan& sc : scans)
       if (sc.read && !sc.read_error && sc.failed.empty()) (*bytes_read)[sc.disk] += sc.length;

@@ -6,7 +6,8 @@
 //
 // A row's units are read at once, one thread per disk, into buffers as long as the row's
 // longest unit (the shorter units of the last row are zeros past their end, as the code sees
-// them). Rebuilding works block by block: a block of the row is rebuilt from the slots whose
+// them), and the next two rows are asked of the disks (read-ahead) while the caller works on
+// this one. Rebuilding works block by block: a block of the row is rebuilt from the slots whose
 // same block is good, so two disks with bad blocks at different places of one row are both
 // repaired with K = 1.
 #pragma once

@@ -73,8 +73,10 @@ int main(int argc, char** argv) {
                  "graphfs-rebuild: %lu block(s) of the other disks failed their checksum and were rebuilt around; "
                  "graphfs-scrub repairs them\n",
                  report->bad_source_blocks);
-  std::printf("graphfs-rebuild: disk %u of set %s is %s now: %lu file(s), %s written%s\n", req.disk,
-              report->set_id.c_str(), report->to.c_str(), report->files, graphfs::FormatSize(report->bytes).c_str(),
+  std::printf("graphfs-rebuild: disk %u of set %s is %s now: %lu file(s), %s written in %.1f s, read back and "
+              "checked in %.1f s%s\n",
+              req.disk, report->set_id.c_str(), report->to.c_str(), report->files,
+              graphfs::FormatSize(report->bytes).c_str(), report->rebuild_seconds, report->verify_seconds,
               report->resumed ? " (resumed)" : "");
   for (const auto& g : report->registries) std::printf("graphfs-rebuild: %s/.graphfs/disks.json names it\n", g.c_str());
   return 0;
