@@ -57,6 +57,12 @@ int PrepareMount(GraphFs& fs, const CommandLine& cl, FILE** log) {
     }
     SetLogFile(*log);
   }
+  // A set missing up to its files' parity in disks is served degraded: said where the admin
+  // mounting looks and in the log (opened only now, after the volume).
+  for (const std::string& note : fs.volume->DegradedNotes()) {
+    LogError(note);
+    if (*log != nullptr) std::fprintf(stderr, "graphfs: %s\n", note.c_str());
+  }
 
   bool cleaned = false;
   Status usable = CleanStaleMount(cl.mountpoint, &cleaned);

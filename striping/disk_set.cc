@@ -206,9 +206,10 @@ Result<DiskSet> DiskSet::Open(const DiskRegistry& registry) {
 
 const char* DiskStateName(DiskState state) {
   switch (state) {
-    case DiskState::kOk: return "ok";
+    case DiskState::kHealthy: return "healthy";
     case DiskState::kMissing: return "missing";
     case DiskState::kFailing: return "failing";
+    case DiskState::kAvoided: return "avoided";
   }
   return "?";
 }

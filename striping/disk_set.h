@@ -30,9 +30,13 @@ struct DiskRegistry {
   uint32_t parity = 0;
 };
 
-// What the set knows of a disk. kFailing is the read path's (io_engine.h): a disk whose reads
-// returned EIO, until a probe read succeeds.
-enum class DiskState { kOk, kMissing, kFailing };
+// What is known of a disk. The set itself knows kHealthy and kMissing (as Open found them); the
+// other two come from what reads found since (disk_health.h joins the set with the I/O engine's
+// counters): kFailing, present and read but some of its I/O failed or returned blocks whose sums
+// did not match; kAvoided, its reads returned errors lately, so reads of files with parity go
+// around it but for a probe each second (IoEngine::AvoidReads) until one succeeds.
+enum class DiskState { kHealthy, kMissing, kFailing, kAvoided };
+// "healthy", "missing", "failing", "avoided": the names `.graphfs/stats` and the tools print.
 const char* DiskStateName(DiskState state);
 
 class DiskSet {
@@ -51,8 +55,8 @@ class DiskSet {
   uint32_t size() const { return static_cast<uint32_t>(paths_.size()); }
   const std::string& path(uint32_t disk) const { return paths_[disk]; }
   std::string PartPath(uint32_t disk, const std::string& file_id) const;
-  // kOk or kMissing (as found by Open; Claim finds every disk).
-  DiskState state(uint32_t disk) const { return missing_[disk] ? DiskState::kMissing : DiskState::kOk; }
+  // kHealthy or kMissing (as found by Open; Claim finds every disk).
+  DiskState state(uint32_t disk) const { return missing_[disk] ? DiskState::kMissing : DiskState::kHealthy; }
   bool degraded() const;
   // One line per missing disk for the log, naming it: "degraded: disk 2 (/disks/2) is missing;
   // files are read through parity". Empty when every disk is there.

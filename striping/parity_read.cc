@@ -160,7 +160,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     }
     if (avoid[p.disk] < 0) avoid[p.disk] = io_->AvoidReads(p.disk) ? 1 : 0;
     if (avoid[p.disk] == 1) {
-      p.failed = "failing (reads returned errors; probed again each second)";
+      p.failed = "avoided (its reads returned errors; probed again each second)";
       continue;
     }
     order.push_back(i);
@@ -342,7 +342,7 @@ Status ParityRead::Repair(SourceReads reads) {
       if (!f.parts_[disk].lost.empty()) {
         g.Fail(s, f.parts_[disk].lost);
       } else if (avoided_[disk] == 1) {
-        g.Fail(s, "failing (reads returned errors; probed again each second)");
+        g.Fail(s, "avoided (its reads returned errors; probed again each second)");
       }
     }
     for (const Piece& p : pieces_) {

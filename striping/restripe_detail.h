@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -125,5 +126,12 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
                                    const std::optional<StripeManifest>& old, std::vector<char>& buf,
                                    ConvertReport& report);
 void FinishPendingCompression(const DiskSet& disks, const Target& t, const StripeManifest& now);
+
+// Receives a file's bytes in order: `len` bytes at file offset `off`.
+using DataSink = std::function<Status(uint64_t off, const char* data, uint64_t len)>;
+// unstripe_parity.cc: the data of a file with sums, read row by row from its parts with every
+// block verified and what is bad or on a missing disk rebuilt from parity (up to K units per
+// block); `rebuilt_blocks` counts the data blocks rebuilt. EIO naming the row and disks beyond K.
+Status CopyThroughParity(const DiskSet& disks, const StripeManifest& m, const DataSink& out, uint64_t& rebuilt_blocks);
 
 }  // namespace graphfs::restripe_detail

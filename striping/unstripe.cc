@@ -39,8 +39,13 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
 
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
-  auto parts = OpenParts(disks, m.file_id, O_RDONLY);
-  if (!parts.ok()) return parts.error();
+  // A file with sums is read through its parity, which does without up to K disks' parts.
+  std::vector<UniqueFd> parts;
+  if (m.sum_block == 0 || m.packed) {
+    auto opened = OpenParts(disks, m.file_id, O_RDONLY);
+    if (!opened.ok()) return opened.error();
+    parts = std::move(*opened);
+  }
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) return Error::FromErrno("stat " + path);
   // Free space: the plain file needs the whole size on the source filesystem.
@@ -64,22 +69,29 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
   Status copied = Status::Ok();
   if (m.packed) {
     // A compressed file: every unit decoded from its frame, its checksum verified.
-    auto dir = ReadPackedDirectory(disks, *map, *parts, *m.packed);
+    auto dir = ReadPackedDirectory(disks, *map, parts, *m.packed);
     if (!dir.ok()) {
       copied = dir.error();
     } else if (dir->raw_size() != m.size) {
       copied = Error(EIO, "its compressed units hold " + std::to_string(dir->raw_size()) +
                               " bytes, the manifest says " + std::to_string(m.size));
     } else {
-      copied = ForEachPackedUnit(disks, *map, *parts, *dir, [&](const PackedUnit& u, std::span<const char> raw) {
+      copied = ForEachPackedUnit(disks, *map, parts, *dir, [&](const PackedUnit& u, std::span<const char> raw) {
         return write_out(u.raw_offset, raw.data(), raw.size());
       });
     }
     if (!copied.ok()) copied = copied.error().Wrap(path + " (compressed; the striped file is kept)");
+  } else if (m.sum_block != 0) {
+    uint64_t rebuilt = 0;
+    copied = CopyThroughParity(disks, m, write_out, rebuilt);
+    if (!copied.ok()) copied = copied.error().Wrap(path + " (the striped file is kept)");
+    if (copied.ok() && rebuilt > 0)
+      report.notes.push_back(t.name + ": " + std::to_string(rebuilt) + " block(s) of " + FormatSize(m.sum_block) +
+                             " rebuilt from parity (missing disk, failed read or bad checksum)");
   } else {
     for (uint64_t off = 0; off < m.size && copied.ok();) {
       const uint64_t len = std::min<uint64_t>(buf.size(), m.size - off);
-      copied = ReadFromParts(disks, *map, *parts, off, len, buf.data());
+      copied = ReadFromParts(disks, *map, parts, off, len, buf.data());
       if (copied.ok()) copied = write_out(off, buf.data(), len);
       off += len;
     }

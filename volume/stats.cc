@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "striping/disk_health.h"
 #include "volume/version_reclaim.h"
 #include "volume/volume_internal.h"
 
@@ -122,7 +123,7 @@ json RenderCache(const cache::CacheStats& c) {
 }  // namespace
 
 void Volume::AddStats(json& j) {
-  json disks = json::array();
+  json disks = json::array(), degraded = json::array();
   std::vector<uint64_t> bounds(kRequestSizeBounds.begin(), kRequestSizeBounds.end());
   // One reading of the disks' activity for both the per-disk times and the readers' wait.
   const DiskActivity::Totals activity = io_ ? io_->activity().Read() : DiskActivity::Totals{};
@@ -142,10 +143,19 @@ void Volume::AddStats(json& j) {
                        {"writes", c.writes.load()},
                        {"errors", c.errors.load()},
                        {"queued", c.queued.load()},
-                       {"fault", io_->fault(d)}});
+                       {"fault", io_->fault(d)},
+                       // Files with parity (docs/parity.md, "Reads"): the disk's health, and
+                       // what reads found wrong on it and put right.
+                       {"state", DiskStateName(CurrentDiskState(*disks_, *io_, d))},
+                       {"checksum_errors", c.checksum_errors.load()},
+                       {"rebuilt_bytes", c.rebuilt_bytes.load()},
+                       {"healed_blocks", c.healed_blocks.load()},
+                       {"sum_repairs", c.sum_repairs.load()}});
+      if (disks_->state(d) == DiskState::kMissing) degraded.push_back(d);
     }
   }
   j["disks"] = disks;
+  j["degraded"] = degraded;  // the disks missing since the mount, read through parity
   // The read path: how long readers blocked on misses, and its coarse disk reads of cache units.
   if (io_) {
     json rp = {{"reader_wait_seconds", activity.reader_wait_seconds}, {"waits", activity.waits}};
@@ -221,6 +231,10 @@ void Volume::AddStats(json& j) {
                     {"calibrated_disks", calibrated},
                     {"uncalibrated_disks", read_cost_->missing},
                     {"damaged_calibrations", read_cost_->damaged}};
+}
+
+std::vector<std::string> Volume::DegradedNotes() const {
+  return disks_ ? disks_->DegradedNotes() : std::vector<std::string>{};
 }
 
 }  // namespace graphfs::volume

@@ -74,7 +74,6 @@ Result<std::unique_ptr<DiskSet>> OpenDisks(const VolumeOptions& options) {
   }
   auto set = DiskSet::Open(registry);
   if (!set.ok()) return set.error();
-  for (const std::string& note : set->DegradedNotes()) LogError(note);  // up to K disks missing
   return std::make_unique<DiskSet>(std::move(*set));
 }
 

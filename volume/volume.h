@@ -196,6 +196,9 @@ class Volume {
 
   // For `.graphfs/stats`: disks, cache and indexes as JSON objects.
   void AddStats(nlohmann::json& j);
+  // One line per disk the set was opened without (up to the files' parity), naming it, for the
+  // daemon's log: "degraded: disk 2 (/disks/2) is missing; files are read through parity".
+  std::vector<std::string> DegradedNotes() const;
 
   // ---- internals: for the volume's own files and tests/volume/ ----
   // What they return are the volume's internal services and the lower libraries' types

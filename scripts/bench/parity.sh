@@ -9,9 +9,21 @@
 # read whole from the page cache (so the CPU is what is measured), GB/s and CPU s per GB; also
 # with one disk's part removed (rebuilt from parity). Not pinned: the disks' I/O workers are
 # threads of their own.
+# With --rebuild: graphfs-rebuild's throughput on the simulated disks (../shared/DESIGN.md,
+# "Simulated disks"; root): a --size file striped with --parity K over --read-disks loop disks
+# throttled to --bps each, one of them emptied (lost), then rebuilt onto one more disk of the same
+# throttle, cold; prints seconds — in all, rebuilding (the others' reads, the writes) and reading
+# every rebuilt part back (the new disk's reads), as the tool times them —, the bytes written
+# against one disk's bandwidth over the whole run and over the rebuilding alone (the issue's
+# target: >= 0.8 when idle) and the bytes read from the disks. With --rate R, a second rebuild (of the rebuilt disk, back onto the emptied one) runs
+# rate-limited. The new disk's buffered writes are flushed by the kernel's writeback, which the
+# cgroup-v1 blkio throttle does not charge to the cgroup: its fsyncs are in the time, its
+# bandwidth limit is not.
 #   scripts/bench/parity.sh [--bin build/bin] [--unit 4M] [--disks 3,4,6,8] [--seconds 1]
 #   scripts/bench/parity.sh --reads [--dir /var/tmp/parity-read-bench] [--size 1G] [--unit 4M]
 #                           [--read-disks 4] [--parity 1] [--request 16M] [--passes 3]
+#   scripts/bench/parity.sh --rebuild [--size 1G] [--unit 4M] [--read-disks 4] [--parity 1]
+#                           [--bps 100000000] [--rate ""]
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -28,7 +40,47 @@ bench_options "$@" <<'OPTIONS'
 --parity   PARITY   1
 --request  REQUEST  16M
 --passes   PASSES   3
+--rebuild  REBUILD  "" =1
+--bps      BPS      100000000
+--rate     RATE     ""
 OPTIONS
+if [ -n "$REBUILD" ]; then
+  bench_setup
+  bench_on_exit destroy_disks
+  bytes=$(numfmt --from=iec "$SIZE")
+  n=$READ_DISKS
+  make_disks $((n + 1)) $((bytes / (n - PARITY) + bytes / 32 + (256 << 20)))
+  throttle "$BPS"
+  src=$BENCH_ROOT/source/g
+  mkdir -p "$src"
+  echo "generating a $SIZE file" >&2
+  head -c "$bytes" /dev/urandom >"$src/column"
+  "$BIN/graphfs-stripe" -q --parity "$PARITY" --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src" >&2
+  lost=1
+  echo "# $(date -u +%FT%TZ) graphfs-rebuild: $SIZE striped over $n disks of $BPS B/s, parity $PARITY, unit $UNIT;" \
+       "disk $lost lost, rebuilt onto a new disk"
+  printf '%-10s %9s %9s %9s %12s %10s %10s %14s\n' rate seconds rebuild "read back" written "x one disk" "(rebuild)" \
+    "read (disks)"
+  from=${DISK_DIRS[$lost]} to=${DISK_DIRS[$n]}
+  for rate in "" $RATE; do
+    rm -rf "$from/parts" "$from/.graphfs-disk"  # the disk is lost: no identity, no parts
+    drop_caches
+    before=$(loops_read "${LOOPS[@]}")
+    start=$(date +%s.%N)
+    out=$(run_throttled "$BIN/graphfs-rebuild" -q --disk "$lost" --to "$to" ${rate:+--rate "$rate"} "$src")
+    end=$(date +%s.%N)
+    # "written in X s, read back and checked in Y s": the tool's two phases
+    phases=$(sed -n 's/.* written in \([0-9.]*\) s, read back and checked in \([0-9.]*\) s.*/\1 \2/p' <<<"$out")
+    read=$(( $(loops_read "${LOOPS[@]}") - before ))
+    written=$(du -sb --apparent-size "$to/parts" | cut -f1)
+    awk -v r="${rate:-none}" -v s="$start" -v e="$end" -v w="$written" -v b="$BPS" -v rd="$read" -v p="$phases" \
+      'BEGIN { t = e - s; split(p, ph, " ");
+               printf "%-10s %9.2f %9.2f %9.2f %12d %10.2f %10.2f %14d\n", r, t, ph[1], ph[2], w, w / t / b,
+                      w / ph[1] / b, rd }'
+    tmp=$from from=$to to=$tmp  # the next round loses the disk just rebuilt
+  done
+  exit 0
+fi
 if [ -n "$READS" ]; then
   [ -x "$BIN/parity-read-bench" ] || { echo "parity.sh: no $BIN/parity-read-bench (build it first)" >&2; exit 2; }
   echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs"

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& s : report->skipped) std::fprintf(stderr, "graphfs-unstripe: skipped %s\n", s.c_str());
+  for (const auto& n : report->notes) std::fprintf(stderr, "graphfs-unstripe: %s\n", n.c_str());
   std::printf("graphfs-unstripe: restored %zu file(s), %s\n", report->converted.size(),
               graphfs::FormatSize(report->bytes).c_str());
   return 0;

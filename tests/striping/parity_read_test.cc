@@ -193,7 +193,7 @@ TEST(ParityRead, DiskDirectoryMissingAtOpenIsReadThroughParity) {
   std::filesystem::rename(g.disks[2], g.tmp.File("away"));  // the disk is not mounted
   ASSERT_TRUE(g.OpenSet().ok());
   EXPECT_EQ(g.set->state(2), DiskState::kMissing);
-  EXPECT_EQ(g.set->state(1), DiskState::kOk);
+  EXPECT_EQ(g.set->state(1), DiskState::kHealthy);
   ASSERT_EQ(g.set->DegradedNotes().size(), 1u);
   EXPECT_EQ(g.set->DegradedNotes()[0], "degraded: disk 2 (" + g.set->path(2) + ") is missing; files are read through parity");
   auto f = g.Open();
@@ -486,7 +486,7 @@ TEST(DiskSetParity, MissingDisksUpToTheRegistrysParity) {
   ASSERT_TRUE(one.ok()) << one.error().message();
   EXPECT_TRUE(one->degraded());
   EXPECT_EQ(one->state(1), DiskState::kMissing);
-  EXPECT_EQ(one->state(0), DiskState::kOk);
+  EXPECT_EQ(one->state(0), DiskState::kHealthy);
   EXPECT_EQ(one->registry().parity, 1u);
   // Two missing: refused, naming both.
   std::filesystem::remove(d[3] + "/" + kDiskIdentityFile);

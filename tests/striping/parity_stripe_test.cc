@@ -261,23 +261,58 @@ TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
 
 // The striped copy is checked before it replaces the file: unstriping a parity file whose data
 // was changed on a disk behind graphfs's back fails on the recorded checksum and keeps it.
-TEST(ParityStripe, UnstripeRefusesDamagedDataAndKeepsTheStripedFile) {
+// Unstriping reads a file with parity through it: a flipped data byte and a missing disk are
+// rebuilt (the plain file is the original, whose whole checksum is checked too), and more bad
+// units in a block than the parity is EIO, keeping the striped file.
+TEST(ParityStripe, UnstripeRebuildsDamagedOrMissingUnitsFromParity) {
+  for (uint32_t k : {1u, 2u}) {
+    SCOPED_TRACE("parity " + std::to_string(k));
+    Striped s;
+    ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, 5, k, 11 * 64 * 1024 + 999, 1 << 30));
+    const StripeManifest m = **ReadManifest(s.graph + "/column");
+    auto map = StripeMap::Create(m.layout);
+    ASSERT_TRUE(map.ok());
+    const DiskLocation byte10 = map->Locate(10);  // a data byte, not parity
+    const std::string path = s.disks[byte10.disk] + "/parts/" + m.file_id;
+    std::string part = ReadFile(path);
+    part[byte10.disk_offset] ^= 1;
+    WriteFile(path, part);
+    // And a whole disk gone. With K = 1 it takes the redundancy the flipped byte needs: the flip
+    // is undone first, and only the missing disk is rebuilt.
+    const uint32_t gone = (byte10.disk + 1) % 5;
+    if (k == 1) {
+      part[byte10.disk_offset] ^= 1;
+      WriteFile(path, part);
+    }
+    std::filesystem::remove_all(s.disks[gone]);
+    UnstripeRequest u;
+    u.path = s.graph;
+    u.progress = false;
+    auto back = UnstripeFiles(u);
+    ASSERT_TRUE(back.ok()) << back.error().message();
+    EXPECT_TRUE(ReadFile(s.graph + "/column") == s.data) << "the plain file differs from the original";
+    ASSERT_EQ(back->notes.size(), 1u);
+    EXPECT_NE(back->notes[0].find("rebuilt from parity"), std::string::npos) << back->notes[0];
+  }
+  // K + 1 bad units in a block: refused, the striped file kept.
   Striped s;
   ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, 3, 1, 5 * 64 * 1024, 1 << 30));
   const StripeManifest m = **ReadManifest(s.graph + "/column");
   auto map = StripeMap::Create(m.layout);
-  ASSERT_TRUE(map.ok());
-  const DiskLocation byte10 = map->Locate(10);  // a data byte, not parity
-  const std::string path = s.disks[byte10.disk] + "/parts/" + m.file_id;
-  std::string part = ReadFile(path);
-  part[byte10.disk_offset] ^= 1;
-  WriteFile(path, part);
+  for (uint64_t offset : {uint64_t{10}, uint64_t{64 * 1024 + 10}}) {  // data units 0 and 1 of row 0
+    const DiskLocation at = map->Locate(offset);
+    const std::string path = s.disks[at.disk] + "/parts/" + m.file_id;
+    std::string part = ReadFile(path);
+    part[at.disk_offset] ^= 1;
+    WriteFile(path, part);
+  }
   UnstripeRequest u;
   u.path = s.graph;
   u.progress = false;
   auto back = UnstripeFiles(u);
   ASSERT_FALSE(back.ok());
   EXPECT_EQ(back.error().code(), EIO);
+  EXPECT_NE(back.error().message().find("cannot rebuild them"), std::string::npos) << back.error().message();
   EXPECT_TRUE((*ReadManifest(s.graph + "/column")).has_value());
 }
 

@@ -1,0 +1,14 @@
+#include "striping/disk_health.h"
+
+namespace graphfs {
+
+DiskState CurrentDiskState(const DiskSet& disks, const IoEngine& io, uint32_t disk) {
+  if (disks.state(disk) == DiskState::kMissing) return DiskState::kMissing;
+  if (io.failing(disk)) return DiskState::kAvoided;
+  const DiskCounters& c = io.counters(disk);
+  if (c.errors.load(std::memory_order_relaxed) > 0 || c.checksum_errors.load(std::memory_order_relaxed) > 0)
+    return DiskState::kFailing;
+  return DiskState::kHealthy;
+}
+
+}  // namespace graphfs

@@ -1,0 +1,61 @@
+// graphfs-rebuild (docs/parity.md, "graphfs-rebuild"): puts a lost disk's units — data and
+// parity of every striped file of the set, with their sums — onto a new disk directory, then
+// makes the set's registries name it.
+//
+// Checked before anything is written: the disk index is in the set; the new directory exists and
+// is empty (but for `lost+found`), or carries a rebuild in progress of this same set and disk,
+// which is resumed; it is not a disk of another set nor another disk of this one; every file
+// striped over the set has sums and parity K >= 1; it has room for what the disk held.
+//
+// Then, file by file and row by row: the disk's unit of the row is rebuilt block by block from the
+// same block of the row's other units, each verified against its sums (a bad source block is
+// rebuilt around, as long as at most K units of the row are bad there), and written to
+// DIR/parts/ID with its sums in DIR/parts/ID.sums. Every `checkpoint` bytes the part and sums are
+// made durable and the progress record DIR/.graphfs-rebuild.json (the files done, the file and row
+// reached) is rewritten atomically: killed, a rerun resumes from it. At the end every rebuilt part
+// is read back (its page cache dropped) and checked against its sums, the directory gets the
+// disk's identity (.graphfs-disk, set and index), every registry of the set's graphs is rewritten
+// with the new path for the disk, and the record is removed.
+//
+// The graphs may be mounted meanwhile: the mount keeps reading the disk through parity until it
+// is mounted again (it reads the registry when it starts), and writes nothing to files with
+// parity but heals of present disks, never to the new directory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace graphfs {
+
+inline constexpr const char* kRebuildRecordFile = ".graphfs-rebuild.json";
+
+struct RebuildRequest {
+  // Graph directories or directories holding graphs: every graph striped over the set must be
+  // among them, for the new disk to hold all of the set's units.
+  std::vector<std::string> paths;
+  uint32_t disk = 0;                 // the index of the disk to rebuild in the set
+  std::string to;                    // the new disk's directory
+  std::vector<std::string> disks;    // overrides the registered disk paths (same order); empty: registry
+  uint64_t rate = 0;                 // bytes per second read from the other disks together; 0: no limit
+  bool progress = true;              // progress line on stderr
+  uint64_t checkpoint = 256ull << 20;  // bytes written between durable progress records
+};
+
+struct RebuildReport {
+  std::string set_id;
+  std::string to;                    // the new disk's absolute path
+  uint64_t files = 0;                // files with units on the disk
+  uint64_t bytes = 0;                // bytes of units written (this run)
+  uint64_t bad_source_blocks = 0;    // blocks of other disks that failed their sum (graphfs-scrub repairs them)
+  bool resumed = false;
+  double rebuild_seconds = 0;        // rebuilding and writing (this run)
+  double verify_seconds = 0;         // reading every rebuilt part back
+  std::vector<std::string> registries;  // graph directories whose registry now names the new disk
+};
+
+Result<RebuildReport> Rebuild(const RebuildRequest& request);
+
+}  // namespace graphfs

@@ -1,0 +1,113 @@
+// graphfs-scrub [--disks D0,D1,...] [--no-repair] [--rate SIZE] [-q] PATH...
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "common/cli_manpage.h"
+#include "common/size_parse.h"
+#include "striping/scrub.h"
+
+namespace {
+
+void PrintCounts(const char* label, const std::string& state, const graphfs::ScrubCounts& c) {
+  std::printf("%-40s %-8s %10s %6lu %7lu %8lu %6lu %6lu %6lu\n", label, state.c_str(),
+              graphfs::FormatSize(c.bytes_read).c_str(), c.checksum_errors, c.read_errors, c.repaired_blocks,
+              c.sum_repairs, c.parity_rewrites, c.unrepaired_blocks);
+}
+
+void PrintHeader(const char* first) {
+  std::printf("%-40s %-8s %10s %6s %7s %8s %6s %6s %6s\n", first, "state", "read", "cksum", "readerr", "repaired",
+              "sumfix", "parity", "left");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Reads every unit of every striped file with checksums (graphfs-stripe --parity) of the graphs at or under "
+      "PATH — data and parity — checks each block against its checksum and each stripe row's parity against its "
+      "data, repairs what it can from parity, and reports per file and per disk."};
+  graphfs::ScrubRequest req;
+  std::string disks, rate;
+  bool quiet = false, no_repair = false;
+  app.add_option("--disks", disks, "disk directories overriding the registered paths, comma-separated");
+  app.add_flag("--no-repair", no_repair, "report only: write nothing to the disks");
+  app.add_option("--rate", rate,
+                 "read at most this many bytes per second from all disks together (e.g. 100M), so that jobs "
+                 "reading the same disks keep their bandwidth; default: as fast as the disks go");
+  app.add_flag("-q,--quiet", quiet, "no progress line");
+  app.add_option("path", req.paths,
+                 "graph directory, directory of graphs (walked for graphs with .graphfs/disks.json), or one striped "
+                 "file; all on one disk set")
+      ->required();
+  app.footer(
+      "Repairs: a block whose bytes fail their checksum, or whose read fails, is rebuilt from the same block of its "
+      "row's other units and written back when the rebuilt bytes match the checksum (repaired); when they equal "
+      "what was read, the checksum was damaged and is rewritten (sumfix); a row whose blocks all match but whose "
+      "parity does not match its data gets its parity rewritten from the data (parity). More bad units in a block "
+      "than the file's parity cannot be repaired (left): the report names those file bytes, which read EIO through "
+      "the mount. A missing disk is reported, and its units are not checked: graphfs-rebuild puts them on a new "
+      "disk. It may run while the graphs are mounted (the mount writes nothing to files with parity but the same "
+      "repairs); a mount that read a row's checksums before scrub rewrote that row's parity (parity > 0) may refuse, "
+      "until it is mounted again, reads that need that parity to rebuild a lost unit. "
+      "Exit status: 0 when nothing is wrong any more (everything found was repaired); 1 when damage is left "
+      "(unrepairable blocks, damage found with --no-repair, or a missing disk); 2 when nothing could be scrubbed "
+      "(bad arguments, no striped graph, no file with checksums, more disks missing than the parity) or a repair "
+      "could not be written.");
+  graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help exits 0; anything CLI11 refuses is a usage error, status 2 as the footer says.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  req.progress = !quiet;
+  req.repair = !no_repair;
+  if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
+  if (!rate.empty()) {
+    auto r = graphfs::ParseSize(rate);
+    if (!r.ok() || *r == 0) {
+      std::fprintf(stderr, "graphfs-scrub: --rate %s: a size per second such as 100M\n", rate.c_str());
+      return 2;
+    }
+    req.rate = *r;
+  }
+  auto report = graphfs::Scrub(req);
+  if (!report.ok()) {
+    std::fprintf(stderr, "\ngraphfs-scrub: %s\n", report.error().message().c_str());
+    return 2;
+  }
+  for (const auto& s : report->skipped) std::fprintf(stderr, "graphfs-scrub: skipped %s\n", s.c_str());
+  PrintHeader("file");
+  for (const auto& f : report->files) {
+    const std::string state = f.damage.empty() ? "ok" : "damaged";
+    PrintCounts(f.path.c_str(), state, f.counts);
+  }
+  std::printf("\n");
+  PrintHeader("disk");
+  for (size_t d = 0; d < report->disks.size(); ++d) {
+    const std::string label = std::to_string(d) + " " + report->disks[d].path;
+    PrintCounts(label.c_str(), report->disks[d].state, report->disks[d].counts);
+  }
+  bool header = false;
+  for (const auto& f : report->files)
+    for (const auto& line : f.damage) {
+      if (!header) std::printf("\ndamage left:\n");
+      header = true;
+      std::printf("  %s: %s\n", f.path.c_str(), line.c_str());
+    }
+  for (uint32_t d : report->missing)
+    std::printf("\ndisk %u (%s) is missing: its units were not checked; graphfs-rebuild --disk %u --to NEW_DIR %s\n",
+                d, report->disks[d].path.c_str(), d, req.paths.front().c_str());
+  const graphfs::ScrubCounts& t = report->total;
+  std::printf("\ngraphfs-scrub: %zu file(s), %s read: %lu checksum error(s), %lu read error(s); repaired %lu "
+              "block(s), %lu checksum(s), %lu parity unit(s); %s\n",
+              report->files.size(), graphfs::FormatSize(t.bytes_read).c_str(), t.checksum_errors, t.read_errors,
+              t.repaired_blocks, t.sum_repairs, t.parity_rewrites,
+              t.unrepaired_blocks == 0
+                  ? "no block left wrong"
+                  : (std::to_string(t.unrepaired_blocks) + " block(s) left " +
+                     (req.repair ? "unrepairable" : "unrepaired (--no-repair)"))
+                        .c_str());
+  return report->damage_left() ? 1 : 0;
+}

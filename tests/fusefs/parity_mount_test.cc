@@ -1,0 +1,158 @@
+// Files striped with parity through the mount (issue 44; docs/parity.md, "Reads"): with a disk's
+// directory gone, with a disk failing every read, and with a flipped byte in a raw unit, readers
+// get exactly the original bytes, and `.graphfs/stats` says what happened — the disk's state
+// (missing, avoided, failing), the missing disks under `degraded`, and the counters of what was
+// rebuilt, found bad, healed on the disk. The log names a missing disk from the start; a mount
+// missing more disks than the files' parity is refused, naming them. graphfs-rebuild run while
+// the graph is mounted leaves the mount reading through parity; mounted again, it is whole.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/unique_fd.h"
+#include "striping/rebuild.h"
+#include "striping/stripe_map.h"
+#include "tests/fusefs/striped_fixture.h"
+
+namespace graphfs::testing {
+namespace {
+
+constexpr uint64_t kUnit = 64 << 10;
+
+class ParityMount : public StripedMount {
+ protected:
+  // `column` striped with one parity unit per row over the fixture's three disks.
+  void StripeWithParity(const std::string& bytes) {
+    WriteFile(graph + "/column", bytes);
+    StripeRequest req;
+    req.path = graph + "/column";
+    req.disks = disks;
+    req.unit = kUnit;
+    req.min_size = 0;
+    req.progress = false;
+    req.parity = 1;
+    auto r = StripeFiles(req);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    auto m = ReadManifest(graph + "/column");
+    ASSERT_TRUE(m.ok() && m->has_value());
+    manifest = **m;
+    ASSERT_EQ(manifest.layout.parity, 1u);
+  }
+  DiskLocation Locate(uint64_t offset) const { return StripeMap::Create(manifest.layout)->Locate(offset); }
+  std::string PartPath(uint32_t disk) const { return disks[disk] + "/parts/" + manifest.file_id; }
+  char ByteOnDisk(uint32_t disk, uint64_t disk_offset) const {
+    UniqueFd fd(::open(PartPath(disk).c_str(), O_RDONLY));
+    char c = 0;
+    EXPECT_EQ(::pread(fd.get(), &c, 1, static_cast<off_t>(disk_offset)), 1);
+    return c;
+  }
+  void FlipByteOnDisk(uint32_t disk, uint64_t disk_offset) {
+    UniqueFd fd(::open(PartPath(disk).c_str(), O_RDWR));
+    char c = static_cast<char>(ByteOnDisk(disk, disk_offset) ^ 0x5a);
+    ASSERT_EQ(::pwrite(fd.get(), &c, 1, static_cast<off_t>(disk_offset)), 1);
+  }
+  uint64_t DiskCounter(const nlohmann::json& stats, uint32_t disk, const char* name) {
+    return stats["disks"][disk][name].get<uint64_t>();
+  }
+
+  StripeManifest manifest;
+};
+
+TEST_F(ParityMount, DiskDirectoryGoneReadsTheOriginalBytesAndStatsSayDegraded) {
+  const std::string data = RandomBytes(20 * kUnit + 12345, 44);
+  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  std::filesystem::remove_all(disks[1]);
+  DoMount({"cache_size=0"});
+  const std::string log = ReadFile(mount.log());
+  EXPECT_NE(log.find("degraded: disk 1 (" + disks[1] + ") is missing"), std::string::npos) << log;
+  nlohmann::json before = Stats();
+  EXPECT_EQ(before["degraded"], nlohmann::json::array({1}));
+  EXPECT_EQ(before["disks"][1]["state"], "missing");
+  EXPECT_EQ(before["disks"][0]["state"], "healthy");
+  EXPECT_EQ(DiskCounter(before, 1, "rebuilt_bytes"), 0u);
+
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data) << "the bytes read through parity differ";
+  const nlohmann::json after = Stats();
+  // Every data byte disk 1 held was rebuilt from the two others (a third of the file, less what
+  // parity units took of its share), and nothing was healed: there is no disk to write to.
+  EXPECT_GE(DiskCounter(after, 1, "rebuilt_bytes"), data.size() / 4);
+  EXPECT_EQ(DiskCounter(after, 1, "healed_blocks"), 0u);
+  EXPECT_EQ(DiskCounter(after, 0, "rebuilt_bytes") + DiskCounter(after, 2, "rebuilt_bytes"), 0u);
+  EXPECT_EQ(after["disks"][1]["state"], "missing");
+}
+
+TEST_F(ParityMount, FlippedByteInARawUnitIsRepairedHealedAndCounted) {
+  const std::string data = RandomBytes(12 * kUnit, 45);
+  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  const uint64_t offset = 5 * kUnit + 777;
+  const DiskLocation where = Locate(offset);
+  FlipByteOnDisk(where.disk, where.disk_offset);
+  DoMount({"cache_size=0"});
+  EXPECT_EQ(Stats()["disks"][where.disk]["state"], "healthy");
+
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data) << "a flipped byte was served";
+  const nlohmann::json stats = Stats();
+  EXPECT_EQ(DiskCounter(stats, where.disk, "checksum_errors"), 1u);
+  EXPECT_EQ(DiskCounter(stats, where.disk, "healed_blocks"), 1u);
+  EXPECT_GT(DiskCounter(stats, where.disk, "rebuilt_bytes"), 0u);
+  EXPECT_EQ(DiskCounter(stats, where.disk, "sum_repairs"), 0u);
+  EXPECT_EQ(stats["disks"][where.disk]["state"], "failing");
+  EXPECT_EQ(stats["degraded"], nlohmann::json::array());
+  // Healed in place: the part holds the original byte again.
+  EXPECT_EQ(ByteOnDisk(where.disk, where.disk_offset), data[offset]);
+}
+
+TEST_F(ParityMount, DiskFailingEveryReadIsAvoidedAndItsBytesRebuilt) {
+  const std::string data = RandomBytes(9 * kUnit + 4096, 46);
+  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  DoMount({"cache_size=0", "readahead=0"});
+  const uint32_t bad = Locate(kUnit).disk;
+  WriteFile(mnt + "/.graphfs/fault", std::to_string(bad) + " 5\n");
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data) << "reads around a failing disk differ";
+  const nlohmann::json stats = Stats();
+  EXPECT_EQ(stats["disks"][bad]["state"], "avoided");
+  EXPECT_GT(DiskCounter(stats, bad, "rebuilt_bytes"), 0u);
+  EXPECT_GT(DiskCounter(stats, bad, "errors"), 0u);
+  EXPECT_EQ(DiskCounter(stats, bad, "healed_blocks"), 0u) << "nothing is written to a disk that fails";
+}
+
+TEST_F(ParityMount, RebuiltWhileMountedTheNextMountIsWhole) {
+  const std::string data = RandomBytes(15 * kUnit + 999, 48);
+  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  std::filesystem::remove_all(disks[1]);
+  DoMount({"cache_size=0"});
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
+  RebuildRequest req;
+  req.paths = {graph};
+  req.disk = 1;
+  req.to = tmp.Sub("new-disk");
+  req.progress = false;
+  auto rebuilt = Rebuild(req);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
+  // The mount read the registry when it started: it goes on through parity, unharmed.
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
+  EXPECT_EQ(Stats()["disks"][1]["state"], "missing");
+  mount.Unmount();
+  DoMount({"cache_size=0"});
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
+  const nlohmann::json stats = Stats();
+  EXPECT_EQ(stats["degraded"], nlohmann::json::array());
+  EXPECT_EQ(stats["disks"][1]["state"], "healthy");
+  EXPECT_EQ(stats["disks"][1]["path"], req.to);
+  EXPECT_GT(DiskCounter(stats, 1, "bytes_read"), 0u);
+  for (uint32_t d = 0; d < 3; ++d) EXPECT_EQ(DiskCounter(stats, d, "rebuilt_bytes"), 0u) << "disk " << d;
+}
+
+TEST_F(ParityMount, MoreDisksMissingThanParityRefusesTheMountNamingThem) {
+  ASSERT_NO_FATAL_FAILURE(StripeWithParity(RandomBytes(6 * kUnit, 47)));
+  std::filesystem::remove_all(disks[0]);
+  std::filesystem::remove_all(disks[2]);
+  ASSERT_FALSE(mount.Mount(src, mnt, {}));
+  EXPECT_NE(mount.error().find("disks 0 (" + disks[0] + ") and 2 (" + disks[2] + ")"), std::string::npos)
+      << mount.error();
+  EXPECT_NE(mount.error().find("survive 1"), std::string::npos) << mount.error();
+}
+
+}  // namespace
+}  // namespace graphfs::testing
