@@ -25,6 +25,7 @@
 #include "striping/restripe.h"
 #include "striping/striped_file.h"
 #include "striping/unit_sums.h"
+#include "tests/striping/parity_graph.h"
 #include "tests/testutil/file_bytes.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -36,37 +37,20 @@ using testing::RandomBytes;
 using testing::ReadFile;
 using testing::WriteFile;
 
-constexpr uint64_t kUnit = 64 * 1024;
-constexpr uint64_t kBlock = 16 * 1024;  // four sum blocks per unit
+constexpr uint64_t kUnit = testing::ParityGraph::kUnit;
+constexpr uint64_t kBlock = testing::ParityGraph::kBlock;  // four sum blocks per unit
 
-// A graph whose `column` is striped with parity K over N disks by graphfs-stripe's code.
-struct ParityGraph {
-  TempDir tmp;
-  std::vector<std::string> disks;
-  std::string graph;
+// A graph whose `column` is striped with parity K over N disks by graphfs-stripe's code
+// (tests/striping/parity_graph.h), opened for reads as the mount opens it.
+struct ParityGraph : testing::ParityGraph {
   std::string data;
   StripeManifest manifest;
   std::unique_ptr<DiskSet> set;
   std::unique_ptr<IoEngine> io;
 
-  ParityGraph(uint32_t n, uint32_t k, uint64_t size) {
-    for (uint32_t i = 0; i < n; ++i) disks.push_back(tmp.Sub("d" + std::to_string(i)));
-    graph = tmp.Sub("graph");
+  ParityGraph(uint32_t n, uint32_t k, uint64_t size) : testing::ParityGraph(n) {
     data = RandomBytes(size, size * 7 + k);
-    WriteFile(graph + "/column", data);
-    StripeRequest req;
-    req.path = graph;
-    req.disks = disks;
-    req.unit = kUnit;
-    req.sum_block = kBlock;
-    req.min_size = 1;
-    req.progress = false;
-    req.parity = k;
-    auto report = StripeFiles(req);
-    EXPECT_TRUE(report.ok()) << report.error().message();
-    auto m = ReadManifest(graph + "/column");
-    EXPECT_TRUE(m.ok() && m->has_value());
-    manifest = **m;
+    manifest = Stripe("column", data, k);
     EXPECT_EQ(manifest.layout.parity, k);
     EXPECT_EQ(manifest.sum_block, kBlock);
     IoEngineOptions o;
@@ -76,7 +60,7 @@ struct ParityGraph {
     io = std::move(*engine);
   }
 
-  std::string PartPath(uint32_t disk) const { return disks[disk] + "/parts/" + manifest.file_id; }
+  std::string PartPath(uint32_t disk) const { return testing::ParityGraph::PartPath(disk, manifest); }
 
   // Opens the set as the mount does (the registry's parity decides how many may be missing).
   Status OpenSet() {
