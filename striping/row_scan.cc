@@ -167,12 +167,16 @@ Result<std::vector<uint32_t>> RowScanner::ParityMismatches(uint64_t row) {
   return differ;
 }
 
-Status RowScanner::WriteBlocks(uint64_t row, uint32_t slot, uint64_t first_block, uint64_t count) {
-  const uint32_t disk = map_.SlotDisk(row, slot);
-  Disk& dk = disks_[disk];
-  if (!writable_ || !dk.part) return Error(EBADF, dk.where + ": not open for repairs");
+std::pair<uint64_t, uint64_t> RowScanner::BlockSpan(uint64_t row, uint32_t slot, uint64_t first_block,
+                                                    uint64_t count) const {
   const uint64_t b = m_.sum_block, length = map_.RowUnitLength(row, slot, m_.stored_size());
-  const uint64_t begin = first_block * b, end = std::min(length, (first_block + count) * b);
+  return {first_block * b, std::min(length, (first_block + count) * b)};
+}
+
+Status RowScanner::WriteBlocks(uint64_t row, uint32_t slot, uint64_t first_block, uint64_t count) {
+  Disk& dk = disks_[map_.SlotDisk(row, slot)];
+  if (!writable_ || !dk.part) return Error(EBADF, dk.where + ": not open for repairs");
+  const auto [begin, end] = BlockSpan(row, slot, first_block, count);
   if (begin >= end) return Status::Ok();
   GRAPHFS_RETURN_IF_ERROR(
       dk.part->Write(row * map_.unit() + begin, std::span<const char>(units_[slot].data() + begin, end - begin)));
@@ -181,13 +185,12 @@ Status RowScanner::WriteBlocks(uint64_t row, uint32_t slot, uint64_t first_block
 }
 
 Status RowScanner::WriteSums(uint64_t row, uint32_t slot, uint64_t first_block, uint64_t count) {
-  const uint32_t disk = map_.SlotDisk(row, slot);
-  Disk& dk = disks_[disk];
+  Disk& dk = disks_[map_.SlotDisk(row, slot)];
   if (!writable_ || !dk.sums) return Error(EBADF, dk.where + ": not open for repairs");
-  const uint64_t b = m_.sum_block, length = map_.RowUnitLength(row, slot, m_.stored_size());
-  const uint64_t begin = first_block * b, end = std::min(length, (first_block + count) * b);
+  const auto [begin, end] = BlockSpan(row, slot, first_block, count);
   if (begin >= end) return Status::Ok();
-  const std::vector<uint64_t> sums = BlockSums(std::span<const char>(units_[slot].data() + begin, end - begin), b);
+  const std::vector<uint64_t> sums =
+      BlockSums(std::span<const char>(units_[slot].data() + begin, end - begin), m_.sum_block);
   GRAPHFS_RETURN_IF_ERROR(dk.sums->Write(row, first_block, sums));
   if (sums_[slot].size() >= first_block + sums.size())
     std::copy(sums.begin(), sums.end(), sums_[slot].begin() + static_cast<std::ptrdiff_t>(first_block));

@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -102,6 +103,9 @@ class RowScanner {
     bool dirty = false;
   };
   RowScanner(const StripeManifest& m, StripeMap map) : m_(m), map_(map) {}
+  // The bytes [begin, end) of slot's unit in `row` that sum blocks [first_block, first_block +
+  // count) cover (cut at the unit's end; empty past it).
+  std::pair<uint64_t, uint64_t> BlockSpan(uint64_t row, uint32_t slot, uint64_t first_block, uint64_t count) const;
 
   StripeManifest m_;
   StripeMap map_;
