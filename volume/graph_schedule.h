@@ -121,6 +121,8 @@ class GraphSchedule {
   Volume* volume_ = nullptr;
   // Its index and its LPs' own memory, set aside in the mount's memory budget while it lives.
   MemoryBudget::Reservation reservation_;
+  // Without memory=: the part of its LP window lent to the cache while it lives.
+  MemoryBudget::Reservation loan_;
   std::string dir_;
   std::vector<int64_t> stamp_;
   std::unique_ptr<chunkindex::ChunkTable> table_;

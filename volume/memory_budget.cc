@@ -12,6 +12,7 @@ MemoryBudget::Reservation& MemoryBudget::Reservation::operator=(Reservation&& ot
     Release();
     budget_ = std::exchange(other.budget_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    loan_ = std::exchange(other.loan_, false);
   }
   return *this;
 }
@@ -20,7 +21,8 @@ void MemoryBudget::Reservation::Resize(uint64_t bytes) {
   if (budget_ == nullptr) return;  // set once, before the users that resize it start
   std::lock_guard<std::mutex> lock(budget_->mu_);  // bytes_ too: several threads resize one
   if (bytes == bytes_) return;
-  budget_->reserved_ = budget_->reserved_ - bytes_ + bytes;
+  uint64_t& sum = loan_ ? budget_->lent_ : budget_->reserved_;
+  sum = sum - bytes_ + bytes;
   bytes_ = bytes;
   budget_->Apply();
 }
@@ -29,8 +31,12 @@ void MemoryBudget::Reservation::Release() {
   if (budget_ == nullptr) return;
   {
     std::lock_guard<std::mutex> lock(budget_->mu_);
-    budget_->reserved_ -= bytes_;
-    --budget_->reservations_;
+    if (loan_) {
+      budget_->lent_ -= bytes_;
+    } else {
+      budget_->reserved_ -= bytes_;
+      --budget_->reservations_;
+    }
     budget_->Apply();
   }
   budget_ = nullptr;
@@ -54,6 +60,18 @@ MemoryBudget::Reservation MemoryBudget::Reserve(uint64_t bytes) {
   ++reservations_;
   r.budget_ = this;
   r.bytes_ = bytes;
+  Apply();
+  return r;
+}
+
+MemoryBudget::Reservation MemoryBudget::Lend(uint64_t bytes) {
+  Reservation r;
+  if (enabled()) return r;
+  std::lock_guard<std::mutex> lock(mu_);
+  lent_ += bytes;
+  r.budget_ = this;
+  r.bytes_ = bytes;
+  r.loan_ = true;
   Apply();
   return r;
 }
@@ -95,30 +113,31 @@ uint64_t MemoryBudget::UnitsCapacity(uint64_t cache, uint64_t frames_used, uint6
   return std::max(DecodedFloor(cache, held), cache > frames_used ? cache - frames_used : 0);
 }
 
-uint64_t MemoryBudget::CachePart() const { return enabled() ? CacheCapacity(reserved_) : cache_bytes_; }
+uint64_t MemoryBudget::CachePart() const { return enabled() ? CacheCapacity(reserved_) : cache_bytes_ + lent_; }
 
 void MemoryBudget::Apply() {
   if (units_ == nullptr) return;
   const uint64_t part = CachePart();
   if (frames_ == nullptr) {
-    if (enabled()) units_->SetCapacity(part);
+    units_->SetCapacity(part);
     return;
   }
   // Frames first (down at once when the cache shrank), then the decoded units get the rest.
   // (Taking all the decoded units hold outside their admitted ones — held units, idle buffers —
   // out of the frames' share was tried: at f = 1/2 of the demo the column's frames no longer fit
   // and it read 1,155 MiB instead of 262-301: docs/memory-as-cache.md. Only held units beyond the
-  // decoded tier's eighth are: the idle buffers are released when the tier is over.)
-  const uint64_t held = units_->held();
+  // decoded tier's eighth and the RSS target's slack are: the idle buffers are released when the
+  // tier is over.)
+  const uint64_t held = HeldCharge(units_->held());
   frames_->SetCapacity(FramesCapacity(part, held, standing_));
   units_->SetCapacity(UnitsCapacity(part, frames_->used(), held));
 }
 
 MemoryBudget::State MemoryBudget::state() const {
   std::lock_guard<std::mutex> lock(mu_);
-  State s{total_, staging_, reserved_, reservations_, unaccounted_, CachePart(), 0, 0, 0};
+  State s{total_, staging_, reserved_, reservations_, unaccounted_, CachePart(), 0, 0, 0, 0, lent_};
   if (frames_ != nullptr) {
-    const uint64_t held = units_->held();
+    const uint64_t held = HeldCharge(units_->held());
     s.frames_capacity = FramesCapacity(s.cache_capacity, held, standing_);
     s.frames_used = frames_->used();
     s.standing = standing_;

@@ -17,14 +17,17 @@
 // read from the disks once —, and decoded units get what the frames leave, at least an eighth
 // of the cache (what the readers in flight decode into):
 //
-//   floor    = max(cache / 8, held)
+//   floor    = max(cache / 8, held - held_slack)
 //   frames  <= cache - floor - standing
 //   decoded  = max(floor, cache - frames in memory)
 //
 // (Units that logical partitions keep after the decoded tier let them go — held —, and its
 // idle recycled buffers, are inside the decoded tier's capacity: cache/chunk_cache.h. Held
 // units cannot be evicted, so when they are more than an eighth of the cache the frames make
-// room for them: the daemon's RSS overshot the budget by them otherwise.)
+// room for them: the daemon's RSS overshot the budget by them otherwise. But only beyond
+// `held_slack`, what the RSS target (1.05 x total + 64 MiB) leaves above the budget and the
+// unaccounted allowance: held units come and go with LPs, and frames given up for them are read
+// from the disks again — at the demo's f = 1/4, 0.9 GB and 7 s for no RSS: docs/memory-as-cache.md.)
 //
 // `standing`: decoded units that stand for their frames (volume/frame_tier.h, DecodedKept: the
 // frames were all in with room to spare, so a kept decoded unit's frame was dropped and its
@@ -36,7 +39,8 @@
 // from it): a file that fits decoded is held decoded, one that does not as frames first.
 //
 // Without `memory=` there is no total: `cache_size` is the cache, split the same way, and
-// reservations cost nothing.
+// reservations cost nothing; but a graph with jobs lends the cache the part of its LP window that
+// would sit idle (Lend): even at cache_size=0 the frames its LPs read stay for the next ones.
 #pragma once
 
 #include <algorithm>
@@ -73,6 +77,7 @@ class MemoryBudget {
     friend class MemoryBudget;
     MemoryBudget* budget_ = nullptr;
     uint64_t bytes_ = 0;
+    bool loan_ = false;  // made by Lend: adds to the cache instead
   };
 
   bool enabled() const { return total_ > 0; }
@@ -81,6 +86,13 @@ class MemoryBudget {
   // and, when compressed files are read through one, the frames'.
   void Attach(cache::ChunkCache* units, cache::ChunkCache* frames = nullptr);
   Reservation Reserve(uint64_t bytes);
+  // Without a total: `bytes` of a graph's LP window lent to the cache (both tiers, split as
+  // above) until the loan goes. The window keeps that much less of its freed memory idle
+  // (volume/graph_schedule.cc), so the daemon's memory stays what it was: at cache_size=0 a grid
+  // BFS's LPs read each frame from the disks once instead of once per iteration
+  // (docs/memory-as-cache.md). With a total it lends nothing (the window's idle memory is charged
+  // to the budget already, and the cache has the rest): an empty loan.
+  Reservation Lend(uint64_t bytes);
   // Frames came into memory or left it: the decoded units get what they leave.
   void Rebalance();
   // Decoded units of `bytes` stand for their frames now (frames/decoded split above); rebalances.
@@ -88,6 +100,8 @@ class MemoryBudget {
   // The daemon's resident memory outside everything the budget counts, as measured now: what is
   // beyond kUnaccountedAllowance of it is set aside (the cache shrinks or grows back).
   static constexpr uint64_t kUnaccountedAllowance = 32ull << 20;
+  // The daemon's RSS target beyond the budget: 5% of it plus this.
+  static constexpr uint64_t kRssAllowance = 64ull << 20;
   void SetUnaccounted(uint64_t resident_bytes);
   // Whether the decoded units have room for the whole of a file of `file_bytes` (decoded), its
   // units in the cache as `file` and the other files' units as they are: its units decoded now
@@ -104,13 +118,15 @@ class MemoryBudget {
     uint64_t frames_used = 0;      //   held now
     uint64_t standing = 0;         // decoded units standing for their frames (moved from the frames' share)
     uint64_t units_capacity = 0;   // what the decoded units get
+    uint64_t lent = 0;             // without a total: lent to the cache by graphs' LP windows (in cache_capacity)
   };
   State state() const;
   // The cache's capacity (both tiers) for `reserved` bytes of reservations (and what is set
   // aside for unaccounted memory: mu_ held, or before SetUnaccounted is first called).
   uint64_t CacheCapacity(uint64_t reserved) const;
   // The split of a cache of `cache` bytes with `frames_used` bytes of frames in memory and
-  // `held` bytes of decoded units LPs pin after the decoded tier let them go.
+  // `held` bytes of decoded units LPs pin after the decoded tier let them go (beyond the slack:
+  // HeldCharge).
   static uint64_t FramesCapacity(uint64_t cache, uint64_t held = 0, uint64_t standing = 0) {
     const uint64_t share = cache - DecodedFloor(cache, held);
     return share - std::min(share, standing);
@@ -122,6 +138,12 @@ class MemoryBudget {
   // LPs pin outside it if more (they are resident until the LPs go, and only the frames can
   // make room for them).
   static uint64_t DecodedFloor(uint64_t cache, uint64_t held) { return std::min(cache, std::max(cache / 8, held)); }
+  // The held units the frames make room for: those beyond what the RSS target leaves above the
+  // budget once the unaccounted allowance is taken (floor above).
+  uint64_t HeldCharge(uint64_t held) const {
+    const uint64_t slack = total_ / 20 + (kRssAllowance - kUnaccountedAllowance);
+    return held > slack ? held - slack : 0;
+  }
   uint64_t CachePart() const;  // mu_ held
   void Apply();                // mu_ held
 
@@ -135,6 +157,7 @@ class MemoryBudget {
   uint64_t reservations_ = 0;
   uint64_t unaccounted_ = 0;
   uint64_t standing_ = 0;
+  uint64_t lent_ = 0;
 };
 
 }  // namespace graphfs::volume

@@ -205,6 +205,7 @@ void Volume::AddStats(json& j) {
                         {"frames_used", b.frames_used},
                         {"standing", b.standing},
                         {"units_capacity", b.units_capacity},
+                        {"lent", b.lent},
                         {"lp_memory", options_.lp_memory}};
   json indexes = json::array();
   for (const GraphIndexes::IndexState& s : indexes_->List())

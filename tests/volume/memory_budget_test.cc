@@ -1,5 +1,9 @@
 #include "volume/memory_budget.h"
 
+#include <cstring>
+#include <memory>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "cache/chunk_cache.h"
@@ -106,6 +110,73 @@ TEST(MemoryBudget, FramesComeFirstAndDecodedUnitsGetWhatTheyLeave) {
   budget.Attach(nullptr);
 }
 
+// A file of zeros, for units the test pins.
+class ZeroSource final : public cache::UnitSource {
+ public:
+  Result<uint64_t> Load(uint64_t, uint64_t length, char* buf) override {
+    std::memset(buf, 0, length);
+    return length;
+  }
+  void DiskShare(uint64_t, uint64_t length, std::vector<uint64_t>& per_disk) const override { per_disk[0] += length; }
+};
+
+// Decoded units LPs pin after the decoded tier let them go (held) are resident until the LPs let
+// them go: the frames make room for them, but only for what the RSS target (1.05 x total + 64 MiB)
+// does not already leave above the budget once the unaccounted allowance is taken: frames given up
+// for short-lived held units are read from the disks again (docs/memory-as-cache.md).
+TEST(MemoryBudget, HeldUnitsBeyondTheRssTargetsSlackComeOutOfTheFrames) {
+  constexpr uint64_t kTotal = 64 * kMiB, kUnit = 4 * kMiB;
+  MemoryBudget budget(kTotal, 0);
+  cache::CacheOptions lru = SmallCache(budget.CacheCapacity(0));
+  lru.policy = "lru";  // admits every unit read
+  cache::ChunkCache units(lru);
+  cache::ChunkCache frames(SmallCache(0));
+  budget.Attach(&units, &frames);
+  ASSERT_EQ(frames.capacity(), kTotal - kTotal / 8);
+  auto source = std::make_shared<ZeroSource>();
+  std::vector<cache::UnitRef> pins;
+  auto pin = [&](uint64_t index) {
+    cache::UnitRequest r;
+    r.key = {1, index};
+    r.offset = index * kUnit;
+    r.length = kUnit;
+    r.source = source;
+    {
+      auto read = units.Get(r, 1);  // read once: admitted as its pin goes
+      ASSERT_TRUE(read.ok()) << read.error().message();
+      read->NoteServed(kUnit);
+    }
+    auto unit = units.Get(r, 1);        // pinned, as an LP holds it
+    ASSERT_TRUE(unit.ok()) << unit.error().message();
+    pins.push_back(std::move(*unit));
+  };
+  // Held units beyond the decoded tier's eighth but within the slack: the frames keep their share.
+  for (uint64_t i = 0; i < 7; ++i) pin(i);
+  {
+    MemoryBudget::Reservation squeeze = budget.Reserve(kTotal);  // the decoded tier lets them go
+  }
+  const uint64_t slack = kTotal / 20 + (MemoryBudget::kRssAllowance - MemoryBudget::kUnaccountedAllowance);
+  ASSERT_GT(units.held(), kTotal / 8);
+  ASSERT_LE(units.held(), slack);
+  budget.Rebalance();
+  EXPECT_EQ(frames.capacity(), kTotal - kTotal / 8) << "held " << units.held();
+  // Many: the frames make room for those beyond the slack.
+  for (uint64_t i = 7; i < 16; ++i) pin(i);
+  {
+    MemoryBudget::Reservation squeeze = budget.Reserve(kTotal);
+  }
+  const uint64_t held = units.held();
+  ASSERT_GT(held, slack + kTotal / 8) << "the test needs held units beyond the slack and the eighth";
+  budget.Rebalance();
+  EXPECT_EQ(frames.capacity(), kTotal - (held - slack));
+  EXPECT_EQ(budget.state().frames_capacity, kTotal - (held - slack));
+  pins.clear();
+  budget.Rebalance();
+  EXPECT_EQ(units.held(), 0u);
+  EXPECT_EQ(frames.capacity(), kTotal - kTotal / 8) << "the frames get it back when the LPs let go";
+  budget.Attach(nullptr);
+}
+
 // Without memory= the cache_size cache is split the same way.
 TEST(MemoryBudget, WithoutATotalTheCacheSizeIsSplitTheSameWay) {
   MemoryBudget budget(0, 8 * kMiB, 160 * kMiB);
@@ -115,6 +186,41 @@ TEST(MemoryBudget, WithoutATotalTheCacheSizeIsSplitTheSameWay) {
   EXPECT_EQ(frames.capacity(), 140 * kMiB);
   EXPECT_EQ(units.capacity(), 160 * kMiB);
   budget.Attach(nullptr);
+}
+
+// Without memory= a graph with jobs lends the cache the part of its LP window that would sit
+// idle: even at cache_size=0 its LPs' frames stay for the next LPs. With a total the window's
+// idle memory is the budget's already: nothing is lent.
+TEST(MemoryBudget, WithoutATotalAGraphsLpWindowLendsTheCacheItsIdlePart) {
+  MemoryBudget budget(0, 8 * kMiB, 0);
+  cache::ChunkCache units(SmallCache(0));
+  cache::ChunkCache frames(SmallCache(0));
+  budget.Attach(&units, &frames);
+  ASSERT_EQ(units.capacity(), 0u) << "cache_size=0";
+  {
+    MemoryBudget::Reservation loan = budget.Lend(32 * kMiB);
+    EXPECT_EQ(loan.bytes(), 32 * kMiB);
+    EXPECT_EQ(budget.state().lent, 32 * kMiB);
+    EXPECT_EQ(budget.state().cache_capacity, 32 * kMiB);
+    EXPECT_EQ(frames.capacity(), 28 * kMiB) << "split as the cache is";
+    EXPECT_EQ(units.capacity(), 32 * kMiB) << "no frames in memory yet";
+    EXPECT_EQ(budget.state().reserved, 0u) << "a loan is not a reservation";
+    EXPECT_EQ(budget.state().reservations, 0u);
+    loan.Resize(16 * kMiB);
+    EXPECT_EQ(frames.capacity(), 14 * kMiB);
+  }
+  EXPECT_EQ(budget.state().lent, 0u);
+  EXPECT_EQ(frames.capacity(), 0u) << "given back when the graph's schedule goes";
+  EXPECT_EQ(units.capacity(), 0u);
+  budget.Attach(nullptr);
+
+  MemoryBudget total(800 * kMiB, 100 * kMiB);
+  cache::ChunkCache cache(SmallCache(total.CacheCapacity(0)));
+  total.Attach(&cache);
+  MemoryBudget::Reservation none = total.Lend(32 * kMiB);
+  EXPECT_EQ(none.bytes(), 0u);
+  EXPECT_EQ(cache.capacity(), 700 * kMiB) << "the budget has the window's idle memory already";
+  total.Attach(nullptr);
 }
 
 }  // namespace
