@@ -28,6 +28,9 @@
 //       if (!lp->mapped()) pread(lp->fd(), ...) over [0, lp->bytes) instead;
 //         chunks hold edges of inactive sources too: filter by your own active set
 //       job->Done();                            // others may be waiting for this LP
+//                                               // (`next` is held open read-write: its answer
+//                                               //  carries the LP's pieces and it takes "done",
+//                                               //  two requests an LP)
 //
 // The pieces point into the graph's LP memory (MOUNT/.graphfs/jobs/NAME/memory, mapped
 // read-only once per job): valid until the next Next() or Done(). Where it cannot be mapped
@@ -224,6 +227,26 @@ inline Result<Partition> ParseNext(std::string_view answer) {
   if (text.substr(0, 3) == "lp-" && detail::ParseU64(text.substr(3), &p.seq)) return Result<Partition>(std::move(p));
   return Error{EPROTO, "unexpected answer " + detail::Quote(answer) + " (want lp-SEQ or end)"};
 }
+
+namespace detail {
+
+// The answer of a read of `next` opened read-write: "lp-SEQ BYTES\n" and then the BYTES of
+// lp-SEQ.pieces. *header becomes "lp-SEQ", *carried those bytes; false when the answer is not
+// of that form (as "end\n" is not) or its length is not what it says.
+inline bool SplitNextAnswer(std::string_view answer, std::string_view* header, std::string_view* carried) {
+  const size_t eol = answer.find('\n');
+  if (eol == std::string_view::npos) return false;
+  const std::string_view line = answer.substr(0, eol);
+  const size_t space = line.find(' ');
+  uint64_t bytes = 0;
+  if (space == std::string_view::npos || !ParseU64(line.substr(space + 1), &bytes) || bytes != answer.size() - eol - 1)
+    return false;
+  *header = line.substr(0, space);
+  *carried = answer.substr(eol + 1);
+  return true;
+}
+
+}  // namespace detail
 
 // lp-SEQ.map: one extent per line, "CHUNK_ID COLUMN_OFFSET LENGTH LP_OFFSET",
 // decimal, separated by blanks: a whole chunk, or a run of it holding only this job's
@@ -469,7 +492,11 @@ class Job {
     Result<uint64_t> vertices = ParseStatusVertices(*status);
     if (!vertices.ok()) return job.Fail(vertices.error().code, "read status: " + vertices.error().message);
     job.vertices_ = *vertices;
-    Result<Fd> next = job.OpenControl("next");
+    // Read-write, `next` answers with the LP's pieces and takes "done": two requests an LP. A
+    // daemon older than that lets it be opened read-only alone (EACCES).
+    Result<Fd> next = job.OpenControl("next", O_RDWR);
+    job.next_carries_pieces_ = next.ok();
+    if (!next.ok() && next.error().code == EACCES) next = job.OpenControl("next");
     if (!next.ok()) return next.error();
     job.next_ = std::move(*next);
     const char* read_lps = std::getenv("GRAPHFS_LP_READ");
@@ -488,6 +515,7 @@ class Job {
       vertices_ = other.vertices_;
       lease_ = std::move(other.lease_);
       next_ = std::move(other.next_);
+      next_carries_pieces_ = other.next_carries_pieces_;
       read_lps_ = other.read_lps_;
       memory_ = std::move(other.memory_);
       memory_base_ = std::exchange(other.memory_base_, nullptr);
@@ -531,22 +559,22 @@ class Job {
   // Partition::chunks empty: a vertex-granular LP's map has a line per run, and
   // an engine that only streams the LP need not read it.
   Result<Partition> Next(bool read_map = true) {
-    char answer[128];
-    ssize_t n;
-    do {
-      n = ::pread(next_.get(), answer, sizeof(answer), 0);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-      const int code = errno;
-      return FailExplained(code, "read next");
-    }
-    Result<Partition> lp = ParseNext(std::string_view(answer, static_cast<size_t>(n)));
+    Result<std::string> answer = ReadNextAnswer();
+    if (!answer.ok()) return answer.error();
+    std::string_view header = *answer, carried;
+    const bool carries = next_carries_pieces_ && detail::SplitNextAnswer(*answer, &header, &carried);
+    if (next_carries_pieces_ && !carries && header.substr(0, 3) == "lp-")
+      return Fail(EPROTO, "read next: " + detail::Quote(*answer) + " carries no pieces (want lp-SEQ BYTES)");
+    Result<Partition> lp = ParseNext(header);
     if (!lp.ok()) return Fail(lp.error().code, "read next: " + lp.error().message);
     if (lp->end) return lp;
     const std::string name = "lp-" + std::to_string(lp->seq);
     lp->path = dir_ + "/" + name;
     if (!read_lps_) {
-      Result<std::string> raw = ReadControl(name + ".pieces");
+      // (Carried empty: the daemon had no pieces for it, as an older one has no pieces file.)
+      Result<std::string> raw = !carries       ? ReadControl(name + ".pieces")
+                                : carried.empty() ? Result<std::string>(Error{ENOENT, "no pieces"})
+                                                  : Result<std::string>(std::string(carried));
       if (!raw.ok() && raw.error().code != ENOENT) return raw.error();
       if (!raw.ok()) read_lps_ = true;  // a daemon older than shared LP memory: read lp-SEQ
       if (raw.ok()) {
@@ -584,7 +612,18 @@ class Job {
 
   // Done with the LP last returned by Next (optional: Next implies it, but
   // saying so early lets the daemon move on while this job computes).
-  Status Done() { return WriteControl("done", "\n"); }
+  Status Done() {
+    if (!next_carries_pieces_) return WriteControl("done", "\n");
+    ssize_t n;
+    do {
+      n = ::pwrite(next_.get(), "done\n", 5, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n != 5) {
+      const int code = n < 0 ? errno : EIO;
+      return FailExplained(code, "write done to next");
+    }
+    return Status::Ok();
+  }
 
  private:
   Job() = default;
@@ -637,8 +676,30 @@ class Job {
     return Fail(code, what, ParseStatusString(status, "last_error"));
   }
 
-  Result<Fd> OpenControl(const std::string& file) const {
-    const int fd = ::open((dir_ + "/" + file).c_str(), O_RDONLY | O_CLOEXEC);
+  // The whole answer of a read of `next`: the read at offset 0 asks for the LP (and blocks); an
+  // answer longer than it is read on from where it stopped, until a read comes back short.
+  Result<std::string> ReadNextAnswer() const {
+    std::string answer(next_carries_pieces_ ? kNextReadBytes : 128, '\0');
+    size_t have = 0;
+    for (;;) {
+      const size_t want = answer.size() - have;
+      const ssize_t n = ::pread(next_.get(), answer.data() + have, want, static_cast<off_t>(have));
+      if (n < 0 && errno == EINTR) continue;  // at offset 0 the ask again: the daemon dropped it
+      if (n < 0) {
+        const int code = errno;
+        return FailExplained(code, "read next");
+      }
+      have += static_cast<size_t>(n);
+      if (static_cast<size_t>(n) < want) break;
+      answer.resize(answer.size() * 2);
+    }
+    answer.resize(have);
+    return Result<std::string>(std::move(answer));
+  }
+  static constexpr size_t kNextReadBytes = 64 << 10;  // within one FUSE request (max_read)
+
+  Result<Fd> OpenControl(const std::string& file, int mode = O_RDONLY) const {
+    const int fd = ::open((dir_ + "/" + file).c_str(), mode | O_CLOEXEC);
     if (fd < 0) {
       const int code = errno;
       return Fail(code, "open " + file);
@@ -754,6 +815,7 @@ class Job {
   uint64_t vertices_ = 0;
   Fd lease_;
   Fd next_;
+  bool next_carries_pieces_ = false;  // next opened read-write: answers carry the pieces
   bool read_lps_ = false;  // GRAPHFS_LP_READ=1, or `memory` could not be mapped
   Fd memory_;              // MOUNT/.graphfs/jobs/NAME/memory, mapped at memory_base_
   const char* memory_base_ = nullptr;

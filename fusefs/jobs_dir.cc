@@ -27,7 +27,7 @@ struct FileSpec {
 // The fixed files of a job directory; `lp-SEQ`, `lp-SEQ.map` and `lp-SEQ.pieces` come and go.
 constexpr FileSpec kJobFiles[] = {
     {"graph", 0644}, {"partition_size", 0644}, {"granularity", 0644}, {"active", 0200}, {"active.list", 0200},
-    {"next", 0400},  {"done", 0200},           {"lease", 0400},       {"status", 0444}, {"memory", 0400},
+    {"next", 0600},  {"done", 0200},           {"lease", 0400},       {"status", 0444}, {"memory", 0400},
 };
 
 const FileSpec* FixedFile(const std::string& name) {

@@ -94,6 +94,9 @@ struct JobFileHandle {
   std::shared_ptr<SharedArena> memory;  // memory: the graph's LP memory, opened in passthrough
   std::mutex answer_mu;
   std::string answer;  // next: the last answer, for reads past offset 0
+  // next opened read-write: its answers carry the LP's pieces, and a write of "done" is `done`
+  // (an LP in 2 requests instead of ~14: jobs_next.cc).
+  bool next_read_write = false;
 };
 
 class JobsDir {

@@ -55,7 +55,8 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
   } else if (file == "active" || file == "active.list" || file == "done") {
     if ((flags & O_ACCMODE) == O_RDONLY) return Error(EACCES, file + " is write-only");
   } else if (file == "next") {
-    if (writing) return Error(EACCES, "next is read-only");
+    if ((flags & O_ACCMODE) == O_WRONLY) return Error(EACCES, "next is read or read-write, not write-only");
+    h->next_read_write = writing;
   } else if (file == "memory") {
     if (writing) return Error(EACCES, "memory is read-only");
     if (!job->schedule) return Error(EINVAL, "memory: write the graph directory to `graph` first");
@@ -93,6 +94,17 @@ void JobsDir::Read(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size
 Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t offset) {
   ControlJob& job = *h.job;
   if (h.file == "done") {
+    if (volume::JobGraph schedule = job.Schedule()) schedule.Done(job.id);
+    return Status::Ok();
+  }
+  if (h.file == "next") {
+    // Each write is one word, taken at once (nothing waits for the close).
+    const std::string word = TrimBlanks(std::string(data, size));
+    if (word != "done") {
+      Error e(EINVAL, "next: '" + word.substr(0, 32) + "' written; the one word it takes is done");
+      job.Fail(e);
+      return e;
+    }
     if (volume::JobGraph schedule = job.Schedule()) schedule.Done(job.id);
     return Status::Ok();
   }
