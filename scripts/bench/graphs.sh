@@ -72,7 +72,8 @@ PY
 
 # mix_jobs MIX: the jobs of a mix over the graph bench_graph made (FIRST, random_starts):
 #   W1 {pagerank-delta, wcc, sssp, bfs}    W4 {sssp x 4, random starts}    W5 {bfs x 4, random starts}
-#   S1 {bfs} and S2 {pagerank-delta}: a single job
+#   S1 {bfs} and S2 {pagerank-delta}: a single job; S0 {bfs from vertex 0} (issue 42's grid BFS:
+#   on a grid, vertex 0 is a corner, and the frontier a diagonal that sweeps the grid)
 #   P16 {16 jobs: 4 each of bfs, sssp, wcc, pagerank-delta}, Poisson arrivals (mix_arrivals)
 mix_jobs() {
   local s
@@ -81,6 +82,7 @@ mix_jobs() {
     W4) read -r -a s <<< "$(random_starts 4)"; echo "sssp:${s[0]},sssp:${s[1]},sssp:${s[2]},sssp:${s[3]}" ;;
     W5) read -r -a s <<< "$(random_starts 5)"; echo "bfs:${s[0]},bfs:${s[1]},bfs:${s[2]},bfs:${s[3]}" ;;
     S1) echo "bfs:$FIRST" ;;
+    S0) echo "bfs:0" ;;
     S2) echo "pagerank-delta:0.01" ;;
     P16) read -r -a s <<< "$(random_starts 16 8)"; echo "bfs:${s[0]},sssp:${s[1]},wcc,pagerank-delta:0.01,bfs:${s[2]},sssp:${s[3]},wcc,pagerank-delta:0.01,bfs:${s[4]},sssp:${s[5]},wcc,pagerank-delta:0.01,bfs:${s[6]},sssp:${s[7]},wcc,pagerank-delta:0.01" ;;
     *) echo "unknown mix $1" >&2; exit 2 ;;
