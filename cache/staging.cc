@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "cache/cache_entry.h"
+#include "common/thread_name.h"
 
 namespace graphfs::cache {
 
@@ -17,6 +18,7 @@ void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
 }
 
 void ChunkCache::PrefetchWorker() {
+  NameThisThread("gfs-prefetch");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (tasks_.empty()) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/thread_name.h"
 #include "fusefs/graphfs.h"
 
 namespace graphfs {
@@ -96,6 +97,7 @@ void JobsDir::Attach(volume::Volume& volume) {
   volume_ = &volume;
   answers_ = &volume.job_answers();
   answering_ = std::thread([this, answers = answers_] {
+    NameThisThread("gfs-lp-answers");
     while (std::optional<volume::JobAnswer> a = answers->Wait()) {
       std::optional<PendingAsk> ask;
       {

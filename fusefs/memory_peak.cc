@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "common/thread_name.h"
+
 namespace graphfs {
 
 ProcessMemory ReadProcessMemory() {
@@ -53,6 +55,7 @@ nlohmann::json MemoryPeak::AtPeak() const {
 
 void MemoryPeak::Loop(std::function<nlohmann::json()> split, std::chrono::milliseconds period,
                       std::function<void(uint64_t)> other) {
+  NameThisThread("gfs-memory");
   const auto start = std::chrono::steady_clock::now();
   auto last_heap = start;
   std::deque<uint64_t> others;  // by_use.other of the last kOtherWindow heap samples

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/thread_name.h"
 #include "common/unique_fd.h"
 
 namespace graphfs {
@@ -200,6 +201,7 @@ class IoQueue {
   }
 
   void Work(io_uring* ring) {
+    NameThisThread("gfs-io " + name_);
     uint64_t wake_buf = 0;
     ArmWake(ring, &wake_buf);
     io_uring_submit(ring);

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "grid/posix_io.h"
 #include "volume/striped_source.h"
 #include "volume/volume_internal.h"
@@ -261,6 +262,7 @@ GraphSchedule::~GraphSchedule() {
 }
 
 void GraphSchedule::LoaderLoop() {
+  NameThisThread("gfs-lp-loader");
   // The scheduler decides what to load; this thread reads it and hands it back.
   while (std::optional<chunkindex::LpScheduler::LoadPlan> plan = scheduler_->TakePlan()) {
     const int64_t cpu0 = ThreadCpuNs();

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "grid/grid_layout.h"
 #include "grid/posix_io.h"
 #include "striping/graph_files.h"
@@ -355,6 +356,7 @@ std::vector<std::string> VersionReclaimer::pending() const {
 }
 
 void VersionReclaimer::Run() {
+  NameThisThread("gfs-reclaim");
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     // Woken by a nudge, or every few seconds while versions wait for their users.
