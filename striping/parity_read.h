@@ -110,7 +110,8 @@ class ParityReader {
   const uint64_t max_run_bytes_;
   std::optional<ParityCodec> codec_;  // none for K = 0: a bad block is then EIO
   std::unique_ptr<SumsCache> sums_;
-  // Heals take the lock of their row (the row journal's writes will take the same).
+  // Heals take the lock of their row. Writes (parity_write.h) need none: no read runs while a
+  // write does (StripedFile's ReadGate).
   std::array<std::mutex, 64> row_locks_;
 };
 

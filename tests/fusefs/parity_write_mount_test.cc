@@ -146,7 +146,8 @@ TEST_F(ParityMountWrite, OperationsOnAParityFileBehaveAsOnAPlainFile) {
   ASSERT_TRUE(m.ok() && m->has_value());
   EXPECT_EQ((*m)->layout.parity, 1u) << "still a file with parity";
 
-  // A written parity file unlinked: its part, sums and journal leave every disk.
+  // A written parity file unlinked: its part, sums and journal leave every disk (when the kernel
+  // forgets it: at the latest, the unmount).
   {
     int fd = ::open((mnt + "/graph/row").c_str(), O_WRONLY);
     ASSERT_GE(fd, 0);
@@ -158,12 +159,12 @@ TEST_F(ParityMountWrite, OperationsOnAParityFileBehaveAsOnAPlainFile) {
     ASSERT_TRUE(std::filesystem::exists(d + "/parts/" + RowJournal::FileName(row.file_id))) << d;
   ASSERT_EQ(::unlink((mnt + "/graph/row").c_str()), 0);
   EXPECT_FALSE(std::filesystem::exists(mnt + "/graph/row"));
+  mount.Unmount();  // the kernel forgets the inode: its parts go
   for (const std::string& d : disks) {
     EXPECT_FALSE(std::filesystem::exists(d + "/parts/" + row.file_id)) << d;
     EXPECT_FALSE(std::filesystem::exists(d + "/parts/" + UnitSums::FileName(row.file_id))) << d;
     EXPECT_FALSE(std::filesystem::exists(d + "/parts/" + RowJournal::FileName(row.file_id))) << d;
   }
-  mount.Unmount();
   std::string out;
   EXPECT_EQ(ScrubNoRepair(&out), 0) << out;
 }
