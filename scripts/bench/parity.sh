@@ -93,7 +93,7 @@ if [ -n "$WRITES" ]; then
     sync
     written=$(( $(loops_written "${LOOPS[@]}") - before ))
     awk -v s="$start" -v e="$end" -v b="$bytes" -v w="$written" -v k="$k" -v bps="$BPS" -v n="$n" \
-      'BEGIN { t = e - s; printf "%-10s %-7s %9.2f %9.1f %14d %14d %9.2f\n", "seq 1M", k, t, b / t / 1e6, b, w, w / (n * bps) }'
+      'BEGIN { t = e - s; printf "%-10s %-7s %9.2f %9.1f %14.0f %14.0f %9.2f\n", "seq 1M", k, t, b / t / 1e6, b, w, w / (n * bps) }'
     before=$(loops_written "${LOOPS[@]}")
     start=$(date +%s.%N)
     python3 - "$f" "$RANDOM_WRITES" "$bytes" <<'PY'
@@ -111,7 +111,7 @@ PY
     sync
     written=$(( $(loops_written "${LOOPS[@]}") - before ))
     awk -v s="$start" -v e="$end" -v b=$((RANDOM_WRITES * 4096)) -v w="$written" -v k="$k" -v bps="$BPS" -v n="$n" \
-      'BEGIN { t = e - s; printf "%-10s %-7s %9.2f %9.1f %14d %14d %9.2f\n", "random 4K", k, t, b / t / 1e6, b, w, w / (n * bps) }'
+      'BEGIN { t = e - s; printf "%-10s %-7s %9.2f %9.1f %14.0f %14.0f %9.2f\n", "random 4K", k, t, b / t / 1e6, b, w, w / (n * bps) }'
   done
   unmount_graphfs "$mnt"
   if ! "$BIN/graphfs-scrub" -q --no-repair "$src" >&2; then
