@@ -78,6 +78,14 @@ void OpenBacked(fuse_req_t req, Inode& inode, fuse_file_info* fi, std::unique_pt
       LogError("open: " + f.error().message());
       return ReplyErr(req, f.error().code());
     }
+    // The kernel hands O_TRUNC to open (atomic_o_trunc) and takes the file as empty from
+    // here: a striped file has no backing descriptor that the flag would cut, so cut it here.
+    if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY) {
+      if (Status cut = (*f)->Truncate(0); !cut.ok()) {
+        LogError("open: " + cut.error().message());
+        return ReplyErr(req, cut.error().code());
+      }
+    }
     h->kind = FileHandle::Kind::kStriped;
     h->striped = *f;
     h->fd.reset();

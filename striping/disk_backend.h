@@ -4,8 +4,8 @@
 // Parity, checksums and repair sit above this interface, in striping, so nothing above
 // striping learns which backend a unit came from.
 //
-// The daemon's read path uses it for the sums files only (parity_read.h): StripedFile and
-// part_io.h still open DISK/parts/ID themselves (docs/parity.md, "What changes", says how they
+// The daemon uses it for the sums files (parity_read.h) and the row journals (row_journal.h):
+// StripedFile and part_io.h still open DISK/parts/ID themselves (docs/parity.md, "What changes", says how they
 // move onto it).
 #pragma once
 

@@ -111,6 +111,7 @@ int ParityReader::ReadFd(uint32_t disk, bool aligned) const {
 Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget> targets, bool urgent) {
   std::unique_ptr<ParityRead> read(new ParityRead(this));
   const uint64_t unit = map_.unit(), b = sum_block_;
+  const uint64_t stored_size = stored_size_.load(std::memory_order_acquire);
   uint64_t scratch = 0;
   for (const ParityTarget& t : targets) {
     if (t.length == 0) continue;
@@ -122,7 +123,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
       p.disk = e.disk;
       p.slot = map_.DiskSlot(p.row, e.disk);
       const uint64_t at = e.disk_offset % unit;
-      const uint64_t end = std::min(RoundUp(at + e.length, b), map_.RowUnitLength(p.row, p.slot, stored_size_));
+      const uint64_t end = std::min(RoundUp(at + e.length, b), map_.RowUnitLength(p.row, p.slot, stored_size));
       p.begin = at / b * b;
       p.length = end - p.begin;
       p.skip = at - p.begin;
@@ -306,6 +307,7 @@ Status ParityRead::Repair(SourceReads reads) {
   IoEngine* io = f.io_;
   const StripeMap& map = f.map_;
   const uint64_t b = f.sum_block_;
+  const uint64_t stored_size = f.stored_size_.load(std::memory_order_acquire);
   if (!f.codec_) {
     for (const Piece& p : pieces_)
       if (!p.failed.empty())
@@ -320,7 +322,7 @@ Status ParityRead::Repair(SourceReads reads) {
     if (p.verified) continue;
     // The range rebuilt covers whole blocks of the row's longer units too: a short last unit's
     // piece ends at its own end, but its sources are verified block by block.
-    const uint64_t end = std::min(RoundUp(p.begin + p.length, b), map.RowUnitLength(p.row, 0, f.stored_size_));
+    const uint64_t end = std::min(RoundUp(p.begin + p.length, b), map.RowUnitLength(p.row, 0, stored_size));
     auto [it, added] = index.try_emplace({p.row, p.begin, end - p.begin}, groups.size());
     if (added) groups.push_back({.row = p.row, .begin = p.begin, .length = end - p.begin});
     Group& g = groups[it->second];
@@ -363,7 +365,7 @@ Status ParityRead::Repair(SourceReads reads) {
     for (size_t gi : open) {
       Group& g = groups[gi];
       g.source_failed = false;
-      auto plan = PlanRowRepair(map, f.stored_size_, g.row, g.slots, g.failed, g.begin, g.length, g.why);
+      auto plan = PlanRowRepair(map, stored_size, g.row, g.slots, g.failed, g.begin, g.length, g.why);
       if (!plan.ok()) return Error(plan.error().code(), "read of striped file " + f.file_id_ + ": " + plan.error().message());
       g.plan = std::move(*plan);
       g.sources.clear();

@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -82,6 +83,15 @@ class ParityReader {
 
   const std::string& file_id() const { return file_id_; }
 
+  // What the row journal's writer (parity_write.h) needs of the open file: the sums it keeps in
+  // step with the units, the codec, which disks are lost for this file, and the size rows are
+  // measured against, which a write or truncate changes (no read runs meanwhile: StripedFile
+  // excludes them).
+  SumsCache& sums() { return *sums_; }
+  const ParityCodec* codec() const { return codec_ ? &*codec_ : nullptr; }
+  const std::string& lost(uint32_t disk) const { return parts_[disk].lost; }
+  void SetStoredSize(uint64_t size) { stored_size_.store(size, std::memory_order_release); }
+
  private:
   friend class ParityRead;
   ParityReader(IoEngine* io, const StripeManifest& m, const StripeMap& map, std::vector<ParityPart> parts,
@@ -94,13 +104,14 @@ class ParityReader {
   IoEngine* io_;
   const StripeMap map_;
   const std::string file_id_;
-  const uint64_t stored_size_;
+  std::atomic<uint64_t> stored_size_;
   const uint64_t sum_block_;
   std::vector<ParityPart> parts_;
   const uint64_t max_run_bytes_;
   std::optional<ParityCodec> codec_;  // none for K = 0: a bad block is then EIO
   std::unique_ptr<SumsCache> sums_;
-  // Heals take the lock of their row (the row journal's writes will take the same).
+  // Heals take the lock of their row. Writes (parity_write.h) need none: no read runs while a
+  // write does (StripedFile's ReadGate).
   std::array<std::mutex, 64> row_locks_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "striping/row_journal.h"
 #include "striping/unit_sums.h"
 
 namespace graphfs {
@@ -51,6 +52,7 @@ void RemovePartsOf(const DiskSet& disks, const std::string& id) {
   for (uint32_t d = 0; d < disks.size(); ++d) {
     ::unlink(disks.PartPath(d, id).c_str());
     ::unlink(disks.PartPath(d, UnitSums::FileName(id)).c_str());
+    ::unlink(disks.PartPath(d, RowJournal::FileName(id)).c_str());
   }
 }
 

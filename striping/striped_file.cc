@@ -82,8 +82,31 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
     auto reader = ParityReader::Open(disks, io, manifest, f->map_, std::move(parity_parts), options.max_run_bytes);
     if (!reader.ok()) return reader.error();
     f->parity_ = std::move(*reader);
+    if (options.writable) {
+      std::vector<int> fds(disks.size(), -1);
+      for (uint32_t d = 0; d < disks.size(); ++d) fds[d] = f->parts_[d].fd.valid() ? f->parts_[d].fd.get() : -1;
+      auto writer = ParityWriter::Open(disks, io, manifest, f->map_, f->parity_.get(), std::move(fds));
+      if (!writer.ok()) return writer.error();
+      f->writer_ = std::move(*writer);
+      GRAPHFS_RETURN_IF_ERROR(f->RecoverJournal());
+    }
   }
   return f;
+}
+
+Status StripedFile::RecoverJournal() {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  auto replayed = writer_->Recover();
+  if (!replayed.ok()) return replayed.error();
+  if (!*replayed) return Status::Ok();
+  // The last replayed entry's size is the file's: a write journaled past the manifest's size,
+  // or a truncate whose manifest never reached the disk.
+  const uint64_t size = **replayed;
+  size_.store(size);
+  MarkModified();
+  GRAPHFS_RETURN_IF_ERROR(writer_->Cut(size));
+  GRAPHFS_RETURN_IF_ERROR(SyncLocked());
+  return writer_->Checkpoint();
 }
 
 StripedFile::StripedFile(const DiskSet& disks, IoEngine* io, UniqueFd stub_fd, const StripeManifest& m,
@@ -130,6 +153,11 @@ Result<uint64_t> StripedFile::Read(uint64_t offset, uint64_t length, char* buf) 
   if (offset >= size || length == 0) return uint64_t{0};
   length = std::min(length, size - offset);
   if (parity_) {
+    gate_.EnterRead();
+    struct Leave {
+      ReadGate& gate;
+      ~Leave() { gate.LeaveRead(); }
+    } leave{gate_};
     std::vector<ParityTarget> targets{{offset, length, {{buf, length}}}};
     auto read = parity_->Plan(std::move(targets), /*urgent=*/false);
     if (!read.ok()) return read.error();
@@ -171,6 +199,8 @@ Result<std::unique_ptr<StripedFile::PendingRead>> StripedFile::StartReadMany(
     std::move(more.begin(), more.end(), std::back_inserter(p->runs_));
   }
   if (parity_) {
+    gate_.EnterRead();
+    p->gate_ = &gate_;  // Wait (or the destructor) leaves it
     auto read = parity_->Plan(std::move(targets), /*urgent=*/false);
     if (!read.ok()) return read.error();
     p->parity_ = std::move(*read);
@@ -201,15 +231,20 @@ void StripedFile::ReadAsync(uint64_t offset, std::vector<iovec> iov, bool urgent
   for (const iovec& v : iov) length += v.iov_len;
   if (length == 0) return done(Status::Ok());
   if (parity_) {
+    gate_.EnterRead();
     std::vector<ParityTarget> targets{{offset, length, std::move(iov)}};
     auto planned = parity_->Plan(std::move(targets), urgent);
-    if (!planned.ok()) return done(planned.error());
+    if (!planned.ok()) {
+      gate_.LeaveRead();
+      return done(planned.error());
+    }
     // Verified on the I/O worker that finishes the last run; sources of a rebuild are read
     // there by pread (a worker must not wait on the disks' queues).
     ParityRead* read = planned->release();
-    read->Submit([read, done = std::move(done)] {
+    read->Submit([this, read, done = std::move(done)] {
       Status s = read->Finish(SourceReads::kDirect);
       delete read;
+      gate_.LeaveRead();
       done(std::move(s));
     });
     return;
@@ -267,6 +302,7 @@ Status StripedFile::PendingRead::Wait() {
       parity_->Wait();
       parity_status_ = parity_->Finish(SourceReads::kEngine);
     }
+    if (gate_ != nullptr) gate_->LeaveRead();
     if (!runs_.empty()) batch_.Wait();
     lock_ = {};
   }
@@ -313,13 +349,6 @@ Status StripedFile::RefuseChange() const {
     return Error(EOPNOTSUPP, "striped file " + manifest_.file_id + " is compressed (" + manifest_.packed->codec +
                                  "): writes are not supported yet; graphfs-unstripe restores the plain file");
   }
-  // Writing here would leave the row's parity and the blocks' sums stale: such files are
-  // written through the row journal (docs/parity.md, "Writes"), which is not built yet.
-  if (manifest_.layout.parity != 0 || manifest_.sum_block != 0) {
-    return Error(EOPNOTSUPP, "striped file " + manifest_.file_id + " has parity " +
-                                 std::to_string(manifest_.layout.parity) +
-                                 " and block sums: writes are not supported yet; graphfs-unstripe restores the plain file");
-  }
   return Status::Ok();
 }
 
@@ -327,6 +356,7 @@ Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t l
   GRAPHFS_RETURN_IF_ERROR(RefuseChange());
   if (length == 0) return uint64_t{0};
   if (offset + length < offset) return Error(EFBIG, "write past the largest offset");
+  if (writer_) return WriteParity(offset, buf, length);
   std::shared_lock<std::shared_mutex> lock(rw_);
   std::vector<IoRun> runs = PlanRuns(IoKind::kWrite, offset, length, const_cast<char*>(buf));
   std::vector<uint64_t> planned(runs.size());
@@ -345,8 +375,60 @@ Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t l
   return length;
 }
 
+Result<uint64_t> StripedFile::WriteParity(uint64_t offset, const char* buf, uint64_t length) {
+  std::lock_guard<std::mutex> serial(write_mu_);
+  std::unique_lock<std::shared_mutex> lock(rw_);
+  gate_.LockWrite();
+  struct Unlock {
+    ReadGate& gate;
+    ~Unlock() { gate.UnlockWrite(); }
+  } unlock{gate_};
+  GRAPHFS_RETURN_IF_ERROR(writer_->CheckWritable());
+  auto written = writer_->Write(offset, buf, length, size(), [this](uint64_t size) {
+    size_.store(size);
+    return SyncLocked();
+  });
+  // Whatever landed in place is not durable until the next Sync.
+  for (Part& p : parts_) p.unsynced.store(true, std::memory_order_release);
+  if (!written.ok()) return written.error();
+  size_.store(*written);
+  MarkModified();
+  return length;
+}
+
+Status StripedFile::TruncateParity(uint64_t new_size) {
+  {
+    std::lock_guard<std::mutex> serial(write_mu_);
+    std::unique_lock<std::shared_mutex> lock(rw_);
+    gate_.LockWrite();
+    struct Unlock {
+      ReadGate& gate;
+      ~Unlock() { gate.UnlockWrite(); }
+    } unlock{gate_};
+    GRAPHFS_RETURN_IF_ERROR(writer_->CheckWritable());
+    const uint64_t old = size();
+    Status s = writer_->Resize(old, new_size, [this](uint64_t size) {
+      size_.store(size);
+      return SyncLocked();
+    });
+    for (Part& p : parts_) p.unsynced.store(true, std::memory_order_release);
+    if (!s.ok()) return s.error();
+    size_.store(new_size);
+    MarkModified();
+    if (new_size < old) {
+      // The manifest says the new size before the parts are cut (a crash between leaves bytes
+      // past a part's share, which the journal's replay cuts again).
+      GRAPHFS_RETURN_IF_ERROR(Flush());
+      if (::fsync(stub_fd_.get()) != 0) return Error::FromErrno("fsync stub of " + manifest_.file_id);
+      GRAPHFS_RETURN_IF_ERROR(writer_->Cut(new_size));
+    }
+  }
+  return Flush();
+}
+
 Status StripedFile::Truncate(uint64_t new_size) {
   GRAPHFS_RETURN_IF_ERROR(RefuseChange());
+  if (writer_) return TruncateParity(new_size);
   std::unique_lock<std::shared_mutex> lock(rw_);
   // Parts never hold bytes past their share of the logical size, so growing leaves a
   // hole (read as zeros) and shrinking cuts every part to its new share.
@@ -390,6 +472,14 @@ Status StripedFile::Flush() {
 }
 
 Status StripedFile::Sync() {
+  if (!writer_) return SyncLocked();
+  std::lock_guard<std::mutex> serial(write_mu_);
+  GRAPHFS_RETURN_IF_ERROR(SyncLocked());
+  // Every entry is applied and durable in place: the journal's ring is free again.
+  return writer_->Checkpoint();
+}
+
+Status StripedFile::SyncLocked() {
   if (options_.writable) {
     std::vector<IoRun> runs;
     for (uint32_t d = 0; d < parts_.size(); ++d) {
@@ -407,6 +497,7 @@ Status StripedFile::Sync() {
       for (const IoRun& run : runs) parts_[run.disk].unsynced.store(true, std::memory_order_release);
       return DiskError("sync", batch, s.error());
     }
+    if (writer_) GRAPHFS_RETURN_IF_ERROR(writer_->SyncSums());
   }
   GRAPHFS_RETURN_IF_ERROR(Flush());
   if (::fsync(stub_fd_.get()) != 0) return Error::FromErrno("fsync stub of " + manifest_.file_id);

@@ -12,8 +12,11 @@
 // file with parity or block sums (manifest version 2) is read through ParityReader
 // (parity_read.h) by every read call below: each block is verified against its sum before it
 // is served, and what a lost, failing or lying disk cannot give is rebuilt from the rest of its
-// row and healed in place. Such files refuse writes, until the row journal keeps their parity
-// and sums in step. Files without sums take none of that path.
+// row and healed in place. Writes and truncates of such files go through the row journal
+// (parity_write.h), which keeps the rows' parity and sums in step with their data across a
+// crash at any point; opening such a file writable first replays what the journal holds. They
+// run alone (ReadGate), and Sync also moves the journal's checkpoint. Files without sums take
+// none of that path.
 #pragma once
 
 #include <atomic>
@@ -33,6 +36,8 @@
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
 #include "striping/parity_read.h"
+#include "striping/parity_write.h"
+#include "striping/read_gate.h"
 #include "striping/stripe_map.h"
 
 namespace graphfs {
@@ -86,6 +91,7 @@ class StripedFile {
     IoBatch batch_;
     std::unique_ptr<ParityRead> parity_;  // a file with sums reads through this instead
     Status parity_status_;
+    ReadGate* gate_ = nullptr;  // left at Wait: a file with sums
     bool waited_ = false;
   };
   Result<std::unique_ptr<PendingRead>> StartReadMany(std::span<const ReadRequest> requests) const;
@@ -118,6 +124,13 @@ class StripedFile {
   std::vector<IoRun> PlanRuns(IoKind kind, uint64_t offset, uint64_t length, char* buf) const;
   // Why a write or truncate cannot be done (read-only, or a compressed file), or Ok.
   Status RefuseChange() const;
+  // Write and Truncate of a file with sums: through the row journal, alone.
+  Result<uint64_t> WriteParity(uint64_t offset, const char* buf, uint64_t length);
+  Status TruncateParity(uint64_t new_size);
+  // Replays the row journal at open and makes the outcome durable.
+  Status RecoverJournal();
+  // Sync's work without its lock; a file with sums also syncs its sums files.
+  Status SyncLocked();
   void MarkModified();
   // "read of striped file ID: disk 2: Input/output error (DISK/parts/ID)": names the disk.
   Error DiskError(const char* op, const IoBatch& batch, const Error& e) const;
@@ -149,6 +162,13 @@ class StripedFile {
 
   // Set for a file with block sums (manifest version 2): every read goes through it.
   std::unique_ptr<ParityReader> parity_;
+  // Set for such a file opened writable: every write and truncate goes through it.
+  std::unique_ptr<ParityWriter> writer_;
+  // Reads of such a file enter it; its writes and truncates hold it alone.
+  mutable ReadGate gate_;
+  // Serializes its writes, truncates and syncs: the journal's checkpoint must never pass an
+  // entry whose in-place writes are still under way.
+  std::mutex write_mu_;
 
   // Truncate excludes reads and writes; reads and writes run concurrently.
   mutable std::shared_mutex rw_;

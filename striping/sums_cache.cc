@@ -39,11 +39,34 @@ Status SumsCache::Put(uint32_t disk, uint64_t row, uint64_t first_block, const s
   if (!has(disk)) return Error(ENODEV, "no sums for disk " + std::to_string(disk));
   Disk& d = *disks_[disk];
   std::lock_guard<std::mutex> lock(d.mu);
+  d.unsynced = true;
   GRAPHFS_RETURN_IF_ERROR(d.sums->Write(row, first_block, sums));
   const uint64_t first = row * blocks_per_unit_ + first_block;
   for (uint64_t i = 0; i < sums.size(); ++i) {
     auto it = d.pages.find((first + i) / kPageSums);
     if (it != d.pages.end()) it->second[(first + i) % kPageSums] = sums[i];
+  }
+  return Status::Ok();
+}
+
+Status SumsCache::Cut(uint32_t disk, uint64_t rows, uint64_t part_length) {
+  if (!has(disk)) return Error(ENODEV, "no sums for disk " + std::to_string(disk));
+  Disk& d = *disks_[disk];
+  std::lock_guard<std::mutex> lock(d.mu);
+  d.unsynced = true;
+  // The header first: a part cut before its header says so would look cut behind our back.
+  GRAPHFS_RETURN_IF_ERROR(d.sums->SetPartLength(part_length));
+  GRAPHFS_RETURN_IF_ERROR(d.sums->CutRows(rows));
+  d.pages.clear();
+  return Status::Ok();
+}
+
+Status SumsCache::Sync() {
+  for (auto& disk : disks_) {
+    std::lock_guard<std::mutex> lock(disk->mu);
+    if (!disk->sums || !disk->unsynced) continue;
+    GRAPHFS_RETURN_IF_ERROR(disk->sums->Sync());
+    disk->unsynced = false;
   }
   return Status::Ok();
 }

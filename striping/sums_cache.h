@@ -29,11 +29,17 @@ class SumsCache {
   Result<std::vector<uint64_t>> Get(uint32_t disk, uint64_t row, uint64_t first_block, uint64_t count);
   // Rewrites those sums on the disk (a damaged sum found by a read) and in the cache.
   Status Put(uint32_t disk, uint64_t row, uint64_t first_block, const std::vector<uint64_t>& sums);
+  // A file cut to `rows` rows whose part on `disk` is now `part_length` bytes: the header says
+  // so, and the sums past those rows are dropped, on the disk and here.
+  Status Cut(uint32_t disk, uint64_t rows, uint64_t part_length);
+  // Makes every sums file written since the last call durable; the first error.
+  Status Sync();
 
  private:
   struct Disk {
     std::mutex mu;
     std::optional<UnitSums> sums;
+    bool unsynced = false;  // written since the last Sync
     std::unordered_map<uint64_t, std::vector<uint64_t>> pages;  // page index -> kPageSums sums
   };
   uint64_t blocks_per_unit_;

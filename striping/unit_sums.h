@@ -89,6 +89,11 @@ class UnitSums {
   // behind our back, and its lost bytes would read as zeros.
   Status CheckPartLength(uint64_t part_size) const;
   Status Sync() { return file_->Sync(); }
+  // Drops the sums of every row from `rows` on (a file cut short: its rows past the end must
+  // read as zero blocks again if it grows).
+  Status CutRows(uint64_t rows) {
+    return file_->Truncate(Offset(rows, 0, header_.layout.unit, header_.sum_block));
+  }
 
  private:
   UnitSums(std::unique_ptr<DiskFile> file, SumsHeader header) : file_(std::move(file)), header_(std::move(header)) {}

@@ -16,7 +16,9 @@
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
+#include "striping/row_journal.h"
 #include "striping/striped_file.h"
+#include "striping/unit_sums.h"
 #include "volume/extent_reads.h"
 #include "volume/graph_index.h"
 #include "volume/graph_schedule.h"
@@ -306,10 +308,13 @@ Result<std::shared_ptr<VolumeFile>> Volume::OpenStriped(UniqueFd stub, const Str
 
 void Volume::RemoveParts(const std::string& file_id) {
   if (disks_ == nullptr) return;
-  for (uint32_t d = 0; d < disks_->size(); ++d) {
-    const std::string path = disks_->PartPath(d, file_id);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-      LogError("could not remove part " + path + ": " + std::strerror(errno));
+  // A file with parity also has its sums and its row journal beside each part.
+  for (const std::string& name : {file_id, UnitSums::FileName(file_id), RowJournal::FileName(file_id)}) {
+    for (uint32_t d = 0; d < disks_->size(); ++d) {
+      const std::string path = disks_->PartPath(d, name);
+      if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+        LogError("could not remove part " + path + ": " + std::strerror(errno));
+    }
   }
 }
 

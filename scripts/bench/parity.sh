@@ -19,11 +19,21 @@
 # rate-limited. The new disk's buffered writes are flushed by the kernel's writeback, which the
 # cgroup-v1 blkio throttle does not charge to the cgroup: its fsyncs are in the time, its
 # bandwidth limit is not.
+# With --writes: what the row journal costs writes through the mount (docs/parity.md, "Writes"):
+# two files of --size striped over --read-disks loop disks throttled to --bps each, one with
+# --parity K and one without (plain striping, no sums), each overwritten with sequential 1 MiB
+# writes (dd, fsync at the end) and then given --random 4 KiB writes at random aligned offsets
+# (fsync at the end); prints seconds, MB/s of the caller's bytes, the bytes the disks wrote
+# (loop devices' counters, after a sync) and the floor: those bytes / (disks x --bps). The
+# cgroup-v1 blkio throttle does not charge the kernel's writeback, so the floor is a floor of the
+# throttle's model, not of what these loop disks delivered.
 #   scripts/bench/parity.sh [--bin build/bin] [--unit 4M] [--disks 3,4,6,8] [--seconds 1]
 #   scripts/bench/parity.sh --reads [--dir /var/tmp/parity-read-bench] [--size 1G] [--unit 4M]
 #                           [--read-disks 4] [--parity 1] [--request 16M] [--passes 3]
 #   scripts/bench/parity.sh --rebuild [--size 1G] [--unit 4M] [--read-disks 4] [--parity 1]
 #                           [--bps 100000000] [--rate ""]
+#   scripts/bench/parity.sh --writes [--size 256M] [--unit 4M] [--read-disks 4] [--parity 1]
+#                           [--bps 100000000] [--random 2000]
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -43,7 +53,73 @@ bench_options "$@" <<'OPTIONS'
 --rebuild  REBUILD  "" =1
 --bps      BPS      100000000
 --rate     RATE     ""
+--writes   WRITES   "" =1
+--random   RANDOM_WRITES 2000
 OPTIONS
+# Bytes written to the loop devices so far (sectors written, /sys/block/loopN/stat).
+loops_written() {
+  local t=0 d
+  for d in "$@"; do t=$((t + $(awk '{printf "%.0f", $7 * 512}' "/sys/block/$(basename "$d")/stat"))); done
+  echo $t
+}
+if [ -n "$WRITES" ]; then
+  bench_setup
+  bench_on_exit destroy_disks
+  bytes=$(numfmt --from=iec "$SIZE")
+  n=$READ_DISKS
+  make_disks "$n" $((2 * bytes + 4 * bytes / (n - PARITY) + (512 << 20)))
+  throttle "$BPS"
+  src=$BENCH_ROOT/source/g
+  mnt=$BENCH_ROOT/mnt
+  mkdir -p "$src"
+  echo "generating two $SIZE files" >&2
+  head -c "$bytes" /dev/urandom >"$BENCH_ROOT/source/data"
+  cp "$BENCH_ROOT/source/data" "$src/p0"
+  cp "$BENCH_ROOT/source/data" "$src/p$PARITY"
+  "$BIN/graphfs-stripe" -q --parity 0 --compress none --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src/p0" >&2
+  "$BIN/graphfs-stripe" -q --parity "$PARITY" --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src/p$PARITY" >&2
+  mount_graphfs "$BENCH_ROOT/source" "$mnt" "readahead=0"
+  bench_on_exit quietly unmount_graphfs "$mnt"
+  echo "# $(date -u +%FT%TZ) writes through the mount: $SIZE files over $n loop disks of $BPS B/s, unit $UNIT;" \
+       "sequential: dd bs=1M conv=notrunc,fsync; random: $RANDOM_WRITES x 4 KiB pwrite, then fsync"
+  printf '%-10s %-7s %9s %9s %14s %14s %9s\n' write parity seconds "MB/s" "caller bytes" "disk bytes" floor
+  for k in 0 "$PARITY"; do
+    f=$mnt/g/p$k
+    sync
+    before=$(loops_written "${LOOPS[@]}")
+    start=$(date +%s.%N)
+    dd if="$BENCH_ROOT/source/data" of="$f" bs=1M conv=notrunc,fsync status=none
+    end=$(date +%s.%N)
+    sync
+    written=$(( $(loops_written "${LOOPS[@]}") - before ))
+    awk -v s="$start" -v e="$end" -v b="$bytes" -v w="$written" -v k="$k" -v bps="$BPS" -v n="$n" \
+      'BEGIN { t = e - s; printf "%-10s %-7s %9.2f %9.1f %14.0f %14.0f %9.2f\n", "seq 1M", k, t, b / t / 1e6, b, w, w / (n * bps) }'
+    before=$(loops_written "${LOOPS[@]}")
+    start=$(date +%s.%N)
+    python3 - "$f" "$RANDOM_WRITES" "$bytes" <<'PY'
+import os, random, sys
+path, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(44)
+fd = os.open(path, os.O_WRONLY)
+block = os.urandom(4096)
+for _ in range(count):
+    os.pwrite(fd, block, rng.randrange(size // 4096) * 4096)
+os.fsync(fd)
+os.close(fd)
+PY
+    end=$(date +%s.%N)
+    sync
+    written=$(( $(loops_written "${LOOPS[@]}") - before ))
+    awk -v s="$start" -v e="$end" -v b=$((RANDOM_WRITES * 4096)) -v w="$written" -v k="$k" -v bps="$BPS" -v n="$n" \
+      'BEGIN { t = e - s; printf "%-10s %-7s %9.2f %9.1f %14.0f %14.0f %9.2f\n", "random 4K", k, t, b / t / 1e6, b, w, w / (n * bps) }'
+  done
+  unmount_graphfs "$mnt"
+  if ! "$BIN/graphfs-scrub" -q --no-repair "$src" >&2; then
+    echo "parity.sh: graphfs-scrub --no-repair found damage after the writes" >&2
+    exit 1
+  fi
+  exit 0
+fi
 if [ -n "$REBUILD" ]; then
   bench_setup
   bench_on_exit destroy_disks

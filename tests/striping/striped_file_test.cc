@@ -368,8 +368,8 @@ TEST(StripedFile, ReadsTheStreamOfACompressedFileAndRefusesWrites) {
 }
 
 // A file with parity (manifest version 2): its data units are read past the parity units of
-// each row; writes and truncates are refused, as they would leave parity and sums stale.
-TEST(StripedFile, ReadsAVerifiedParityFileAndRefusesWrites) {
+// each row; a write goes through the row journal and leaves the row's parity the XOR of its data.
+TEST(StripedFile, ReadsAVerifiedParityFileAndWritesKeepItsParity) {
   Fixture fx(3);
   StripeManifest m = fx.NewFile(4096, 1);
   m.layout.parity = 1;
@@ -420,11 +420,24 @@ TEST(StripedFile, ReadsAVerifiedParityFileAndRefusesWrites) {
   ASSERT_TRUE(n.ok()) << n.error().message();
   EXPECT_EQ(*n, m.size);
   EXPECT_TRUE(got == file);
-  auto w = f->Write(0, "x", 1);
-  ASSERT_FALSE(w.ok());
-  EXPECT_EQ(w.error().code(), EOPNOTSUPP);
-  EXPECT_NE(w.error().message().find("has parity 1"), std::string::npos) << w.error().message();
-  EXPECT_EQ(f->Truncate(0).error().code(), EOPNOTSUPP);
+  auto w = f->Write(4096 + 10, "x", 1);  // data unit 1: row 0's second unit, on disk 2
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  file[4096 + 10] = 'x';
+  n = f->Read(0, got.size(), got.data());
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  EXPECT_TRUE(got == file);
+  auto on_disk = [&](uint32_t disk, uint64_t row) {
+    std::string unit(4096, '\0');
+    std::ifstream part(fx.disk_paths[disk] + "/parts/" + m.file_id, std::ios::binary);
+    part.seekg(static_cast<std::streamoff>(row * 4096));
+    part.read(unit.data(), 4096);
+    return unit;
+  };
+  const std::string d0 = on_disk(1, 0), d1 = on_disk(2, 0), p0 = on_disk(0, 0);
+  EXPECT_EQ(d1[10], 'x');
+  size_t wrong = 0;
+  for (size_t i = 0; i < 4096; ++i) wrong += p0[i] != static_cast<char>(d0[i] ^ d1[i]);
+  EXPECT_EQ(wrong, 0u) << "row 0's parity is not the XOR of its data after the write";
 }
 
 TEST(StripedFile, ConcurrentReadersSeeConsistentData) {
