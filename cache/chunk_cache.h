@@ -104,7 +104,7 @@ struct CacheOptions {
   // — admitted, or read again while admitted — with its bytes and how long it has been admitted,
   // and when a kept unit leaves (evicted, dropped, invalidated). The volume drops the frame of a
   // decoded unit the cache keeps across passes, and gives the frames' room back when the unit
-  // goes: volume/frame_tier.h.
+  // goes: volume/internal/frame_tier.h.
   std::function<void(const UnitKey&, uint64_t bytes, int64_t admitted_for_ns)> on_kept;
   std::function<void(const UnitKey&)> on_left;
 };
@@ -244,7 +244,7 @@ class ChunkCache {
   void Prefetch(const UnitRequest& request, uint32_t pid);
 
   // Units the caller loads itself, so that it can read several neighbours in one disk request
-  // (volume/extent_reads.h): Reserve makes the unit "being loaded" — readers asking for it wait —
+  // (volume/internal/extent_reads.h): Reserve makes the unit "being loaded" — readers asking for it wait —
   // and the caller fills UnitLoad::buffer() and calls Complete exactly once.
   enum class Presence { kAbsent, kLoading, kReady };
   Presence Find(const UnitKey& key) const;

@@ -40,7 +40,7 @@ bool KeptVersionPath(const std::string& dir) {
   return NamedLikeAVersion(BaseName(dir)) && Exists(dir + "/meta");
 }
 
-// GRAPH/.graphfs/pieces: the old versions' files that extent maps read (volume/mapped_piece.h).
+// GRAPH/.graphfs/pieces: the old versions' files that extent maps read (volume/internal/mapped_piece.h).
 bool InPiecesDir(const std::string& dir) {
   const std::string suffix = std::string("/") + volume::PiecesDir();
   return dir.size() > suffix.size() && dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) == 0;

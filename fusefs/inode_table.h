@@ -34,7 +34,7 @@ struct Inode {
   std::string control_name;  // virtual files: which one
   std::shared_ptr<ControlJob> job;  // kJobDir, kJobFile
 
-  // An extent map (a graph version's `column` or `row`, volume/mapped_piece.h): read-only, its size
+  // An extent map (a graph version's `column` or `row`, volume/internal/mapped_piece.h): read-only, its size
   // the map's. Set at lookup before the inode is shared and never changed: a map is written once
   // (a new version is a new file).
   bool mapped = false;

@@ -144,7 +144,7 @@ const std::vector<OptionSpec>& Table() {
       {"lp_loader", Names(kLpLoader), "",
        "how the LP loader reads whole chunks that are not cached: straight from the disks in batches that each lie "
        "on one disk, several in flight, interleaved over the disks, then offered to the cache (its policy decides "
-       "whether to keep them; `CopyRuns`, `volume/lp_copies.cc`); or through the cache unit by unit with read-ahead "
+       "whether to keep them; `CopyRuns`, `volume/internal/lp_copies.cc`); or through the cache unit by unit with read-ahead "
        "(measured slower: BENCHMARKS.md, issue 16)",
        OneOf(Vol(&VolumeOptions::lp_loading), kLpLoader)},
       {"lp_diagonal", "0|1", "",
@@ -155,7 +155,7 @@ const std::vector<OptionSpec>& Table() {
        "memory for logical partitions loaded ahead and held by jobs, per graph: LPs load ahead while they fit (an LP "
        "counts its own bytes and the whole cached units it is made of); a job waits for a slower one only when the "
        "LPs that one holds or has queued fill it. How large one LP may be, and how much freed memory is kept for "
-       "reuse, are shares of it the graph's schedule sets (`GraphSchedule`, `volume/graph_schedule.cc`); under "
+       "reuse, are shares of it the graph's schedule sets (`GraphSchedule`, `volume/internal/graph_schedule.cc`); under "
        "`memory=` it is capped at a share of the budget (`Budgeted`, `volume/volume.cc`)",
        Size(Vol(&VolumeOptions::lp_memory), volume::kMinLpMemory, UINT64_MAX,
             "at least " + SizeText(volume::kMinLpMemory) + " (four LPs of " + SizeText(volume::kMinLpMemory / 4) + ")")},

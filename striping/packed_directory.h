@@ -55,7 +55,7 @@ class StripedFile;
 
 // The directory of a compressed file, read through its StripedFile (the packed stream) and
 // checked against its manifest: EINVAL for a file that is not compressed, EIO for a short
-// stream or units that do not hold the manifest's size. For the mount (volume/packed_file.h)
+// stream or units that do not hold the manifest's size. For the mount (volume/internal/packed_file.h)
 // and the tools (PackedFileReader) alike.
 Result<PackedDirectory> ReadPackedDirectory(StripedFile& stream);
 

@@ -2,7 +2,7 @@
 // parts, for the offline tools (graphfs-stripe --compress, graphfs-unstripe; graphfs-update and
 // gen-update read compressed stubs with PackedFileReader). Every frame is checked
 // (compress/unit_frame.h) when it is read back: damage is EIO naming the unit. The mount reads
-// compressed files through its cache instead (volume/packed_file.h).
+// compressed files through its cache instead (volume/internal/packed_file.h).
 #pragma once
 
 #include <cstdint>

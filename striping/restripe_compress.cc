@@ -145,7 +145,7 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
     const double disk = disk_bandwidth > 0 ? c.ratio / disk_bandwidth : c.ratio;
     const double cpu = disk_bandwidth > 0 ? 1.0 / (c.decode_bps * decode_cores) : 0;
     // The disks and the decoding overlap on a pass from the disks; a pass over frames the cache
-    // kept costs the decoding alone (volume/frame_tier.h), and graph jobs make many.
+    // kept costs the decoding alone (volume/internal/frame_tier.h), and graph jobs make many.
     c.disk_pass = std::max(disk, cpu);
     c.cost = c.disk_pass + memory_passes * cpu;
     char line[160];

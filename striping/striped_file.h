@@ -8,7 +8,7 @@
 //
 // Read-ahead and caching sit above this class (volume/, cache/): it only moves bytes. Of a
 // compressed file (manifest `packed`) it reads the packed stream — size() is the stream's —
-// and refuses writes; the volume decodes (volume/packed_file.h) and makes it plain first. A
+// and refuses writes; the volume decodes (volume/internal/packed_file.h) and makes it plain first. A
 // file with parity or block sums (manifest version 2) is read through ParityReader
 // (parity_read.h) by every read call below: each block is verified against its sum before it
 // is served, and what a lost, failing or lying disk cannot give is rebuilt from the rest of its

@@ -8,8 +8,8 @@
 
 #include "chunkindex/lp_answers.h"
 #include "chunkindex/lp_scheduler.h"
-#include "volume/graph_schedule.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/graph_schedule.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 

@@ -2,7 +2,7 @@
 // logical-partition schedule seen through a handle (JobGraph), the view of the LP a job holds
 // (LpView), and the answers to asks that had to wait (JobAnswers). The scheduling itself —
 // chunkindex's LpScheduler, the loader threads, the LPs' memory — stays behind these types
-// (volume/graph_schedule.h, internal); a front end names none of it.
+// (volume/internal/graph_schedule.h, internal); a front end names none of it.
 //
 //   auto g = volume.JobGraphFor("/src/twitter");    // opened on first use, shared by its jobs
 //   g->AddJob(7, 256 << 20);

@@ -1,6 +1,6 @@
 // A graph version's extent maps (grid/graph_file.h) as the mount reads them, so that fusefs
 // needs nothing of grid/: `MappedFile` (a map and its open pieces) and the names a version's
-// files have. Its striped pieces are read through the volume (volume/mapped_piece.h).
+// files have. Its striped pieces are read through the volume (volume/internal/mapped_piece.h).
 #pragma once
 
 #include <sys/stat.h>

@@ -12,7 +12,7 @@
 // everything above) beyond kUnaccountedAllowance: the cache makes room for it, so that RSS stays
 // within the budget plus that allowance (and short peaks above it).
 //
-// The cache is two tiers (volume/frame_tier.h): compressed files' frames, as the disks hold
+// The cache is two tiers (volume/internal/frame_tier.h): compressed files' frames, as the disks hold
 // them, come first — they keep 2-4x more of the graph per byte, so what memory can hold is
 // read from the disks once —, and decoded units get what the frames leave, at least an eighth
 // of the cache (what the readers in flight decode into):
@@ -29,7 +29,7 @@
 // unaccounted allowance: held units come and go with LPs, and frames given up for them are read
 // from the disks again — at the demo's f = 1/4, 0.9 GB and 7 s for no RSS: docs/memory-as-cache.md.)
 //
-// `standing`: decoded units that stand for their frames (volume/frame_tier.h, DecodedKept: the
+// `standing`: decoded units that stand for their frames (volume/internal/frame_tier.h, DecodedKept: the
 // frames were all in with room to spare, so a kept decoded unit's frame was dropped and its
 // bytes moved from the frames' share to the decoded tier's). Frames coming in later then evict
 // other frames, not the only copies of those units.

@@ -11,7 +11,7 @@
 // depth: two stripe units or bandwidth × kReactionSeconds of reading, whichever is more.
 // The staging area (readahead_mem) is a ceiling, not the working size: each stream keeps an
 // equal share of it for every reader that read in the last second, and beyond its share loads
-// only units of disks that have nothing to do (volume/extent_reads.h), so a small area never
+// only units of disks that have nothing to do (volume/internal/extent_reads.h), so a small area never
 // leaves a disk idle and a large one never lets one deep window starve the others.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "volume/volume_internal.h"
+#include "volume/internal/volume_internal.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -19,14 +19,14 @@
 #include "striping/row_journal.h"
 #include "striping/striped_file.h"
 #include "striping/unit_sums.h"
-#include "volume/extent_reads.h"
-#include "volume/graph_index.h"
-#include "volume/graph_schedule.h"
-#include "volume/mapped_piece.h"
-#include "volume/packed_file.h"
-#include "volume/read_cost_model.h"
-#include "volume/striped_source.h"
-#include "volume/unpack_journal.h"
+#include "volume/internal/extent_reads.h"
+#include "volume/internal/graph_index.h"
+#include "volume/internal/graph_schedule.h"
+#include "volume/internal/mapped_piece.h"
+#include "volume/internal/packed_file.h"
+#include "volume/internal/read_cost_model.h"
+#include "volume/internal/striped_source.h"
+#include "volume/internal/unpack_journal.h"
 
 namespace graphfs::volume {
 
@@ -162,7 +162,7 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
   if (!disks.ok()) return disks.error().Wrap("cannot mount " + options.source);
   v->disks_ = std::move(*disks);
   if (v->disks_) {
-    // Unpacks a killed daemon left half done (volume/unpack_journal.h).
+    // Unpacks a killed daemon left half done (volume/internal/unpack_journal.h).
     FinishPendingUnpacks(*v->disks_, [&](const std::string& file_id) {
       v->RemoveParts(file_id);
     });
@@ -364,7 +364,7 @@ Status VolumeFile::Unpack() {
   auto stub = old_file->DupStub();
   if (!stub.ok()) return stub.error().Wrap(what);
   // A killed daemon leaves one copy's parts unnamed; the record lets the next mount remove them
-  // (volume/unpack_journal.h).
+  // (volume/internal/unpack_journal.h).
   auto stub_path = StubPath(stub->get());
   if (!stub_path.ok()) return stub_path.error().Wrap(what);
   const Status recorded = WriteUnpackRecord(*disks, {old.file_id, plain.file_id, *stub_path});

@@ -63,7 +63,7 @@ class VolumeStubFiles;
 struct PackedCounters;
 class FrameTier;
 struct CopyRange;
-struct ReadCostModel;  // volume/read_cost_model.h
+struct ReadCostModel;  // volume/internal/read_cost_model.h
 
 // What Read hands back: the bytes as pieces (iovecs) in order, valid while this lives —
 // cache units stay pinned until then, or the pieces point into the caller's scratch buffer.
@@ -87,7 +87,7 @@ class PinnedRead {
 // in flight.
 inline constexpr size_t kRunsBatchesInFlight = 8;
 // The read path's disk requests: the units of one stripe unit read together, up to this many
-// bytes (volume/extent_reads.h).
+// bytes (volume/internal/extent_reads.h).
 inline constexpr uint64_t kMaxExtent = 16ull << 20;
 
 
@@ -109,7 +109,7 @@ class Volume {
   void Stop();
 
   const VolumeOptions& options() const { return options_; }
-  const ReadCostModel& read_cost() const { return *read_cost_; }  // volume/read_cost_model.h
+  const ReadCostModel& read_cost() const { return *read_cost_; }  // volume/internal/read_cost_model.h
   const std::string& source() const { return options_.source; }
   bool has_disks() const { return disks_ != nullptr; }
 
@@ -203,8 +203,8 @@ class Volume {
   // ---- internals: for the volume's own files and tests/volume/ ----
   // What they return are the volume's internal services and the lower libraries' types
   // (declared above, not defined): their users include those headers themselves.
-  GraphIndexes& indexes() { return *indexes_; }       // volume/graph_index.h
-  GraphSchedules& schedules() { return *schedules_; }  // volume/graph_schedule.h
+  GraphIndexes& indexes() { return *indexes_; }       // volume/internal/graph_index.h
+  GraphSchedules& schedules() { return *schedules_; }  // volume/internal/graph_schedule.h
   cache::ChunkCache* cache() { return cache_.get(); }  // null before Start and after Stop
   FrameTier* frames() { return frames_.get(); }        // likewise
   const ExtentReads* extent_reads() const { return extents_.get(); }  // likewise
@@ -261,7 +261,7 @@ class Volume {
   std::unique_ptr<VolumeStubFiles> stub_files_;
   std::unique_ptr<GraphIndexes> indexes_;     // chunk layouts of indexed graphs
   std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
-  // Compressed files' frames (volume/frame_tier.h), the cache's first tier; shared with the
+  // Compressed files' frames (volume/internal/frame_tier.h), the cache's first tier; shared with the
   // compressed files that read through it.
   std::shared_ptr<FrameTier> frames_;
   std::unique_ptr<ExtentReads> extents_;      // after the cache: fills its units, goes first

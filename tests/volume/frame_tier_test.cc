@@ -1,4 +1,4 @@
-// The cache's frame tier (volume/frame_tier.h) under one memory budget: compressed files'
+// The cache's frame tier (volume/internal/frame_tier.h) under one memory budget: compressed files'
 // frames stay in memory as the disks hold them, so a budget that holds a file's stored bytes
 // reads each frame from the disks once however many passes read it, and a smaller one keeps a
 // fixed part across passes (a pass reads about what is not kept; an LRU would read it all).
@@ -13,7 +13,7 @@
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
 #include "tests/testutil/file_bytes.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 namespace {

@@ -1,7 +1,7 @@
-// The direct loader's batches (volume/run_batches.h): each on one disk, within the buffer
+// The direct loader's batches (volume/internal/run_batches.h): each on one disk, within the buffer
 // limit, covering exactly the pieces asked for, and interleaved over the disks in proportion
 // to their shares.
-#include "volume/run_batches.h"
+#include "volume/internal/run_batches.h"
 
 #include <gtest/gtest.h>
 

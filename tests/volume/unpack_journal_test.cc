@@ -1,5 +1,5 @@
-// volume/unpack_journal.h: what a mount does with the records a killed Unpack left.
-#include "volume/unpack_journal.h"
+// volume/internal/unpack_journal.h: what a mount does with the records a killed Unpack left.
+#include "volume/internal/unpack_journal.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

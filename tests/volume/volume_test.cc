@@ -1,7 +1,7 @@
 // The volume without a mount: the striped read path (cache units, read-ahead staging, small
 // reads around the cache, writes), the logical-partition loader over a small indexed graph,
 // and an index that went stale while files were open. Disks are temp directories.
-#include "volume/volume_internal.h"
+#include "volume/internal/volume_internal.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,8 +21,8 @@
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
 #include "tests/testutil/file_bytes.h"
-#include "volume/graph_schedule.h"
-#include "volume/striped_source.h"
+#include "volume/internal/graph_schedule.h"
+#include "volume/internal/striped_source.h"
 
 namespace graphfs::volume {
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "cache/chunk_cache.h"
-#include "volume/striped_source.h"
+#include "volume/internal/striped_source.h"
 
 namespace graphfs::volume {
 

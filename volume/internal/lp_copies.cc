@@ -9,9 +9,9 @@
 #include <unordered_map>
 
 #include "common/clock.h"
-#include "volume/striped_source.h"
-#include "volume/unit_request.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/striped_source.h"
+#include "volume/internal/unit_request.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 
@@ -242,7 +242,7 @@ Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file
   if (from_disk.empty()) return Status::Ok();
 
   // 2. Batches of bounded memory, each on one disk, interleaved over the disks
-  // (volume/run_batches.h).
+  // (volume/internal/run_batches.h).
   const RunBatchPlan plan = PlanRunBatches(from_disk, src->file().map(), file_size, kDirectAlign,
                                            std::max<uint64_t>(kDirectAlign, options_.runs_batch_bytes));
   const std::vector<RunBatch>& batches = plan.batches;

@@ -1,4 +1,4 @@
-#include "volume/frame_tier.h"
+#include "volume/internal/frame_tier.h"
 
 #include <unistd.h>
 

@@ -1,9 +1,9 @@
-#include "volume/mapped_piece.h"
+#include "volume/internal/mapped_piece.h"
 
 #include "grid/grid_layout.h"
 #include "striping/manifest.h"
 #include "striping/striped_file.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 

@@ -1,4 +1,4 @@
-#include "volume/graph_index.h"
+#include "volume/internal/graph_index.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -6,7 +6,7 @@
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/fingerprint.h"
 #include "common/log.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 

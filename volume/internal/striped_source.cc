@@ -1,4 +1,4 @@
-#include "volume/striped_source.h"
+#include "volume/internal/striped_source.h"
 
 namespace graphfs::volume {
 

@@ -1,4 +1,4 @@
-#include "volume/graph_schedule.h"
+#include "volume/internal/graph_schedule.h"
 
 #include <fcntl.h>
 #include <malloc.h>
@@ -14,8 +14,8 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "grid/posix_io.h"
-#include "volume/striped_source.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/striped_source.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 

@@ -6,7 +6,7 @@
 
 #include "striping/disk_health.h"
 #include "volume/version_reclaim.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 

@@ -10,9 +10,9 @@
 
 #include "common/clock.h"
 
-#include "volume/striped_source.h"
-#include "volume/unit_request.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/striped_source.h"
+#include "volume/internal/unit_request.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 

@@ -1,4 +1,4 @@
-#include "volume/unpack_journal.h"
+#include "volume/internal/unpack_journal.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

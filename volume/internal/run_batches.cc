@@ -1,4 +1,4 @@
-#include "volume/run_batches.h"
+#include "volume/internal/run_batches.h"
 
 #include <algorithm>
 

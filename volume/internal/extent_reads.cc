@@ -1,4 +1,4 @@
-#include "volume/extent_reads.h"
+#include "volume/internal/extent_reads.h"
 
 #include <algorithm>
 #include <cstring>

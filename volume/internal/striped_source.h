@@ -13,7 +13,7 @@
 #include "cache/chunk_cache.h"
 #include "cache/unit_layout.h"
 #include "striping/striped_file.h"
-#include "volume/packed_file.h"
+#include "volume/internal/packed_file.h"
 
 namespace graphfs::volume {
 
@@ -57,7 +57,7 @@ class StripedSource final : public cache::UnitSource {
     return layout_note_;
   }
   // Where its units are loaded from now on (null: the cache's own buffers): the shared memory of
-  // the graph's LPs while the graph has jobs (volume/graph_schedule.h), so that an LP can be
+  // the graph's LPs while the graph has jobs (volume/internal/graph_schedule.h), so that an LP can be
   // made of cached units rather than copies of them.
   void SetArena(std::shared_ptr<SharedArena> arena) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -4,8 +4,8 @@
 
 #include "chunkindex/lp_scheduler.h"
 #include "chunkindex/source_runs.h"
-#include "volume/graph_schedule.h"
-#include "volume/volume_internal.h"
+#include "volume/internal/graph_schedule.h"
+#include "volume/internal/volume_internal.h"
 
 namespace graphfs::volume {
 

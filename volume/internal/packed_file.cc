@@ -1,4 +1,4 @@
-#include "volume/packed_file.h"
+#include "volume/internal/packed_file.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include "common/aligned_buffer.h"
 #include "common/log.h"
 #include "compress/unit_frame.h"
-#include "volume/frame_tier.h"
+#include "volume/internal/frame_tier.h"
 
 namespace graphfs::volume {
 

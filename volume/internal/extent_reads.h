@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "cache/chunk_cache.h"
-#include "volume/striped_source.h"
+#include "volume/internal/striped_source.h"
 
 namespace graphfs::volume {
 

@@ -43,7 +43,7 @@ class PackedFile {
   Result<uint64_t> Read(uint64_t offset, uint64_t length, char* buf);
   // Adds to per_disk[d] the frame bytes on disk d of the units holding [offset, offset + length).
   void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const;
-  // Reads its frames through `frames` (the mount's frame tier, volume/frame_tier.h) as file
+  // Reads its frames through `frames` (the mount's frame tier, volume/internal/frame_tier.h) as file
   // `key` there, instead of from the disks at every decode; its decoded units are file
   // `decoded_key` in the cache. Before the first read.
   void UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key, uint64_t decoded_key);
