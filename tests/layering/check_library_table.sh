@@ -5,8 +5,8 @@
 #   chunkindex/ and striping/ know nothing of each other; compress/ and grid/ sit at the bottom
 #   beside common/, which includes nothing else; nothing includes admin/ or engines/ but
 #   themselves (and tests); engines/, a client, includes nothing of graphfs but grid/ and common/;
-# - admin/ and engines/ include only the public headers of the libraries below them, as each
-#   library's README names them (the volume's: check_layering.sh);
+# - volume/, admin/ and engines/ include only the public headers of the libraries below the volume,
+#   as each library's README names them (the volume's own public headers: check_layering.sh);
 # - fusefs/ is the only library that includes libfuse's headers, striping/ the only one with an
 #   io_uring (liburing), as the table says of them.
 # check_layering.sh checks on what the compiler reads that fusefs/ and the volume's public headers
@@ -41,7 +41,7 @@ declare -A public=(
   [striping]="striped_file.h disk_set.h io_engine.h disk_activity.h stripe_map.h manifest.h restripe.h
               calibrate.h stripe_unit.h packed_directory.h packed_stream.h part_io.h graph_files.h
               disk_backend.h local_disk_backend.h parity_codec.h unit_checksum.h unit_sums.h row_repair.h
-              parity_read.h sums_cache.h"
+              parity_read.h sums_cache.h disk_health.h row_journal.h parity_write.h read_gate.h json_fields.h"
 )
 declare -A internal=(
   [chunkindex]="index_scan.h lp_scheduler_job.h"
@@ -83,8 +83,8 @@ for top in fusefs admin engines; do
   [ -z "$up" ] || fail "nothing but $top/ and tests/ may include $top/, but these do:" $up
 done
 
-# 2. admin/ and engines/ include only the public headers of the libraries below the volume.
-for client in admin engines; do
+# 2. volume/, admin/ and engines/ include only the public headers of the libraries below the volume.
+for client in volume admin engines; do
   while IFS=: read -r file header; do
     lib="${header%%/*}"
     name="${header#*/}"
@@ -110,6 +110,6 @@ for lib in $libraries; do
 done
 
 [ "$failed" = 0 ] && echo "layer table: every library includes only itself and the libraries below it;" \
-  "admin and engines include only the public headers of the libraries below the volume;" \
+  "volume, admin and engines include only the public headers of the libraries below the volume;" \
   "libfuse only in fusefs, liburing only in striping"
 exit "$failed"
