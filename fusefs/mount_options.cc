@@ -109,7 +109,7 @@ const std::vector<OptionSpec>& Table() {
        "the memory its LPs own while it has jobs (not the cached units they are made of), and the cache, which gets "
        "the rest. The cache keeps compressed files' frames first, as the disks hold them (2-4x more of the graph per "
        "byte: what fits is read once), and decoded units in what the frames leave; the shares and the floors of both "
-       "are `MemoryBudget`'s (`volume/memory_budget.h`). `stats.memory_budget` shows the split, "
+       "are `MemoryBudget`'s (`volume/internal/memory_budget.h`). `stats.memory_budget` shows the split, "
        "and `unaccounted`: the daemon's other resident memory beyond an allowance "
        "(`MemoryBudget::kUnaccountedAllowance`), which the cache makes room for",
        Budget(true)},

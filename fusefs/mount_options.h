@@ -54,7 +54,7 @@ Result<bool> ApplyMountOption(MountOptions& options, const std::string& option);
 
 // Resolves the memory options into the volume's bytes: `memory=` (kDefaultMemory when neither is
 // given) into `memory_bytes`, which the volume then divides (volume.cc, `Budgeted`, and
-// volume/memory_budget.h: the cache's share is decided there alone), or `cache_size=` into
+// volume/internal/memory_budget.h: the cache's share is decided there alone), or `cache_size=` into
 // `cache_bytes`, a cache of that size; N% is of RAM. Both given is an error.
 Status ResolveMountOptions(MountOptions& options);
 

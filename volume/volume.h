@@ -24,7 +24,7 @@
 #include "common/unique_fd.h"
 #include "volume/graph_jobs.h"
 #include "volume/mapped_file.h"
-#include "volume/memory_budget.h"
+#include "volume/internal/memory_budget.h"
 #include "volume/read_ahead.h"
 #include "volume/striped_stub.h"
 #include "volume/version_reclaim.h"

@@ -44,7 +44,7 @@ struct VolumeOptions {
   // One budget (memory=; 0: none) instead of cache_bytes. The volume divides it, and only it
   // sizes the cache then: staging and lp_memory capped at a share of it each (`Budgeted`,
   // volume.cc), the cache what those and the graphs in use (their indexes and what their LPs
-  // own) leave (volume/memory_budget.h).
+  // own) leave (volume/internal/memory_budget.h).
   uint64_t memory_bytes = 0;
   std::string cache_policy = "priority";
   unsigned cache_window = kDefaultCacheWindowSeconds;  // seconds a read counts towards a unit's rank

@@ -116,7 +116,7 @@ TEST(MountOptions, HelpNamesTheVolumesSharesWithoutRestatingThem) {
   const std::string help = MountOptionsHelp();
   for (const char* share : {"a quarter", "half of", "an eighth", "1/4", "1/8"})
     EXPECT_EQ(help.find(share), std::string::npos) << share;
-  for (const char* code : {"volume/internal/graph_schedule.cc", "volume/memory_budget.h"})
+  for (const char* code : {"volume/internal/graph_schedule.cc", "volume/internal/memory_budget.h"})
     EXPECT_NE(help.find(code), std::string::npos) << code;
 }
 

@@ -1,4 +1,4 @@
-#include "volume/memory_budget.h"
+#include "volume/internal/memory_budget.h"
 
 #include <cstring>
 #include <memory>

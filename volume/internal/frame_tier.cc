@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "volume/memory_budget.h"
+#include "volume/internal/memory_budget.h"
 
 namespace graphfs::volume {
 

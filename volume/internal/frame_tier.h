@@ -1,4 +1,4 @@
-// Compressed files' frames in memory: the first tier of the cache (volume/memory_budget.h).
+// Compressed files' frames in memory: the first tier of the cache (volume/internal/memory_budget.h).
 // A compressed unit comes from the disks as its frame — its stored, checksummed bytes — and the
 // frame stays here, priority-evicted like any cache unit (cache/eviction_policy.h), so that the
 // next pass over the unit decodes it from memory instead of reading it again. At 2-4x more of

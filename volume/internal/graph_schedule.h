@@ -29,7 +29,7 @@
 #include "common/unique_fd.h"
 #include "grid/graph_file.h"
 #include "volume/graph_jobs.h"
-#include "volume/memory_budget.h"
+#include "volume/internal/memory_budget.h"
 
 namespace graphfs {
 class StripedFile;
