@@ -60,7 +60,7 @@ const std::vector<OptionSpec>& Table() {
       {"io", Names(kIo), "",
        "one queue + io_uring worker(s) per disk, or one shared queue (the classic thread pool, for comparison)",
        OneOf(Vol(&VolumeOptions::io_queues), kIo)},
-      {"io_workers", "N", "1 per disk (`perdisk`), as many as disks (`shared`): `Volume::Open`, `volume/volume.cc`",
+      {"io_workers", "N", "1 per disk (`perdisk`), as many as disks (`shared`): `VolumeCore::Open`, `volume/internal/volume_core.cc`",
        "io_uring workers per disk (`perdisk`) or in the pool (`shared`)",
        Whole<unsigned>(Vol(&VolumeOptions::io_workers), 1, 256)},
       {"queue_depth", "N", "", "requests in flight per I/O worker",
@@ -105,7 +105,7 @@ const std::vector<OptionSpec>& Table() {
        Budget(false)},
       {"memory", "SIZE|N%", Literal(kDefaultMemory.text),
        "the one budget for the graph bytes the daemon holds: staging (`readahead_mem`) and each graph's LP window "
-       "(`lp_memory`), each capped at a share of it (`Budgeted`, `volume/volume.cc`), each graph's chunk index and "
+       "(`lp_memory`), each capped at a share of it (`Budgeted`, `volume/internal/volume_core.cc`), each graph's chunk index and "
        "the memory its LPs own while it has jobs (not the cached units they are made of), and the cache, which gets "
        "the rest. The cache keeps compressed files' frames first, as the disks hold them (2-4x more of the graph per "
        "byte: what fits is read once), and decoded units in what the frames leave; the shares and the floors of both "
@@ -156,7 +156,7 @@ const std::vector<OptionSpec>& Table() {
        "counts its own bytes and the whole cached units it is made of); a job waits for a slower one only when the "
        "LPs that one holds or has queued fill it. How large one LP may be, and how much freed memory is kept for "
        "reuse, are shares of it the graph's schedule sets (`GraphSchedule`, `volume/internal/graph_schedule.cc`); under "
-       "`memory=` it is capped at a share of the budget (`Budgeted`, `volume/volume.cc`)",
+       "`memory=` it is capped at a share of the budget (`Budgeted`, `volume/internal/volume_core.cc`)",
        Size(Vol(&VolumeOptions::lp_memory), volume::kMinLpMemory, UINT64_MAX,
             "at least " + SizeText(volume::kMinLpMemory) + " (four LPs of " + SizeText(volume::kMinLpMemory / 4) + ")")},
       {"disk_bandwidth", "SIZE", "`graphfs-calibrate`'s, else the read-cost model's (`DiskCost`, `chunkindex/read_cost.h`)",

@@ -53,9 +53,10 @@ struct MountOptions {
 Result<bool> ApplyMountOption(MountOptions& options, const std::string& option);
 
 // Resolves the memory options into the volume's bytes: `memory=` (kDefaultMemory when neither is
-// given) into `memory_bytes`, which the volume then divides (volume.cc, `Budgeted`, and
-// volume/internal/memory_budget.h: the cache's share is decided there alone), or `cache_size=` into
-// `cache_bytes`, a cache of that size; N% is of RAM. Both given is an error.
+// given) into `memory_bytes`, which the volume then divides (`Budgeted` in
+// volume/internal/volume_core.cc, and volume/internal/memory_budget.h: the cache's share is
+// decided there alone), or `cache_size=` into `cache_bytes`, a cache of that size; N% is of RAM.
+// Both given is an error.
 Status ResolveMountOptions(MountOptions& options);
 
 // The table's keys, in its order.

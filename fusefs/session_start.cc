@@ -44,7 +44,7 @@ Status StartServing(GraphFs& fs) {
   GRAPHFS_RETURN_IF_ERROR(fs.volume->Start());
   // The memory nothing in the split accounts for is charged to the budget (memory=).
   fs.memory_peak.Start([&fs] { return MemoryByUseNow(fs); }, std::chrono::milliseconds(100),
-                       [&fs](uint64_t other) { fs.volume->budget().SetUnaccounted(other); });
+                       [&fs](uint64_t other) { fs.volume->SetUnaccountedMemory(other); });
   return Status::Ok();
 }
 

@@ -9,7 +9,7 @@
 #include "chunkindex/lp_answers.h"
 #include "chunkindex/lp_scheduler.h"
 #include "volume/internal/graph_schedule.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
 
 namespace graphfs::volume {
 
@@ -61,7 +61,7 @@ nlohmann::json CostJson(const chunkindex::IterationCost& c) {
 
 // ---- JobAnswers ----
 
-JobAnswers::JobAnswers() : queue_(std::make_shared<chunkindex::LpAnswers>()) {}
+JobAnswers::JobAnswers() : queue_(std::make_shared<AnswerQueue>()) {}
 JobAnswers::~JobAnswers() = default;
 
 uint64_t JobAnswers::NewTicket() { return queue_->NewTicket(); }
@@ -188,7 +188,7 @@ void JobGraph::AddJobStatus(uint64_t job, nlohmann::json& j) const {
 // ---- Volume: the jobs' graphs ----
 
 Result<JobGraph> Volume::JobGraphFor(const std::string& dir) {
-  auto schedule = schedules_->Get(*this, dir);
+  auto schedule = schedules_->Get(*core_, dir);
   if (!schedule.ok()) return schedule.error();
   return JobGraph(std::move(*schedule));
 }
@@ -202,7 +202,7 @@ void Volume::LeaveGraph(JobGraph graph, uint64_t job) {
   graph = JobGraph();  // the schedule is dropped below if no other job holds it
   // The version the job ran on may be waiting for its last job to be reclaimed.
   reclaimer_.Nudge(dir);
-  if (budget_.enabled()) schedules_->Prune();
+  if (core_->budget().enabled()) schedules_->Prune();
 }
 
 nlohmann::json Volume::SchedulesJson() {

@@ -26,14 +26,11 @@
 #include "common/result.h"
 #include "common/shared_arena.h"
 
-namespace graphfs::chunkindex {
-class LpAnswers;
-}
-
 namespace graphfs::volume {
 
 class GraphSchedule;
 class Volume;
+class AnswerQueue;  // the schedulers' answer queue (volume/internal/graph_schedule.h)
 
 // The answer to a job's ask for its next LP: the LP it now holds (`seq`), or the end of its
 // iteration.
@@ -66,7 +63,7 @@ class JobAnswers {
 
  private:
   friend class GraphSchedules;
-  std::shared_ptr<chunkindex::LpAnswers> queue_;  // the schedulers push into it
+  std::shared_ptr<AnswerQueue> queue_;  // the schedulers push into it
 };
 
 // A job's view of the LP it holds: the edges of its own active sources in the LP's chunks,

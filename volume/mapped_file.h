@@ -13,10 +13,6 @@
 
 #include "common/result.h"
 
-namespace graphfs::grid {
-class GraphFile;
-}
-
 namespace graphfs::volume {
 
 class Volume;
@@ -43,11 +39,14 @@ class MappedFile {
   // Up to `length` bytes at `offset`: short at the end of the file, empty past it.
   Result<uint64_t> Read(char* buf, uint64_t length, uint64_t offset) const;
 
-  explicit MappedFile(std::unique_ptr<const grid::GraphFile> file);
+  // The open map itself (grid/graph_file.h's GraphFile, in volume/internal/mapped_piece.cc): a
+  // front end sees its name only.
+  struct Map;
+  explicit MappedFile(std::unique_ptr<const Map> map);
   ~MappedFile();
 
  private:
-  std::unique_ptr<const grid::GraphFile> file_;
+  std::unique_ptr<const Map> map_;
 };
 
 // The size an extent map reads as, when the regular file at `path` (`st` its stat) is one;

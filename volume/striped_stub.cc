@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "striping/manifest.h"
+#include "volume/internal/stub_manifest.h"
 
 namespace graphfs::volume {
 
@@ -11,11 +12,8 @@ Result<std::optional<StripedStub>> StripedStub::Read(const std::string& path, co
   auto m = ReadManifest(path, follow);
   if (!m.ok()) return m.error();
   if (!m->has_value()) return std::optional<StripedStub>();
-  return std::optional<StripedStub>(StripedStub(std::move(**m)));
+  return std::optional<StripedStub>(StubOf(std::move(**m)));
 }
-
-StripedStub::StripedStub(StripeManifest manifest)
-    : manifest_(std::make_shared<const StripeManifest>(std::move(manifest))) {}
 
 uint64_t StripedStub::size() const { return manifest_->size; }
 const std::string& StripedStub::file_id() const { return manifest_->file_id; }

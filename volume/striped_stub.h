@@ -14,10 +14,6 @@
 
 #include "common/result.h"
 
-namespace graphfs {
-struct StripeManifest;
-}
-
 namespace graphfs::volume {
 
 class StripedStub {
@@ -26,14 +22,18 @@ class StripedStub {
   // paths need): none when it is no stub — not a regular file, larger than a stub can be, or
   // without a manifest —, an error when its manifest is damaged.
   static Result<std::optional<StripedStub>> Read(const std::string& path, const struct stat& st, bool follow = false);
-  explicit StripedStub(StripeManifest manifest);
 
   uint64_t size() const;               // the striped file's size when the stub was read
   const std::string& file_id() const;  // names its parts on the disks
+
+  // The manifest itself (volume/internal/stub_manifest.h, with StubOf that makes a stub of
+  // one): the volume opens the file it names; a front end sees its name only.
+  struct Manifest;
+  explicit StripedStub(std::shared_ptr<const Manifest> manifest) : manifest_(std::move(manifest)) {}
+  const Manifest& manifest() const { return *manifest_; }
+
  private:
-  friend class Volume;  // opens the file the manifest names
-  const StripeManifest& manifest() const { return *manifest_; }
-  std::shared_ptr<const StripeManifest> manifest_;  // copies share it
+  std::shared_ptr<const Manifest> manifest_;  // copies share it
 };
 
 // Whether the extended attribute `name` is one users neither see nor set: the stubs' manifests

@@ -1,228 +1,32 @@
-#include "volume/internal/volume_internal.h"
+// The volume's face (volume.h): what fusefs calls, handed to the core (volume/internal/
+// volume_core.h) — which owns the disks, the I/O engine, the cache and the rest — and to the
+// graphs' schedules above it (the jobs API is graph_jobs.cc). The face owns the order of
+// starting and stopping: the schedules load through the core's cache, so they stop first.
+#include "volume/volume.h"
 
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <xxhash.h>
+#include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <cerrno>
-#include <climits>
-#include <cstring>
-#include <set>
-
-#include "cache/chunk_cache.h"
-#include "common/log.h"
-#include "striping/disk_set.h"
-#include "striping/io_engine.h"
-#include "striping/manifest.h"
-#include "striping/row_journal.h"
-#include "striping/striped_file.h"
-#include "striping/unit_sums.h"
-#include "volume/internal/extent_reads.h"
-#include "volume/internal/graph_index.h"
 #include "volume/internal/graph_schedule.h"
-#include "volume/internal/mapped_piece.h"
-#include "volume/internal/packed_file.h"
-#include "volume/internal/read_cost_model.h"
-#include "volume/internal/striped_source.h"
-#include "volume/internal/unpack_journal.h"
+#include "volume/internal/volume_core.h"
+#include "volume/internal/volume_file.h"
 
 namespace graphfs::volume {
 
-namespace {
-
-// Where the stub open as `fd` is now (it may have been renamed since it was opened); empty if
-// it was unlinked (then no name keeps either copy of its parts).
-Result<std::string> StubPath(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return Error::FromErrno("stat the stub");
-  if (st.st_nlink == 0) return std::string();
-  char path[PATH_MAX];
-  const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), path, sizeof path - 1);
-  if (n <= 0 || path[0] != '/') return Error(EIO, "cannot tell where the stub is");
-  return std::string(path, static_cast<size_t>(n));
-}
-
-// Finds the disk set of the striped graphs under `source` and verifies every disk.
-Result<std::unique_ptr<DiskSet>> OpenDisks(const VolumeOptions& options) {
-  const std::string& source = options.source;
-  std::vector<std::string> graphs = FindRegistries(source, 6);
-  std::set<std::string> sets;
-  DiskRegistry registry;
-  for (const auto& g : graphs) {
-    auto r = ReadRegistry(g);
-    if (!r.ok()) return r.error();
-    if (!sets.empty() && !sets.count(r->set_id))
-      return Error(EINVAL, "graphs under " + source + " are striped over different disk sets (" + g +
-                               " uses " + r->set_id + ", another uses " + *sets.begin() +
-                               "); mount them separately");
-    // The set may miss as many disks as the graph with the fewest parity units survives.
-    const uint32_t parity = sets.empty() ? r->parity : std::min(registry.parity, r->parity);
-    sets.insert(r->set_id);
-    registry = *r;
-    registry.parity = parity;
-  }
-  if (sets.empty()) {
-    if (!options.disks.empty())
-      std::fprintf(stderr, "graphfs: note: disks= given, but nothing under %s is striped yet\n", source.c_str());
-    return std::unique_ptr<DiskSet>();
-  }
-  if (!options.disks.empty()) {
-    if (options.disks.size() != registry.disks.size())
-      return Error(EINVAL, "disks= lists " + std::to_string(options.disks.size()) + " disks, the registered set has " +
-                               std::to_string(registry.disks.size()));
-    registry.disks = options.disks;
-  }
-  auto set = DiskSet::Open(registry);
-  if (!set.ok()) return set.error();
-  return std::make_unique<DiskSet>(std::move(*set));
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// The read-cost model: the median of the disks' calibrations (the disks of one set are
-// normally alike; the median ignores one odd disk), then the mount options on top.
-ReadCostModel LoadReadCost(const VolumeOptions& options, const DiskSet* disks) {
-  ReadCostModel m;
-  std::vector<std::string> dirs;
-  if (disks != nullptr) {
-    for (uint32_t d = 0; d < disks->size(); ++d) dirs.push_back(disks->path(d));
-  } else {
-    dirs.push_back(options.source);
-  }
-  std::vector<double> bandwidth, request;
-  for (const std::string& dir : dirs) {
-    auto c = LoadCalibration(dir);
-    if (!c.ok()) {
-      (c.error().code() == ENOENT ? m.missing : m.damaged).push_back(c.error().code() == ENOENT ? dir : c.error().message());
-      continue;
-    }
-    bandwidth.push_back(c->bytes_per_second);
-    request.push_back(c->seconds_per_request);
-    m.disks.push_back(*c);
-  }
-  if (!m.disks.empty()) {
-    m.cost.bytes_per_second = Median(bandwidth);
-    m.cost.seconds_per_request = Median(request);
-    m.source = "graphfs-calibrate (median of " + std::to_string(m.disks.size()) + " of " +
-               std::to_string(dirs.size()) + " disks)";
-  } else {
-    m.source = "defaults (no disk is calibrated: run graphfs-calibrate " + options.source + ")";
-  }
-  if (options.seq_bytes_per_second > 0 || options.seconds_per_request >= 0) {
-    if (options.seq_bytes_per_second > 0) m.cost.bytes_per_second = options.seq_bytes_per_second;
-    if (options.seconds_per_request >= 0) m.cost.seconds_per_request = options.seconds_per_request;
-    m.source = "mount options over " + m.source;
-  }
-  return m;
-}
-
-// With a memory budget: staging and each LP window at most an eighth of it each (the cache is
-// where the graph stays across passes: a frame evicted to make room for a window that LPs of
-// cached units hardly use is read from the disks again). The cache's size is the budget's
-// (Start: it begins with what staging leaves; graphs reserve their index and their LPs' own
-// memory as they get jobs), not an option.
-VolumeOptions Budgeted(VolumeOptions o) {
-  if (o.memory_bytes == 0) return o;
-  o.read_ahead.staging_limit = std::min(o.read_ahead.staging_limit, o.memory_bytes / 8);
-  o.lp_memory = std::max<uint64_t>(kMinLpMemory, std::min(o.lp_memory, o.memory_bytes / 8));
-  return o;
-}
-
-// Freed unit buffers kept for the next loads (cache/chunk_cache.h): a sixteenth of the cache,
-// at most 64 MiB — they are memory the budget does not see, so they stay small beside it.
-uint64_t RecycleBytes(uint64_t cache_bytes) { return std::min<uint64_t>(64ull << 20, cache_bytes / 16); }
-
-}  // namespace
-
-Volume::Volume(const VolumeOptions& options)
-    : options_(Budgeted(options)),
-      budget_(options_.memory_bytes, options_.read_ahead.staging_limit, options_.cache_bytes),
-      read_cost_(std::make_unique<ReadCostModel>()),
-      io_options_(std::make_unique<IoEngineOptions>()),
-      read_ahead_(options_.read_ahead),
-      packed_counters_(std::make_unique<PackedCounters>()),
-      stub_files_(std::make_unique<VolumeStubFiles>(*this)),
-      indexes_(std::make_unique<GraphIndexes>()),
+Volume::Volume(std::unique_ptr<VolumeCore> core)
+    : core_(std::move(core)),
       schedules_(std::make_unique<GraphSchedules>()),
       reclaimer_([this] { schedules_->Prune(); }) {}
-
-const grid::StubFiles& Volume::stub_files() const { return *stub_files_; }
 
 Volume::~Volume() { Stop(); }
 
 Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
-  std::unique_ptr<Volume> v(new Volume(options));
-  auto disks = OpenDisks(options);
-  if (!disks.ok()) return disks.error().Wrap("cannot mount " + options.source);
-  v->disks_ = std::move(*disks);
-  if (v->disks_) {
-    // Unpacks a killed daemon left half done (volume/internal/unpack_journal.h).
-    FinishPendingUnpacks(*v->disks_, [&](const std::string& file_id) {
-      v->RemoveParts(file_id);
-    });
-  }
-  *v->read_cost_ = LoadReadCost(options, v->disks_.get());
-  v->read_ahead_.set_disk_model(v->read_cost_->cost.bytes_per_second, v->read_cost_->cost.seconds_per_request);
-  for (const std::string& why : v->read_cost_->damaged) LogError("read cost: " + why);
-  IoEngineOptions& io = *v->io_options_;
-  io.disks = v->disks_ ? v->disks_->size() : 1;
-  io.mode = options.io_queues == IoQueues::kShared ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;
-  io.workers_per_disk = options.io_workers != 0 ? options.io_workers : 1;
-  io.shared_workers = options.io_workers != 0 ? options.io_workers : io.disks;
-  io.queue_depth = options.queue_depth;
-  // Try the engine once, so a machine without io_uring fails here with a message. The real
-  // one starts in Start(): a daemon forks in between, and threads do not survive a fork.
-  auto probe = IoEngine::Start(io);
-  if (!probe.ok()) return probe.error();
-  const std::vector<std::string>& policies = CachePolicyNames();
-  if (std::find(policies.begin(), policies.end(), options.cache_policy) == policies.end())
-    return Error(EINVAL, "unknown cache policy '" + options.cache_policy + "'");
-  return v;
+  auto core = VolumeCore::Open(options);
+  if (!core.ok()) return core.error();
+  return std::unique_ptr<Volume>(new Volume(std::move(*core)));
 }
 
 Status Volume::Start() {
-  auto engine = IoEngine::Start(*io_options_);
-  if (!engine.ok()) return engine.error();
-  io_ = std::move(*engine);
-  // The cache alone (cache_size=), or under a budget what staging leaves of it (no graph has
-  // reserved any yet): the budget's to say, not an option's.
-  const uint64_t cache_bytes = budget_.enabled() ? budget_.CacheCapacity(0) : options_.cache_bytes;
-  cache::CacheOptions co;
-  co.capacity = cache_bytes;
-  co.policy = options_.cache_policy;
-  co.staging_limit = options_.read_ahead.staging_limit;
-  co.reader_window_ns = static_cast<int64_t>(options_.cache_window) * 1'000'000'000;
-  co.prefetch_threads = std::max<uint32_t>(4, 2 * io_options_->disks);
-  co.disks = io_options_->disks;
-  co.trace_path = options_.cache_trace;
-  // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
-  co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
-  co.recycle_bytes = RecycleBytes(cache_bytes);
-  // The frames of compressed files: the same policy, no read-ahead of their own (the decoded
-  // units' prefetches read them), few idle buffers (frames vary in size).
-  cache::CacheOptions fo;
-  fo.capacity = MemoryBudget::FramesCapacity(cache_bytes);
-  fo.policy = options_.cache_policy;
-  fo.reader_window_ns = co.reader_window_ns;
-  fo.prefetch_threads = 1;
-  fo.disks = co.disks;
-  fo.recycle_bytes = RecycleBytes(cache_bytes) / 4;
-  frames_ = std::make_shared<FrameTier>(fo, &budget_);
-  // A decoded unit the cache keeps may stand for its frame (the cache holds the tier: it
-  // outlives the volume's pointer to it while prefetches finish).
-  co.on_kept = [frames = frames_](const cache::UnitKey& unit, uint64_t bytes, int64_t admitted_for_ns) {
-    frames->DecodedKept(unit, bytes, admitted_for_ns);
-  };
-  co.on_left = [frames = frames_](const cache::UnitKey& unit) { frames->DecodedLeft(unit); };
-  cache_ = std::make_unique<cache::ChunkCache>(co);
-  budget_.Attach(cache_.get(), &frames_->cache());
-  extents_ = std::make_unique<ExtentReads>(*cache_, io_options_->disks, read_ahead_.InFlightDepth());
+  GRAPHFS_RETURN_IF_ERROR(core_->Start());
   reclaimer_.Start();
   return Status::Ok();
 }
@@ -230,235 +34,36 @@ Status Volume::Start() {
 void Volume::Stop() {
   reclaimer_.Stop();
   schedules_->Clear();  // their LP loaders stop before the cache goes
-  if (frames_) frames_->Detach();
-  budget_.Attach(nullptr);
-  frames_.reset();     // files still open keep it, and read on by themselves
-  extents_.reset();    // queued extents fail, those in flight finish into the cache
-  cache_.reset();      // cancels prefetches, then the queues drain
-  io_.reset();         // before the files that use it go
+  core_->Stop();
 }
 
-Result<std::shared_ptr<StripedSource>> Volume::MakeSource(std::shared_ptr<StripedFile> file,
-                                                         const std::string& backing_path, const std::string& key_scope) {
-  const std::string id = file->manifest().file_id + key_scope;
-  const uint64_t key = XXH3_64bits(id.data(), id.size());
-  if (file->manifest().packed) {
-    auto packed = PackedFile::Open(file, packed_counters_.get());
-    if (!packed.ok()) return packed.error().Wrap(backing_path);
-    if (frames_) {
-      const std::string frames_id = id + ":frames";
-      (*packed)->UseFrames(frames_, XXH3_64bits(frames_id.data(), frames_id.size()), key);
-    }
-    return std::make_shared<StripedSource>(*packed, file, key);
-  }
-  auto blocks = std::make_shared<cache::BlockLayout>(file->map().unit());
-  auto source = std::make_shared<StripedSource>(file, key, blocks, "stripe-aligned blocks");
-  RefreshSourceLayout(*source, backing_path);
-  return source;
-}
-
-void Volume::RefreshLayout(VolumeFile& file, const std::string& backing_path) {
-  RefreshSourceLayout(*file.shared_source(), backing_path);
-}
-
-// Units are the chunks of the graph's index when it has a fresh one, else stripe-unit
-// blocks. Called at every open, so an index built (or rebuilt, or gone stale) while the
-// file was open takes effect at the next open; the file's cached units go when their
-// meaning changes.
-void Volume::RefreshSourceLayout(StripedSource& source, const std::string& backing_path) {
-  const StripedFile& file = source.file();
-  const size_t slash = backing_path.rfind('/');
-  if (slash == std::string::npos) return;
-  std::string why;
-  std::shared_ptr<const cache::ChunkLayout> chunks =
-      indexes_->Find(*this, backing_path.substr(0, slash), backing_path.substr(slash + 1), &why);
-  bool changed;
-  if (chunks != nullptr && file.size() > 0 && chunks->Find(0, file.size()).length > 0) {
-    changed = source.SetLayout(chunks, "chunks of the index (" + std::to_string(chunks->size()) + ")");
-  } else {
-    std::shared_ptr<const cache::UnitLayout> current = source.layout();
-    if (std::string(current->kind()) == "block") return;
-    changed = source.SetLayout(std::make_shared<cache::BlockLayout>(file.map().unit()),
-                               why.empty() ? "stripe-aligned blocks" : "stripe-aligned blocks: " + why);
-  }
-  if (!changed) return;
-  if (cache_ != nullptr) cache_->Invalidate(source.key());
-  LogError("cache: " + backing_path + " is now cached in " + source.layout_note());
-}
-
-void Volume::Invalidate(StripedSource& source) {
-  if (cache_ != nullptr) cache_->Invalidate(source.key());
-}
+bool Volume::has_disks() const { return core_->has_disks(); }
 
 Result<std::shared_ptr<VolumeFile>> Volume::OpenStriped(UniqueFd stub, const StripedStub& info,
                                                         const std::string& backing_path) {
-  const StripeManifest& manifest = info.manifest();
-  if (disks_ == nullptr)
-    return Error(EIO, "striped file " + manifest.file_id +
-                          " found, but no disk set is registered under the source directory");
-  StripedFileOptions o;
-  o.writable = !options_.read_only;
-  o.direct_io = options_.direct;
-  auto f = StripedFile::Open(*disks_, io_.get(), std::move(stub), manifest, o);
+  auto f = core_->OpenStriped(std::move(stub), info, backing_path);
   if (!f.ok()) return f.error();
-  auto source = MakeSource(*f, backing_path);
-  if (!source.ok()) return source.error();
-  return std::make_shared<VolumeFile>(*this, *f, std::move(*source), backing_path);
+  return std::shared_ptr<VolumeFile>(std::move(*f));
 }
 
-void Volume::RemoveParts(const std::string& file_id) {
-  if (disks_ == nullptr) return;
-  // A file with parity also has its sums and its row journal beside each part.
-  for (const std::string& name : {file_id, UnitSums::FileName(file_id), RowJournal::FileName(file_id)}) {
-    for (uint32_t d = 0; d < disks_->size(); ++d) {
-      const std::string path = disks_->PartPath(d, name);
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        LogError("could not remove part " + path + ": " + std::strerror(errno));
-    }
-  }
+void Volume::RefreshLayout(VolumeFile& file, const std::string& backing_path) {
+  core_->RefreshLayout(StripedVolumeFile::Of(file), backing_path);
 }
 
-uint32_t Volume::disk_count() const { return io_ == nullptr ? 0 : io_->disks(); }
-int Volume::fault(uint32_t disk) const { return io_ == nullptr ? 0 : io_->fault(disk); }
-void Volume::InjectFault(uint32_t disk, int error) {
-  if (io_ != nullptr) io_->InjectFault(disk, error);
+Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t offset, uint64_t length, uint32_t pid,
+                                AlignedBuffer& scratch) {
+  return core_->Read(StripedVolumeFile::Of(file), streams, offset, length, pid, scratch);
 }
 
-// ---- VolumeFile ----
+void Volume::RemoveParts(const StripedStub& stub) { core_->RemoveParts(stub.file_id()); }
 
-uint64_t VolumeFile::size() const { return shared_source()->size(); }
+uint32_t Volume::disk_count() const { return core_->disk_count(); }
+int Volume::fault(uint32_t disk) const { return core_->fault(disk); }
+void Volume::InjectFault(uint32_t disk, int error) { core_->InjectFault(disk, error); }
 
-std::string VolumeFile::id() const { return file()->manifest().file_id; }
+void Volume::SetUnaccountedMemory(uint64_t resident_bytes) { core_->budget().SetUnaccounted(resident_bytes); }
 
-StripedStub VolumeFile::stub() const { return StripedStub(file()->manifest()); }
-
-std::shared_ptr<StripedSource> VolumeFile::shared_source() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return source_;
-}
-
-std::shared_ptr<StripedFile> VolumeFile::file() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return file_;
-}
-
-void VolumeFile::NoteChange(StripedSource& source) {
-  source.DropChunkLayout();
-  // Requests planned from the old size are refused from here on (cache::UnitSource::Generation).
-  source.BumpGeneration();
-  volume_.Invalidate(source);
-}
-
-Status VolumeFile::Unpack() {
-  const std::shared_ptr<StripedFile> old_file = file();
-  const std::shared_ptr<StripedSource> old_source = shared_source();
-  const StripeManifest old = old_file->manifest();
-  const DiskSet* disks = volume_.disk_set();
-  if (disks == nullptr) return Error(EIO, "no disk set");
-  const std::string what = "making compressed file " + backing_path_ + " plain for a write";
-  StripeManifest plain;
-  plain.file_id = NewId();
-  plain.set_id = old.set_id;
-  plain.size = 0;
-  plain.layout = old.layout;
-  auto stub = old_file->DupStub();
-  if (!stub.ok()) return stub.error().Wrap(what);
-  // A killed daemon leaves one copy's parts unnamed; the record lets the next mount remove them
-  // (volume/internal/unpack_journal.h).
-  auto stub_path = StubPath(stub->get());
-  if (!stub_path.ok()) return stub_path.error().Wrap(what);
-  const Status recorded = WriteUnpackRecord(*disks, {old.file_id, plain.file_id, *stub_path});
-  if (!recorded.ok()) return recorded.error().Wrap(what);
-  std::shared_ptr<StripedFile> fresh;
-  auto fail = [&](const Error& e) {
-    if (fresh) fresh->Discard();  // its manifest must never reach the stub
-    volume_.RemoveParts(plain.file_id);   // the compressed file is untouched
-    DropUnpackRecord(*disks, plain.file_id);
-    return e.Wrap(what);
-  };
-  const Status created = StripedFile::CreateParts(*disks, plain.file_id);
-  if (!created.ok()) return fail(created.error());
-  StripedFileOptions o;
-  o.direct_io = volume_.options().direct;
-  auto opened = StripedFile::Open(*disks, volume_.io(), std::move(*stub), plain, o);
-  if (!opened.ok()) return fail(opened.error());
-  fresh = *opened;
-  const uint64_t size = old_source->size();
-  // The writes set the size (Truncate would write the manifest to the stub at once, naming parts
-  // not yet filled); only an empty file needs it, and has nothing to lose.
-  if (size == 0) {
-    Status sized = fresh->Truncate(0);
-    if (!sized.ok()) return fail(sized.error());
-  }
-  AlignedBuffer buf(16 << 20);
-  for (uint64_t off = 0; off < size;) {
-    const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
-    auto n = old_source->Load(off, len, buf.data());
-    if (!n.ok()) return fail(n.error());
-    if (*n != len) return fail(Error(EIO, "short decode at " + std::to_string(off)));
-    auto w = fresh->Write(off, buf.data(), len);
-    if (!w.ok()) return fail(w.error());
-    off += len;
-  }
-  // The switch: parts durable, then the manifest naming them, then the stub fsync'd.
-  Status synced = fresh->Sync();
-  if (!synced.ok()) {
-    // Sync writes the manifest after the parts are durable, so the stub may name the new file
-    // already (its fsync failed) or not: put the old manifest back before the new parts go.
-    fresh->Discard();
-    auto dup = old_file->DupStub();
-    // "Both copies kept": the record stays, and the next mount removes the one the stub does not name.
-    if (!dup.ok()) return synced.error().Wrap(what + " (both copies kept)");
-    auto now = ReadManifestFd(dup->get());
-    if (!now.ok() || (*now && (*now)->file_id == plain.file_id)) {
-      if (!WriteManifestFd(dup->get(), old).ok() || ::fsync(dup->get()) != 0)
-        return synced.error().Wrap(what + " (both copies kept)");
-    }
-    return fail(synced.error());
-  }
-  auto source = volume_.MakeSource(fresh, backing_path_);
-  if (!source.ok()) return source.error().Wrap(what);  // switched already: the plain file is on disk
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    file_ = fresh;
-    source_ = *source;
-  }
-  NoteChange(**source);
-  volume_.Invalidate(*old_source);
-  volume_.RemoveParts(old.file_id);  // readers still holding the old source read through open fds
-  DropUnpackRecord(*disks, plain.file_id);
-  LogError("compressed file " + backing_path_ + " (" + old.file_id + ") is plain striped file " +
-           plain.file_id + " from its first write on");
-  return Status::Ok();
-}
-
-Status VolumeFile::MakePlain() {
-  // A file turns plain once and never back: the check without the lock is enough for every
-  // write after the first, which then do not queue behind one another here.
-  if (!shared_source()->compressed()) return Status::Ok();
-  std::lock_guard<std::mutex> lock(unpack_mu_);
-  return shared_source()->compressed() ? Unpack() : Status::Ok();
-}
-
-Result<uint64_t> VolumeFile::Write(uint64_t offset, const char* data, uint64_t length) {
-  GRAPHFS_RETURN_IF_ERROR(MakePlain());
-  const std::shared_ptr<StripedSource> source = shared_source();
-  NoteChange(*source);
-  auto n = file()->Write(offset, data, length);
-  NoteChange(*source);
-  return n;
-}
-
-Status VolumeFile::Truncate(uint64_t size) {
-  GRAPHFS_RETURN_IF_ERROR(MakePlain());
-  const std::shared_ptr<StripedSource> source = shared_source();
-  NoteChange(*source);
-  Status s = file()->Truncate(size);
-  NoteChange(*source);
-  return s;
-}
-
-Status VolumeFile::Flush() { return file()->Flush(); }
-Status VolumeFile::Sync() { return file()->Sync(); }
+void Volume::AddStats(nlohmann::json& j) { core_->AddStats(j, reclaimer_); }
+std::vector<std::string> Volume::DegradedNotes() const { return core_->DegradedNotes(); }
 
 }  // namespace graphfs::volume

@@ -43,8 +43,8 @@ struct VolumeOptions {
   uint64_t cache_bytes = 0;
   // One budget (memory=; 0: none) instead of cache_bytes. The volume divides it, and only it
   // sizes the cache then: staging and lp_memory capped at a share of it each (`Budgeted`,
-  // volume.cc), the cache what those and the graphs in use (their indexes and what their LPs
-  // own) leave (volume/internal/memory_budget.h).
+  // volume/internal/volume_core.cc), the cache what those and the graphs in use (their indexes
+  // and what their LPs own) leave (volume/internal/memory_budget.h).
   uint64_t memory_bytes = 0;
   std::string cache_policy = "priority";
   unsigned cache_window = kDefaultCacheWindowSeconds;  // seconds a read counts towards a unit's rank
@@ -76,7 +76,7 @@ struct VolumeOptions {
 };
 
 // The names `cache_policy` takes, the default first, and a line on each (for help texts): the
-// cache's policy registry (cache/eviction_policy.h), read in volume.cc.
+// cache's policy registry (cache/eviction_policy.h), read in volume/internal/volume_core.cc.
 const std::vector<std::string>& CachePolicyNames();
 std::vector<std::pair<std::string, std::string>> CachePolicySummaries();
 

@@ -28,6 +28,17 @@ check() {  # check FILE: the headers it reads, one per line, none of a lower lib
 }
 for f in fusefs/*.cc fusefs/*.h; do check "$f"; done
 for f in "${public[@]}"; do check "$f"; done
+# Nor do they name a lower library's type by a declaration of their own: outside comments they open
+# no namespace but graphfs::volume (striping's types live in graphfs itself) and qualify nothing with
+# cache::, chunkindex::, grid:: or compress:: (an opaque type of the volume's stands in for a pin, a
+# manifest, a map).
+for f in "${public[@]}"; do
+  named=$(sed 's#//.*##' "$f" | grep -nE '^ *namespace +graphfs *(\{|::(cache|chunkindex|grid|compress|striping)\b)|\b(cache|chunkindex|grid|compress)::' || true)
+  if [ -n "$named" ]; then
+    echo "$f names types of a library below the volume:" $named
+    failed=1
+  fi
+done
 # The headers of the project FILES... include, one per line ("dir/name.h").
 included() { grep -ho '#include "[a-z0-9_/]*\.h[p]*"' "$@" | sed 's/#include "\(.*\)"/\1/' | sort -u; }
 # The volume's own public headers are all the front end and the admin tools include of volume/.
@@ -39,6 +50,6 @@ for dir in fusefs admin; do
     failed=1
   fi
 done
-[ "$failed" = 0 ] && echo "layering: fusefs and the volume's public headers read nothing below the volume;" \
-  "fusefs and admin include only the volume's public headers"
+[ "$failed" = 0 ] && echo "layering: fusefs and the volume's public headers read nothing below the volume" \
+  "and name none of its types; fusefs and admin include only the volume's public headers"
 exit "$failed"

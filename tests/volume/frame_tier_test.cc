@@ -13,7 +13,8 @@
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
 #include "tests/testutil/file_bytes.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
+#include "volume/internal/volume_file.h"
 
 namespace graphfs::volume {
 namespace {
@@ -59,7 +60,7 @@ struct CompressedFile {
 
 struct Mounted {
   std::unique_ptr<Volume> volume;
-  std::shared_ptr<VolumeFile> file;
+  std::shared_ptr<StripedVolumeFile> file;  // the file the volume made, as its core sees it
 };
 
 Mounted Open(const CompressedFile& c, uint64_t memory, const std::string& policy = "priority") {
@@ -80,7 +81,7 @@ Mounted Open(const CompressedFile& c, uint64_t memory, const std::string& policy
   EXPECT_TRUE(stub.ok() && stub->has_value());
   auto f = m.volume->OpenStriped(UniqueFd(::open(c.path.c_str(), O_RDONLY | O_CLOEXEC)), **stub, c.path);
   EXPECT_TRUE(f.ok()) << f.error().message();
-  if (f.ok()) m.file = *f;
+  if (f.ok()) m.file = std::static_pointer_cast<StripedVolumeFile>(*f);
   return m;
 }
 
@@ -97,7 +98,7 @@ void Pass(Mounted& m, const std::string& bytes, uint32_t pid) {
   }
 }
 
-uint64_t FramesFromDisks(Mounted& m) { return m.volume->packed_counters().frame_bytes.load(); }
+uint64_t FramesFromDisks(Mounted& m) { return m.volume->core().packed_counters().frame_bytes.load(); }
 
 // Where the decoded units fit, they stay: each unit is read and decoded once, and no frame is
 // kept beside its decoded unit (it would only take room from the decoded units).
@@ -109,10 +110,10 @@ TEST(FrameTier, ABudgetThatHoldsTheDecodedUnitsDecodesEachOnceAndKeepsNoFrames) 
   m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
   const uint64_t stored = share[0] + share[1] + share[2] + share[3];
   for (int pass = 0; pass < 4; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
-  EXPECT_EQ(m.volume->packed_counters().units_decoded.load(), 8u) << "each unit decoded once";
+  EXPECT_EQ(m.volume->core().packed_counters().units_decoded.load(), 8u) << "each unit decoded once";
   EXPECT_EQ(FramesFromDisks(m), stored) << "each frame read once";
-  EXPECT_EQ(m.volume->budget().state().frames_used, 0u);
-  EXPECT_EQ(m.volume->frames()->cache().Stats().dropped, 8u);
+  EXPECT_EQ(m.volume->core().budget().state().frames_used, 0u);
+  EXPECT_EQ(m.volume->core().frames()->cache().Stats().dropped, 8u);
 }
 
 // Where the frames fit and the decoded units do not, memory holds every frame (and decoded
@@ -131,11 +132,11 @@ TEST(FrameTier, ABudgetThatHoldsTheFramesReadsEachFromTheDisksOnce) {
   EXPECT_LE(settled, stored + stored / 20) << "each frame once (a prefetch may read one twice)";
   for (int pass = 2; pass < 6; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
   EXPECT_EQ(FramesFromDisks(m), settled) << "nothing from the disks once memory holds every frame";
-  EXPECT_GT(m.volume->packed_counters().frame_bytes_from_memory.load(), stored);
-  const MemoryBudget::State b = m.volume->budget().state();
-  EXPECT_EQ(b.frames_used, m.volume->frames()->cache().used());
+  EXPECT_GT(m.volume->core().packed_counters().frame_bytes_from_memory.load(), stored);
+  const MemoryBudget::State b = m.volume->core().budget().state();
+  EXPECT_EQ(b.frames_used, m.volume->core().frames()->cache().used());
   EXPECT_EQ(b.units_capacity, b.cache_capacity - b.frames_used) << "decoded units get what the frames leave";
-  EXPECT_LE(m.volume->cache()->used() + b.frames_used, b.cache_capacity);
+  EXPECT_LE(m.volume->core().cache()->used() + b.frames_used, b.cache_capacity);
 }
 
 // Where the frames fit with room to spare and the decoded units do not, a decoded unit the
@@ -152,17 +153,17 @@ TEST(FrameTier, ADecodedUnitStandsForItsFrameFromTheSecondPass) {
   const uint64_t stored = share[0] + share[1] + share[2] + share[3];
   ASSERT_LT(stored, 9 * kMiB) << "the data did not compress as the test needs";
   Pass(m, c.bytes, 100);
-  EXPECT_EQ(m.volume->frames()->dropped_for_decoded(), 0u) << "no frame goes in the pass that reads them";
-  const MemoryBudget::State first = m.volume->budget().state();
+  EXPECT_EQ(m.volume->core().frames()->dropped_for_decoded(), 0u) << "no frame goes in the pass that reads them";
+  const MemoryBudget::State first = m.volume->core().budget().state();
   EXPECT_GE(first.frames_used, stored) << "after the first pass every frame is in memory";
   for (int pass = 1; pass < 8; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
   const uint64_t settled = FramesFromDisks(m);
   EXPECT_LE(settled, stored + stored / 20);
-  EXPECT_GT(m.volume->frames()->dropped_for_decoded(), 0u);
-  const uint64_t decoded_before = m.volume->packed_counters().units_decoded.load();
+  EXPECT_GT(m.volume->core().frames()->dropped_for_decoded(), 0u);
+  const uint64_t decoded_before = m.volume->core().packed_counters().units_decoded.load();
   for (int pass = 8; pass < 12; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
-  const uint64_t per_pass = (m.volume->packed_counters().units_decoded.load() - decoded_before) / 4;
-  const MemoryBudget::State b = m.volume->budget().state();
+  const uint64_t per_pass = (m.volume->core().packed_counters().units_decoded.load() - decoded_before) / 4;
+  const MemoryBudget::State b = m.volume->core().budget().state();
   // Beside all the frames, (cache - frames) of decoded units — 6 of the 16 — would be kept: 10
   // decodes a pass (7 when frames went only for units admitted after the first pass: those
   // admitted in it are hits from then on). Standing for their frames, up to (cache - frames) /
@@ -175,7 +176,7 @@ TEST(FrameTier, ADecodedUnitStandsForItsFrameFromTheSecondPass) {
   EXPECT_EQ(b.frames_capacity + b.standing + b.cache_capacity / 8, b.cache_capacity)
       << "their bytes moved from the frames' share to the decoded tier's";
   EXPECT_EQ(FramesFromDisks(m), settled) << "and every unit is still in memory in one form";
-  EXPECT_LE(m.volume->cache()->used() + b.frames_used, b.cache_capacity);
+  EXPECT_LE(m.volume->core().cache()->used() + b.frames_used, b.cache_capacity);
 }
 
 TEST(FrameTier, ABudgetBelowTheFramesKeepsAFixedPartAcrossPasses) {
@@ -187,15 +188,15 @@ TEST(FrameTier, ABudgetBelowTheFramesKeepsAFixedPartAcrossPasses) {
   m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
   const uint64_t stored = share[0] + share[1] + share[2] + share[3];
   Pass(m, c.bytes, 100);
-  const uint64_t kept = m.volume->budget().state().frames_used;
+  const uint64_t kept = m.volume->core().budget().state().frames_used;
   EXPECT_GT(kept, 6 * kMiB);
   for (int pass = 1; pass < 4; ++pass) {
     const uint64_t before = FramesFromDisks(m);
-    const uint64_t memory_before = m.volume->packed_counters().frame_bytes_from_memory.load();
+    const uint64_t memory_before = m.volume->core().packed_counters().frame_bytes_from_memory.load();
     Pass(m, c.bytes, 100);
     // What a pass reads is about what is not kept: the kept part stays, whatever the scan does.
     EXPECT_LE(FramesFromDisks(m) - before, stored - kept + 2 * kMiB) << "pass " << pass;
-    EXPECT_GE(m.volume->packed_counters().frame_bytes_from_memory.load() - memory_before, kept - 2 * kMiB)
+    EXPECT_GE(m.volume->core().packed_counters().frame_bytes_from_memory.load() - memory_before, kept - 2 * kMiB)
         << "pass " << pass;
   }
 }

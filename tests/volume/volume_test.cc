@@ -1,7 +1,8 @@
 // The volume without a mount: the striped read path (cache units, read-ahead staging, small
 // reads around the cache, writes), the logical-partition loader over a small indexed graph,
 // and an index that went stale while files were open. Disks are temp directories.
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
+#include "volume/internal/volume_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -84,7 +85,8 @@ std::unique_ptr<Volume> StartVolume(const VolumeOptions& o) {
   return std::move(*v);
 }
 
-std::shared_ptr<VolumeFile> OpenFile(Volume& v, const std::string& path) {
+// The file as the volume's core sees it (the volume makes every VolumeFile a StripedVolumeFile).
+std::shared_ptr<StripedVolumeFile> OpenFile(Volume& v, const std::string& path) {
   struct stat st;
   EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
   auto m = StripedStub::Read(path, st);
@@ -92,7 +94,7 @@ std::shared_ptr<VolumeFile> OpenFile(Volume& v, const std::string& path) {
   if (!m.ok() || !m->has_value()) return nullptr;
   auto f = v.OpenStriped(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), **m, path);
   EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.error().message());
-  return f.ok() ? *f : nullptr;
+  return f.ok() ? std::static_pointer_cast<StripedVolumeFile>(*f) : nullptr;
 }
 
 std::string Joined(const PinnedRead& r) {
@@ -132,7 +134,7 @@ TEST(Volume, StreamsThroughCacheUnitsWithReadAheadAndServesSmallReadsAroundThem)
     ASSERT_TRUE(got.ok()) << got.error().message();
     ASSERT_EQ(Joined(*got), bytes.substr(off, 1 << 20)) << "at " << off;
   }
-  cache::CacheStats s = v->cache()->Stats();
+  cache::CacheStats s = v->core().cache()->Stats();
   EXPECT_GT(s.prefetches, 0u);              // units were loaded ahead of the stream
   EXPECT_GT(s.bytes_from_cache, 0u);        // and the stream found them in memory
   EXPECT_EQ(s.bytes_served, bytes.size());  // every byte came from cache units
@@ -147,14 +149,14 @@ TEST(Volume, StreamsThroughCacheUnitsWithReadAheadAndServesSmallReadsAroundThem)
   EXPECT_EQ(past->bytes(), 0u);
 
   // A small random read of a unit not in memory goes around the cache (no 256 KiB load).
-  v->cache()->Invalidate(f->shared_source()->key());
+  v->core().cache()->Invalidate(f->shared_source()->key());
   ReadStreams other;
-  const uint64_t before = v->cache()->Stats().bytes_loaded;
+  const uint64_t before = v->core().cache()->Stats().bytes_loaded;
   auto small = v->Read(*f, other, 3 * kUnit + 8192, 4096, 200, scratch);
   ASSERT_TRUE(small.ok());
   EXPECT_EQ(Joined(*small), bytes.substr(3 * kUnit + 8192, 4096));
-  EXPECT_EQ(v->cache()->Stats().bytes_loaded, before);
-  EXPECT_EQ(v->cache()->Stats().bypassed, 1u);
+  EXPECT_EQ(v->core().cache()->Stats().bytes_loaded, before);
+  EXPECT_EQ(v->core().cache()->Stats().bypassed, 1u);
 
   // A write drops the file's units: the next read sees the new bytes.
   const std::string fresh = RandomBytes(10000, 3);
@@ -220,7 +222,7 @@ TEST(Volume, DecodesACompressedFileAtAnyRange) {
   const uint64_t frames = share[0] + share[1] + share[2] + share[3];
   EXPECT_LT(frames, done->stored);
   EXPECT_GT(frames, done->stored * 9 / 10);
-  EXPECT_GT(v->packed_counters().units_decoded.load(), 11u);
+  EXPECT_GT(v->core().packed_counters().units_decoded.load(), 11u);
 
   // The first write makes it a plain striped file (Unpack): same bytes plus the write, the
   // stub's manifest switched to the new parts, the compressed parts gone.
@@ -310,7 +312,7 @@ class IndexedVolume : public ::testing::Test {
   bool direct_loader = true;  // the mount's default, -o lp_loader=direct
   IndexedGraph g;
   std::unique_ptr<Volume> v;
-  std::shared_ptr<VolumeFile> f;
+  std::shared_ptr<StripedVolumeFile> f;
 };
 
 // The same with -o lp_loader=cache: whole chunks loaded unit by unit through the cache.
@@ -324,8 +326,8 @@ class IndexedVolumeCacheLoader : public IndexedVolume {
 
 TEST_F(IndexedVolume, CachesAnIndexedGraphsFilesInItsChunks) {
   EXPECT_EQ(f->shared_source()->layout_note().rfind("chunks of the index (", 0), 0u) << f->shared_source()->layout_note();
-  ASSERT_EQ(v->indexes().List().size(), 1u);
-  EXPECT_TRUE(v->indexes().List()[0].loaded);
+  ASSERT_EQ(v->core().indexes().List().size(), 1u);
+  EXPECT_TRUE(v->core().indexes().List()[0].loaded);
   ReadStreams streams;
   AlignedBuffer scratch;
   std::string all;
@@ -339,7 +341,7 @@ TEST_F(IndexedVolume, CachesAnIndexedGraphsFilesInItsChunks) {
 
 uint64_t DiskReads(Volume& v) {
   uint64_t n = 0;
-  for (uint32_t d = 0; d < v.disk_count(); ++d) n += v.io()->counters(d).reads.load();
+  for (uint32_t d = 0; d < v.disk_count(); ++d) n += v.core().io()->counters(d).reads.load();
   return n;
 }
 
@@ -368,16 +370,16 @@ TEST(IndexedVolumeCoarse, AChunkMissReadsTheRestOfItsStripeUnitInOneRequest) {
   uint64_t chunks = 0;
   cache::UnitExtent u = layout->Find(0, f->size());
   for (; u.length > 0 && u.offset < kUnit; u = layout->At(u.index + 1, f->size()), ++chunks)
-    EXPECT_TRUE(v->cache()->Contains({src->key(), u.index})) << "chunk " << u.index;
+    EXPECT_TRUE(v->core().cache()->Contains({src->key(), u.index})) << "chunk " << u.index;
   ASSERT_GT(u.length, 0u);
-  EXPECT_FALSE(v->cache()->Contains({src->key(), u.index}));
+  EXPECT_FALSE(v->core().cache()->Contains({src->key(), u.index}));
   EXPECT_GT(chunks, 10u);  // 16 KiB chunks of a 256 KiB stripe unit
-  const ExtentReads::Stats e = v->extent_reads()->stats();
+  const ExtentReads::Stats e = v->core().extent_reads()->stats();
   EXPECT_EQ(e.extents, 1u);
   EXPECT_EQ(e.units, chunks);
   EXPECT_EQ(e.urgent, 1u);
   EXPECT_LE(DiskReads(*v) - reads_before, 2u);  // one request, and the last chunk's tail on the next disk
-  EXPECT_EQ(v->cache()->Stats().misses, 1u);
+  EXPECT_EQ(v->core().cache()->Stats().misses, 1u);
   // The bytes of every chunk are right, also across the shared pages at chunk boundaries.
   std::string all;
   for (uint64_t off = 0; off < kUnit; off += 64 << 10) {
@@ -386,11 +388,11 @@ TEST(IndexedVolumeCoarse, AChunkMissReadsTheRestOfItsStripeUnitInOneRequest) {
     all += Joined(*more);
   }
   EXPECT_EQ(all, g.column.substr(0, kUnit));
-  EXPECT_EQ(v->cache()->Stats().misses, 1u);  // all of it came from that one request
+  EXPECT_EQ(v->core().cache()->Stats().misses, 1u);  // all of it came from that one request
   // Requests by size: every request counted in one bucket.
   uint64_t counted = 0;
   for (uint32_t d = 0; d < v->disk_count(); ++d)
-    for (const auto& n : v->io()->counters(d).read_sizes) counted += n.load();
+    for (const auto& n : v->core().io()->counters(d).read_sizes) counted += n.load();
   EXPECT_EQ(counted, DiskReads(*v));
 }
 
@@ -414,8 +416,8 @@ TEST(Volume, ReadAheadFeedsIdleDisksBeyondAFullStagingArea) {
   EXPECT_EQ(Joined(*got), bytes.substr(0, 64 << 10));
   // Units 1-3 lie on the three other disks: each was read ahead although staging is full.
   for (uint64_t unit = 1; unit < kDisks; ++unit)
-    EXPECT_NE(v->cache()->Find({src->key(), unit}), cache::ChunkCache::Presence::kAbsent) << "unit " << unit;
-  EXPECT_GE(v->cache()->Stats().prefetches, kDisks - 1);
+    EXPECT_NE(v->core().cache()->Find({src->key(), unit}), cache::ChunkCache::Presence::kAbsent) << "unit " << unit;
+  EXPECT_GE(v->core().cache()->Stats().prefetches, kDisks - 1);
   // The whole file, every byte right; every disk request one stripe unit.
   std::string all = Joined(*got);
   for (uint64_t off = 64 << 10; off < bytes.size(); off += 64 << 10) {
@@ -425,7 +427,7 @@ TEST(Volume, ReadAheadFeedsIdleDisksBeyondAFullStagingArea) {
   }
   EXPECT_EQ(all, bytes);
   for (uint32_t d = 0; d < kDisks; ++d) {
-    const DiskCounters& c = v->io()->counters(d);
+    const DiskCounters& c = v->core().io()->counters(d);
     EXPECT_EQ(c.read_sizes[RequestSizeBucket(kUnit)].load(), c.reads.load()) << "disk " << d;
     EXPECT_GE(c.reads.load(), 4u) << "disk " << d;
   }
@@ -473,7 +475,7 @@ Result<LpGrant> AskNext(GraphSchedule& s, uint64_t job) {
 }
 
 void LoadEveryChunkOnce(Volume& v, const IndexedGraph& g) {
-  auto schedule = v.schedules().Get(v, g.graph);
+  auto schedule = v.schedules().Get(v.core(), g.graph);
   ASSERT_TRUE(schedule.ok()) << schedule.error().message();
   GraphSchedule& s = **schedule;
   EXPECT_TRUE(s.striped());
@@ -610,7 +612,7 @@ TEST_F(IndexedVolume, AJobReadsEveryChunkOnceThroughTheJobsApi) {
 
 TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksFromTheDisksAndOffersThemToTheCache) {
   LoadEveryChunkOnce(*v, g);
-  const cache::CacheStats cs = v->cache()->Stats();
+  const cache::CacheStats cs = v->core().cache()->Stats();
   EXPECT_GE(cs.bytes_loaded, g.column.size());  // read from the disks, counted as the loader's
   EXPECT_EQ(cs.prefetches, 0u);                 // not unit by unit through the cache
   EXPECT_GT(cs.offers_admitted, 0u);            // the cache kept what its budget holds
@@ -619,13 +621,13 @@ TEST_F(IndexedVolume, LoadsLogicalPartitionsOfActiveChunksFromTheDisksAndOffersT
 
 TEST_F(IndexedVolumeCacheLoader, LoadsLogicalPartitionsOfActiveChunksThroughTheCache) {
   LoadEveryChunkOnce(*v, g);
-  const cache::CacheStats cs = v->cache()->Stats();
+  const cache::CacheStats cs = v->core().cache()->Stats();
   EXPECT_GE(cs.bytes_loaded, g.column.size());  // loaded from the disks through the cache
   EXPECT_GT(cs.prefetches, 0u);                 // with the loader's read-ahead
   EXPECT_EQ(cs.offers, 0u);
   // The units were loaded into the graph's shared memory and the LPs are made of them: every LP
   // byte borrowed from a cached unit, none copied.
-  auto schedule = v->schedules().Get(*v, g.graph);
+  auto schedule = v->schedules().Get(v->core(), g.graph);
   ASSERT_TRUE(schedule.ok());
   ASSERT_NE((*schedule)->memory(), nullptr);
   const GraphSchedule::LoaderStats loader = (*schedule)->loader_stats();
@@ -656,7 +658,7 @@ std::map<uint64_t, uint64_t> DrainIteration(GraphSchedule& s, uint64_t job, cons
 }
 
 TEST_F(IndexedVolume, VertexGranularLpsReadOnlyTheActiveSourcesRuns) {
-  auto schedule = v->schedules().Get(*v, g.graph);
+  auto schedule = v->schedules().Get(v->core(), g.graph);
   ASSERT_TRUE(schedule.ok()) << schedule.error().message();
   GraphSchedule& s = **schedule;
   const nlohmann::json granularity = s.GranularityJson(s.scheduler().Stats());
@@ -694,7 +696,7 @@ TEST_F(IndexedVolume, VertexGranularLpsReadOnlyTheActiveSourcesRuns) {
   auto view = s.scheduler().View(1);
   ASSERT_TRUE(view.ok());
   EXPECT_LT(view->recent.back().lp_bytes, g.column.size()) << "its LPs held less than the column";
-  const uint64_t cache_loaded = v->cache()->Stats().bytes_loaded;
+  const uint64_t cache_loaded = v->core().cache()->Stats().bytes_loaded;
   EXPECT_LE(cache_loaded, l.whole_bytes) << "runs never enter the cache (only whole chunks do)";
 
   // Once the chunks are cached (a reader streamed the file), the same runs come from the cache.
@@ -720,20 +722,20 @@ TEST_F(IndexedVolume, CopyRunsMixesCachedAndDiskUnitsAndOffersWholeOnes) {
   for (uint64_t i = 0; i < 6; ++i) u.push_back(layout->At(i, size));
   ASSERT_GT(u[5].length, 0u);
   const uint64_t key = f->shared_source()->key();
-  Volume::RunsReport first;
+  VolumeCore::RunsReport first;
   std::string one(u[1].length, '\0');
-  ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, {{u[1].offset, u[1].length, 0}}, one.data(), 9, &first).ok());
+  ASSERT_TRUE(v->core().CopyRuns(f->shared_source(), size, {{u[1].offset, u[1].length, 0}}, one.data(), 9, &first).ok());
   EXPECT_EQ(one, g.column.substr(u[1].offset, u[1].length));
   EXPECT_EQ(first.from_cache, 0u);
-  ASSERT_TRUE(v->cache()->Contains({key, 1})) << "a whole unit read from the disks is offered";
+  ASSERT_TRUE(v->core().cache()->Contains({key, 1})) << "a whole unit read from the disks is offered";
 
   // Units 0-3 whole (from mid-unit 0 to the end of 3), and a run inside unit 5.
   const uint64_t begin = u[0].offset + 5000, end = u[3].offset + u[3].length;  // past unit 0's first block
   const uint64_t run_at = u[5].offset + u[5].length / 2, run_len = 48;  // its block inside unit 5
   std::vector<CopyRange> ranges{{begin, end - begin, 0}, {run_at, run_len, end - begin}};
   std::string out(end - begin + run_len, '\0');
-  Volume::RunsReport report;
-  ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, ranges, out.data(), 9, &report).ok());
+  VolumeCore::RunsReport report;
+  ASSERT_TRUE(v->core().CopyRuns(f->shared_source(), size, ranges, out.data(), 9, &report).ok());
   EXPECT_EQ(out, g.column.substr(begin, end - begin) + g.column.substr(run_at, run_len));
   EXPECT_EQ(report.from_cache, u[1].length);
   EXPECT_GE(report.disk_bytes, end - begin - u[1].length + run_len);
@@ -741,15 +743,15 @@ TEST_F(IndexedVolume, CopyRunsMixesCachedAndDiskUnitsAndOffersWholeOnes) {
   for (uint64_t b : report.per_disk) by_disk += b;
   EXPECT_EQ(by_disk, report.disk_bytes);
   EXPECT_EQ(report.per_disk.size(), v->disk_count());
-  EXPECT_FALSE(v->cache()->Contains({key, 0})) << "unit 0 was read only in part";
-  EXPECT_TRUE(v->cache()->Contains({key, 2}));
-  EXPECT_TRUE(v->cache()->Contains({key, 3}));
-  EXPECT_FALSE(v->cache()->Contains({key, 5})) << "a run must not enter the cache";
-  EXPECT_EQ(v->cache()->Stats().offers_admitted, 3u);
+  EXPECT_FALSE(v->core().cache()->Contains({key, 0})) << "unit 0 was read only in part";
+  EXPECT_TRUE(v->core().cache()->Contains({key, 2}));
+  EXPECT_TRUE(v->core().cache()->Contains({key, 3}));
+  EXPECT_FALSE(v->core().cache()->Contains({key, 5})) << "a run must not enter the cache";
+  EXPECT_EQ(v->core().cache()->Stats().offers_admitted, 3u);
 
-  Volume::RunsReport again;
+  VolumeCore::RunsReport again;
   std::string out2(u[3].offset + u[3].length - u[1].offset, '\0');
-  ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, {{u[1].offset, out2.size(), 0}}, out2.data(), 9, &again).ok());
+  ASSERT_TRUE(v->core().CopyRuns(f->shared_source(), size, {{u[1].offset, out2.size(), 0}}, out2.data(), 9, &again).ok());
   EXPECT_EQ(out2, g.column.substr(u[1].offset, out2.size()));
   EXPECT_EQ(again.from_cache, out2.size());
   EXPECT_EQ(again.disk_bytes, 0u);
@@ -773,14 +775,14 @@ TEST_F(IndexedVolume, AnLpBorrowsTheCachedUnitsItTakesMostOfAndTheRunsOfAdmitted
   ReadStreams streams;
   AlignedBuffer scratch;
   for (uint64_t off = 0; off < size; off += 1 << 20) ASSERT_TRUE(v->Read(*f, streams, off, 1 << 20, 7, scratch).ok());
-  ASSERT_TRUE(v->cache()->Contains({f->shared_source()->key(), 1}));
-  ASSERT_TRUE(v->cache()->Contains({f->shared_source()->key(), 2}));
+  ASSERT_TRUE(v->core().cache()->Contains({f->shared_source()->key(), 1}));
+  ASSERT_TRUE(v->core().cache()->Contains({f->shared_source()->key(), 2}));
   {
     chunkindex::LpMemory lp(*arena);
     const uint64_t run = 96;  // a few records of unit 2
     std::vector<CopyRange> ranges{{u1.offset, u1.length, 0}, {u2.offset + 4096, run, u1.length}};
-    Volume::RunsReport report;
-    ASSERT_TRUE(v->CopyRuns(f->shared_source(), size, ranges, nullptr, 9, &report, nullptr, &lp).ok());
+    VolumeCore::RunsReport report;
+    ASSERT_TRUE(v->core().CopyRuns(f->shared_source(), size, ranges, nullptr, 9, &report, nullptr, &lp).ok());
     ASSERT_TRUE(lp.Seal(u1.length + run));
     EXPECT_EQ(lp.Copy(0, u1.length + run), g.column.substr(u1.offset, u1.length) + g.column.substr(u2.offset + 4096, run));
     EXPECT_EQ(report.from_cache, u1.length + run);
@@ -791,7 +793,7 @@ TEST_F(IndexedVolume, AnLpBorrowsTheCachedUnitsItTakesMostOfAndTheRunsOfAdmitted
     const char* run_at = lp.At(u1.length);  // where the unit lies in the arena, not a block of the LP
     EXPECT_TRUE(run_at >= (*arena)->base() && run_at < (*arena)->base() + (*arena)->virtual_bytes());
     EXPECT_TRUE(lp.shared());
-    EXPECT_EQ(v->cache()->Stats().staged, 0u) << "the borrowed unit left staging; the read one was served";
+    EXPECT_EQ(v->core().cache()->Stats().staged, 0u) << "the borrowed unit left staging; the read one was served";
   }
   f->shared_source()->SetArena(nullptr);
 }
@@ -819,9 +821,9 @@ TEST(Volume, CopyRunsPipelinesManySmallBatches) {
   for (const CopyRange& r : ranges) want += g.column.substr(r.offset, r.length);
   std::vector<AlignedBuffer> scratch;
   for (int round = 0; round < 2; ++round) {  // the second reuses the kept buffers
-    Volume::RunsReport report;
+    VolumeCore::RunsReport report;
     std::fill(out.begin(), out.end(), '\0');
-    ASSERT_TRUE(v->CopyRuns(f->shared_source(), f->size(), ranges, out.data(), 9, &report, &scratch).ok());
+    ASSERT_TRUE(v->core().CopyRuns(f->shared_source(), f->size(), ranges, out.data(), 9, &report, &scratch).ok());
     EXPECT_EQ(out, want) << "round " << round;
     EXPECT_GE(report.disk_bytes, packed);
     EXPECT_EQ(report.from_cache, 0u);
@@ -831,7 +833,7 @@ TEST(Volume, CopyRunsPipelinesManySmallBatches) {
 
 TEST_F(IndexedVolume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
   ASSERT_EQ(f->shared_source()->layout_note().rfind("chunks of the index", 0), 0u);
-  ASSERT_TRUE(v->schedules().Get(*v, g.graph).ok());
+  ASSERT_TRUE(v->schedules().Get(v->core(), g.graph).ok());
 
   // The graph's `column` changes behind the index (its stub's times move, as a rewrite does).
   struct timespec times[2] = {{0, UTIME_NOW}, {12345, 0}};
@@ -842,10 +844,10 @@ TEST_F(IndexedVolume, AStaleIndexIsSeenWhenTheFileIsOpenedAgain) {
   const std::string note = f->shared_source()->layout_note();
   EXPECT_EQ(note.rfind("stripe-aligned blocks: ", 0), 0u) << note;
   EXPECT_NE(note.find("graphfs-index"), std::string::npos) << note;
-  ASSERT_EQ(v->indexes().List().size(), 1u);
-  EXPECT_FALSE(v->indexes().List()[0].loaded);
+  ASSERT_EQ(v->core().indexes().List().size(), 1u);
+  EXPECT_FALSE(v->core().indexes().List()[0].loaded);
   // A new schedule of the graph is refused with the same advice.
-  auto schedule = v->schedules().Get(*v, g.graph);
+  auto schedule = v->schedules().Get(v->core(), g.graph);
   ASSERT_FALSE(schedule.ok());
   EXPECT_NE(schedule.error().message().find("graphfs-index"), std::string::npos) << schedule.error().message();
   // The bytes are still served right.

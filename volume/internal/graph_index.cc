@@ -6,7 +6,7 @@
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/fingerprint.h"
 #include "common/log.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
 
 namespace graphfs::volume {
 
@@ -17,17 +17,17 @@ int64_t MtimeNs(const struct stat& st) {
 }
 
 // What a graph file looks like through the mount.
-Result<chunkindex::FileFingerprint> MountedFingerprint(Volume& volume, const std::string& dir, const std::string& name) {
+Result<chunkindex::FileFingerprint> MountedFingerprint(VolumeCore& core, const std::string& dir, const std::string& name) {
   const std::string path = dir + "/" + name;
-  auto file = OpenMountedGraphFile(volume, path, /*direct_io=*/false);
+  auto file = OpenMountedGraphFile(core, path, /*direct_io=*/false);
   if (!file.ok()) return file.error();
-  // An ordinary file or an extent map (whose pieces may be striped: read through the volume).
+  // An ordinary file or an extent map (whose pieces may be striped: read through the core).
   if (file->plain) return chunkindex::FingerprintOf(name, *file->plain);
   const std::shared_ptr<StripedFile>& f = file->striped;
   // A compressed file's bytes are its decoded units.
   std::shared_ptr<PackedFile> packed;
   if (f->manifest().packed) {
-    auto opened = PackedFile::Open(f, &volume.packed_counters());
+    auto opened = PackedFile::Open(f, &core.packed_counters());
     if (!opened.ok()) return opened.error();
     packed = *opened;
   }
@@ -50,7 +50,7 @@ Result<std::shared_ptr<const cache::ChunkLayout>> LayoutOf(const chunkindex::Chu
 
 }  // namespace
 
-Result<MountedGraphFile> OpenMountedGraphFile(Volume& volume, const std::string& path, bool direct_io) {
+Result<MountedGraphFile> OpenMountedGraphFile(VolumeCore& core, const std::string& path, bool direct_io) {
   MountedGraphFile file;
   // O_NONBLOCK: a FIFO put where a graph file belongs must not hang a daemon thread.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -64,17 +64,17 @@ Result<MountedGraphFile> OpenMountedGraphFile(Volume& volume, const std::string&
     manifest = std::move(*m);
   }
   if (!manifest) {
-    auto plain = grid::GraphFile::Open(path, &volume.stub_files());
+    auto plain = grid::GraphFile::Open(path, &core.stub_files());
     if (!plain.ok()) return plain.error();
     file.plain = std::make_shared<const grid::GraphFile>(std::move(*plain));
     return file;
   }
-  if (volume.disk_set() == nullptr || volume.io() == nullptr)
+  if (core.disk_set() == nullptr || core.io() == nullptr)
     return Error(EIO, path + " is striped but no disk set is open");
   StripedFileOptions o;
   o.writable = false;
   o.direct_io = direct_io;
-  auto f = StripedFile::Open(*volume.disk_set(), volume.io(), std::move(fd), *manifest, o);
+  auto f = StripedFile::Open(*core.disk_set(), core.io(), std::move(fd), *manifest, o);
   if (!f.ok()) return f.error();
   file.striped = *f;
   return file;
@@ -93,20 +93,20 @@ std::vector<int64_t> FilesStamp(std::initializer_list<std::string> paths) {
   return s;
 }
 
-Result<chunkindex::ChunkTable> OpenMountedTable(Volume& volume, const std::string& dir) {
-  return chunkindex::ChunkTable::Open(dir, [&](const std::string& name) { return MountedFingerprint(volume, dir, name); });
+Result<chunkindex::ChunkTable> OpenMountedTable(VolumeCore& core, const std::string& dir) {
+  return chunkindex::ChunkTable::Open(dir, [&](const std::string& name) { return MountedFingerprint(core, dir, name); });
 }
 
 GraphIndexes::Stamp GraphIndexes::TakeStamp(const std::string& dir) {
   return Stamp{FilesStamp({chunkindex::IndexPath(dir), dir + "/column", dir + "/row"})};
 }
 
-GraphIndexes::Loaded GraphIndexes::Load(Volume& volume, const std::string& dir) {
+GraphIndexes::Loaded GraphIndexes::Load(VolumeCore& core, const std::string& dir) {
   Loaded l;
   l.stamp = TakeStamp(dir);
   struct stat st;
   if (::stat(chunkindex::IndexPath(dir).c_str(), &st) != 0) return l;  // not indexed: nothing to say
-  auto table = OpenMountedTable(volume, dir);
+  auto table = OpenMountedTable(core, dir);
   if (!table.ok()) {
     l.error = table.error().message();
     return l;
@@ -123,14 +123,14 @@ GraphIndexes::Loaded GraphIndexes::Load(Volume& volume, const std::string& dir) 
   return l;
 }
 
-std::shared_ptr<const cache::ChunkLayout> GraphIndexes::Find(Volume& volume, const std::string& dir,
+std::shared_ptr<const cache::ChunkLayout> GraphIndexes::Find(VolumeCore& core, const std::string& dir,
                                                              const std::string& name, std::string* why) {
   why->clear();
   if (name != "column" && name != "row") return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_dir_.find(dir);
   if (it == by_dir_.end() || !(it->second.stamp == TakeStamp(dir))) {
-    Loaded l = Load(volume, dir);
+    Loaded l = Load(core, dir);
     if (!l.error.empty()) LogError("cache: " + l.error + " (its files are cached in stripe-aligned blocks)");
     it = by_dir_.insert_or_assign(dir, std::move(l)).first;
   }

@@ -26,7 +26,7 @@ class StripedFile;
 
 namespace graphfs::volume {
 
-class Volume;
+class VolumeCore;
 
 // A graph file opened for reading as the mount shows it: a striped file (the backing file
 // is its stub) through its stripe map, anything else — an ordinary file or an extent map (a
@@ -36,7 +36,7 @@ struct MountedGraphFile {
   std::shared_ptr<const grid::GraphFile> plain;  // otherwise
   struct stat st;                        // of the backing file (the stub when striped)
 };
-Result<MountedGraphFile> OpenMountedGraphFile(Volume& volume, const std::string& path, bool direct_io);
+Result<MountedGraphFile> OpenMountedGraphFile(VolumeCore& core, const std::string& path, bool direct_io);
 
 // (inode, size, mtime) of each path, -1s for a missing one: changes when a file is replaced
 // or written.
@@ -44,13 +44,13 @@ std::vector<int64_t> FilesStamp(std::initializer_list<std::string> paths);
 
 // Opens the chunk table of backing directory `dir`, checking it against the graph's files
 // as the mount shows them (striped files through their stripe map).
-Result<chunkindex::ChunkTable> OpenMountedTable(Volume& volume, const std::string& dir);
+Result<chunkindex::ChunkTable> OpenMountedTable(VolumeCore& core, const std::string& dir);
 
 class GraphIndexes {
  public:
   // The chunk layout of `name` in backing directory `dir` (absolute), or null with the
   // reason in `why` ("" when the file is simply not a partition file or has no index).
-  std::shared_ptr<const cache::ChunkLayout> Find(Volume& volume, const std::string& dir, const std::string& name,
+  std::shared_ptr<const cache::ChunkLayout> Find(VolumeCore& core, const std::string& dir, const std::string& name,
                                                  std::string* why);
 
   struct IndexState {
@@ -72,7 +72,7 @@ class GraphIndexes {
     std::string error;
   };
   static Stamp TakeStamp(const std::string& dir);
-  static Loaded Load(Volume& volume, const std::string& dir);
+  static Loaded Load(VolumeCore& core, const std::string& dir);
 
   std::mutex mu_;
   std::map<std::string, Loaded> by_dir_;

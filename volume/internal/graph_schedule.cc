@@ -15,7 +15,8 @@
 #include "common/thread_name.h"
 #include "grid/posix_io.h"
 #include "volume/internal/striped_source.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
+#include "volume/internal/volume_file.h"
 
 namespace graphfs::volume {
 
@@ -36,9 +37,9 @@ constexpr uint64_t kSharedMemoryBytes = 64ull << 30;
 
 // `column` not striped itself — an ordinary file, or an extent map (a graph version) — : the LP's
 // ranges read from its pieces (an ordinary file is its own one piece).
-Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const std::string& dir,
+Status LoadFromGraphFile(VolumeCore& core, const grid::GraphFile& column, const std::string& dir,
                   const std::vector<CopyRange>& whole, const std::vector<CopyRange>& runs, char* out,
-                  Volume::RunsReport& report, std::vector<AlignedBuffer>& buffers) {
+                  VolumeCore::RunsReport& report, std::vector<AlignedBuffer>& buffers) {
   // Each range split at the map's extents: plain pieces are pread; the ranges of each striped
   // piece (a striped graph's version) are gathered and copied as a striped `column` would be —
   // whole chunks through the cache, runs around it (a compressed piece: all from its units).
@@ -75,7 +76,7 @@ Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const st
     std::sort(ranges.whole.begin(), ranges.whole.end(), by_offset);
     std::sort(ranges.runs.begin(), ranges.runs.end(), by_offset);
     if (!ranges.whole.empty()) {
-      Status s = volume.CopyRanges(source, source->size(), ranges.whole, out, kLoaderPid, /*done_with_units=*/true);
+      Status s = core.CopyRanges(source, source->size(), ranges.whole, out, kLoaderPid, /*done_with_units=*/true);
       if (!s.ok()) return s.error().Wrap("chunks of " + dir + "/column");
     }
     // CopyRuns wants disjoint ranges; a map never reads a piece's bytes twice, but a damaged
@@ -84,7 +85,7 @@ Status LoadFromGraphFile(Volume& volume, const grid::GraphFile& column, const st
     for (size_t k = 1; k < ranges.runs.size(); ++k)
       disjoint &= ranges.runs[k - 1].offset + ranges.runs[k - 1].length <= ranges.runs[k].offset;
     if (disjoint && !ranges.runs.empty()) {
-      Status s = volume.CopyRuns(source, source->size(), ranges.runs, out, kLoaderPid, &report, &buffers);
+      Status s = core.CopyRuns(source, source->size(), ranges.runs, out, kLoaderPid, &report, &buffers);
       if (!s.ok()) return s.error().Wrap("runs of " + dir + "/column");
     } else {
       for (const CopyRange& r : ranges.runs) GRAPHFS_RETURN_IF_ERROR(piece->ReadExact(out + r.out_offset, r.length, r.offset));
@@ -117,10 +118,10 @@ std::vector<int64_t> GraphSchedule::Stamp(const std::string& dir) {
 
 bool GraphSchedule::Fresh() const { return Stamp(dir_) == stamp_; }
 
-Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const std::string& dir,
+Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, const std::string& dir,
                                                            std::shared_ptr<chunkindex::LpAnswers> answers) {
   std::shared_ptr<GraphSchedule> g(new GraphSchedule());
-  g->volume_ = &volume;
+  g->core_ = &core;
   g->dir_ = dir;
   g->stamp_ = Stamp(dir);
   struct stat st;
@@ -128,31 +129,31 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
     return Error(ENOENT, dir + " is not a graph directory (no meta file)");
   if (::stat(chunkindex::IndexPath(dir).c_str(), &st) != 0)
     return Error(ENOENT, dir + " has no chunk index; run `graphfs-index " + dir + "` first");
-  auto table = OpenMountedTable(volume, dir);
+  auto table = OpenMountedTable(core, dir);
   if (!table.ok()) return table.error();
   g->table_ = std::make_unique<chunkindex::ChunkTable>(std::move(*table));
   // The cache gives up room for the index before it is loaded, not after: loaded into a full
   // cache it set the daemon's peak (at scale 22, 79 MiB of index on top of the cache a few
   // seconds into the run). Resized to what it took below.
-  g->reservation_ = volume.budget().Reserve(IndexBytesAhead(*g->table_));
+  g->reservation_ = core.budget().Reserve(IndexBytesAhead(*g->table_));
   auto finder = chunkindex::ActiveChunkFinder::Load(*g->table_);
   if (!finder.ok()) return finder.error();
   g->finder_ = std::make_unique<chunkindex::ActiveChunkFinder>(std::move(*finder));
 
   const std::string column = dir + "/column";
-  auto file = OpenMountedGraphFile(volume, column, volume.options().direct);
+  auto file = OpenMountedGraphFile(core, column, core.options().direct);
   if (!file.ok()) return file.error();
   if (file->striped) {
-    if (volume.cache() == nullptr) return Error(EIO, column + " is striped but the mount has no cache yet");
+    if (core.cache() == nullptr) return Error(EIO, column + " is striped but the mount has no cache yet");
     g->striped_ = file->striped;
-    auto source = volume.MakeSource(g->striped_, column);
+    auto source = core.MakeSource(g->striped_, column);
     if (!source.ok()) return source.error();
     g->source_ = std::move(*source);
   } else {
     g->plain_ = std::move(file->plain);
   }
 
-  if (volume.options().lp_granularity == LpGranularity::kVertex) {
+  if (core.options().lp_granularity == LpGranularity::kVertex) {
     auto runs = chunkindex::SourceRuns::Load(*g->table_, chunkindex::ChunkFile::kColumn);
     if (!runs.ok()) return runs.error();
     g->runs_ = std::make_unique<chunkindex::SourceRuns>(std::move(*runs));
@@ -196,17 +197,17 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
   // daemon's peak (raw LPs own most of theirs, and keep little idle either way).
   constexpr uint64_t kIdleFloor = 64ull << 20;
   SharedArena::Options arena;
-  arena.budget = volume.options().lp_memory / 2;
-  arena.idle_limit = std::min(kIdleFloor, volume.options().lp_memory / 2);
+  arena.budget = core.options().lp_memory / 2;
+  arena.idle_limit = std::min(kIdleFloor, core.options().lp_memory / 2);
   // Without memory= the cache is cache_size alone, and at cache_size=0 every LP read its frames
   // from the disks again: a BFS over a 512 x 512 grid (11 MB of column) read 5.1 GB in 1,456
   // LPs. Half of what the window would keep idle holds cached units instead (MemoryBudget::Lend).
-  if (!volume.budget().enabled()) {
+  if (!core.budget().enabled()) {
     const uint64_t lent = arena.idle_limit / 2;
     arena.idle_limit -= lent;
-    g->loan_ = volume.budget().Lend(lent);
+    g->loan_ = core.budget().Lend(lent);
   }
-  arena.virtual_bytes = std::max<uint64_t>(kSharedMemoryBytes, 16 * volume.options().lp_memory) /
+  arena.virtual_bytes = std::max<uint64_t>(kSharedMemoryBytes, 16 * core.options().lp_memory) /
                         SharedArena::kGranule * SharedArena::kGranule;
   auto memory = SharedArena::Create("graphfs-lp:" + dir.substr(dir.rfind('/') + 1), arena);
   if (memory.ok()) {
@@ -219,15 +220,15 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(Volume& volume, const
 
   chunkindex::LpScheduler::Options options;
   options.memory = g->memory_;
-  if (volume.options().lp_granularity == LpGranularity::kVertex) {
+  if (core.options().lp_granularity == LpGranularity::kVertex) {
     options.granularity = chunkindex::LpScheduler::Options::Granularity::kVertex;
     options.runs = g->runs_.get();
   }
-  options.cost = volume.read_cost().cost;
-  options.diagonal_first = volume.options().lp_diagonal;
-  options.window_bytes = volume.options().lp_memory;
+  options.cost = core.read_cost().cost;
+  options.diagonal_first = core.options().lp_diagonal;
+  options.window_bytes = core.options().lp_memory;
   options.answers = std::move(answers);
-  options.max_lp_bytes = std::max<uint64_t>(1, volume.options().lp_memory / 4);
+  options.max_lp_bytes = std::max<uint64_t>(1, core.options().lp_memory / 4);
   options.disks = disks;
   options.chunk_disks = std::move(chunk_disks);
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(std::move(catalog), std::move(options));
@@ -274,7 +275,7 @@ void GraphSchedule::LoaderLoop() {
 Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   const auto t0 = std::chrono::steady_clock::now();
   // Whole chunks adjacent in the file and in the LP are read as one range, through the cache;
-  // runs are read around it (Volume::CopyRuns) — or, when `column` is not striped, from its pieces
+  // runs are read around it (VolumeCore::CopyRuns) — or, when `column` is not striped, from its pieces
   // (LoadFromGraphFile: pread, and a version's striped pieces as above).
   std::vector<CopyRange> whole, runs;
   uint64_t whole_bytes = 0, run_bytes = 0;
@@ -283,7 +284,7 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   for (const chunkindex::LpExtent& e : lp.extents) {
     // lp_loader=direct: whole chunks are read like runs (cached ones copied, the rest straight
     // from the disks in one submission).
-    std::vector<CopyRange>& to = compressed || (e.whole && volume_->options().lp_loading == LpLoading::kThroughCache) ? whole : runs;
+    std::vector<CopyRange>& to = compressed || (e.whole && core_->options().lp_loading == LpLoading::kThroughCache) ? whole : runs;
     (e.whole ? whole_bytes : run_bytes) += e.length;
     if (!to.empty() && to.back().offset + to.back().length == e.file_offset &&
         to.back().out_offset + to.back().length == e.lp_offset) {
@@ -292,7 +293,7 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
       to.push_back({e.file_offset, e.length, e.lp_offset});
     }
   }
-  Volume::RunsReport report;
+  VolumeCore::RunsReport report;
   std::vector<AlignedBuffer> buffers;  // this loader's, returned below
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -307,18 +308,18 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
       // they lie in the graph's shared memory (the LP pins them), else copied. Runs are read into
       // blocks of the LP and stay where the reads put them (no copy).
       if (!whole.empty()) {
-        Status s = volume_->CopyRanges(source_, source_->size(), whole, nullptr, kLoaderPid, /*done_with_units=*/true,
+        Status s = core_->CopyRanges(source_, source_->size(), whole, nullptr, kLoaderPid, /*done_with_units=*/true,
                                        &lp.memory, &report.borrowed);
         if (!s.ok()) return s.error().Wrap("chunks of " + dir_ + "/column");
       }
       if (!runs.empty()) {
-        Status s = volume_->CopyRuns(source_, source_->size(), runs, nullptr, kLoaderPid, &report, nullptr, &lp.memory);
+        Status s = core_->CopyRuns(source_, source_->size(), runs, nullptr, kLoaderPid, &report, nullptr, &lp.memory);
         if (!s.ok()) return s.error().Wrap("runs of " + dir_ + "/column");
       }
     } else {
       char* out = lp.memory.Packed(lp.size);
       if (out == nullptr) return Error(ENOMEM, "no memory for an LP of " + std::to_string(lp.size) + " bytes");
-      Status s = LoadFromGraphFile(*volume_, *plain_, dir_, whole, runs, out, report, buffers);
+      Status s = LoadFromGraphFile(*core_, *plain_, dir_, whole, runs, out, report, buffers);
       if (!s.ok()) return s.error().Wrap("loading a logical partition (re-run graphfs-index if the graph changed)");
     }
     return Status::Ok();
@@ -403,12 +404,12 @@ uint64_t GraphSchedule::finds() const {
   return finds_;
 }
 
-Result<std::shared_ptr<GraphSchedule>> GraphSchedules::Get(Volume& volume, const std::string& dir) {
+Result<std::shared_ptr<GraphSchedule>> GraphSchedules::Get(VolumeCore& core, const std::string& dir) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_dir_.find(dir);
   if (it != by_dir_.end() && it->second->Fresh()) return it->second;
   // A stale schedule stays with the jobs that use it; new jobs get a fresh one.
-  auto g = GraphSchedule::Open(volume, dir, answers_.queue_);
+  auto g = GraphSchedule::Open(core, dir, answers_.queue_);
   if (!g.ok()) return g.error();
   by_dir_[dir] = *g;
   return *g;

@@ -21,6 +21,7 @@
 
 #include "chunkindex/active_chunk_finder.h"
 #include "chunkindex/chunk_index.h"
+#include "chunkindex/lp_answers.h"
 #include "chunkindex/lp_scheduler.h"
 #include "chunkindex/source_runs.h"
 #include "common/aligned_buffer.h"
@@ -37,21 +38,24 @@ class StripedFile;
 
 namespace graphfs::volume {
 
-class Volume;
+class VolumeCore;
 class StripedSource;
 struct CopyRange;
+
+// The schedulers' queue of answers to parked asks, as JobAnswers (volume/graph_jobs.h) holds it
+// without naming chunkindex/.
+class AnswerQueue final : public chunkindex::LpAnswers {};
 
 class GraphSchedule {
  public:
   // `dir`: the graph's absolute backing path. Fails with the reason (not a graph, not
   // indexed, stale or damaged index: "re-run graphfs-index") as a value.
   // Answers to asks that waited go to `answers`.
-  static Result<std::shared_ptr<GraphSchedule>> Open(Volume& volume, const std::string& dir,
+  static Result<std::shared_ptr<GraphSchedule>> Open(VolumeCore& core, const std::string& dir,
                                                      std::shared_ptr<chunkindex::LpAnswers> answers);
   ~GraphSchedule();
 
   const std::string& dir() const { return dir_; }
-  Volume& volume() const { return *volume_; }
   uint64_t vertices() const { return table_->vertices(); }
   uint64_t edge_size() const { return table_->edge_size(); }
   chunkindex::LpScheduler& scheduler() { return *scheduler_; }
@@ -118,7 +122,7 @@ class GraphSchedule {
   // what the LPs being loaded are expected to own (their loads allocate before Recharge sees it).
   void Recharge();
 
-  Volume* volume_ = nullptr;
+  VolumeCore* core_ = nullptr;
   // Its index and its LPs' own memory, set aside in the mount's memory budget while it lives.
   MemoryBudget::Reservation reservation_;
   // Without memory=: the part of its LP window lent to the cache while it lives.
@@ -154,7 +158,7 @@ class GraphSchedules {
   // Where every schedule of the mount puts the answers to asks that waited.
   JobAnswers& answers() { return answers_; }
   // The graph's schedule, opened on first use or when the old one went stale.
-  Result<std::shared_ptr<GraphSchedule>> Get(Volume& volume, const std::string& dir);
+  Result<std::shared_ptr<GraphSchedule>> Get(VolumeCore& core, const std::string& dir);
   std::vector<std::shared_ptr<GraphSchedule>> List();
   void Clear();  // at unmount, before the cache and the I/O engine go
   // Drops the schedules no job holds (they keep their graph's files open).

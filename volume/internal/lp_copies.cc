@@ -1,4 +1,4 @@
-// The logical-partition loader's bulk copies of a Volume: CopyRanges (through the cache, unit by
+// The logical-partition loader's bulk copies of the volume's core: CopyRanges (through the cache, unit by
 // unit, prefetched in disk turns; units already in an LP's shared memory borrowed, not copied)
 // and CopyRuns (cached pieces copied or borrowed, the rest read straight from the disks in
 // batches: run_batches.h). read_path.cc is the FUSE read path.
@@ -11,7 +11,7 @@
 #include "common/clock.h"
 #include "volume/internal/striped_source.h"
 #include "volume/internal/unit_request.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
 
 namespace graphfs::volume {
 
@@ -46,7 +46,7 @@ std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cach
 
 }  // namespace
 
-Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
+Status VolumeCore::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
                           const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units,
                           chunkindex::LpMemory* place, uint64_t* borrowed) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
@@ -159,7 +159,7 @@ Status Volume::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t fi
   return Status::Ok();
 }
 
-Status Volume::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
+Status VolumeCore::CopyRuns(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
                         const std::vector<CopyRange>& ranges, char* out, uint32_t pid, RunsReport* report,
                         std::vector<AlignedBuffer>* scratch, chunkindex::LpMemory* place) {
   const std::shared_ptr<const cache::UnitLayout> layout = src->layout();

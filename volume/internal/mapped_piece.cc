@@ -3,7 +3,8 @@
 #include "grid/grid_layout.h"
 #include "striping/manifest.h"
 #include "striping/striped_file.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
+#include "volume/internal/volume_file.h"
 
 namespace graphfs::volume {
 
@@ -11,26 +12,30 @@ uint64_t MappedPiece::size() const { return file_->size(); }
 
 Status MappedPiece::ReadExact(char* buf, uint64_t length, uint64_t offset) const {
   if (length == 0) return Status::Ok();
-  return volume_.CopyRanges(file_->shared_source(), file_->size(), {CopyRange{offset, length, 0}}, buf, 0);
+  return core_.CopyRanges(file_->shared_source(), file_->size(), {CopyRange{offset, length, 0}}, buf, 0);
 }
+
+struct MappedFile::Map {
+  grid::GraphFile file;
+};
 
 Result<std::shared_ptr<const MappedFile>> MappedFile::Open(Volume& volume, const std::string& path) {
-  auto f = grid::GraphFile::Open(path, &volume.stub_files());
+  auto f = grid::GraphFile::Open(path, &volume.core().stub_files());
   if (!f.ok()) return f.error();
-  return std::make_shared<const MappedFile>(std::make_unique<const grid::GraphFile>(std::move(*f)));
+  return std::make_shared<const MappedFile>(std::make_unique<const Map>(Map{std::move(*f)}));
 }
 
-MappedFile::MappedFile(std::unique_ptr<const grid::GraphFile> file) : file_(std::move(file)) {}
+MappedFile::MappedFile(std::unique_ptr<const Map> map) : map_(std::move(map)) {}
 MappedFile::~MappedFile() = default;
-uint64_t MappedFile::size() const { return file_->size(); }
-const std::string& MappedFile::path() const { return file_->path(); }
+uint64_t MappedFile::size() const { return map_->file.size(); }
+const std::string& MappedFile::path() const { return map_->file.path(); }
 Result<uint64_t> MappedFile::Read(char* buf, uint64_t length, uint64_t offset) const {
-  return file_->Read(buf, length, offset);
+  return map_->file.Read(buf, length, offset);
 }
 
 std::vector<MappedFile::Piece> MappedFile::Pieces(uint64_t offset, uint64_t length) const {
   std::vector<Piece> out;
-  for (const grid::GraphFile::Piece& p : file_->Pieces(offset, length)) {
+  for (const grid::GraphFile::Piece& p : map_->file.Pieces(offset, length)) {
     // Only the volume opens a map's stubs, always as MappedPieces (VolumeStubFiles).
     const auto* piece = static_cast<const MappedPiece*>(p.stub);
     out.push_back({p.fd, p.offset, p.length, piece != nullptr ? piece->file().get() : nullptr});
@@ -61,19 +66,19 @@ Result<std::shared_ptr<const grid::StubReader>> VolumeStubFiles::OpenStub(Unique
   auto m = ReadManifestFd(fd.get());
   if (!m.ok()) return m.error().Wrap(path);
   if (!*m) return Error(EINVAL, path + " is not a striped file");
-  if (volume_.disk_set() == nullptr || volume_.io() == nullptr)
+  if (core_.disk_set() == nullptr || core_.io() == nullptr)
     return Error(EIO, path + " is striped but the mount has no disk set open");
   StripedFileOptions o;
   o.writable = false;  // a piece is never written: versions share it
-  o.direct_io = volume_.options().direct;
-  auto file = StripedFile::Open(*volume_.disk_set(), volume_.io(), std::move(fd), **m, o);
+  o.direct_io = core_.options().direct;
+  auto file = StripedFile::Open(*core_.disk_set(), core_.io(), std::move(fd), **m, o);
   if (!file.ok()) return file.error().Wrap(path);
   // A piece is cut into stripe-aligned blocks (.graphfs/pieces has no index), while the same
   // stub by its own name (an old version's `column`) may be cut into its index's chunks.
-  auto source = volume_.MakeSource(*file, path, ":piece");
+  auto source = core_.MakeSource(*file, path, ":piece");
   if (!source.ok()) return source.error();
-  auto vf = std::make_shared<VolumeFile>(volume_, *file, std::move(*source), path);
-  return std::shared_ptr<const grid::StubReader>(std::make_shared<MappedPiece>(volume_, std::move(vf)));
+  auto vf = std::make_shared<StripedVolumeFile>(core_, *file, std::move(*source), path);
+  return std::shared_ptr<const grid::StubReader>(std::make_shared<MappedPiece>(core_, std::move(vf)));
 }
 
 }  // namespace graphfs::volume

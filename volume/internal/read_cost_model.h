@@ -1,6 +1,6 @@
 // The read-cost model of vertex-granular LPs (chunkindex/read_cost.h) and where its numbers
 // come from: the disks' calibration (`graphfs-calibrate`), mount options, or defaults
-// (Volume::read_cost(); loaded in volume.cc).
+// (VolumeCore::read_cost(); loaded in volume_core.cc).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The striped read path of a Volume: FUSE-sized reads served from pinned cache units — a miss
+// The striped read path of the volume's core: FUSE-sized reads served from pinned cache units — a miss
 // of a plain striped file read with the rest of its stripe unit in one request, the stream's
 // read-ahead queued in such extents before the reader blocks (extent_reads.h) —, and small random
 // reads around the cache. The LP loader's bulk copies are lp_copies.cc.
@@ -12,7 +12,8 @@
 
 #include "volume/internal/striped_source.h"
 #include "volume/internal/unit_request.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
+#include "volume/internal/volume_file.h"
 
 namespace graphfs::volume {
 
@@ -40,12 +41,12 @@ class ReaderWait {
 
 // Units a read reserved for itself but will not take (an error, or the file changed size): their
 // pins go once their loads finish, and the units stay for whoever comes.
-void Volume::DropReserved(std::vector<cache::UnitLoad>& loads, size_t from, uint32_t pid) {
+void VolumeCore::DropReserved(std::vector<cache::UnitLoad>& loads, size_t from, uint32_t pid) {
   for (size_t j = from; j < loads.size(); ++j)
     if (loads[j]) (void)cache_->Await(std::move(loads[j]), pid);
 }
 
-cache::UnitLoad Volume::StartCoarse(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+cache::UnitLoad VolumeCore::StartCoarse(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
                                     uint64_t generation, uint64_t file_size, const cache::UnitExtent& u, uint32_t pid) {
   cache::ChunkCache& cache = *cache_;
   const cache::UnitRequest r = RequestFor(src, layout, generation, file_size, u);
@@ -63,7 +64,7 @@ cache::UnitLoad Volume::StartCoarse(const std::shared_ptr<StripedSource>& src, c
   return load;  // empty: another reader's load since, or a request of an older file (Get loads it)
 }
 
-uint64_t Volume::QueueExtent(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+uint64_t VolumeCore::QueueExtent(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
                              uint64_t generation, uint64_t file_size, const cache::UnitExtent& u,
                              cache::UnitLoad first, uint32_t pid, bool urgent, bool over_limit, int64_t due_ns) {
   const StripeMap& map = src->file().map();
@@ -88,7 +89,7 @@ uint64_t Volume::QueueExtent(const std::shared_ptr<StripedSource>& src, const ca
   return end;
 }
 
-uint64_t Volume::ReadAheadExtents(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+uint64_t VolumeCore::ReadAheadExtents(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
                                   uint64_t generation, uint64_t file_size, uint64_t read_end, uint64_t from,
                                   uint64_t to, uint64_t share, uint32_t pid) {
   const StripeMap& map = src->file().map();
@@ -126,7 +127,7 @@ uint64_t Volume::ReadAheadExtents(const std::shared_ptr<StripedSource>& src, con
   return reached;
 }
 
-bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, const ReadStreams::Position& stream,
+bool VolumeCore::ServeFromCache(StripedVolumeFile& file, uint64_t off, uint64_t len, const ReadStreams::Position& stream,
                             ReadStreams& streams, uint32_t pid, PinnedRead* out, Status* error) {
   cache::ChunkCache& cache = *cache_;
   const std::shared_ptr<StripedSource> src = file.shared_source();
@@ -188,7 +189,7 @@ bool Volume::ServeFromCache(VolumeFile& file, uint64_t off, uint64_t len, const 
     const uint64_t n = std::min(off + len, u.offset + u.length) - at;
     out->pieces_.push_back({const_cast<char*>(ref.data()) + (at - u.offset), n});
     ref.NoteServed(n);
-    out->units_.push_back(std::move(ref));
+    out->units_.push_back(PinnedUnit{std::move(ref)});
     at += n;
     u = layout->At(u.index + 1, file_size);
   }
@@ -211,7 +212,7 @@ PinnedRead::~PinnedRead() = default;
 PinnedRead::PinnedRead(PinnedRead&&) noexcept = default;
 PinnedRead& PinnedRead::operator=(PinnedRead&&) noexcept = default;
 
-Result<PinnedRead> Volume::Read(VolumeFile& file, ReadStreams& streams, uint64_t offset, uint64_t length, uint32_t pid,
+Result<PinnedRead> VolumeCore::Read(StripedVolumeFile& file, ReadStreams& streams, uint64_t offset, uint64_t length, uint32_t pid,
                                 AlignedBuffer& scratch) {
   PinnedRead out;
   const uint64_t file_size = file.size();

@@ -1,4 +1,4 @@
-// How the direct LP loader (Volume::CopyRuns) reads the pieces of a striped file that are not
+// How the direct LP loader (VolumeCore::CopyRuns) reads the pieces of a striped file that are not
 // in the cache: each piece split where the stripe units change disks, aligned out to the
 // direct-I/O block, merged with its neighbours where the aligned spans touch, and packed into
 // batches of bounded buffer size that each lie on ONE disk. The batches come out interleaved

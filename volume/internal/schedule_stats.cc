@@ -5,7 +5,7 @@
 #include "chunkindex/lp_scheduler.h"
 #include "chunkindex/source_runs.h"
 #include "volume/internal/graph_schedule.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
 
 namespace graphfs::volume {
 
@@ -33,7 +33,7 @@ json SharedMemoryJson(const std::shared_ptr<SharedArena>& memory) {
 json GraphSchedule::GranularityJson(const chunkindex::SchedulerStats& s) const {
   // (chunkindex/read_cost.h: the model that chose between runs and whole chunks.)
   // (runs_ is loaded exactly for vertex-granular LPs.)
-  json granularity = {{"mode", NameOf(volume_->options().lp_granularity)}};
+  json granularity = {{"mode", NameOf(core_->options().lp_granularity)}};
   if (runs_ == nullptr) return granularity;
   granularity["sorted_chunks"] = runs_->sorted_chunks();
   granularity["unsorted_chunks"] = runs_->chunk_count() - runs_->sorted_chunks();
@@ -47,7 +47,7 @@ json GraphSchedule::GranularityJson(const chunkindex::SchedulerStats& s) const {
   granularity["planned_disk_bytes"] = s.planned_disk_bytes;
   granularity["offline_disk_bytes"] = s.offline_disk_bytes;
   granularity["offline_unshared_disk_bytes"] = s.offline_unshared_disk_bytes;
-  granularity["gap_read_through_bytes"] = volume_->read_cost().cost.GapWorthReading();
+  granularity["gap_read_through_bytes"] = core_->read_cost().cost.GapWorthReading();
   if (runs_->sorted_chunks() < runs_->chunk_count())
     granularity["note"] = "chunks not in source order (preprocess without --sort-sources) are loaded whole";
   return granularity;

@@ -6,7 +6,7 @@
 
 #include "striping/disk_health.h"
 #include "volume/version_reclaim.h"
-#include "volume/internal/volume_internal.h"
+#include "volume/internal/volume_core.h"
 
 namespace graphfs::volume {
 
@@ -122,7 +122,7 @@ json RenderCache(const cache::CacheStats& c) {
 
 }  // namespace
 
-void Volume::AddStats(json& j) {
+void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
   json disks = json::array(), degraded = json::array();
   std::vector<uint64_t> bounds(kRequestSizeBounds.begin(), kRequestSizeBounds.end());
   // One reading of the disks' activity for both the per-disk times and the readers' wait.
@@ -172,7 +172,7 @@ void Volume::AddStats(json& j) {
     rp["disk_in_flight_bytes"] = read_ahead_.InFlightDepth();
     j["read_path"] = rp;
   }
-  j["graph_versions"] = GraphVersionsStats(options_.source, reclaimer_);
+  j["graph_versions"] = GraphVersionsStats(options_.source, reclaimer);
   // Reads of compressed files: frame bytes from the disks against the bytes they decoded to.
   const PackedCounters& p = *packed_counters_;
   const uint64_t frame_bytes = p.frame_bytes.load(), decoded = p.bytes_decoded.load();
@@ -234,7 +234,7 @@ void Volume::AddStats(json& j) {
                     {"damaged_calibrations", read_cost_->damaged}};
 }
 
-std::vector<std::string> Volume::DegradedNotes() const {
+std::vector<std::string> VolumeCore::DegradedNotes() const {
   return disks_ ? disks_->DegradedNotes() : std::vector<std::string>{};
 }
 

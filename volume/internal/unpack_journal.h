@@ -1,4 +1,4 @@
-// Crash safety of VolumeFile::Unpack (a compressed file made plain at its first write): the
+// Crash safety of StripedVolumeFile::Unpack (a compressed file made plain at its first write): the
 // plain copy's parts are written before the stub's manifest switches to them, and the old
 // parts are removed after. A daemon killed in between leaves one of the two sets of parts
 // named by no manifest. Before it creates the new parts, Unpack records both ids and the stub's

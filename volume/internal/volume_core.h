@@ -1,0 +1,206 @@
+// The volume's core: what a mount holds below its jobs. It owns the disk set and the I/O
+// engine (striping/), the shared cache and the frame tier in front of it (cache/), the chunk
+// layouts of indexed graphs, the stub files of graph versions, the counters of compressed reads,
+// the read-cost model and the one memory budget, and serves the two ways bytes leave the disks:
+// the FUSE read path (read_path.cc) and the LP loader's bulk copies (lp_copies.cc).
+//
+// The face (volume/volume.h, what fusefs calls) drives it and holds the graphs' schedules above
+// it; the schedules, indexes, mapped pieces and stats take a VolumeCore, never the face, so no
+// arrow inside the volume points back up. tests/volume/ reach it through Volume::core().
+//
+// Not a public header: it names the lower libraries' types (as LevelDB's db_impl.h does).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "cache/chunk_cache.h"
+#include "cache/unit_layout.h"
+#include "chunkindex/lp_memory.h"
+#include "common/aligned_buffer.h"
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "striping/disk_set.h"
+#include "striping/io_engine.h"
+#include "striping/striped_file.h"
+#include "volume/internal/extent_reads.h"
+#include "volume/internal/frame_tier.h"
+#include "volume/internal/graph_index.h"
+#include "volume/internal/mapped_piece.h"
+#include "volume/internal/packed_file.h"
+#include "volume/internal/read_cost_model.h"
+#include "volume/internal/run_batches.h"
+#include "volume/internal/striped_source.h"
+#include "volume/internal/memory_budget.h"
+#include "volume/read_ahead.h"
+#include "volume/striped_stub.h"
+#include "volume/version_reclaim.h"
+#include "volume/volume.h"
+#include "volume/volume_options.h"
+
+namespace graphfs::volume {
+
+class StripedVolumeFile;  // volume/internal/volume_file.h
+
+// What PinnedRead holds for each cache unit its pieces point into (volume.h names it only).
+struct PinnedUnit {
+  cache::UnitRef ref;
+};
+
+// CopyRuns reads from the disks in batches of at most VolumeOptions::runs_batch_bytes, this many
+// in flight.
+inline constexpr size_t kRunsBatchesInFlight = 8;
+// The read path's disk requests: the units of one stripe unit read together, up to this many
+// bytes (volume/internal/extent_reads.h).
+inline constexpr uint64_t kMaxExtent = 16ull << 20;
+
+class VolumeCore {
+ public:
+  // Finds the disk set of the striped graphs under `options.source` and checks every disk
+  // (identity, order) and that io_uring works; finishes unpacks a killed daemon left. Fails with
+  // the reason, naming the disk.
+  static Result<std::unique_ptr<VolumeCore>> Open(const VolumeOptions& options);
+  ~VolumeCore();
+  VolumeCore(const VolumeCore&) = delete;
+  VolumeCore& operator=(const VolumeCore&) = delete;
+
+  // The I/O workers, the cache and its prefetchers, the frame tier, the extent reads.
+  Status Start();
+  // The frame tier, the extent reads, the cache (prefetches cancelled), then the I/O engine
+  // (queues drained). The schedules that load through the cache are stopped before (Volume::Stop).
+  void Stop();
+
+  const VolumeOptions& options() const { return options_; }
+  const ReadCostModel& read_cost() const { return *read_cost_; }
+  const std::string& source() const { return options_.source; }
+  bool has_disks() const { return disks_ != nullptr; }
+
+  // Volume::OpenStriped and Volume::RefreshLayout, for the file the volume made.
+  Result<std::shared_ptr<StripedVolumeFile>> OpenStriped(UniqueFd stub, const StripedStub& info,
+                                                         const std::string& backing_path);
+  void RefreshLayout(StripedVolumeFile& file, const std::string& backing_path);
+
+  // Volume::Read (read_path.cc).
+  Result<PinnedRead> Read(StripedVolumeFile& file, ReadStreams& streams, uint64_t offset, uint64_t length,
+                          uint32_t pid, AlignedBuffer& scratch);
+
+  // Copies the ranges of a striped file into `out` + their out_offset, through the cache:
+  // each unit is loaded once (concurrent readers wait for that load) and pinned while
+  // copied; units up to the loader's read-ahead window ahead of the copy are prefetched in
+  // disk turns, so every disk works at once. Reads past the end are an error. `done_with_units`
+  // (the LP loader): nothing more of a unit is wanted after the ranges' last byte in it, so it
+  // leaves staging (admitted or dropped) as soon as it is copied, not when fully served.
+  // With `place` (an LP's memory; `out` unused) nothing is copied from units in the LP's shared
+  // memory: the LP borrows them (pinned while it lives, out of staging at once); pieces of other
+  // units are copied into blocks of the LP. `borrowed` (optional) adds the bytes borrowed.
+  Status CopyRanges(const std::shared_ptr<StripedSource>& source, uint64_t file_size,
+                    const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units = false,
+                    chunkindex::LpMemory* place = nullptr, uint64_t* borrowed = nullptr);
+
+  // Copies runs of a striped file (parts of cache units: a vertex-granular LP's extents) into
+  // `out` + their out_offset without loading whole units: a run whose units are in the cache
+  // is copied from them; the others are read straight from the disks (widened to the direct
+  // I/O alignment, touching ones merged, every disk at once) and never enter the cache, which
+  // holds only whole units. `ranges` ascending and disjoint. Adds what it did to `report`.
+  struct RunsReport {
+    uint64_t from_cache = 0;   // bytes taken from cached units
+    uint64_t borrowed = 0;     //   of those, placed where the unit lies (an LP made of it, no copy)
+    uint64_t disk_bytes = 0;   // bytes the disks read for the others
+    uint64_t requests = 0;     // read requests (merged spans)
+    std::vector<uint64_t> per_disk;  // disk_bytes by disk: the busiest one bounds the copy's time
+  };
+  // `scratch` (optional) keeps the read buffers between calls (kRunsBatchesInFlight ×
+  // runs_batch_bytes), so a loader does not fault fresh pages in for every LP.
+  // With `place` (an LP's memory; `out` and `scratch` unused) nothing is copied from the disks'
+  // reads: each batch is read into a block of the LP's own memory, and each range is placed
+  // where its bytes landed (chunkindex/lp_memory.h); the gaps a batch read through stay in it.
+  // Cached runs in the LP's shared memory are borrowed (LpMemory::Borrow: the LP pins the unit);
+  // others are copied into one block of the LP.
+  Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
+                  char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr,
+                  chunkindex::LpMemory* place = nullptr);
+
+  // Deletes the parts of a striped file on every disk (its last name is gone).
+  void RemoveParts(const std::string& file_id);
+
+  // Faults of the disks (tests of failing disks): errno every I/O to `disk` fails with; 0 heals.
+  uint32_t disk_count() const;
+  int fault(uint32_t disk) const;
+  void InjectFault(uint32_t disk, int error);
+
+  // The one memory budget (memory=): a graph's schedule reserves its LP window and index.
+  MemoryBudget& budget() { return budget_; }
+  const ReadAhead& read_ahead() const { return read_ahead_; }
+
+  // For `.graphfs/stats` (stats.cc): disks, read path, compressed reads, cache, frames, memory
+  // budget, indexes, read-cost model, and the versions `reclaimer` knows of.
+  void AddStats(nlohmann::json& j, const VersionReclaimer& reclaimer);
+  std::vector<std::string> DegradedNotes() const;
+
+  GraphIndexes& indexes() { return *indexes_; }
+  cache::ChunkCache* cache() { return cache_.get(); }  // null before Start and after Stop
+  FrameTier* frames() { return frames_.get(); }        // likewise
+  const ExtentReads* extent_reads() const { return extents_.get(); }  // likewise
+  // Reads the stubs in graph versions' extent maps (a striped graph's versions) through this
+  // volume: grid::GraphFile::Open(path, &core.stub_files()).
+  const grid::StubFiles& stub_files() const;
+  const DiskSet* disk_set() const { return disks_.get(); }
+  IoEngine* io() { return io_.get(); }
+  // The cache's view of a striped file of this volume, keyed by its id (and `key_scope`: the
+  // cache tells units apart by file key and unit number, so one file cut into units two ways —
+  // a stub read as a map's piece in blocks and, by its own name, in its index's chunks — needs
+  // two keys). A compressed file's source decodes its units (its directory is read here).
+  Result<std::shared_ptr<StripedSource>> MakeSource(std::shared_ptr<StripedFile> file, const std::string& backing_path,
+                                                    const std::string& key_scope = "");
+  // The counters of reads of compressed files (stats: "compressed").
+  PackedCounters& packed_counters() { return *packed_counters_; }
+  // Forgets the cached units of `source` (after its bytes or size changed).
+  void Invalidate(StripedSource& source);
+
+ private:
+  explicit VolumeCore(const VolumeOptions& options);
+  void RefreshSourceLayout(StripedSource& source, const std::string& backing_path);
+  bool ServeFromCache(StripedVolumeFile& file, uint64_t off, uint64_t len, const ReadStreams::Position& stream,
+                      ReadStreams& streams, uint32_t pid, PinnedRead* out, Status* error);
+  // Units a read reserved for itself (loads[from..]) but will not take: awaited and let go.
+  void DropReserved(std::vector<cache::UnitLoad>& loads, size_t from, uint32_t pid);
+  // A unit a read needs, on its way before the reader blocks: in memory (nothing to do), being
+  // loaded (a queued read-ahead extent is hurried), or missed — then reserved for this reader
+  // (returned: Await it) and read with the rest of its stripe unit in one urgent disk request
+  // (coarse reads whatever the unit size). Empty when someone else loads it: Get waits for it.
+  cache::UnitLoad StartCoarse(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                              uint64_t generation, uint64_t file_size, const cache::UnitExtent& u, uint32_t pid);
+  // Queues the read of unit `u` (reserved as `first`) and of the units after it that lie in its
+  // stripe unit and are not in memory, up to kMaxExtent (within staging unless `over_limit`).
+  // Returns the end of the last unit it took.
+  uint64_t QueueExtent(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                       uint64_t generation, uint64_t file_size, const cache::UnitExtent& u, cache::UnitLoad first,
+                       uint32_t pid, bool urgent, bool over_limit, int64_t due_ns);
+  // Read-ahead of a stream of a plain striped file: the units of [from, to) not in memory, in
+  // extents; within `share` bytes of `read_end` whatever staging allows, beyond it only for
+  // disks with nothing to do. Returns where it stopped.
+  uint64_t ReadAheadExtents(const std::shared_ptr<StripedSource>& src, const cache::UnitLayout& layout,
+                            uint64_t generation, uint64_t file_size, uint64_t read_end, uint64_t from, uint64_t to,
+                            uint64_t share, uint32_t pid);
+
+  const VolumeOptions options_;  // with memory_bytes, what the budget made of them (Budgeted)
+  MemoryBudget budget_;           // before the schedules: their reservations refer to it
+  std::unique_ptr<ReadCostModel> read_cost_;
+  std::unique_ptr<IoEngineOptions> io_options_;
+  std::unique_ptr<DiskSet> disks_;  // null when nothing under the source is striped
+  std::unique_ptr<IoEngine> io_;
+  ReadAhead read_ahead_;
+  std::unique_ptr<PackedCounters> packed_counters_;
+  std::unique_ptr<VolumeStubFiles> stub_files_;
+  std::unique_ptr<GraphIndexes> indexes_;     // chunk layouts of indexed graphs
+  std::unique_ptr<cache::ChunkCache> cache_;  // after io_: its prefetches use it, it goes first
+  // Compressed files' frames (volume/internal/frame_tier.h), the cache's first tier; shared with
+  // the compressed files that read through it.
+  std::shared_ptr<FrameTier> frames_;
+  std::unique_ptr<ExtentReads> extents_;      // after the cache: fills its units, goes first
+};
+
+}  // namespace graphfs::volume

@@ -1,0 +1,172 @@
+// A striped file of the volume, open: reads of its size and stub, writes and truncates that drop
+// its cached units, and the unpack of a compressed file at its first change (volume_file.h).
+#include "volume/internal/volume_file.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+
+#include "common/log.h"
+#include "striping/disk_set.h"
+#include "striping/manifest.h"
+#include "volume/internal/unpack_journal.h"
+#include "volume/internal/stub_manifest.h"
+#include "volume/internal/volume_core.h"
+
+namespace graphfs::volume {
+
+namespace {
+
+// Where the stub open as `fd` is now (it may have been renamed since it was opened); empty if
+// it was unlinked (then no name keeps either copy of its parts).
+Result<std::string> StubPath(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Error::FromErrno("stat the stub");
+  if (st.st_nlink == 0) return std::string();
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), path, sizeof path - 1);
+  if (n <= 0 || path[0] != '/') return Error(EIO, "cannot tell where the stub is");
+  return std::string(path, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+uint64_t StripedVolumeFile::size() const { return shared_source()->size(); }
+
+std::string StripedVolumeFile::id() const { return file()->manifest().file_id; }
+
+StripedStub StripedVolumeFile::stub() const { return StubOf(file()->manifest()); }
+
+std::shared_ptr<StripedSource> StripedVolumeFile::shared_source() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return source_;
+}
+
+std::shared_ptr<StripedFile> StripedVolumeFile::file() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return file_;
+}
+
+void StripedVolumeFile::NoteChange(StripedSource& source) {
+  source.DropChunkLayout();
+  // Requests planned from the old size are refused from here on (cache::UnitSource::Generation).
+  source.BumpGeneration();
+  core_.Invalidate(source);
+}
+
+Status StripedVolumeFile::Unpack() {
+  const std::shared_ptr<StripedFile> old_file = file();
+  const std::shared_ptr<StripedSource> old_source = shared_source();
+  const StripeManifest old = old_file->manifest();
+  const DiskSet* disks = core_.disk_set();
+  if (disks == nullptr) return Error(EIO, "no disk set");
+  const std::string what = "making compressed file " + backing_path_ + " plain for a write";
+  StripeManifest plain;
+  plain.file_id = NewId();
+  plain.set_id = old.set_id;
+  plain.size = 0;
+  plain.layout = old.layout;
+  auto stub = old_file->DupStub();
+  if (!stub.ok()) return stub.error().Wrap(what);
+  // A killed daemon leaves one copy's parts unnamed; the record lets the next mount remove them
+  // (volume/internal/unpack_journal.h).
+  auto stub_path = StubPath(stub->get());
+  if (!stub_path.ok()) return stub_path.error().Wrap(what);
+  const Status recorded = WriteUnpackRecord(*disks, {old.file_id, plain.file_id, *stub_path});
+  if (!recorded.ok()) return recorded.error().Wrap(what);
+  std::shared_ptr<StripedFile> fresh;
+  auto fail = [&](const Error& e) {
+    if (fresh) fresh->Discard();  // its manifest must never reach the stub
+    core_.RemoveParts(plain.file_id);   // the compressed file is untouched
+    DropUnpackRecord(*disks, plain.file_id);
+    return e.Wrap(what);
+  };
+  const Status created = StripedFile::CreateParts(*disks, plain.file_id);
+  if (!created.ok()) return fail(created.error());
+  StripedFileOptions o;
+  o.direct_io = core_.options().direct;
+  auto opened = StripedFile::Open(*disks, core_.io(), std::move(*stub), plain, o);
+  if (!opened.ok()) return fail(opened.error());
+  fresh = *opened;
+  const uint64_t size = old_source->size();
+  // The writes set the size (Truncate would write the manifest to the stub at once, naming parts
+  // not yet filled); only an empty file needs it, and has nothing to lose.
+  if (size == 0) {
+    Status sized = fresh->Truncate(0);
+    if (!sized.ok()) return fail(sized.error());
+  }
+  AlignedBuffer buf(16 << 20);
+  for (uint64_t off = 0; off < size;) {
+    const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
+    auto n = old_source->Load(off, len, buf.data());
+    if (!n.ok()) return fail(n.error());
+    if (*n != len) return fail(Error(EIO, "short decode at " + std::to_string(off)));
+    auto w = fresh->Write(off, buf.data(), len);
+    if (!w.ok()) return fail(w.error());
+    off += len;
+  }
+  // The switch: parts durable, then the manifest naming them, then the stub fsync'd.
+  Status synced = fresh->Sync();
+  if (!synced.ok()) {
+    // Sync writes the manifest after the parts are durable, so the stub may name the new file
+    // already (its fsync failed) or not: put the old manifest back before the new parts go.
+    fresh->Discard();
+    auto dup = old_file->DupStub();
+    // "Both copies kept": the record stays, and the next mount removes the one the stub does not name.
+    if (!dup.ok()) return synced.error().Wrap(what + " (both copies kept)");
+    auto now = ReadManifestFd(dup->get());
+    if (!now.ok() || (*now && (*now)->file_id == plain.file_id)) {
+      if (!WriteManifestFd(dup->get(), old).ok() || ::fsync(dup->get()) != 0)
+        return synced.error().Wrap(what + " (both copies kept)");
+    }
+    return fail(synced.error());
+  }
+  auto source = core_.MakeSource(fresh, backing_path_);
+  if (!source.ok()) return source.error().Wrap(what);  // switched already: the plain file is on disk
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    file_ = fresh;
+    source_ = *source;
+  }
+  NoteChange(**source);
+  core_.Invalidate(*old_source);
+  core_.RemoveParts(old.file_id);  // readers still holding the old source read through open fds
+  DropUnpackRecord(*disks, plain.file_id);
+  LogError("compressed file " + backing_path_ + " (" + old.file_id + ") is plain striped file " +
+           plain.file_id + " from its first write on");
+  return Status::Ok();
+}
+
+Status StripedVolumeFile::MakePlain() {
+  // A file turns plain once and never back: the check without the lock is enough for every
+  // write after the first, which then do not queue behind one another here.
+  if (!shared_source()->compressed()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(unpack_mu_);
+  return shared_source()->compressed() ? Unpack() : Status::Ok();
+}
+
+Result<uint64_t> StripedVolumeFile::Write(uint64_t offset, const char* data, uint64_t length) {
+  GRAPHFS_RETURN_IF_ERROR(MakePlain());
+  const std::shared_ptr<StripedSource> source = shared_source();
+  NoteChange(*source);
+  auto n = file()->Write(offset, data, length);
+  NoteChange(*source);
+  return n;
+}
+
+Status StripedVolumeFile::Truncate(uint64_t size) {
+  GRAPHFS_RETURN_IF_ERROR(MakePlain());
+  const std::shared_ptr<StripedSource> source = shared_source();
+  NoteChange(*source);
+  Status s = file()->Truncate(size);
+  NoteChange(*source);
+  return s;
+}
+
+Status StripedVolumeFile::Flush() { return file()->Flush(); }
+Status StripedVolumeFile::Sync() { return file()->Sync(); }
+
+}  // namespace graphfs::volume
