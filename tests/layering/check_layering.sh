@@ -3,7 +3,7 @@
 # - on what the compiler reads, every header a front-end source file includes, directly or not
 #   (g++ -MM): fusefs/ sees the volume's public headers and common/ only — nothing of cache/,
 #   chunkindex/, striping/, compress/ or grid/ — and the volume's public headers bring nothing of
-#   them either;
+#   them either, nor name one of their types by a declaration of their own;
 # - on what the sources name: fusefs/ and admin/ include no volume header outside the public set
 #   (admin joins the libraries below the volume itself, through their public headers).
 # The volume's public headers are the headers in volume/ itself; its internal headers live in
