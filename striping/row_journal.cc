@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "common/little_endian.h"
 #include "striping/local_disk_backend.h"
 #include "striping/unit_checksum.h"
 
@@ -21,22 +22,6 @@ constexpr size_t kRecordIdAt = 56;       // u16 length, then the bytes
 constexpr size_t kRecordHashesAt = 1088;  // after the longest id
 constexpr size_t kHeaderIdAt = 32;
 
-void Put64(char* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-void Put32(char* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-uint64_t Get64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
-uint32_t Get32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
 void PutId(char* p, const std::string& id) {
   p[0] = static_cast<char>(id.size() & 0xff);
   p[1] = static_cast<char>(id.size() >> 8);

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include "common/little_endian.h"
+
 namespace graphfs {
 
 namespace {
@@ -14,23 +16,6 @@ namespace {
 constexpr char kMagic[8] = {'G', 'F', 'S', 'U', 'M', 'S', '1', '\n'};
 constexpr size_t kIdAt = 50;             // u16 length, then the bytes
 constexpr size_t kChecksumAt = kSumsHeaderSize - 8;
-
-void Put64(char* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-void Put32(char* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-uint64_t Get64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
-uint32_t Get32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
 
 std::string Hex(uint64_t v) {
   char buf[19];
