@@ -33,6 +33,17 @@ class ReadGate {
     writing_ = false;
     cv_.notify_all();
   }
+  // Holds the gate for a write or truncate until the end of its scope.
+  class WriteScope {
+   public:
+    explicit WriteScope(ReadGate& gate) : gate_(gate) { gate_.LockWrite(); }
+    ~WriteScope() { gate_.UnlockWrite(); }
+    WriteScope(const WriteScope&) = delete;
+    WriteScope& operator=(const WriteScope&) = delete;
+
+   private:
+    ReadGate& gate_;
+  };
 
  private:
   std::mutex mu_;

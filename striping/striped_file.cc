@@ -378,11 +378,7 @@ Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t l
 Result<uint64_t> StripedFile::WriteParity(uint64_t offset, const char* buf, uint64_t length) {
   std::lock_guard<std::mutex> serial(write_mu_);
   std::unique_lock<std::shared_mutex> lock(rw_);
-  gate_.LockWrite();
-  struct Unlock {
-    ReadGate& gate;
-    ~Unlock() { gate.UnlockWrite(); }
-  } unlock{gate_};
+  ReadGate::WriteScope gate(gate_);
   GRAPHFS_RETURN_IF_ERROR(writer_->CheckWritable());
   auto written = writer_->Write(offset, buf, length, size(), [this](uint64_t size) {
     size_.store(size);
@@ -400,11 +396,7 @@ Status StripedFile::TruncateParity(uint64_t new_size) {
   {
     std::lock_guard<std::mutex> serial(write_mu_);
     std::unique_lock<std::shared_mutex> lock(rw_);
-    gate_.LockWrite();
-    struct Unlock {
-      ReadGate& gate;
-      ~Unlock() { gate.UnlockWrite(); }
-    } unlock{gate_};
+    ReadGate::WriteScope gate(gate_);
     GRAPHFS_RETURN_IF_ERROR(writer_->CheckWritable());
     const uint64_t old = size();
     Status s = writer_->Resize(old, new_size, [this](uint64_t size) {
