@@ -5,12 +5,9 @@
 // rebuilt, found bad, healed on the disk. The log names a missing disk from the start; a mount
 // missing more disks than the files' parity is refused, naming them. graphfs-rebuild run while
 // the graph is mounted leaves the mount reading through parity; mounted again, it is whole.
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <filesystem>
 
-#include "common/unique_fd.h"
 #include "striping/rebuild.h"
 #include "striping/stripe_map.h"
 #include "tests/fusefs/striped_fixture.h"
@@ -18,40 +15,17 @@
 namespace graphfs::testing {
 namespace {
 
-constexpr uint64_t kUnit = 64 << 10;
+constexpr uint64_t kUnit = kTestUnit;
 
 class ParityMount : public StripedMount {
  protected:
   // `column` striped with one parity unit per row over the fixture's three disks.
-  void StripeWithParity(const std::string& bytes) {
-    WriteFile(graph + "/column", bytes);
-    StripeRequest req;
-    req.path = graph + "/column";
-    req.disks = disks;
-    req.unit = kUnit;
-    req.min_size = 0;
-    req.progress = false;
-    req.parity = 1;
-    auto r = StripeFiles(req);
-    ASSERT_TRUE(r.ok()) << r.error().message();
-    auto m = ReadManifest(graph + "/column");
-    ASSERT_TRUE(m.ok() && m->has_value());
-    manifest = **m;
-    ASSERT_EQ(manifest.layout.parity, 1u);
+  void StripeColumnWithParity(const std::string& bytes) {
+    manifest = StripeWithParity("column", bytes);
+    ASSERT_FALSE(HasFailure());
   }
   DiskLocation Locate(uint64_t offset) const { return StripeMap::Create(manifest.layout)->Locate(offset); }
-  std::string PartPath(uint32_t disk) const { return disks[disk] + "/parts/" + manifest.file_id; }
-  char ByteOnDisk(uint32_t disk, uint64_t disk_offset) const {
-    UniqueFd fd(::open(PartPath(disk).c_str(), O_RDONLY));
-    char c = 0;
-    EXPECT_EQ(::pread(fd.get(), &c, 1, static_cast<off_t>(disk_offset)), 1);
-    return c;
-  }
-  void FlipByteOnDisk(uint32_t disk, uint64_t disk_offset) {
-    UniqueFd fd(::open(PartPath(disk).c_str(), O_RDWR));
-    char c = static_cast<char>(ByteOnDisk(disk, disk_offset) ^ 0x5a);
-    ASSERT_EQ(::pwrite(fd.get(), &c, 1, static_cast<off_t>(disk_offset)), 1);
-  }
+  std::string PartPath(uint32_t disk) const { return testing::PartPath(disks[disk], manifest); }
   uint64_t DiskCounter(const nlohmann::json& stats, uint32_t disk, const char* name) {
     return stats["disks"][disk][name].get<uint64_t>();
   }
@@ -61,7 +35,7 @@ class ParityMount : public StripedMount {
 
 TEST_F(ParityMount, DiskDirectoryGoneReadsTheOriginalBytesAndStatsSayDegraded) {
   const std::string data = RandomBytes(20 * kUnit + 12345, 44);
-  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  ASSERT_NO_FATAL_FAILURE(StripeColumnWithParity(data));
   std::filesystem::remove_all(disks[1]);
   DoMount({"cache_size=0"});
   const std::string log = ReadFile(mount.log());
@@ -84,10 +58,10 @@ TEST_F(ParityMount, DiskDirectoryGoneReadsTheOriginalBytesAndStatsSayDegraded) {
 
 TEST_F(ParityMount, FlippedByteInARawUnitIsRepairedHealedAndCounted) {
   const std::string data = RandomBytes(12 * kUnit, 45);
-  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  ASSERT_NO_FATAL_FAILURE(StripeColumnWithParity(data));
   const uint64_t offset = 5 * kUnit + 777;
   const DiskLocation where = Locate(offset);
-  FlipByteOnDisk(where.disk, where.disk_offset);
+  FlipByte(PartPath(where.disk), where.disk_offset, 0x5a);
   DoMount({"cache_size=0"});
   EXPECT_EQ(Stats()["disks"][where.disk]["state"], "healthy");
 
@@ -100,12 +74,12 @@ TEST_F(ParityMount, FlippedByteInARawUnitIsRepairedHealedAndCounted) {
   EXPECT_EQ(stats["disks"][where.disk]["state"], "failing");
   EXPECT_EQ(stats["degraded"], nlohmann::json::array());
   // Healed in place: the part holds the original byte again.
-  EXPECT_EQ(ByteOnDisk(where.disk, where.disk_offset), data[offset]);
+  EXPECT_EQ(ByteAt(PartPath(where.disk), where.disk_offset), data[offset]);
 }
 
 TEST_F(ParityMount, DiskFailingEveryReadIsAvoidedAndItsBytesRebuilt) {
   const std::string data = RandomBytes(9 * kUnit + 4096, 46);
-  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  ASSERT_NO_FATAL_FAILURE(StripeColumnWithParity(data));
   DoMount({"cache_size=0", "readahead=0"});
   const uint32_t bad = Locate(kUnit).disk;
   WriteFile(mnt + "/.graphfs/fault", std::to_string(bad) + " 5\n");
@@ -119,7 +93,7 @@ TEST_F(ParityMount, DiskFailingEveryReadIsAvoidedAndItsBytesRebuilt) {
 
 TEST_F(ParityMount, RebuiltWhileMountedTheNextMountIsWhole) {
   const std::string data = RandomBytes(15 * kUnit + 999, 48);
-  ASSERT_NO_FATAL_FAILURE(StripeWithParity(data));
+  ASSERT_NO_FATAL_FAILURE(StripeColumnWithParity(data));
   std::filesystem::remove_all(disks[1]);
   DoMount({"cache_size=0"});
   EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
@@ -145,7 +119,7 @@ TEST_F(ParityMount, RebuiltWhileMountedTheNextMountIsWhole) {
 }
 
 TEST_F(ParityMount, MoreDisksMissingThanParityRefusesTheMountNamingThem) {
-  ASSERT_NO_FATAL_FAILURE(StripeWithParity(RandomBytes(6 * kUnit, 47)));
+  ASSERT_NO_FATAL_FAILURE(StripeColumnWithParity(RandomBytes(6 * kUnit, 47)));
   std::filesystem::remove_all(disks[0]);
   std::filesystem::remove_all(disks[2]);
   ASSERT_FALSE(mount.Mount(src, mnt, {}));

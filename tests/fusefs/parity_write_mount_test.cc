@@ -24,27 +24,10 @@
 namespace graphfs::testing {
 namespace {
 
-constexpr uint64_t kUnit = 64 << 10;
+constexpr uint64_t kUnit = kTestUnit;
 
 class ParityMountWrite : public StripedMount {
  protected:
-  // `name` striped with one parity unit per row over the fixture's three disks.
-  StripeManifest StripeWithParity(const std::string& name, const std::string& bytes) {
-    WriteFile(graph + "/" + name, bytes);
-    StripeRequest req;
-    req.path = graph + "/" + name;
-    req.disks = disks;
-    req.unit = kUnit;
-    req.min_size = 0;
-    req.progress = false;
-    req.parity = 1;
-    auto r = StripeFiles(req);
-    EXPECT_TRUE(r.ok()) << r.error().message();
-    auto m = ReadManifest(graph + "/" + name);
-    EXPECT_TRUE(m.ok() && m->has_value());
-    EXPECT_EQ((*m)->layout.parity, 1u);
-    return **m;
-  }
   // graphfs-scrub --no-repair over the graph: its exit status, its output in `out`.
   int ScrubNoRepair(std::string* out) {
     const std::string log = tmp.path() + "/scrub.out";

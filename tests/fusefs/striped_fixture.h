@@ -1,5 +1,6 @@
 // A graph directory under a temp source with striped files, three disk directories and a
-// mount: the fixture of the striped-file and cache tests.
+// mount: the fixture of the striped-file, parity and cache tests (striping by
+// tests/testutil/striped_files.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "striping/manifest.h"
 #include "striping/restripe.h"
 #include "tests/testutil/mount_harness.h"
+#include "tests/testutil/striped_files.h"
 
 namespace graphfs::testing {
 
@@ -27,37 +29,27 @@ class StripedMount : public ::testing::Test {
     for (int i = 0; i < 3; ++i) disks.push_back(tmp.Sub("disk" + std::to_string(i)));
   }
   // Writes `name` with `bytes` into the graph directory and stripes it.
-  void Stripe(const std::string& name, const std::string& bytes, uint64_t unit = 64 << 10) {
-    WriteFile(graph + "/" + name, bytes);
-    StripeRequest req;
-    req.path = graph + "/" + name;
-    req.disks = disks;
-    req.unit = unit;
-    req.min_size = 0;
-    req.progress = false;
-    auto r = StripeFiles(req);
-    ASSERT_TRUE(r.ok()) << r.error().message();
-    auto m = ReadManifest(graph + "/" + name);
-    ASSERT_TRUE(m.ok() && m->has_value()) << name << " was not striped";
+  void Stripe(const std::string& name, const std::string& bytes, uint64_t unit = kTestUnit) {
+    WriteAndStripe(graph + "/" + name, bytes, disks, 0, unit);
+  }
+  // Writes `name` with `bytes` and stripes it with one parity unit per row over the three disks.
+  StripeManifest StripeWithParity(const std::string& name, const std::string& bytes) {
+    return WriteAndStripe(graph + "/" + name, bytes, disks, 1);
   }
   // Writes `name` and stores it compressed (graphfs-stripe --compress CODEC) in units of `unit`
   // bytes of `record_size`-byte records; checks that it got smaller.
   void Compress(const std::string& name, const std::string& bytes, const std::string& codec, uint64_t unit,
                 uint32_t record_size = 12) {
-    WriteFile(graph + "/" + name, bytes);
-    StripeRequest req;
-    req.path = graph + "/" + name;
-    req.disks = disks;
-    req.unit = 64 << 10;
-    req.min_size = 0;
-    req.progress = false;
+    const std::string path = graph + "/" + name;
+    WriteFile(path, bytes);
+    StripeRequest req = TestStripeRequest(path, disks);
     req.compress = codec;
     req.record_size = record_size;
     req.compress_unit = unit;
     auto r = StripeFiles(req);
     ASSERT_TRUE(r.ok()) << r.error().message();
     ASSERT_EQ(r->converted.size(), 1u);
-    auto m = ReadManifest(graph + "/" + name);
+    auto m = ReadManifest(path);
     ASSERT_TRUE(m.ok() && m->has_value() && (*m)->packed) << name << " was not compressed";
     EXPECT_LT(r->stored, bytes.size()) << codec;
   }

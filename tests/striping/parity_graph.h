@@ -1,75 +1,97 @@
 // A graph directory whose `column` (and, when asked, `row`) is striped with parity by
 // graphfs-stripe's code over N disk directories, and ways to damage its parts and sums on the
-// disks: the fixture of the scrub and rebuild tests.
+// disks (tests/testutil/striped_files.h), and the file opened as the mount opens it: the fixture
+// of the parity read, write, scrub and rebuild tests.
 #pragma once
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "striping/disk_set.h"
+#include "striping/io_engine.h"
 #include "striping/manifest.h"
-#include "striping/restripe.h"
 #include "striping/stripe_map.h"
-#include "striping/unit_sums.h"
+#include "striping/striped_file.h"
 #include "tests/testutil/file_bytes.h"
+#include "tests/testutil/striped_files.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace graphfs::testing {
 
 struct ParityGraph {
-  static constexpr uint64_t kUnit = 64 * 1024;
+  static constexpr uint64_t kUnit = kTestUnit;
   static constexpr uint64_t kBlock = 16 * 1024;  // four sum blocks per unit
 
   TempDir tmp;
   std::vector<std::string> disks;
   std::string graph;
+  // What OpenFile opens through (made there when not yet).
+  std::unique_ptr<DiskSet> set;
+  std::unique_ptr<IoEngine> io;
 
-  ParityGraph(uint32_t n) {
+  explicit ParityGraph(uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) disks.push_back(tmp.Sub("d" + std::to_string(i)));
     graph = tmp.Sub("graph");
   }
 
-  // Writes `name` with `data` and stripes it with parity `k` (0: plain striping, no sums).
+  // Writes `name` with `data` and stripes it with parity `k` (0: plain striping, no sums) and
+  // sums of kBlock bytes.
   StripeManifest Stripe(const std::string& name, const std::string& data, uint32_t k) {
-    WriteFile(graph + "/" + name, data);
-    StripeRequest req;
-    req.path = graph + "/" + name;
-    req.disks = disks;
-    req.unit = kUnit;
+    const std::string path = graph + "/" + name;
+    WriteFile(path, data);
+    StripeRequest req = TestStripeRequest(path, disks, kUnit);
     req.sum_block = kBlock;
-    req.min_size = 1;
-    req.progress = false;
     req.parity = k;
-    auto report = StripeFiles(req);
-    EXPECT_TRUE(report.ok()) << report.error().message();
-    auto m = ReadManifest(graph + "/" + name);
-    EXPECT_TRUE(m.ok() && m->has_value());
-    return **m;
+    return StripeAndRead(req, path);
   }
 
-  std::string PartPath(uint32_t disk, const StripeManifest& m) const { return disks[disk] + "/parts/" + m.file_id; }
-  std::string SumsPath(uint32_t disk, const StripeManifest& m) const { return PartPath(disk, m) + ".sums"; }
+  std::string PartPath(uint32_t disk, const StripeManifest& m) const { return testing::PartPath(disks[disk], m); }
+  std::string SumsPath(uint32_t disk, const StripeManifest& m) const { return testing::SumsPath(disks[disk], m); }
 
-  static char ByteAt(const std::string& path, uint64_t offset) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY));
-    char c = 0;
-    EXPECT_EQ(::pread(fd.get(), &c, 1, static_cast<off_t>(offset)), 1) << path;
-    return c;
+  // An I/O engine with a queue per disk, as the mount's.
+  Status StartIo() {
+    if (io) return Status::Ok();
+    IoEngineOptions o;
+    o.disks = static_cast<uint32_t>(disks.size());
+    auto engine = IoEngine::Start(o);
+    if (!engine.ok()) return engine.error();
+    io = std::move(*engine);
+    return Status::Ok();
   }
-  static void Flip(const std::string& path, uint64_t offset) {
-    UniqueFd fd(::open(path.c_str(), O_RDWR));
-    const char c = static_cast<char>(ByteAt(path, offset) ^ 0x21);
-    ASSERT_EQ(::pwrite(fd.get(), &c, 1, static_cast<off_t>(offset)), 1) << path;
+  // Opens the set as the mount does (the registry's parity decides how many may be missing).
+  Status OpenSet() {
+    auto registry = ReadRegistry(graph);
+    if (!registry.ok()) return registry.error();
+    auto s = DiskSet::Open(*registry);
+    if (!s.ok()) return s.error();
+    set = std::make_unique<DiskSet>(std::move(*s));
+    return Status::Ok();
   }
+  // `name` opened as the mount opens it, its manifest read from its stub — writable: the journal
+  // is replayed first — through `set` (opened first when there is none, or when `reopen_set`: a
+  // disk may have gone since) and `io`.
+  Result<std::shared_ptr<StripedFile>> OpenFile(const std::string& name = "column", bool reopen_set = false) {
+    GRAPHFS_RETURN_IF_ERROR(StartIo());
+    if (!set || reopen_set) GRAPHFS_RETURN_IF_ERROR(OpenSet());
+    const std::string path = graph + "/" + name;
+    auto m = ReadManifest(path);
+    if (!m.ok()) return m.error();
+    if (!m->has_value()) return Error(EINVAL, path + " is not striped");
+    StripedFileOptions o;
+    o.direct_io = false;  // tmpfs has none; the reads are the same
+    return StripedFile::Open(*set, io.get(), UniqueFd(::open(path.c_str(), O_RDONLY)), **m, o);
+  }
+
   // Flips a byte at `within` of slot `slot`'s unit in row `row` on its disk; returns the disk.
   uint32_t FlipInUnit(const StripeManifest& m, uint64_t row, uint32_t slot, uint64_t within) {
     const StripeMap map = *StripeMap::Create(m.layout);
     const uint32_t disk = map.SlotDisk(row, slot);
-    Flip(PartPath(disk, m), row * kUnit + within);
+    FlipByte(PartPath(disk, m), row * kUnit + within);
     return disk;
   }
 };

@@ -45,39 +45,17 @@ constexpr uint64_t kBlock = testing::ParityGraph::kBlock;  // four sum blocks pe
 struct ParityGraph : testing::ParityGraph {
   std::string data;
   StripeManifest manifest;
-  std::unique_ptr<DiskSet> set;
-  std::unique_ptr<IoEngine> io;
 
   ParityGraph(uint32_t n, uint32_t k, uint64_t size) : testing::ParityGraph(n) {
     data = RandomBytes(size, size * 7 + k);
     manifest = Stripe("column", data, k);
     EXPECT_EQ(manifest.layout.parity, k);
     EXPECT_EQ(manifest.sum_block, kBlock);
-    IoEngineOptions o;
-    o.disks = n;
-    auto engine = IoEngine::Start(o);
-    EXPECT_TRUE(engine.ok());
-    io = std::move(*engine);
+    EXPECT_TRUE(StartIo().ok());
   }
 
   std::string PartPath(uint32_t disk) const { return testing::ParityGraph::PartPath(disk, manifest); }
-
-  // Opens the set as the mount does (the registry's parity decides how many may be missing).
-  Status OpenSet() {
-    auto registry = ReadRegistry(graph);
-    if (!registry.ok()) return registry.error();
-    auto s = DiskSet::Open(*registry);
-    if (!s.ok()) return s.error();
-    set = std::make_unique<DiskSet>(std::move(*s));
-    return Status::Ok();
-  }
-
-  Result<std::shared_ptr<StripedFile>> Open() {
-    if (!set) GRAPHFS_RETURN_IF_ERROR(OpenSet());
-    StripedFileOptions o;
-    o.direct_io = false;  // tmpfs has none; the reads are the same
-    return StripedFile::Open(*set, io.get(), UniqueFd(::open((graph + "/column").c_str(), O_RDONLY)), manifest, o);
-  }
+  Result<std::shared_ptr<StripedFile>> Open() { return OpenFile("column"); }
 
   uint64_t Counter(std::atomic<uint64_t> DiskCounters::*field, uint32_t disk) const {
     return (io->counters(disk).*field).load();
@@ -228,9 +206,7 @@ TEST(ParityRead, FlippedByteInARawUnitIsRepairedCountedAndHealed) {
   // Data unit 4 (row 1): flip a byte in its second sum block, on its disk.
   const uint64_t file_offset = 4 * kUnit + kBlock + 77;
   const DiskLocation at = map->Locate(file_offset);
-  std::string part = ReadFile(g.PartPath(at.disk));
-  part[at.disk_offset] ^= 0x40;
-  WriteFile(g.PartPath(at.disk), part);
+  testing::FlipByte(g.PartPath(at.disk), at.disk_offset, 0x40);
 
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
@@ -242,7 +218,7 @@ TEST(ParityRead, FlippedByteInARawUnitIsRepairedCountedAndHealed) {
   EXPECT_EQ(g.Counter(&DiskCounters::rebuilt_bytes, at.disk), kBlock);
   EXPECT_EQ(g.Counter(&DiskCounters::healed_blocks, at.disk), 1u);
   // Healed on the disk: the part holds the original byte again, and reads find nothing wrong.
-  EXPECT_EQ(ReadFile(g.PartPath(at.disk))[at.disk_offset], g.data[file_offset]);
+  EXPECT_EQ(testing::ByteAt(g.PartPath(at.disk), at.disk_offset), g.data[file_offset]);
   ASSERT_NO_FATAL_FAILURE(ExpectAllReads(**f, g.data, 3));
   EXPECT_EQ(g.Counter(&DiskCounters::checksum_errors, at.disk), 1u);
 }
@@ -252,9 +228,7 @@ TEST(ParityRead, FlippedByteSeenByAsyncReadIsRepairedToo) {
   auto map = StripeMap::Create(g.manifest.layout);
   const uint64_t file_offset = 7 * kUnit + 3;
   const DiskLocation at = map->Locate(file_offset);
-  std::string part = ReadFile(g.PartPath(at.disk));
-  part[at.disk_offset] ^= 0x01;
-  WriteFile(g.PartPath(at.disk), part);
+  testing::FlipByte(g.PartPath(at.disk), at.disk_offset, 0x01);
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
   std::string got(kUnit, '\0');
@@ -265,7 +239,7 @@ TEST(ParityRead, FlippedByteSeenByAsyncReadIsRepairedToo) {
   EXPECT_TRUE(got == g.data.substr(7 * kUnit, kUnit));
   EXPECT_EQ(g.Counter(&DiskCounters::checksum_errors, at.disk), 1u);
   EXPECT_EQ(g.Counter(&DiskCounters::healed_blocks, at.disk), 1u);
-  EXPECT_EQ(ReadFile(g.PartPath(at.disk))[at.disk_offset], g.data[file_offset]);
+  EXPECT_EQ(testing::ByteAt(g.PartPath(at.disk), at.disk_offset), g.data[file_offset]);
 }
 
 TEST(ParityRead, DamagedSumIsRewrittenAndTheDataServed) {
@@ -273,12 +247,10 @@ TEST(ParityRead, DamagedSumIsRewrittenAndTheDataServed) {
   auto map = StripeMap::Create(g.manifest.layout);
   const uint64_t file_offset = 5 * kUnit;  // data unit 5: row 1, its first block
   const DiskLocation at = map->Locate(file_offset);
-  const std::string sums_path = g.PartPath(at.disk) + ".sums";
-  std::string sums = ReadFile(sums_path);
+  const std::string sums_path = g.SumsPath(at.disk, g.manifest);
   const uint64_t entry = UnitSums::Offset(1, 0, kUnit, kBlock);
-  const std::string good_sum = sums.substr(entry, 8);
-  sums[entry] ^= 0x10;
-  WriteFile(sums_path, sums);
+  const std::string good_sum = ReadFile(sums_path).substr(entry, 8);
+  testing::FlipByte(sums_path, entry, 0x10);
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
   ASSERT_NO_FATAL_FAILURE(ExpectReads(**f, g.data, file_offset, kBlock));
@@ -298,9 +270,7 @@ TEST(ParityRead, MoreFailuresInARowThanParityAreEioNamingTheDisks) {
   ASSERT_TRUE(std::filesystem::remove(g.PartPath(gone)));
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
-  std::string part = ReadFile(g.PartPath(flipped));
-  part[row * kUnit + 9] ^= 0x08;
-  WriteFile(g.PartPath(flipped), part);
+  testing::FlipByte(g.PartPath(flipped), row * kUnit + 9, 0x08);
   const std::string disks = std::to_string(std::min(gone, flipped)) + ", " + std::to_string(std::max(gone, flipped));
   std::string got(3 * kUnit, '\0');
   auto n = (*f)->Read(row * 3 * kUnit, 3 * kUnit, got.data());
@@ -336,9 +306,7 @@ TEST(ParityRead, ConcurrentReadersOfADegradedFileSeeItsBytes) {
   for (uint64_t u : {1u, 6u, 10u}) {
     const DiskLocation at = map->Locate(u * kUnit + 1000);
     if (at.disk == 0) continue;
-    std::string part = ReadFile(g.PartPath(at.disk));
-    part[at.disk_offset] ^= 0x04;
-    WriteFile(g.PartPath(at.disk), part);
+    testing::FlipByte(g.PartPath(at.disk), at.disk_offset, 0x04);
   }
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
@@ -387,9 +355,7 @@ TEST(ParityRead, ThreeFailuresInARowWithParityTwoAreEio) {
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
   ASSERT_NO_FATAL_FAILURE(ExpectReads(**f, g.data, 0, kSize));
-  std::string part = ReadFile(g.PartPath(2));
-  part[5] ^= 1;
-  WriteFile(g.PartPath(2), part);
+  testing::FlipByte(g.PartPath(2), 5, 1);
   std::string got(kUnit, '\0');
   auto n = (*f)->Read(0, kUnit, got.data());
   ASSERT_FALSE(n.ok());
@@ -425,7 +391,7 @@ TEST(ParityRead, SumsWithoutParityGiveEioNamingTheDisk) {
       part.replace(row * kUnit, unit.size(), unit);
       ASSERT_TRUE(sums->Write(row, 0, BlockSums(unit, kBlock)).ok());
     }
-    WriteFile(disks[d] + "/parts/" + m.file_id, part);
+    WriteFile(testing::PartPath(disks[d], m), part);
   }
   const std::string stub = tmp.File("stub");
   WriteFile(stub, kStubText);
@@ -437,9 +403,7 @@ TEST(ParityRead, SumsWithoutParityGiveEioNamingTheDisk) {
   ASSERT_TRUE(f.ok()) << f.error().message();
   ASSERT_NO_FATAL_FAILURE(ExpectReads(**f, data, 0, kSize));
   const DiskLocation at = map->Locate(2 * kUnit + 5);
-  std::string part = ReadFile(disks[at.disk] + "/parts/" + m.file_id);
-  part[at.disk_offset] ^= 2;
-  WriteFile(disks[at.disk] + "/parts/" + m.file_id, part);
+  testing::FlipByte(testing::PartPath(disks[at.disk], m), at.disk_offset, 2);
   std::string got(kUnit, '\0');
   auto n = (*f)->Read(2 * kUnit, kUnit, got.data());
   ASSERT_FALSE(n.ok());
@@ -515,16 +479,7 @@ TEST(DiskSetParity, StripingRecordsTheSmallestParity) {
   ParityGraph g(4, 1, 3 * kUnit);
   EXPECT_EQ(ReadRegistry(g.graph)->parity, 1u);
   // Another file striped without parity: the set's files now survive no missing disk.
-  WriteFile(g.graph + "/row", RandomBytes(2 * kUnit, 3));
-  StripeRequest req;
-  req.path = g.graph;
-  req.disks = g.disks;
-  req.unit = kUnit;
-  req.min_size = 1;
-  req.progress = false;
-  req.compress = "";
-  auto report = StripeFiles(req);
-  ASSERT_TRUE(report.ok()) << report.error().message();
+  g.Stripe("row", RandomBytes(2 * kUnit, 3), 0);
   EXPECT_EQ(ReadRegistry(g.graph)->parity, 0u);
 }
 

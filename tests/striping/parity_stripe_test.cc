@@ -28,13 +28,12 @@
 #include "striping/row_repair.h"
 #include "striping/unit_sums.h"
 #include "tests/engines/run_binary.h"
+#include "tests/striping/parity_graph.h"
 #include "tests/testutil/file_bytes.h"
-#include "tests/testutil/temp_dir.h"
 
 namespace graphfs {
 namespace {
 
-using testing::TempDir;
 using testing::RandomBytes;
 using testing::ReadFile;
 using testing::WriteFile;
@@ -42,7 +41,7 @@ using testing::WriteFile;
 // The bytes of slot `slot` of row `row` as stored on its disk (its part file, read directly).
 std::string StoredUnit(const std::vector<std::string>& disks, const StripeMap& map, const StripeManifest& m,
                        uint64_t row, uint32_t slot) {
-  std::ifstream part(disks[map.SlotDisk(row, slot)] + "/parts/" + m.file_id, std::ios::binary);
+  std::ifstream part(testing::PartPath(disks[map.SlotDisk(row, slot)], m), std::ios::binary);
   std::string unit(map.RowUnitLength(row, slot, m.size), '\0');
   part.seekg(static_cast<std::streamoff>(row * map.unit()));
   part.read(unit.data(), static_cast<std::streamsize>(unit.size()));
@@ -98,27 +97,21 @@ void CheckParityFile(const std::vector<std::string>& disks, const StripeManifest
     }
   }
   for (uint32_t disk = 0; disk < n; ++disk)
-    EXPECT_EQ(std::filesystem::file_size(disks[disk] + "/parts/" + m.file_id), map->PartSize(disk, size));
+    EXPECT_EQ(std::filesystem::file_size(testing::PartPath(disks[disk], m)), map->PartSize(disk, size));
 }
 
-struct Striped {
-  TempDir tmp;
-  std::vector<std::string> disks;
-  std::string graph;
+// `column` of random bytes in a graph directory over N disks (tests/striping/parity_graph.h).
+struct Striped : testing::ParityGraph {
+  using testing::ParityGraph::ParityGraph;
   std::string data;
 };
 
-void StripeWithParity(Striped& s, uint32_t n, uint32_t k, uint64_t size, uint64_t checkpoint) {
-  for (uint32_t i = 0; i < n; ++i) s.disks.push_back(s.tmp.Sub("d" + std::to_string(i)));
-  s.graph = s.tmp.Sub("graph");
+// Stripes the graph directory of `s` (its one file, `column`, of `size` random bytes) with
+// parity `k`, graphfs-stripe's sum block and a checkpoint every `checkpoint` bytes.
+void StripeWithParity(Striped& s, uint32_t k, uint64_t size, uint64_t checkpoint) {
   s.data = RandomBytes(size, size + k);
   WriteFile(s.graph + "/column", s.data);
-  StripeRequest req;
-  req.path = s.graph;
-  req.disks = s.disks;
-  req.unit = 64 * 1024;
-  req.min_size = 1;
-  req.progress = false;
+  StripeRequest req = testing::TestStripeRequest(s.graph, s.disks);
   req.checkpoint = checkpoint;
   req.parity = k;
   auto report = StripeFiles(req);
@@ -128,12 +121,12 @@ void StripeWithParity(Striped& s, uint32_t n, uint32_t k, uint64_t size, uint64_
 
 TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
   for (uint32_t k : {1u, 2u}) {
-    Striped s;
     const uint32_t n = 4;
+    Striped s(n);
     // 8 data units of 64 KiB, the last short: rows of 3 (K = 1) or 2 (K = 2), the last one short;
     // copied in checkpoints of 2 rows.
     const uint64_t size = 7 * 64 * 1024 + 12345;
-    ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, n, k, size, 2 * 64 * 1024 * (n - k)));
+    ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, k, size, 2 * 64 * 1024 * (n - k)));
     auto read = ReadManifest(s.graph + "/column");
     ASSERT_TRUE(read.ok() && read->has_value());
     const StripeManifest m = **read;
@@ -171,10 +164,9 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
 
     // A flipped byte in a part: its block no longer matches its sum.
     {
-      const std::string path = s.disks[2] + "/parts/" + m.file_id;
-      std::string part = ReadFile(path);
-      part[70000] ^= 0x20;  // row 1, block 0 of disk 2's unit
-      WriteFile(path, part);
+      const std::string path = testing::PartPath(s.disks[2], m);
+      testing::FlipByte(path, 70000);  // row 1, block 0 of disk 2's unit
+      const std::string part = ReadFile(path);
       auto backend = LocalDiskBackend::Open(s.disks[2]);
       auto sums = UnitSums::Open(**backend, {m.file_id, 2, m.layout, m.sum_block, 0}, false);
       ASSERT_TRUE(sums.ok());
@@ -182,22 +174,18 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
                                  "disk 2, row 1");
       ASSERT_FALSE(v.ok());
       EXPECT_EQ(v.error().code(), EIO);
-      part[70000] ^= 0x20;
-      WriteFile(path, part);
+      testing::FlipByte(path, 70000);  // back as it was
     }
 
     // graphfs-unstripe: the plain file back, no part or sums file left.
-    UnstripeRequest u;
-    u.path = s.graph;
-    u.progress = false;
-    auto back = UnstripeFiles(u);
+    auto back = testing::Unstripe(s.graph);
     ASSERT_TRUE(back.ok()) << back.error().message();
     ASSERT_EQ(back->converted.size(), 1u);
     EXPECT_FALSE((*ReadManifest(s.graph + "/column")).has_value());
     EXPECT_TRUE(ReadFile(s.graph + "/column") == s.data);
     for (const std::string& disk : s.disks) {
-      EXPECT_FALSE(std::filesystem::exists(disk + "/parts/" + m.file_id));
-      EXPECT_FALSE(std::filesystem::exists(disk + "/parts/" + m.file_id + ".sums"));
+      EXPECT_FALSE(std::filesystem::exists(testing::PartPath(disk, m)));
+      EXPECT_FALSE(std::filesystem::exists(testing::SumsPath(disk, m)));
     }
   }
 }
@@ -207,19 +195,16 @@ TEST(ParityStripe, PartsHoldDataParityAndSumsAndUnstripeRestoresTheFile) {
 // checkpoint — rows whose parity and sums were made durable by the killed run are kept — and
 // the finished file's parity and sums are those of the whole file.
 TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
-  TempDir tmp;
-  const std::vector<std::string> disks = {tmp.Sub("d0"), tmp.Sub("d1"), tmp.Sub("d2"), tmp.Sub("d3")};
-  const std::string graph = tmp.Sub("graph");
+  const testing::ParityGraph g(4);
+  const std::vector<std::string>& disks = g.disks;
+  const std::string& graph = g.graph;
   const std::string data = RandomBytes(12 * 1024 * 1024 + 4321, 44);
   const std::string list = disks[0] + "," + disks[1] + "," + disks[2] + "," + disks[3];
   const std::vector<std::string> stripe = {GRAPHFS_STRIPE_TOOL, "-q",          "--parity",   "1",   "--unit",
                                            "64K",               "--min-size",  "1M",         "--checkpoint",
                                            "192K",              "--disks",     list,         graph};
   auto unstripe = [&] {
-    UnstripeRequest u;
-    u.path = graph;
-    u.progress = false;
-    auto r = UnstripeFiles(u);
+    auto r = testing::Unstripe(graph);
     ASSERT_TRUE(r.ok()) << r.error().message();
   };
   WriteFile(graph + "/column", data);
@@ -267,49 +252,35 @@ TEST(ParityStripe, KilledRunsResumeIntoTheSameParity) {
 TEST(ParityStripe, UnstripeRebuildsDamagedOrMissingUnitsFromParity) {
   for (uint32_t k : {1u, 2u}) {
     SCOPED_TRACE("parity " + std::to_string(k));
-    Striped s;
-    ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, 5, k, 11 * 64 * 1024 + 999, 1 << 30));
+    Striped s(5);
+    ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, k, 11 * 64 * 1024 + 999, 1 << 30));
     const StripeManifest m = **ReadManifest(s.graph + "/column");
     auto map = StripeMap::Create(m.layout);
     ASSERT_TRUE(map.ok());
     const DiskLocation byte10 = map->Locate(10);  // a data byte, not parity
-    const std::string path = s.disks[byte10.disk] + "/parts/" + m.file_id;
-    std::string part = ReadFile(path);
-    part[byte10.disk_offset] ^= 1;
-    WriteFile(path, part);
+    const std::string path = testing::PartPath(s.disks[byte10.disk], m);
+    testing::FlipByte(path, byte10.disk_offset, 1);
     // And a whole disk gone. With K = 1 it takes the redundancy the flipped byte needs: the flip
     // is undone first, and only the missing disk is rebuilt.
     const uint32_t gone = (byte10.disk + 1) % 5;
-    if (k == 1) {
-      part[byte10.disk_offset] ^= 1;
-      WriteFile(path, part);
-    }
+    if (k == 1) testing::FlipByte(path, byte10.disk_offset, 1);
     std::filesystem::remove_all(s.disks[gone]);
-    UnstripeRequest u;
-    u.path = s.graph;
-    u.progress = false;
-    auto back = UnstripeFiles(u);
+    auto back = testing::Unstripe(s.graph);
     ASSERT_TRUE(back.ok()) << back.error().message();
     EXPECT_TRUE(ReadFile(s.graph + "/column") == s.data) << "the plain file differs from the original";
     ASSERT_EQ(back->notes.size(), 1u);
     EXPECT_NE(back->notes[0].find("rebuilt from parity"), std::string::npos) << back->notes[0];
   }
   // K + 1 bad units in a block: refused, the striped file kept.
-  Striped s;
-  ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, 3, 1, 5 * 64 * 1024, 1 << 30));
+  Striped s(3);
+  ASSERT_NO_FATAL_FAILURE(StripeWithParity(s, 1, 5 * 64 * 1024, 1 << 30));
   const StripeManifest m = **ReadManifest(s.graph + "/column");
   auto map = StripeMap::Create(m.layout);
   for (uint64_t offset : {uint64_t{10}, uint64_t{64 * 1024 + 10}}) {  // data units 0 and 1 of row 0
     const DiskLocation at = map->Locate(offset);
-    const std::string path = s.disks[at.disk] + "/parts/" + m.file_id;
-    std::string part = ReadFile(path);
-    part[at.disk_offset] ^= 1;
-    WriteFile(path, part);
+    testing::FlipByte(testing::PartPath(s.disks[at.disk], m), at.disk_offset, 1);
   }
-  UnstripeRequest u;
-  u.path = s.graph;
-  u.progress = false;
-  auto back = UnstripeFiles(u);
+  auto back = testing::Unstripe(s.graph);
   ASSERT_FALSE(back.ok());
   EXPECT_EQ(back.error().code(), EIO);
   EXPECT_NE(back.error().message().find("cannot rebuild them"), std::string::npos) << back.error().message();
@@ -317,15 +288,10 @@ TEST(ParityStripe, UnstripeRebuildsDamagedOrMissingUnitsFromParity) {
 }
 
 TEST(ParityStripe, RefusesWhatTheLayoutCannotHold) {
-  TempDir tmp;
-  const std::string graph = tmp.Sub("graph");
+  const testing::ParityGraph g(2);
+  const std::string& graph = g.graph;
   WriteFile(graph + "/column", RandomBytes(256 * 1024, 1));
-  StripeRequest req;
-  req.path = graph;
-  req.disks = {tmp.Sub("d0"), tmp.Sub("d1")};
-  req.unit = 64 * 1024;
-  req.min_size = 1;
-  req.progress = false;
+  StripeRequest req = testing::TestStripeRequest(graph, g.disks);
   req.parity = 2;
   auto r = StripeFiles(req);
   ASSERT_FALSE(r.ok());

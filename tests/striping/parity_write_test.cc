@@ -35,32 +35,12 @@ constexpr uint64_t kUnit = testing::ParityGraph::kUnit;
 
 struct Graph : testing::ParityGraph {
   StripeManifest manifest;
-  std::unique_ptr<DiskSet> set;
-  std::unique_ptr<IoEngine> io;
 
   Graph(uint32_t n, uint32_t k, const std::string& data) : testing::ParityGraph(n) {
     manifest = Stripe("column", data, k);
   }
-  // Opens the file as the mount does (writable: the journal is replayed first).
-  Result<std::shared_ptr<StripedFile>> Open() {
-    if (!io) {
-      IoEngineOptions o;
-      o.disks = static_cast<uint32_t>(disks.size());
-      auto engine = IoEngine::Start(o);
-      if (!engine.ok()) return engine.error();
-      io = std::move(*engine);
-    }
-    auto registry = ReadRegistry(graph);
-    if (!registry.ok()) return registry.error();
-    auto s = DiskSet::Open(*registry);
-    if (!s.ok()) return s.error();
-    set = std::make_unique<DiskSet>(std::move(*s));
-    auto m = ReadManifest(graph + "/column");
-    if (!m.ok()) return m.error();
-    StripedFileOptions o;
-    o.direct_io = false;
-    return StripedFile::Open(*set, io.get(), UniqueFd(::open((graph + "/column").c_str(), O_RDONLY)), **m, o);
-  }
+  // Opens the file as the mount does (writable: the journal is replayed first), the set afresh.
+  Result<std::shared_ptr<StripedFile>> Open() { return OpenFile("column", /*reopen_set=*/true); }
   // graphfs-scrub's verdict without repairing: Ok when every block and every row's parity is right.
   ::testing::AssertionResult ScrubClean() {
     ScrubRequest req;
@@ -207,7 +187,7 @@ TEST(ParityJournal, DamagedJournalUnitIsRebuiltFromTheOthers) {
   const StripeMap map = *StripeMap::Create(g.manifest.layout);
   const uint32_t disk = map.Locate(2 * kUnit).disk;
   const std::string journal = g.disks[disk] + "/parts/" + RowJournal::FileName(g.manifest.file_id);
-  testing::ParityGraph::Flip(journal, kJournalHeaderSize + 2 * (kJournalHeaderSize + kUnit) + kJournalHeaderSize + 10);
+  testing::FlipByte(journal, kJournalHeaderSize + 2 * (kJournalHeaderSize + kUnit) + kJournalHeaderSize + 10);
   auto again = g.Open();
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_TRUE(ReadAll(**again) == model);

@@ -16,6 +16,8 @@ namespace graphfs {
 namespace {
 
 using testing::ParityGraph;
+using testing::ByteAt;
+using testing::FlipByte;
 using testing::RandomBytes;
 
 constexpr uint64_t kUnit = ParityGraph::kUnit;
@@ -54,11 +56,11 @@ TEST(Scrub, FlippedBytesInDataParityAndSumsAreRepairedAndCounted) {
   const uint32_t data_disk = g.FlipInUnit(m, 1, 2, 3 * kBlock + 7);
   const uint32_t parity_disk = g.FlipInUnit(m, 3, map.data_units(), 100);
   const uint32_t sum_disk = 0;
-  ParityGraph::Flip(g.SumsPath(sum_disk, m), UnitSums::Offset(3, 1, kUnit, kBlock) + 2);
+  FlipByte(g.SumsPath(sum_disk, m), UnitSums::Offset(3, 1, kUnit, kBlock) + 2);
   ASSERT_NE(data_disk, parity_disk);
   const std::string data_part = g.PartPath(data_disk, m);
   const char original = data[map.SlotFileOffset(1, 2) + 3 * kBlock + 7];
-  ASSERT_NE(ParityGraph::ByteAt(data_part, 1 * kUnit + 3 * kBlock + 7), original);
+  ASSERT_NE(ByteAt(data_part, 1 * kUnit + 3 * kBlock + 7), original);
 
   auto r = RunScrub(g);
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -74,7 +76,7 @@ TEST(Scrub, FlippedBytesInDataParityAndSumsAreRepairedAndCounted) {
   EXPECT_EQ(r->files[0].counts.repaired_blocks, 2u);
   EXPECT_TRUE(r->files[0].damage.empty());
   // Written back on the disk: the original byte is there again, and a second scrub finds nothing.
-  EXPECT_EQ(ParityGraph::ByteAt(data_part, 1 * kUnit + 3 * kBlock + 7), original);
+  EXPECT_EQ(ByteAt(data_part, 1 * kUnit + 3 * kBlock + 7), original);
   auto again = RunScrub(g);
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_EQ(again->total.checksum_errors, 0u);
@@ -141,19 +143,19 @@ TEST(Scrub, NoRepairWritesNothingAndExitsNonZero) {
   const std::string data = RandomBytes(6 * kUnit, 5);
   const StripeManifest m = g.Stripe("column", data, 1);
   const uint32_t disk = g.FlipInUnit(m, 1, 0, 10);
-  const char bad = ParityGraph::ByteAt(g.PartPath(disk, m), kUnit + 10);
+  const char bad = ByteAt(g.PartPath(disk, m), kUnit + 10);
   auto r = RunScrub(g, /*repair=*/false);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->total.checksum_errors, 1u);
   EXPECT_EQ(r->total.repaired_blocks, 0u);
   EXPECT_EQ(r->total.unrepaired_blocks, 1u);
   EXPECT_TRUE(r->damage_left());
-  EXPECT_EQ(ParityGraph::ByteAt(g.PartPath(disk, m), kUnit + 10), bad);
+  EXPECT_EQ(ByteAt(g.PartPath(disk, m), kUnit + 10), bad);
   auto run = testing::RunBinary({GRAPHFS_SCRUB_TOOL, "-q", "--no-repair", g.graph});
   EXPECT_TRUE(run.exited && run.exit_code == 1) << run.How() << "\n" << run.output;
   run = testing::RunBinary({GRAPHFS_SCRUB_TOOL, "-q", g.graph});
   EXPECT_TRUE(run.exited && run.exit_code == 0) << run.How() << "\n" << run.output;
-  EXPECT_NE(ParityGraph::ByteAt(g.PartPath(disk, m), kUnit + 10), bad);
+  EXPECT_NE(ByteAt(g.PartPath(disk, m), kUnit + 10), bad);
 }
 
 TEST(Scrub, MissingDiskIsReportedAndTheRestChecked) {
