@@ -16,7 +16,7 @@
 #include "striping/disk_set.h"
 #include "striping/rate_limiter.h"
 #include "striping/row_scan.h"
-#include "striping/scan_progress.h"
+#include "striping/progress_line.h"
 #include "striping/set_files.h"
 #include "striping/unit_sums.h"
 
@@ -138,7 +138,7 @@ class DiskRebuild {
       : req_(req), set_(set), target_(target), record_(record), report_(report), limiter_(req.rate) {}
 
   // Puts file `f`'s units of the disk on the target, resuming at `first_row`.
-  Status File(const StripedFileRef& f, uint64_t first_row, ScanProgress& progress, uint64_t& done) {
+  Status File(const StripedFileRef& f, uint64_t first_row, ProgressLine& progress, uint64_t& done) {
     const StripeManifest& m = f.manifest;
     const uint32_t disk = req_.disk;
     auto scan = RowScanner::Open(set_, m, /*writable=*/false, disk);
@@ -330,7 +330,7 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
   if (!target.ok()) return target.error();
 
   const auto started = std::chrono::steady_clock::now();
-  ScanProgress progress(req.progress, "graphfs-rebuild", total);
+  ProgressLine progress(req.progress, "graphfs-rebuild", total);
   uint64_t done = 0;
   DiskRebuild rebuild(req, *set, **target, record, report);
   for (const StripedFileRef& f : found->files) {
@@ -338,7 +338,7 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
     const uint64_t first_row = record.file == f.manifest.file_id ? record.row : 0;
     if (Status s = rebuild.File(f, first_row, progress, done); !s.ok()) return s.error().Wrap(f.path);
   }
-  progress.Update(total, "", true);
+  progress.Finish(total);
   const auto rebuilt = std::chrono::steady_clock::now();
   for (const StripedFileRef& f : found->files)
     if (Status s = VerifyRebuilt(**target, f.manifest, req.disk); !s.ok())

@@ -247,7 +247,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   auto opened = OpenParts(disks, rec.id, O_WRONLY);
   if (!opened.ok()) return opened.error();
   std::vector<UniqueFd>& parts = *opened;
-  Progress progress(req.progress, t.name, size);
+  ProgressLine progress(req.progress, t.name, size);
   progress.Start(rec.done);
   ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   uint64_t since_checkpoint = 0;
@@ -276,7 +276,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
       return Error::FromErrno("finish part on disk " + std::to_string(d));
   }
   if (parity) GRAPHFS_RETURN_IF_ERROR(parity->Finish());
-  progress.Update(size, true);
+  progress.Finish(size);
 
   // Verify: the parts, read back from disk, must hash like the original.
   auto want = HashFile(src.get(), size, buf, path);

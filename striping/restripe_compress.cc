@@ -286,7 +286,7 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
   if (next > 0 && (*ends)[next - 1] != written.raw_size())
     return Error(EINVAL, record_path + " does not end at a unit boundary; remove it and run again");
   PackedStreamWriter writer(disks, *map, parts, std::move(written));
-  Progress progress(req.progress, t.name, size);
+  ProgressLine progress(req.progress, t.name, size);
   progress.Start(writer.directory().raw_size());
   if (!old) ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   uint64_t since_checkpoint = 0;
@@ -313,7 +313,7 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
         ::fsync(parts[d].get()) != 0)
       return Error::FromErrno("finish part on disk " + std::to_string(d));
   }
-  progress.Update(size, true);
+  progress.Finish(size);
 
   // Verify: every frame, read back from the disks, must decode to the source's bytes.
   std::optional<uint64_t> want = old ? old->checksum : std::nullopt;

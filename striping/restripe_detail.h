@@ -1,14 +1,12 @@
 // Internals shared by the files of the offline conversion tools (restripe.cc: striping and
-// unstriping; restripe_compress.cc: compressing): the file being converted, progress lines,
-// the pending records that make a killed run resumable, and the checks and steps both use.
-// Not a public header.
+// unstriping; restripe_compress.cc: compressing): the file being converted (its progress line is
+// progress_line.h's), the pending records that make a killed run resumable, and the checks and
+// steps both use. Not a public header.
 #pragma once
 
 #include <sys/stat.h>
 
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,43 +17,17 @@
 #include "common/size_parse.h"
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
+#include "striping/progress_line.h"
 #include "striping/restripe.h"
 
 namespace graphfs::restripe_detail {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 struct Target {
   std::string dir;   // graph directory
   std::string name;  // file name inside it
   std::string path() const { return dir + "/" + name; }
-};
-
-class Progress {
- public:
-  Progress(bool on, std::string label, uint64_t total) : on_(on), label_(std::move(label)), total_(total) {}
-  void Update(uint64_t done, bool final = false) {
-    if (!on_) return;
-    auto now = Clock::now();
-    if (!final && now - last_ < std::chrono::milliseconds(500)) return;
-    last_ = now;
-    double secs = std::chrono::duration<double>(now - start_).count();
-    double mbps = secs > 0 ? static_cast<double>(done - first_) / secs / 1e6 : 0;
-    std::fprintf(stderr, "\r%s: %s / %s (%.0f%%) %.0f MB/s%s", label_.c_str(), FormatSize(done).c_str(),
-                 FormatSize(total_).c_str(), total_ ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 100.0,
-                 mbps, final ? "\n" : "   ");
-    std::fflush(stderr);
-  }
-  void Start(uint64_t first) { first_ = first; }
-
- private:
-  bool on_;
-  std::string label_;
-  uint64_t total_;
-  uint64_t first_ = 0;
-  Clock::time_point start_ = Clock::now();
-  Clock::time_point last_{};
 };
 
 // What a killed run of graphfs-stripe leaves for the next one (GRAPH/.graphfs/pending-*/NAME.json):

@@ -6,7 +6,7 @@
 #include "striping/disk_set.h"
 #include "striping/rate_limiter.h"
 #include "striping/row_scan.h"
-#include "striping/scan_progress.h"
+#include "striping/progress_line.h"
 #include "striping/set_files.h"
 #include "striping/unit_sums.h"
 
@@ -229,7 +229,7 @@ Result<ScrubReport> Scrub(const ScrubRequest& req) {
     return Error(EINVAL, "none of the " + std::to_string(found->files.size()) +
                              " striped files there has checksums or parity (striped without --parity): nothing "
                              "to scrub");
-  ScanProgress progress(req.progress, "graphfs-scrub", total);
+  ProgressLine progress(req.progress, "graphfs-scrub", total);
   RateLimiter limiter(req.rate);
   uint64_t done = 0;
   for (const StripedFileRef* f : todo) {
@@ -266,7 +266,7 @@ Result<ScrubReport> Scrub(const ScrubRequest& req) {
       file.counts.Add(c);
     }
   }
-  progress.Update(done, "", true);
+  progress.Finish(done);
   for (ScrubDisk& d : report.disks) {
     report.total.Add(d.counts);
     if (d.state != DiskStateName(DiskState::kMissing) && (d.counts.checksum_errors > 0 || d.counts.read_errors > 0))

@@ -55,7 +55,7 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
                              " free, " + t.name + " needs " + FormatSize(m.size) + "; nothing was changed");
   UniqueFd out(::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!out.valid()) return Error::FromErrno("create " + tmp);
-  Progress progress(show, t.name, m.size);
+  ProgressLine progress(show, t.name, m.size);
   XXH3_state_t* hs = XXH3_createState();
   XXH3_64bits_reset(hs);
   // The plain bytes at `off`, in order: hashed and written out.
@@ -102,7 +102,7 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
   }
   const uint64_t hash = XXH3_64bits_digest(hs);
   XXH3_freeState(hs);
-  progress.Update(m.size, true);
+  progress.Finish(m.size);
   if (m.checksum && *m.checksum != hash) {
     ::unlink(tmp.c_str());
     return Error(EIO, path + ": the striped data does not match the checksum recorded when it was striped; "
