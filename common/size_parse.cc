@@ -99,6 +99,16 @@ std::vector<std::string> SplitList(std::string_view text, char separator) {
   }
 }
 
+std::string SizeText(uint64_t bytes) {
+  static constexpr char kUnits[] = "KMGT";
+  int unit = -1;
+  while (unit < 3 && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) + (unit >= 0 ? std::string(1, kUnits[unit]) : "");
+}
+
 std::string FormatSize(uint64_t bytes) {
   static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes);

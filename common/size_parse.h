@@ -37,4 +37,9 @@ std::vector<std::string> SplitList(std::string_view text, char separator);
 // 16777216 -> "16 MiB", 1500 -> "1.5 KiB".
 std::string FormatSize(uint64_t bytes);
 
+// A size as options write it: the largest unit that divides it (512M, 1G, 64K, 4097), so that
+// ParseSize reads the text back as the same number. The defaults --help, the manual pages and
+// README.md show are their fields' values written this way.
+std::string SizeText(uint64_t bytes);
+
 }  // namespace graphfs

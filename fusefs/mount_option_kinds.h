@@ -48,18 +48,6 @@ struct Handling {
 
 inline std::string Literal(const std::string& text) { return "`" + text + "`"; }
 
-// A size as the options write them: the largest unit that divides it (512M, 1G, 64K), so that
-// the text reads back as the same number (common/size_parse.h).
-inline std::string SizeText(uint64_t bytes) {
-  static constexpr char kUnits[] = "KMGT";
-  int unit = -1;
-  while (unit < 3 && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return std::to_string(bytes) + (unit >= 0 ? std::string(1, kUnits[unit]) : "");
-}
-
 inline Error Expected(const std::string& key, const std::string& value, const std::string& what) {
   return Error(EINVAL, "option " + key + "=" + value + ": expected " + what);
 }

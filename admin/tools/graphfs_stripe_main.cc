@@ -14,6 +14,7 @@
 
 #include "chunkindex/chunk_index.h"
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 #include "compress/codec.h"
 #include "grid/graph_file.h"
@@ -63,18 +64,20 @@ GraphUnits FindGraphUnits(const std::string& path) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Stripes the large files of a graph directory over disk directories (resumable, crash-safe)."};
-  std::string unit, engine_request = "24M", min_size = "64M", checkpoint = "1G", compress_unit = "2M", disks,
-      bandwidth;
+  std::string disks;
   graphfs::StripeRequest req;
   req.compress = graphfs::kAutoCodec;
+  uint64_t engine_request = graphfs::kDefaultEngineRequest, bandwidth = 0;
   bool quiet = false;
-  app.add_option("--unit", unit,
-                 "stripe unit of every file (a multiple of 4K); default: chosen per file, a power of two from 1M "
-                 "to 16M: at most --engine-request, at least 4 units per disk, and large enough that a request's "
-                 "cost (the disks' graphfs-calibrate records) is within 5% of its transfer");
-  app.add_option("--engine-request", engine_request,
-                 "without --unit: the engines' largest read (default 24M, GridGraph's); the unit is no larger");
-  app.add_option("--min-size", min_size, "files smaller than this stay plain (default 64M)");
+  graphfs::AddSizeOption(app, "--unit", req.unit,
+                         "stripe unit of every file (a multiple of 4K); default: chosen per file, a power of two from "
+                         "1M to 16M: at most --engine-request, at least 4 units per disk, and large enough that a "
+                         "request's cost (the disks' graphfs-calibrate records) is within 5% of its transfer",
+                         {}, /*show_default=*/false);
+  graphfs::AddSizeOption(app, "--engine-request", engine_request,
+                         "without --unit: the engines' largest read (GridGraph's); the unit is no larger",
+                         graphfs::SizeRule{1});
+  graphfs::AddSizeOption(app, "--min-size", req.min_size, "files smaller than this stay plain");
   app.add_option("--disks", disks, "disk directories, comma-separated, in order")->required();
   app.add_option("--compress", req.compress,
                  "compress each unit on its own with CODEC (" + [] {
@@ -85,31 +88,34 @@ int main(int argc, char** argv) {
                        "a sample of its units fastest — its frames read at the disks' bandwidth, its decoding timed "
                        "here —, or raw bytes where none is estimated faster than the disks; none: raw bytes. Striped "
                        "files are compressed in place");
-  app.add_option("--disk-bandwidth", bandwidth,
-                 "for --compress auto: bytes/s of all the disks together (e.g. 400M; default: the sum of "
-                 "graphfs-calibrate's records on the disks; with none, the smallest frames win)");
-  app.add_option("--decode-cores", req.auto_decode_cores,
-                 "for --compress auto: cores left for decoding while jobs run (default 1)")
+  graphfs::AddRateOption(app, "--disk-bandwidth", bandwidth,
+                         "for --compress auto: bytes/s of all the disks together (e.g. 400M; default: the sum of "
+                         "graphfs-calibrate's records on the disks; with none, the smallest frames win)");
+  app.add_option("--decode-cores", req.auto_decode_cores, "for --compress auto: cores left for decoding while jobs run")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--memory-passes", req.auto_memory_passes,
                  "for --compress auto: passes jobs make over a file's frames kept in memory for each pass from "
-                 "the disks, each costing the decoding alone (default 4: graph jobs iterate; 0: a file read once "
-                 "— the smallest frames the disks deliver fastest win)")
+                 "the disks, each costing the decoding alone (graph jobs iterate; 0: a file read once — the "
+                 "smallest frames the disks deliver fastest win)")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--compress-unit", compress_unit,
-                 "unit of files without an up-to-date chunk index (default 2M; column and row of an indexed "
-                 "graph are cut at its chunks)");
+  graphfs::AddSizeOption(app, "--compress-unit", req.compress_unit,
+                         "unit of files without an up-to-date chunk index (column and row of an indexed graph are cut "
+                         "at its chunks)");
   int parity = 0;
   app.add_option("--parity", parity,
-                 "K parity units per stripe row (0, 1 or 2; default 0), rotated over the disks, and a checksum "
+                 "K parity units per stripe row (0, 1 or 2), rotated over the disks, and a checksum "
                  "of every 64K block of every unit (docs/parity.md). Reads through parity (degraded disks) and "
                  "graphfs-rebuild are still to come, and the mount refuses writes to such files. Raw files only "
-                 "for now: implies --compress none");
+                 "for now: implies --compress none")
+      ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "no progress output");
-  app.add_option("--checkpoint", checkpoint, "bytes copied between durable progress records (default 1G)");
+  graphfs::AddSizeOption(app, "--checkpoint", req.checkpoint, "bytes copied between durable progress records");
   app.add_option("path", req.path, "graph directory (or one file in it)")->required();
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
-  CLI11_PARSE(app, argc, argv);
+  // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2.
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   if (parity < 0 || parity > 2) {
     std::fprintf(stderr, "graphfs-stripe: --parity %d: 0, 1 or 2\n", parity);
     return 2;
@@ -117,34 +123,7 @@ int main(int argc, char** argv) {
   req.parity = static_cast<uint32_t>(parity);
   if (req.parity > 0 && app.count("--compress") == 0) req.compress = "none";  // parity over frames: not yet
   if (req.compress == "none") req.compress.clear();
-  auto u = graphfs::ParseSize(unit.empty() ? "16M" : unit);  // empty: chosen per file below
-  auto m = graphfs::ParseSize(min_size);
-  auto c = graphfs::ParseSize(checkpoint);
-  auto cu = graphfs::ParseSize(compress_unit);
-  auto er = graphfs::ParseSize(engine_request);
-  for (const auto* r : {&u, &m, &c, &cu, &er}) {
-    if (!r->ok()) {
-      std::fprintf(stderr, "graphfs-stripe: %s\n", r->error().message().c_str());
-      return 2;
-    }
-  }
-  req.checkpoint = *c;
-  req.unit = *u;
-  req.min_size = *m;
-  req.compress_unit = *cu;
-  if (!bandwidth.empty()) {
-    auto b = graphfs::ParseSize(bandwidth);
-    if (!b.ok() || *b == 0) {
-      std::fprintf(stderr, "graphfs-stripe: --disk-bandwidth %s: %s\n", bandwidth.c_str(),
-                   b.ok() ? "must be more than 0" : b.error().message().c_str());
-      return 2;
-    }
-    req.auto_disk_bandwidth = static_cast<double>(*b);
-  }
-  if (*er == 0) {
-    std::fprintf(stderr, "graphfs-stripe: --engine-request must be more than 0\n");
-    return 2;
-  }
+  if (bandwidth > 0) req.auto_disk_bandwidth = static_cast<double>(bandwidth);
   req.progress = !quiet;
   for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
@@ -158,13 +137,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "graphfs-stripe: parity %u over %zu disks: %.0f%% of the disks' space (%.0f%% of the data)\n",
                  req.parity, req.disks.size(), 100 * k / n, 100 * k / (n - k));
   }
-  if (unit.empty()) {
+  if (app.count("--unit") == 0) {
     // Per file (stripe_unit.h). A file a killed run left half-striped keeps that run's unit
     // (StripeRequest::unit_for).
     const graphfs::DiskRequestCost cost = graphfs::MedianRequestCost(req.disks);
     if (!quiet)
       std::fprintf(stderr, "graphfs-stripe: choosing each file's unit (engines' request %s; %s)\n",
-                   graphfs::FormatSize(*er).c_str(), cost.Describe().c_str());
+                   graphfs::FormatSize(engine_request).c_str(), cost.Describe().c_str());
     // A grid's column and row are read a block at a time: a block is the engines' typical request.
     uint64_t blocks = 0;
     {
@@ -175,7 +154,8 @@ int main(int argc, char** argv) {
       auto grid = graphfs::grid::GridLayout::Open(dir.empty() ? "." : dir);
       if (grid.ok()) blocks = grid->partitions() * grid->partitions();
     }
-    req.unit_for = [cost, request = *er, quiet, blocks, n = req.disks.size()](const std::string& name, uint64_t size) {
+    req.unit_for = [cost, request = engine_request, quiet, blocks, n = req.disks.size()](const std::string& name,
+                                                                                       uint64_t size) {
       const std::string base = std::filesystem::path(name).filename().string();
       const bool partition_file = base == graphfs::grid::kColumnFile || base == graphfs::grid::kRowFile;
       graphfs::StripeUnitInputs in{size, static_cast<uint32_t>(n), request, cost.bytes_per_second,

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 #include "striping/calibrate.h"
 #include "striping/disk_set.h"
@@ -32,24 +33,20 @@ int main(int argc, char** argv) {
                "(the read-cost model of vertex-granular logical partitions) and stores it on the disk "
                "(DISK/.graphfs-calibration.json), where the daemon reads it at mount"};
   std::vector<std::string> paths;
-  std::string probe = "256M";
   graphfs::CalibrateOptions options;
   bool dry_run = false;
   app.add_option("paths", paths, "a source directory (its graphs' disks are measured) or disk directories")
       ->required()
       ->check(CLI::ExistingDirectory);
-  app.add_option("--probe-size", probe, "bytes written and read back per disk (default 256M)");
-  app.add_option("--random-reads", options.random_reads, "random 4 KiB reads per disk (default 400)")
+  graphfs::AddSizeOption(app, "--probe-size", options.probe_bytes, "bytes written and read back per disk",
+                         graphfs::SizeRule{4u << 20, 4096});
+  app.add_option("--random-reads", options.random_reads, "random 4 KiB reads per disk")
+      ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
   app.add_flag("--dry-run", dry_run, "measure and print, store nothing");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
-  CLI11_PARSE(app, argc, argv);
-  auto size = graphfs::ParseSize(probe);
-  if (!size.ok() || *size < (4u << 20) || *size % 4096 != 0) {
-    std::fprintf(stderr, "graphfs-calibrate: --probe-size: a multiple of 4K of at least 4M, got '%s'\n", probe.c_str());
-    return 2;
-  }
-  options.probe_bytes = *size;
+  // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2.
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   std::vector<std::string> disks;
   for (const std::string& p : paths) {
     auto d = DisksOf(p);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 #include "striping/rebuild.h"
 
@@ -12,7 +13,7 @@ int main(int argc, char** argv) {
       "of every striped file of the graphs at or under PATH, with their checksums — from the other disks through "
       "parity, verified; then the graphs' registries (.graphfs/disks.json) name the new directory for the disk."};
   graphfs::RebuildRequest req;
-  std::string disks, rate, checkpoint = "256M";
+  std::string disks;
   bool quiet = false;
   app.add_option("--disk", req.disk, "index of the disk to rebuild in its set (as graphfs-scrub and .graphfs/stats number them)")
       ->required();
@@ -20,11 +21,12 @@ int main(int argc, char** argv) {
                  "the new disk's directory: empty (but for lost+found), or holding a killed rebuild of this disk, "
                  "which is resumed; may be the lost disk's own path when the new disk is mounted there")
       ->required();
-  app.add_option("--rate", rate,
-                 "read at most this many bytes per second from the other disks together (e.g. 100M), so that jobs "
-                 "reading them keep their bandwidth; default: as fast as the disks go");
+  graphfs::AddRateOption(app, "--rate", req.rate,
+                         "read at most this many bytes per second from the other disks together (e.g. 100M), so "
+                         "that jobs reading them keep their bandwidth; default: as fast as the disks go");
   app.add_option("--disks", disks, "disk directories overriding the registered paths, comma-separated");
-  app.add_option("--checkpoint", checkpoint, "bytes written between durable progress records (default 256M)");
+  graphfs::AddSizeOption(app, "--checkpoint", req.checkpoint, "bytes written between durable progress records",
+                         graphfs::SizeRule{1});
   app.add_flag("-q,--quiet", quiet, "no progress line");
   app.add_option("path", req.paths,
                  "graph directories, or directories holding graphs (walked for .graphfs/disks.json): every graph "
@@ -41,28 +43,11 @@ int main(int argc, char** argv) {
       "Exit status: 0 when the disk was rebuilt and the registries switched; 1 when it failed (the message says "
       "why; nothing switched); 2 for bad arguments.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help exits 0; anything CLI11 refuses is a usage error, status 2 as the footer says.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2 as the
+  // footer says.
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   req.progress = !quiet;
   if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
-  if (!rate.empty()) {
-    auto r = graphfs::ParseSize(rate);
-    if (!r.ok() || *r == 0) {
-      std::fprintf(stderr, "graphfs-rebuild: --rate %s: a size per second such as 100M\n", rate.c_str());
-      return 2;
-    }
-    req.rate = *r;
-  }
-  auto c = graphfs::ParseSize(checkpoint);
-  if (!c.ok() || *c == 0) {
-    std::fprintf(stderr, "graphfs-rebuild: --checkpoint %s: a size such as 256M\n", checkpoint.c_str());
-    return 2;
-  }
-  req.checkpoint = *c;
   auto report = graphfs::Rebuild(req);
   if (!report.ok()) {
     std::fprintf(stderr, "\ngraphfs-rebuild: %s\n", report.error().message().c_str());

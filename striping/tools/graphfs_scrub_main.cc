@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 #include "striping/scrub.h"
 
@@ -28,13 +29,13 @@ int main(int argc, char** argv) {
       "PATH — data and parity — checks each block against its checksum and each stripe row's parity against its "
       "data, repairs what it can from parity, and reports per file and per disk."};
   graphfs::ScrubRequest req;
-  std::string disks, rate;
+  std::string disks;
   bool quiet = false, no_repair = false;
   app.add_option("--disks", disks, "disk directories overriding the registered paths, comma-separated");
   app.add_flag("--no-repair", no_repair, "report only: write nothing to the disks");
-  app.add_option("--rate", rate,
-                 "read at most this many bytes per second from all disks together (e.g. 100M), so that jobs "
-                 "reading the same disks keep their bandwidth; default: as fast as the disks go");
+  graphfs::AddRateOption(app, "--rate", req.rate,
+                         "read at most this many bytes per second from all disks together (e.g. 100M), so that "
+                         "jobs reading the same disks keep their bandwidth; default: as fast as the disks go");
   app.add_flag("-q,--quiet", quiet, "no progress line");
   app.add_option("path", req.paths,
                  "graph directory, directory of graphs (walked for graphs with .graphfs/disks.json), or one striped "
@@ -55,23 +56,12 @@ int main(int argc, char** argv) {
       "(bad arguments, no striped graph, no file with checksums, more disks missing than the parity) or a repair "
       "could not be written.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help exits 0; anything CLI11 refuses is a usage error, status 2 as the footer says.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2 as the
+  // footer says.
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   req.progress = !quiet;
   req.repair = !no_repair;
   if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
-  if (!rate.empty()) {
-    auto r = graphfs::ParseSize(rate);
-    if (!r.ok() || *r == 0) {
-      std::fprintf(stderr, "graphfs-scrub: --rate %s: a size per second such as 100M\n", rate.c_str());
-      return 2;
-    }
-    req.rate = *r;
-  }
   auto report = graphfs::Scrub(req);
   if (!report.ok()) {
     std::fprintf(stderr, "\ngraphfs-scrub: %s\n", report.error().message().c_str());

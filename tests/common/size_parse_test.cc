@@ -41,6 +41,18 @@ TEST(FormatSize, Readable) {
   EXPECT_EQ(FormatSize(1536), "1.5 KiB");
 }
 
+TEST(SizeText, LargestUnitThatDividesAndReadsBack) {
+  EXPECT_EQ(SizeText(0), "0");
+  EXPECT_EQ(SizeText(4097), "4097");
+  EXPECT_EQ(SizeText(64u << 10), "64K");
+  EXPECT_EQ(SizeText(512ull << 20), "512M");
+  EXPECT_EQ(SizeText(1536ull << 20), "1536M");
+  EXPECT_EQ(SizeText(2ull << 40), "2T");
+  EXPECT_EQ(SizeText(4096ull << 40), "4096T");
+  for (uint64_t v : {0ull, 1ull, 4097ull, 64ull << 10, 1536ull << 20, 1ull << 30, 3ull << 40})
+    EXPECT_EQ(*ParseSize(SizeText(v)), v) << SizeText(v);
+}
+
 }  // namespace
 }  // namespace graphfs
 

@@ -174,6 +174,10 @@ TEST(Rebuild, BadInputIsRefusedBeforeAnythingIsWritten) {
   EXPECT_NE(run.output.find("cannot be rebuilt"), std::string::npos) << run.output;
   run = testing::RunBinary({GRAPHFS_REBUILD_TOOL, "--disk", "2", "--to", to, "--rate", "0", g.graph});
   EXPECT_TRUE(run.exited && run.exit_code == 2) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("--rate 0: more than 0"), std::string::npos) << run.output;
+  run = testing::RunBinary({GRAPHFS_REBUILD_TOOL, "--disk", "2", "--to", to, "--checkpoint", "1Q", g.graph});
+  EXPECT_TRUE(run.exited && run.exit_code == 2) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("--checkpoint 1Q: expected a size such as 64M"), std::string::npos) << run.output;
 }
 
 }  // namespace

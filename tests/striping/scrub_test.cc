@@ -194,6 +194,7 @@ TEST(Scrub, BadInputIsRefusedWithAMessage) {
   EXPECT_NE(run.output.find(plain + ": no striped graph at or under it"), std::string::npos) << run.output;
   run = testing::RunBinary({GRAPHFS_SCRUB_TOOL, "-q", "--rate", "fast", g.graph});
   EXPECT_TRUE(run.exited && run.exit_code == 2) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("--rate fast: expected bytes per second such as 100M"), std::string::npos) << run.output;
 }
 
 }  // namespace

@@ -299,6 +299,7 @@ TEST(StripeUnitTool, UnitOverridesAndEngineRequestCaps) {
   EXPECT_EQ(r.output.find("row: unit"), std::string::npos) << r.output;  // -q
   r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--engine-request", "0", "--disks", disks[0], graph});
   EXPECT_TRUE(r.exited && r.exit_code == 2) << r.How() << "\n" << r.output;
+  EXPECT_NE(r.output.find("--engine-request 0: more than 0"), std::string::npos) << r.output;
 }
 
 // Without --compress, graphfs-stripe compresses with `auto` where a codec pays (issue 31): a
