@@ -158,7 +158,8 @@ const std::vector<OptionSpec>& Table() {
        "reuse, are shares of it the graph's schedule sets (`GraphSchedule`, `volume/internal/graph_schedule.cc`); under "
        "`memory=` it is capped at a share of the budget (`Budgeted`, `volume/internal/volume_core.cc`)",
        Size(Vol(&VolumeOptions::lp_memory), volume::kMinLpMemory, UINT64_MAX,
-            "at least " + SizeText(volume::kMinLpMemory) + " (four LPs of " + SizeText(volume::kMinLpMemory / 4) + ")")},
+            "at least " + SizeText(volume::kMinLpMemory) + " (" + std::to_string(volume::kLpsPerWindow) + " LPs of " +
+                SizeText(volume::kMinLpMemory / volume::kLpsPerWindow) + ")")},
       {"disk_bandwidth", "SIZE", "`graphfs-calibrate`'s, else the read-cost model's (`DiskCost`, `chunkindex/read_cost.h`)",
        "read-cost model: sequential bytes per second of one disk",
        Custom([](MountOptions& o, const std::string& key, const std::string& value) -> Status {

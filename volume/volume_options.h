@@ -26,8 +26,12 @@ inline const char* NameOf(LpLoading l) { return l == LpLoading::kThroughCache ? 
 inline constexpr unsigned kDefaultQueueDepth = 4;            // queue_depth=
 inline constexpr unsigned kDefaultCacheWindowSeconds = 600;  // cache_window=
 inline constexpr uint64_t kDefaultLpMemory = 512ull << 20;   // lp_memory=
-// lp_memory's floor, four LPs of 16K: the option refuses less, and a memory budget caps it no lower.
-inline constexpr uint64_t kMinLpMemory = 64ull << 10;
+// One LP is at most lp_memory / kLpsPerWindow (GraphSchedule, volume/internal/graph_schedule.cc):
+// that many load ahead and are held at least.
+inline constexpr uint64_t kLpsPerWindow = 4;
+// lp_memory's floor, kLpsPerWindow LPs of 16K: the option refuses less, and a memory budget caps
+// it no lower.
+inline constexpr uint64_t kMinLpMemory = kLpsPerWindow * (16ull << 10);
 
 struct VolumeOptions {
   std::string source;               // absolute path of the directory of graphs

@@ -228,7 +228,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
   options.diagonal_first = core.options().lp_diagonal;
   options.window_bytes = core.options().lp_memory;
   options.answers = std::move(answers);
-  options.max_lp_bytes = std::max<uint64_t>(1, core.options().lp_memory / 4);
+  options.max_lp_bytes = std::max<uint64_t>(1, core.options().lp_memory / kLpsPerWindow);
   options.disks = disks;
   options.chunk_disks = std::move(chunk_disks);
   g->scheduler_ = std::make_unique<chunkindex::LpScheduler>(std::move(catalog), std::move(options));

@@ -115,15 +115,16 @@ ReadCostModel LoadReadCost(const VolumeOptions& options, const DiskSet* disks) {
   return m;
 }
 
-// With a memory budget: staging and each LP window at most an eighth of it each (the cache is
-// where the graph stays across passes: a frame evicted to make room for a window that LPs of
+// With a memory budget: staging and each LP window at most 1/kBudgetShare of it each (the cache
+// is where the graph stays across passes: a frame evicted to make room for a window that LPs of
 // cached units hardly use is read from the disks again). The cache's size is the budget's
 // (Start: it begins with what staging leaves; graphs reserve their index and their LPs' own
 // memory as they get jobs), not an option.
+constexpr uint64_t kBudgetShare = 8;
 VolumeOptions Budgeted(VolumeOptions o) {
   if (o.memory_bytes == 0) return o;
-  o.read_ahead.staging_limit = std::min(o.read_ahead.staging_limit, o.memory_bytes / 8);
-  o.lp_memory = std::max<uint64_t>(kMinLpMemory, std::min(o.lp_memory, o.memory_bytes / 8));
+  o.read_ahead.staging_limit = std::min(o.read_ahead.staging_limit, o.memory_bytes / kBudgetShare);
+  o.lp_memory = std::max<uint64_t>(kMinLpMemory, std::min(o.lp_memory, o.memory_bytes / kBudgetShare));
   return o;
 }
 
