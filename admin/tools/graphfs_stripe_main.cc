@@ -69,10 +69,16 @@ int main(int argc, char** argv) {
   req.compress = graphfs::kAutoCodec;
   uint64_t engine_request = graphfs::kDefaultEngineRequest, bandwidth = 0;
   bool quiet = false;
+  // The rule's numbers are ChooseStripeUnit's own constants (striping/stripe_unit.h).
+  const std::string unit_rule =
+      "a power of two from " + graphfs::SizeText(graphfs::kMinStripeUnit) + " to " +
+      graphfs::SizeText(graphfs::kMaxStripeUnit) + ": at most --engine-request, at least " +
+      std::to_string(graphfs::kUnitsPerDisk) +
+      " units per disk, and large enough that a request's cost (the disks' graphfs-calibrate records) is within " +
+      std::to_string(static_cast<int>(graphfs::kRequestCostShare * 100 + 0.5)) + "% of its transfer";
   graphfs::AddSizeOption(app, "--unit", req.unit,
-                         "stripe unit of every file (a multiple of 4K); default: chosen per file, a power of two from "
-                         "1M to 16M: at most --engine-request, at least 4 units per disk, and large enough that a "
-                         "request's cost (the disks' graphfs-calibrate records) is within 5% of its transfer",
+                         "stripe unit of every file (a multiple of 4K); default: chosen per file (ChooseStripeUnit, "
+                         "striping/stripe_unit.h), " + unit_rule,
                          {}, /*show_default=*/false);
   graphfs::AddSizeOption(app, "--engine-request", engine_request,
                          "without --unit: the engines' largest read (GridGraph's); the unit is no larger",
