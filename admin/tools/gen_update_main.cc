@@ -18,6 +18,7 @@
 
 #include "admin/graph_disks.h"
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "grid/edge.h"
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
@@ -37,11 +38,8 @@ int main(int argc, char** argv) {
   cli.add_option("--add", add_path, "output: edges to add")->required();
   cli.add_option("--delete", delete_path, "output: edges to delete")->required();
   graphfs::AddManPageFlag(cli);  // --help-man: the manual page (packaging/)
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return cli.exit(e) == 0 ? 0 : 2;  // help: 0; a usage error: 2
-  }
+  // --help: 0; a usage error: 2 (common/cli_size.h).
+  if (auto status = graphfs::ParseCommandLine(cli, argc, argv)) return *status;
   // A striped graph's stubs are read through their parts (its disk set, .graphfs/disks.json).
   auto disks = graphfs::admin::GraphDisks::Open(graph);
   if (!disks.ok()) {

@@ -13,6 +13,7 @@
 
 #include "admin/graph_update.h"
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "volume/version_reclaim.h"
 
 namespace {
@@ -104,17 +105,15 @@ int main(int argc, char** argv) {
                "write the new version compactly (one copy of the graph) whatever pieces it could share");
   cli.add_option("--compact-above", options.compact_above,
                  "write it compactly when it would keep more than this many times a fresh graph's bytes alive "
-                 "(old pieces only partly used; default 1.33)")
+                 "(old pieces only partly used)")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   bool reclaim = false, versions = false;
   cli.add_flag("--reclaim", reclaim, "only reclaim (with --keep, or the count remembered), no batch");
   cli.add_flag("--versions", versions, "only list GRAPH's versions: number, disk space, what reclaiming frees, users");
   graphfs::AddManPageFlag(cli);  // --help-man: the manual page (packaging/)
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return cli.exit(e) == 0 ? 0 : 2;  // help: 0; a usage error: 2
-  }
+  // --help: 0; a usage error: 2 (common/cli_size.h).
+  if (auto status = graphfs::ParseCommandLine(cli, argc, argv)) return *status;
   if (keep_option->count() > 0) options.keep = keep;
   if (versions) return ListVersions(options.graph_dir);
   if (reclaim) return Reclaim(options.graph_dir, options.keep);

@@ -14,6 +14,7 @@
 
 #include "chunkindex/active_chunk_finder.h"
 #include "chunkindex/chunk_index.h"
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 
 namespace {
@@ -62,12 +63,8 @@ int main(int argc, char** argv) {
   app.add_option("--densities", densities_text, "fractions of active vertices, comma-separated");
   app.add_option("--reps", reps, "query repetitions per point (median reported)");
   app.add_flag("--no-read", no_read, "do not time reading the active chunks");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  // --help: 0; a usage error: 2 (common/cli_size.h).
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   std::vector<double> densities;
   for (const std::string& d : graphfs::SplitList(densities_text, ',')) densities.push_back(std::atof(d.c_str()));
 

@@ -11,6 +11,7 @@
 #include "chunkindex/index_builder.h"
 #include "chunkindex/index_db.h"
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 
 int main(int argc, char** argv) {
@@ -26,12 +27,8 @@ int main(int argc, char** argv) {
   app.add_flag("--progress", progress, "progress bar on stderr even when it is not a terminal");
   app.add_flag("-q,--quiet", quiet, "no progress bar");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  // --help: 0; a usage error: 2 (common/cli_size.h).
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   if (threads < 0) {
     std::fprintf(stderr, "graphfs-index: --threads must be >= 0\n");
     return 2;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 #include "compress/codec.h"
 #include "compress/unit_frame.h"
@@ -108,12 +109,8 @@ int main(int argc, char** argv) {
   app.add_option("--passes", passes, "timed passes per codec and direction (the median is reported)")
       ->check(CLI::PositiveNumber);
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  // --help: 0; a usage error: 2 (common/cli_size.h).
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   auto unit_size = graphfs::ParseSize(unit_text);
   auto max_bytes = graphfs::ParseSize(max_text);
   if (!unit_size.ok() || !max_bytes.ok()) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 #include "striping/parity_codec.h"
 #include "striping/unit_checksum.h"
@@ -55,12 +56,8 @@ int main(int argc, char** argv) {
   app.add_option("--unit", unit_text, "stripe unit (bytes of each unit of a row)");
   app.add_option("--disks", disks_text, "units per row (disks), comma-separated");
   app.add_option("--seconds", seconds, "time per figure");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  // --help: 0; a usage error: 2 (common/cli_size.h).
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   auto unit = graphfs::ParseSize(unit_text);
   if (!unit.ok()) return Fail(unit.error());
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
@@ -117,12 +118,8 @@ int main(int argc, char** argv) {
   app.add_option("--parity", parity, "K of the verified file (1 or 2)");
   app.add_option("--request", request_text, "bytes per Read");
   app.add_option("--passes", passes, "timed passes over the file (after one to warm the page cache)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  // --help: 0; a usage error: 2 (common/cli_size.h).
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   auto size = ParseSize(size_text), unit = ParseSize(unit_text), request = ParseSize(request_text);
   if (!size.ok()) return Fail(size.error());
   if (!unit.ok()) return Fail(unit.error());
