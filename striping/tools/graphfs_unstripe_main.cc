@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 #include "common/size_parse.h"
 #include "striping/restripe.h"
 
@@ -15,7 +16,8 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "no progress output");
   app.add_option("path", req.path, "graph directory (or one striped file in it)")->required();
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
-  CLI11_PARSE(app, argc, argv);
+  // --help: 0; a usage error: 2 (common/cli_size.h).
+  if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   req.progress = !quiet;
   if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
   auto report = graphfs::UnstripeFiles(req);
