@@ -5,19 +5,17 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli_manpage.h"
+#include "common/cli_size.h"
 
 namespace graphfs::engine {
 
 // Returns -1 when parsing succeeded and the program should go on, else the
-// exit status (after CLI11 printed help or the usage error).
+// exit status (after CLI11 printed help or the usage error): common/cli_size.h's
+// ParseCommandLine, with the manual-page flag added first.
 inline int ParseCommandLine(CLI::App& cli, int argc, char** argv) {
   AddManPageFlag(cli);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return cli.exit(e) == 0 ? 0 : 2;
-  }
-  return -1;
+  const std::optional<int> status = graphfs::ParseCommandLine(cli, argc, argv);
+  return status ? *status : -1;
 }
 
 }  // namespace graphfs::engine
