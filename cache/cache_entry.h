@@ -36,7 +36,8 @@ struct UnitRef::Entry final : UnitView {
   double weight = 1.0;
   AlignedBuffer buffer;  // from `pool`, given back when the last handle goes
   std::shared_ptr<BufferPool> pool;
-  SharedBytes shared;    // instead of `buffer`: in the graph's shared memory (UnitRequest::arena)
+  SharedBytes shared;    // instead of `buffer`: in the graph's shared memory (UnitRequest::arena),
+                         // also given back to `pool` (kept resident for the next unit of its arena)
   uint64_t skew = 0;    // the unit starts this far into the (4 KiB aligned) buffer
   uint64_t charge = 0;  // bytes counted against the cache (the buffer may be up to 1/8 larger)
   enum class State { kLoading, kReady, kFailed } state = State::kLoading;
@@ -69,7 +70,12 @@ struct UnitRef::Entry final : UnitView {
 
   char* data() const { return shared.get() != nullptr ? shared.get() : const_cast<char*>(buffer.data()); }
   ~Entry() override {
-    if (pool != nullptr) pool->Give(std::move(buffer));
+    if (pool == nullptr) return;
+    if (shared.get() != nullptr) {
+      pool->GiveShared(std::move(shared));
+    } else {
+      pool->Give(std::move(buffer));
+    }
   }
   const UnitKey& key() const override { return key_; }
   bool PartWay(int64_t now) const override {

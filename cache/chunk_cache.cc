@@ -135,12 +135,17 @@ std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
   e->skew = r.source->AlignedLoads() ? r.offset % kAlign : 0;
   e->charge = r.source->AlignedLoads() ? (e->skew + r.length + kAlign - 1) / kAlign * kAlign : r.length;
   const uint64_t room = (e->charge + kAlign - 1) / kAlign * kAlign;
-  if (r.arena != nullptr) e->shared = SharedBytes::Allocate(r.arena, room);  // the heap when it is full
+  // In the graph's shared memory: a slice an evicted unit of it left, else a new one (the heap
+  // when the arena is full).
+  if (r.arena != nullptr) {
+    e->shared = buffers_->TakeShared(r.arena, room);
+    if (e->shared.get() == nullptr) e->shared = SharedBytes::Allocate(r.arena, room);
+  }
   if (e->shared.get() == nullptr) {
     e->buffer = buffers_->Take(room);
     if (!e->buffer.ok()) return nullptr;
-    e->pool = buffers_;
   }
+  e->pool = buffers_;
   staged_.push_back(e);
   staged_bytes_ += e->charge;
   units_[r.key].entry = e;

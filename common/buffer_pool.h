@@ -3,6 +3,12 @@
 // each one evicted, GB/s) that was a fifth of the machine's CPU in a four-job mix (perf, issue
 // 18). Buffers given back are kept up to a byte limit and handed out again for requests of
 // about their size.
+//
+// Slices of a graph's shared memory (common/shared_arena.h) are kept the same way, each for
+// requests of its own arena: given back to the arena, a slice beyond the arena's idle allowance
+// is punched and the next unit populates fresh pages — 1.4 GB of each in the demo's W1 at
+// memory=192M, 1.6 of the LP loaders' 2.4 CPU-seconds of system time (docs/memory-as-cache.md).
+// Both kinds share the one limit.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +17,7 @@
 #include <mutex>
 
 #include "common/aligned_buffer.h"
+#include "common/shared_arena.h"
 
 namespace graphfs {
 
@@ -34,6 +41,12 @@ class BufferPool {
   // capacity shrank answers for its idle buffers too: cache/chunk_cache.h).
   void TrimTo(uint64_t idle_bytes);
 
+  // At least `size` bytes of `arena`: an idle slice of it of up to size + size/8 bytes, else
+  // an empty SharedBytes (the caller allocates). Counted as reused when one is found.
+  SharedBytes TakeShared(const std::shared_ptr<SharedArena>& arena, size_t size);
+  // Keeps a slice of an arena for reuse (heap bytes, or an empty one, are let go).
+  void GiveShared(SharedBytes bytes);
+
   struct Stats {
     uint64_t reused = 0, created = 0, released = 0;  // buffers
     uint64_t idle_bytes = 0, idle_buffers = 0;
@@ -42,15 +55,23 @@ class BufferPool {
 
  private:
   struct Idle {
-    AlignedBuffer buffer;
-    uint64_t given = 0;  // order of Give calls
+    AlignedBuffer buffer;  // a heap buffer, or
+    SharedBytes shared;    //   a slice of an arena
+    uint64_t given = 0;    // order of Give calls
   };
-  // Takes the longest-idle buffers out until at most `keep_bytes` stay; mu_ held. The caller
-  // lets them go after dropping the lock, so that munmap is not done under it.
-  std::multimap<size_t, Idle> ReleaseOldestLocked(uint64_t keep_bytes);
+  // (arena id, 0 for the heap; bytes)
+  using Key = std::pair<uint64_t, size_t>;
+  // The smallest idle entry of `arena_id` of at least `size` bytes and at most 1/8 more, taken
+  // out of idle_ (mu_ held); false if there is none.
+  bool TakeLocked(uint64_t arena_id, size_t size, Idle* out);
+  void GiveLocked(Key key, Idle idle);  // mu_ held
+  // Takes the longest-idle entries out until at most `keep_bytes` stay; mu_ held. The caller
+  // lets them go after dropping the lock, so that munmap (or the arena's punching) is not done
+  // under it.
+  std::multimap<Key, Idle> ReleaseOldestLocked(uint64_t keep_bytes);
   const uint64_t max_idle_bytes_;
   mutable std::mutex mu_;
-  std::multimap<size_t, Idle> idle_;  // by size
+  std::multimap<Key, Idle> idle_;  // by arena, then size
   uint64_t gives_ = 0;
   Stats stats_;
 };

@@ -12,6 +12,8 @@ namespace graphfs {
 namespace {
 
 std::atomic<uint64_t> next_arena_id{1};
+std::atomic<uint64_t> process_populated{0};
+std::atomic<uint64_t> process_punched{0};
 
 #ifndef MADV_POPULATE_WRITE
 constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14
@@ -99,7 +101,10 @@ Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes, Use use) {
   }
   // Fault the fresh pages in with one call rather than one trap per 4 KiB page as the
   // writer touches them (best effort: older kernels say EINVAL, and the writer faults).
-  if (fresh > 0) (void)::madvise(slice.data, slice.length, MADV_POPULATE_WRITE);
+  if (fresh > 0) {
+    (void)::madvise(slice.data, slice.length, MADV_POPULATE_WRITE);
+    process_populated.fetch_add(fresh, std::memory_order_relaxed);
+  }
   return slice;
 }
 
@@ -156,6 +161,7 @@ void SharedArena::TrimResident() {
       SetResident(from, g - from, false);
       stats_.resident_bytes -= (g - from) * kGranule;
       stats_.punched_bytes += (g - from) * kGranule;
+      process_punched.fetch_add((g - from) * kGranule, std::memory_order_relaxed);
       g = from;
     }
   }
@@ -164,6 +170,10 @@ void SharedArena::TrimResident() {
 SharedArena::Stats SharedArena::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
+}
+
+SharedArena::Churn SharedArena::ProcessChurn() {
+  return {process_populated.load(std::memory_order_relaxed), process_punched.load(std::memory_order_relaxed)};
 }
 
 SharedBytes SharedBytes::Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes, SharedArena::Use use) {

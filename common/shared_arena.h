@@ -76,6 +76,15 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
 
   Stats stats() const;
 
+  // Over every arena of the process since it started: bytes faulted in fresh (each a zeroed
+  // shmem page) and bytes punched out — the churn a decode or an LP block costs in system time
+  // when it cannot reuse a resident slice.
+  struct Churn {
+    uint64_t populated_bytes = 0;
+    uint64_t punched_bytes = 0;
+  };
+  static Churn ProcessChurn();
+
  private:
   SharedArena(UniqueFd fd, char* base, const Options& options);
   // Granules [first, first + count): resident bits, under mu_.
@@ -113,6 +122,8 @@ class SharedBytes {
 
   char* get() const { return data_; }
   uint64_t size() const { return size_; }  // as asked (the slice may be larger)
+  // What the bytes can hold: the slice's length, or the heap buffer's size.
+  uint64_t capacity() const { return slice_.data != nullptr ? slice_.length : heap_.size(); }
   // Where the bytes lie in the arena's memfd, or kNotShared (heap).
   uint64_t offset() const { return slice_.data != nullptr ? slice_.offset : kNotShared; }
   const std::shared_ptr<SharedArena>& arena() const { return arena_; }

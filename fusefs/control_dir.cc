@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/shared_arena.h"
 #include "fusefs/control_parse.h"
 #include "fusefs/graphfs.h"
 #include "fusefs/memory_peak.h"
@@ -130,7 +131,10 @@ static json MemoryJson(const json& stats) {
   // What "other" may be: the allocator's view of the heap (all arenas): bytes in live blocks,
   // and free bytes it keeps instead of giving them back to the kernel.
   const struct mallinfo2 heap = ::mallinfo2();
+  const SharedArena::Churn churn = SharedArena::ProcessChurn();
   return {{"rss", rss},
+          // The graphs' shared memory since the mount: fresh pages faulted in, pages punched out.
+          {"shared_churn", {{"populated_bytes", churn.populated_bytes}, {"punched_bytes", churn.punched_bytes}}},
           {"heap", {{"in_use_bytes", heap.uordblks + heap.hblkhd},
                     {"free_kept_bytes", heap.fordblks},
                     {"mmapped_bytes", heap.hblkhd}}},

@@ -700,6 +700,35 @@ TEST(ChunkCache, AUnitAskedForWithAnArenaLiesInIt) {
   EXPECT_EQ(plain->memory_offset(), SharedBytes::kNotShared);
 }
 
+// At a cache's churn (a unit evicted for each one loaded) units of a graph's shared memory take
+// the slices the evicted ones leave: no fresh page is populated and none punched, though the
+// arena itself keeps nothing idle.
+TEST(ChunkCache, ArenaUnitsReuseTheSlicesEvictedUnitsLeave) {
+  auto src = std::make_shared<FakeSource>(32 * kUnit);
+  SharedArena::Options ao;
+  ao.virtual_bytes = 64 * kUnit;  // idle_limit 0
+  auto arena = SharedArena::Create("cache-test", ao);
+  ASSERT_TRUE(arena.ok()) << arena.error().message();
+  CacheOptions o = Options(4, "lru");
+  o.recycle_bytes = 2 * kUnit;
+  ChunkCache c(o);
+  auto read = [&](uint64_t i) {
+    UnitRequest r = Unit(src, i);
+    r.arena = *arena;
+    EXPECT_TRUE(ReadWhole(c, r, 1));
+    EXPECT_TRUE(Resident(c, r));
+  };
+  for (uint64_t i = 0; i < 5; ++i) read(i);  // the fifth evicts the first: one slice idle
+  const uint64_t resident = (*arena)->stats().resident_bytes;
+  const uint64_t populated = SharedArena::ProcessChurn().populated_bytes;
+  for (uint64_t i = 5; i < 32; ++i) read(i);
+  EXPECT_GE(c.Stats().evictions, 28u);
+  EXPECT_EQ((*arena)->stats().punched_bytes, 0u);
+  EXPECT_EQ(SharedArena::ProcessChurn().populated_bytes, populated) << "no fresh page for 27 loads";
+  EXPECT_LE((*arena)->stats().resident_bytes, resident + kUnit) << "at most the one slice in flight";
+  EXPECT_LE(c.Stats().used + c.Stats().buffers_idle_bytes, 5 * kUnit);
+}
+
 // Units the cache let go that pins still keep (held: the LPs made of them) are resident memory
 // like admitted ones: admitted units get what they leave of the capacity, so that the two
 // together stay within it.

@@ -38,6 +38,46 @@ TEST(BufferPool, GivenBuffersAreTakenAgainForRequestsOfAboutTheirSize) {
   EXPECT_EQ(pool.stats().created, 3u);
 }
 
+// Slices of a graph's shared memory come back to the pool, not to their arena (which would
+// punch them beyond its idle allowance), and are handed out again only for the same arena.
+TEST(BufferPool, ArenaSlicesAreKeptForTheirOwnArena) {
+  SharedArena::Options ao;
+  ao.virtual_bytes = 64 << 20;  // idle_limit 0: a slice given back to the arena is punched
+  auto a = SharedArena::Create("pool-test-a", ao);
+  auto b = SharedArena::Create("pool-test-b", ao);
+  ASSERT_TRUE(a.ok() && b.ok());
+  BufferPool pool(4 << 20);
+  EXPECT_EQ(pool.TakeShared(*a, 1 << 20).get(), nullptr) << "nothing idle yet: the caller allocates";
+  SharedBytes s = SharedBytes::Allocate(*a, 1 << 20);
+  ASSERT_NE(s.offset(), SharedBytes::kNotShared);
+  std::memset(s.get(), 7, 1 << 20);
+  char* const at = s.get();
+  pool.GiveShared(std::move(s));
+  EXPECT_EQ(pool.stats().idle_bytes, uint64_t{1} << 20);
+  EXPECT_EQ((*a)->stats().punched_bytes, 0u) << "kept resident by the pool";
+  EXPECT_EQ((*a)->stats().used_bytes, uint64_t{1} << 20);
+
+  EXPECT_EQ(pool.TakeShared(*b, 1 << 20).get(), nullptr) << "another arena's slice is not handed out";
+  EXPECT_FALSE(pool.Take(1 << 20).data() == at) << "nor for a heap buffer";
+  SharedBytes again = pool.TakeShared(*a, (1 << 20) - (64 << 10));
+  EXPECT_EQ(again.get(), at) << "up to 1/8 smaller: reused";
+  EXPECT_EQ(again.arena().get(), a->get());
+  EXPECT_EQ(again.get()[0], 7) << "its bytes are whatever the last user left (no fresh page)";
+  EXPECT_EQ(pool.stats().idle_bytes, 0u);
+
+  // Over the limit, the longest idle go back to their arena, which punches them.
+  pool.GiveShared(std::move(again));
+  for (int i = 0; i < 4; ++i) pool.GiveShared(SharedBytes::Allocate(*b, 1 << 20));
+  EXPECT_EQ(pool.stats().idle_bytes, uint64_t{4} << 20);
+  EXPECT_EQ((*a)->stats().used_bytes, 0u) << "a's slice was the longest idle";
+  EXPECT_EQ((*a)->stats().punched_bytes, uint64_t{1} << 20);
+  pool.TrimTo(0);
+  EXPECT_EQ((*b)->stats().used_bytes, 0u);
+  // Heap bytes (an arena that was full) are not kept as slices.
+  pool.GiveShared(SharedBytes::Allocate(nullptr, 1 << 20));
+  EXPECT_EQ(pool.stats().idle_bytes, 0u);
+}
+
 TEST(BufferPool, TheSmallestFittingBufferIsTaken) {
   BufferPool pool(64 << 20);
   AlignedBuffer big = pool.Take(1100 << 10), fit = pool.Take(1024 << 10);
