@@ -100,7 +100,14 @@ Result<std::unique_ptr<ParityReader>> ParityReader::Open(const DiskSet& disks, I
                           " lost (" + why + "), parity " + std::to_string(map.parity()));
   }
   r->sums_ = std::make_unique<SumsCache>(std::move(sums), map.unit(), m.sum_block);
+  if (r->codec_ && !lost.empty()) r->share_ = std::make_unique<RowShare>(m.sum_block, kRowShareBytes);
   return r;
+}
+
+bool ParityReader::DegradedRow(uint64_t row) const {
+  for (uint32_t s = 0; s < map_.data_units(); ++s)
+    if (!parts_[map_.SlotDisk(row, s)].lost.empty()) return true;
+  return false;
 }
 
 int ParityReader::ReadFd(uint32_t disk, bool aligned) const {
@@ -138,6 +145,18 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
       read->pieces_.push_back(std::move(p));
     }
   }
+  // Pieces on disks this read cannot use: a lost part, or a disk the engine reads around.
+  std::vector<int8_t>& avoid = read->avoided_;  // asked once per read: a probe is taken once
+  avoid.assign(map_.disks(), -1);
+  for (ParityRead::Piece& p : read->pieces_) {
+    if (!parts_[p.disk].lost.empty()) {
+      p.failed = parts_[p.disk].lost;
+      continue;
+    }
+    if (avoid[p.disk] < 0) avoid[p.disk] = io_->AvoidReads(p.disk) ? 1 : 0;
+    if (avoid[p.disk] == 1) p.failed = "avoided (its reads returned errors; probed again each second)";
+  }
+  scratch += read->PlanSources(stored_size);
   if (scratch > 0) {
     read->scratch_ = AlignedBuffer(scratch);
     if (!read->scratch_.ok()) return read->Failed("no memory for " + std::to_string(scratch) + " bytes of blocks");
@@ -149,23 +168,16 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     }
   }
 
-  // Runs: the pieces of usable disks in disk order, touching ones merged.
-  std::vector<int8_t>& avoid = read->avoided_;  // asked once per read: a probe is taken once
-  avoid.assign(map_.disks(), -1);
-  std::vector<size_t> order;
-  for (size_t i = 0; i < read->pieces_.size(); ++i) {
-    ParityRead::Piece& p = read->pieces_[i];
-    if (!parts_[p.disk].lost.empty()) {
-      p.failed = parts_[p.disk].lost;
-      continue;
-    }
-    if (avoid[p.disk] < 0) avoid[p.disk] = io_->AvoidReads(p.disk) ? 1 : 0;
-    if (avoid[p.disk] == 1) {
-      p.failed = "avoided (its reads returned errors; probed again each second)";
-      continue;
-    }
-    order.push_back(i);
+  // A degraded row's blocks that another read left here are taken instead of read.
+  if (share_) {
+    for (ParityRead::Piece& p : read->pieces_)
+      if (p.failed.empty() && DegradedRow(p.row)) p.shared = share_->Take(p.row, p.slot, p.begin, p.length, p.bytes);
   }
+
+  // Runs: the pieces of usable disks in disk order, touching ones merged.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < read->pieces_.size(); ++i)
+    if (read->pieces_[i].failed.empty() && !read->pieces_[i].shared) order.push_back(i);
   auto disk_offset = [&](size_t i) { return read->pieces_[i].row * unit + read->pieces_[i].begin; };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
     const auto& pa = read->pieces_[a];
@@ -200,6 +212,61 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
   }
 
   return read;
+}
+
+// The rows of pieces known to be unreadable before anything is read (a lost part, an avoided
+// disk) are rebuilt from the same range of other units of their row: those sources are read
+// with the rest of the read, in parallel on their disks, instead of one after another once it
+// is done (Repair then finds them held). A source the read covers already is not read twice.
+uint64_t ParityRead::PlanSources(uint64_t stored_size) {
+  ParityReader& f = *file_;
+  if (!f.codec_) return 0;
+  const StripeMap& map = f.map_;
+  const uint64_t b = f.sum_block_;
+  struct Want {
+    uint64_t row, begin, length;
+    std::vector<uint32_t> slots;
+  };
+  std::vector<Want> wants;
+  for (const Piece& p : pieces_) {
+    if (p.failed.empty()) continue;
+    const uint64_t end = std::min(RoundUp(p.begin + p.length, b), map.RowUnitLength(p.row, 0, stored_size));
+    auto it = std::find_if(wants.begin(), wants.end(), [&](const Want& w) {
+      return w.row == p.row && w.begin == p.begin && w.length == end - p.begin;
+    });
+    if (it == wants.end()) it = wants.insert(wants.end(), Want{p.row, p.begin, end - p.begin, {}});
+    if (std::find(it->slots.begin(), it->slots.end(), p.slot) == it->slots.end()) it->slots.push_back(p.slot);
+  }
+  uint64_t scratch = 0;
+  for (const Want& w : wants) {
+    std::vector<uint32_t> failed;
+    for (uint32_t s = 0; s < map.disks(); ++s) {
+      const uint32_t disk = map.SlotDisk(w.row, s);
+      if (!f.parts_[disk].lost.empty() || avoided_[disk] == 1) failed.push_back(s);
+    }
+    auto plan = PlanRowRepair(map, stored_size, w.row, w.slots, failed, w.begin, w.length);
+    if (!plan.ok()) continue;  // too many failed: Repair says so, naming them
+    for (const RowSource& src : plan->sources) {
+      if (src.read_length == 0) continue;
+      bool held = false;
+      for (size_t i = 0; i < pieces_.size() && !held; ++i) {
+        const Piece& p = pieces_[i];
+        held = p.failed.empty() && p.row == w.row && p.slot == src.slot && p.begin <= w.begin &&
+               w.begin + src.read_length <= p.begin + p.length;
+      }
+      if (held) continue;
+      Piece s;
+      s.row = w.row;
+      s.slot = src.slot;
+      s.disk = src.disk;
+      s.begin = w.begin;
+      s.length = src.read_length;
+      s.source_only = true;
+      pieces_.push_back(std::move(s));  // a source only: no bytes of it are served
+      scratch += RoundUp(src.read_length, kDirectAlign);
+    }
+  }
+  return scratch;
 }
 
 void ParityRead::Submit(std::function<void()> done) {
@@ -270,10 +337,11 @@ Status ParityRead::Finish(SourceReads reads) {
   }
   bool failed = false;
   for (Piece& p : pieces_) {
-    if (p.failed.empty()) Verify(p);
+    if (p.failed.empty() && !p.shared) Verify(p);
     p.verified = p.failed.empty();
     failed = failed || !p.verified;
   }
+  if (file_->share_) Share();
   if (failed) GRAPHFS_RETURN_IF_ERROR(Repair(reads));
   for (const Piece& p : pieces_) {
     const char* from = p.bytes + p.skip;
@@ -283,6 +351,25 @@ Status ParityRead::Finish(SourceReads reads) {
     }
   }
   return Status::Ok();
+}
+
+// Leaves the verified data blocks of degraded rows that the other read of their row will want:
+// a reader's for the rebuild of the row's lost unit (unless this read rebuilt that range
+// itself), a rebuild's sources for the reader of those units.
+void ParityRead::Share() {
+  ParityReader& f = *file_;
+  const StripeMap& map = f.map_;
+  const uint64_t stored_size = f.stored_size_.load(std::memory_order_acquire);
+  for (const Piece& p : pieces_) {
+    if (!p.verified || p.shared || p.slot >= map.data_units() || !f.DegradedRow(p.row)) continue;
+    if (!p.source_only) {
+      const bool rebuilt_here = std::any_of(pieces_.begin(), pieces_.end(), [&](const Piece& q) {
+        return !q.failed.empty() && q.row == p.row && q.begin < p.begin + p.length && p.begin < q.begin + q.length;
+      });
+      if (rebuilt_here) continue;
+    }
+    f.share_->Put(p.row, p.slot, p.begin, {p.bytes, p.length}, map.RowUnitLength(p.row, p.slot, stored_size));
+  }
 }
 
 // The failed pieces of one row and one range of its units: rebuilt from one plan.

@@ -4,7 +4,9 @@
 //  1. The file ranges are split over the data units as for any striped file, each piece widened
 //     to the sum blocks it touches (B-aligned, at most the unit's end), and queued on the disks;
 //     a disk whose part is lost (missing disk, no part, damaged sums) or that is failing gets no
-//     run — its pieces go straight to step 3.
+//     run — its pieces go straight to step 3, and the same byte range of the other units of
+//     their row that step 3 will read is queued with the rest (in parallel on their disks,
+//     unless the read covers it already).
 //  2. Every block read is checked against its sum (SumsCache) before a byte is served.
 //  3. A piece that failed (read error, lost or failing disk, wrong sum) is rebuilt from the same
 //     byte range of the row's other units (row_repair.h), which are verified too; what the read
@@ -40,6 +42,7 @@
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
 #include "striping/parity_codec.h"
+#include "striping/row_share.h"
 #include "striping/stripe_map.h"
 #include "striping/sums_cache.h"
 
@@ -91,6 +94,14 @@ class ParityReader {
   const ParityCodec* codec() const { return codec_ ? &*codec_ : nullptr; }
   const std::string& lost(uint32_t disk) const { return parts_[disk].lost; }
   void SetStoredSize(uint64_t size) { stored_size_.store(size, std::memory_order_release); }
+  // What degraded reads shared of their rows' blocks (row_share.h); zeros when no disk is lost.
+  RowShare::Stats share_stats() const { return share_ ? share_->stats() : RowShare::Stats{}; }
+  // The most bytes of blocks degraded reads keep for each other (row_share.h).
+  static constexpr uint64_t kRowShareBytes = 256ull << 20;
+  // Before a write or truncate (no read runs meanwhile): the blocks reads shared may change.
+  void ForgetShared() {
+    if (share_) share_->Clear();
+  }
 
  private:
   friend class ParityRead;
@@ -99,6 +110,8 @@ class ParityReader {
       : io_(io), map_(map), file_id_(m.file_id), stored_size_(m.stored_size()), sum_block_(m.sum_block),
         parts_(std::move(parts)), max_run_bytes_(max_run_bytes) {}
   int ReadFd(uint32_t disk, bool aligned) const;
+  // A row one of whose data units lies on a lost disk: its reads share blocks (share_).
+  bool DegradedRow(uint64_t row) const;
   std::mutex& RowLock(uint64_t row) { return row_locks_[row % row_locks_.size()]; }
 
   IoEngine* io_;
@@ -110,6 +123,7 @@ class ParityReader {
   const uint64_t max_run_bytes_;
   std::optional<ParityCodec> codec_;  // none for K = 0: a bad block is then EIO
   std::unique_ptr<SumsCache> sums_;
+  std::unique_ptr<RowShare> share_;  // when a disk is lost for this file and there is parity
   // Heals take the lock of their row. Writes (parity_write.h) need none: no read runs while a
   // write does (StripedFile's ReadGate).
   std::array<std::mutex, 64> row_locks_;
@@ -148,10 +162,16 @@ class ParityRead {
     bool bad_sum = false;     // a block did not match its sum
     std::string as_read;      // its bytes as read, when bad_sum
     bool verified = false;    // read and checked: may serve as a source of its row
+    bool source_only = false; // read only as a source of its row's rebuild (PlanSources)
+    bool shared = false;      // taken from the blocks another read left (row_share.h)
   };
   struct Group;  // pieces of one row and range rebuilt together (parity_read.cc)
 
   explicit ParityRead(ParityReader* file) : file_(file) {}
+  // Adds, as pieces that serve no bytes, the row sources of the pieces already known failed
+  // (lost or avoided disks), so that they are read with the rest; returns their scratch bytes.
+  uint64_t PlanSources(uint64_t stored_size);
+  void Share();
   void Verify(Piece& p);
   Status Repair(SourceReads reads);
   Status AfterRebuild(Piece& p);

@@ -380,6 +380,7 @@ Result<uint64_t> StripedFile::WriteParity(uint64_t offset, const char* buf, uint
   std::unique_lock<std::shared_mutex> lock(rw_);
   ReadGate::WriteScope gate(gate_);
   GRAPHFS_RETURN_IF_ERROR(writer_->CheckWritable());
+  parity_->ForgetShared();
   auto written = writer_->Write(offset, buf, length, size(), [this](uint64_t size) {
     size_.store(size);
     return SyncLocked();
@@ -398,6 +399,7 @@ Status StripedFile::TruncateParity(uint64_t new_size) {
     std::unique_lock<std::shared_mutex> lock(rw_);
     ReadGate::WriteScope gate(gate_);
     GRAPHFS_RETURN_IF_ERROR(writer_->CheckWritable());
+    parity_->ForgetShared();
     const uint64_t old = size();
     Status s = writer_->Resize(old, new_size, [this](uint64_t size) {
       size_.store(size);

@@ -297,6 +297,45 @@ TEST(ParityRead, MoreFailuresInARowThanParityAreEioNamingTheDisks) {
   ASSERT_NO_FATAL_FAILURE(ExpectReads(**f, g.data, 0, 2 * 3 * kUnit));
 }
 
+// A stream read disk by disk, as the mount's read path reads it (one asynchronous read per unit,
+// each on one disk): with a disk lost, a row's lost data unit is rebuilt from the same range of
+// its other units, which the stream reads anyway. The blocks one read has are left for the
+// other (row_share.h), so every row costs D unit reads — the file's bytes — in whichever order
+// the disks get there, instead of 2D - 1 (each data unit read twice).
+TEST(ParityRead, DegradedStreamReadsEachRowOnceWhicheverDiskComesFirst) {
+  constexpr uint32_t kDisks = 4, kData = 3, kLost = 1;
+  constexpr uint64_t kRows = 8;
+  for (bool lost_first : {false, true}) {
+    SCOPED_TRACE(lost_first ? "the lost disk's units first" : "the present disks' units first");
+    ParityGraph g(kDisks, 1, kRows * kData * kUnit);
+    auto map = StripeMap::Create(g.manifest.layout);
+    ASSERT_TRUE(map.ok());
+    ASSERT_TRUE(std::filesystem::remove(g.PartPath(kLost)));
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    std::string got(g.data.size(), '\0');
+    std::vector<uint32_t> order;
+    if (lost_first) order.push_back(kLost);
+    for (uint32_t d = 0; d < kDisks; ++d)
+      if (d != kLost) order.push_back(d);
+    if (!lost_first) order.push_back(kLost);
+    for (uint32_t d : order) {
+      for (uint64_t u = 0; u < kRows * kData; ++u) {
+        if (map->Locate(u * kUnit).disk != d) continue;
+        std::promise<Status> done;
+        // Two pieces of the unit, as extents of cache units that do not fall on unit boundaries.
+        (*f)->ReadAsync(u * kUnit, {{got.data() + u * kUnit, kBlock}, {got.data() + u * kUnit + kBlock, kUnit - kBlock}},
+                        false, [&](Status s) { done.set_value(std::move(s)); });
+        Status s = done.get_future().get();
+        ASSERT_TRUE(s.ok()) << s.error().message();
+      }
+    }
+    EXPECT_TRUE(got == g.data);
+    EXPECT_GT(g.Counter(&DiskCounters::rebuilt_bytes, kLost), 0u);
+    EXPECT_EQ(g.Total(&DiskCounters::bytes_read), g.data.size());
+  }
+}
+
 // Readers on several threads, through the blocking and the asynchronous calls, of a file with a
 // lost part and flipped bytes elsewhere (healed while others read the same rows).
 TEST(ParityRead, ConcurrentReadersOfADegradedFileSeeItsBytes) {
