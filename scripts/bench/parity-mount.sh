@@ -97,7 +97,7 @@ read_column() {
   disk=$(( $(loops_read "${LOOPS[@]}") - before ))
   unmount_graphfs "$MNT"
   awk -v l="$label" -v r="$ROUND" -v a="$t0" -v b="$t1" -v c="$COLUMN" -v d="$disk" -v p="$present" -v bps="$BPS" -v g="$degraded" \
-    'BEGIN { t = b - a; printf "read %s round %d: %.2f s %.1f MB/s disk_bytes %d floor %.2f s (present disks %d) degraded %s\n",
+    'BEGIN { t = b - a; printf "read %s round %d: %.2f s %.1f MB/s disk_bytes %.0f floor %.2f s (present disks %d) degraded %s\n",
              l, r, t, c / t / 1e6, d, d / (p * bps), p, g }' | tee -a "$LOG"
 }
 
@@ -115,7 +115,7 @@ mix() {
   [[ -n ${HEALTHY_RESULTS:-} ]] || HEALTHY_RESULTS=$res
   awk -v l="$label" -v r="$ROUND" -v w="$RUN_WALL" -v d="$RUN_DISK" -v p="$present" -v bps="$BPS" -v cpu="$RUN_CPU" \
       -v dc="$daemon_cpu" -v cores="$CORES" -v st="$RUN_STATUS" -v same="$([[ $res == "$HEALTHY_RESULTS" ]] && echo yes || echo NO)" \
-    'BEGIN { printf "W1 %s round %d: %.2f s disk_bytes %d disk_floor %.2f s cpu_floor %.2f s (jobs %.1f + daemon %.1f CPU s / %d cores) %s results_equal_healthy %s\n",
+    'BEGIN { printf "W1 %s round %d: %.2f s disk_bytes %.0f disk_floor %.2f s cpu_floor %.2f s (jobs %.1f + daemon %.1f CPU s / %d cores) %s results_equal_healthy %s\n",
              l, r, w, d, d / (p * bps), (cpu + dc) / cores, cpu, dc, cores, st, same }' | tee -a "$LOG"
   [[ $RUN_STATUS == ok ]] || { echo "W1 $label failed: $log" >&2; tail -20 "$log" >&2; }
 }
@@ -152,18 +152,23 @@ for N in $DISK_COUNTS; do
   "$GRAPHFS_BIN/graphfs-stripe" -q ${UNIT:+--unit "$UNIT"} --min-size 1M --parity 0 --compress none \
     --disks "$(disks_csv "$N")" "$BENCH_ROOT/src-none/g" >&2
   none_bytes=$(( $(parts_bytes "${DISK_DIRS[@]:0:N}") - before ))
-  say=$("$GRAPHFS_BIN/graphfs-stripe" ${UNIT:+--unit "$UNIT"} --min-size 1M --parity "$PARITY" \
-    --disks "$(disks_csv "$N")" "$BENCH_ROOT/src-parity/g" 2>&1 >/dev/null | grep -m1 "of the disks' space" || true)
+  "$GRAPHFS_BIN/graphfs-stripe" ${UNIT:+--unit "$UNIT"} --min-size 1M --parity "$PARITY" \
+    --disks "$(disks_csv "$N")" "$BENCH_ROOT/src-parity/g" > "$BENCH_ROOT/stripe-parity.log" 2>&1 ||
+    { cat "$BENCH_ROOT/stripe-parity.log" >&2; exit 1; }
+  say=$(grep -m1 "of the disks' space" "$BENCH_ROOT/stripe-parity.log" || true)
   parity_bytes=$(( $(parts_bytes "${DISK_DIRS[@]:0:N}") - before - none_bytes ))
-  units=$(getfattr --only-values -n user.graphfs.stripe "$BENCH_ROOT/src-parity/g/column" 2>/dev/null |
-          python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["unit"])' 2>/dev/null || echo "?")
+  units=""
+  for c in none parity; do
+    units+="${units:+, }$c $(getfattr --only-values -n user.graphfs.stripe "$BENCH_ROOT/src-$c/g/column" 2>/dev/null |
+      python3 -c 'import json,sys; m=json.loads(sys.stdin.read().rstrip("\0")); print(m["unit"] >> 20, "MiB")' 2>/dev/null || echo "?")"
+  done
   throttle "$BPS" 0
   {
     echo "# $(date -u +%FT%TZ) parity through the mount: $NAME ($GRAPH_BYTES B of graph files, column $COLUMN B," \
          "unit $units), $N loop disks of $BPS B/s + 1 spare, parity $PARITY, disk $LOST lost when degraded," \
          "rebuild --rate $RATE, $REPEAT round(s), $CORES cores"
     echo "space: $say"
-    awk -v n="$none_bytes" -v p="$parity_bytes" 'BEGIN { printf "space: on the disks without parity %d B, with parity %d B (parts and sums): +%.1f%% of the data, parity and sums %.1f%% of the disks'"'"' bytes\n", n, p, 100 * (p - n) / n, 100 * (p - n) / p }'
+    awk -v n="$none_bytes" -v p="$parity_bytes" 'BEGIN { printf "space: on the disks without parity %.0f B, with parity %.0f B (parts and sums): +%.1f%% of the data, parity and sums %.1f%% of the disks'"'"' bytes\n", n, p, 100 * (p - n) / n, 100 * (p - n) / p }'
   } | tee -a "$LOG"
 
   # 1. Sequential reads, healthy: without parity against with parity.
