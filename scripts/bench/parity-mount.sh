@@ -76,10 +76,10 @@ CORES=$(nproc)
 MNT=$BENCH_ROOT/mnt
 
 # results LOG: the jobs' result lines (the apps' last words: ranks' sum, components, vertices
-# reached and depth or distance, iterations), sorted, one line.
+# reached and depth or distance, iterations; not their times), sorted, one line.
 results() {
   grep -oE "(pagerank-delta: sum of ranks|wcc: [0-9]+ components|sssp: reached|bfs: discovered) [^\"]*" "$1" |
-    sed 's/ *$//' | sort | paste -sd';'
+    sed 's/, [0-9]* passes in [0-9.]* s *$//; s/ *$//' | sort -u | paste -sd';'
 }
 # parts_bytes DIR...: bytes of the striped parts and sums files under the disks' directories.
 parts_bytes() { local t=0 d; for d in "$@"; do [[ -d $d/parts ]] && t=$((t + $(du -sb "$d/parts" | cut -f1))); done; echo $t; }
@@ -143,7 +143,7 @@ for N in $DISK_COUNTS; do
   destroy_disks
   # Room per disk: the copy without parity (1/N of the graph) and the one with (1/(N-K)), sums,
   # the jobs' vertex state (ordinary files stay in the source directories, off these disks).
-  make_disks $((N + 1)) $(( GRAPH_BYTES / N + GRAPH_BYTES / (N - PARITY) + (512 << 20) ))
+  make_disks $((N + 1)) $(( (GRAPH_BYTES / N + GRAPH_BYTES / (N - PARITY)) / (1 << 20) + 512 ))M
   for c in none parity; do
     mkdir -p "$BENCH_ROOT/src-$c"
     cp -a "$G" "$BENCH_ROOT/src-$c/g"
