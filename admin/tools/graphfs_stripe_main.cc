@@ -112,9 +112,9 @@ int main(int argc, char** argv) {
   int parity = 0;
   app.add_option("--parity", parity,
                  "K parity units per stripe row (0, 1 or 2), rotated over the disks, and a checksum "
-                 "of every 64K block of every unit (docs/parity.md). Reads through parity (degraded disks) and "
-                 "graphfs-rebuild are still to come, and the mount refuses writes to such files. Raw files only "
-                 "for now: implies --compress none")
+                 "of every 64K block of every unit (docs/parity.md): the mount reads through up to K lost or failing "
+                 "disks (rebuilding what they held), graphfs-rebuild and graphfs-scrub repair, and writes go "
+                 "through a row journal. Raw files only for now: implies --compress none")
       ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "no progress output");
   graphfs::AddSizeOption(app, "--checkpoint", req.checkpoint, "bytes copied between durable progress records");
