@@ -69,7 +69,8 @@ void BufferPool::TrimTo(uint64_t idle_bytes) {
 std::multimap<BufferPool::Key, BufferPool::Idle> BufferPool::ReleaseOldestLocked(uint64_t keep_bytes) {
   std::multimap<Key, Idle> released;
   while (stats_.idle_bytes > keep_bytes && !idle_.empty()) {
-    // A few dozen idle buffers at most: a scan for the longest idle is cheap.
+    // A few hundred idle entries at most (the limit over the smallest unit): a scan for the
+    // longest idle is cheap beside the load each one saves.
     auto oldest = std::min_element(idle_.begin(), idle_.end(),
                                    [](const auto& a, const auto& b) { return a.second.given < b.second.given; });
     stats_.idle_bytes -= oldest->first.second;
