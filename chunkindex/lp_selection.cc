@@ -109,6 +109,7 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
     uint64_t id;
     ChunkReadPlan plan;
     bool planned;
+    bool taken = false;
   };
   std::vector<Deferred> deferred;  // priority order
   int misfits = 0;
@@ -126,6 +127,7 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
     }
     ChunkReadPlan plan = Plan(c.id, takers);
     if (s.bytes + plan.bytes > budget) {  // a smaller one may still fit
+      Remember(c.id, takers, std::move(plan));
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;
     }
@@ -150,14 +152,20 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
       continue;
     }
     if (!d.planned) d.plan = Plan(d.id, takers);
+    d.planned = true;
     if (s.bytes + d.plan.bytes > budget) {
       ++misfits;
       ++s.deferred;
       continue;
     }
     misfits = 0;
+    d.taken = true;
     take(d.id, std::move(d.plan));
   }
+  // Chunks planned and left for a later LP (misfits and the disk balance's): the next
+  // selection finds their plans in the memo.
+  for (Deferred& d : deferred)
+    if (d.planned && !d.taken) Remember(d.id, takers, std::move(d.plan));
   if (balance) s.busiest_disk_bytes = *std::max_element(on_disk.begin(), on_disk.end());
   std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [id, plan] : picked) {
@@ -196,10 +204,42 @@ bool LpScheduler::Dense(uint64_t c, uint64_t active) const {
   return options_.scan_edges_per_run > 0 && active * options_.scan_edges_per_run >= edges;
 }
 
+std::vector<LpScheduler::TakerKey> LpScheduler::KeyOf(uint64_t c, std::span<const Taker> takers) {
+  std::vector<TakerKey> key;
+  for (const Taker& t : takers)
+    if (t.need[c] != 0) key.push_back({t.job->id, t.job->tick, t.need[c]});
+  return key;
+}
+
+void LpScheduler::Remember(uint64_t c, std::span<const Taker> takers, ChunkReadPlan plan) const {
+  if (!LoadsAsRuns(c)) return;  // a whole plan costs nothing to make again
+  if (plan_memo_extents_ + plan.extents.size() > kPlanMemoExtents) {
+    plan_memo_.clear();
+    plan_memo_extents_ = 0;
+  }
+  PlanMemo& m = plan_memo_[c];
+  plan_memo_extents_ -= m.plan.extents.size();
+  m.takers = KeyOf(c, takers);
+  m.plan = std::move(plan);
+  plan_memo_extents_ += m.plan.extents.size();
+}
+
 ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const {
   const ChunkInfo& info = chunks_[c];
+  if (!LoadsAsRuns(c)) return WholePlan(c);
+  if (auto it = plan_memo_.find(c); it != plan_memo_.end()) {
+    // Taken out either way: a plan taken is the LP's, a stale one is of no use.
+    const bool same = it->second.takers == KeyOf(c, takers);
+    ChunkReadPlan memo = std::move(it->second.plan);
+    plan_memo_extents_ -= memo.extents.size();
+    plan_memo_.erase(it);
+    if (same) {
+      ++stats_.plans_reused;
+      return memo;
+    }
+  }
+  ++stats_.plans_made;
   ChunkReadPlan whole = WholePlan(c);
-  if (!LoadsAsRuns(c)) return whole;
   std::vector<const uint64_t*> bitmaps;
   for (const Taker& t : takers) {
     if (t.need[c] == 0) continue;

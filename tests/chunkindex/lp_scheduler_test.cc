@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <random>
@@ -857,6 +858,53 @@ TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
   }
   EXPECT_EQ(pieces, 40u);
   EXPECT_EQ(lps, 4u);
+}
+
+// A selection plans every candidate until the LP is full, and most of them do not fit when LPs
+// are small beside the chunks; the next selection takes those plans from the memo instead of
+// cutting the same runs again — but only for the same active sets: a new one plans anew.
+TEST(LpSchedulerVertexGranular, PlansLeftByOneLpServeTheNextUntilTheActiveSetChanges) {
+  SortedCatalog cat(8);
+  DrivenScheduler s(cat.chunks, cat.Loader(), cat.Options());
+  ASSERT_TRUE(s.AddJob(1, 200).ok());  // one chunk's runs (120 bytes) per LP
+  auto first_three = std::make_shared<std::vector<uint64_t>>((800 + 63) / 64, 0);
+  std::vector<ActiveChunk> active;
+  for (uint64_t c = 0; c < 8; ++c) {
+    active.push_back({c, 3, 1});
+    for (uint64_t k = 0; k < 3; ++k) (*first_three)[(100 * c + k) / 64] |= uint64_t{1} << ((100 * c + k) % 64);
+  }
+  ASSERT_TRUE(s.SetActive(1, active, 0, first_three).ok());
+  for (uint64_t c = 0; c < 3; ++c) {
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok()) << g.error().message();
+    EXPECT_EQ(Pieces(g->held), (std::vector<Piece>{{c, 800 * c, 120}}));
+  }
+  // The first selection planned all eight chunks and took one; the next two took theirs and
+  // the other chunks' plans from the memo.
+  SchedulerStats st = s.Stats();
+  EXPECT_EQ(st.plans_made, 8u);
+  EXPECT_EQ(st.plans_reused, 7u + 6u);
+
+  // A new active set (source 5 of every chunk): the memo's plans of sources 0-2 are stale.
+  auto fifth = std::make_shared<std::vector<uint64_t>>((800 + 63) / 64, 0);
+  for (uint64_t c = 0; c < 8; ++c) {
+    active[c].active_sources = 1;
+    (*fifth)[(100 * c + 5) / 64] |= uint64_t{1} << ((100 * c + 5) % 64);
+  }
+  ASSERT_TRUE(s.SetActive(1, active, 0, fifth).ok());
+  std::vector<Piece> got;
+  for (;;) {
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok()) << g.error().message();
+    if (g->end) break;
+    for (const Piece& p : Pieces(g->held)) got.push_back(p);
+  }
+  std::sort(got.begin(), got.end());
+  std::vector<Piece> want;
+  for (uint64_t c = 0; c < 8; ++c) want.push_back({c, 800 * c + 5 * 40, 40});
+  EXPECT_EQ(got, want);
+  st = s.Stats();
+  EXPECT_GE(st.plans_made, 8u + 8u);  // every chunk planned again for the new set
 }
 
 // Many jobs with random bitmaps, a preloading scheduler: every job gets, per iteration, exactly

@@ -91,6 +91,8 @@ json GraphSchedule::StatsJson() const {
                {"bytes_discarded", s.bytes_discarded},
                {"bytes_delivered", s.bytes_delivered},
                {"select_seconds", s.select_seconds},
+               {"plans_made", s.plans_made},
+               {"plans_reused", s.plans_reused},
                {"load_seconds", s.load_seconds},
                {"loader_cpu_seconds", s.loader_cpu_seconds},
                {"load_errors", s.load_errors},
