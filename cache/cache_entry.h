@@ -28,6 +28,14 @@ inline constexpr int64_t kUnreadPressedNs = 3'000'000'000;
 inline constexpr int64_t kPartWayIdleNs = 1'000'000'000;
 // Finished staged units are looked at no more often than this (unless memory is short).
 inline constexpr int64_t kSweepIntervalNs = 20'000'000;
+// Readers load their own misses whatever staging holds (they cannot go on without the unit),
+// but when staging is full only this many at once: the kernel's read-ahead of one sequential
+// reader sends a dozen READs to as many FUSE threads, and each loaded a unit (and its frame)
+// beyond the ceiling — the daemon's RSS rose 30-44 MiB for a few milliseconds, over its
+// target at memory=192M (docs/memory-as-cache.md, eighth part). The others wait for one of
+// those loads to finish, or at most kReaderRoomWaitNs (a disk that hangs holds no one long).
+inline constexpr uint64_t kMaxReaderLoadsOver = 4;
+inline constexpr int64_t kReaderRoomWaitNs = 100'000'000;
 inline constexpr size_t kMaxProcesses = 512;
 
 struct UnitRef::Entry final : UnitView {

@@ -1,6 +1,7 @@
 #include "cache/chunk_cache.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -217,11 +218,32 @@ Result<UnitRef> ChunkCache::PinInMemory(std::unique_lock<std::mutex>& lock, Reco
   return UnitRef(this, e, pid, true);
 }
 
+bool ChunkCache::WaitForReaderRoom(std::unique_lock<std::mutex>& lock, uint64_t charge) {
+  if (staged_bytes_ + charge <= options_.staging_limit || reader_loads_ < kMaxReaderLoadsOver) return false;
+  ++counters_.reader_room_waits;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(kReaderRoomWaitNs);
+  while (staged_bytes_ + charge > options_.staging_limit && reader_loads_ >= kMaxReaderLoadsOver && !stopping_) {
+    if (loaded_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      ++counters_.reader_room_timeouts;
+      break;
+    }
+    SweepStaged(NowNs(), /*pressed=*/true);
+  }
+  return true;
+}
+
 Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   std::unique_lock<std::mutex> lock(mu_);
-  const int64_t now = NowNs();
+  int64_t now = NowNs();
   Record& rec = NoteRead(r, pid, now);
   if (rec.entry != nullptr) return PinInMemory(lock, rec, pid, now);
+  const uint64_t charge = r.source->AlignedLoads() ? (r.offset % kAlign + r.length + kAlign - 1) / kAlign * kAlign : r.length;
+  if (WaitForReaderRoom(lock, charge)) {
+    // Another reader may have loaded it meanwhile (looked up again: the record may be gone).
+    now = NowNs();
+    Record& again = units_[r.key];
+    if (again.entry != nullptr) return PinInMemory(lock, again, pid, now);
+  }
   ProcessStats& ps = Process(pid);
   ++counters_.misses;
   ++ps.misses;
@@ -237,9 +259,11 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   e->pins = 1;
   e->touched_ns = now;
   CountLoad(r, ps);
+  ++reader_loads_;
   lock.unlock();
   Result<uint64_t> got = r.source->Load(r.offset - e->skew, e->charge, e->data());
   lock.lock();
+  --reader_loads_;
   FinishLoad(e, std::move(got));
   if (e->state == Entry::State::kFailed) {
     --e->pins;

@@ -127,6 +127,9 @@ struct CacheStats {
   uint64_t hits = 0, misses = 0, bypassed = 0;
   uint64_t admissions = 0, rejections = 0, evictions = 0;
   uint64_t prefetches = 0, prefetches_skipped = 0, load_errors = 0;
+  // Readers' misses that waited for staging room (ChunkCache::Get: kMaxReaderLoadsOver), and
+  // of them those that loaded anyway when kReaderRoomWaitNs ran out.
+  uint64_t reader_room_waits = 0, reader_room_timeouts = 0;
   uint64_t offers = 0, offers_admitted = 0;  // Offer calls with a unit not in memory; admitted ones
   uint64_t bytes_served = 0, bytes_from_cache = 0, bytes_loaded = 0, bytes_bypassed = 0;
   // Of bytes_loaded, units loaded before (within the reader window): read again because they
@@ -316,6 +319,9 @@ class ChunkCache {
   // is full, so prefetched units nobody came for give way sooner (kUnreadPressedNs).
   void SweepStaged(int64_t now, bool pressed = false);
   UnitLoad ReserveLocked(const UnitRequest& r, uint32_t pid, ReserveFor why, bool over_limit);  // mu_ held
+  // A reader's miss when staging is full: waits while kMaxReaderLoadsOver readers' loads are
+  // in flight, at most kReaderRoomWaitNs. Returns whether it waited (the lock was let go).
+  bool WaitForReaderRoom(std::unique_lock<std::mutex>& lock, uint64_t charge);
   void Decide(const std::shared_ptr<Entry>& e, int64_t now);       // mu_ held
   double Priority(const Record& rec, const Entry& e, int64_t now) const;
   void Rescore(int64_t now);                                       // mu_ held
@@ -339,6 +345,7 @@ class ChunkCache {
   std::set<OrderKey> order_;                       // admitted units, eviction order
   std::vector<std::shared_ptr<Entry>> staged_;     // loading or waiting for their readers
   uint64_t used_ = 0, staged_bytes_ = 0, prefetch_bytes_ = 0;
+  uint64_t reader_loads_ = 0;  // Get's own loads in flight
   std::unordered_map<uint64_t, uint64_t> used_by_file_;  // used_, by UnitKey::file
   uint64_t held_bytes_ = 0, held_units_ = 0;  // CacheStats::held
   uint64_t tick_ = 0;

@@ -94,6 +94,8 @@ json RenderCache(const cache::CacheStats& c) {
           {"evictions", c.evictions},
           {"prefetches", c.prefetches},
           {"prefetches_skipped", c.prefetches_skipped},
+          {"reader_room_waits", c.reader_room_waits},
+          {"reader_room_timeouts", c.reader_room_timeouts},
           {"offers", c.offers},
           {"offers_admitted", c.offers_admitted},
           {"buffers_reused", c.buffers_reused},
