@@ -57,16 +57,20 @@ void MemoryPeak::Loop(std::function<nlohmann::json()> split, std::chrono::millis
                       std::function<void(uint64_t)> other) {
   NameThisThread("gfs-memory");
   const auto start = std::chrono::steady_clock::now();
-  auto last_heap = start;
-  std::deque<uint64_t> others;  // by_use.other of the last kOtherWindow heap samples
+  auto last_heap = start, last_other = start;
+  std::deque<uint64_t> others;  // by_use.other of the last kOtherWindow samples
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (stop_cv_.wait_for(lock, period, [&] { return stop_; })) return;
     }
-    if (const auto now = std::chrono::steady_clock::now(); now - last_heap >= kHeapEvery) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_heap >= kHeapEvery) {
       last_heap = now;
       if (::mallinfo2().fordblks > kTrimAboveBytes) ::malloc_trim(0);
+    }
+    if (now - last_other >= kOtherEvery) {
+      last_other = now;
       if (other) {
         const nlohmann::json now_split = split();
         const nlohmann::json& o = now_split["by_use"]["other"];

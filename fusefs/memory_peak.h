@@ -7,9 +7,13 @@
 // (malloc_trim) when it keeps more than a few MiB of them — the daemon's threads free blocks in
 // their own arenas, which glibc trims only from their top, and those kept pages were a tenth of
 // the daemon's RSS under a memory budget (stats.memory.heap.free_kept_bytes ~27 MiB of ~450 at
-// scale 22; docs/memory-as-cache.md) —, and then reports the resident memory no part of the
-// split accounts for (`other`, the largest of the last kOtherWindow seconds, so that the cache
-// does not shrink and grow back with every sample) to whoever charges it (the memory budget).
+// scale 22; docs/memory-as-cache.md). Four times a second it reports the resident memory no
+// part of the split accounts for (`other`, the largest of the last kOtherWindow samples — ten
+// seconds —, so that the cache does not shrink and grow back with every sample) to whoever
+// charges it (the memory budget): `other` rises from ~15 to ~50 MiB within half a second of the
+// first jobs (FUSE threads' buffers, the decoders' scratch), and reported once a second the
+// budget shrank the cache only after the daemon's RSS had peaked over its target
+// (docs/memory-as-cache.md, eighth part).
 #pragma once
 
 #include <chrono>
@@ -37,11 +41,12 @@ class MemoryPeak {
  private:
   void Loop(std::function<nlohmann::json()> split, std::chrono::milliseconds period,
             std::function<void(uint64_t)> other);
-  // Every kHeapEvery: malloc_trim when the heap keeps more than kTrimAboveBytes free, then
-  // `other` is told the largest by_use.other of the last kOtherWindow such samples.
+  // Every kHeapEvery: malloc_trim when the heap keeps more than kTrimAboveBytes free. Every
+  // kOtherEvery: `other` is told the largest by_use.other of the last kOtherWindow samples.
   static constexpr uint64_t kTrimAboveBytes = 8ull << 20;
   static constexpr std::chrono::milliseconds kHeapEvery{1000};
-  static constexpr size_t kOtherWindow = 10;
+  static constexpr std::chrono::milliseconds kOtherEvery{250};
+  static constexpr size_t kOtherWindow = 40;
 
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
