@@ -25,6 +25,16 @@ std::unique_ptr<EvictionPolicy> MakePolicy(const CacheOptions& o) {
   return p;
 }
 
+// The reader window has no default of its own (CacheOptions): an owner that forgot it would
+// rank every unit by nothing and rescore at every lookup. Like an unknown policy, a bug.
+const CacheOptions& WithReaderWindow(const CacheOptions& o) {
+  if (o.reader_window_ns <= 0) {
+    std::fprintf(stderr, "graphfs: cache reader window unset (CacheOptions::reader_window_ns)\n");
+    std::abort();
+  }
+  return o;
+}
+
 }  // namespace
 
 // ---- UnitRef ----
@@ -88,7 +98,7 @@ void UnitRef::Drop() {
 // ---- ChunkCache ----
 
 ChunkCache::ChunkCache(const CacheOptions& options)
-    : options_(options),
+    : options_(WithReaderWindow(options)),
       policy_(MakePolicy(options)),
       buffers_(std::make_shared<BufferPool>(options.recycle_bytes)) {
   if (!options.trace_path.empty()) trace_ = std::fopen(options.trace_path.c_str(), "a");

@@ -83,11 +83,20 @@ struct UnitRequest {
   std::shared_ptr<SharedArena> arena;
 };
 
+// The most freed unit buffers a cache keeps for the next loads, unless its owner says less
+// (CacheOptions::recycle_bytes; the volume scales it to the cache, volume/internal/volume_core.cc).
+inline constexpr uint64_t kDefaultRecycleBytes = 64ull << 20;
+
 struct CacheOptions {
   uint64_t capacity = 0;                  // bytes of admitted units
-  std::string policy = "priority";        // a name of EvictionPolicyNames()
-  uint64_t staging_limit = 1ull << 30;    // bytes of prefetched units not yet taken by their reader
-  int64_t reader_window_ns = 600'000'000'000;
+  // A name of EvictionPolicyNames(); the registry lists its default first.
+  std::string policy = EvictionPolicyNames().front();
+  // The next two have no default of their own: their owner's are its options' (the mount's
+  // readahead_mem= and cache_window=, volume/volume_options.h), which it always sets.
+  // Bytes of prefetched units not yet taken by their reader; 0: nothing is prefetched.
+  uint64_t staging_limit = 0;
+  // How long a read counts towards a unit's rank (its visits); must be > 0.
+  int64_t reader_window_ns = 0;
   int64_t same_pass_ns = 2'000'000'000;   // reads of a unit by one process this close are one visit
   uint32_t prefetch_threads = 4;
   uint32_t disks = 1;                     // for per-process per-disk counters
@@ -99,7 +108,7 @@ struct CacheOptions {
   std::function<bool(uint32_t pid)> process_alive;
   // Bytes of freed unit buffers kept for the next loads (common/buffer_pool.h): the cache loads
   // one unit for each one it evicts, and a fresh mapping costs a zeroed page per 4 KiB.
-  uint64_t recycle_bytes = 64ull << 20;
+  uint64_t recycle_bytes = kDefaultRecycleBytes;
   // Told, with the cache's lock held (they must not call into this cache), when a unit is kept
   // — admitted, or read again while admitted — with its bytes and how long it has been admitted,
   // and when a kept unit leaves (evicted, dropped, invalidated). The volume drops the frame of a

@@ -160,7 +160,7 @@ const std::vector<OptionSpec>& Table() {
        Size(Vol(&VolumeOptions::lp_memory), volume::kMinLpMemory, UINT64_MAX,
             "at least " + SizeText(volume::kMinLpMemory) + " (" + std::to_string(volume::kLpsPerWindow) + " LPs of " +
                 SizeText(volume::kMinLpMemory / volume::kLpsPerWindow) + ")")},
-      {"disk_bandwidth", "SIZE", "`graphfs-calibrate`'s, else the read-cost model's (`DiskCost`, `chunkindex/read_cost.h`)",
+      {"disk_bandwidth", "SIZE", "`graphfs-calibrate`'s, else the read-cost model's (`ReadCost`, `chunkindex/read_cost.h`)",
        "read-cost model: sequential bytes per second of one disk",
        Custom([](MountOptions& o, const std::string& key, const std::string& value) -> Status {
          auto v = ParseSize(value);
@@ -169,7 +169,7 @@ const std::vector<OptionSpec>& Table() {
          o.volume.seq_bytes_per_second = static_cast<double>(*v);
          return Status::Ok();
        })},
-      {"request_cost_us", "N", "`graphfs-calibrate`'s, else the read-cost model's (`DiskCost`, `chunkindex/read_cost.h`)",
+      {"request_cost_us", "N", "`graphfs-calibrate`'s, else the read-cost model's (`ReadCost`, `chunkindex/read_cost.h`)",
        "read-cost model: what one more read request costs, in µs (a gap between runs is read through when it costs "
        "less)",
        Custom([](MountOptions& o, const std::string& key, const std::string& value) -> Status {

@@ -50,12 +50,18 @@ class ReadStreams {
   uint64_t tick_ = 0;
 };
 
+// readahead_mem='s default, written once: ReadAheadOptions starts from it, the cache's staging
+// area is given it (the cache has no default of its own), and the mount options show it.
+inline constexpr uint64_t kDefaultReadaheadMem = 1ull << 30;
+
 struct ReadAheadOptions {
   bool off = false;          // readahead=0
   uint64_t units = 0;        // stripe units ahead of a stream; 0: each disk's depth (see above)
-  uint64_t staging_limit = 1ull << 30;  // the cache's staging area (readahead_mem): a ceiling
-  double disk_bytes_per_second = 100e6;  // one disk's sequential rate (graphfs-calibrate's)
-  double disk_seconds_per_request = 100e-6;  // what one more request costs it
+  uint64_t staging_limit = kDefaultReadaheadMem;  // the cache's staging area (readahead_mem): a ceiling
+  // The disks' model, with no default of its own: the read-cost model's (graphfs-calibrate's,
+  // else chunkindex::ReadCost's defaults), given by set_disk_model when the volume opens.
+  double disk_bytes_per_second = 0;     // one disk's sequential rate; 0: unknown (windows of 2 units)
+  double disk_seconds_per_request = 0;  // what one more request costs it
 };
 
 // How long the read path takes to turn a finished disk request into the next one (FUSE round

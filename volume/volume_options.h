@@ -20,9 +20,11 @@ inline const char* NameOf(IoQueues q) { return q == IoQueues::kShared ? "shared"
 inline const char* NameOf(LpGranularity g) { return g == LpGranularity::kChunk ? "chunk" : "vertex"; }
 inline const char* NameOf(LpLoading l) { return l == LpLoading::kThroughCache ? "cache" : "direct"; }
 
-// Defaults, each written once: VolumeOptions starts from them, and fusefs's option table
-// (fusefs/mount_options.cc) shows its fields' initial values as the defaults of --help,
-// graphfs(1) and README.md's table.
+// Defaults, each written once: VolumeOptions starts from them, the lower libraries are given
+// them (the cache and the I/O engine have no defaults of their own for these), and fusefs's
+// option table (fusefs/mount_options.cc) shows its fields' initial values as the defaults of
+// --help, graphfs(1) and README.md's table. readahead_mem='s is kDefaultReadaheadMem
+// (read_ahead.h); cache_policy='s is the first name of the cache's policy registry.
 inline constexpr unsigned kDefaultQueueDepth = 4;            // queue_depth=
 inline constexpr unsigned kDefaultCacheWindowSeconds = 600;  // cache_window=
 inline constexpr uint64_t kDefaultLpMemory = 512ull << 20;   // lp_memory=
@@ -32,6 +34,11 @@ inline constexpr uint64_t kLpsPerWindow = 4;
 // lp_memory's floor, kLpsPerWindow LPs of 16K: the option refuses less, and a memory budget caps
 // it no lower.
 inline constexpr uint64_t kMinLpMemory = kLpsPerWindow * (16ull << 10);
+
+// The names `cache_policy` takes, the default first, and a line on each (for help texts): the
+// cache's policy registry (cache/eviction_policy.h), read in volume/volume_options.cc.
+const std::vector<std::string>& CachePolicyNames();
+std::vector<std::pair<std::string, std::string>> CachePolicySummaries();
 
 struct VolumeOptions {
   std::string source;               // absolute path of the directory of graphs
@@ -50,7 +57,7 @@ struct VolumeOptions {
   // volume/internal/volume_core.cc), the cache what those and the graphs in use (their indexes
   // and what their LPs own) leave (volume/internal/memory_budget.h).
   uint64_t memory_bytes = 0;
-  std::string cache_policy = "priority";
+  std::string cache_policy = CachePolicyNames().front();
   unsigned cache_window = kDefaultCacheWindowSeconds;  // seconds a read counts towards a unit's rank
   std::string cache_trace;          // unit lookups logged to this file (diagnostics)
   // Read-ahead.
@@ -78,10 +85,5 @@ struct VolumeOptions {
   double seq_bytes_per_second = 0;
   double seconds_per_request = -1;
 };
-
-// The names `cache_policy` takes, the default first, and a line on each (for help texts): the
-// cache's policy registry (cache/eviction_policy.h), read in volume/internal/volume_core.cc.
-const std::vector<std::string>& CachePolicyNames();
-std::vector<std::pair<std::string, std::string>> CachePolicySummaries();
 
 }  // namespace graphfs::volume

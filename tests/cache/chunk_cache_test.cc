@@ -105,6 +105,8 @@ CacheOptions Options(uint64_t units, const std::string& policy) {
   CacheOptions o;
   o.capacity = units * kUnit;
   o.policy = policy;
+  o.staging_limit = 1ull << 30;        // read-ahead bounded by nothing here unless a test says
+  o.reader_window_ns = 600'000'000'000;  // no visit leaves the window within a test
   o.prefetch_threads = 2;
   o.disks = 2;
   return o;
@@ -1010,6 +1012,14 @@ TEST(ChunkCache, ConcurrentReadersSeeTheRightBytesAndTheBudgetHolds) {
     EXPECT_GT(s.hits, 0u);
     EXPECT_GT(s.admissions, 0u);
   }
+}
+
+// The reader window has no default of its own (the owner's: the mount's cache_window=), so a
+// cache built without one is its owner's bug, refused at once rather than ranking by nothing.
+TEST(ChunkCacheDeathTest, ACacheWithoutAReaderWindowIsRefused) {
+  CacheOptions o = Options(2, "lru");
+  o.reader_window_ns = 0;
+  EXPECT_DEATH({ ChunkCache c(o); }, "reader window unset");
 }
 
 }  // namespace

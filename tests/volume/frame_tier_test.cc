@@ -234,6 +234,7 @@ TEST(FrameTier, AFrameIsCheckedOnceAndOneAUseFailedOnIsNotKept) {
   cache::CacheOptions o;
   o.capacity = 4 * kMiB;
   o.prefetch_threads = 1;
+  o.reader_window_ns = 600'000'000'000;
   FrameTier tier(o, /*budget=*/nullptr);
   auto source = std::make_shared<CountingSource>();
   auto request = [&](uint64_t index) {

@@ -17,6 +17,7 @@ cache::CacheOptions SmallCache(uint64_t capacity) {
   cache::CacheOptions o;
   o.capacity = capacity;
   o.prefetch_threads = 1;
+  o.reader_window_ns = 600'000'000'000;
   return o;
 }
 

@@ -19,6 +19,8 @@
 
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
+#include "chunkindex/read_cost.h"
+#include "striping/io_engine.h"
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
 #include "tests/testutil/file_bytes.h"
@@ -460,6 +462,40 @@ TEST(Volume, StatsShowEachDisksBusyTimeIdleWhileWaitingAndRequestSizes) {
   EXPECT_GT(j["read_path"]["reader_wait_seconds"].get<double>(), 0.0);
   EXPECT_GE(j["read_path"]["extents"].get<uint64_t>(), 8u);
 }
+
+// The read-ahead has no disk model of its own: it is given the read-cost model's, which is
+// chunkindex::ReadCost's defaults on uncalibrated disks and the mount options over them.
+TEST(Volume, TheReadAheadsDiskModelIsTheReadCostModels) {
+  StripedTree t;
+  WriteFile(t.graph + "/data", RandomBytes(4 * kUnit, 6));
+  ASSERT_EQ(t.Stripe(4096), "");
+  const chunkindex::ReadCost defaults;
+  const auto in_flight = [](double bytes_per_second, double seconds_per_request) {
+    return static_cast<uint64_t>(bytes_per_second * (seconds_per_request + kTurnaroundSeconds));
+  };
+  {
+    auto v = StartVolume(Options(t.source, 8 << 20, 4 << 20));
+    ASSERT_NE(v, nullptr);
+    nlohmann::json j;
+    v->AddStats(j);
+    EXPECT_DOUBLE_EQ(j["read_path"]["disk_bytes_per_second"].get<double>(), defaults.bytes_per_second);
+    EXPECT_EQ(j["read_path"]["disk_in_flight_bytes"].get<uint64_t>(),
+              in_flight(defaults.bytes_per_second, defaults.seconds_per_request));
+  }
+  VolumeOptions o = Options(t.source, 8 << 20, 4 << 20);
+  o.seq_bytes_per_second = 300e6;
+  o.seconds_per_request = 1e-3;
+  auto v = StartVolume(o);
+  ASSERT_NE(v, nullptr);
+  nlohmann::json j;
+  v->AddStats(j);
+  EXPECT_DOUBLE_EQ(j["read_path"]["disk_bytes_per_second"].get<double>(), 300e6);
+  EXPECT_EQ(j["read_path"]["disk_in_flight_bytes"].get<uint64_t>(), in_flight(300e6, 1e-3));
+}
+
+// queue_depth='s default is the volume's (kDefaultQueueDepth); the I/O engine keeps one of its own
+// for the offline tools, which cannot see the volume's options. Until it has none, the two agree.
+TEST(Volume, TheIoEnginesOwnQueueDepthIsTheMounts) { EXPECT_EQ(IoEngineOptions().queue_depth, kDefaultQueueDepth); }
 
 // One job, every vertex active, LPs of 64 KiB: every chunk of `column` is handed out once, its
 // bytes as in the file.

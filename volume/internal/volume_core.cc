@@ -129,8 +129,9 @@ VolumeOptions Budgeted(VolumeOptions o) {
 }
 
 // Freed unit buffers kept for the next loads (cache/chunk_cache.h): a sixteenth of the cache,
-// at most 64 MiB — they are memory the budget does not see, so they stay small beside it.
-uint64_t RecycleBytes(uint64_t cache_bytes) { return std::min<uint64_t>(64ull << 20, cache_bytes / 16); }
+// at most the cache's own default — they are memory the budget does not see, so they stay small
+// beside it.
+uint64_t RecycleBytes(uint64_t cache_bytes) { return std::min<uint64_t>(cache::kDefaultRecycleBytes, cache_bytes / 16); }
 
 }  // namespace
 
@@ -202,6 +203,8 @@ Status VolumeCore::Start() {
   fo.capacity = MemoryBudget::FramesCapacity(cache_bytes);
   fo.policy = options_.cache_policy;
   fo.reader_window_ns = co.reader_window_ns;
+  // Frames are only loaded for a reader, never prefetched: no ceiling has anything to bound.
+  fo.staging_limit = UINT64_MAX;
   fo.prefetch_threads = 1;
   fo.disks = co.disks;
   fo.recycle_bytes = RecycleBytes(cache_bytes) / 4;
