@@ -13,7 +13,7 @@
 //   graphfs job bfs-123-0: write active: Invalid argument: active: ... (see /mnt/.graphfs/jobs/bfs-123-0/status)
 //
 // Use, one Job per process and graph:
-//   auto job = graphfs_client::Job::Init("/mnt/graphs/twitter", 256 << 20);
+//   auto job = graphfs_client::Job::Init("/mnt/graphs/twitter", Job::kDefaultPartitionBytes);
 //   if (!job.ok()) fail(job.error().message);
 //   each iteration:
 //     job->SetActive(words, job->vertices());   // or job->SetAllActive()
@@ -442,6 +442,9 @@ inline Result<std::string> FindMount(const std::string& dir) {
 
 class Job {
  public:
+  // The LP size the protocol's users ask for unless told otherwise, written once: the engines'
+  // apps start from it (AppConfig::partition_bytes), and a test checks that the daemon's own
+  // default (fusefs/jobs_dir.h, for a job that writes no partition_size) and the READMEs say it.
   static constexpr uint64_t kDefaultPartitionBytes = uint64_t{256} << 20;
 
   // Registers a job on `graph_dir` (a directory inside a graphfs mount, made

@@ -38,6 +38,9 @@ struct GraphFs;
 struct Inode;
 struct DirEntry;
 
+// A job's LP size until it writes partition_size: the client's default (graphfs_client.hpp's
+// Job::kDefaultPartitionBytes, which fusefs may not include; tests/fusefs/jobs_defaults_test.cc
+// checks the two agree and that README.md says it).
 inline constexpr uint64_t kDefaultPartitionBytes = 256ull << 20;
 inline constexpr size_t kMaxJobNameLength = 64;
 

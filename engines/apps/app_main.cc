@@ -66,7 +66,8 @@ int AppMain(const char* app, int argc, char** argv) {
                                "integrated mode: read graphfs's logical partitions of active chunks (the graph "
                                "must be on a graphfs mount and indexed)");
   std::string partition;
-  cli.add_option("--graphfs-partition", partition, "bytes per logical partition, suffixes K/M/G (default 256M)")
+  cli.add_option("--graphfs-partition", partition,
+                 "bytes per logical partition, suffixes K/M/G (default " + SizeText(config.partition_bytes) + ")")
       ->needs(graphfs);
   if (std::getenv("GRAPHFS_ENGINE_VERBOSE") != nullptr) config.verbose = true;
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;

@@ -28,6 +28,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "engines/graphfs_client.hpp"
 
 namespace graphfs::grid {
 class GridLayout;
@@ -67,7 +68,7 @@ struct AppConfig {
   int reentry = 0;
   bool diagonal_first = false;  // unmodified column streams: diagonal blocks (i, i) first
   bool graphfs = false;  // integrated mode: column streams read graphfs's logical partitions
-  uint64_t partition_bytes = uint64_t{256} << 20;  // integrated mode: bytes per logical partition
+  uint64_t partition_bytes = graphfs_client::Job::kDefaultPartitionBytes;  // integrated mode: bytes per LP
   // Integrated mode's source; empty = a job in the graph's graphfs mount.
   // Tests (and embedders) plug in their own.
   PartitionSourceFactory partition_source;
