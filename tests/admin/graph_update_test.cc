@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tests/engines/engine_test_util.h"
+#include "tests/testutil/striped_files.h"
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
 #include "chunkindex/index_db.h"
@@ -869,12 +870,8 @@ class StripedVersionedUpdate : public ::testing::TestWithParam<StripedCase> {
       disks.push_back(tmp.File("disk" + std::to_string(d)));
       std::filesystem::create_directories(disks.back());
     }
-    StripeRequest r;
-    r.path = tmp.File("src/g");
-    r.disks = disks;
-    r.unit = kUnit;
+    StripeRequest r = testing::TestStripeRequest(tmp.File("src/g"), disks, kUnit);
     r.min_size = GetParam().min_size;
-    r.progress = false;
     r.compress = GetParam().compress;
     r.record_size = 8;
     r.compress_unit = kUnit;

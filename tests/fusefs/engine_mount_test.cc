@@ -38,12 +38,8 @@ TEST_F(EngineMount, JobMixOnTheStripedCachedMountMatchesThePlainDirectory) {
   std::filesystem::remove(graph);
   RunOk({"cp", "-a", plain, graph});
   RunOk({Bin("graphfs-index"), "--chunk-size", "64K", graph});
-  StripeRequest req;
-  req.path = graph;
-  req.disks = disks;
-  req.unit = 256 << 10;
+  StripeRequest req = TestStripeRequest(graph, disks, 256 << 10);
   req.min_size = 1 << 20;  // column and row; the blocks stay plain
-  req.progress = false;
   auto striped = StripeFiles(req);
   ASSERT_TRUE(striped.ok()) << striped.error().message();
   auto manifest = ReadManifest(graph + "/column");

@@ -60,12 +60,8 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
   ASSERT_NO_FATAL_FAILURE(RunOk({"cp", "-a", plain, graph}));
   ASSERT_NO_FATAL_FAILURE(RunOk({Bin("graphfs-index"), "--chunk-size", "32K", graph}));
   if (c.striped) {
-    StripeRequest req;
-    req.path = graph;
-    req.disks = disks;
-    req.unit = 128 << 10;
+    StripeRequest req = TestStripeRequest(graph, disks, 128 << 10);
     req.min_size = 256 << 10;
-    req.progress = false;
     req.compress = c.compress;
     req.record_size = c.weighted ? 12 : 8;
     req.compress_unit = 40 << 10;

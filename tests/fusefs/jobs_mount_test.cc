@@ -84,12 +84,8 @@ class JobsMount : public StripedMount {
     ASSERT_EQ(r.status, 0) << argv[0] << ":\n" << r.output;
   }
   void StripeGraph() {
-    StripeRequest req;
-    req.path = graph;
-    req.disks = disks;
-    req.unit = 64 << 10;
+    StripeRequest req = TestStripeRequest(graph, disks);
     req.min_size = 256 << 10;
-    req.progress = false;
     auto r = StripeFiles(req);
     ASSERT_TRUE(r.ok()) << r.error().message();
   }

@@ -217,13 +217,7 @@ TEST_F(PassthroughStriped, AFileStripedOrUnstripedWhileOpenKeepsItsBytes) {
   ASSERT_TRUE(plain_fd.valid());
   EXPECT_EQ(Stats()["passthrough"]["open_files"].get<uint64_t>(), 1u);
 
-  StripeRequest req;
-  req.path = graph + "/edges";
-  req.disks = disks;
-  req.unit = 64 << 10;
-  req.min_size = 0;
-  req.progress = false;
-  ASSERT_TRUE(StripeFiles(req).ok());
+  ASSERT_TRUE(StripeFiles(TestStripeRequest(graph + "/edges", disks)).ok());
   ASSERT_TRUE(ReadManifest(graph + "/edges")->has_value());
 
   std::string got(data.size(), '\0');

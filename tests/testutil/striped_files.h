@@ -1,6 +1,6 @@
 // Files striped for a test by graphfs-stripe's own code (StripeFiles, UnstripeFiles) and their
-// parts on the disks: what the striping, parity, scrub, rebuild and mount tests share
-// (tests/striping/parity_graph.h and tests/fusefs/striped_fixture.h build on it). Header-only;
+// parts on the disks: what the striping, parity, scrub, rebuild, volume, admin and mount tests
+// share (tests/striping/parity_graph.h and tests/fusefs/striped_fixture.h build on it). Header-only;
 // a test that includes it links graphfs_restripe.
 #pragma once
 

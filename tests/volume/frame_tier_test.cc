@@ -13,6 +13,7 @@
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
 #include "tests/testutil/file_bytes.h"
+#include "tests/testutil/striped_files.h"
 #include "volume/internal/volume_core.h"
 #include "volume/internal/volume_file.h"
 
@@ -45,12 +46,8 @@ struct CompressedFile {
     for (char& c : bytes) c = static_cast<char>(fill() & 0x0f);
     path = source + "/g/data";
     WriteFile(path, bytes);
-    StripeRequest r;
-    r.path = source + "/g";
-    r.disks = disks;
-    r.unit = 256 << 10;
+    StripeRequest r = testing::TestStripeRequest(source + "/g", disks, 256 << 10);
     r.min_size = 4096;
-    r.progress = false;
     r.compress = "zstd:1";
     r.compress_unit = kMiB;
     auto done = StripeFiles(r);

@@ -24,6 +24,7 @@
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
 #include "tests/testutil/file_bytes.h"
+#include "tests/testutil/striped_files.h"
 #include "volume/internal/graph_schedule.h"
 #include "volume/internal/striped_source.h"
 
@@ -59,12 +60,8 @@ struct StripedTree {
     }
   }
   std::string Stripe(uint64_t min_size) {
-    StripeRequest r;
-    r.path = graph;
-    r.disks = disks;
-    r.unit = kUnit;
+    StripeRequest r = testing::TestStripeRequest(graph, disks, kUnit);
     r.min_size = min_size;
-    r.progress = false;
     auto done = StripeFiles(r);
     return done.ok() ? "" : done.error().message();
   }
@@ -181,12 +178,8 @@ TEST(Volume, DecodesACompressedFileAtAnyRange) {
   std::mt19937_64 fill(9);
   for (char& c : bytes) c = static_cast<char>(fill() & 0x0f);  // 4 bits of entropy a byte: about half the size
   WriteFile(t.graph + "/data", bytes);
-  StripeRequest r;
-  r.path = t.graph;
-  r.disks = t.disks;
-  r.unit = kUnit;
+  StripeRequest r = testing::TestStripeRequest(t.graph, t.disks, kUnit);
   r.min_size = 4096;
-  r.progress = false;
   r.compress = "zstd:1";
   r.compress_unit = 300001;  // neither a multiple of 4 KiB nor of the stripe unit
   auto done = StripeFiles(r);
