@@ -34,7 +34,7 @@ int AppMain(const char* app, int argc, char** argv) {
     case AppArgType::kNone:
       break;
   }
-  cli.add_option("MEM_GB", config.mem_gb, "memory budget in GiB (default 8); below the active edge bytes the "
+  cli.add_option("MEM_GB", config.mem_gb, "memory budget in GiB; below the active edge bytes the "
                                           "edge files are read with O_DIRECT")
       ->capture_default_str();
   cli.add_option("--threads", config.threads, "reader threads (default: one per core)");

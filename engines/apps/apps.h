@@ -54,9 +54,12 @@ inline constexpr uint64_t kReentryWholeChunksAfter = 32;
 using PartitionSourceFactory =
     std::function<Result<std::unique_ptr<PartitionSource>>(const grid::GridLayout& layout, uint64_t partition_bytes)>;
 
+// MEM_GB unless given, written once: AppConfig, the apps' --help (from the field) and run-jobs.
+inline constexpr double kDefaultMemGb = 8;
+
 struct AppConfig {
   std::string graph_dir;
-  double mem_gb = 8;     // GridGraph's MEM budget: O_DIRECT and source windows
+  double mem_gb = kDefaultMemGb;  // GridGraph's MEM budget: O_DIRECT and source windows
   int threads = 0;       // 0 = one per core
   bool verbose = false;
   std::string state_tag;  // prefix of the vertex state files ("" = none): see AppContext::StatePath

@@ -164,6 +164,12 @@ void FinishJob(JobOutcome& outcome, RunningJob& job, int status, const struct ru
 
 }  // namespace
 
+std::string MemGbText(double gib) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.6g", gib);
+  return text;
+}
+
 std::vector<std::string> ModeFlags(const RunJobsOptions& options) {
   if (!options.integrated) return {};
   std::vector<std::string> flags = {"--graphfs"};

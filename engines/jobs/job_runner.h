@@ -11,16 +11,20 @@
 #include <vector>
 
 #include "common/result.h"
+#include "engines/apps/apps.h"
 #include "engines/jobs/disk_stats.h"
 #include "engines/jobs/job_spec.h"
 
 namespace graphfs::engine {
 
+// GiB as the apps' MEM_GB argument takes it (up to 6 significant digits: 8, 0.25).
+std::string MemGbText(double gib);
+
 struct RunJobsOptions {
   std::string graph_dir;
   std::vector<JobSpec> jobs;
   std::string bin_dir;                // where the app binaries are
-  std::string mem_gb = "8";           // MEM_GB passed to every app
+  std::string mem_gb = MemGbText(kDefaultMemGb);  // MEM_GB passed to every app (the apps' own default)
   std::optional<uint64_t> mem_cap;    // per-job cgroup memory limit
   std::string cgroup_root = "/sys/fs/cgroup/memory";
   double stagger_seconds = 0;         // delay between starts

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   cli.add_option("--graph", options.graph_dir, "graph directory (plain or on a graphfs mount)")->required();
   cli.add_option("--jobs", jobs, graphfs::engine::JobListHelp())->required();
   cli.add_option("--mem-cap", mem_cap, "memory limit per job (cgroup v1), e.g. 2G; also the apps' MEM_GB");
-  cli.add_option("--mem-gb", mem_gb, "MEM_GB passed to the apps (default 8, or the --mem-cap)");
+  cli.add_option("--mem-gb", mem_gb, "MEM_GB passed to the apps (default " + graphfs::engine::MemGbText(graphfs::engine::kDefaultMemGb) + ", the apps' own, or the --mem-cap)");
   auto* stagger =
       cli.add_option("--stagger", options.stagger_seconds, "seconds between job starts")->check(CLI::NonNegativeNumber);
   auto* sequential = cli.add_flag("--sequential", options.sequential, "run the jobs one after another instead");
@@ -94,9 +94,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     options.mem_cap = *cap;
-    char text[64];
-    std::snprintf(text, sizeof(text), "%.6g", static_cast<double>(*cap) / (1u << 30));
-    options.mem_gb = text;
+    options.mem_gb = graphfs::engine::MemGbText(static_cast<double>(*cap) / (1u << 30));
   }
   if (!mem_gb.empty()) options.mem_gb = mem_gb;
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "engine_test_util.h"
@@ -56,6 +57,20 @@ TEST(ParseJobList, IntegratedModeFlagsFollowMemGb) {
   EXPECT_EQ(ModeFlags(options), (std::vector<std::string>{"--graphfs"}));
   EXPECT_EQ(JobArgv(JobSpec{"bfs", "3"}, "/g", "1", ModeFlags(options)),
             (std::vector<std::string>{"bfs", "/g", "3", "1", "--graphfs"}));
+}
+
+// MEM_GB's default is the apps' (kDefaultMemGb): run-jobs passes that one unless told, and
+// engines/README.md says it.
+TEST(ParseJobList, MemGbDefaultsToTheAppsOwn) {
+  EXPECT_EQ(RunJobsOptions().mem_gb, MemGbText(AppConfig().mem_gb));
+  EXPECT_EQ(MemGbText(0.25), "0.25");
+  EXPECT_EQ(MemGbText(2.0), "2");
+  std::ifstream in(std::string(GRAPHFS_SOURCE_DIR) + "/engines/README.md");
+  ASSERT_TRUE(in) << "engines/README.md not found";
+  std::stringstream readme;
+  readme << in.rdbuf();
+  const std::string said = "`MEM_GB` defaults to " + MemGbText(kDefaultMemGb) + " ";
+  EXPECT_NE(readme.str().find(said), std::string::npos) << "engines/README.md should say: " << said;
 }
 
 TEST(GraphfsStats, ParsesDisksAndToleratesMissingKeys) {
