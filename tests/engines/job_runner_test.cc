@@ -7,10 +7,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "engine_test_util.h"
 #include "engines/core/preprocess.h"
+#include "engines/apps/app_registry.h"
 #include "engines/jobs/arrivals.h"
 
 namespace graphfs::engine {
@@ -60,8 +62,8 @@ TEST(ParseJobList, IntegratedModeFlagsFollowMemGb) {
 }
 
 // MEM_GB's default is the apps' (kDefaultMemGb): run-jobs passes that one unless told, and
-// engines/README.md says it.
-TEST(ParseJobList, MemGbDefaultsToTheAppsOwn) {
+// engines/README.md says it, and the arguments run-jobs passes as the registry has them.
+TEST(ParseJobList, MemGbAndArgumentDefaultsAreTheAppsOwn) {
   EXPECT_EQ(RunJobsOptions().mem_gb, MemGbText(AppConfig().mem_gb));
   EXPECT_EQ(MemGbText(0.25), "0.25");
   EXPECT_EQ(MemGbText(2.0), "2");
@@ -71,6 +73,17 @@ TEST(ParseJobList, MemGbDefaultsToTheAppsOwn) {
   readme << in.rdbuf();
   const std::string said = "`MEM_GB` defaults to " + MemGbText(kDefaultMemGb) + " ";
   EXPECT_NE(readme.str().find(said), std::string::npos) << "engines/README.md should say: " << said;
+  // And the arguments run-jobs gives a --jobs entry without one: the registry's job_default,
+  // each argument's name once, in the registry's order.
+  std::string defaults;
+  std::set<std::string> named;
+  for (const AppSpec& app : Apps()) {
+    if (app.arg.type == AppArgType::kNone || !named.insert(app.arg.name).second) continue;
+    defaults += std::string(defaults.empty() ? "" : ", ") + app.arg.name + (defaults.empty() ? " defaults to " : " to ") +
+                app.arg.job_default;
+  }
+  EXPECT_NE(readme.str().find("(" + defaults + ")"), std::string::npos)
+      << "engines/README.md's run-jobs section should say: (" << defaults << ")";
 }
 
 TEST(GraphfsStats, ParsesDisksAndToleratesMissingKeys) {
