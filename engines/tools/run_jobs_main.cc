@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "common/size_parse.h"
+#include "engines/graphfs_client.hpp"
 #include "engines/jobs/arrivals.h"
 #include "engines/jobs/job_runner.h"
 #include "engines/jobs/job_spec.h"
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
   cli.add_option("--bin-dir", options.bin_dir, "directory of the app binaries (default: run-jobs' own)");
   auto* integrated = cli.add_flag("--integrated", options.integrated,
                                   "integrated mode: pass --graphfs to every job (graph on a graphfs mount, indexed)");
-  cli.add_option("--partition", partition, "logical partition size for integrated jobs, e.g. 64M")->needs(integrated);
+  cli.add_option("--partition", partition, "logical partition size for integrated jobs, e.g. 64M (default: the apps', " +
+                     graphfs::SizeText(graphfs_client::Job::kDefaultPartitionBytes) + ")")->needs(integrated);
   int reentry = -1;
   auto* reentry_option =
       cli.add_option("--reentry", reentry,
