@@ -52,6 +52,59 @@ std::vector<iovec> Slice(const std::vector<iovec>& out, size_t& seg, uint64_t& s
   return slice;
 }
 
+// The blocks of the segments `placed` (blocks of B from their start, the last may be shorter)
+// whose sums differ; a block cut by a segment boundary is hashed across it.
+uint64_t BadPlacedBlocks(const std::vector<iovec>& placed, uint64_t sum_block, const std::vector<uint64_t>& sums,
+                         uint64_t* first_bad) {
+  uint64_t bad = 0, block = 0;
+  std::vector<std::span<const char>> pieces;
+  size_t seg = 0;
+  uint64_t skip = 0;
+  while (seg < placed.size()) {
+    pieces.clear();
+    for (uint64_t need = sum_block; need > 0 && seg < placed.size();) {
+      const uint64_t take = std::min<uint64_t>(need, placed[seg].iov_len - skip);
+      pieces.emplace_back(static_cast<const char*>(placed[seg].iov_base) + skip, take);
+      need -= take;
+      skip += take;
+      if (skip == placed[seg].iov_len) {
+        ++seg;
+        skip = 0;
+      }
+    }
+    if (BlockSumOfPieces(pieces, sum_block) != sums[block]) {
+      if (bad == 0 && first_bad != nullptr) *first_bad = block;
+      ++bad;
+    }
+    ++block;
+  }
+  return bad;
+}
+
+// Copies `length` bytes from the segments `from`, `skip` bytes in, to the segments `to`,
+// leaving out the stretches that are the same memory (read in place).
+void CopyPlaced(const std::vector<iovec>& from, uint64_t skip, const std::vector<iovec>& to, uint64_t length) {
+  size_t fi = 0, ti = 0;
+  uint64_t fo = skip, to_at = 0;
+  while (length > 0) {
+    while (from[fi].iov_len == fo) {
+      ++fi;
+      fo = 0;
+    }
+    while (to[ti].iov_len == to_at) {
+      ++ti;
+      to_at = 0;
+    }
+    const uint64_t n = std::min({length, from[fi].iov_len - fo, to[ti].iov_len - to_at});
+    const char* src = static_cast<const char*>(from[fi].iov_base) + fo;
+    char* dst = static_cast<char*>(to[ti].iov_base) + to_at;
+    if (src != dst) std::memcpy(dst, src, n);
+    fo += n;
+    to_at += n;
+    length -= n;
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ParityReader>> ParityReader::Open(const DiskSet& disks, IoEngine* io, const StripeManifest& m,
@@ -119,7 +172,6 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
   std::unique_ptr<ParityRead> read(new ParityRead(this));
   const uint64_t unit = map_.unit(), b = sum_block_;
   const uint64_t stored_size = stored_size_.load(std::memory_order_acquire);
-  uint64_t scratch = 0;
   for (const ParityTarget& t : targets) {
     if (t.length == 0) continue;
     size_t seg = 0;
@@ -139,8 +191,6 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
       if (p.out.size() == 1 && p.skip == 0 && p.length == p.want) {
         p.bytes = static_cast<char*>(p.out[0].iov_base);  // read in place: nothing to copy
         p.out.clear();
-      } else {
-        scratch += RoundUp(p.length, kDirectAlign);
       }
       read->pieces_.push_back(std::move(p));
     }
@@ -156,13 +206,28 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     if (avoid[p.disk] < 0) avoid[p.disk] = io_->AvoidReads(p.disk) ? 1 : 0;
     if (avoid[p.disk] == 1) p.failed = "avoided (its reads returned errors; probed again each second)";
   }
-  scratch += read->PlanSources(stored_size);
+  read->PlanSources(stored_size);
+  // The rest is read in place in the caller's segments where it can be, else into scratch.
+  uint64_t scratch = 0;
+  for (ParityRead::Piece& p : read->pieces_) {
+    if (p.bytes != nullptr) continue;
+    if (auto part = read->Place(p)) {
+      scratch += *part;
+      continue;
+    }
+    scratch += RoundUp(p.length, kDirectAlign);
+  }
   if (scratch > 0) {
-    read->scratch_ = AlignedBuffer(scratch);
+    read->scratch_ = scratch_pool_.Take(scratch);
     if (!read->scratch_.ok()) return read->Failed("no memory for " + std::to_string(scratch) + " bytes of blocks");
     char* next = read->scratch_.data();
     for (ParityRead::Piece& p : read->pieces_) {
-      if (p.bytes != nullptr) continue;
+      for (iovec& v : p.placed) {
+        if (v.iov_base != nullptr) continue;
+        v.iov_base = next;
+        next += RoundUp(v.iov_len, kDirectAlign);
+      }
+      if (p.bytes != nullptr || !p.placed.empty()) continue;
       p.bytes = next;
       next += RoundUp(p.length, kDirectAlign);
     }
@@ -176,21 +241,42 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
 
   // Runs: the pieces of usable disks in disk order, touching ones merged.
   std::vector<size_t> order;
-  for (size_t i = 0; i < read->pieces_.size(); ++i)
-    if (read->pieces_[i].failed.empty() && !read->pieces_[i].shared) order.push_back(i);
+  uint64_t in_place = 0, staged = 0;
+  const uintptr_t scratch_begin = reinterpret_cast<uintptr_t>(read->scratch_.data());
+  const uintptr_t scratch_end = scratch_begin + read->scratch_.size();
+  auto in_scratch = [&](const void* at) {
+    return reinterpret_cast<uintptr_t>(at) >= scratch_begin && reinterpret_cast<uintptr_t>(at) < scratch_end;
+  };
+  for (size_t i = 0; i < read->pieces_.size(); ++i) {
+    const ParityRead::Piece& p = read->pieces_[i];
+    if (!p.failed.empty() || p.shared) continue;
+    order.push_back(i);
+    if (p.placed.empty()) (in_scratch(p.bytes) ? staged : in_place) += p.length;
+    for (const iovec& v : p.placed) (in_scratch(v.iov_base) ? staged : in_place) += v.iov_len;
+  }
+  in_place_bytes_.fetch_add(in_place, std::memory_order_relaxed);
+  staged_bytes_.fetch_add(staged, std::memory_order_relaxed);
   auto disk_offset = [&](size_t i) { return read->pieces_[i].row * unit + read->pieces_[i].begin; };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
     const auto& pa = read->pieces_[a];
     const auto& pc = read->pieces_[c];
     return pa.disk != pc.disk ? pa.disk < pc.disk : disk_offset(a) < disk_offset(c);
   });
+  auto add = [](IoRun& run, const ParityRead::Piece& p) {
+    if (p.placed.empty()) {
+      run.iov.push_back({p.bytes, p.length});
+    } else {
+      run.iov.insert(run.iov.end(), p.placed.begin(), p.placed.end());
+    }
+  };
   for (size_t i : order) {
     const ParityRead::Piece& p = read->pieces_[i];
+    const size_t segments = p.placed.empty() ? 1 : p.placed.size();
     if (!read->runs_.empty()) {
       IoRun& last = read->runs_.back();
       if (last.disk == p.disk && last.offset + last.Length() == disk_offset(i) &&
-          last.Length() + p.length <= max_run_bytes_ && last.iov.size() < kMaxIov) {
-        last.iov.push_back({p.bytes, p.length});
+          last.Length() + p.length <= max_run_bytes_ && last.iov.size() + segments <= kMaxIov) {
+        add(last, p);
         read->run_pieces_.back().push_back(i);
         continue;
       }
@@ -200,7 +286,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     run.disk = p.disk;
     run.offset = disk_offset(i);
     run.urgent = urgent;
-    run.iov.push_back({p.bytes, p.length});
+    add(run, p);
     read->runs_.push_back(std::move(run));
     read->run_pieces_.push_back({i});
   }
@@ -218,9 +304,9 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
 // disk) are rebuilt from the same range of other units of their row: those sources are read
 // with the rest of the read, in parallel on their disks, instead of one after another once it
 // is done (Repair then finds them held). A source the read covers already is not read twice.
-uint64_t ParityRead::PlanSources(uint64_t stored_size) {
+void ParityRead::PlanSources(uint64_t stored_size) {
   ParityReader& f = *file_;
-  if (!f.codec_) return 0;
+  if (!f.codec_) return;
   const StripeMap& map = f.map_;
   const uint64_t b = f.sum_block_;
   struct Want {
@@ -237,7 +323,6 @@ uint64_t ParityRead::PlanSources(uint64_t stored_size) {
     if (it == wants.end()) it = wants.insert(wants.end(), Want{p.row, p.begin, end - p.begin, {}});
     if (std::find(it->slots.begin(), it->slots.end(), p.slot) == it->slots.end()) it->slots.push_back(p.slot);
   }
-  uint64_t scratch = 0;
   for (const Want& w : wants) {
     std::vector<uint32_t> failed;
     for (uint32_t s = 0; s < map.disks(); ++s) {
@@ -263,10 +348,53 @@ uint64_t ParityRead::PlanSources(uint64_t stored_size) {
       s.length = src.read_length;
       s.source_only = true;
       pieces_.push_back(std::move(s));  // a source only: no bytes of it are served
-      scratch += RoundUp(src.read_length, kDirectAlign);
     }
   }
+}
+
+std::optional<uint64_t> ParityRead::Place(Piece& p) {
+  ParityReader& f = *file_;
+  // A degraded row's blocks are shared with other reads, a failed piece is rebuilt, a source
+  // serves no bytes: all of those want their blocks in one stretch.
+  if (!p.failed.empty() || p.source_only || (f.share_ && f.DegradedRow(p.row))) return std::nullopt;
+  const uint64_t b = f.sum_block_;
+  const uint64_t at = p.begin + p.skip, want_end = at + p.want, end = p.begin + p.length;
+  // The wanted whole blocks: [whole_begin, whole_end); the last block is whole when the piece
+  // ends where the unit does.
+  const uint64_t whole_begin = RoundUp(at, b);
+  const uint64_t whole_end = want_end == end ? end : want_end / b * b;
+  if (whole_begin >= whole_end) return std::nullopt;
+  size_t seg = 0;
+  uint64_t skip = 0;
+  (void)Slice(p.out, seg, skip, whole_begin - at);
+  std::vector<iovec> middle = Slice(p.out, seg, skip, whole_end - whole_begin);
+  if (middle.size() + 2 > kMaxIov) return std::nullopt;
+  uint64_t scratch = 0;
+  if (whole_begin > p.begin) {
+    p.placed.push_back({nullptr, whole_begin - p.begin});  // scratch, given at the end of Plan
+    scratch += RoundUp(whole_begin - p.begin, kDirectAlign);
+  }
+  p.placed.insert(p.placed.end(), middle.begin(), middle.end());
+  if (end > whole_end) {
+    p.placed.push_back({nullptr, end - whole_end});
+    scratch += RoundUp(end - whole_end, kDirectAlign);
+  }
   return scratch;
+}
+
+Status ParityRead::Gather(Piece& p) {
+  if (p.placed.empty()) return Status::Ok();
+  AlignedBuffer stretch(RoundUp(p.length, kDirectAlign));
+  if (!stretch.ok()) return Failed("no memory for " + std::to_string(p.length) + " bytes of blocks");
+  char* to = stretch.data();
+  for (const iovec& v : p.placed) {
+    std::memcpy(to, v.iov_base, v.iov_len);
+    to += v.iov_len;
+  }
+  p.bytes = stretch.data();
+  p.placed.clear();
+  gathered_.push_back(std::move(stretch));
+  return Status::Ok();
 }
 
 void ParityRead::Submit(std::function<void()> done) {
@@ -291,6 +419,7 @@ void ParityRead::Submit(std::function<void()> done) {
 
 ParityRead::~ParityRead() {
   if (submitted_ && !has_done_) Wait();
+  file_->scratch_pool_.Give(std::move(scratch_));
 }
 
 void ParityRead::Wait() {
@@ -303,21 +432,24 @@ Error ParityRead::Failed(const std::string& why) const {
   return Error(EIO, "read of striped file " + file_->file_id_ + ": " + why);
 }
 
-void ParityRead::Verify(Piece& p) {
+Status ParityRead::Verify(Piece& p) {
   const uint64_t b = file_->sum_block_;
   auto sums = file_->sums_->Get(p.disk, p.row, p.begin / b, RoundUp(p.length, b) / b);
   if (!sums.ok()) {
     p.failed = "sums: " + sums.error().message();
-    return;
+    return Status::Ok();
   }
   uint64_t first_bad = 0;
-  const uint64_t bad = BadBlocks({p.bytes, p.length}, b, *sums, &first_bad);
-  if (bad == 0) return;
+  const uint64_t bad = p.placed.empty() ? BadBlocks({p.bytes, p.length}, b, *sums, &first_bad)
+                                        : BadPlacedBlocks(p.placed, b, *sums, &first_bad);
+  if (bad == 0) return Status::Ok();
   file_->io_->counters(p.disk).checksum_errors.fetch_add(bad, std::memory_order_relaxed);
+  GRAPHFS_RETURN_IF_ERROR(Gather(p));
   p.bad_sum = true;
   p.as_read.assign(p.bytes, p.length);
   p.failed = std::to_string(bad) + " block" + (bad == 1 ? "" : "s") + " of row " + std::to_string(p.row) +
              "'s unit failed their checksum (the first: block " + std::to_string(p.begin / b + first_bad) + ")";
+  return Status::Ok();
 }
 
 Status ParityRead::Finish(SourceReads reads) {
@@ -337,13 +469,20 @@ Status ParityRead::Finish(SourceReads reads) {
   }
   bool failed = false;
   for (Piece& p : pieces_) {
-    if (p.failed.empty() && !p.shared) Verify(p);
+    if (p.failed.empty() && !p.shared) GRAPHFS_RETURN_IF_ERROR(Verify(p));
     p.verified = p.failed.empty();
     failed = failed || !p.verified;
   }
+  // Repair takes its sources and rebuilds into stretches; a read that must rebuild is rare.
+  if (failed)
+    for (Piece& p : pieces_) GRAPHFS_RETURN_IF_ERROR(Gather(p));
   if (file_->share_) Share();
   if (failed) GRAPHFS_RETURN_IF_ERROR(Repair(reads));
   for (const Piece& p : pieces_) {
+    if (!p.placed.empty()) {
+      CopyPlaced(p.placed, p.skip, p.out, p.want);  // the partly wanted blocks; the rest is there
+      continue;
+    }
     const char* from = p.bytes + p.skip;
     for (const iovec& v : p.out) {
       std::memcpy(v.iov_base, from, v.iov_len);
@@ -361,7 +500,7 @@ void ParityRead::Share() {
   const StripeMap& map = f.map_;
   const uint64_t stored_size = f.stored_size_.load(std::memory_order_acquire);
   for (const Piece& p : pieces_) {
-    if (!p.verified || p.shared || p.slot >= map.data_units() || !f.DegradedRow(p.row)) continue;
+    if (!p.verified || p.shared || p.bytes == nullptr || p.slot >= map.data_units() || !f.DegradedRow(p.row)) continue;
     if (!p.source_only) {
       const bool rebuilt_here = std::any_of(pieces_.begin(), pieces_.end(), [&](const Piece& q) {
         return !q.failed.empty() && q.row == p.row && q.begin < p.begin + p.length && p.begin < q.begin + q.length;

@@ -7,7 +7,10 @@
 //     run — its pieces go straight to step 3, and the same byte range of the other units of
 //     their row that step 3 will read is queued with the rest (in parallel on their disks,
 //     unless the read covers it already).
-//  2. Every block read is checked against its sum (SumsCache) before a byte is served.
+//  2. Every block read is checked against its sum (SumsCache) before a byte is served. The
+//     blocks a target wants whole are read straight into its memory and checked there, however
+//     its buffers cut them (the mount's extents span several cache units); only a first or last
+//     block the target wants part of goes through scratch memory (kept for the next reads).
 //  3. A piece that failed (read error, lost or failing disk, wrong sum) is rebuilt from the same
 //     byte range of the row's other units (row_repair.h), which are verified too; what the read
 //     already holds of them is not read again. A source that fails joins the failed and the row
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "common/aligned_buffer.h"
+#include "common/buffer_pool.h"
 #include "common/result.h"
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
@@ -102,6 +106,15 @@ class ParityReader {
   void ForgetShared() {
     if (share_) share_->Clear();
   }
+  // Where the reads put the blocks they read: straight into the callers' memory, or into
+  // scratch memory first (a block wanted in part, a degraded row's, a rebuild's source), whose
+  // wanted bytes are then copied out.
+  struct PlacementStats {
+    uint64_t in_place_bytes = 0, staged_bytes = 0;
+  };
+  PlacementStats placement_stats() const {
+    return {in_place_bytes_.load(std::memory_order_relaxed), staged_bytes_.load(std::memory_order_relaxed)};
+  }
 
  private:
   friend class ParityRead;
@@ -112,6 +125,9 @@ class ParityReader {
   int ReadFd(uint32_t disk, bool aligned) const;
   // A row one of whose data units lies on a lost disk: its reads share blocks (share_).
   bool DegradedRow(uint64_t row) const;
+  // Scratch memory idle between reads: a fresh mapping costs a zeroed page per 4 KiB on first
+  // touch and a TLB flush at munmap, on the I/O worker that completes the read.
+  static constexpr uint64_t kScratchIdleBytes = 16ull << 20;
   std::mutex& RowLock(uint64_t row) { return row_locks_[row % row_locks_.size()]; }
 
   IoEngine* io_;
@@ -124,6 +140,8 @@ class ParityReader {
   std::optional<ParityCodec> codec_;  // none for K = 0: a bad block is then EIO
   std::unique_ptr<SumsCache> sums_;
   std::unique_ptr<RowShare> share_;  // when a disk is lost for this file and there is parity
+  BufferPool scratch_pool_{kScratchIdleBytes};
+  std::atomic<uint64_t> in_place_bytes_{0}, staged_bytes_{0};
   // Heals take the lock of their row. Writes (parity_write.h) need none: no read runs while a
   // write does (StripedFile's ReadGate).
   std::array<std::mutex, 64> row_locks_;
@@ -153,10 +171,16 @@ class ParityRead {
     uint32_t disk = 0;
     uint64_t begin = 0;   // the blocks read, within the unit: B-aligned start
     uint64_t length = 0;  // to a block boundary or the unit's end
-    char* bytes = nullptr;  // where they are read (the caller's memory, or scratch)
+    // Where they are read: one stretch (the caller's memory, or scratch), or, when `placed` is
+    // set, nowhere contiguous.
+    char* bytes = nullptr;
+    // The blocks read in pieces: the wanted whole blocks in the caller's segments, a first and
+    // last block wanted in part in scratch; `length` bytes in all, in order. Gathered into one
+    // stretch (and cleared) before anything but verifying and copying out touches them.
+    std::vector<iovec> placed;
     uint64_t skip = 0;      // the asked-for bytes: [skip, skip + want) of them
     uint64_t want = 0;
-    std::vector<iovec> out;  // where those go when `bytes` is scratch; empty when read in place
+    std::vector<iovec> out;  // where those go unless read in place as one stretch; else empty
     std::string failed;      // why the piece must be rebuilt; empty while it is good
     bool read_error = false;  // its run failed
     bool bad_sum = false;     // a block did not match its sum
@@ -169,10 +193,17 @@ class ParityRead {
 
   explicit ParityRead(ParityReader* file) : file_(file) {}
   // Adds, as pieces that serve no bytes, the row sources of the pieces already known failed
-  // (lost or avoided disks), so that they are read with the rest; returns their scratch bytes.
-  uint64_t PlanSources(uint64_t stored_size);
+  // (lost or avoided disks), so that they are read with the rest.
+  void PlanSources(uint64_t stored_size);
+  // Lays a piece out to be read in place in the caller's segments (`placed`) when it is read
+  // for its own bytes and wants at least one whole block; returns the scratch bytes it needs
+  // (its partly wanted first and last blocks), or nullopt when it goes to scratch whole.
+  std::optional<uint64_t> Place(Piece& p);
+  // Copies a placed piece's blocks into one stretch of its own (`bytes`): for a read that must
+  // rebuild, heal or share, which work on stretches. ENOMEM named.
+  Status Gather(Piece& p);
   void Share();
-  void Verify(Piece& p);
+  Status Verify(Piece& p);
   Status Repair(SourceReads reads);
   Status AfterRebuild(Piece& p);
   // "read of striped file ID: ..."
@@ -180,7 +211,8 @@ class ParityRead {
 
   ParityReader* file_;
   std::vector<Piece> pieces_;
-  AlignedBuffer scratch_;
+  AlignedBuffer scratch_;  // from the file's pool, given back at the end
+  std::vector<AlignedBuffer> gathered_;  // Gather's stretches
   std::vector<IoRun> runs_;
   std::vector<std::vector<size_t>> run_pieces_;  // the pieces each run reads
   std::vector<int8_t> avoided_;  // per disk: 1 when failing and left alone, 0 when read, -1 not asked

@@ -59,6 +59,11 @@ class StripedFile {
   ~StripedFile();
 
   uint64_t size() const { return size_.load(std::memory_order_acquire); }
+  // Of a file with sums: how many bytes its reads placed straight in the callers' memory, and
+  // how many they staged in scratch memory first (zeros for other files).
+  ParityReader::PlacementStats parity_placement() const {
+    return parity_ ? parity_->placement_stats() : ParityReader::PlacementStats{};
+  }
   StripeManifest manifest() const;
   const StripeMap& map() const { return map_; }
 

@@ -116,6 +116,27 @@ uint64_t BlockSum(std::span<const char> block, uint64_t sum_block) {
   return PaddedHash(block, sum_block) ^ ZeroHash(sum_block);
 }
 
+uint64_t BlockSumOfPieces(std::span<const std::span<const char>> pieces, uint64_t sum_block) {
+  if (pieces.size() == 1) return BlockSum(pieces[0], sum_block);
+  // One state per thread: a read's blocks that cross a buffer boundary are hashed on the I/O
+  // worker that completes it, once per boundary, and a fresh state is a malloc each.
+  thread_local std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
+                                                                                    XXH3_freeState);
+  XXH3_64bits_reset(state.get());
+  uint64_t length = 0;
+  for (std::span<const char> piece : pieces) {
+    XXH3_64bits_update(state.get(), piece.data(), piece.size());
+    length += piece.size();
+  }
+  static const char kZeros[64 * 1024] = {};
+  for (uint64_t left = sum_block - std::min(length, sum_block); left > 0;) {
+    const uint64_t n = std::min<uint64_t>(left, sizeof kZeros);
+    XXH3_64bits_update(state.get(), kZeros, n);
+    left -= n;
+  }
+  return XXH3_64bits_digest(state.get()) ^ ZeroHash(sum_block);
+}
+
 std::vector<uint64_t> BlockSums(std::span<const char> bytes, uint64_t sum_block) {
   std::vector<uint64_t> sums;
   sums.reserve((bytes.size() + sum_block - 1) / sum_block);

@@ -49,6 +49,9 @@ Status CheckSumsHeader(const SumsHeader& header);
 
 // The stored sum of one block (at most B bytes; a shorter one is the end of its unit).
 uint64_t BlockSum(std::span<const char> block, uint64_t sum_block);
+// The same of a block that lies in pieces (at most B bytes in all, in order): a read placed
+// straight into the caller's buffers, whose boundaries need not fall on blocks.
+uint64_t BlockSumOfPieces(std::span<const std::span<const char>> pieces, uint64_t sum_block);
 // The stored sums of `bytes` cut into blocks of B from its start (the last may be shorter).
 std::vector<uint64_t> BlockSums(std::span<const char> bytes, uint64_t sum_block);
 // Checks `bytes` (blocks of B from its start, the last may be shorter) against `sums`, one

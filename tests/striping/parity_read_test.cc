@@ -242,6 +242,90 @@ TEST(ParityRead, FlippedByteSeenByAsyncReadIsRepairedToo) {
   EXPECT_EQ(testing::ByteAt(g.PartPath(at.disk), at.disk_offset), g.data[file_offset]);
 }
 
+// The caller's memory in page-sized segments of 3, 5, 2, 7, ... pages: boundaries that cut the
+// sum blocks, as the mount's extents of cache units do.
+std::vector<iovec> PageSegments(std::string& buf) {
+  std::vector<iovec> iov;
+  const uint64_t pages[] = {3, 5, 2, 7, 1, 6};
+  for (uint64_t at = 0, i = 0; at < buf.size(); ++i) {
+    const uint64_t n = std::min<uint64_t>(buf.size() - at, pages[i % 6] * 4096);
+    iov.push_back({buf.data() + at, n});
+    at += n;
+  }
+  return iov;
+}
+
+Status ReadAsyncAndWait(StripedFile& f, uint64_t offset, std::vector<iovec> iov) {
+  std::promise<Status> done;
+  f.ReadAsync(offset, std::move(iov), false, [&](Status s) { done.set_value(std::move(s)); });
+  return done.get_future().get();
+}
+
+// A read scattered over the caller's segments gets the blocks it wants whole read straight
+// into them and verified there; only a first and a last block it wants in part go through
+// scratch memory.
+TEST(ParityRead, ScatteredReadPlacesTheWholeBlocksInTheCallersMemory) {
+  ParityGraph g(4, 1, kSize);
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  // From a page inside the first block to two pages before the end of the eighth unit: eight
+  // units read, the first block and the last wanted in part.
+  const uint64_t offset = 4096, length = 8 * kUnit - 4096 - 8192;
+  std::string got(length, '\0');
+  Status s = ReadAsyncAndWait(**f, offset, PageSegments(got));
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_TRUE(got == g.data.substr(offset, length));
+  const auto placed = (*f)->parity_placement();
+  EXPECT_EQ(placed.staged_bytes, 2 * kBlock);
+  EXPECT_EQ(placed.in_place_bytes, 8 * kUnit - 2 * kBlock);
+  EXPECT_EQ(g.Total(&DiskCounters::checksum_errors), 0u);
+  EXPECT_EQ(g.Total(&DiskCounters::bytes_read), 8 * kUnit);
+}
+
+// What a scattered read found wrong in a block it read in place, or in one it staged, or on a
+// disk whose read failed, is rebuilt, served right and healed as for any read.
+TEST(ParityRead, ScatteredReadRepairsBlocksReadInPlaceAndStaged) {
+  ParityGraph g(4, 1, kSize);
+  auto map = StripeMap::Create(g.manifest.layout);
+  ASSERT_TRUE(map.ok());
+  // Data unit 5: a byte of its third block, which the segments below cut (it spans pages 8-11
+  // of the read: segments of 3, 5 and 2 pages end at pages 3, 8 and 10). Data unit 6: a byte of
+  // its first block, which the read wants from its second page on (staged).
+  const uint64_t in_place = 5 * kUnit + 2 * kBlock + 9000, staged = 6 * kUnit + 100;
+  const DiskLocation a = map->Locate(in_place), b = map->Locate(staged);
+  ASSERT_NE(a.disk, b.disk);
+  testing::FlipByte(g.PartPath(a.disk), a.disk_offset, 0x02);
+  testing::FlipByte(g.PartPath(b.disk), b.disk_offset, 0x04);
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  {
+    std::string got(kUnit, '\0');
+    ASSERT_TRUE(ReadAsyncAndWait(**f, 5 * kUnit, PageSegments(got)).ok());
+    EXPECT_TRUE(got == g.data.substr(5 * kUnit, kUnit));
+    EXPECT_EQ(g.Counter(&DiskCounters::checksum_errors, a.disk), 1u);
+    EXPECT_EQ(g.Counter(&DiskCounters::healed_blocks, a.disk), 1u);
+    EXPECT_EQ(testing::ByteAt(g.PartPath(a.disk), a.disk_offset), g.data[in_place]);
+    EXPECT_GT((*f)->parity_placement().in_place_bytes, 0u);
+  }
+  {
+    std::string got(kUnit - 4096, '\0');
+    ASSERT_TRUE(ReadAsyncAndWait(**f, 6 * kUnit + 4096, PageSegments(got)).ok());
+    EXPECT_TRUE(got == g.data.substr(6 * kUnit + 4096, kUnit - 4096));
+    EXPECT_EQ(g.Counter(&DiskCounters::checksum_errors, b.disk), 1u);
+    EXPECT_EQ(g.Counter(&DiskCounters::healed_blocks, b.disk), 1u);
+    EXPECT_EQ(testing::ByteAt(g.PartPath(b.disk), b.disk_offset), g.data[staged]);
+  }
+  {
+    // A disk whose reads fail: the read finds out only when its run comes back.
+    g.io->InjectFault(a.disk, EIO);
+    std::string got(3 * kUnit, '\0');
+    ASSERT_TRUE(ReadAsyncAndWait(**f, 4 * kUnit, PageSegments(got)).ok());
+    EXPECT_TRUE(got == g.data.substr(4 * kUnit, 3 * kUnit));
+    EXPECT_TRUE(g.io->failing(a.disk));
+    EXPECT_GE(g.Counter(&DiskCounters::rebuilt_bytes, a.disk), kUnit);
+  }
+}
+
 TEST(ParityRead, DamagedSumIsRewrittenAndTheDataServed) {
   ParityGraph g(4, 1, kSize);
   auto map = StripeMap::Create(g.manifest.layout);

@@ -113,6 +113,35 @@ TEST(UnitSums, ZeroBlocksSumToZeroAndShortBlocksArePadded) {
   EXPECT_EQ(sums[3], BlockSum(std::string_view(unit).substr(3 * b), b));
 }
 
+// A block read in pieces (straight into the caller's buffers, whose boundaries fall anywhere)
+// sums as the block does whole: full blocks, the short last block of a unit, any cut.
+TEST(UnitSums, BlockInPiecesSumsAsTheWholeBlock) {
+  const uint64_t b = 64 * 1024;
+  for (uint64_t length : {b, b - 4096, uint64_t{100}}) {
+    const std::string block = RandomBytes(length, length);
+    const std::string_view v(block);
+    for (uint64_t cut : {uint64_t{1}, std::min<uint64_t>(4096, length - 1), length / 2, length - 1}) {
+      const std::vector<std::span<const char>> two = {v.substr(0, cut), v.substr(cut)};
+      EXPECT_EQ(BlockSumOfPieces(two, b), BlockSum(block, b)) << length << " cut at " << cut;
+    }
+    const std::vector<std::span<const char>> three = {v.substr(0, 10), v.substr(10, 0), v.substr(10)};
+    EXPECT_EQ(BlockSumOfPieces(three, b), BlockSum(block, b));
+    const std::vector<std::span<const char>> one = {v};
+    EXPECT_EQ(BlockSumOfPieces(one, b), BlockSum(block, b));
+  }
+  // A flipped byte in any piece changes the sum.
+  std::string block = RandomBytes(b, 9);
+  const uint64_t want = BlockSum(block, b);
+  block[b - 1] ^= 1;
+  const std::string_view v(block);
+  const std::vector<std::span<const char>> two = {v.substr(0, 5000), v.substr(5000)};
+  EXPECT_NE(BlockSumOfPieces(two, b), want);
+  // An all-zero block in pieces sums to 0, as a hole does.
+  const std::string zeros(b, '\0');
+  const std::vector<std::span<const char>> zero_pieces = {std::string_view(zeros).substr(0, 7), std::string_view(zeros).substr(7)};
+  EXPECT_EQ(BlockSumOfPieces(zero_pieces, b), 0u);
+}
+
 TEST(UnitSums, VerifyNamesTheFlippedBlock) {
   const uint64_t b = 4096;
   std::string unit = RandomBytes(5 * b, 3);
