@@ -157,6 +157,13 @@ Result<std::unique_ptr<ParityReader>> ParityReader::Open(const DiskSet& disks, I
   return r;
 }
 
+BufferPool& ParityReader::ScratchPool() {
+  // Never destroyed: a read finishing on an I/O worker while the process exits still gives its
+  // scratch back; the idle buffers go with the process.
+  static BufferPool* pool = new BufferPool(kScratchIdleBytes);
+  return *pool;
+}
+
 bool ParityReader::DegradedRow(uint64_t row) const {
   for (uint32_t s = 0; s < map_.data_units(); ++s)
     if (!parts_[map_.SlotDisk(row, s)].lost.empty()) return true;
@@ -218,7 +225,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     scratch += RoundUp(p.length, kDirectAlign);
   }
   if (scratch > 0) {
-    read->scratch_ = scratch_pool_.Take(scratch);
+    read->scratch_ = ScratchPool().Take(scratch);
     if (!read->scratch_.ok()) return read->Failed("no memory for " + std::to_string(scratch) + " bytes of blocks");
     char* next = read->scratch_.data();
     for (ParityRead::Piece& p : read->pieces_) {
@@ -419,7 +426,7 @@ void ParityRead::Submit(std::function<void()> done) {
 
 ParityRead::~ParityRead() {
   if (submitted_ && !has_done_) Wait();
-  file_->scratch_pool_.Give(std::move(scratch_));
+  ParityReader::ScratchPool().Give(std::move(scratch_));
 }
 
 void ParityRead::Wait() {

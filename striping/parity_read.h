@@ -125,9 +125,11 @@ class ParityReader {
   int ReadFd(uint32_t disk, bool aligned) const;
   // A row one of whose data units lies on a lost disk: its reads share blocks (share_).
   bool DegradedRow(uint64_t row) const;
-  // Scratch memory idle between reads: a fresh mapping costs a zeroed page per 4 KiB on first
-  // touch and a TLB flush at munmap, on the I/O worker that completes the read.
+  // Scratch memory idle between reads, one pool for every file of the process (so that the
+  // idle bytes do not grow with the files open): a fresh mapping costs a zeroed page per 4 KiB
+  // on first touch and a TLB flush at munmap, on the I/O worker that completes the read.
   static constexpr uint64_t kScratchIdleBytes = 16ull << 20;
+  static BufferPool& ScratchPool();
   std::mutex& RowLock(uint64_t row) { return row_locks_[row % row_locks_.size()]; }
 
   IoEngine* io_;
@@ -140,7 +142,6 @@ class ParityReader {
   std::optional<ParityCodec> codec_;  // none for K = 0: a bad block is then EIO
   std::unique_ptr<SumsCache> sums_;
   std::unique_ptr<RowShare> share_;  // when a disk is lost for this file and there is parity
-  BufferPool scratch_pool_{kScratchIdleBytes};
   std::atomic<uint64_t> in_place_bytes_{0}, staged_bytes_{0};
   // Heals take the lock of their row. Writes (parity_write.h) need none: no read runs while a
   // write does (StripedFile's ReadGate).
