@@ -23,16 +23,23 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-// XXH3-64 of `bytes` followed by zeros up to `length` bytes: a short last block as the code
-// sees it.
-uint64_t PaddedHash(std::span<const char> bytes, uint64_t length) {
-  if (bytes.size() == length) return XXH3_64bits(bytes.data(), bytes.size());
+// XXH3-64 of `pieces`, one after another, followed by zeros up to `length` bytes: a short last
+// block as the code sees it, or a block a read's buffers cut in pieces.
+uint64_t PaddedHash(std::span<const std::span<const char>> pieces, uint64_t length) {
+  if (pieces.size() == 1 && pieces[0].size() == length) return XXH3_64bits(pieces[0].data(), length);
   static const char kZeros[64 * 1024] = {};
-  // The state's size is not in libxxhash's public header: it is allocated by the library.
-  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(), XXH3_freeState);
+  // One state per thread (its size is not in libxxhash's public header: the library allocates
+  // it): a read's blocks that cross a buffer boundary are hashed on the I/O worker that
+  // completes it, once per boundary, and a fresh state is a malloc each.
+  thread_local std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
+                                                                                    XXH3_freeState);
   XXH3_64bits_reset(state.get());
-  XXH3_64bits_update(state.get(), bytes.data(), bytes.size());
-  for (uint64_t left = length - bytes.size(); left > 0;) {
+  uint64_t hashed = 0;
+  for (std::span<const char> piece : pieces) {
+    XXH3_64bits_update(state.get(), piece.data(), piece.size());
+    hashed += piece.size();
+  }
+  for (uint64_t left = length - std::min(hashed, length); left > 0;) {
     const uint64_t n = std::min<uint64_t>(left, sizeof kZeros);
     XXH3_64bits_update(state.get(), kZeros, n);
     left -= n;
@@ -40,11 +47,15 @@ uint64_t PaddedHash(std::span<const char> bytes, uint64_t length) {
   return XXH3_64bits_digest(state.get());
 }
 
+uint64_t PaddedHash(std::span<const char> bytes, uint64_t length) {
+  return PaddedHash(std::span<const std::span<const char>>(&bytes, 1), length);
+}
+
 // The hash of B zero bytes, which every stored sum is XORed with; the last B asked is kept.
 uint64_t ZeroHash(uint64_t sum_block) {
   thread_local uint64_t block = 0, hash = 0;
   if (block != sum_block) {
-    hash = PaddedHash({}, sum_block);
+    hash = PaddedHash(std::span<const char>(), sum_block);
     block = sum_block;
   }
   return hash;
@@ -117,24 +128,7 @@ uint64_t BlockSum(std::span<const char> block, uint64_t sum_block) {
 }
 
 uint64_t BlockSumOfPieces(std::span<const std::span<const char>> pieces, uint64_t sum_block) {
-  if (pieces.size() == 1) return BlockSum(pieces[0], sum_block);
-  // One state per thread: a read's blocks that cross a buffer boundary are hashed on the I/O
-  // worker that completes it, once per boundary, and a fresh state is a malloc each.
-  thread_local std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
-                                                                                    XXH3_freeState);
-  XXH3_64bits_reset(state.get());
-  uint64_t length = 0;
-  for (std::span<const char> piece : pieces) {
-    XXH3_64bits_update(state.get(), piece.data(), piece.size());
-    length += piece.size();
-  }
-  static const char kZeros[64 * 1024] = {};
-  for (uint64_t left = sum_block - std::min(length, sum_block); left > 0;) {
-    const uint64_t n = std::min<uint64_t>(left, sizeof kZeros);
-    XXH3_64bits_update(state.get(), kZeros, n);
-    left -= n;
-  }
-  return XXH3_64bits_digest(state.get()) ^ ZeroHash(sum_block);
+  return PaddedHash(pieces, sum_block) ^ ZeroHash(sum_block);
 }
 
 std::vector<uint64_t> BlockSums(std::span<const char> bytes, uint64_t sum_block) {
