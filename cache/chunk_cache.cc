@@ -134,6 +134,13 @@ ProcessStats& ChunkCache::Process(uint32_t pid) {
   return p;
 }
 
+uint64_t ChunkCache::ChargeOf(const UnitRequest& r) {
+  // Disk reads go O_DIRECT: whole pages around the unit. A source that decodes its units loads
+  // exactly the unit (its neighbours' bytes would cost decoding them whole).
+  if (!r.source->AlignedLoads()) return r.length;
+  return (r.offset % kAlign + r.length + kAlign - 1) / kAlign * kAlign;
+}
+
 std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
   auto e = std::make_shared<Entry>();
   e->key_ = r.key;
@@ -141,10 +148,8 @@ std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
   e->offset = r.offset;
   e->length = r.length;
   e->weight = r.weight;
-  // Disk reads go O_DIRECT: whole pages around the unit. A source that decodes its units loads
-  // exactly the unit (its neighbours' bytes would cost decoding them whole).
   e->skew = r.source->AlignedLoads() ? r.offset % kAlign : 0;
-  e->charge = r.source->AlignedLoads() ? (e->skew + r.length + kAlign - 1) / kAlign * kAlign : r.length;
+  e->charge = ChargeOf(r);
   const uint64_t room = (e->charge + kAlign - 1) / kAlign * kAlign;
   // In the graph's shared memory: a slice an evicted unit of it left, else a new one (the heap
   // when the arena is full).
@@ -247,8 +252,7 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   int64_t now = NowNs();
   Record& rec = NoteRead(r, pid, now);
   if (rec.entry != nullptr) return PinInMemory(lock, rec, pid, now);
-  const uint64_t charge = r.source->AlignedLoads() ? (r.offset % kAlign + r.length + kAlign - 1) / kAlign * kAlign : r.length;
-  if (WaitForReaderRoom(lock, charge)) {
+  if (WaitForReaderRoom(lock, ChargeOf(r))) {
     // Another reader may have loaded it meanwhile (looked up again: the record may be gone).
     now = NowNs();
     Record& again = units_[r.key];

@@ -311,6 +311,9 @@ class ChunkCache {
   void CountLoad(const UnitRequest& r, ProcessStats& ps);  // mu_ held
   // Pins the record's entry (in memory or being loaded), waiting for its load.
   Result<UnitRef> PinInMemory(std::unique_lock<std::mutex>& lock, Record& rec, uint32_t pid, int64_t now);
+  // The bytes a load of r's unit takes (what staging and the capacity count): whole pages
+  // around it for a source read O_DIRECT, the unit itself for one that decodes.
+  static uint64_t ChargeOf(const UnitRequest& r);
   std::shared_ptr<Entry> NewEntry(const UnitRequest& r);            // mu_ held
   void StartLoad(Entry& e, const UnitRequest& r);                   // mu_ not held
   void FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> got);  // mu_ held
