@@ -12,7 +12,8 @@
 # warm: each side run once unmeasured first; cold: the daemon remounted and the page cache
 # dropped before every run. Every run's levels are checked against the C++ bfs's on a plain copy.
 # Binaries: GRAPHFS_BIN (default build/bin; on a shared machine copy them first and point
-# GRAPHFS_BIN at the copy). Root (mounts, drop_caches). Raw output:
+# GRAPHFS_BIN at the copy). The Python client: GRAPHFS_CLIENT (default clients/python; another
+# checkout's, to compare two versions of it). Root (mounts, drop_caches). Raw output:
 # /var/tmp/graphfs-pybench/results/python-STAMP.log (kept).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -53,8 +54,10 @@ rm -rf "$SRC"
 mkdir -p "$SRC"
 cp -a "$G" "$SRC/$NAME"  # cp -a keeps the mtimes: the index stays fresh
 LOG=$RESULTS/python-$STAMP.log
-"$PYTHON" "$ROOT/scripts/bench/python_bench.py" --bin "$GRAPHFS_BIN" --client "$ROOT/clients/python" \
+CLIENT=${GRAPHFS_CLIENT:-$ROOT/clients/python}
+[ -f "$CLIENT/graphfs/jobs.py" ] || { echo "python.sh: GRAPHFS_CLIENT=$CLIENT holds no graphfs/jobs.py" >&2; exit 1; }
+"$PYTHON" "$ROOT/scripts/bench/python_bench.py" --bin "$GRAPHFS_BIN" --client "$CLIENT" \
   --source "$SRC" --graph "$NAME" --plain "$G" --mountpoint "$MNT" --start "$FIRST" \
   --partition "$PARTITION" --repeat "$REPEAT" --states "$STATES" --sides "$SIDES" --log "$LOG" \
-  --header "python.sh $STAMP: $FAMILY $NAME ($VERTICES vertices, $EDGES edges, weighted, sorted, P=$PARTITIONS, chunks $CHUNK), start $FIRST, partition $PARTITION, repeat $REPEAT, numpy $("$PYTHON" -c 'import numpy; print(numpy.__version__)'), kernel $(uname -r), commit $(git -C "$ROOT" rev-parse --short HEAD)"
+  --header "python.sh $STAMP: $FAMILY $NAME ($VERTICES vertices, $EDGES edges, weighted, sorted, P=$PARTITIONS, chunks $CHUNK), start $FIRST, partition $PARTITION, repeat $REPEAT, numpy $("$PYTHON" -c 'import numpy; print(numpy.__version__)'), kernel $(uname -r), commit $(git -C "$ROOT" rev-parse --short HEAD), client $CLIENT"
 echo "log: $LOG"

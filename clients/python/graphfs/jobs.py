@@ -3,12 +3,14 @@ directory"), as the C++ client engines/graphfs_client.hpp speaks it.
 
 A job registers on a graph (``mkdir jobs/NAME``, ``graph``, ``partition_size``, the ``lease`` held
 open for its life), says which vertices are active (``active``: a bitmap of ceil(V/8) bytes;
-``active.list``: ``all`` or ids), and reads logical partitions (LPs) until ``end``: ``next`` answers
-``lp-SEQ``; ``lp-SEQ.pieces`` says where the job's view of the LP lies in the graph's shared LP
-memory (``memory``, mapped read-only once per job), so the edges are numpy arrays over that
-mapping with no copy; where it cannot be mapped (no FUSE passthrough), or with
-``GRAPHFS_LP_READ=1``, the LP file ``lp-SEQ`` is read instead, in one read. ``done`` lets the
-daemon move on; ``rmdir`` removes the job (:meth:`Job.close`, the context manager, or the daemon
+``active.list``: ``all`` or ids), and reads logical partitions (LPs) until ``end``. ``next``, held
+open read-write, answers ``lp-SEQ BYTES`` followed by the BYTES of ``lp-SEQ.pieces``, which say
+where the job's view of the LP lies in the graph's shared LP memory (``memory``, mapped read-only
+once per job), so the edges are numpy arrays over that mapping with no copy; ``done`` written to
+the same ``next`` lets the daemon move on: two requests an LP. (A daemon older than that lets
+``next`` be opened read-only alone: it answers ``lp-SEQ``, the pieces are read from
+``lp-SEQ.pieces`` and ``done`` is a file of its own.) Where the memory cannot be mapped (no FUSE
+passthrough), or with ``GRAPHFS_LP_READ=1``, the LP file ``lp-SEQ`` is read instead, in one read. ``rmdir`` removes the job (:meth:`Job.close`, the context manager, or the daemon
 when the lease's last handle closes because the process died).
 """
 
@@ -33,10 +35,12 @@ from .protocol import (
     parse_map,
     parse_next,
     parse_pieces,
+    split_next_answer,
     parse_size,
     parse_status_vertices,
     words_bitmap_bytes,
 )
+from .protocol import _quote as _quote_answer
 
 import errno as _errno
 
@@ -72,6 +76,7 @@ class Job:
         self.dir = ""
         self.name = name or ""
         self._lease = self._next = None
+        self._next_carries_pieces = False
         self._memory = self._memory_mmap = None
         self._memory_bytes = self._memory_id = 0
         self._current: Optional[Partition] = None
@@ -110,7 +115,15 @@ class Job:
                 self.vertices = parse_status_vertices(self._read_control("status"))
             except ProtocolError as e:
                 raise self._fail(e.errno, "read status: " + e.message) from None
-            self._next = self._open_control("next")
+            # Read-write, ``next`` answers with the LP's pieces and takes "done": two requests an
+            # LP. A daemon older than that lets it be opened read-only alone (EACCES).
+            try:
+                self._next = self._open_control("next", os.O_RDWR)
+                self._next_carries_pieces = True
+            except GraphfsError as e:
+                if e.errno != _errno.EACCES:
+                    raise
+                self._next = self._open_control("next")
             # The records' dtype (the daemon accepted the graph, so its meta is sound).
             self.meta = read_meta(real)
         except BaseException:
@@ -197,12 +210,14 @@ class Job:
         iteration is over (``Partition.end``). Reading ``next`` again also ends the job's use
         of the LP it held. ``read_map`` False leaves ``Partition.chunks`` None."""
         self._release_current()
+        answer = self._read_next_answer()
+        split = split_next_answer(answer) if self._next_carries_pieces else None
+        header, carried = split if split is not None else (answer, None)
+        if self._next_carries_pieces and split is None and header[:3] == b"lp-":
+            raise self._fail(_errno.EPROTO, f"read next: {_quote_answer(answer)} carries no pieces "
+                                            "(want lp-SEQ BYTES)")
         try:
-            answer = os.pread(self._next, 128, 0)
-        except OSError as e:
-            raise self._fail_explained(e.errno, "read next") from None
-        try:
-            end, seq = parse_next(answer)
+            end, seq = parse_next(header)
         except ProtocolError as e:
             raise self._fail(e.errno, "read next: " + e.message) from None
         lp = Partition(end=end, seq=seq, dtype=self.edge_dtype)
@@ -212,12 +227,15 @@ class Job:
         lp.path = os.path.join(self.dir, name)
         self._current = lp
         if not self._read_lps:
-            try:
-                raw = self._read_control(name + ".pieces")
-            except GraphfsError as e:
-                if e.errno != _errno.ENOENT:
-                    raise
-                raw = None
+            # Carried empty: the daemon had no pieces for it (as an older one has no pieces file).
+            raw = carried or None
+            if carried is None:
+                try:
+                    raw = self._read_control(name + ".pieces")
+                except GraphfsError as e:
+                    if e.errno != _errno.ENOENT:
+                        raise
+            if raw is None:
                 self._read_lps = True  # a daemon older than shared LP memory: read lp-SEQ
             if raw is not None:
                 try:
@@ -242,7 +260,15 @@ class Job:
         """Done with the LP last returned by next (optional: next implies it, but saying so
         early lets the daemon move on while this job computes)."""
         self._release_current()
-        self._write_control("done", "\n")
+        if not self._next_carries_pieces:
+            self._write_control("done", "\n")
+            return
+        try:
+            n = os.pwrite(self._next, b"done\n", 0)
+        except OSError as e:
+            raise self._fail_explained(e.errno, "write done to next") from None
+        if n != 5:
+            raise self._fail_explained(_errno.EIO, "write done to next")
 
     def partitions(self, read_map: bool = False) -> Iterator[Partition]:
         """The LPs of the current iteration until ``end``, each followed by ``done`` once the
@@ -330,9 +356,30 @@ class Job:
             pass
         return self._fail(code, what, reason)
 
-    def _open_control(self, file: str) -> int:
+    # A read of ``next`` asks for as much as one FUSE request carries (max_read).
+    _NEXT_READ_BYTES = 64 << 10
+
+    def _read_next_answer(self) -> bytes:
+        """The whole answer of a read of ``next``: the read at offset 0 asks for the LP (and
+        blocks); an answer longer than it is read on from where it stopped, until a read comes
+        back short."""
+        parts = []
+        have = 0
+        want = self._NEXT_READ_BYTES if self._next_carries_pieces else 128
+        while True:
+            try:
+                data = os.pread(self._next, want, have)  # (EINTR: Python asks again, PEP 475)
+            except OSError as e:
+                raise self._fail_explained(e.errno, "read next") from None
+            parts.append(data)
+            have += len(data)
+            if len(data) < want:
+                return b"".join(parts)
+            want *= 2
+
+    def _open_control(self, file: str, mode: int = os.O_RDONLY) -> int:
         try:
-            return os.open(os.path.join(self.dir, file), os.O_RDONLY | os.O_CLOEXEC)
+            return os.open(os.path.join(self.dir, file), mode | os.O_CLOEXEC)
         except OSError as e:
             raise self._fail(e.errno, "open " + file) from None
 

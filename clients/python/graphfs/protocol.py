@@ -71,6 +71,19 @@ def parse_next(answer: bytes) -> tuple[bool, int]:
     raise ProtocolError(_errno.EPROTO, f"unexpected answer {_quote(answer)} (want lp-SEQ or end)")
 
 
+def split_next_answer(answer: bytes) -> Optional[tuple[bytes, bytes]]:
+    """The answer of a read of ``next`` opened read-write: ``lp-SEQ BYTES\\n`` and then the BYTES
+    of ``lp-SEQ.pieces``. Returns (``lp-SEQ``, those bytes), or None when the answer is not of
+    that form (as ``end\\n`` is not) or its length is not what it says."""
+    eol = answer.find(b"\n")
+    if eol < 0:
+        return None
+    header, space, length = answer[:eol].partition(b" ")
+    if not space or not length.isdigit() or len(length) > 20 or int(length) != len(answer) - eol - 1:
+        return None
+    return header, answer[eol + 1:]
+
+
 def parse_map(text: bytes) -> np.ndarray:
     """``lp-SEQ.map``: one extent per line, ``CHUNK_ID COLUMN_OFFSET LENGTH LP_OFFSET``, decimal,
     blank-separated (blank lines ignored); as an array of :data:`MAP_DTYPE`."""

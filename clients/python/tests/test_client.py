@@ -29,6 +29,16 @@ def test_next_answers():
         assert "want lp-SEQ or end" in str(e.value)
 
 
+def test_next_answers_carrying_the_pieces():
+    """`next` opened read-write: "lp-SEQ BYTES\\n" and the BYTES of lp-SEQ.pieces."""
+    assert protocol.split_next_answer(b"lp-3 4\nabcd") == (b"lp-3", b"abcd")
+    assert protocol.split_next_answer(b"lp-3 0\n") == (b"lp-3", b"")
+    assert protocol.split_next_answer(b"lp-3 2\n\n\n") == (b"lp-3", b"\n\n")
+    for not_carrying in (b"end\n", b"lp-3\n", b"lp-3 5\nabcd", b"lp-3 3\nabcd", b"lp-3 x\nabc", b"lp-3 4",
+                         b"lp-3 -1\n", b""):
+        assert protocol.split_next_answer(not_carrying) is None, not_carrying
+
+
 def test_map_lines():
     m = protocol.parse_map(b"3 4096 8192 0\n\n 9\t0 12 8192 \n")
     assert m.dtype == graphfs.MAP_DTYPE

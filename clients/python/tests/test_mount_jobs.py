@@ -6,6 +6,7 @@ reports come as their exceptions with its messages; a killed job's lease removes
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import signal
 import subprocess
@@ -87,6 +88,51 @@ def test_read_lps_reads_each_lp_once_into_one_buffer(world):
     after = world.mount.stats()["cpu"]["by_path"]["lp"]["read_bytes"]
     assert after - before == total == fam.column.nbytes, "the daemon served each byte once through READs"
     assert np.array_equal(records_sorted(np.concatenate(got)), records_sorted(fam.column))
+
+
+def test_next_is_held_read_write_and_its_answers_carry_the_pieces(world, monkeypatch):
+    """As the C++ client: `next` opened read-write answers "lp-SEQ BYTES" with the pieces and
+    takes "done", so no lp-SEQ.pieces file and no `done` file is opened."""
+    fam = world.families["rmat"]
+    opened = []
+    real_open = os.open
+
+    def watching_open(path, flags, *args, **kwargs):
+        opened.append(os.path.basename(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    with graphfs.Job(fam.on(world.mountpoint), PARTITION) as job:
+        assert fcntl.fcntl(job._next, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDWR
+        monkeypatch.setattr(os, "open", watching_open)
+        got, lps = all_records(job)
+        monkeypatch.undo()
+        assert lps and all(lp.mapped for lp in lps)
+    assert np.array_equal(records_sorted(got), records_sorted(fam.column))
+    assert not [f for f in opened if f.endswith(".pieces") or f == "done"], opened
+
+
+def test_a_daemon_that_refuses_read_write_next_is_spoken_to_the_old_way(world, monkeypatch):
+    """A daemon older than pieces in `next`'s answer refuses to open it read-write (EACCES):
+    the client reads lp-SEQ.pieces and writes `done` as files, with the same records."""
+    fam = world.families["rmat-local"]
+    opened = []
+    real_open = os.open
+
+    def old_daemon_open(path, flags, *args, **kwargs):
+        name = os.path.basename(path)
+        opened.append(name)
+        if name == "next" and flags & os.O_ACCMODE == os.O_RDWR:
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES), path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", old_daemon_open)
+    with graphfs.Job(fam.on(world.mountpoint), PARTITION) as job:
+        assert fcntl.fcntl(job._next, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+        got, lps = all_records(job)
+        assert lps and all(lp.mapped for lp in lps)
+    monkeypatch.undo()
+    assert np.array_equal(records_sorted(got), records_sorted(fam.column))
+    assert opened.count("done") == len(lps) and len([f for f in opened if f.endswith(".pieces")]) == len(lps)
 
 
 def test_without_passthrough_the_client_reads_lp_files(world, scratch):
