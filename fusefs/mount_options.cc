@@ -60,11 +60,13 @@ const std::vector<OptionSpec>& Table() {
       {"io", Names(kIo), "",
        "one queue + io_uring worker(s) per disk, or one shared queue (the classic thread pool, for comparison)",
        OneOf(Vol(&VolumeOptions::io_queues), kIo)},
-      {"io_workers", "N", "1 per disk (`perdisk`), as many as disks (`shared`): `VolumeCore::Open`, `volume/internal/volume_core.cc`",
+      {"io_workers", "N",
+       std::to_string(volume::DefaultIoWorkersPerDisk()) +
+           " per disk (`perdisk`), as many as disks (`shared`): `VolumeCore::Open`, `volume/internal/volume_core.cc`",
        "io_uring workers per disk (`perdisk`) or in the pool (`shared`)",
        Whole<unsigned>(Vol(&VolumeOptions::io_workers), 1, 256)},
       {"queue_depth", "N", "", "requests in flight per I/O worker",
-       Whole<unsigned>(Vol(&VolumeOptions::queue_depth), 1, 1024)},
+       Whole<unsigned>(Vol(&VolumeOptions::queue_depth), 1, volume::MaxQueueDepth())},
       {"nice", "N", "",
        "the daemon's CPU priority, -20..19: its I/O workers and LP loaders wake ahead of the jobs' compute threads, "
        "so the disks do not idle while the jobs fill the cores (needs root or CAP_SYS_NICE; otherwise logged and left "

@@ -261,7 +261,8 @@ class IoQueue {
 
 Result<std::unique_ptr<IoEngine>> IoEngine::Start(const IoEngineOptions& options) {
   if (options.disks == 0) return Error(EINVAL, "I/O engine needs at least one disk");
-  if (options.queue_depth == 0 || options.queue_depth > 1024) return Error(EINVAL, "queue depth must be 1..1024");
+  if (options.queue_depth == 0 || options.queue_depth > kMaxQueueDepth)
+    return Error(EINVAL, "queue depth must be 1.." + std::to_string(kMaxQueueDepth));
   std::unique_ptr<IoEngine> engine(new IoEngine(options));
   for (uint32_t d = 0; d < options.disks; ++d) {
     engine->counters_.push_back(std::make_unique<DiskCounters>());

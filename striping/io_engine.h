@@ -93,13 +93,21 @@ struct DiskCounters {
   std::atomic<int64_t> last_probe{0};
 };
 
+// The engine's defaults and limit, written once here: IoEngineOptions starts from them, and the
+// volume hands them up to the mount options (volume/volume_options.h: DefaultQueueDepth() and the
+// like, since the volume's public headers may not include this one), whose table shows them in
+// --help, graphfs(1) and README.md.
+inline constexpr uint32_t kDefaultQueueDepth = 4;      // queue_depth=
+inline constexpr uint32_t kMaxQueueDepth = 1024;       // each worker's ring holds depth + 2 entries
+inline constexpr uint32_t kDefaultWorkersPerDisk = 1;  // io_workers= with io=perdisk
+
 struct IoEngineOptions {
   enum class Mode { kPerDisk, kShared };
   uint32_t disks = 1;
   Mode mode = Mode::kPerDisk;
-  uint32_t workers_per_disk = 1;  // kPerDisk
-  uint32_t shared_workers = 4;    // kShared
-  uint32_t queue_depth = 4;       // runs in flight per worker
+  uint32_t workers_per_disk = kDefaultWorkersPerDisk;  // kPerDisk
+  uint32_t shared_workers = 4;                          // kShared (the mount gives it one per disk)
+  uint32_t queue_depth = kDefaultQueueDepth;            // runs in flight per worker, 1..kMaxQueueDepth
 };
 
 class IoQueue;

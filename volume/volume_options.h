@@ -21,11 +21,11 @@ inline const char* NameOf(LpGranularity g) { return g == LpGranularity::kChunk ?
 inline const char* NameOf(LpLoading l) { return l == LpLoading::kThroughCache ? "cache" : "direct"; }
 
 // Defaults, each written once: VolumeOptions starts from them, the lower libraries are given
-// them (the cache and the I/O engine have no defaults of their own for these), and fusefs's
-// option table (fusefs/mount_options.cc) shows its fields' initial values as the defaults of
-// --help, graphfs(1) and README.md's table. readahead_mem='s is kDefaultReadaheadMem
-// (read_ahead.h); cache_policy='s is the first name of the cache's policy registry.
-inline constexpr unsigned kDefaultQueueDepth = 4;            // queue_depth=
+// them (the cache has no defaults of its own for these), and fusefs's option table
+// (fusefs/mount_options.cc) shows its fields' initial values as the defaults of --help,
+// graphfs(1) and README.md's table. readahead_mem='s is kDefaultReadaheadMem (read_ahead.h);
+// cache_policy='s is the first name of the cache's policy registry; the I/O engine's are its own
+// (striping/io_engine.h), handed up by the functions below.
 inline constexpr unsigned kDefaultCacheWindowSeconds = 600;  // cache_window=
 inline constexpr uint64_t kDefaultLpMemory = 512ull << 20;   // lp_memory=
 // One LP is at most lp_memory / kLpsPerWindow (GraphSchedule, volume/internal/graph_schedule.cc):
@@ -34,6 +34,13 @@ inline constexpr uint64_t kLpsPerWindow = 4;
 // lp_memory's floor, kLpsPerWindow LPs of 16K: the option refuses less, and a memory budget caps
 // it no lower.
 inline constexpr uint64_t kMinLpMemory = kLpsPerWindow * (16ull << 10);
+
+// The I/O engine's queue depth by default and at most (queue_depth=), and its workers per disk
+// by default (io_workers= with io=perdisk): its constants, read in volume_options.cc, since this
+// header may not include the engine's.
+unsigned DefaultQueueDepth();
+unsigned MaxQueueDepth();
+unsigned DefaultIoWorkersPerDisk();
 
 // The names `cache_policy` takes, the default first, and a line on each (for help texts): the
 // cache's policy registry (cache/eviction_policy.h), read in volume/volume_options.cc.
@@ -47,8 +54,9 @@ struct VolumeOptions {
   bool direct = true;               // O_DIRECT on part files for aligned reads
   // I/O engine.
   IoQueues io_queues = IoQueues::kPerDisk;
-  unsigned io_workers = 0;          // per disk (default 1), or in the shared pool (default: disks)
-  unsigned queue_depth = kDefaultQueueDepth;
+  // Per disk (default DefaultIoWorkersPerDisk()), or in the shared pool (default: one per disk).
+  unsigned io_workers = 0;
+  unsigned queue_depth = DefaultQueueDepth();
   // A cache of this size alone (cache_size=; fusefs resolves N% of RAM into bytes), used only
   // without a budget.
   uint64_t cache_bytes = 0;

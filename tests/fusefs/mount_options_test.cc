@@ -100,7 +100,7 @@ TEST(MountOptions, TheTablesDefaultsAreTheFieldsOwn) {
   // The volume's named defaults are the ones shown.
   const MountOptions defaults;
   EXPECT_EQ(defaults.volume.lp_memory, volume::kDefaultLpMemory);
-  EXPECT_EQ(defaults.volume.queue_depth, volume::kDefaultQueueDepth);
+  EXPECT_EQ(defaults.volume.queue_depth, volume::DefaultQueueDepth());
   EXPECT_EQ(defaults.threads, kDefaultThreads);
   EXPECT_EQ(defaults.nice, kDefaultNice);
   // memory= is unset until ResolveMountOptions applies kDefaultMemory, which the table names.

@@ -30,7 +30,7 @@ void CheckRanges(const MountOptions& o) {
   FUZZ_CHECK(o.threads >= 1 && o.threads <= 1024, "threads=%u", o.threads);
   FUZZ_CHECK(v.cache_window >= 1 && v.cache_window <= 86400, "cache_window=%u", v.cache_window);
   FUZZ_CHECK(v.io_workers <= 256, "io_workers=%u", v.io_workers);
-  FUZZ_CHECK(v.queue_depth >= 1 && v.queue_depth <= 1024, "queue_depth=%u", v.queue_depth);
+  FUZZ_CHECK(v.queue_depth >= 1 && v.queue_depth <= volume::MaxQueueDepth(), "queue_depth=%u", v.queue_depth);
   FUZZ_CHECK(v.read_ahead.units <= 4096 && (!v.read_ahead.off || v.read_ahead.units == 0), "readahead=%llu",
              static_cast<unsigned long long>(v.read_ahead.units));
   FUZZ_CHECK(o.kernel_readahead <= (1ull << 30), "kernel_readahead=%llu",

@@ -486,9 +486,14 @@ TEST(Volume, TheReadAheadsDiskModelIsTheReadCostModels) {
   EXPECT_EQ(j["read_path"]["disk_in_flight_bytes"].get<uint64_t>(), in_flight(300e6, 1e-3));
 }
 
-// queue_depth='s default is the volume's (kDefaultQueueDepth); the I/O engine keeps one of its own
-// for the offline tools, which cannot see the volume's options. Until it has none, the two agree.
-TEST(Volume, TheIoEnginesOwnQueueDepthIsTheMounts) { EXPECT_EQ(IoEngineOptions().queue_depth, kDefaultQueueDepth); }
+// The mount's I/O defaults are the engine's own constants (striping/io_engine.h), which the
+// volume's options hand up to the option table.
+TEST(Volume, TheMountsIoDefaultsAreTheEngines) {
+  const IoEngineOptions engine;
+  EXPECT_EQ(VolumeOptions().queue_depth, engine.queue_depth);
+  EXPECT_EQ(DefaultIoWorkersPerDisk(), engine.workers_per_disk);
+  EXPECT_EQ(MaxQueueDepth(), graphfs::kMaxQueueDepth);
+}
 
 // One job, every vertex active, LPs of 64 KiB: every chunk of `column` is handed out once, its
 // bytes as in the file.
