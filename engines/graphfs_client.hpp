@@ -5,8 +5,10 @@
 // the chunks of `column` that some active vertex of some job needs, handed out
 // in the order that serves all concurrent jobs with one load per chunk.
 //
-// Self-contained on purpose (POSIX and the C++17 standard library only, no
-// graphfs headers), so an outside engine can copy this one file. Expected
+// Self-contained on purpose (POSIX, the C++17 standard library and one graphfs
+// header, common/jobs_protocol.h: the protocol's defaults, shared with the daemon
+// and as self-contained), so an outside engine can copy these two files (the
+// package installs both, graphfs/common/ beside this one). Expected
 // errors are values (Status, Result<T>), never exceptions, and every message
 // names the job, the control file and the errno text, the daemon's reason
 // when it gave one (status's last_error), and where to look further:
@@ -58,6 +60,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "common/jobs_protocol.h"  // found beside this file first: graphfs/common/ when installed
 
 namespace graphfs_client {
 
@@ -442,10 +446,10 @@ inline Result<std::string> FindMount(const std::string& dir) {
 
 class Job {
  public:
-  // The LP size the protocol's users ask for unless told otherwise, written once: the engines'
-  // apps start from it (AppConfig::partition_bytes), and a test checks that the daemon's own
-  // default (fusefs/jobs_dir.h, for a job that writes no partition_size) and the READMEs say it.
-  static constexpr uint64_t kDefaultPartitionBytes = uint64_t{256} << 20;
+  // The LP size the protocol's users ask for unless told otherwise: the protocol's default, which
+  // the daemon gives a job that writes no partition_size too (common/jobs_protocol.h). The
+  // engines' apps start from it (AppConfig::partition_bytes); a test checks the READMEs say it.
+  static constexpr uint64_t kDefaultPartitionBytes = graphfs::jobs_protocol::kDefaultPartitionBytes;
 
   // Registers a job on `graph_dir` (a directory inside a graphfs mount, made
   // absolute and resolved here) with LPs of `partition_bytes`. An empty name

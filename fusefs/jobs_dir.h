@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/jobs_protocol.h"
 #include "common/result.h"
 #include "fusefs/credentials.h"
 #include "volume/graph_jobs.h"
@@ -38,10 +39,6 @@ struct GraphFs;
 struct Inode;
 struct DirEntry;
 
-// A job's LP size until it writes partition_size: the client's default (graphfs_client.hpp's
-// Job::kDefaultPartitionBytes, which fusefs may not include; tests/fusefs/jobs_defaults_test.cc
-// checks the two agree and that README.md says it).
-inline constexpr uint64_t kDefaultPartitionBytes = 256ull << 20;
 inline constexpr size_t kMaxJobNameLength = 64;
 
 // Whether NAME may name a job: 1-64 of [A-Za-z0-9._-], not starting with '.'.
@@ -59,7 +56,8 @@ struct ControlJob {
   bool removed = false;
   std::string graph;  // as the job named it, relative to the mount root
   volume::JobGraph schedule;
-  uint64_t partition_bytes = kDefaultPartitionBytes;
+  // Until it writes partition_size: the protocol's default, which the client's users get too.
+  uint64_t partition_bytes = jobs_protocol::kDefaultPartitionBytes;
   // `granularity`: "vertex" (default) — its LPs hold its active sources' edges; "chunk" — the
   // whole chunks with an active source, as an engine that re-enters loaded edges wants (the
   // other sources' edges are the ones reentry follows). Applies from the next `active`.

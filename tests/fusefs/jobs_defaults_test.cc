@@ -1,12 +1,13 @@
-// The jobs protocol's default LP size is one number: the client header's constant, which the
-// engines' apps start from and their --help shows. The daemon's own default (a job that writes
-// no partition_size) lives in fusefs, which may not include the engines' header, and the READMEs
-// say it in words; this checks both against the client's constant, so none can drift alone.
+// The jobs protocol's default LP size is one number, common/jobs_protocol.h's: the daemon gives
+// it to a job that writes no partition_size, the C++ client's users ask for it (the engines' apps
+// start from it and their --help shows it). The READMEs say it in words and the Python client,
+// which cannot read a C++ header, writes it again; this checks those against the constant.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "common/jobs_protocol.h"
 #include "common/size_parse.h"
 #include "engines/graphfs_client.hpp"
 #include "fusefs/jobs_dir.h"
@@ -24,7 +25,17 @@ std::string Read(const std::string& relative) {
 
 constexpr uint64_t kClientDefault = graphfs_client::Job::kDefaultPartitionBytes;
 
-TEST(JobsDefaults, TheDaemonsPartitionSizeIsTheClients) { EXPECT_EQ(kDefaultPartitionBytes, kClientDefault); }
+TEST(JobsDefaults, TheDaemonsPartitionSizeIsTheClients) {
+  EXPECT_EQ(ControlJob().partition_bytes, kClientDefault);
+  EXPECT_EQ(kClientDefault, jobs_protocol::kDefaultPartitionBytes);
+}
+
+TEST(JobsDefaults, ThePythonClientsPartitionSizeIsTheProtocols) {
+  ASSERT_EQ(kClientDefault % (1u << 20), 0u);
+  const std::string line = "DEFAULT_PARTITION_BYTES = " + std::to_string(kClientDefault >> 20) + " << 20\n";
+  EXPECT_NE(Read("clients/python/graphfs/protocol.py").find(line), std::string::npos)
+      << "clients/python/graphfs/protocol.py should say: " << line;
+}
 
 TEST(JobsDefaults, TheReadmesSayTheClientsPartitionSize) {
   const std::string size = SizeText(kClientDefault);

@@ -18,6 +18,8 @@ import numpy as np
 
 from .errors import NotOnMountError, ProtocolError, error_for
 
+# The protocol's default LP size, common/jobs_protocol.h's (the daemon's and the C++ client's):
+# written again here, checked against it by JobsDefaults.ThePythonClientsPartitionSizeIsTheProtocols.
 DEFAULT_PARTITION_BYTES = 256 << 20
 
 # One line of lp-SEQ.map: `length` bytes of `column` at `column_offset` (in chunk CHUNK_ID: all
