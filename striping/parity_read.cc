@@ -240,11 +240,8 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     }
   }
 
-  // A degraded row's blocks that another read left here are taken instead of read.
-  if (share_) {
-    for (ParityRead::Piece& p : read->pieces_)
-      if (p.failed.empty() && DegradedRow(p.row)) p.shared = share_->Take(p.row, p.slot, p.begin, p.length, p.bytes);
-  }
+  // A degraded row's blocks that another read left here or has in flight are not read again.
+  if (share_) read->ClaimShared(stored_size);
 
   // Runs: the pieces of usable disks in disk order, touching ones merged.
   std::vector<size_t> order;
@@ -359,6 +356,121 @@ void ParityRead::PlanSources(uint64_t stored_size) {
   }
 }
 
+void ParityRead::ClaimShared(uint64_t stored_size) {
+  ParityReader& f = *file_;
+  const StripeMap& map = f.map_;
+  std::vector<RowShare::Want> wants;
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    const Piece& p = pieces_[i];
+    // Parity units serve rebuilds only, and a lost disk's pieces are rebuilt here.
+    if (!p.failed.empty() || p.slot >= map.data_units() || !f.DegradedRow(p.row)) continue;
+    wants.push_back({p.row, p.slot, p.begin, p.length, map.RowUnitLength(p.row, p.slot, stored_size), p.bytes});
+    want_pieces_.push_back(i);
+  }
+  if (wants.empty()) return;
+  undelivered_.assign(pieces_.size(), 0);
+  const RowShare::Claimed claimed = f.share_->Claim(this, wants, this);
+  for (size_t w = 0; w < wants.size(); ++w) {
+    Piece& p = pieces_[want_pieces_[w]];
+    p.shared = claimed.got[w] != RowShare::Got::kRead;
+    p.claimed = claimed.got[w] == RowShare::Got::kRead;
+  }
+  if (claimed.awaited == 0) return;
+  std::lock_guard<std::mutex> lock(wait_mu_);
+  awaited_ = claimed.awaited;
+  pending_ += static_cast<int64_t>(claimed.awaited);
+}
+
+void ParityRead::Arrived(size_t want, bool delivered) {
+  std::unique_lock<std::mutex> lock(wait_mu_);  // two reads may fail blocks of one piece
+  if (!delivered) undelivered_[want_pieces_[want]] = 1;
+  --pending_;
+  FireIfDone(std::move(lock));
+}
+
+void ParityRead::Arrive() {
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  --pending_;
+  FireIfDone(std::move(lock));
+}
+
+void ParityRead::FireIfDone(std::unique_lock<std::mutex> lock) {
+  if (!armed_ || pending_ != 0) return;
+  std::function<void()> done = std::move(done_);
+  done_ = nullptr;
+  if (!done) {
+    wait_cv_.notify_all();  // under the lock: the waiter may free this read once it has it
+    return;
+  }
+  lock.unlock();
+  done();  // may free this read
+}
+
+void ParityRead::ReadUndelivered(SourceReads reads) {
+  ParityReader& f = *file_;
+  IoEngine* io = f.io_;
+  const uint64_t unit = f.map_.unit();
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < undelivered_.size(); ++i) {
+    if (undelivered_[i] == 0) continue;
+    pieces_[i].shared = false;
+    todo.push_back(i);
+  }
+  std::vector<int> errors(todo.size(), 0);
+  if (reads == SourceReads::kEngine) {
+    std::vector<IoRun> runs(todo.size());
+    for (size_t k = 0; k < todo.size(); ++k) {
+      const Piece& p = pieces_[todo[k]];
+      IoRun& run = runs[k];
+      run.kind = IoKind::kRead;
+      run.disk = p.disk;
+      run.offset = p.row * unit + p.begin;
+      run.urgent = true;
+      run.iov.push_back({p.bytes, p.length});
+      run.fd = f.ReadFd(p.disk, Aligned(run.offset) && Aligned(p.length) &&
+                                    Aligned(reinterpret_cast<uintptr_t>(p.bytes)));
+    }
+    if (!runs.empty()) {
+      IoBatch batch;
+      (void)io->SubmitAndWait(runs, batch);  // each run's own error is what counts
+    }
+    for (size_t k = 0; k < runs.size(); ++k) errors[k] = runs[k].error;
+  } else {
+    for (size_t k = 0; k < todo.size(); ++k) {
+      const Piece& p = pieces_[todo[k]];
+      if (int fault = io->fault(p.disk); fault != 0) {
+        errors[k] = fault;
+        continue;
+      }
+      auto n = ReadFull(f.parts_[p.disk].fd, p.bytes, p.length, p.row * unit + p.begin, "read");
+      if (!n.ok()) {
+        errors[k] = n.error().code();
+        continue;
+      }
+      std::memset(p.bytes + *n, 0, p.length - *n);  // past the part's end: a hole, which its sums tell
+      io->counters(p.disk).bytes_read.fetch_add(*n, std::memory_order_relaxed);
+    }
+  }
+  for (size_t k = 0; k < todo.size(); ++k) {
+    Piece& p = pieces_[todo[k]];
+    if (errors[k] == 0) {
+      io->NoteReadOk(p.disk);
+      continue;
+    }
+    io->NoteReadError(p.disk);
+    p.read_error = true;
+    p.failed = Error::FromErrno(errors[k], "read of " + f.parts_[p.disk].path).message();
+  }
+}
+
+void ParityRead::GiveUpClaims() {
+  for (Piece& p : pieces_) {
+    if (!p.claimed) continue;
+    p.claimed = false;
+    file_->share_->Deliver(this, p.row, p.slot, p.begin, p.length, nullptr, false);
+  }
+}
+
 std::optional<uint64_t> ParityRead::Place(Piece& p) {
   ParityReader& f = *file_;
   // A degraded row's blocks are shared with other reads, a failed piece is rebuilt, a source
@@ -406,6 +518,29 @@ Status ParityRead::Gather(Piece& p) {
 
 void ParityRead::Submit(std::function<void()> done) {
   submitted_ = true;
+  if (awaited_ > 0) {
+    // Done once the runs and the blocks awaited from other reads are in, in whichever order.
+    has_done_ = static_cast<bool>(done);
+    std::vector<IoRun*> ptrs;
+    for (IoRun& r : runs_) {
+      r.batch = &batch_;
+      ptrs.push_back(&r);
+    }
+    {
+      std::lock_guard<std::mutex> lock(wait_mu_);
+      done_ = std::move(done);
+      if (!ptrs.empty()) ++pending_;
+    }
+    if (!ptrs.empty()) {
+      batch_.Add(static_cast<int>(ptrs.size()));
+      batch_.OnDone([this] { Arrive(); });
+      file_->io_->Submit(ptrs.data(), ptrs.size());  // not armed: this read stays till FireIfDone
+    }
+    std::unique_lock<std::mutex> lock(wait_mu_);
+    armed_ = true;
+    FireIfDone(std::move(lock));  // may free this read
+    return;
+  }
   if (runs_.empty()) {
     waited_ = true;
     if (done) done();  // may free this read
@@ -425,6 +560,13 @@ void ParityRead::Submit(std::function<void()> done) {
 }
 
 ParityRead::~ParityRead() {
+  GiveUpClaims();
+  if (!submitted_ && awaited_ > 0) {
+    // Planned and never submitted: other reads may still copy blocks into its memory.
+    std::unique_lock<std::mutex> lock(wait_mu_);
+    armed_ = true;
+    wait_cv_.wait(lock, [&] { return pending_ == 0; });
+  }
   if (submitted_ && !has_done_) Wait();
   ParityReader::ScratchPool().Give(std::move(scratch_));
 }
@@ -432,6 +574,11 @@ ParityRead::~ParityRead() {
 void ParityRead::Wait() {
   if (waited_) return;
   waited_ = true;
+  if (awaited_ > 0) {
+    std::unique_lock<std::mutex> lock(wait_mu_);
+    wait_cv_.wait(lock, [&] { return armed_ && pending_ == 0; });
+    return;
+  }
   if (!runs_.empty()) batch_.Wait();
 }
 
@@ -474,6 +621,7 @@ Status ParityRead::Finish(SourceReads reads) {
       pieces_[i].failed = why;
     }
   }
+  if (awaited_ > 0) ReadUndelivered(reads);
   bool failed = false;
   for (Piece& p : pieces_) {
     if (p.failed.empty() && !p.shared) GRAPHFS_RETURN_IF_ERROR(Verify(p));
@@ -499,22 +647,23 @@ Status ParityRead::Finish(SourceReads reads) {
   return Status::Ok();
 }
 
-// Leaves the verified data blocks of degraded rows that the other read of their row will want:
-// a reader's for the rebuild of the row's lost unit (unless this read rebuilt that range
-// itself), a rebuild's sources for the reader of those units.
+// Delivers the data blocks of degraded rows this read claimed: to the reads waiting for them,
+// and, verified and awaited by no one yet, kept for the other read of their row that will want
+// them — a reader's for the rebuild of the row's lost unit (unless this read rebuilt that range
+// itself), a rebuild's sources for the reader of those units. Blocks that failed go to no one:
+// their waiters read them.
 void ParityRead::Share() {
-  ParityReader& f = *file_;
-  const StripeMap& map = f.map_;
-  const uint64_t stored_size = f.stored_size_.load(std::memory_order_acquire);
-  for (const Piece& p : pieces_) {
-    if (!p.verified || p.shared || p.bytes == nullptr || p.slot >= map.data_units() || !f.DegradedRow(p.row)) continue;
-    if (!p.source_only) {
+  for (Piece& p : pieces_) {
+    if (!p.claimed) continue;
+    p.claimed = false;
+    bool keep = p.verified;
+    if (keep && !p.source_only) {
       const bool rebuilt_here = std::any_of(pieces_.begin(), pieces_.end(), [&](const Piece& q) {
         return !q.failed.empty() && q.row == p.row && q.begin < p.begin + p.length && p.begin < q.begin + q.length;
       });
-      if (rebuilt_here) continue;
+      keep = !rebuilt_here;
     }
-    f.share_->Put(p.row, p.slot, p.begin, {p.bytes, p.length}, map.RowUnitLength(p.row, p.slot, stored_size));
+    file_->share_->Deliver(this, p.row, p.slot, p.begin, p.length, p.verified ? p.bytes : nullptr, keep);
   }
 }
 

@@ -30,6 +30,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -148,10 +149,13 @@ class ParityReader {
   std::array<std::mutex, 64> row_locks_;
 };
 
-// One read in flight.
-class ParityRead {
+// One read in flight. Of a degraded row, it may await blocks another read has in flight
+// (row_share.h): then Submit's `done` (or Wait) waits for those too.
+class ParityRead final : private RowShare::Waiter {
  public:
-  ~ParityRead();  // waits for the runs, if submitted without `done` and not waited for
+  // Waits for the runs, if submitted without `done` and not waited for, and for the blocks other
+  // reads still copy here; gives up the blocks it claimed and did not deliver.
+  ~ParityRead();
   ParityRead(const ParityRead&) = delete;
   ParityRead& operator=(const ParityRead&) = delete;
 
@@ -188,11 +192,24 @@ class ParityRead {
     std::string as_read;      // its bytes as read, when bad_sum
     bool verified = false;    // read and checked: may serve as a source of its row
     bool source_only = false; // read only as a source of its row's rebuild (PlanSources)
-    bool shared = false;      // taken from the blocks another read left (row_share.h)
+    bool shared = false;      // taken from the blocks another read left or had in flight (row_share.h)
+    bool claimed = false;     // read by this read for others too: delivered in Share
   };
   struct Group;  // pieces of one row and range rebuilt together (parity_read.cc)
 
   explicit ParityRead(ParityReader* file) : file_(file) {}
+  // Claims the degraded rows' data blocks this read wants (row_share.h), all in one step: taken,
+  // awaited from another read in flight, or read here and delivered to those who wait.
+  void ClaimShared(uint64_t stored_size);
+  void Arrived(size_t want, bool delivered) override;
+  // One of the things a submitted read waits for is in: the runs, or a block awaited.
+  void Arrive();
+  // Once submitted and everything is in: runs `done`, or wakes Wait.
+  void FireIfDone(std::unique_lock<std::mutex> lock);
+  // Reads the pieces whose awaited blocks did not come (their read failed), as `reads` says.
+  void ReadUndelivered(SourceReads reads);
+  // The claimed blocks not delivered (the read ends early): their waiters read them.
+  void GiveUpClaims();
   // Adds, as pieces that serve no bytes, the row sources of the pieces already known failed
   // (lost or avoided disks), so that they are read with the rest.
   void PlanSources(uint64_t stored_size);
@@ -221,6 +238,17 @@ class ParityRead {
   bool submitted_ = false;
   bool waited_ = false;
   bool has_done_ = false;
+  // Blocks awaited from other reads (row_share.h): the pieces of the claim's wants, which of
+  // them did not come (set by the reads that could not deliver), and what Submit's `done` or Wait
+  // waits for — the runs and the blocks; those two under wait_mu_.
+  uint64_t awaited_ = 0;
+  std::vector<size_t> want_pieces_;
+  std::vector<uint8_t> undelivered_;
+  std::mutex wait_mu_;
+  std::condition_variable wait_cv_;
+  int64_t pending_ = 0;  // may drop below 0 while blocks arrive before Submit counts the runs
+  bool armed_ = false;   // Submit has counted everything
+  std::function<void()> done_;
 };
 
 }  // namespace graphfs

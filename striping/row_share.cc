@@ -2,23 +2,27 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace graphfs {
 
-void RowShare::Put(uint64_t row, uint32_t slot, uint64_t begin, std::span<const char> bytes, uint64_t unit_end) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (uint64_t at = 0; at < bytes.size(); at += block_) {
-    const uint64_t length = std::min<uint64_t>(block_, bytes.size() - at);
-    // A piece of a block is kept only when the block ends there: the unit's end.
-    if (length < block_ && begin + at + length != unit_end) break;
-    const Key key{row, slot, (begin + at) / block_};
-    auto [it, added] = blocks_.try_emplace(key);
-    if (!added) continue;
-    it->second.assign(bytes.data() + at, length);
-    order_.push_back(key);
-    stats_.put_bytes += length;
-    stats_.held_bytes += length;
-  }
+uint64_t RowShare::BlockLength(uint64_t block, uint64_t end, uint64_t unit_end) const {
+  const uint64_t at = block * block_;
+  if (at >= unit_end) return 0;
+  const uint64_t length = std::min(block_, unit_end - at);
+  return at + length <= end ? length : 0;
+}
+
+void RowShare::PutLocked(const Key& key, const char* bytes, uint64_t length) {
+  auto [it, added] = blocks_.try_emplace(key);
+  if (!added) return;
+  it->second.assign(bytes, length);
+  order_.push_back(key);
+  stats_.put_bytes += length;
+  stats_.held_bytes += length;
+}
+
+void RowShare::DropOverBudgetLocked() {
   while (stats_.held_bytes > budget_ && !order_.empty()) {
     auto it = blocks_.find(order_.front());
     order_.pop_front();
@@ -34,6 +38,17 @@ void RowShare::Put(uint64_t row, uint32_t slot, uint64_t begin, std::span<const 
       if (blocks_.count(k) != 0) live.push_back(k);
     order_ = std::move(live);
   }
+}
+
+void RowShare::Put(uint64_t row, uint32_t slot, uint64_t begin, std::span<const char> bytes, uint64_t unit_end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint64_t at = 0; at < bytes.size(); at += block_) {
+    const uint64_t length = std::min<uint64_t>(block_, bytes.size() - at);
+    // A piece of a block is kept only when the block ends there: the unit's end.
+    if (length < block_ && begin + at + length != unit_end) break;
+    PutLocked(Key{row, slot, (begin + at) / block_}, bytes.data() + at, length);
+  }
+  DropOverBudgetLocked();
 }
 
 bool RowShare::Take(uint64_t row, uint32_t slot, uint64_t begin, uint64_t length, char* out) {
@@ -54,6 +69,89 @@ bool RowShare::Take(uint64_t row, uint32_t slot, uint64_t begin, uint64_t length
     blocks_.erase(it);
   }
   return true;
+}
+
+RowShare::Claimed RowShare::Claim(const void* reader, std::span<const Want> wants, Waiter* waiter) {
+  Claimed claimed;
+  claimed.got.reserve(wants.size());
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t w = 0; w < wants.size(); ++w) {
+    const Want& want = wants[w];
+    if (want.length == 0 || want.begin % block_ != 0) {
+      claimed.got.push_back(Got::kRead);
+      continue;
+    }
+    const uint64_t first = want.begin / block_, last = (want.begin + want.length - 1) / block_;
+    // Held or in flight for another read, every block: nothing to read.
+    bool all = true, any_flight = false;
+    for (uint64_t b = first; b <= last && all; ++b) {
+      const Key key{want.row, want.slot, b};
+      const uint64_t need = std::min(block_, want.begin + want.length - b * block_);
+      if (auto h = blocks_.find(key); h != blocks_.end() && h->second.size() >= need) continue;
+      auto f = flights_.find(key);
+      all = f != flights_.end() && f->second.reader != reader && f->second.length >= need;
+      any_flight = any_flight || all;
+    }
+    if (all) {
+      for (uint64_t b = first; b <= last; ++b) {
+        const Key key{want.row, want.slot, b};
+        const uint64_t need = std::min(block_, want.begin + want.length - b * block_);
+        char* out = want.out + (b - first) * block_;
+        if (auto h = blocks_.find(key); h != blocks_.end() && h->second.size() >= need) {
+          std::memcpy(out, h->second.data(), need);
+          stats_.taken_bytes += h->second.size();
+          stats_.held_bytes -= h->second.size();
+          blocks_.erase(h);
+          continue;
+        }
+        flights_[key].waiting.push_back({waiter, w, out, need});
+        ++claimed.awaited;
+      }
+      claimed.got.push_back(any_flight ? Got::kAwaited : Got::kTaken);
+      continue;
+    }
+    // Read by the claimer: the blocks it reads whole that nobody has become in flight for it.
+    const uint64_t end = want.begin + want.length;
+    for (uint64_t b = first; b <= last; ++b) {
+      const Key key{want.row, want.slot, b};
+      const uint64_t length = BlockLength(b, end, want.unit_end);
+      if (length == 0 || blocks_.count(key) != 0 || flights_.count(key) != 0) continue;
+      flights_.emplace(key, Flight{reader, length, {}});
+    }
+    claimed.got.push_back(Got::kRead);
+  }
+  return claimed;
+}
+
+void RowShare::Deliver(const void* reader, uint64_t row, uint32_t slot, uint64_t begin, uint64_t length,
+                       const char* bytes, bool keep) {
+  if (length == 0) return;
+  std::vector<std::pair<Await, const char*>> told;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t first = begin / block_, last = (begin + length - 1) / block_;
+    for (uint64_t b = first; b <= last; ++b) {
+      const Key key{row, slot, b};
+      auto f = flights_.find(key);
+      if (f == flights_.end() || f->second.reader != reader) continue;
+      Flight flight = std::move(f->second);
+      flights_.erase(f);
+      const char* from = bytes == nullptr ? nullptr : bytes + (b * block_ - begin);
+      if (from != nullptr && flight.waiting.empty() && keep) PutLocked(key, from, flight.length);
+      for (const Await& a : flight.waiting) {
+        told.push_back({a, from});
+        if (from != nullptr) stats_.awaited_bytes += a.length;
+      }
+    }
+    DropOverBudgetLocked();
+  }
+  // Outside the lock: the copies (the waiter's memory stays until it has heard of each of its
+  // blocks, and `bytes` until this returns), and the waiters, one of which, told of its last
+  // block, may finish its read here and deliver in turn.
+  for (const auto& [a, from] : told) {
+    if (from != nullptr) std::memcpy(a.out, from, a.length);
+    a.waiter->Arrived(a.want, from != nullptr);
+  }
 }
 
 void RowShare::Clear() {

@@ -1,15 +1,24 @@
-// Verified blocks of a degraded file's rows, kept for the one other read that needs them
-// (docs/parity.md, "Reads", degraded): when a disk of a file with parity is lost, a row whose
-// data unit lay on it is rebuilt from the same range of its other units — D - 1 data units the
-// readers read anyway, and a parity unit. The volume reads a stream disk by disk, so the lost
-// unit's rebuild and the reads of its row's data units are separate reads; without sharing, each
-// of those data units is read twice (2D - 1 unit reads a row instead of D: 0.45 of the healthy
-// rate at 4 disks instead of (N - 1)/N). A read of a data unit of such a row leaves its blocks
-// here for the rebuild, and a rebuild leaves the data blocks it had to read for the reader that
-// comes later; whoever comes second takes them (and they are dropped). What no one takes is
-// dropped oldest first beyond a byte budget, so a reader that never comes costs memory only up
-// to it. Only verified bytes are put, and a write or truncate of the file clears it first (a file
-// with a lost disk refuses them anyway: parity_write.h). Thread-safe.
+// Verified blocks of a degraded file's rows, kept for — or handed to — the one other read that
+// needs them (docs/parity.md, "Reads", degraded): when a disk of a file with parity is lost, a
+// row whose data unit lay on it is rebuilt from the same range of its other units — D - 1 data
+// units the readers read anyway, and a parity unit. The volume reads a stream disk by disk, so
+// the lost unit's rebuild and the reads of its row's data units are separate reads; without
+// sharing, each of those data units is read twice (2D - 1 unit reads a row instead of D: 0.45 of
+// the healthy rate at 4 disks instead of (N - 1)/N).
+//
+// A read claims the blocks it is about to read (Claim, all of a read's wants under one lock):
+//  - blocks another read left here (held) are taken: copied out and dropped;
+//  - blocks another read has in flight are awaited: that read copies them to the waiter once it
+//    has verified them (Deliver) and tells it (Waiter::Arrived), so they are read once even when
+//    the two reads run at the same time;
+//  - the rest the claimer reads itself, and they become in flight for it: it must Deliver them
+//    (or give them up, which tells the waiters to read them themselves).
+// A read only ever waits for reads that claimed before it, so the waits cannot form a cycle.
+// What a read delivers with no one waiting is kept for the read that comes later (Put); what no
+// one takes is dropped oldest first beyond a byte budget, so a reader that never comes costs
+// memory only up to it. Only verified bytes are put, and a write or truncate of the file clears
+// the held blocks first (a file with a lost disk refuses them anyway: parity_write.h).
+// Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +27,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace graphfs {
 
@@ -34,11 +44,50 @@ class RowShare {
   // block of the range is held (begin block-aligned); false, and nothing taken, otherwise.
   bool Take(uint64_t row, uint32_t slot, uint64_t begin, uint64_t length, char* out);
 
-  // Drops every block held (the file is about to change).
+  // A read told of the blocks it awaits, once per block, on the thread of the read that had
+  // them in flight: `delivered` when the block's bytes are in the waiter's memory, false when
+  // that read could not get them (the waiter must read them itself). Not called under the
+  // share's lock.
+  class Waiter {
+   public:
+    virtual void Arrived(size_t want, bool delivered) = 0;
+
+   protected:
+    ~Waiter() = default;
+  };
+  // [begin, begin + length) (block-aligned begin; whole blocks or up to `unit_end`) of the unit of
+  // `slot` in `row`, to go to `out`.
+  struct Want {
+    uint64_t row = 0;
+    uint32_t slot = 0;
+    uint64_t begin = 0, length = 0, unit_end = 0;
+    char* out = nullptr;
+  };
+  enum class Got {
+    kTaken,    // every block was held: copied to `out`
+    kAwaited,  // some in flight for other reads (the held rest copied): the waiter hears of each
+    kRead,     // the claimer reads the range; what nobody had is now in flight for it
+  };
+  struct Claimed {
+    std::vector<Got> got;     // one per want
+    uint64_t awaited = 0;     // blocks the waiter will hear of
+  };
+  // Claims `wants` for `reader` in one step. Blocks in flight for `reader` itself count as
+  // missing (a read never waits for itself).
+  Claimed Claim(const void* reader, std::span<const Want> wants, Waiter* waiter);
+  // `reader`'s in-flight blocks of [begin, begin + length) of the unit: their bytes (from
+  // `bytes`, which starts at `begin`; nullptr when the read could not get them) go to the reads
+  // waiting for them; with no one waiting, whole verified blocks are kept (Put) when `keep`.
+  void Deliver(const void* reader, uint64_t row, uint32_t slot, uint64_t begin, uint64_t length, const char* bytes,
+               bool keep);
+
+  // Drops every block held (the file is about to change). Blocks in flight stay: their reads
+  // run, and a write waits for them (read_gate.h).
   void Clear();
 
   struct Stats {
     uint64_t put_bytes = 0, taken_bytes = 0, dropped_bytes = 0, held_bytes = 0;
+    uint64_t awaited_bytes = 0;  // handed from one read in flight to another
   };
   Stats stats() const;
 
@@ -54,10 +103,28 @@ class RowShare {
       return std::hash<uint64_t>()(k.row * 1000003 + k.block) ^ (std::hash<uint32_t>()(k.slot) << 1);
     }
   };
+  struct Await {
+    Waiter* waiter;
+    size_t want;
+    char* out;
+    uint64_t length;  // of the block, wanted
+  };
+  struct Flight {
+    const void* reader;
+    uint64_t length;  // of the block, as the reader reads it
+    std::vector<Await> waiting;
+  };
+  // The length of `block` of a unit ending at `unit_end`, or 0 when [begin, end) does not hold it
+  // whole.
+  uint64_t BlockLength(uint64_t block, uint64_t end, uint64_t unit_end) const;
+  void PutLocked(const Key& key, const char* bytes, uint64_t length);
+  void DropOverBudgetLocked();
+
   const uint64_t block_;
   const uint64_t budget_;
   mutable std::mutex mu_;
   std::unordered_map<Key, std::string, Hash> blocks_;
+  std::unordered_map<Key, Flight, Hash> flights_;
   std::deque<Key> order_;  // as put; entries taken since are skipped when dropping
   Stats stats_;
 };

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace graphfs {
 namespace {
@@ -58,6 +60,93 @@ TEST(RowShare, OldestBlocksAreDroppedBeyondTheBudgetAndClearDropsAll) {
   share.Clear();
   EXPECT_FALSE(share.Take(4, 0, 0, kBlock, out.data()));
   EXPECT_EQ(share.stats().held_bytes, 0u);
+}
+
+// Records what a waiter hears (RowShare::Waiter).
+struct Heard : RowShare::Waiter {
+  std::vector<std::pair<size_t, bool>> arrived;
+  void Arrived(size_t want, bool delivered) override { arrived.emplace_back(want, delivered); }
+};
+
+TEST(RowShare, BlocksInFlightAreAwaitedAndCopiedWhenTheirReadDelivers) {
+  RowShare share(kBlock, 1 << 20);
+  int a = 0, b = 0;  // two reads, told apart by address
+  Heard heard_a, heard_b;
+  std::string a_out(2 * kBlock, '\0'), b_out(2 * kBlock, '\0');
+  // A claims row 2's slot 0 first: nobody has it, so A reads it and it is in flight for A.
+  const RowShare::Want a_want{2, 0, 0, 2 * kBlock, 4 * kBlock, a_out.data()};
+  RowShare::Claimed ca = share.Claim(&a, {&a_want, 1}, &heard_a);
+  ASSERT_EQ(ca.got.size(), 1u);
+  EXPECT_EQ(ca.got[0], RowShare::Got::kRead);
+  EXPECT_EQ(ca.awaited, 0u);
+  // B wants the same blocks while A reads them: it awaits them instead of reading them.
+  const RowShare::Want b_want{2, 0, 0, 2 * kBlock, 4 * kBlock, b_out.data()};
+  RowShare::Claimed cb = share.Claim(&b, {&b_want, 1}, &heard_b);
+  EXPECT_EQ(cb.got[0], RowShare::Got::kAwaited);
+  EXPECT_EQ(cb.awaited, 2u);
+  // A read never awaits itself.
+  RowShare::Claimed again = share.Claim(&a, {&a_want, 1}, &heard_a);
+  EXPECT_EQ(again.got[0], RowShare::Got::kRead);
+  EXPECT_TRUE(heard_b.arrived.empty());
+  const std::string bytes = Bytes(kBlock, 'p') + Bytes(kBlock, 'q');
+  share.Deliver(&a, 2, 0, 0, 2 * kBlock, bytes.data(), /*keep=*/true);
+  EXPECT_EQ(b_out, bytes);
+  ASSERT_EQ(heard_b.arrived.size(), 2u);
+  EXPECT_EQ(heard_b.arrived[0], std::make_pair(size_t{0}, true));
+  EXPECT_TRUE(heard_a.arrived.empty());
+  // Given to B, so not kept for a third read.
+  std::string out(2 * kBlock, '\0');
+  EXPECT_FALSE(share.Take(2, 0, 0, 2 * kBlock, out.data()));
+  EXPECT_EQ(share.stats().awaited_bytes, 2 * kBlock);
+  EXPECT_EQ(share.stats().held_bytes, 0u);
+}
+
+TEST(RowShare, DeliveredWithNoOneWaitingIsKeptAndHeldAndInFlightMix) {
+  RowShare share(kBlock, 1 << 20);
+  int a = 0, b = 0, c = 0;
+  Heard heard;
+  std::string out(3 * kBlock, '\0');
+  // A reads blocks 0-1 of row 0's slot 1 and delivers them with no one waiting: kept.
+  const RowShare::Want a_want{0, 1, 0, 2 * kBlock, 3 * kBlock, out.data()};
+  ASSERT_EQ(share.Claim(&a, {&a_want, 1}, &heard).got[0], RowShare::Got::kRead);
+  const std::string first = Bytes(2 * kBlock, 'h');
+  share.Deliver(&a, 0, 1, 0, 2 * kBlock, first.data(), true);
+  EXPECT_EQ(share.stats().held_bytes, 2 * kBlock);
+  // B reads block 2 (the unit's short end: half a block): in flight.
+  const RowShare::Want b_want{0, 1, 2 * kBlock, kBlock / 2, 2 * kBlock + kBlock / 2, out.data()};
+  ASSERT_EQ(share.Claim(&b, {&b_want, 1}, &heard).got[0], RowShare::Got::kRead);
+  // C wants the whole unit: two blocks taken now, one awaited.
+  std::string c_out(3 * kBlock, '\0');
+  const RowShare::Want c_want{0, 1, 0, 2 * kBlock + kBlock / 2, 2 * kBlock + kBlock / 2, c_out.data()};
+  RowShare::Claimed cc = share.Claim(&c, {&c_want, 1}, &heard);
+  EXPECT_EQ(cc.got[0], RowShare::Got::kAwaited);
+  EXPECT_EQ(cc.awaited, 1u);
+  EXPECT_EQ(c_out.substr(0, 2 * kBlock), first);
+  // B's read failed: C hears it was not delivered (and reads that block itself).
+  share.Deliver(&b, 0, 1, 2 * kBlock, kBlock / 2, nullptr, true);
+  ASSERT_EQ(heard.arrived.size(), 1u);
+  EXPECT_EQ(heard.arrived[0], std::make_pair(size_t{0}, false));
+  EXPECT_EQ(share.stats().held_bytes, 0u);
+  // All held: taken whole.
+  const std::string row5 = Bytes(kBlock, 'z');
+  share.Put(5, 0, 0, row5, kBlock);
+  const RowShare::Want d_want{5, 0, 0, kBlock, kBlock, out.data()};
+  EXPECT_EQ(share.Claim(&a, {&d_want, 1}, &heard).got[0], RowShare::Got::kTaken);
+  EXPECT_EQ(out.substr(0, kBlock), row5);
+}
+
+TEST(RowShare, ABlockReadOnlyInPartIsNotPutInFlight) {
+  RowShare share(kBlock, 1 << 20);
+  int a = 0, b = 0;
+  Heard heard;
+  std::string out(2 * kBlock, '\0');
+  // A reads 1.5 blocks inside a longer unit: only block 0 is whole, so only it is in flight.
+  const RowShare::Want a_want{0, 0, 0, kBlock + kBlock / 2, 4 * kBlock, out.data()};
+  ASSERT_EQ(share.Claim(&a, {&a_want, 1}, &heard).got[0], RowShare::Got::kRead);
+  const RowShare::Want b_whole{0, 0, 0, 2 * kBlock, 4 * kBlock, out.data()};
+  EXPECT_EQ(share.Claim(&b, {&b_whole, 1}, &heard).got[0], RowShare::Got::kRead);
+  const RowShare::Want b_first{0, 0, 0, kBlock, 4 * kBlock, out.data()};
+  EXPECT_EQ(share.Claim(&b, {&b_first, 1}, &heard).got[0], RowShare::Got::kAwaited);
 }
 
 }  // namespace
