@@ -214,6 +214,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     if (avoid[p.disk] == 1) p.failed = "avoided (its reads returned errors; probed again each second)";
   }
   read->PlanSources(stored_size);
+  for (ParityRead::Piece& p : read->pieces_) p.read_length = p.length;
   // The rest is read in place in the caller's segments where it can be, else into scratch.
   uint64_t scratch = 0;
   for (ParityRead::Piece& p : read->pieces_) {
@@ -255,12 +256,15 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     const ParityRead::Piece& p = read->pieces_[i];
     if (!p.failed.empty() || p.shared) continue;
     order.push_back(i);
-    if (p.placed.empty()) (in_scratch(p.bytes) ? staged : in_place) += p.length;
+    if (p.placed.empty()) (in_scratch(p.bytes) ? staged : in_place) += p.read_length;
     for (const iovec& v : p.placed) (in_scratch(v.iov_base) ? staged : in_place) += v.iov_len;
   }
   in_place_bytes_.fetch_add(in_place, std::memory_order_relaxed);
   staged_bytes_.fetch_add(staged, std::memory_order_relaxed);
-  auto disk_offset = [&](size_t i) { return read->pieces_[i].row * unit + read->pieces_[i].begin; };
+  auto disk_offset = [&](size_t i) {
+    const ParityRead::Piece& p = read->pieces_[i];
+    return p.row * unit + p.begin + p.read_skip;
+  };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
     const auto& pa = read->pieces_[a];
     const auto& pc = read->pieces_[c];
@@ -268,7 +272,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
   });
   auto add = [](IoRun& run, const ParityRead::Piece& p) {
     if (p.placed.empty()) {
-      run.iov.push_back({p.bytes, p.length});
+      run.iov.push_back({p.bytes + p.read_skip, p.read_length});
     } else {
       run.iov.insert(run.iov.end(), p.placed.begin(), p.placed.end());
     }
@@ -279,7 +283,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     if (!read->runs_.empty()) {
       IoRun& last = read->runs_.back();
       if (last.disk == p.disk && last.offset + last.Length() == disk_offset(i) &&
-          last.Length() + p.length <= max_run_bytes_ && last.iov.size() + segments <= kMaxIov) {
+          last.Length() + p.read_length <= max_run_bytes_ && last.iov.size() + segments <= kMaxIov) {
         add(last, p);
         read->run_pieces_.back().push_back(i);
         continue;
@@ -374,6 +378,10 @@ void ParityRead::ClaimShared(uint64_t stored_size) {
     Piece& p = pieces_[want_pieces_[w]];
     p.shared = claimed.got[w] != RowShare::Got::kRead;
     p.claimed = claimed.got[w] == RowShare::Got::kRead;
+    if (p.claimed) {
+      p.read_skip = claimed.read[w].begin - p.begin;
+      p.read_length = claimed.read[w].length;
+    }
   }
   if (claimed.awaited == 0) return;
   std::lock_guard<std::mutex> lock(wait_mu_);

@@ -194,6 +194,10 @@ class ParityRead final : private RowShare::Waiter {
     bool source_only = false; // read only as a source of its row's rebuild (PlanSources)
     bool shared = false;      // taken from the blocks another read left or had in flight (row_share.h)
     bool claimed = false;     // read by this read for others too: delivered in Share
+    // What of the blocks this read reads: [read_skip, read_skip + read_length) of them; the rest,
+    // when other reads have it, is taken or awaited (row_share.h).
+    uint64_t read_skip = 0;
+    uint64_t read_length = 0;
   };
   struct Group;  // pieces of one row and range rebuilt together (parity_read.cc)
 

@@ -74,51 +74,64 @@ bool RowShare::Take(uint64_t row, uint32_t slot, uint64_t begin, uint64_t length
 RowShare::Claimed RowShare::Claim(const void* reader, std::span<const Want> wants, Waiter* waiter) {
   Claimed claimed;
   claimed.got.reserve(wants.size());
+  claimed.read.resize(wants.size());
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t w = 0; w < wants.size(); ++w) {
     const Want& want = wants[w];
     if (want.length == 0 || want.begin % block_ != 0) {
       claimed.got.push_back(Got::kRead);
+      claimed.read[w] = {want.begin, want.length};
       continue;
     }
     const uint64_t first = want.begin / block_, last = (want.begin + want.length - 1) / block_;
-    // Held or in flight for another read, every block: nothing to read.
-    bool all = true, any_flight = false;
-    for (uint64_t b = first; b <= last && all; ++b) {
-      const Key key{want.row, want.slot, b};
-      const uint64_t need = std::min(block_, want.begin + want.length - b * block_);
-      if (auto h = blocks_.find(key); h != blocks_.end() && h->second.size() >= need) continue;
-      auto f = flights_.find(key);
-      all = f != flights_.end() && f->second.reader != reader && f->second.length >= need;
-      any_flight = any_flight || all;
+    const uint64_t end = want.begin + want.length;
+    auto held = [&](uint64_t b, uint64_t need) {
+      auto h = blocks_.find(Key{want.row, want.slot, b});
+      return h != blocks_.end() && h->second.size() >= need ? h : blocks_.end();
+    };
+    auto flying = [&](uint64_t b, uint64_t need) {
+      auto f = flights_.find(Key{want.row, want.slot, b});
+      return f != flights_.end() && f->second.reader != reader && f->second.length >= need ? f : flights_.end();
+    };
+    // The blocks nobody has: the claimer reads from the first to the last of them.
+    uint64_t miss_first = last + 1, miss_last = first;
+    for (uint64_t b = first; b <= last; ++b) {
+      const uint64_t need = std::min(block_, end - b * block_);
+      if (held(b, need) != blocks_.end() || flying(b, need) != flights_.end()) continue;
+      miss_first = std::min(miss_first, b);
+      miss_last = b;
     }
-    if (all) {
-      for (uint64_t b = first; b <= last; ++b) {
-        const Key key{want.row, want.slot, b};
-        const uint64_t need = std::min(block_, want.begin + want.length - b * block_);
-        char* out = want.out + (b - first) * block_;
-        if (auto h = blocks_.find(key); h != blocks_.end() && h->second.size() >= need) {
-          std::memcpy(out, h->second.data(), need);
-          stats_.taken_bytes += h->second.size();
-          stats_.held_bytes -= h->second.size();
-          blocks_.erase(h);
-          continue;
-        }
-        flights_[key].waiting.push_back({waiter, w, out, need});
-        ++claimed.awaited;
+    bool any_flight = false;
+    for (uint64_t b = first; b <= last; ++b) {
+      if (b >= miss_first && b <= miss_last) continue;
+      const uint64_t need = std::min(block_, end - b * block_);
+      char* out = want.out + (b - first) * block_;
+      if (auto h = held(b, need); h != blocks_.end()) {
+        std::memcpy(out, h->second.data(), need);
+        stats_.taken_bytes += h->second.size();
+        stats_.held_bytes -= h->second.size();
+        blocks_.erase(h);
+        continue;
       }
+      flying(b, need)->second.waiting.push_back({waiter, w, out, need});
+      any_flight = true;
+      ++claimed.awaited;
+    }
+    if (miss_first > last) {
       claimed.got.push_back(any_flight ? Got::kAwaited : Got::kTaken);
       continue;
     }
-    // Read by the claimer: the blocks it reads whole that nobody has become in flight for it.
-    const uint64_t end = want.begin + want.length;
-    for (uint64_t b = first; b <= last; ++b) {
+    // Read by the claimer: the blocks of its range it reads whole that nobody has become in
+    // flight for it.
+    const uint64_t read_begin = miss_first * block_, read_end = std::min(end, (miss_last + 1) * block_);
+    for (uint64_t b = miss_first; b <= miss_last; ++b) {
       const Key key{want.row, want.slot, b};
-      const uint64_t length = BlockLength(b, end, want.unit_end);
+      const uint64_t length = BlockLength(b, read_end, want.unit_end);
       if (length == 0 || blocks_.count(key) != 0 || flights_.count(key) != 0) continue;
       flights_.emplace(key, Flight{reader, length, {}});
     }
     claimed.got.push_back(Got::kRead);
+    claimed.read[w] = {read_begin, read_end - read_begin};
   }
   return claimed;
 }

@@ -66,14 +66,23 @@ class RowShare {
   enum class Got {
     kTaken,    // every block was held: copied to `out`
     kAwaited,  // some in flight for other reads (the held rest copied): the waiter hears of each
-    kRead,     // the claimer reads the range; what nobody had is now in flight for it
+    kRead,     // the claimer reads part of the range (Claimed::read), the rest as kAwaited; what
+               // nobody had of that part is now in flight for it
+  };
+  // What the claimer reads of a want (kRead): [begin, begin + length) of the unit, from its first
+  // block nobody has to its last (the blocks between that others have are read too); the blocks
+  // outside it are taken or awaited.
+  struct ReadRange {
+    uint64_t begin = 0, length = 0;
   };
   struct Claimed {
     std::vector<Got> got;     // one per want
+    std::vector<ReadRange> read;  // one per want: empty unless kRead
     uint64_t awaited = 0;     // blocks the waiter will hear of
   };
   // Claims `wants` for `reader` in one step. Blocks in flight for `reader` itself count as
-  // missing (a read never waits for itself).
+  // missing (a read never waits for itself). The reads of one row's units are cut differently
+  // (the lost disk's extents are not the others'), so a want is mostly shared in part.
   Claimed Claim(const void* reader, std::span<const Want> wants, Waiter* waiter);
   // `reader`'s in-flight blocks of [begin, begin + length) of the unit: their bytes (from
   // `bytes`, which starts at `begin`; nullptr when the read could not get them) go to the reads

@@ -424,8 +424,42 @@ TEST(ParityRead, DegradedStreamReadsEachRowOnceWhicheverDiskComesFirst) {
 // flight, on every disk): a read that wants blocks another read is reading waits for them instead
 // of reading them again (row_share.h), so the disks still read each surviving block once — through
 // the asynchronous calls (completed on the I/O workers) and the blocking ones (on threads, one per
-// disk) alike.
+// disk) alike. And with each unit read in two pieces cut differently on the lost disk than on the
+// others (as the mount's extents are), each read reads only the blocks nobody else has: the cut
+// blocks are the only ones read twice, at most.
 TEST(ParityRead, ConcurrentDegradedReadsOfARowReadEachSurvivingBlockOnce) {
+  constexpr uint32_t kDisks = 4, kData = 3, kLost = 1;
+  constexpr uint64_t kRows = 16;
+  ParityGraph g(kDisks, 1, kRows * kData * kUnit);
+  auto map = StripeMap::Create(g.manifest.layout);
+  ASSERT_TRUE(map.ok());
+  ASSERT_TRUE(std::filesystem::remove(g.PartPath(kLost)));
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  std::string got(g.data.size(), '\0');
+  std::vector<std::promise<Status>> done(2 * kRows * kData);
+  for (uint32_t d = 0; d < kDisks; ++d) {
+    for (uint64_t u = 0; u < kRows * kData; ++u) {
+      if (map->Locate(u * kUnit).disk != d) continue;
+      const uint64_t cut = d == kLost ? kBlock + 100 : 2 * kBlock + 7;
+      for (int half = 0; half < 2; ++half) {
+        const uint64_t at = u * kUnit + (half == 0 ? 0 : cut);
+        const uint64_t length = half == 0 ? cut : kUnit - cut;
+        (*f)->ReadAsync(at, {{got.data() + at, length}}, false,
+                        [&, u, half](Status s) { done[2 * u + half].set_value(std::move(s)); });
+      }
+    }
+  }
+  for (auto& p : done) {
+    Status s = p.get_future().get();
+    EXPECT_TRUE(s.ok()) << s.error().message();
+  }
+  EXPECT_TRUE(got == g.data);
+  // Per row at most one cut block of each data unit and of the parity unit twice.
+  EXPECT_LE(g.Total(&DiskCounters::bytes_read), g.data.size() + kRows * kDisks * kBlock);
+}
+
+TEST(ParityRead, ConcurrentDegradedReadsOfWholeUnitsReadEachSurvivingBlockOnce) {
   constexpr uint32_t kDisks = 4, kData = 3, kLost = 1;
   constexpr uint64_t kRows = 16;
   for (bool blocking : {false, true}) {

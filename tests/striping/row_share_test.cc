@@ -135,6 +135,35 @@ TEST(RowShare, DeliveredWithNoOneWaitingIsKeptAndHeldAndInFlightMix) {
   EXPECT_EQ(out.substr(0, kBlock), row5);
 }
 
+TEST(RowShare, AWantSharedInPartReadsOnlyFromItsFirstMissingBlockToItsLast) {
+  RowShare share(kBlock, 1 << 20);
+  int a = 0, b = 0;
+  Heard heard;
+  std::string a_out(2 * kBlock, '\0'), b_out(4 * kBlock, '\0');
+  // A reads blocks 0-1; B wants 0-3 (its extent is cut elsewhere): it awaits 0-1, reads 2-3.
+  const RowShare::Want a_want{7, 2, 0, 2 * kBlock, 4 * kBlock, a_out.data()};
+  ASSERT_EQ(share.Claim(&a, {&a_want, 1}, &heard).got[0], RowShare::Got::kRead);
+  const RowShare::Want b_want{7, 2, 0, 4 * kBlock, 4 * kBlock, b_out.data()};
+  RowShare::Claimed cb = share.Claim(&b, {&b_want, 1}, &heard);
+  ASSERT_EQ(cb.got[0], RowShare::Got::kRead);
+  EXPECT_EQ(cb.read[0].begin, 2 * kBlock);
+  EXPECT_EQ(cb.read[0].length, 2 * kBlock);
+  EXPECT_EQ(cb.awaited, 2u);
+  const std::string bytes = Bytes(2 * kBlock, 'r');
+  share.Deliver(&a, 7, 2, 0, 2 * kBlock, bytes.data(), true);
+  EXPECT_EQ(b_out.substr(0, 2 * kBlock), bytes);
+  EXPECT_EQ(heard.arrived.size(), 2u);
+  // A third read of blocks 1-3 awaits B's 2-3, and block 1 (given to B, not kept) it reads.
+  int c = 0;
+  std::string c_out(3 * kBlock, '\0');
+  const RowShare::Want c_want{7, 2, kBlock, 3 * kBlock, 4 * kBlock, c_out.data()};
+  RowShare::Claimed cc = share.Claim(&c, {&c_want, 1}, &heard);
+  ASSERT_EQ(cc.got[0], RowShare::Got::kRead);
+  EXPECT_EQ(cc.read[0].begin, kBlock);
+  EXPECT_EQ(cc.read[0].length, kBlock);
+  EXPECT_EQ(cc.awaited, 2u);
+}
+
 TEST(RowShare, ABlockReadOnlyInPartIsNotPutInFlight) {
   RowShare share(kBlock, 1 << 20);
   int a = 0, b = 0;
