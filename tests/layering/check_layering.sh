@@ -13,7 +13,9 @@
 #   check_layering.sh SOURCE_DIR
 set -euo pipefail
 ROOT="${1:?usage: check_layering.sh SOURCE_DIR}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
+. "$HERE/sources.sh"  # sources DIR
 flags=(-std=c++20 -I. $(pkg-config --cflags fuse3))
 lower='^(cache|chunkindex|striping|compress|grid)/'
 public=(volume/*.h)  # volume/internal/*.h are not public
@@ -26,7 +28,7 @@ check() {  # check FILE: the headers it reads, one per line, none of a lower lib
     failed=1
   fi
 }
-for f in fusefs/*.cc fusefs/*.h; do check "$f"; done
+for f in $(sources fusefs); do check "$f"; done
 for f in "${public[@]}"; do check "$f"; done
 # Nor do they name a lower library's type by a declaration of their own: outside comments they open
 # no namespace but graphfs::volume (striping's types live in graphfs itself) and qualify nothing with
@@ -43,7 +45,7 @@ done
 included() { grep -ho '#include "[a-z0-9_/]*\.h[p]*"' "$@" | sed 's/#include "\(.*\)"/\1/' | sort -u; }
 # The volume's own public headers are all the front end and the admin tools include of volume/.
 for dir in fusefs admin; do
-  outside=$(included $(find "$dir" -name '*.cc' -o -name '*.h') | grep '^volume/' |
+  outside=$(included $(sources "$dir") | grep '^volume/' |
             grep -vxF "$(printf '%s\n' "${public[@]}")" || true)
   if [ -n "$outside" ]; then
     echo "$dir includes volume headers that are not public:" $outside

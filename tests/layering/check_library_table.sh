@@ -15,7 +15,9 @@
 #   check_library_table.sh SOURCE_DIR
 set -euo pipefail
 ROOT="${1:?usage: check_library_table.sh SOURCE_DIR}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
+. "$HERE/sources.sh"  # sources DIR
 
 # What each library may include: itself and what is below it in the table.
 declare -A may=(
@@ -50,15 +52,6 @@ declare -A internal=(
 failed=0
 fail() { echo "$*"; failed=1; }
 
-# The sources of DIR (a library's folder, its tools/ and apps/ included): in a git checkout the files
-# git knows (tracked, or new and not ignored), so that what a build, a test or a CI runner leaves in
-# the tree is not judged as source; elsewhere (an unpacked release) every file.
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  sources() { git ls-files --cached --others --exclude-standard -- "$1" |
-              grep -E '\.(cc|h|hpp)$' | while read -r f; do [ -f "$f" ] && echo "$f"; done; }
-else
-  sources() { find "$1" \( -name '*.cc' -o -name '*.h' -o -name '*.hpp' \) -print; }
-fi
 # FILE:dir/name.h for every project header the files include.
 includes() { grep -oE '#include "[a-z0-9_]+/[a-z0-9_/]+\.(h|hpp)"' "$@" /dev/null |
              sed 's/:#include "/:/; s/"$//'; }
