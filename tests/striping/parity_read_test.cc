@@ -56,6 +56,21 @@ struct ParityGraph : testing::ParityGraph {
 
   std::string PartPath(uint32_t disk) const { return testing::ParityGraph::PartPath(disk, manifest); }
   Result<std::shared_ptr<StripedFile>> Open() { return OpenFile("column"); }
+  // The file opened with `disk`'s part removed: the disk lost.
+  Result<std::shared_ptr<StripedFile>> OpenWithDiskLost(uint32_t disk) {
+    if (!std::filesystem::remove(PartPath(disk))) return Error(ENOENT, "no part on disk " + std::to_string(disk));
+    return Open();
+  }
+  // The file's data units on `disk`, in file order: the order a stream read disk by disk (as
+  // the mount's read path reads it) takes them.
+  std::vector<uint64_t> UnitsOn(uint32_t disk) const {
+    auto map = StripeMap::Create(manifest.layout);
+    EXPECT_TRUE(map.ok());
+    std::vector<uint64_t> units;
+    for (uint64_t u = 0; map.ok() && u * kUnit < data.size(); ++u)
+      if (map->Locate(u * kUnit).disk == disk) units.push_back(u);
+    return units;
+  }
 
   uint64_t Counter(std::atomic<uint64_t> DiskCounters::*field, uint32_t disk) const {
     return (io->counters(disk).*field).load();
@@ -392,10 +407,7 @@ TEST(ParityRead, DegradedStreamReadsEachRowOnceWhicheverDiskComesFirst) {
   for (bool lost_first : {false, true}) {
     SCOPED_TRACE(lost_first ? "the lost disk's units first" : "the present disks' units first");
     ParityGraph g(kDisks, 1, kRows * kData * kUnit);
-    auto map = StripeMap::Create(g.manifest.layout);
-    ASSERT_TRUE(map.ok());
-    ASSERT_TRUE(std::filesystem::remove(g.PartPath(kLost)));
-    auto f = g.Open();
+    auto f = g.OpenWithDiskLost(kLost);
     ASSERT_TRUE(f.ok()) << f.error().message();
     std::string got(g.data.size(), '\0');
     std::vector<uint32_t> order;
@@ -404,8 +416,7 @@ TEST(ParityRead, DegradedStreamReadsEachRowOnceWhicheverDiskComesFirst) {
       if (d != kLost) order.push_back(d);
     if (!lost_first) order.push_back(kLost);
     for (uint32_t d : order) {
-      for (uint64_t u = 0; u < kRows * kData; ++u) {
-        if (map->Locate(u * kUnit).disk != d) continue;
+      for (uint64_t u : g.UnitsOn(d)) {
         std::promise<Status> done;
         // Two pieces of the unit, as extents of cache units that do not fall on unit boundaries.
         (*f)->ReadAsync(u * kUnit, {{got.data() + u * kUnit, kBlock}, {got.data() + u * kUnit + kBlock, kUnit - kBlock}},
@@ -431,16 +442,12 @@ TEST(ParityRead, ConcurrentDegradedReadsOfARowReadEachSurvivingBlockOnce) {
   constexpr uint32_t kDisks = 4, kData = 3, kLost = 1;
   constexpr uint64_t kRows = 16;
   ParityGraph g(kDisks, 1, kRows * kData * kUnit);
-  auto map = StripeMap::Create(g.manifest.layout);
-  ASSERT_TRUE(map.ok());
-  ASSERT_TRUE(std::filesystem::remove(g.PartPath(kLost)));
-  auto f = g.Open();
+  auto f = g.OpenWithDiskLost(kLost);
   ASSERT_TRUE(f.ok()) << f.error().message();
   std::string got(g.data.size(), '\0');
   std::vector<std::promise<Status>> done(2 * kRows * kData);
   for (uint32_t d = 0; d < kDisks; ++d) {
-    for (uint64_t u = 0; u < kRows * kData; ++u) {
-      if (map->Locate(u * kUnit).disk != d) continue;
+    for (uint64_t u : g.UnitsOn(d)) {
       const uint64_t cut = d == kLost ? kBlock + 100 : 2 * kBlock + 7;
       for (int half = 0; half < 2; ++half) {
         const uint64_t at = u * kUnit + (half == 0 ? 0 : cut);
@@ -465,10 +472,7 @@ TEST(ParityRead, ConcurrentDegradedReadsOfWholeUnitsReadEachSurvivingBlockOnce) 
   for (bool blocking : {false, true}) {
     SCOPED_TRACE(blocking ? "blocking reads, a thread per disk" : "asynchronous reads, all at once");
     ParityGraph g(kDisks, 1, kRows * kData * kUnit);
-    auto map = StripeMap::Create(g.manifest.layout);
-    ASSERT_TRUE(map.ok());
-    ASSERT_TRUE(std::filesystem::remove(g.PartPath(kLost)));
-    auto f = g.Open();
+    auto f = g.OpenWithDiskLost(kLost);
     ASSERT_TRUE(f.ok()) << f.error().message();
     std::string got(g.data.size(), '\0');
     std::atomic<int> failed{0};
@@ -476,8 +480,7 @@ TEST(ParityRead, ConcurrentDegradedReadsOfWholeUnitsReadEachSurvivingBlockOnce) 
       std::vector<std::thread> threads;
       for (uint32_t d = 0; d < kDisks; ++d) {
         threads.emplace_back([&, d] {
-          for (uint64_t u = 0; u < kRows * kData; ++u) {
-            if (map->Locate(u * kUnit).disk != d) continue;
+          for (uint64_t u : g.UnitsOn(d)) {
             auto n = (*f)->Read(u * kUnit, kUnit, got.data() + u * kUnit);
             if (!n.ok()) ++failed;
           }
@@ -488,8 +491,7 @@ TEST(ParityRead, ConcurrentDegradedReadsOfWholeUnitsReadEachSurvivingBlockOnce) 
       std::vector<std::promise<Status>> done(kRows * kData);
       // Disk by disk, as the volume's read-ahead hands out extents; none waited for yet.
       for (uint32_t d = 0; d < kDisks; ++d) {
-        for (uint64_t u = 0; u < kRows * kData; ++u) {
-          if (map->Locate(u * kUnit).disk != d) continue;
+        for (uint64_t u : g.UnitsOn(d)) {
           (*f)->ReadAsync(u * kUnit, {{got.data() + u * kUnit, kUnit}}, false,
                           [&, u](Status s) { done[u].set_value(std::move(s)); });
         }

@@ -10,8 +10,9 @@ once per job), so the edges are numpy arrays over that mapping with no copy; ``d
 the same ``next`` lets the daemon move on: two requests an LP. (A daemon older than that lets
 ``next`` be opened read-only alone: it answers ``lp-SEQ``, the pieces are read from
 ``lp-SEQ.pieces`` and ``done`` is a file of its own.) Where the memory cannot be mapped (no FUSE
-passthrough), or with ``GRAPHFS_LP_READ=1``, the LP file ``lp-SEQ`` is read instead, in one read. ``rmdir`` removes the job (:meth:`Job.close`, the context manager, or the daemon
-when the lease's last handle closes because the process died).
+passthrough), or with ``GRAPHFS_LP_READ=1``, the LP file ``lp-SEQ`` is read instead, in one read.
+``rmdir`` removes the job (:meth:`Job.close`, the context manager, or the daemon when the lease's
+last handle closes because the process died).
 """
 
 from __future__ import annotations
