@@ -61,9 +61,14 @@ struct StripeRequest {
   // tier) for each one from the disks — each costs the decoding alone, so it weighs decode speed
   // against the frames' size: with 0 the smallest frames the disks deliver fastest win (a file
   // read once), with more a faster decoder (svb rather than shuffle-zstd:1 for R-MAT graphs).
+  // auto_memory: the memory budget of the mount the graph will be read under (0: unknown, and
+  // auto_memory_passes stands for it): the frames it can hold serve that share of every pass, and
+  // a file whose raw bytes fit is decoded once (striping/auto_codec.h) — with little memory the
+  // smallest frames win, with much the fastest decoder.
   double auto_disk_bandwidth = 0;
   double auto_decode_cores = 1.0;
   double auto_memory_passes = 4.0;
+  uint64_t auto_memory = 0;
 };
 
 struct ConvertReport {

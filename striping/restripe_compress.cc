@@ -13,6 +13,7 @@
 
 #include "compress/codec.h"
 #include "compress/unit_frame.h"
+#include "striping/auto_codec.h"
 #include "striping/calibrate.h"
 #include "striping/packed_stream.h"
 #include "striping/part_io.h"
@@ -67,7 +68,8 @@ Result<std::vector<uint64_t>> UnitEnds(const StripeRequest& req, const std::stri
 // --compress auto: the candidates are the codecs the measurements favour (BENCHMARKS.md, issue
 // 18): shuffle-zstd:1 for R-MAT-like graphs, svb-zstd:1 for grids, svb and shuffle-lz4 where the
 // CPU is shorter than the disks. Each compresses a sample of kAutoSampleUnits units spread over
-// the file, and decodes it again and again for at least kAutoDecodeNs to time its decoding.
+// the file, and decodes it again and again for at least kAutoDecodeNs to time its decoding; the
+// cost of a pass (auto_codec.h) then decides.
 constexpr size_t kAutoSampleUnits = 8;
 constexpr double kAutoMinSaving = 0.03;
 constexpr int64_t kAutoDecodeNs = 30'000'000;
@@ -92,8 +94,8 @@ double AutoDiskBandwidth(const DiskSet& disks, const StripeRequest& req) {
 
 Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
                                const std::function<Status(uint64_t, uint64_t, char*)>& read,
-                               uint32_t record_size, double disk_bandwidth, double decode_cores,
-                               double memory_passes, std::vector<char>& buf) {
+                               uint32_t record_size, AutoCostModel model, std::vector<char>& buf) {
+  const uint64_t file_bytes = ends.empty() ? 0 : ends.back();
   std::vector<std::string> names = {"svb", "shuffle-lz4", "shuffle-zstd:1", "svb-zstd:1"};
   if (record_size != 8 && record_size != 12) names = {"shuffle-lz4", "shuffle-zstd:1", "lz4", "zstd:1"};
   struct Candidate {
@@ -101,8 +103,7 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
     std::vector<std::string> frames;  // the sample's
     uint64_t bytes = 0;
     double ratio = 1, decode_bps = 0;
-    double disk_pass = 0;  // estimated seconds per raw byte of a pass from the disks
-    double cost = 0;       //   and of it with the passes from memory (decoding alone) after it
+    AutoCost cost;  // estimated seconds per raw byte of a pass (auto_codec.h)
   };
   std::vector<Candidate> candidates;
   for (const std::string& name : names) {
@@ -110,7 +111,7 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
     if (!spec.ok()) return spec.error();
     auto codec = compress::NewCodec(*spec);
     if (!codec.ok()) return codec.error();
-    candidates.push_back({std::move(*codec), {}, 0, 1, 0, 0});
+    candidates.push_back({std::move(*codec), {}, 0, 1, 0, {}});
   }
   const size_t samples = std::min(ends.size(), kAutoSampleUnits);
   std::vector<uint64_t> lengths;
@@ -142,19 +143,23 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
       ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     } while (ns < kAutoDecodeNs && raw > 0);
     c.decode_bps = static_cast<double>(decoded) / (static_cast<double>(std::max<int64_t>(ns, 1)) * 1e-9);
-    const double disk = disk_bandwidth > 0 ? c.ratio / disk_bandwidth : c.ratio;
-    const double cpu = disk_bandwidth > 0 ? 1.0 / (c.decode_bps * decode_cores) : 0;
-    // The disks and the decoding overlap on a pass from the disks; a pass over frames the cache
-    // kept costs the decoding alone (volume/internal/frame_tier.h), and graph jobs make many.
-    c.disk_pass = std::max(disk, cpu);
-    c.cost = c.disk_pass + memory_passes * cpu;
-    char line[160];
+    // Without the disks' bandwidth the smallest frames win: the ratio is the cost.
+    if (model.disk_bandwidth > 0) {
+      c.cost = AutoPassCost(model, c.ratio, c.decode_bps, file_bytes);
+    } else {
+      c.cost.pass = c.ratio;
+    }
+    char line[200];
     std::snprintf(line, sizeof line, "%s%s %.3f at %.2f GB/s", table.empty() ? "" : ", ",
                   c.codec->spec().Name().c_str(), c.ratio, c.decode_bps / 1e9);
     table += line;
-    if (disk_bandwidth > 0) {
-      std::snprintf(line, sizeof line, " [a pass %.2f from the disks, %.2f from memory] (%.2f s/GB)", c.disk_pass * 1e9,
-                    cpu * 1e9, c.cost * 1e9);
+    if (model.disk_bandwidth > 0 && model.memory == 0) {
+      std::snprintf(line, sizeof line, " [a pass %.2f from the disks, %.2f from memory] (%.2f s/GB)",
+                    std::max(c.cost.disk, c.cost.decode) * 1e9, c.cost.decode * 1e9, c.cost.pass * 1e9);
+      table += line;
+    } else if (model.disk_bandwidth > 0) {
+      std::snprintf(line, sizeof line, " [%.0f%% from memory: disks %.2f, decoding %.2f] (%.2f s/GB)",
+                    c.cost.from_memory * 100, c.cost.disk * 1e9, c.cost.decode * 1e9, c.cost.pass * 1e9);
       table += line;
     }
   }
@@ -162,24 +167,34 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
   size_t best = 0;
   for (size_t i = 1; i < candidates.size(); ++i) {
     const Candidate &c = candidates[i], &b = candidates[best];
-    if (c.cost < b.cost * 0.98 || (c.cost <= b.cost * 1.02 && c.bytes < b.bytes)) best = i;
+    if (c.cost.pass < b.cost.pass * 0.98 || (c.cost.pass <= b.cost.pass * 1.02 && c.bytes < b.bytes)) best = i;
   }
-  char model[200];
-  if (disk_bandwidth > 0) {
-    std::snprintf(model, sizeof model,
+  const AutoCost raw_cost = model.disk_bandwidth > 0 ? AutoPassCost(model, 1.0, 0, file_bytes) : AutoCost{};
+  char model_text[240];
+  if (model.disk_bandwidth > 0 && model.memory == 0) {
+    std::snprintf(model_text, sizeof model_text,
                   "; disks %.0f MB/s, %.2g core(s) decoding, %.2g pass(es) from memory a pass from the disks: raw "
                   "bytes %.2f s/GB",
-                  disk_bandwidth / 1e6, decode_cores, memory_passes, 1e9 / disk_bandwidth);
+                  model.disk_bandwidth / 1e6, model.decode_cores, model.memory_passes, 1e9 / model.disk_bandwidth);
+  } else if (model.disk_bandwidth > 0) {
+    std::snprintf(model_text, sizeof model_text,
+                  "; disks %.0f MB/s, %.2g core(s) decoding, %.0f MiB of memory (%.0f MiB of frames): raw bytes "
+                  "%.2f s/GB",
+                  model.disk_bandwidth / 1e6, model.decode_cores, static_cast<double>(model.memory >> 20),
+                  static_cast<double>(model.memory >> 20) * kAutoFramesShareOfMemory, raw_cost.pass * 1e9);
   } else {
-    std::snprintf(model, sizeof model, "; the disks' bandwidth unknown (no calibration): smallest frames");
+    std::snprintf(model_text, sizeof model_text, "; the disks' bandwidth unknown (no calibration): smallest frames");
   }
   std::string verdict;
   // Raw bytes win when the disks deliver them faster than the best codec, and whenever no codec
   // makes the sample smaller by more than kAutoMinSaving (decoding then buys nothing).
   const bool no_saving = candidates[best].ratio > 1.0 - kAutoMinSaving;
-  // Raw against the best codec on a pass from the disks: raw bytes kept in memory cost no
-  // decoding either, but take 1 / ratio times the memory.
-  const bool raw_faster = no_saving || (disk_bandwidth > 0 && candidates[best].disk_pass > 1.0 / disk_bandwidth);
+  // Raw against the best codec. Memory unknown: on a pass from the disks (raw bytes kept in
+  // memory cost no decoding either, but take 1 / ratio times the memory). Memory known: on a pass
+  // as the model counts it (equal costs: the frames, smaller on the disks and in memory).
+  const double best_pass = model.memory == 0 ? std::max(candidates[best].cost.disk, candidates[best].cost.decode)
+                                             : candidates[best].cost.pass;
+  const bool raw_faster = no_saving || (model.disk_bandwidth > 0 && best_pass > raw_cost.pass);
   if (no_saving) {
     char line[200];
     std::snprintf(line, sizeof line, "; no codec saves %.0f%% of the sample (the best: %s, %.3f): left raw",
@@ -189,10 +204,10 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
     char line[200];
     std::snprintf(line, sizeof line,
                   "; even %s is estimated slower to deliver than raw bytes (%.2f against %.2f s/GB): left raw",
-                  candidates[best].codec->spec().Name().c_str(), candidates[best].disk_pass * 1e9, 1e9 / disk_bandwidth);
+                  candidates[best].codec->spec().Name().c_str(), best_pass * 1e9, raw_cost.pass * 1e9);
     verdict = line;
   }
-  return AutoChoice{candidates[best].codec->spec(), table + model + verdict, raw_faster};
+  return AutoChoice{candidates[best].codec->spec(), table + model_text + verdict, raw_faster};
 }
 
 // Compresses one file — plain, or striped as it is (`old`) — into a packed stream on the
@@ -241,8 +256,9 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
     // the frames made durable would be thrown away).
     spec = compress::ParseCodecSpec(pending->codec, req.record_size);
   } else if (req.compress == kAutoCodec) {
-    auto choice = ChooseCodec(*ends, read_source, req.record_size, AutoDiskBandwidth(disks, req),
-                              req.auto_decode_cores, req.auto_memory_passes, buf);
+    const AutoCostModel model{AutoDiskBandwidth(disks, req), req.auto_decode_cores, req.auto_memory_passes,
+                              req.auto_memory};
+    auto choice = ChooseCodec(*ends, read_source, req.record_size, model, buf);
     if (!choice.ok()) return choice.error().Wrap(path + ": choosing a codec");
     if (req.progress) std::fprintf(stderr, "%s: auto: %s\n", t.name.c_str(), choice->table.c_str());
     if (choice->raw_faster) {

@@ -100,12 +100,19 @@ int main(int argc, char** argv) {
   app.add_option("--decode-cores", req.auto_decode_cores, "for --compress auto: cores left for decoding while jobs run")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--memory-passes", req.auto_memory_passes,
-                 "for --compress auto: passes jobs make over a file's frames kept in memory for each pass from "
-                 "the disks, each costing the decoding alone (graph jobs iterate; 0: a file read once — the "
-                 "smallest frames the disks deliver fastest win)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  CLI::Option* memory_passes =
+      app.add_option("--memory-passes", req.auto_memory_passes,
+                     "for --compress auto without --memory: passes jobs make over a file's frames kept in memory "
+                     "for each pass from the disks, each costing the decoding alone (graph jobs iterate; 0: a file "
+                     "read once — the smallest frames the disks deliver fastest win)")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber);
+  graphfs::AddSizeOption(app, "--memory", req.auto_memory,
+                         "for --compress auto: the memory= budget of the mount the graph will be read under (e.g. "
+                         "192M). The frames it can hold serve their share of every pass and the disks the rest, "
+                         "so with little memory the smallest frames win, with much the fastest decoder "
+                         "(striping/auto_codec.h)")
+      ->excludes(memory_passes);
   graphfs::AddSizeOption(app, "--compress-unit", req.compress_unit,
                          "unit of files without an up-to-date chunk index (column and row of an indexed graph are cut "
                          "at its chunks)");

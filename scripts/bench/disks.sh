@@ -210,9 +210,11 @@ stage_graph() {
   # Every file of at least 1M is striped, so no graph file stays off the disks.
   # STRIPE_COMPRESS=CODEC|auto|none: graphfs-stripe --compress (default auto, the tool's: each
   # file compressed where a codec delivers it faster than the disks; column and row cut at the
-  # index's chunks); none keeps the raw bytes.
+  # index's chunks); none keeps the raw bytes. STRIPE_MEMORY=SIZE: auto is told the memory the
+  # graph will be read under (graphfs-stripe --memory).
   "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
-    --compress "${STRIPE_COMPRESS:-auto}" --disk-bandwidth $((4 * bps)) --disks "$(disks_csv 4)" "$SRC/g"
+    --compress "${STRIPE_COMPRESS:-auto}" ${STRIPE_MEMORY:+--memory "$STRIPE_MEMORY"} \
+    --disk-bandwidth $((4 * bps)) --disks "$(disks_csv 4)" "$SRC/g"
   throttle "$bps" 0
   throttle_disk 4 $((4 * bps))
 }

@@ -8,7 +8,7 @@
 #                          [--mix W1] [--fractions "1/8 1/4 1/2 1 2"]
 #                          [--configs "integrated unmodified plain plain-btrfs"] [--repeat 3]
 #                          [--bps 100000000] [--partition 256M] [--chunk-size 2M] [--mount-mem-gb G]
-#                          [--margin 64M] [--compress auto|none|CODEC] [--mount-opts OPTS]
+#                          [--margin 64M] [--compress auto|none|CODEC] [--stripe-memory f|SIZE] [--mount-opts OPTS]
 #                          [--request-us N] [--gen-dir DIR] [--tag TAG]
 #
 # The graph (scripts/bench/graphs.sh: generated, preprocessed with --sort-sources and indexed once
@@ -44,6 +44,10 @@
 # of graphfs integrated to the better plain row at each f, whether every configuration's results
 # equal plain's, and a plot (results/sweep-STAMP.png: time and disk bytes against f;
 # scripts/bench/plot_sweep_memory.py).
+# --stripe-memory: graphfs-stripe --compress auto is told the memory the graph will be read under
+# (`--memory`: with little memory the smallest frames win, with much the fastest decoder:
+# striping/auto_codec.h) — SIZE, or `f`: the M of the one fraction given (an admin stripes the
+# graph for the machine's memory). Unset: the tool's default model.
 # Needs root (loop disks, cgroup-v1 blkio, memory and cpuacct controllers, drop_caches) and
 # btrfs-progs (scripts/setup installs it); leaves nothing mounted or attached, also on Ctrl-C.
 set -euo pipefail
@@ -65,6 +69,7 @@ bench_options "$@" <<'EOF'
 --mount-mem-gb  MOUNT_MEM_GB  ""
 --margin        MEM_MARGIN    64M  bytes
 --compress      COMPRESS      auto
+--stripe-memory STRIPE_MEMORY ""
 --mount-opts    MOUNT_OPTS    ""
 --request-us    REQUEST_US    ""
 --gen-dir       GEN_DIR       /var/tmp/graphfs-gen
@@ -86,6 +91,13 @@ for b in graphfs run-jobs gen-rmat gen-grid preprocess graphfs-index graphfs-str
 done
 TAG=${TAG:+-$TAG}
 export STRIPE_COMPRESS=$COMPRESS
+if [[ $STRIPE_MEMORY == f ]]; then
+  read -ra _fs <<< "$FRACTIONS"
+  ((${#_fs[@]} == 1)) || { echo "sweep.sh: --stripe-memory f needs exactly one fraction (the graph is striped once)" >&2; exit 2; }
+elif [[ -n $STRIPE_MEMORY ]]; then
+  STRIPE_MEMORY=$(numfmt --from=iec "$STRIPE_MEMORY" 2> /dev/null) ||
+    { echo "sweep.sh: --stripe-memory wants f or a size (192M)" >&2; exit 2; }
+fi
 
 BENCH_ROOT=/var/tmp/graphfs-sweep
 BENCH_CGROUP=/sys/fs/cgroup/blkio/graphfs-sweep
@@ -106,6 +118,10 @@ NCPU=$(nproc)
 BANDWIDTH=$((4 * BPS))   # every side's disks together
 
 # 2. The disks: 4 x BPS striped, 1 x 4 x BPS ext4 plain, 1 x 4 x BPS btrfs zstd plain.
+if [[ $STRIPE_MEMORY == f ]]; then
+  STRIPE_MEMORY=$(cache_budget "$RAW" "$FRACTIONS")
+fi
+export STRIPE_MEMORY
 stage_graph "$G" "$BPS" 2048
 PLAIN=${DISK_DIRS[4]}/g
 BTRFS_DISK=""
@@ -123,7 +139,7 @@ TSV=$RESULTS/sweep-$STAMP.tsv
 PNG=$RESULTS/sweep-$STAMP.png
 printf 'round\tf\tconfig\tmemory\twall_s\tdisk_bytes\tdisk_floor_s\tcpu_s\tcpu_floor_s\tmachine_cpu_s\tmem_limit\tjobs_peak\tdaemon_peak\ttotal_peak\tmem_gb\tdirect_streams\tedges_read\tedges_active\tresults\tstatus\tlog\n' > "$TSV"
 echo "# memory sweep $STAMP: $NAME ($FAMILY, $VERTICES vertices, $EDGES edges), column + row $((RAW >> 20)) MiB raw" \
-  "(column $((COLUMN >> 20)) MiB); striped over 4 x $((BPS / 1000000)) MB/s (compress $COMPRESS); plain ext4 copy" \
+  "(column $((COLUMN >> 20)) MiB); striped over 4 x $((BPS / 1000000)) MB/s (compress $COMPRESS${STRIPE_MEMORY:+ for $((STRIPE_MEMORY >> 20)) MiB of memory}); plain ext4 copy" \
   "on 1 x $((BANDWIDTH / 1000000)) MB/s${BTRFS_DISK:+; plain btrfs copy (zstd:1, $((BTRFS_DATA_BYTES >> 20)) MiB of data) on 1 x $((BANDWIDTH / 1000000)) MB/s}"
 echo "# mix $MIX {$JOBS}; fractions $FRACTIONS; configs $CONFIGS; $REPEAT round(s); mount apps --mem-gb $MOUNT_MEM_GB," \
   "integrated --partition $PARTITION; plain apps told their limit less $((MEM_MARGIN >> 20)) MiB; $NCPU cores"

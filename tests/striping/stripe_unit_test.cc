@@ -352,6 +352,31 @@ TEST(StripeUnitTool, CompressesWithAutoByDefaultWhereItPays) {
   EXPECT_EQ(r.output.find("auto:"), std::string::npos) << r.output;
 }
 
+// --memory (the budget the graph will be read under) puts auto's model in memory's terms and
+// says so; it replaces --memory-passes, and the two together are a usage error.
+TEST(StripeUnitTool, AutoWeighsCodecsAgainstTheMemoryItIsTold) {
+  TempDir tmp;
+  const std::string graph = tmp.Sub("graph");
+  std::string edges(8 * MiB, '\0');
+  for (uint64_t i = 0; i < edges.size() / 4; ++i) {
+    const uint32_t v = static_cast<uint32_t>(i / 16 + (i % 3));
+    std::memcpy(&edges[i * 4], &v, 4);
+  }
+  std::ofstream(graph + "/column", std::ios::binary).write(edges.data(), static_cast<std::streamsize>(edges.size()));
+  auto r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--min-size", "1M", "--memory", "1M", "--memory-passes", "2",
+                               "--disks", tmp.Sub("d0") + "," + tmp.Sub("d1"), graph});
+  EXPECT_TRUE(r.exited && r.exit_code == 2) << r.How() << "\n" << r.output;
+  EXPECT_NE(r.output.find("--memory"), std::string::npos) << r.output;
+  r = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--min-size", "1M", "--memory", "1M", "--disk-bandwidth", "10M",
+                          "--disks", tmp.Sub("d0") + "," + tmp.Sub("d1"), graph}, 120);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.How() << "\n" << r.output;
+  EXPECT_NE(r.output.find("1 MiB of memory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("% from memory"), std::string::npos) << r.output;
+  auto column = ReadManifest(graph + "/column");
+  ASSERT_TRUE(column.ok() && column->has_value());
+  EXPECT_TRUE((*column)->packed.has_value()) << "slow disks, little memory: compressed\n" << r.output;
+}
+
 // A run killed after its pending record was written resumes with that record's unit, not a new
 // choice; a record of another source (the file changed since) is ignored.
 TEST(StripeUnitTool, AResumedRunKeepsTheUnitItStartedWith) {
