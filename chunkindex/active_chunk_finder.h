@@ -38,8 +38,11 @@ class ActiveChunkFinder {
  public:
   enum class Form { kAuto, kList, kBitmap };  // kList / kBitmap force one form (for measurements)
 
-  // `inverted`: also build the inverted form (4 B per (chunk, source) pair + 4 B per vertex).
+  // `inverted`: also build the inverted form (4 B per (chunk, source) pair + 4 B per vertex:
+  // InvertedBytes). Without it every query takes the forward path.
   static Result<ActiveChunkFinder> Load(const ChunkTable& table, Form form = Form::kAuto, bool inverted = true);
+  static uint64_t InvertedBytes(uint64_t pairs, uint64_t vertices) { return (pairs + vertices + 1) * 4; }
+  bool has_inverted() const { return !vertex_begin_.empty(); }
 
   enum class Path { kCheapest, kForward, kInverted };  // forcing a path is for tests and measurements
   void set_path(Path p) { path_ = p; }

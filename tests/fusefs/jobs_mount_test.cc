@@ -391,12 +391,35 @@ TEST_F(JobsMount, TheMemoryBudgetGivesTheCacheWhatAGraphInUseLeaves) {
   EXPECT_LE(reserved, index + (4u << 20)) << "at most the window's own memory beside the index: " << b.dump();
   EXPECT_EQ(st["cache"]["capacity"].get<uint64_t>(), b["units_capacity"].get<uint64_t>()) << "decoded units";
   EXPECT_EQ(b["cache_capacity"].get<uint64_t>(), (64u << 20) - (2u << 20) - reserved);
+  EXPECT_TRUE(st["schedulers"][0]["finder_inverted_form"].get<bool>()) << "its ~150 KiB are within a 32nd of 64M";
   EXPECT_LE(st["cache"]["used"].get<uint64_t>(), st["cache"]["capacity"].get<uint64_t>());
   ASSERT_EQ(::rmdir((jobs + "/a").c_str()), 0);
   // The schedule goes when no job holds it (at the latest when the reclaimer looks for users).
   for (int i = 0; i < 200 && Stats()["memory_budget"]["reservations"].get<uint64_t>() != 0; ++i) ::usleep(20000);
   EXPECT_EQ(Stats()["memory_budget"]["reserved"].get<uint64_t>(), 0u);
   EXPECT_EQ(Stats()["cache"]["capacity"].get<uint64_t>(), (64u << 20) - (2u << 20));
+}
+
+// Under a budget that the active-chunk finder's inverted form would take more than a 32nd of
+// (here ~150 KiB of 2 MiB), the finder keeps the forward form alone: the reservation is smaller
+// by it, and the LPs are the same.
+TEST_F(JobsMount, ASmallBudgetKeepsTheIndexWithoutItsInvertedForm) {
+  StripeGraph();
+  DoMount({"memory=2M", "lp_memory=256K", "readahead_mem=256K"});
+  Register("a", "128K");
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  CheckAgainstColumn(Iteration("a"));
+  // A sparse set: the query that the inverted form would have answered.
+  std::string bitmap(kVertices / 8, '\0');
+  for (uint32_t v = 7; v < kVertices; v += 101) bitmap[v / 8] = static_cast<char>(bitmap[v / 8] | (1 << (v % 8)));
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active", bitmap), 0);
+  std::vector<Partition> sparse = Iteration("a");
+  EXPECT_FALSE(sparse.empty());
+  CheckAgainstColumn(sparse);
+  const nlohmann::json st = Stats();
+  EXPECT_FALSE(st["schedulers"][0]["finder_inverted_form"].get<bool>()) << st["schedulers"][0].dump();
+  EXPECT_EQ(st["schedulers"][0]["active_set_queries"].get<uint64_t>(), 2u);
+  ASSERT_EQ(::rmdir((jobs + "/a").c_str()), 0);
 }
 
 // The daemon's threads (FUSE workers, I/O workers, LP loaders) run at nice=N (default -5), so

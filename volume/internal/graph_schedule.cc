@@ -99,15 +99,30 @@ Status LoadFromGraphFile(VolumeCore& core, const grid::GraphFile& column, const 
 // loaded): per (chunk, source) pair about 11 bytes — the finder's list or bitmap (4), its
 // inverted form (4), the source runs' varints (~3) —, per vertex the inverted form's offsets
 // (4), per chunk ~64 bytes of entries. An estimate: the reservation is resized to the truth.
-uint64_t IndexBytesAhead(const chunkindex::ChunkTable& table) {
-  uint64_t pairs = 0, chunks = 0;
-  for (chunkindex::ChunkFile file : {chunkindex::ChunkFile::kColumn, chunkindex::ChunkFile::kRow}) {
-    for (const chunkindex::Chunk& c : table.chunks(file)) {
-      if (file == chunkindex::ChunkFile::kRow) pairs += c.num_sources;  // one per content
-      ++chunks;
-    }
-  }
-  return pairs * 11 + table.vertices() * 4 + chunks * 64;
+uint64_t IndexPairs(const chunkindex::ChunkTable& table) {
+  uint64_t pairs = 0;
+  for (const chunkindex::Chunk& c : table.chunks(chunkindex::ChunkFile::kRow)) pairs += c.num_sources;  // one per content
+  return pairs;
+}
+
+uint64_t IndexBytesAhead(const chunkindex::ChunkTable& table, bool inverted) {
+  const uint64_t chunks = table.chunks(chunkindex::ChunkFile::kColumn).size() + table.chunks(chunkindex::ChunkFile::kRow).size();
+  const uint64_t pairs = IndexPairs(table);
+  return pairs * 7 + chunks * 64 + (inverted ? chunkindex::ActiveChunkFinder::InvertedBytes(pairs, table.vertices()) : 0);
+}
+
+// The active-chunk finder's inverted form (chunkindex/active_chunk_finder.h: 4 B per (chunk,
+// source) pair and per vertex) answers a sparse active set faster than the forward form, but a
+// query is made once per job iteration, and the forward form's full scan took milliseconds at
+// scale 22 (9 M pairs) — while the inverted form's 52 MiB were 27% of a 192 MiB budget, room the
+// frames would otherwise hold (docs/memory-as-cache.md, tenth part). So it is built only where it
+// costs at most 1/kInvertedFormShare of the budget (or without a budget: beside a fixed cache).
+constexpr uint64_t kInvertedFormShare = 32;
+
+bool WantsInvertedForm(VolumeCore& core, const chunkindex::ChunkTable& table) {
+  if (!core.budget().enabled()) return true;
+  return chunkindex::ActiveChunkFinder::InvertedBytes(IndexPairs(table), table.vertices()) <=
+         core.budget().total() / kInvertedFormShare;
 }
 
 }  // namespace
@@ -135,8 +150,9 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
   // The cache gives up room for the index before it is loaded, not after: loaded into a full
   // cache it set the daemon's peak (at scale 22, 79 MiB of index on top of the cache a few
   // seconds into the run). Resized to what it took below.
-  g->reservation_ = core.budget().Reserve(IndexBytesAhead(*g->table_));
-  auto finder = chunkindex::ActiveChunkFinder::Load(*g->table_);
+  const bool inverted = WantsInvertedForm(core, *g->table_);
+  g->reservation_ = core.budget().Reserve(IndexBytesAhead(*g->table_, inverted));
+  auto finder = chunkindex::ActiveChunkFinder::Load(*g->table_, chunkindex::ActiveChunkFinder::Form::kAuto, inverted);
   if (!finder.ok()) return finder.error();
   g->finder_ = std::make_unique<chunkindex::ActiveChunkFinder>(std::move(*finder));
 

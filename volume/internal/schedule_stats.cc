@@ -81,6 +81,7 @@ json GraphSchedule::StatsJson() const {
                {"jobs", s.jobs},
                {"active_set_queries", finds()},
                {"find_seconds", find_seconds()},
+               {"finder_inverted_form", finder_->has_inverted()},
                {"lps_built", s.lps_built},
                {"lps_preloaded", s.lps_preloaded},
                {"lps_guessed", s.lps_guessed},
