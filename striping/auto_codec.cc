@@ -17,8 +17,15 @@ AutoCost AutoPassCost(const AutoCostModel& model, double ratio, double decode_bp
   const double room = static_cast<double>(model.memory) * kAutoFramesShareOfMemory;
   const double frames = ratio * static_cast<double>(file_bytes);
   c.from_memory = frames <= 0 ? 1.0 : std::min(1.0, room / frames);
-  c.disk = (1.0 - c.from_memory) * disk_pass;
-  c.decode = static_cast<double>(file_bytes) <= room ? 0.0 : decode;
+  c.decode = decode;
+  if (static_cast<double>(file_bytes) <= room) {
+    // Decoded once and kept: only the first pass costs, from the disks (the same count of
+    // passes for every candidate, so that one decides).
+    c.from_memory = 1.0;
+    c.disk = disk_pass;
+  } else {
+    c.disk = (1.0 - c.from_memory) * disk_pass;
+  }
   c.pass = std::max(c.disk, c.decode);
   return c;
 }

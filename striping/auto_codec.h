@@ -16,7 +16,14 @@
 //     h = min(1, room / (ratio x file bytes)) of each pass, the disks the rest:
 //     pass = max((1 - h) x ratio / bandwidth, decode); and where the file's raw bytes fit in the
 //     room, its decoded units are kept across passes (volume/internal/memory_budget.h,
-//     DecodedFileFits) and a pass costs what its disks' part costs — nothing once read.
+//     DecodedFileFits): only the first pass costs, max(ratio / bandwidth, decode).
+//
+// decode = 1 / (the decode speed timed on one core x decode_cores). Measured while W1 ran at
+// scale 22 on two cores, the daemon's decoders delivered 0.6-0.66 of the speed the tool times
+// for shuffle-lz4 and shuffle-zstd:1 (nine decoding threads beside the jobs, the LP loaders and
+// the I/O), so the default counts half a core: with it the model ranks the three codecs as the
+// runs did at f = 1/8 (shuffle-lz4 57.1 s, shuffle-zstd:1 62.0 s, svb 68.5 s) and keeps svb at
+// f = 1/2 (docs/memory-as-cache.md, tenth part).
 //
 // Raw bytes are the candidate of ratio 1 that costs no decoding (decode_bps 0).
 #pragma once
@@ -34,10 +41,12 @@ namespace graphfs {
 // 0.2-0.3 at f = 1/8 and 0.4 at f = 1/4, while at f = 1/2 the whole column's frames stayed
 // (0.6). Half is the middle of what was measured (docs/memory-as-cache.md, tenth part).
 inline constexpr double kAutoFramesShareOfMemory = 0.5;
+// Cores the jobs leave for decoding, at the speed the tool times on one (above: why half).
+inline constexpr double kAutoDecodeCores = 0.5;
 
 struct AutoCostModel {
   double disk_bandwidth = 0;   // bytes/s of all the disks together; > 0
-  double decode_cores = 1.0;   // cores the jobs leave for decoding
+  double decode_cores = kAutoDecodeCores;
   double memory_passes = 4.0;  // passes over frames in memory per pass from the disks (memory 0)
   uint64_t memory = 0;         // the budget of the mount the file will be read under; 0: unknown
 };
@@ -45,7 +54,7 @@ struct AutoCostModel {
 struct AutoCost {
   double from_memory = 0;  // h: the share of a pass the frames in memory serve
   double disk = 0;         // seconds per raw byte of a pass: the disks' part,
-  double decode = 0;       //   the decoding (0 where decoded units are kept, or raw bytes),
+  double decode = 0;       //   the decoding (0 for raw bytes),
   double pass = 0;         //   and what the model charges for a pass (the sum to compare)
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "striping/auto_codec.h"
 
 namespace graphfs {
 
@@ -66,7 +67,7 @@ struct StripeRequest {
   // a file whose raw bytes fit is decoded once (striping/auto_codec.h) — with little memory the
   // smallest frames win, with much the fastest decoder.
   double auto_disk_bandwidth = 0;
-  double auto_decode_cores = 1.0;
+  double auto_decode_cores = kAutoDecodeCores;
   double auto_memory_passes = 4.0;
   uint64_t auto_memory = 0;
 };

@@ -97,7 +97,9 @@ int main(int argc, char** argv) {
   graphfs::AddRateOption(app, "--disk-bandwidth", bandwidth,
                          "for --compress auto: bytes/s of all the disks together (e.g. 400M; default: the sum of "
                          "graphfs-calibrate's records on the disks; with none, the smallest frames win)");
-  app.add_option("--decode-cores", req.auto_decode_cores, "for --compress auto: cores left for decoding while jobs run")
+  app.add_option("--decode-cores", req.auto_decode_cores, "for --compress auto: cores left for decoding while jobs run, at the speed timed here on one "
+                 "(the default, half, is what the daemon's decoders achieved beside W1's jobs: "
+                 "striping/auto_codec.h)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   CLI::Option* memory_passes =
