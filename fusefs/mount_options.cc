@@ -62,7 +62,8 @@ const std::vector<OptionSpec>& Table() {
        OneOf(Vol(&VolumeOptions::io_queues), kIo)},
       {"io_workers", "N",
        std::to_string(volume::DefaultIoWorkersPerDisk()) +
-           " per disk (`perdisk`), as many as disks (`shared`): `VolumeCore::Open`, `volume/internal/volume_core.cc`",
+           " per disk (`perdisk`), as many in all (`shared`): `kDefaultWorkersPerDisk`, `DefaultSharedWorkers`, "
+           "`striping/io_engine.h`",
        "io_uring workers per disk (`perdisk`) or in the pool (`shared`)",
        Whole<unsigned>(Vol(&VolumeOptions::io_workers), 1, 256)},
       {"queue_depth", "N", "", "requests in flight per I/O worker",

@@ -276,9 +276,9 @@ Result<std::unique_ptr<IoEngine>> IoEngine::Start(const IoEngineOptions& options
       engine->queues_.push_back(std::move(q));
     }
   } else {
-    if (options.shared_workers == 0) return Error(EINVAL, "shared workers must be positive");
+    if (engine->options_.shared_workers == 0) engine->options_.shared_workers = DefaultSharedWorkers(options.disks);
     auto q = std::make_unique<IoQueue>(engine.get(), "shared queue");
-    GRAPHFS_RETURN_IF_ERROR(q->Start(options.shared_workers, options.queue_depth));
+    GRAPHFS_RETURN_IF_ERROR(q->Start(engine->options_.shared_workers, options.queue_depth));
     engine->queues_.push_back(std::move(q));
   }
   return engine;

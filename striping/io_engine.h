@@ -100,13 +100,16 @@ struct DiskCounters {
 inline constexpr uint32_t kDefaultQueueDepth = 4;      // queue_depth=
 inline constexpr uint32_t kMaxQueueDepth = 1024;       // each worker's ring holds depth + 2 entries
 inline constexpr uint32_t kDefaultWorkersPerDisk = 1;  // io_workers= with io=perdisk
+// io=shared's pool by default: as many workers as the per-disk queues would have in all, so that
+// the two models compare at equal workers (io_workers= with io=shared overrides it).
+inline constexpr uint32_t DefaultSharedWorkers(uint32_t disks) { return kDefaultWorkersPerDisk * disks; }
 
 struct IoEngineOptions {
   enum class Mode { kPerDisk, kShared };
   uint32_t disks = 1;
   Mode mode = Mode::kPerDisk;
   uint32_t workers_per_disk = kDefaultWorkersPerDisk;  // kPerDisk
-  uint32_t shared_workers = 4;                          // kShared (the mount gives it one per disk)
+  uint32_t shared_workers = 0;  // kShared; 0: DefaultSharedWorkers(disks), which options() then reports
   uint32_t queue_depth = kDefaultQueueDepth;            // runs in flight per worker, 1..kMaxQueueDepth
 };
 

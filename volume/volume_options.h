@@ -54,7 +54,8 @@ struct VolumeOptions {
   bool direct = true;               // O_DIRECT on part files for aligned reads
   // I/O engine.
   IoQueues io_queues = IoQueues::kPerDisk;
-  // Per disk (default DefaultIoWorkersPerDisk()), or in the shared pool (default: one per disk).
+  // Per disk, or in the shared pool; 0: the engine's defaults (DefaultIoWorkersPerDisk() per disk,
+  // and as many in all in the pool: DefaultSharedWorkers, striping/io_engine.h).
   unsigned io_workers = 0;
   unsigned queue_depth = DefaultQueueDepth();
   // A cache of this size alone (cache_size=; fusefs resolves N% of RAM into bytes), used only

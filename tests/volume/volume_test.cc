@@ -495,6 +495,32 @@ TEST(Volume, TheMountsIoDefaultsAreTheEngines) {
   EXPECT_EQ(MaxQueueDepth(), graphfs::kMaxQueueDepth);
 }
 
+// io=shared's pool is as large as the per-disk queues' workers in all unless io_workers= says
+// otherwise, by the engine's one rule (DefaultSharedWorkers); io_workers= sets either model's.
+TEST(Volume, TheSharedPoolHasTheEnginesDefaultWorkersForItsDisks) {
+  StripedTree t;
+  WriteFile(t.graph + "/data", RandomBytes(1 << 20, 1));
+  ASSERT_EQ(t.Stripe(4096), "");
+  VolumeOptions o = Options(t.source, 1 << 20, 1 << 20);
+  o.io_queues = IoQueues::kShared;
+  {
+    auto v = StartVolume(o);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->core().io()->options().shared_workers, graphfs::DefaultSharedWorkers(kDisks));
+    EXPECT_EQ(graphfs::DefaultSharedWorkers(kDisks), kDisks * DefaultIoWorkersPerDisk());
+  }
+  o.io_workers = 3;
+  {
+    auto v = StartVolume(o);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->core().io()->options().shared_workers, 3u);
+  }
+  o.io_queues = IoQueues::kPerDisk;
+  auto v = StartVolume(o);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->core().io()->options().workers_per_disk, 3u);
+}
+
 // One job, every vertex active, LPs of 64 KiB: every chunk of `column` is handed out once, its
 // bytes as in the file.
 // Asks for the job's next LP as the front end does: the answer now, or the one the scheduler

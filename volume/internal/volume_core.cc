@@ -166,8 +166,9 @@ Result<std::unique_ptr<VolumeCore>> VolumeCore::Open(const VolumeOptions& option
   IoEngineOptions& io = *v->io_options_;
   io.disks = v->disks_ ? v->disks_->size() : 1;
   io.mode = options.io_queues == IoQueues::kShared ? IoEngineOptions::Mode::kShared : IoEngineOptions::Mode::kPerDisk;
-  io.workers_per_disk = options.io_workers != 0 ? options.io_workers : kDefaultWorkersPerDisk;
-  io.shared_workers = options.io_workers != 0 ? options.io_workers : io.disks;
+  // io_workers=, when given; else the engine's defaults (striping/io_engine.h: kDefaultWorkersPerDisk
+  // per disk, DefaultSharedWorkers(disks) in the shared pool).
+  if (options.io_workers != 0) io.workers_per_disk = io.shared_workers = options.io_workers;
   io.queue_depth = options.queue_depth;
   // Try the engine once, so a machine without io_uring fails here with a message. The real
   // one starts in Start(): a daemon forks in between, and threads do not survive a fork.
