@@ -88,6 +88,8 @@ struct VolumeOptions {
   uint64_t lp_memory = kDefaultLpMemory;
   // Its reads go to the disks in batches of at most this many bytes, kRunsBatchesInFlight of them
   // in flight (small enough that a disk's queue holds its own next pieces; tests make it tiny).
+  // Independent of the read path's extents (kMaxExtent, volume/internal/volume_core.h, which says
+  // why). Less than one direct-I/O block counts as one (CopyRuns takes the larger).
   uint64_t runs_batch_bytes = 16ull << 20;
   // The read-cost model's disk parameters, overriding `graphfs-calibrate`'s measurement
   // (SOURCE/.graphfs/calibration.json) when set (> 0, >= 0).

@@ -55,6 +55,12 @@ struct PinnedUnit {
 inline constexpr size_t kRunsBatchesInFlight = 8;
 // The read path's disk requests: the units of one stripe unit read together, up to this many
 // bytes (volume/internal/extent_reads.h).
+// Not tied to runs_batch_bytes, though both are 16 MiB, and no relation between them must hold: an
+// extent is one request of whole cache units (a reader's miss, read-ahead) into the cache's
+// buffers; a batch is the LP loader's buffer of runs read around the cache (CopyRuns), on one
+// disk in one or many requests. Neither path reads into the other's memory, and each size was
+// measured on its own (docs/benchmarks-history.md: one 16 MiB extent in flight per disk, issue
+// 30; eight batches of 16 MiB against two of 64 MiB, issue 16).
 inline constexpr uint64_t kMaxExtent = 16ull << 20;
 
 class VolumeCore {
