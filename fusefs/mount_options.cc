@@ -159,7 +159,11 @@ const std::vector<OptionSpec>& Table() {
        "counts its own bytes and the whole cached units it is made of); a job waits for a slower one only when the "
        "LPs that one holds or has queued fill it. How large one LP may be, and how much freed memory is kept for "
        "reuse, are shares of it the graph's schedule sets (`GraphSchedule`, `volume/internal/graph_schedule.cc`); under "
-       "`memory=` it is capped at a share of the budget (`Budgeted`, `volume/internal/volume_core.cc`)",
+       "`memory=` it is capped at a share of the budget (`Budgeted`, `volume/internal/volume_core.cc`). The graph's "
+       "shared LP memory that jobs map (`jobs/NAME/memory`) is address space of " +
+           SizeText(volume::kSharedLpMemoryBytes) + " or " + std::to_string(volume::kSharedLpMemoryPerLpMemory) +
+           " x lp_memory, whichever is more (`SharedLpMemoryBytes`, `volume/volume_options.h`): only what is in use "
+           "is memory",
        Size(Vol(&VolumeOptions::lp_memory), volume::kMinLpMemory, UINT64_MAX,
             "at least " + SizeText(volume::kMinLpMemory) + " (" + std::to_string(volume::kLpsPerWindow) + " LPs of " +
                 SizeText(volume::kMinLpMemory / volume::kLpsPerWindow) + ")")},

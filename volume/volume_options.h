@@ -2,6 +2,7 @@
 // volume's machinery.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -34,6 +35,18 @@ inline constexpr uint64_t kLpsPerWindow = 4;
 // lp_memory's floor, kLpsPerWindow LPs of 16K: the option refuses less, and a memory budget caps
 // it no lower.
 inline constexpr uint64_t kMinLpMemory = kLpsPerWindow * (16ull << 10);
+// Each graph's shared LP memory (GraphSchedule's arena, volume/internal/graph_schedule.cc; the
+// jobs map it as MOUNT/.graphfs/jobs/NAME/memory) is this much address space, or
+// kSharedLpMemoryPerLpMemory x lp_memory if that is more: sparse, far larger than the window so
+// that it never fragments into refusals; only the LPs and units in use are memory. lp_memory='s
+// help prints the rule.
+inline constexpr uint64_t kSharedLpMemoryBytes = 64ull << 30;
+inline constexpr uint64_t kSharedLpMemoryPerLpMemory = 16;
+inline constexpr uint64_t SharedLpMemoryBytes(uint64_t lp_memory) {
+  // No wrap-around for a huge lp_memory=: a size no mapping takes (the LPs then stay on the heap).
+  if (lp_memory > UINT64_MAX / kSharedLpMemoryPerLpMemory) return UINT64_MAX;
+  return std::max(kSharedLpMemoryBytes, kSharedLpMemoryPerLpMemory * lp_memory);
+}
 
 // The I/O engine's queue depth by default and at most (queue_depth=), and its workers per disk
 // by default (io_workers= with io=perdisk): its constants, read in volume_options.cc, since this

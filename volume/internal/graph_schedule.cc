@@ -31,10 +31,6 @@ const uint32_t kLoaderPid = static_cast<uint32_t>(::getpid());
 // is the requests in flight, BENCHMARKS.md, issue 31), for 128 MiB of buffers saved.
 constexpr unsigned kLoaders = 2;
 
-// The size of a graph's shared LP memory (sparse: only what LPs hold costs memory). The daemon
-// and each job map it whole: address space, not memory.
-constexpr uint64_t kSharedMemoryBytes = 64ull << 30;
-
 // `column` not striped itself — an ordinary file, or an extent map (a graph version) — : the LP's
 // ranges read from its pieces (an ordinary file is its own one piece).
 Status LoadFromGraphFile(VolumeCore& core, const grid::GraphFile& column, const std::string& dir,
@@ -223,8 +219,9 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
     arena.idle_limit -= lent;
     g->loan_ = core.budget().Lend(lent);
   }
-  arena.virtual_bytes = std::max<uint64_t>(kSharedMemoryBytes, 16 * core.options().lp_memory) /
-                        SharedArena::kGranule * SharedArena::kGranule;
+  // Its size (volume_options.h: SharedLpMemoryBytes): the daemon and each job map it whole,
+  // address space, not memory.
+  arena.virtual_bytes = SharedLpMemoryBytes(core.options().lp_memory) / SharedArena::kGranule * SharedArena::kGranule;
   auto memory = SharedArena::Create("graphfs-lp:" + dir.substr(dir.rfind('/') + 1), arena);
   if (memory.ok()) {
     g->memory_ = std::move(*memory);
