@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import GraphfsError, GridFormatError
 from ..grid import Grid
 from ..jobs import Job
+from ..protocol import DEFAULT_PARTITION_BYTES
 
 # GridGraph's largest read (IOSIZE): batches of the unmodified stream are at most this.
 BATCH_BYTES = 24 << 20
@@ -132,7 +133,7 @@ def bfs_unmodified(graph_dir: str, start: int, batch_bytes: int = BATCH_BYTES) -
     return BfsResult(state.level, start, iterations, time.monotonic() - began, state.edges_read)
 
 
-def bfs_integrated(graph_dir: str, start: int, partition_size="256M", read_lps=None,
+def bfs_integrated(graph_dir: str, start: int, partition_size=DEFAULT_PARTITION_BYTES, read_lps=None,
                    gather_below: int = GATHER_BELOW) -> BfsResult:
     """BFS as a graphfs job: each iteration writes the frontier as the job's active set and
     processes every LP until ``end`` (LPs of whole chunks hold inactive sources' edges too:
@@ -159,7 +160,8 @@ def main(argv=None) -> int:
     parser.add_argument("path", help="graph directory (grid format; on a graphfs mount for --graphfs)")
     parser.add_argument("start", type=int, help="start vertex")
     parser.add_argument("--graphfs", action="store_true", help="integrated mode: read graphfs's logical partitions")
-    parser.add_argument("--graphfs-partition", default="256M", help="bytes per logical partition (K/M/G)")
+    parser.add_argument("--graphfs-partition", default=DEFAULT_PARTITION_BYTES, metavar="SIZE",
+                        help=f"bytes per logical partition (K/M/G; default {DEFAULT_PARTITION_BYTES >> 20}M, the protocol's)")
     parser.add_argument("--read-lps", action="store_true", help="read lp-SEQ files instead of mapping the LP memory")
     parser.add_argument("-o", "--output", help="result file (int32 per vertex; default PATH/numpy.bfs.level)")
     parser.add_argument("--verbose", action="store_true", help="mode and counts on stderr")

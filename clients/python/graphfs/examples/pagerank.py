@@ -33,6 +33,7 @@ import numpy as np
 from ..errors import GraphfsError, GridFormatError
 from ..grid import Grid
 from ..jobs import Job
+from ..protocol import DEFAULT_PARTITION_BYTES
 
 BATCH_BYTES = 24 << 20
 GATHER_BELOW = 1 << 20
@@ -123,7 +124,7 @@ def pagerank_unmodified(graph_dir: str, iterations: int) -> PageRankResult:
     return PageRankResult(rank, iterations, total, time.monotonic() - began, iterations + 1)
 
 
-def pagerank_integrated(graph_dir: str, iterations: int, partition_size="256M", read_lps=None,
+def pagerank_integrated(graph_dir: str, iterations: int, partition_size=DEFAULT_PARTITION_BYTES, read_lps=None,
                         gather_below: int = GATHER_BELOW) -> PageRankResult:
     """PageRank as a graphfs job: every vertex active (``all``) each iteration, the LPs' edges
     added in the order they arrive; out-degrees from ``row`` as in the unmodified mode (as the
@@ -158,7 +159,8 @@ def main(argv=None) -> int:
     parser.add_argument("path", help="graph directory (grid format; on a graphfs mount for --graphfs)")
     parser.add_argument("iterations", type=int)
     parser.add_argument("--graphfs", action="store_true", help="integrated mode: read graphfs's logical partitions")
-    parser.add_argument("--graphfs-partition", default="256M", help="bytes per logical partition (K/M/G)")
+    parser.add_argument("--graphfs-partition", default=DEFAULT_PARTITION_BYTES, metavar="SIZE",
+                        help=f"bytes per logical partition (K/M/G; default {DEFAULT_PARTITION_BYTES >> 20}M, the protocol's)")
     parser.add_argument("--read-lps", action="store_true", help="read lp-SEQ files instead of mapping the LP memory")
     parser.add_argument("-o", "--output", help="result file (float64 per vertex; default PATH/numpy.pagerank.rank)")
     args = parser.parse_args(argv)
