@@ -35,7 +35,8 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
   static constexpr uint64_t kGranule = 64 << 10;
 
   struct Options {
-    uint64_t virtual_bytes = 64ull << 30;  // the memfd's size (sparse)
+    uint64_t virtual_bytes = 0;  // the memfd's size (sparse), a multiple of kGranule; no default: the
+                                 // owner's (the volume's SharedLpMemoryBytes, volume/volume_options.h)
     uint64_t idle_limit = 0;  // freed bytes kept resident at least up to this (0: none)
     uint64_t budget = 0;      // kBudgeted slices + idle bytes kept within this (0: idle_limit alone)
   };

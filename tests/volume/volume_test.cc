@@ -334,6 +334,19 @@ TEST_F(IndexedVolume, CachesAnIndexedGraphsFilesInItsChunks) {
   EXPECT_EQ(all, g.column);
 }
 
+// A graph's shared LP memory (jobs/NAME/memory) is as large as volume_options.h's rule says, which
+// lp_memory='s help prints: kSharedLpMemoryBytes, or kSharedLpMemoryPerLpMemory x lp_memory if more.
+TEST_F(IndexedVolume, TheGraphsSharedMemoryIsAsLargeAsTheRuleSays) {
+  auto schedule = v->schedules().Get(v->core(), g.graph);
+  ASSERT_TRUE(schedule.ok()) << schedule.error().message();
+  ASSERT_NE((*schedule)->memory(), nullptr);
+  const uint64_t rule = SharedLpMemoryBytes(v->core().options().lp_memory);
+  EXPECT_EQ((*schedule)->memory()->virtual_bytes(), rule / SharedArena::kGranule * SharedArena::kGranule);
+  EXPECT_EQ(SharedLpMemoryBytes(kDefaultLpMemory), kSharedLpMemoryBytes);
+  EXPECT_EQ(SharedLpMemoryBytes(kSharedLpMemoryBytes), kSharedLpMemoryPerLpMemory * kSharedLpMemoryBytes);
+  EXPECT_EQ(SharedLpMemoryBytes(UINT64_MAX / 2), UINT64_MAX) << "lp_memory= takes any size: no wrap-around";
+}
+
 uint64_t DiskReads(Volume& v) {
   uint64_t n = 0;
   for (uint32_t d = 0; d < v.disk_count(); ++d) n += v.core().io()->counters(d).reads.load();
