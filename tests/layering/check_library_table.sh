@@ -34,32 +34,43 @@ declare -A may=(
 )
 libraries="${!may[*]}"
 
-# The public headers of the libraries below the volume, as their READMEs say: where a README lists
-# them ("Public headers: ..."), every other header is internal; where it only marks internal ones
-# ("not a public header"), those. grid/ and common/ have no internal headers.
-declare -A public=(
-  [cache]="chunk_cache.h eviction_policy.h unit_layout.h"
-  [compress]="codec.h unit_frame.h"
-  [striping]="striped_file.h disk_set.h io_engine.h disk_activity.h stripe_map.h manifest.h restripe.h
-              calibrate.h stripe_unit.h packed_directory.h packed_stream.h part_io.h graph_files.h
-              disk_backend.h local_disk_backend.h parity_codec.h unit_checksum.h unit_sums.h row_repair.h
-              parity_read.h sums_cache.h disk_health.h row_journal.h parity_write.h read_gate.h json_fields.h"
-)
-declare -A internal=(
-  [chunkindex]="index_scan.h lp_scheduler_job.h"
-)
-
 failed=0
 fail() { echo "$*"; failed=1; }
+
+# The public headers of the libraries below the volume, read from their READMEs (written there
+# once, not again here): where a README has a "Public headers:" sentence (up to its first full
+# stop outside parentheses), the headers it names are public and every other one is internal;
+# where it marks headers in its file table instead (a row that starts with the header and says
+# "not a public header"), those are internal. grid/ and common/ have no internal headers.
+declare -A public=() internal=()
+for lib in cache chunkindex striping compress; do
+  readme="$lib/README.md"
+  [ -f "$readme" ] || { fail "no $readme"; continue; }
+  sentence=$(tr '\n' ' ' <"$readme" | awk '{
+    i = index($0, "Public headers:"); if (i == 0) exit
+    s = substr($0, i + 15); depth = 0
+    for (k = 1; k <= length(s); k++) {
+      c = substr(s, k, 1)
+      if (c == "(") depth++
+      else if (c == ")") depth--
+      else if (c == "." && depth == 0 && substr(s, k + 1, 1) == " ") { print substr(s, 1, k); exit }
+    }
+    print s }')
+  public[$lib]=$(grep -oE '`[a-z0-9_]+\.h`' <<<"$sentence" | tr -d '`' | sort -u | tr '\n' ' ' || true)
+  internal[$lib]=$(grep -E '^\| `[a-z0-9_]+\.h(/\.cc)?`.*not a public header' "$readme" |
+                   sed -E 's/^\| `([a-z0-9_]+\.h).*/\1/' | sort -u | tr '\n' ' ' || true)
+  [ -n "${public[$lib]// /}${internal[$lib]// /}" ] ||
+    fail "$readme names no public headers (\"Public headers: ...\") and marks none \"not a public header\""
+done
 
 # FILE:dir/name.h for every project header the files include.
 includes() { grep -oE '#include "[a-z0-9_]+/[a-z0-9_/]+\.(h|hpp)"' "$@" /dev/null |
              sed 's/:#include "/:/; s/"$//'; }
 
-# Every listed header exists: a list that names a header no longer there is out of date.
+# Every header a README names exists: a README that names a header no longer there is out of date.
 for lib in "${!public[@]}" "${!internal[@]}"; do
   for h in ${public[$lib]:-} ${internal[$lib]:-}; do
-    [ -f "$lib/$h" ] || fail "check_library_table.sh lists $lib/$h, which does not exist"
+    [ -f "$lib/$h" ] || fail "$lib/README.md names $lib/$h, which does not exist"
   done
 done
 
