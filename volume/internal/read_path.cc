@@ -37,6 +37,12 @@ class ReaderWait {
   DiskActivity& activity_;
 };
 
+// Where most of the file's bytes [offset, offset + length) lie: the disk of its middle byte. A
+// cache unit may start a few bytes before its stripe unit (a chunk index's units end on edges, not
+// on stripe units: 2,097,144-byte units over 2 MiB stripe units start 8 bytes earlier per unit)
+// and is read mostly from the next disk, whose queue (extent_reads.h) it belongs in.
+uint64_t Middle(uint64_t offset, uint64_t length) { return offset + length / 2; }
+
 }  // namespace
 
 // Units a read reserved for itself but will not take (an error, or the file changed size): their
@@ -71,7 +77,6 @@ uint64_t VolumeCore::QueueExtent(const std::shared_ptr<StripedSource>& src, cons
   const uint64_t stripe_end = (u.offset / map.unit() + 1) * map.unit();
   ExtentReads::Extent e;
   e.source = src;
-  e.disk = map.Locate(u.offset).disk;
   e.urgent = urgent;
   e.due_ns = due_ns;
   e.units.push_back(std::move(first));
@@ -85,6 +90,8 @@ uint64_t VolumeCore::QueueExtent(const std::shared_ptr<StripedSource>& src, cons
     e.units.push_back(std::move(load));
     end = next.offset + next.length;
   }
+  const uint64_t middle = Middle(u.offset, end - u.offset);
+  e.disk = map.Locate(middle).disk;
   extents_->Queue(std::move(e));
   return end;
 }
@@ -108,14 +115,16 @@ uint64_t VolumeCore::ReadAheadExtents(const std::shared_ptr<StripedSource>& src,
     }
     // Within the stream's share of staging, what the staging area allows; beyond it, or when
     // staging is full, only the extents of disks that have nothing to do (they would idle).
-    const bool idle = extents_->Idle(map.Locate(u.offset).disk);
+    const bool idle = extents_->Idle(map.Locate(Middle(u.offset, u.length)).disk);
     const bool within = u.offset + u.length <= read_end + share;
     cache::UnitLoad load;
     if (within || idle) load = cache_->Reserve(r, pid, cache::ChunkCache::ReserveFor::kPrefetch, /*over_limit=*/idle);
     if (!load) {
-      // This disk has enough to do: the next stripe unit may be on one that has not.
+      // This disk has enough to do: the next stripe unit may be on one that has not. (A unit that
+      // starts in the stripe unit before the one it mostly lies in would find itself again there.)
       gap = true;
-      u = layout.Find((u.offset / map.unit() + 1) * map.unit(), file_size);
+      const uint64_t next_stripe = (Middle(u.offset, u.length) / map.unit() + 1) * map.unit();
+      u = layout.Find(std::max(next_stripe, u.offset + u.length), file_size);
       continue;
     }
     const int64_t due = now + static_cast<int64_t>(static_cast<double>(u.offset - read_end) / bytes_per_ns);
