@@ -66,6 +66,13 @@ class StripedFile {
   }
   StripeManifest manifest() const;
   const StripeMap& map() const { return map_; }
+  // Whether the data byte at `offset` lies on a disk lost for this file (missing, or its part or
+  // sums gone): its reads rebuild it from the same range of its row's other units, D reads on as
+  // many disks. A caller that paces its reads per disk (the volume's ExtentReads) keeps as many of
+  // such reads in flight as a present disk's, once for each disk that serves them.
+  bool Rebuilt(uint64_t offset) const {
+    return parity_ != nullptr && !parity_->lost(map_.Locate(offset).disk).empty();
+  }
 
   // Reads up to `length` bytes at `offset`; fewer at end of file, 0 past it.
   Result<uint64_t> Read(uint64_t offset, uint64_t length, char* buf);

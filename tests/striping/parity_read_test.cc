@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -200,6 +201,22 @@ TEST(ParityRead, TwoDisksLostWithParityTwo) {
   ASSERT_NO_FATAL_FAILURE(ExpectAllReads(**f, g.data, 3));
   EXPECT_GT(g.Counter(&DiskCounters::rebuilt_bytes, 0), 0u);
   EXPECT_GT(g.Counter(&DiskCounters::rebuilt_bytes, 3), 0u);
+}
+
+// Which bytes a caller that paces its reads per disk (the volume's ExtentReads) gets through their
+// rows (StripedFile::Rebuilt): those of the disks lost for the file, and only those.
+TEST(ParityRead, RebuiltBytesAreThoseOfTheLostDisks) {
+  for (const std::vector<uint32_t>& lost : {std::vector<uint32_t>{}, {2}, {0, 3}}) {
+    SCOPED_TRACE("lost disks: " + std::to_string(lost.size()));
+    ParityGraph g(5, 2, kSize);
+    for (uint32_t d : lost) ASSERT_TRUE(std::filesystem::remove(g.PartPath(d)));
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    for (uint64_t offset = 0; offset < kSize; offset += kUnit / 2) {
+      const uint32_t disk = (*f)->map().Locate(offset).disk;
+      EXPECT_EQ((*f)->Rebuilt(offset), std::find(lost.begin(), lost.end(), disk) != lost.end()) << "offset " << offset;
+    }
+  }
 }
 
 TEST(ParityRead, FailingDiskIsReadAroundAndMarkedFailing) {

@@ -441,6 +441,44 @@ TEST(Volume, ReadAheadFeedsIdleDisksBeyondAFullStagingArea) {
   }
 }
 
+// A file with parity whose part on one disk is gone, read as a stream: every byte right, each unit
+// read once through an extent in its own disk's queue, and the lost disk's queue — whose units are
+// rebuilt from D units of their rows, on as many disks — keeps several of them in flight at once
+// (at most D), where it kept one: one rebuild at a time, each waiting on a parity read behind
+// another disk's own extent, fell behind the present disks' reads of the same rows (whose blocks
+// the rebuilds were to share: row_share.h). Disks without a calibration: one extent at a time each.
+TEST(Volume, ALostDisksQueueKeepsARebuildInFlightPerDiskThatServesIt) {
+  StripedTree t;
+  constexpr uint32_t kLost = 1;
+  const std::string bytes = RandomBytes(16 * (kDisks - 1) * kUnit, 12);  // 16 rows of 3 data units
+  const StripeManifest m = graphfs::testing::WriteAndStripe(t.graph + "/data", bytes, t.disks, 1, kUnit);
+  ASSERT_TRUE(std::filesystem::remove(graphfs::testing::PartPath(t.disks[kLost], m)));
+  auto v = StartVolume(Options(t.source, 64 << 20, 64 << 20));
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, t.graph + "/data");
+  ASSERT_NE(f, nullptr);
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  std::string all;
+  for (uint64_t off = 0; off < bytes.size(); off += kUnit) {
+    auto got = v->Read(*f, streams, off, kUnit, 100, scratch);
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    all += Joined(*got);
+  }
+  EXPECT_TRUE(all == bytes);
+  const StripeMap& map = f->shared_source()->file().map();
+  std::vector<uint64_t> want(kDisks, 0);
+  for (uint64_t u = 0; u * kUnit < bytes.size(); ++u) want[map.Locate(u * kUnit).disk] += kUnit;
+  const ExtentReads::Stats e = v->core().extent_reads()->stats();
+  EXPECT_EQ(e.bytes, bytes.size());  // every unit read once, through an extent
+  for (uint32_t d = 0; d < kDisks; ++d) {
+    EXPECT_EQ(e.disk_bytes[d], want[d]) << "disk " << d;
+    EXPECT_LE(e.disk_peak_in_flight[d], d == kLost ? map.data_units() : 1u) << "disk " << d;
+  }
+  EXPECT_GE(e.disk_peak_in_flight[kLost], 2u);
+  EXPECT_GT(v->core().io()->counters(kLost).rebuilt_bytes.load(), 0u);
+}
+
 TEST(Volume, StatsShowEachDisksBusyTimeIdleWhileWaitingAndRequestSizes) {
   StripedTree t;
   const std::string bytes = RandomBytes(8 * kUnit, 5);

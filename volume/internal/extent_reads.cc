@@ -8,7 +8,11 @@
 namespace graphfs::volume {
 
 ExtentReads::ExtentReads(cache::ChunkCache& cache, uint32_t disks, uint64_t depth)
-    : cache_(cache), depth_(depth), disks_(std::max<uint32_t>(1, disks)) {}
+    : cache_(cache), depth_(depth), disks_(std::max<uint32_t>(1, disks)) {
+  stats_.disk_extents.assign(disks_.size(), 0);
+  stats_.disk_bytes.assign(disks_.size(), 0);
+  stats_.disk_peak_in_flight.assign(disks_.size(), 0);
+}
 
 ExtentReads::~ExtentReads() { Stop(); }
 
@@ -48,11 +52,16 @@ void ExtentReads::Pick(uint32_t disk, std::vector<Extent>* start) {
       return !a.urgent && a.due_ns < b.due_ns;
     });
     const uint64_t bytes = Bytes(*best);
-    if (d.in_flight > 0 && d.in_flight_bytes + bytes > depth_) return;
+    // At least one extent per disk that serves it, more while they stay within that many depths.
+    const uint32_t spread = std::max<uint32_t>(1, best->spread);
+    if (d.in_flight >= spread && d.in_flight_bytes + bytes > depth_ * spread) return;
     ++d.in_flight;
     d.in_flight_bytes += bytes;
+    stats_.disk_peak_in_flight[disk] = std::max(stats_.disk_peak_in_flight[disk], d.in_flight);
     ++stats_.extents;
     stats_.bytes += bytes;
+    ++stats_.disk_extents[disk];
+    stats_.disk_bytes[disk] += bytes;
     stats_.units += best->units.size();
     if (best->urgent) ++stats_.urgent;
     start->push_back(std::move(*best));

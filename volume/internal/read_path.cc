@@ -92,6 +92,8 @@ uint64_t VolumeCore::QueueExtent(const std::shared_ptr<StripedSource>& src, cons
   }
   const uint64_t middle = Middle(u.offset, end - u.offset);
   e.disk = map.Locate(middle).disk;
+  // A lost disk's unit: rebuilt from D units of its row, on as many disks.
+  e.spread = src->file().Rebuilt(middle) ? map.data_units() : 1;
   extents_->Queue(std::move(e));
   return end;
 }

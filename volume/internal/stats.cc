@@ -169,6 +169,8 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
       rp["extents_urgent"] = e.urgent;
       rp["extents_hurried"] = e.hurried;
       rp["extents_cancelled"] = e.cancelled;
+      // Per disk queue: extents and bytes started, and the most in flight at once.
+      rp["extent_disks"] = {{"extents", e.disk_extents}, {"bytes", e.disk_bytes}, {"peak_in_flight", e.disk_peak_in_flight}};
     }
     rp["disk_bytes_per_second"] = read_ahead_.disk_bytes_per_second();
     rp["disk_in_flight_bytes"] = read_ahead_.InFlightDepth();
