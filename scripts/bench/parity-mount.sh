@@ -13,7 +13,9 @@
 #             parity, with parity (healthy), and with parity and disk --lost emptied (its parts and
 #             identity removed: the mount starts degraded and says so in stats' "degraded"); MB/s,
 #             the bytes the disks read, the floor (those bytes / the present disks' bandwidth) and
-#             the ratios against the targets (parity / none >= 0.97, degraded / healthy >= 0.75)
+#             the ratios against the targets (parity / none >= 0.97, degraded / healthy >= 0.75);
+#             per read also each disk's MB read and busy seconds from the daemon's stats, and its
+#             extent queue's MB (a daemon that counts them)
 #   W1        the mix {pagerank-delta, wcc, sssp, bfs} of unmodified engines (run-jobs, O_DIRECT:
 #             --mem-gb 0.25) on the parity copy through the mount (cache_size = --fraction x column,
 #             readahead_mem --readahead-mem, as integrated.sh's `mount`): healthy, degraded (disk
@@ -95,6 +97,20 @@ read_column() {
   dd if="$MNT/g/column" of=/dev/null bs=24M iflag=direct status=none
   t1=$(now)
   disk=$(( $(loops_read "${LOOPS[@]}") - before ))
+  # Per disk, from the daemon's stats: MB read, seconds busy, and the MB its extents' queue
+  # started (a lost disk's units wait in the queue of the disk of their row's parity, when the
+  # daemon says so): where a slow read's time went.
+  python3 - "$MNT/.graphfs/stats" "$label" "$ROUND" <<'PY' | tee -a "$LOG"
+import json, sys
+s = json.load(open(sys.argv[1]))
+disks = s.get("disks", [])
+line = "disks %s round %s: MB read %s; busy s %s" % (sys.argv[2], sys.argv[3],
+    " ".join("%d:%.0f" % (d["index"], d["bytes_read"] / 1e6) for d in disks),
+    " ".join("%d:%.2f" % (d["index"], d["busy_seconds"]) for d in disks))
+q = s.get("read_path", {}).get("extent_disks")
+if q: line += "; extents' queues MB " + " ".join("%d:%.0f" % (i, b / 1e6) for i, b in enumerate(q["bytes"]))
+print(line)
+PY
   unmount_graphfs "$MNT"
   awk -v l="$label" -v r="$ROUND" -v a="$t0" -v b="$t1" -v c="$COLUMN" -v d="$disk" -v p="$present" -v bps="$BPS" -v g="$degraded" \
     'BEGIN { t = b - a; printf "read %s round %d: %.2f s %.1f MB/s disk_bytes %.0f floor %.2f s (present disks %d) degraded %s\n",
