@@ -479,8 +479,12 @@ TEST(ParityRead, ConcurrentDegradedReadsOfARowReadEachSurvivingBlockOnce) {
     EXPECT_TRUE(s.ok()) << s.error().message();
   }
   EXPECT_TRUE(got == g.data);
-  // Per row at most one cut block of each data unit and of the parity unit twice.
-  EXPECT_LE(g.Total(&DiskCounters::bytes_read), g.data.size() + kRows * kDisks * kBlock);
+  // Per row at most one cut block of each data unit and of the parity unit twice, and a block a
+  // row more: with all 96 reads issued at once, blocks delivered with no one waiting yet are held
+  // within the share's byte budget, and the oldest beyond it dropped and read again by the read
+  // that comes for them (row_share.h) — how many depends on the threads' timing (CI saw 3 blocks,
+  // 48 KiB, once). Without the sharing a degraded stream reads 1.44x its bytes (4.4 MiB here).
+  EXPECT_LE(g.Total(&DiskCounters::bytes_read), g.data.size() + kRows * (kDisks + 1) * kBlock);
 }
 
 TEST(ParityRead, ConcurrentDegradedReadsOfWholeUnitsReadEachSurvivingBlockOnce) {
