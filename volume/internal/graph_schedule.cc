@@ -91,19 +91,19 @@ Status LoadFromGraphFile(VolumeCore& core, const grid::GraphFile& column, const 
 }
 
 
-// What the index of `table` will take in memory, from its chunk records alone (before it is
-// loaded): per (chunk, source) pair about 11 bytes — the finder's list or bitmap (4), its
-// inverted form (4), the source runs' varints (~3) —, per vertex the inverted form's offsets
-// (4), per chunk ~64 bytes of entries. An estimate: the reservation is resized to the truth.
+// The index's (chunk, source) pairs, from its chunk records alone (one per content: row's).
 uint64_t IndexPairs(const chunkindex::ChunkTable& table) {
   uint64_t pairs = 0;
-  for (const chunkindex::Chunk& c : table.chunks(chunkindex::ChunkFile::kRow)) pairs += c.num_sources;  // one per content
+  for (const chunkindex::Chunk& c : table.chunks(chunkindex::ChunkFile::kRow)) pairs += c.num_sources;
   return pairs;
 }
 
-uint64_t IndexBytesAhead(const chunkindex::ChunkTable& table, bool inverted) {
+// What the index of `table` will take in memory, before it is loaded: per pair about 7 bytes —
+// the finder's list or bitmap (4), the source runs' varints (~3) —, per chunk ~64 bytes of
+// entries, and the finder's inverted form where it is built (InvertedBytes: 4 per pair and per
+// vertex). An estimate: the reservation is resized to the truth.
+uint64_t IndexBytesAhead(const chunkindex::ChunkTable& table, uint64_t pairs, bool inverted) {
   const uint64_t chunks = table.chunks(chunkindex::ChunkFile::kColumn).size() + table.chunks(chunkindex::ChunkFile::kRow).size();
-  const uint64_t pairs = IndexPairs(table);
   return pairs * 7 + chunks * 64 + (inverted ? chunkindex::ActiveChunkFinder::InvertedBytes(pairs, table.vertices()) : 0);
 }
 
@@ -115,9 +115,9 @@ uint64_t IndexBytesAhead(const chunkindex::ChunkTable& table, bool inverted) {
 // costs at most 1/kInvertedFormShare of the budget (or without a budget: beside a fixed cache).
 constexpr uint64_t kInvertedFormShare = 32;
 
-bool WantsInvertedForm(VolumeCore& core, const chunkindex::ChunkTable& table) {
+bool WantsInvertedForm(VolumeCore& core, const chunkindex::ChunkTable& table, uint64_t pairs) {
   if (!core.budget().enabled()) return true;
-  return chunkindex::ActiveChunkFinder::InvertedBytes(IndexPairs(table), table.vertices()) <=
+  return chunkindex::ActiveChunkFinder::InvertedBytes(pairs, table.vertices()) <=
          core.budget().total() / kInvertedFormShare;
 }
 
@@ -146,8 +146,9 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
   // The cache gives up room for the index before it is loaded, not after: loaded into a full
   // cache it set the daemon's peak (at scale 22, 79 MiB of index on top of the cache a few
   // seconds into the run). Resized to what it took below.
-  const bool inverted = WantsInvertedForm(core, *g->table_);
-  g->reservation_ = core.budget().Reserve(IndexBytesAhead(*g->table_, inverted));
+  const uint64_t pairs = IndexPairs(*g->table_);
+  const bool inverted = WantsInvertedForm(core, *g->table_, pairs);
+  g->reservation_ = core.budget().Reserve(IndexBytesAhead(*g->table_, pairs, inverted));
   auto finder = chunkindex::ActiveChunkFinder::Load(*g->table_, chunkindex::ActiveChunkFinder::Form::kAuto, inverted);
   if (!finder.ok()) return finder.error();
   g->finder_ = std::make_unique<chunkindex::ActiveChunkFinder>(std::move(*finder));
