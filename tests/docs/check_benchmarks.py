@@ -2,8 +2,9 @@
 """BENCHMARKS.md keeps its promises, checked:
 - every table of its "Current results" section has the columns date, commit and command and one
   whose name holds "floor", and every row fills them: a date YYYY-MM-DD, at least one commit id
-  (7-40 hex digits, one of them a digit) that `git cat-file -e ID^{commit}` finds, a command in
-  backticks, a floor that is not empty;
+  (7-40 hex digits, one of them a digit) that is an ancestor of HEAD (`git merge-base
+  --is-ancestor`: a rebased branch's commit stays in the checkout that measured it, not in a
+  clone), a command in backticks, a floor that is not empty;
 - every image the page shows exists, and the line after it names the scripts/bench/ script that
   draws it (which exists too);
 - every relative link of BENCHMARKS.md, docs/*.md and the READMEs leads to a file that exists,
@@ -76,7 +77,10 @@ def commit_checker():
     if shallow.stdout.strip() == "true":
         print("note: a shallow clone: commits not checked (git fetch --unshallow checks them)")
         return None
-    return lambda c: git("cat-file", "-e", f"{c}^{{commit}}").returncode == 0
+    # An ancestor of HEAD, not merely an object here: a commit of a branch that was rebased stays
+    # in the checkout that measured it, but a clone of main does not have it.
+    return lambda c: (git("cat-file", "-e", f"{c}^{{commit}}").returncode == 0
+                      and git("merge-base", "--is-ancestor", c, "HEAD").returncode == 0)
 
 
 def section(text, title_prefix):
@@ -151,7 +155,7 @@ def check_current_results(text, has_commit):
                 elif has_commit:
                     for c in ids:
                         if not has_commit(c):
-                            fail(where, f"commit {c} is not in this repository")
+                            fail(where, f"commit {c} is not in this repository's history (HEAD's ancestors)")
             if "command" in col and not re.search(r"`[^`]+`", row[col["command"]]):
                 fail(where, f"no command in backticks in {row[col['command']]!r}")
             for i in floors:
