@@ -19,6 +19,7 @@
 #include "admin/graph_disks.h"
 #include "common/cli_manpage.h"
 #include "common/cli_size.h"
+#include "common/random_seed.h"
 #include "grid/edge.h"
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
@@ -27,14 +28,16 @@
 int main(int argc, char** argv) {
   std::string graph, add_path, delete_path, kind = "random";
   double fraction = 0.01;
-  uint64_t seed = 1;
+  uint64_t seed = graphfs::kDefaultSeed;
   CLI::App cli("gen-update: a batch of edge additions and deletions for graphfs-update", "gen-update");
   cli.add_option("--graph", graph, "the graph directory")->required();
   cli.add_option("--fraction", fraction, "batch size as a share of the graph's edges (half added, half deleted)")
       ->required()
       ->check(CLI::Range(1e-9, 1.0));
-  cli.add_option("--kind", kind, "random or clustered (by source)")->check(CLI::IsMember({"random", "clustered"}));
-  cli.add_option("--seed", seed, "random seed");
+  cli.add_option("--kind", kind, "random or clustered (by source)")
+      ->check(CLI::IsMember({"random", "clustered"}))
+      ->capture_default_str();
+  cli.add_option("--seed", seed, "random seed; same seed, same batch")->capture_default_str();
   cli.add_option("--add", add_path, "output: edges to add")->required();
   cli.add_option("--delete", delete_path, "output: edges to delete")->required();
   graphfs::AddManPageFlag(cli);  // --help-man: the manual page (packaging/)

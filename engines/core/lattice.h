@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/random_seed.h"
 #include "common/result.h"
 
 namespace graphfs::engine {
@@ -20,7 +21,7 @@ struct LatticeOptions {
   double drop = 0.0;        // fraction of lattice edges left out, in [0, 1)
   uint64_t long_edges = 0;  // random long edges (each written in both directions)
   bool weighted = false;    // float weights = edge lengths (12-byte records)
-  uint64_t seed = 1;
+  uint64_t seed = kDefaultSeed;
   std::string output;
 };
 

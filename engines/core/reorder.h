@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "common/random_seed.h"
 #include "common/result.h"
 
 namespace graphfs::engine {
@@ -51,7 +52,7 @@ struct ReorderOptions {
   uint64_t vertices = 0;    // ids must be < this
   bool weighted = false;    // 12-byte records (the weight is copied through)
   VertexOrder order = VertexOrder::kBfs;
-  uint64_t seed = 1;        // random only
+  uint64_t seed = kDefaultSeed;  // random only
 };
 
 struct ReorderStats {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/random_seed.h"
 #include "common/result.h"
 
 namespace graphfs::engine {
@@ -20,7 +21,7 @@ namespace graphfs::engine {
 struct RmatOptions {
   int scale = 0;          // 2^scale vertices
   int edge_factor = 16;   // edges = edge_factor * 2^scale
-  uint64_t seed = 1;
+  uint64_t seed = kDefaultSeed;
   bool weighted = false;  // float weights uniform in [0, 256)
   std::string output;
   int threads = 0;        // 0 = one per core

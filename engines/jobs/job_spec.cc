@@ -69,7 +69,23 @@ std::string JobListHelp() {
   for (const AppSpec& app : Apps()) {
     if (app.arg.type == AppArgType::kNone) help += " " + std::string(app.name);
   }
-  return help;
+  // What an entry without ARG gets (the registry's job_default), each argument's name once.
+  std::string defaults;
+  for (const AppSpec& app : Apps()) {
+    if (app.arg.type == AppArgType::kNone) continue;
+    const std::string said = std::string(app.arg.name) + " " + app.arg.job_default;
+    if (defaults.find(said) == std::string::npos) defaults += (defaults.empty() ? "" : ", ") + said;
+  }
+  return help + "; without ARG: " + defaults;
+}
+
+std::string ReentryDefaults() {
+  std::string text;
+  for (const AppSpec& app : Apps()) {
+    if (app.reentry == AppReentry::kNone) continue;
+    text += (text.empty() ? "" : ", ") + std::string(app.name) + " " + std::to_string(app.default_reentry);
+  }
+  return text;
 }
 
 std::vector<std::string> JobArgv(const JobSpec& job, const std::string& graph_dir, const std::string& mem_gb,

@@ -10,7 +10,8 @@
 
 int main(int argc, char** argv) {
   graphfs::engine::ImportOptions options;
-  std::string format = "snap";
+  // --format's default: ImportOptions::format, by its name.
+  std::string format = options.format == graphfs::engine::ImportFormat::kMatrixMarket ? "mtx" : "snap";
   CLI::App cli("import-edges: SNAP/KONECT text or Matrix Market edge list -> binary edge list for preprocess",
                "import-edges");
   cli.add_option("-i,--input", options.input, "edge list to read ('-' for stdin)")->required();
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
       "A bad input is refused with FILE:LINE and the reason, exit status 1, and no output file (an older one "
       "stays as it was). The last line printed gives the -v and -t to preprocess with.");
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
-  if (format == "mtx") options.format = graphfs::engine::ImportFormat::kMatrixMarket;
+  options.format = format == "mtx" ? graphfs::engine::ImportFormat::kMatrixMarket : graphfs::engine::ImportFormat::kSnap;
   auto stats = graphfs::engine::ImportEdges(options);
   if (!stats.ok()) {
     std::fprintf(stderr, "import-edges: error: %s\n", stats.error().message().c_str());

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "common/random_seed.h"
 #include "common/size_parse.h"
 #include "engines/graphfs_client.hpp"
 #include "engines/jobs/arrivals.h"
@@ -30,13 +31,13 @@ std::string OwnDirectory() {
 int main(int argc, char** argv) {
   graphfs::engine::RunJobsOptions options;
   std::string jobs, mem_cap, mem_gb, partition, arrivals;
-  uint64_t seed = 1;
+  uint64_t seed = graphfs::kDefaultSeed;
   CLI::App cli("run-jobs: run graph jobs as concurrent processes and report times and bytes read per disk",
                "run-jobs");
   cli.add_option("--graph", options.graph_dir, "graph directory (plain or on a graphfs mount)")->required();
   cli.add_option("--jobs", jobs, graphfs::engine::JobListHelp())->required();
   cli.add_option("--mem-cap", mem_cap, "memory limit per job (cgroup v1), e.g. 2G; also the apps' MEM_GB");
-  cli.add_option("--mem-gb", mem_gb, "MEM_GB passed to the apps (default " + graphfs::engine::MemGbText(graphfs::engine::kDefaultMemGb) + ", the apps' own, or the --mem-cap)");
+  cli.add_option("--mem-gb", mem_gb, "MEM_GB passed to the apps (default: the apps' own, " + graphfs::engine::MemGbText(graphfs::engine::kDefaultMemGb) + " (kDefaultMemGb, engines/apps/apps.h), or the --mem-cap)");
   auto* stagger =
       cli.add_option("--stagger", options.stagger_seconds, "seconds between job starts")->check(CLI::NonNegativeNumber);
   auto* sequential = cli.add_flag("--sequential", options.sequential, "run the jobs one after another instead");
@@ -55,7 +56,9 @@ int main(int argc, char** argv) {
   int reentry = -1;
   auto* reentry_option =
       cli.add_option("--reentry", reentry,
-                     "pass --reentry N to the jobs whose app takes it (bfs, sssp, wcc, pagerank-delta; default: the apps' own, 5, and 0 for pagerank-delta)")
+                     "pass --reentry N to the jobs whose app takes it (default: each app's own, " +
+                         graphfs::engine::ReentryDefaults() +
+                         ": kDefaultReentry and kDefaultPageRankDeltaReentry, engines/apps/apps.h)")
           ->check(CLI::Range(0, 1000000));
   cli.add_flag("--diagonal-first", options.diagonal_first, "pass --diagonal-first to every job");
   if (int rc = graphfs::engine::ParseCommandLine(cli, argc, argv); rc >= 0) return rc;
