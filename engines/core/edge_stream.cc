@@ -98,7 +98,7 @@ void DiagonalFirst(std::vector<ReadTask>& reads) {
 }
 
 uint64_t PartitionBatch(uint64_t partitions, uint64_t vertex_state_bytes, uint64_t memory_bytes) {
-  const double usable = 0.8 * static_cast<double>(memory_bytes);
+  const double usable = kSourceWindowShare * static_cast<double>(memory_bytes);
   if (vertex_state_bytes == 0 || usable <= 0) return vertex_state_bytes == 0 ? partitions : 1;
   const double windows = std::ceil(static_cast<double>(vertex_state_bytes) / usable);
   if (windows <= 1) return partitions;

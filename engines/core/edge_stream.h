@@ -121,6 +121,10 @@ std::vector<ReadTask> PlanReads(const grid::GridLayout& layout, grid::EdgeOrder 
 // never overlap, so any order reads every edge once.
 void DiagonalFirst(std::vector<ReadTask>& reads);
 
+// GridGraph's rule for source windows: vertex state beyond this share of MEM is processed a
+// batch of source partitions at a time (PartitionBatch), the rest of MEM left to the edges.
+inline constexpr double kSourceWindowShare = 0.8;
+
 // GridGraph's partition batch: how many source partitions one column pass covers.
 uint64_t PartitionBatch(uint64_t partitions, uint64_t vertex_state_bytes, uint64_t memory_bytes);
 

@@ -276,7 +276,7 @@ Result<RunReport> RunJobs(const RunJobsOptions& options) {
         ++finished;
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(kJobPollInterval);
   }
   report.total_seconds = Since(run_start);
   ::sigaction(SIGINT, &old_int, nullptr);

@@ -5,6 +5,7 @@
 // bytes each disk read meanwhile.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,10 @@ namespace graphfs::engine {
 
 // GiB as the apps' MEM_GB argument takes it (up to 6 significant digits: 8, 0.25).
 std::string MemGbText(double gib);
+
+// How often run-jobs looks for jobs that are due to start and jobs that have ended: a job starts
+// at most this late (start_s against planned_s), and waiting costs no measurable CPU.
+inline constexpr std::chrono::milliseconds kJobPollInterval{5};
 
 struct RunJobsOptions {
   std::string graph_dir;
