@@ -273,12 +273,7 @@ void EdgeStream::RunSpans(const LogicalPartition& lp, uint64_t total,
     }
   }
   // Spans of at least kInPlaceBytes that hold whole records are handed to on_buffer where they
-  // lie: a whole chunk of a dense view (256 KiB and up) is not copied. The others (the runs of
-  // a sparse view: tens of KiB; a record cut between two blocks) are gathered into the worker's
-  // buffer first, one local copy, so that the engine sees large buffers of whole records: its
-  // per-buffer work (reentry rounds, setup) over thousands of small pieces cost more than the
-  // copy (a sparse BFS mix ran 1.5x slower).
-  constexpr uint64_t kInPlaceBytes = 128 << 10;
+  // lie; the others are gathered into the worker's buffer first (edge_stream.h says why).
   for (AlignedBuffer& b : buffers_) {
     if (b.size() < target) b = AlignedBuffer(target);
   }
