@@ -8,26 +8,46 @@
 
 namespace graphfs {
 
+PackedStreamWriter::PackedStreamWriter(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts,
+                                       PackedDirectory written)
+    : PackedStreamWriter(
+          [&disks, map, &parts](uint64_t at, std::span<const char> bytes) {
+            return WriteToParts(disks, map, parts, at, bytes.size(), bytes.data());
+          },
+          std::move(written)) {}
+
 Status PackedStreamWriter::Append(compress::Codec& codec, std::span<const char> raw) {
   if (raw.size() > UINT32_MAX) return Error(EFBIG, "a compressed unit is at most 4 GiB");
   GRAPHFS_RETURN_IF_ERROR(compress::EncodeUnit(codec, raw, &frame_));
   if (frame_.size() > UINT32_MAX) return Error(EFBIG, "a compressed frame is at most 4 GiB");
   const uint64_t at = dir_.frames_end();
-  GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks_, map_, parts_, at, frame_.size(), frame_.data()));
+  GRAPHFS_RETURN_IF_ERROR(sink_(at, frame_));
   return dir_.Add(static_cast<uint32_t>(raw.size()), at, static_cast<uint32_t>(frame_.size()));
 }
 
 Result<PackedInfo> PackedStreamWriter::Finish(const std::string& codec) {
   const std::string encoded = dir_.Encode();
   const uint64_t at = dir_.frames_end();
-  GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks_, map_, parts_, at, encoded.size(), encoded.data()));
+  GRAPHFS_RETURN_IF_ERROR(sink_(at, encoded));
   return PackedInfo{codec, at + encoded.size(), at};
 }
 
+namespace {
+
+StreamRead FromParts(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts) {
+  return [&](uint64_t offset, uint64_t length, char* to) { return ReadFromParts(disks, map, parts, offset, length, to); };
+}
+
+}  // namespace
+
 Result<PackedDirectory> ReadPackedDirectory(const DiskSet& disks, const StripeMap& map,
                                             const std::vector<UniqueFd>& parts, const PackedInfo& packed) {
+  return ReadPackedDirectory(FromParts(disks, map, parts), packed);
+}
+
+Result<PackedDirectory> ReadPackedDirectory(const StreamRead& read, const PackedInfo& packed) {
   std::string bytes(packed.directory_length(), '\0');
-  GRAPHFS_RETURN_IF_ERROR(ReadFromParts(disks, map, parts, packed.directory_offset, bytes.size(), bytes.data()));
+  GRAPHFS_RETURN_IF_ERROR(read(packed.directory_offset, bytes.size(), bytes.data()));
   return PackedDirectory::Decode(bytes);
 }
 
@@ -50,11 +70,16 @@ Status DecodePackedUnit(size_t k, const PackedUnit& u, const std::string& frame,
 Status ForEachPackedUnit(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts,
                          const PackedDirectory& dir,
                          const std::function<Status(const PackedUnit&, std::span<const char>)>& fn) {
+  return ForEachPackedUnit(FromParts(disks, map, parts), dir, fn);
+}
+
+Status ForEachPackedUnit(const StreamRead& read, const PackedDirectory& dir,
+                         const std::function<Status(const PackedUnit&, std::span<const char>)>& fn) {
   std::string frame, raw;
   for (size_t k = 0; k < dir.units().size(); ++k) {
     const PackedUnit& u = dir.units()[k];
     frame.resize(u.frame_length);
-    GRAPHFS_RETURN_IF_ERROR(ReadFromParts(disks, map, parts, u.frame_offset, u.frame_length, frame.data()));
+    GRAPHFS_RETURN_IF_ERROR(read(u.frame_offset, u.frame_length, frame.data()));
     GRAPHFS_RETURN_IF_ERROR(DecodePackedUnit(k, u, frame, raw));
     GRAPHFS_RETURN_IF_ERROR(fn(u, raw));
   }

@@ -25,10 +25,16 @@ namespace graphfs {
 
 class PackedStreamWriter {
  public:
+  // Where the stream's bytes go: `bytes` at stream offset `at`, each write after the last (the
+  // frames are 4 KiB-aligned: a gap between them is never written).
+  using Sink = std::function<Status(uint64_t at, std::span<const char> bytes)>;
+
   // Continues the stream whose frames `written` lists (empty: a new stream) in the parts.
   PackedStreamWriter(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts,
-                     PackedDirectory written)
-      : disks_(disks), map_(map), parts_(parts), dir_(std::move(written)) {}
+                     PackedDirectory written);
+  // The same, its bytes handed to `sink` (a file with parity: held until its rows are whole,
+  // restripe_detail::StreamRows).
+  PackedStreamWriter(Sink sink, PackedDirectory written) : sink_(std::move(sink)), dir_(std::move(written)) {}
 
   // Compresses `raw`, the file's next unit, into a frame at the end of the stream.
   Status Append(compress::Codec& codec, std::span<const char> raw);
@@ -38,21 +44,26 @@ class PackedStreamWriter {
   Result<PackedInfo> Finish(const std::string& codec);
 
  private:
-  const DiskSet& disks_;
-  const StripeMap& map_;
-  const std::vector<UniqueFd>& parts_;
+  Sink sink_;
   PackedDirectory dir_;
   std::string frame_;  // reused between units
 };
 
+// Reads `length` bytes of a packed stream at `offset` into `to`: from its parts as they are, or
+// through its parity (a file with sums, restripe_detail::ParityStreamReader).
+using StreamRead = std::function<Status(uint64_t offset, uint64_t length, char* to)>;
+
 // The directory of a compressed file, read from its parts.
 Result<PackedDirectory> ReadPackedDirectory(const DiskSet& disks, const StripeMap& map,
                                             const std::vector<UniqueFd>& parts, const PackedInfo& packed);
+Result<PackedDirectory> ReadPackedDirectory(const StreamRead& read, const PackedInfo& packed);
 
 // Calls fn(unit, its bytes) for every unit in file order: each frame read from the parts and
 // decoded after its checksum matched.
 Status ForEachPackedUnit(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts,
                          const PackedDirectory& dir,
+                         const std::function<Status(const PackedUnit&, std::span<const char>)>& fn);
+Status ForEachPackedUnit(const StreamRead& read, const PackedDirectory& dir,
                          const std::function<Status(const PackedUnit&, std::span<const char>)>& fn);
 
 // A compressed file's own bytes at any offset, read through its StripedFile (which reads the

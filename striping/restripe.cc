@@ -344,9 +344,6 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
     return Error(EINVAL, "--parity " + std::to_string(req.parity) + " needs at least " +
                              std::to_string(req.parity + 1) + " disks (got " + std::to_string(req.disks.size()) +
                              "): every row must keep a data unit");
-  if (req.parity > 0 && !req.compress.empty())
-    return Error(EINVAL, "--parity " + std::to_string(req.parity) + " with --compress " + req.compress +
-                             ": parity over compressed files is not built yet; add --compress none");
   if (req.parity > 0 && (req.sum_block < kMinSumBlock || (req.sum_block & (req.sum_block - 1)) != 0))
     return Error(EINVAL, "checksum block " + std::to_string(req.sum_block) + ": a power of two from 4 KiB");
   auto targets = ListTargets(req.path);
@@ -388,6 +385,9 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
       } else if (compressing && (*m)->set_id == set->set_id()) {
         auto unit = UnitFor(req, t, st, (*m)->size, compressing);
         if (!unit.ok()) return unit.error();
+        if (req.parity > 0 && *unit % req.sum_block != 0)
+          return Error(EINVAL, name + ": stripe unit " + std::to_string(*unit) +
+                                   " is not a multiple of the checksum block (" + std::to_string(req.sum_block) + ")");
         todo.emplace_back(t, **m);
         needs.push_back({name, (*m)->size, *unit});
         stats.push_back(st);

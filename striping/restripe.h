@@ -37,10 +37,11 @@ struct StripeRequest {
   // codec ("zstd:1", "svb", ...: compress/codec.h) into a checksummed frame of the file's
   // packed stream (packed_directory.h). Empty: the bytes as they are. With a codec, files
   // striped already are compressed in place; compressed ones are left alone.
-  // Parity (issue 44, docs/parity.md): K parity units per row of each file striped afresh, and
-  // the XXH3 of every block of `sum_block` bytes of every unit in the disks' sums files
-  // (manifest version 2). 0: neither, the layout of before. Raw files only for now: not with
-  // `compress`, and files striped already are left as they are.
+  // Parity (issue 44, docs/parity.md): K parity units per row of each file striped afresh — of
+  // its raw bytes, or of its packed stream when it is compressed — and the XXH3 of every block
+  // of `sum_block` bytes of every unit in the disks' sums files (manifest version 2). 0: neither,
+  // the layout of before. Files striped already keep their layout, unless `compress` rewrites
+  // them (their new packed stream gets this parity).
   uint32_t parity = 0;
   uint64_t sum_block = 64 * 1024;  // a power of two from 4 KiB that divides the unit
   std::string compress;                // or kAutoCodec: chosen per file, on a sample of its units

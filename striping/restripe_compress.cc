@@ -18,20 +18,25 @@
 #include "striping/packed_stream.h"
 #include "striping/part_io.h"
 #include "striping/restripe_detail.h"
+#include "striping/restripe_parity.h"
+#include "striping/stream_rows.h"
 #include "striping/striped_file.h"
 
 namespace graphfs::restripe_detail {
 
 // What a killed compression run leaves: besides the stream's id and the source, the striped
-// file it replaces and the frames made durable so far.
+// file it replaces and the frames made durable so far (with parity, only frames that end in rows
+// whose parity and sums are durable too).
 struct CompressRecord : PendingRecord {
   std::string old_id;  // the striped file it replaces; "" for a plain source
   std::string codec;
+  uint32_t parity = 0;  // K of the stream's layout; records of before have none: 0
   std::vector<std::array<uint64_t, 3>> frames;  // raw length, frame offset, frame length
   json ToJson() const {
     json j = PendingRecord::ToJson();
     j["old_id"] = old_id;
     j["codec"] = codec;
+    j["parity"] = parity;
     j["frames"] = frames;
     return j;
   }
@@ -39,9 +44,13 @@ struct CompressRecord : PendingRecord {
     PendingRecord::FromJson(j);
     old_id = j.at("old_id");
     codec = j.at("codec");
+    parity = j.value("parity", 0u);
     frames = j.at("frames").get<std::vector<std::array<uint64_t, 3>>>();
   }
-  bool Same(const CompressRecord& o) const { return SameSource(o) && old_id == o.old_id && codec == o.codec; }
+  // A run killed with another K laid its frames out in other rows: it is not resumed.
+  bool Same(const CompressRecord& o) const {
+    return SameSource(o) && old_id == o.old_id && codec == o.codec && parity == o.parity;
+  }
 };
 
 // Where the units of a file of `size` bytes end: the request's cuts (its graph's chunks), or
@@ -275,33 +284,60 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
   if (!codec.ok()) return codec.error();
 
   rec.codec = spec->Name();
-  PackedDirectory written;
-  if (pending && pending->Same(rec)) {
+  rec.parity = req.parity;
+  const bool resuming = pending && pending->Same(rec);
+  if (resuming) {
     rec = *pending;
-    for (const auto& f : rec.frames) {
-      Status added = f[0] <= UINT32_MAX && f[2] <= UINT32_MAX
-                         ? written.Add(static_cast<uint32_t>(f[0]), f[1], static_cast<uint32_t>(f[2]))
-                         : Error(EINVAL, "frame too long");
-      if (!added.ok()) return added.error().Wrap(record_path + " is damaged; remove it and run again");
-    }
   } else {
     if (pending) RemovePartsOf(disks, pending->id);
     // The record goes first: a part file never exists without a record naming it.
     GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
   }
   GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks, rec.id));
-  auto map = StripeMap::Create({unit, disks.size(), rec.first});
+  auto map = StripeMap::Create({unit, disks.size(), rec.first, rec.parity});
   if (!map.ok()) return map.error();
   auto opened = OpenParts(disks, rec.id, O_RDWR);
   if (!opened.ok()) return opened.error();
   std::vector<UniqueFd>& parts = *opened;
+  // The manifest the stub will get; the stream's size, description and checksum once written.
+  StripeManifest m;
+  m.file_id = rec.id;
+  m.set_id = disks.set_id();
+  m.size = ParityWriter::kSizeUnknown;
+  m.layout = map->layout();
+  if (rec.parity > 0) m.sum_block = req.sum_block;
+  // With parity, the stream is coded a row at a time as its frames fill the rows (StreamRows);
+  // a killed run's sums files are kept when they open as this stream's, else it starts over.
+  std::unique_ptr<ParityWriter> parity;
+  if (rec.parity > 0) {
+    auto w = ParityWriter::Open(disks, m, resuming);
+    if (!w.ok()) return w.error();
+    parity = std::move(*w);
+    if (!parity->resumed()) rec.frames.clear();
+  }
+  PackedDirectory written;
+  for (const auto& f : rec.frames) {
+    Status added = f[0] <= UINT32_MAX && f[2] <= UINT32_MAX
+                       ? written.Add(static_cast<uint32_t>(f[0]), f[1], static_cast<uint32_t>(f[2]))
+                       : Error(EINVAL, "frame too long");
+    if (!added.ok()) return added.error().Wrap(record_path + " is damaged; remove it and run again");
+  }
 
   // Units after the last durable one; a frame written after it by a killed run is rewritten.
   size_t next = 0;
   while (next < ends->size() && (next == 0 ? 0 : (*ends)[next - 1]) < written.raw_size()) ++next;
   if (next > 0 && (*ends)[next - 1] != written.raw_size())
     return Error(EINVAL, record_path + " does not end at a unit boundary; remove it and run again");
-  PackedStreamWriter writer(disks, *map, parts, std::move(written));
+  std::unique_ptr<StreamRows> rows;
+  if (parity) {
+    auto opened_rows = StreamRows::Open(disks, *map, parts, *parity, written.frames_end());
+    if (!opened_rows.ok()) return opened_rows.error().Wrap(path + ": the interrupted run's last row");
+    rows = std::move(*opened_rows);
+  }
+  PackedStreamWriter writer = rows ? PackedStreamWriter([&rows](uint64_t at, std::span<const char> bytes) {
+                                       return rows->Write(at, bytes);
+                                     }, std::move(written))
+                                   : PackedStreamWriter(disks, *map, parts, std::move(written));
   ProgressLine progress(req.progress, t.name, size);
   progress.Start(writer.directory().raw_size());
   if (!old) ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -315,8 +351,12 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
     if (since_checkpoint >= req.checkpoint || next + 1 == ends->size()) {
       for (uint32_t d = 0; d < disks.size(); ++d)
         if (::fdatasync(parts[d].get()) != 0) return Error::FromErrno("fsync part on disk " + std::to_string(d));
+      if (parity) GRAPHFS_RETURN_IF_ERROR(parity->Sync());
+      // With parity, the frames still held in an unfinished row are not on the disks yet.
+      const uint64_t durable = rows ? rows->done() : UINT64_MAX;
       rec.frames.clear();
-      for (const PackedUnit& u : writer.directory().units()) rec.frames.push_back({u.raw_length, u.frame_offset, u.frame_length});
+      for (const PackedUnit& u : writer.directory().units())
+        if (u.frame_offset + u.frame_length <= durable) rec.frames.push_back({u.raw_length, u.frame_offset, u.frame_length});
       GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
       since_checkpoint = 0;
     }
@@ -324,12 +364,16 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
   }
   auto info = writer.Finish(spec->Name());
   if (!info.ok()) return info.error();
+  if (rows) GRAPHFS_RETURN_IF_ERROR(rows->Finish(info->stream_size));
   for (uint32_t d = 0; d < disks.size(); ++d) {
     if (::ftruncate(parts[d].get(), static_cast<off_t>(map->PartSize(d, info->stream_size))) != 0 ||
         ::fsync(parts[d].get()) != 0)
       return Error::FromErrno("finish part on disk " + std::to_string(d));
   }
+  if (parity) GRAPHFS_RETURN_IF_ERROR(parity->Finish());
   progress.Finish(size);
+  m.size = size;
+  m.packed = *info;
 
   // Verify: every frame, read back from the disks, must decode to the source's bytes.
   std::optional<uint64_t> want = old ? old->checksum : std::nullopt;
@@ -352,14 +396,11 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
   if (!read_back.ok()) return read_back.error().Wrap(path + ": the compressed copy; the original is kept");
   if (dir->raw_size() != size || got != *want)
     return Error(EIO, path + ": the compressed copy does not match the original (checksum); the original is kept");
-
-  StripeManifest m;
-  m.file_id = rec.id;
-  m.set_id = disks.set_id();
-  m.size = size;
-  m.layout = map->layout();
+  if (parity) {
+    Status checked = VerifyParity(disks, m);
+    if (!checked.ok()) return checked.error().Wrap(path + " (the compressed copy's parity or sums; the original is kept)");
+  }
   m.checksum = *want;
-  m.packed = *info;
   if (old) {
     // In place: the stub's manifest switches to the new stream in one fsetxattr, made durable,
     // if nothing changed the file meanwhile; the old parts go after.

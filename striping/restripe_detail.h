@@ -105,5 +105,9 @@ using DataSink = std::function<Status(uint64_t off, const char* data, uint64_t l
 // block verified and what is bad or on a missing disk rebuilt from parity (up to K units per
 // block); `rebuilt_blocks` counts the data blocks rebuilt. EIO naming the row and disks beyond K.
 Status CopyThroughParity(const DiskSet& disks, const StripeManifest& m, const DataSink& out, uint64_t& rebuilt_blocks);
+// The same for a compressed file: its packed stream read so (the directory, then every frame in
+// order), each unit decoded after its frame's own checksum matched, and handed to `out` whole.
+Status CopyPackedThroughParity(const DiskSet& disks, const StripeManifest& m, const DataSink& out,
+                               uint64_t& rebuilt_blocks);
 
 }  // namespace graphfs::restripe_detail

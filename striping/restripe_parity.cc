@@ -57,8 +57,9 @@ Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, c
 }
 
 Status ParityWriter::AddRows(uint64_t offset, const char* data, uint64_t length, const std::vector<UniqueFd>& parts) {
-  const uint64_t s = map_.unit(), size = m_.size;
+  const uint64_t s = map_.unit(), size = size_;
   const uint32_t d = map_.data_units(), k = map_.parity();
+  if (length == 0) return Status::Ok();
   if (offset % (s * d) != 0 || (offset + length != size && length % (s * d) != 0))
     return Error(EINVAL, "parity of bytes " + std::to_string(offset) + "+" + std::to_string(length) +
                              ": not whole rows of " + std::to_string(s * d));
@@ -102,7 +103,7 @@ Status ParityWriter::Sync() {
 
 Status ParityWriter::Finish() {
   for (uint32_t d = 0; d < sums_.size(); ++d) {
-    GRAPHFS_RETURN_IF_ERROR(sums_[d].SetPartLength(map_.PartSize(d, m_.size)));
+    GRAPHFS_RETURN_IF_ERROR(sums_[d].SetPartLength(map_.PartSize(d, size_)));
     GRAPHFS_RETURN_IF_ERROR(sums_[d].Sync());
   }
   return Status::Ok();
@@ -113,6 +114,7 @@ Status VerifyParity(const DiskSet& disks, const StripeManifest& m) {
   if (!map.ok()) return map.error();
   auto codec = ParityCodec::Create(m.layout.disks, m.layout.parity);
   if (!codec.ok()) return codec.error();
+  const uint64_t stored = m.stored_size();
   auto parts = OpenParts(disks, m.file_id, O_RDONLY);
   if (!parts.ok()) return parts.error();
   std::vector<UnitSums> sums;
@@ -124,21 +126,21 @@ Status VerifyParity(const DiskSet& disks, const StripeManifest& m) {
     if (!s.ok()) return s.error();
     struct stat st;
     if (::fstat((*parts)[d].get(), &st) != 0) return Error::FromErrno("stat part on disk " + std::to_string(d));
-    if (s->header().part_length != map->PartSize(d, m.size))
+    if (s->header().part_length != map->PartSize(d, stored))
       return Error(EIO, "sums on disk " + std::to_string(d) + " cover a part of " +
                             std::to_string(s->header().part_length) + " bytes, the file's is " +
-                            std::to_string(map->PartSize(d, m.size)));
+                            std::to_string(map->PartSize(d, stored)));
     GRAPHFS_RETURN_IF_ERROR(s->CheckPartLength(static_cast<uint64_t>(st.st_size)));
     sums.push_back(std::move(*s));
   }
   const uint32_t n = map->disks(), dn = map->data_units();
   std::vector<std::string> row(n, std::string(map->unit(), '\0'));
   std::vector<std::string> expect(map->parity(), std::string(map->unit(), '\0'));
-  for (uint64_t r = 0; r < map->Rows(m.size); ++r) {
-    const uint64_t len = map->RowUnitLength(r, 0, m.size);
+  for (uint64_t r = 0; r < map->Rows(stored); ++r) {
+    const uint64_t len = map->RowUnitLength(r, 0, stored);
     for (uint32_t slot = 0; slot < n; ++slot) {
       const uint32_t disk = map->SlotDisk(r, slot);
-      const uint64_t have = map->RowUnitLength(r, slot, m.size);
+      const uint64_t have = map->RowUnitLength(r, slot, stored);
       const std::string where = "disk " + std::to_string(disk) + " (" + disks.path(disk) + "), row " + std::to_string(r);
       std::fill(row[slot].begin(), row[slot].end(), '\0');
       auto got = ReadFull((*parts)[disk].get(), row[slot].data(), have, r * map->unit(), "read " + where);

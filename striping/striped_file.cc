@@ -82,7 +82,9 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
     auto reader = ParityReader::Open(disks, io, manifest, f->map_, std::move(parity_parts), options.max_run_bytes);
     if (!reader.ok()) return reader.error();
     f->parity_ = std::move(*reader);
-    if (options.writable) {
+    // A compressed file's stream is never written (RefuseChange), and a journal's sizes would be
+    // taken for the stream's: no writer. Its reads still heal in place when writable.
+    if (options.writable && !manifest.packed) {
       std::vector<int> fds(disks.size(), -1);
       for (uint32_t d = 0; d < disks.size(); ++d) fds[d] = f->parts_[d].fd.valid() ? f->parts_[d].fd.get() : -1;
       auto writer = ParityWriter::Open(disks, io, manifest, f->map_, f->parity_.get(), std::move(fds));

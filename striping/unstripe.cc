@@ -41,7 +41,7 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
   if (!map.ok()) return map.error();
   // A file with sums is read through its parity, which does without up to K disks' parts.
   std::vector<UniqueFd> parts;
-  if (m.sum_block == 0 || m.packed) {
+  if (m.sum_block == 0) {
     auto opened = OpenParts(disks, m.file_id, O_RDONLY);
     if (!opened.ok()) return opened.error();
     parts = std::move(*opened);
@@ -67,7 +67,15 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
     return w;
   };
   Status copied = Status::Ok();
-  if (m.packed) {
+  if (m.packed && m.sum_block != 0) {
+    // A compressed file with sums: its packed stream read through the parity, then decoded.
+    uint64_t rebuilt = 0;
+    copied = CopyPackedThroughParity(disks, m, write_out, rebuilt);
+    if (!copied.ok()) copied = copied.error().Wrap(path + " (compressed; the striped file is kept)");
+    if (copied.ok() && rebuilt > 0)
+      report.notes.push_back(t.name + ": " + std::to_string(rebuilt) + " block(s) of " + FormatSize(m.sum_block) +
+                             " of its packed stream rebuilt from parity (missing disk, failed read or bad checksum)");
+  } else if (m.packed) {
     // A compressed file: every unit decoded from its frame, its checksum verified.
     auto dir = ReadPackedDirectory(disks, *map, parts, *m.packed);
     if (!dir.ok()) {

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
                  "K parity units per stripe row (0, 1 or 2), rotated over the disks, and a checksum "
                  "of every 64K block of every unit (docs/parity.md): the mount reads through up to K lost or failing "
                  "disks (rebuilding what they held), graphfs-rebuild and graphfs-scrub repair, and writes go "
-                 "through a row journal. Raw files only for now: implies --compress none")
+                 "through a row journal. A compressed file's parity and checksums are its packed stream's")
       ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "no progress output");
   graphfs::AddSizeOption(app, "--checkpoint", req.checkpoint, "bytes copied between durable progress records");
@@ -136,7 +136,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   req.parity = static_cast<uint32_t>(parity);
-  if (req.parity > 0 && app.count("--compress") == 0) req.compress = "none";  // parity over frames: not yet
   if (req.compress == "none") req.compress.clear();
   if (bandwidth > 0) req.auto_disk_bandwidth = static_cast<double>(bandwidth);
   req.progress = !quiet;
