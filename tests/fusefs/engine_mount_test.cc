@@ -1,6 +1,8 @@
 // Unmodified engines on a real mount: a small weighted R-MAT graph, indexed and striped, read
 // through the shared cache (small enough to evict) by the whole job mix at once, must give the
-// same results as the same apps on a plain copy of the graph.
+// same results as the same apps on a plain copy of the graph — also when it is compressed with
+// one parity unit per row and a disk's directory is gone (issue 44: its bytes rebuilt from the
+// packed stream's parity).
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -21,9 +23,26 @@ void RunOk(const std::vector<std::string>& argv, int timeout = 300) {
   ASSERT_EQ(r.status, 0) << argv[0] << " failed:\n" << r.output;
 }
 
-using EngineMount = StripedMount;
+// How the served copy is striped: `compress` (graphfs-stripe --compress CODEC, "" raw), `parity`
+// units per row, and a disk whose directory is removed before the mount (-1: none).
+struct Striping {
+  const char* compress = "";
+  uint32_t parity = 0;
+  int lost_disk = -1;
+};
 
-TEST_F(EngineMount, JobMixOnTheStripedCachedMountMatchesThePlainDirectory) {
+class EngineMount : public StripedMount {
+ protected:
+  void JobMixMatchesThePlainDirectory(const Striping& how);
+};
+
+TEST_F(EngineMount, JobMixOnTheStripedCachedMountMatchesThePlainDirectory) { JobMixMatchesThePlainDirectory({}); }
+
+TEST_F(EngineMount, JobMixOnACompressedParityGraphWithADiskGoneMatchesThePlainDirectory) {
+  JobMixMatchesThePlainDirectory({"zstd:1", 1, 1});
+}
+
+void EngineMount::JobMixMatchesThePlainDirectory(const Striping& how) {
   const std::string edges = tmp.path() + "/edges.bin";
   const std::string plain = tmp.path() + "/plain";
   RunOk({Bin("gen-rmat"), "--scale", std::to_string(kScale), "--weighted", "--seed", "3", "-o", edges});
@@ -40,10 +59,17 @@ TEST_F(EngineMount, JobMixOnTheStripedCachedMountMatchesThePlainDirectory) {
   RunOk({Bin("graphfs-index"), "--chunk-size", "64K", graph});
   StripeRequest req = TestStripeRequest(graph, disks, 256 << 10);
   req.min_size = 1 << 20;  // column and row; the blocks stay plain
+  req.compress = how.compress;
+  req.record_size = 12;
+  req.compress_unit = 40 << 10;
+  req.parity = how.parity;
   auto striped = StripeFiles(req);
   ASSERT_TRUE(striped.ok()) << striped.error().message();
   auto manifest = ReadManifest(graph + "/column");
   ASSERT_TRUE(manifest.ok() && manifest->has_value()) << "column was not striped";
+  EXPECT_EQ((*manifest)->packed.has_value(), *how.compress != '\0');
+  EXPECT_EQ((*manifest)->layout.parity, how.parity);
+  if (how.lost_disk >= 0) std::filesystem::remove_all(disks[static_cast<size_t>(how.lost_disk)]);
 
   const uint64_t column = std::filesystem::file_size(plain + "/column");
   DoMount({"cache_size=" + std::to_string(column / 3)});  // a third of column: units are evicted
@@ -75,6 +101,14 @@ TEST_F(EngineMount, JobMixOnTheStripedCachedMountMatchesThePlainDirectory) {
   EXPECT_GE(c["bytes_served"].get<uint64_t>(), 6 * column);  // six apps, each at least one pass
   EXPECT_GT(c["evictions"].get<uint64_t>() + c["rejections"].get<uint64_t>(), 0u);
   EXPECT_LE(c["used"].get<uint64_t>(), c["capacity"].get<uint64_t>());
+  if (*how.compress != '\0') {
+    EXPECT_GT(st["compressed"]["units_decoded"].get<uint64_t>(), 0u) << st["compressed"].dump();
+    EXPECT_EQ(st["compressed"]["checksum_errors"].get<uint64_t>(), 0u) << st["compressed"].dump();
+  }
+  if (how.lost_disk >= 0) {  // the lost disk's share of the packed stream came from parity
+    EXPECT_EQ(st["degraded"], nlohmann::json::array({how.lost_disk}));
+    EXPECT_GT(st["disks"][how.lost_disk]["rebuilt_bytes"].get<uint64_t>(), 0u) << st["disks"].dump();
+  }
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // .graphfs/jobs/ (run-jobs --integrated) and must give the results of the unmodified apps on
 // a plain copy of the graph — bfs, wcc, sssp exactly, the PageRanks and spmv within 1e-6
 // (pagerank-delta re-entering: within its tolerance) —
-// on weighted and unweighted graphs, jobs started together and staggered.
+// on weighted and unweighted graphs, jobs started together and staggered; also on a compressed
+// graph with one parity unit per row and a disk's directory gone (issue 44).
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -30,6 +31,8 @@ struct Case {
   bool union_find = false;    // wcc-uf in the mix too
   bool lp_diagonal = true;    // -o lp_diagonal=0 when false
   const char* compress = "";  // graphfs-stripe --compress CODEC (fixed units, straddling the chunks)
+  uint32_t parity = 0;        // graphfs-stripe --parity K
+  int lost_disk = -1;         // a disk whose directory is removed before the mount
 };
 
 class IntegratedMount : public StripedMount, public ::testing::WithParamInterface<Case> {
@@ -65,8 +68,13 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
     req.compress = c.compress;
     req.record_size = c.weighted ? 12 : 8;
     req.compress_unit = 40 << 10;
+    req.parity = c.parity;
     auto striped = StripeFiles(req);
     ASSERT_TRUE(striped.ok()) << striped.error().message();
+    auto m = ReadManifest(graph + "/column");
+    ASSERT_TRUE(m.ok() && m->has_value());
+    EXPECT_EQ((*m)->layout.parity, c.parity);
+    if (c.lost_disk >= 0) std::filesystem::remove_all(disks[static_cast<size_t>(c.lost_disk)]);
   }
   const uint64_t column = std::filesystem::file_size(plain + "/column");
   std::vector<std::string> options = {"cache_size=" + std::to_string(column / 3)};
@@ -158,6 +166,10 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
     EXPECT_GT(st["compressed"]["units_decoded"].get<uint64_t>(), 0u) << st["compressed"].dump();
     EXPECT_EQ(st["compressed"]["checksum_errors"].get<uint64_t>(), 0u);
   }
+  if (c.lost_disk >= 0) {  // the lost disk's share of the packed stream came from parity
+    EXPECT_EQ(st["degraded"], nlohmann::json::array({c.lost_disk}));
+    EXPECT_GT(st["disks"][c.lost_disk]["rebuilt_bytes"].get<uint64_t>(), 0u) << st["disks"].dump();
+  }
   // Source-sorted graphs get vertex-granular LPs: some chunks are loaded as runs, and the
   // loader read fewer bytes than the chunks it touched.
   const nlohmann::json& gran = g["granularity"];
@@ -188,7 +200,9 @@ INSTANTIATE_TEST_SUITE_P(Graphs, IntegratedMount,
                                            Case{"sorted_compressed_svb", true, true, 0, true, false, false, 0, false, true,
                                                 "svb"},
                                            Case{"unsorted_compressed_zstd", false, true, 0.05, false, false, false, 0, false,
-                                                true, "zstd:1"}),
+                                                true, "zstd:1"},
+                                           Case{"sorted_compressed_parity_disk_lost", true, true, 0, true, false, false, 0,
+                                                false, true, "svb", 1, 1}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -5,8 +5,17 @@
 // rebuilt, found bad, healed on the disk. The log names a missing disk from the start; a mount
 // missing more disks than the files' parity is refused, naming them. graphfs-rebuild run while
 // the graph is mounted leaves the mount reading through parity; mounted again, it is whole.
+// A compressed file with parity (its packed stream in parity rows) reads the same way: a disk
+// gone, a flipped byte in a frame (repaired before the frame is decoded, healed, counted), and
+// more lost parts than K is EIO with the disks named in the log.
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <random>
 
 #include "striping/rebuild.h"
 #include "striping/stripe_map.h"
@@ -28,6 +37,32 @@ class ParityMount : public StripedMount {
   std::string PartPath(uint32_t disk) const { return testing::PartPath(disks[disk], manifest); }
   uint64_t DiskCounter(const nlohmann::json& stats, uint32_t disk, const char* name) {
     return stats["disks"][disk][name].get<uint64_t>();
+  }
+
+  // `column` compressed (zstd:1, units of 50,000 bytes) with one parity unit per row and a sum
+  // every `sum_block` bytes.
+  void CompressColumnWithParity(const std::string& bytes, uint64_t sum_block = 64 * 1024) {
+    StripeRequest req = TestStripeRequest(graph + "/column", disks);
+    req.sum_block = sum_block;
+    WriteFile(graph + "/column", bytes);
+    req.compress = "zstd:1";
+    req.compress_unit = 50000;
+    req.parity = 1;
+    manifest = StripeAndRead(req, graph + "/column");
+    ASSERT_TRUE(manifest.packed.has_value());
+    ASSERT_EQ(manifest.layout.parity, 1u);
+  }
+  // Letters from alphabets of 2 to 64, another every 37,000 bytes: about half compresses away,
+  // in frames of varied lengths.
+  static std::string CompressibleBytes(uint64_t size, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::string s(size, '\0');
+    uint64_t alphabet = 12;
+    for (uint64_t i = 0; i < size; ++i) {
+      if (i % 37000 == 0) alphabet = 2 + rng() % 63;
+      s[i] = static_cast<char>('0' + rng() % alphabet);
+    }
+    return s;
   }
 
   StripeManifest manifest;
@@ -126,6 +161,65 @@ TEST_F(ParityMount, MoreDisksMissingThanParityRefusesTheMountNamingThem) {
   EXPECT_NE(mount.error().find("disks 0 (" + disks[0] + ") and 2 (" + disks[2] + ")"), std::string::npos)
       << mount.error();
   EXPECT_NE(mount.error().find("survive 1"), std::string::npos) << mount.error();
+}
+
+TEST_F(ParityMount, CompressedFileWithADiskGoneReadsTheOriginalBytes) {
+  const std::string data = CompressibleBytes(1500 * 1000 + 17, 51);
+  ASSERT_NO_FATAL_FAILURE(CompressColumnWithParity(data));
+  std::filesystem::remove_all(disks[2]);
+  DoMount({"cache_size=0"});
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array({2}));
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data) << "the bytes decoded through parity differ";
+  const nlohmann::json stats = Stats();
+  // Disk 2's share of the packed stream (a third, less its parity units) was rebuilt.
+  EXPECT_GE(DiskCounter(stats, 2, "rebuilt_bytes"), manifest.packed->stream_size / 4);
+  EXPECT_EQ(DiskCounter(stats, 0, "rebuilt_bytes") + DiskCounter(stats, 1, "rebuilt_bytes"), 0u);
+  EXPECT_GT(stats["compressed"]["units_decoded"].get<uint64_t>(), 0u) << stats["compressed"].dump();
+  EXPECT_EQ(stats["compressed"]["checksum_errors"].get<uint64_t>(), 0u);
+}
+
+TEST_F(ParityMount, FlippedByteInACompressedUnitIsRepairedHealedAndCounted) {
+  const std::string data = CompressibleBytes(800 * 1000, 52);
+  // Sums of 4 KiB: frames start on 4 KiB, so the bad block holds bytes of one frame only, read
+  // once through the cache (single-flight). (A 64 KiB block holds several frames, and the
+  // concurrent reads of those frames each find the block bad and heal it: counted per read.)
+  ASSERT_NO_FATAL_FAILURE(CompressColumnWithParity(data, 4096));
+  const uint64_t at = 3 * kUnit + 999;  // a byte of the packed stream, inside a frame
+  ASSERT_LT(at, manifest.packed->directory_offset);
+  const DiskLocation where = Locate(at);
+  const char original = ByteAt(PartPath(where.disk), where.disk_offset);
+  FlipByte(PartPath(where.disk), where.disk_offset, 0x5a);
+  // With the cache, each frame is read from the disks once (single-flight), however many of the
+  // kernel's reads want its unit. (With cache_size=0 every read decodes the frames it overlaps.)
+  DoMount();
+
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data) << "a flipped byte was served";
+  const nlohmann::json stats = Stats();
+  EXPECT_EQ(DiskCounter(stats, where.disk, "checksum_errors"), 1u);
+  EXPECT_EQ(DiskCounter(stats, where.disk, "healed_blocks"), 1u);
+  EXPECT_GT(DiskCounter(stats, where.disk, "rebuilt_bytes"), 0u);
+  EXPECT_EQ(stats["disks"][where.disk]["state"], "failing");
+  // The frame never saw the bad byte: its own checksum held.
+  EXPECT_EQ(stats["compressed"]["checksum_errors"].get<uint64_t>(), 0u) << stats["compressed"].dump();
+  EXPECT_EQ(ByteAt(PartPath(where.disk), where.disk_offset), original) << "not healed on the disk";
+}
+
+TEST_F(ParityMount, CompressedFileWithMorePartsLostThanParityIsEioNamingTheDisks) {
+  ASSERT_NO_FATAL_FAILURE(CompressColumnWithParity(CompressibleBytes(600 * 1000, 53)));
+  // The disks are there (the mount starts), but the file's parts on two of them are gone.
+  std::filesystem::remove(PartPath(0));
+  std::filesystem::remove(PartPath(2));
+  DoMount({"cache_size=0"});
+  const int fd = ::open((mnt + "/graph/column").c_str(), O_RDONLY);
+  char byte = 0;
+  const bool read = fd >= 0 && ::pread(fd, &byte, 1, 0) == 1;
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  EXPECT_FALSE(read) << "bytes served with two parts lost and parity 1";
+  EXPECT_EQ(error, EIO) << std::strerror(error);
+  const std::string log = ReadFile(mount.log());
+  EXPECT_NE(log.find("disk 0"), std::string::npos) << log;
+  EXPECT_NE(log.find("disk 2"), std::string::npos) << log;
 }
 
 }  // namespace
