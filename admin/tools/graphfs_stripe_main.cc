@@ -1,5 +1,6 @@
 // graphfs-stripe [--unit SIZE | --engine-request SIZE] [--min-size SIZE] [--compress auto|CODEC|none
 //                 [--disk-bandwidth RATE] [--decode-cores N]] [--parity K] --disks D0,D1,... GRAPH_DIR|FILE
+// --parity defaults to 1 with 3 disks or more, else 0 (docs/parity.md, "The default K").
 // Without --unit, each file's unit is chosen from its size, the number of disks, the engines'
 // request and the disks' calibrations (striping/stripe_unit.h). Files are compressed with `auto`
 // unless told `--compress none`: per file the codec that delivers its bytes fastest, or raw bytes
@@ -118,29 +119,40 @@ int main(int argc, char** argv) {
   graphfs::AddSizeOption(app, "--compress-unit", req.compress_unit,
                          "unit of files without an up-to-date chunk index (column and row of an indexed graph are cut "
                          "at its chunks)");
-  int parity = 0;
+  int parity = -1;  // not given: kDefaultParity's rule
   app.add_option("--parity", parity,
                  "K parity units per stripe row (0, 1 or 2), rotated over the disks, and a checksum "
                  "of every 64K block of every unit (docs/parity.md): the mount reads through up to K lost or failing "
                  "disks (rebuilding what they held), graphfs-rebuild and graphfs-scrub repair, and writes go "
-                 "through a row journal. A compressed file's parity and checksums are its packed stream's")
-      ->capture_default_str();
+                 "through a row journal. A compressed file's parity and checksums are its packed stream's. "
+                 "Default: 1 with 3 disks or more (one disk fails at a time: 1/N of the space), else 0 (on 2 disks "
+                 "parity is a mirror); 2 is worth it from 8 disks, or for disks whose rebuild takes many hours");
   app.add_flag("-q,--quiet", quiet, "no progress output");
   graphfs::AddSizeOption(app, "--checkpoint", req.checkpoint, "bytes copied between durable progress records");
   app.add_option("path", req.path, "graph directory (or one file in it)")->required();
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2.
   if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
-  if (parity < 0 || parity > 2) {
+  const bool parity_given = app.count("--parity") > 0;
+  if (parity_given && (parity < 0 || parity > 2)) {
     std::fprintf(stderr, "graphfs-stripe: --parity %d: 0, 1 or 2\n", parity);
     return 2;
   }
-  req.parity = static_cast<uint32_t>(parity);
   if (req.compress == "none") req.compress.clear();
   if (bandwidth > 0) req.auto_disk_bandwidth = static_cast<double>(bandwidth);
   req.progress = !quiet;
   for (const auto& d : graphfs::SplitList(disks, ','))
     if (!d.empty()) req.disks.push_back(d);
+  // docs/parity.md, "The default K": one parity unit survives the failure that happens (one disk
+  // at a time) at 1/N of the space; on 2 disks it would be a mirror, asked for or not at all.
+  req.parity = parity_given ? static_cast<uint32_t>(parity) : (req.disks.size() >= 3 ? 1u : 0u);
+  if (!parity_given && req.parity > 0 && app.count("--unit") > 0 && req.unit % req.sum_block != 0) {
+    std::fprintf(stderr,
+                 "graphfs-stripe: --unit %s is not a multiple of the %s checksum block that parity (the default "
+                 "with 3 disks or more) needs: a larger unit, or --parity 0\n",
+                 graphfs::SizeText(req.unit).c_str(), graphfs::SizeText(req.sum_block).c_str());
+    return 2;
+  }
   if (req.parity > 0 && req.parity >= req.disks.size()) {
     std::fprintf(stderr, "graphfs-stripe: --parity %u needs at least %u disks (got %zu): every row must keep a data unit\n",
                  req.parity, req.parity + 1, req.disks.size());

@@ -212,7 +212,9 @@ stage_graph() {
   # file compressed where a codec delivers it faster than the disks; column and row cut at the
   # index's chunks); none keeps the raw bytes. STRIPE_MEMORY=SIZE: auto is told the memory the
   # graph will be read under (graphfs-stripe --memory).
-  "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
+  # --parity 0: the tables these runs fill compare with plain copies, and were measured without
+  # parity (the tool's default is 1 on 3 disks or more; parity-mount.sh measures what it costs).
+  "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M --parity 0 \
     --compress "${STRIPE_COMPRESS:-auto}" ${STRIPE_MEMORY:+--memory "$STRIPE_MEMORY"} \
     --disk-bandwidth $((4 * bps)) --disks "$(disks_csv 4)" "$SRC/g"
   throttle "$bps" 0

@@ -147,7 +147,7 @@ if [[ " $CONFIGS " == *" plain-btrfs "* ]]; then
 fi
 for v in "${VARIANTS[@]:1}"; do
   cp -a "$G" "$SRC/$(variant_dir "$v")"
-  "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M \
+  "$GRAPHFS_BIN/graphfs-stripe" -q ${STRIPE_UNIT:+--unit "$STRIPE_UNIT"} --min-size 1M --parity 0 \
     --compress "$v" --disks "$(disks_csv 4)" "$SRC/$(variant_dir "$v")"
 done
 if [[ $IOPS -gt 0 ]]; then

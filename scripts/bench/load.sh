@@ -45,7 +45,7 @@ BUDGET=$(cache_budget "$COLUMN" "$FRACTION")
 # the scratch file and the writer's files.
 stage_graph "$G" "$BPS" 1024
 head -c $((64 << 20)) /dev/urandom > "$SRC/scratch"
-"$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit 16M --disks "$(disks_csv 4)" "$SRC/scratch"
+"$GRAPHFS_BIN/graphfs-stripe" -q --parity 0 --compress none --unit 16M --disks "$(disks_csv 4)" "$SRC/scratch"
 mount_graphfs "$SRC" "$MNT" "cache_size=$BUDGET,readahead_mem=256M,log=$BENCH_ROOT/daemon.log"
 DAEMON=$(pgrep -f "graphfs -f $SRC $MNT" | head -1)
 

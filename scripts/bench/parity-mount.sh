@@ -3,8 +3,9 @@
 # Parity through the mount (issue 44's benchmarks; docs/parity.md): a weighted R-MAT graph of
 # --scale (scripts/bench/graphs.sh: preprocessed with sorted sources, indexed) striped twice over
 # N loop disks of --bps each (../shared/DESIGN.md, "Simulated disks"), for each N of --disk-counts:
-# raw without parity (--parity 0 --compress none) and raw with --parity K (graphfs-stripe's parity
-# is raw files only). Each copy is a graph directory of its own source directory, mounted alone.
+# without parity (--parity 0) and with --parity K, both raw (--compress none) or both compressed
+# with --compress CODEC (parity over the packed stream). Each copy is a graph directory of its own
+# source directory, mounted alone.
 # One more disk of the same throttle stands by for graphfs-rebuild. Per N it prints:
 #   space     what graphfs-stripe says parity costs (K/N of the disks' space) against the bytes the
 #             two copies take on the disks (parts and sums files)
@@ -31,7 +32,7 @@
 # DIR (disks.sh's mount_graphfs), the tools staying --bin's: a daemon before a change against after.
 #   scripts/bench/parity-mount.sh [--scale 22] [--disk-counts "4 6"] [--bps 100000000] [--parity 1]
 #                                 [--unit ""] [--repeat 3] [--mix-repeat 1] [--rate 50M] [--lost 1] [--fraction 0.25]
-#                                 [--readahead-mem 256M] [--plain-mix 0] [--no-mix]
+#                                 [--readahead-mem 256M] [--plain-mix 0] [--no-mix] [--compress none]
 #                                 [--gen-dir /var/tmp/graphfs-gen] [--bin build/bin]
 # Root; run it alone, under the machine's lock.
 set -euo pipefail
@@ -52,6 +53,7 @@ bench_options "$@" <<'EOF'
 --readahead-mem  READAHEAD_MEM  256M  bytes
 --plain-mix      PLAIN_MIX      0
 --no-mix         MIX            1     =0
+--compress       COMPRESS       none
 --gen-dir        GEN_DIR        /var/tmp/graphfs-gen
 --bin            GRAPHFS_BIN    "$GRAPHFS_BIN"
 EOF
@@ -165,10 +167,10 @@ for N in $DISK_COUNTS; do
     cp -a "$G" "$BENCH_ROOT/src-$c/g"
   done
   before=$(parts_bytes "${DISK_DIRS[@]:0:N}")
-  "$GRAPHFS_BIN/graphfs-stripe" -q ${UNIT:+--unit "$UNIT"} --min-size 1M --parity 0 --compress none \
+  "$GRAPHFS_BIN/graphfs-stripe" -q ${UNIT:+--unit "$UNIT"} --min-size 1M --parity 0 --compress "$COMPRESS" \
     --disks "$(disks_csv "$N")" "$BENCH_ROOT/src-none/g" >&2
   none_bytes=$(( $(parts_bytes "${DISK_DIRS[@]:0:N}") - before ))
-  "$GRAPHFS_BIN/graphfs-stripe" ${UNIT:+--unit "$UNIT"} --min-size 1M --parity "$PARITY" \
+  "$GRAPHFS_BIN/graphfs-stripe" ${UNIT:+--unit "$UNIT"} --min-size 1M --parity "$PARITY" --compress "$COMPRESS" \
     --disks "$(disks_csv "$N")" "$BENCH_ROOT/src-parity/g" > "$BENCH_ROOT/stripe-parity.log" 2>&1 ||
     { cat "$BENCH_ROOT/stripe-parity.log" >&2; exit 1; }
   say=$(grep -m1 "of the disks' space" "$BENCH_ROOT/stripe-parity.log" || true)
@@ -182,7 +184,7 @@ for N in $DISK_COUNTS; do
   {
     echo "# $(date -u +%FT%TZ) parity through the mount: $NAME ($GRAPH_BYTES B of graph files, column $COLUMN B," \
          "unit $units), $N loop disks of $BPS B/s + 1 spare, parity $PARITY, disk $LOST lost when degraded," \
-         "rebuild --rate $RATE, $REPEAT round(s), $CORES cores"
+         "rebuild --rate $RATE, $REPEAT round(s), $CORES cores, --compress $COMPRESS"
     echo "space: $say"
     awk -v n="$none_bytes" -v p="$parity_bytes" 'BEGIN { printf "space: on the disks without parity %.0f B, with parity %.0f B (parts and sums): +%.1f%% of the data, parity and sums %.1f%% of the disks'"'"' bytes\n", n, p, 100 * (p - n) / n, 100 * (p - n) / p }'
   } | tee -a "$LOG"

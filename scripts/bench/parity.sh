@@ -77,7 +77,7 @@ if [ -n "$WRITES" ]; then
   cp "$BENCH_ROOT/source/data" "$src/p0"
   cp "$BENCH_ROOT/source/data" "$src/p$PARITY"
   "$BIN/graphfs-stripe" -q --parity 0 --compress none --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src/p0" >&2
-  "$BIN/graphfs-stripe" -q --parity "$PARITY" --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src/p$PARITY" >&2
+  "$BIN/graphfs-stripe" -q --parity "$PARITY" --compress none --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src/p$PARITY" >&2
   mount_graphfs "$BENCH_ROOT/source" "$mnt" "readahead=0"
   bench_on_exit quietly unmount_graphfs "$mnt"
   echo "# $(date -u +%FT%TZ) writes through the mount: $SIZE files over $n loop disks of $BPS B/s, unit $UNIT;" \
@@ -131,7 +131,7 @@ if [ -n "$REBUILD" ]; then
   mkdir -p "$src"
   echo "generating a $SIZE file" >&2
   head -c "$bytes" /dev/urandom >"$src/column"
-  "$BIN/graphfs-stripe" -q --parity "$PARITY" --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src" >&2
+  "$BIN/graphfs-stripe" -q --parity "$PARITY" --compress none --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src" >&2
   lost=1
   echo "# $(date -u +%FT%TZ) graphfs-rebuild: $SIZE striped over $n disks of $BPS B/s, parity $PARITY, unit $UNIT;" \
        "disk $lost lost, rebuilt onto a new disk"

@@ -175,12 +175,12 @@ for id in "${LAYOUTS[@]}"; do
   if [ "${L_KIND[$id]}" = unindexed ]; then
     mkdir -p "$SRC/$id"
     head -c "${L_BYTES[$id]}" /dev/urandom > "$SRC/$id/data"
-    "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$ub" --min-size 1M --disks "$disk_list" "$SRC/$id" >&2
+    "$GRAPHFS_BIN/graphfs-stripe" -q --parity 0 --compress none --unit "$ub" --min-size 1M --disks "$disk_list" "$SRC/$id" >&2
   else
     # cp -a keeps the mtimes: the index stays fresh. Only `column` is striped; the rest of the
     # graph stays in the source directory.
     cp -a "$(graph_dir "${L_SCALE[$id]}")" "$SRC/$id"
-    "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$ub" --min-size 1M --disks "$disk_list" "$SRC/$id/column" >&2
+    "$GRAPHFS_BIN/graphfs-stripe" -q --parity 0 --compress none --unit "$ub" --min-size 1M --disks "$disk_list" "$SRC/$id/column" >&2
   fi
 done
 throttle "$BPS" 0

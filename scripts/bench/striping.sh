@@ -44,7 +44,7 @@ for l in "${layouts[@]}"; do
   mkdir -p "$SRC/$l"
   cp "$BENCH_ROOT/data.bin" "$SRC/$l/column"
   unit=${l#u}
-  "$GRAPHFS_BIN/graphfs-stripe" -q --compress none --unit "$unit" --min-size 1M --disks "$(disks_csv 4)" "$SRC/$l" >&2
+  "$GRAPHFS_BIN/graphfs-stripe" -q --parity 0 --compress none --unit "$unit" --min-size 1M --disks "$(disks_csv 4)" "$SRC/$l" >&2
 done
 mkdir -p "$SINGLE/source/single"
 cp "$BENCH_ROOT/data.bin" "$SINGLE/source/single/column"

@@ -49,7 +49,7 @@ echo "# update benchmark $STAMP: $NAME ($VERTICES vertices, $EDGES edges, $(stat
 printf 'round\tkind\tfraction\tbatch_edges\twall_s\tbytes_written\tblocks_touched\ttouched_bytes\ttime_vs_full\tbytes_vs_full\n' > "$SUMMARY"
 cp -a "$G" "$WORK/g"
 if [[ $STRIPED -gt 0 ]]; then
-  "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/disk" "$STRIPED")" "$WORK/g" 2>&1 | tail -1
+  "$GRAPHFS_BIN/graphfs-stripe" --parity 0 --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/disk" "$STRIPED")" "$WORK/g" 2>&1 | tail -1
 fi
 for round in $(seq 1 "$REPEAT"); do
   # The reference: a full preprocess of a list of the same size, and its index.
@@ -59,7 +59,7 @@ for round in $(seq 1 "$REPEAT"); do
   "$GRAPHFS_BIN/graphfs-index" -q --chunk-size "$CHUNK" "$WORK/ref" > /dev/null
   REF_BYTES=$(du -sb "$WORK/ref" | cut -f1)
   if [[ $STRIPED -gt 0 ]]; then
-    "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/refdisk" "$STRIPED")" "$WORK/ref" \
+    "$GRAPHFS_BIN/graphfs-stripe" --parity 0 --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/refdisk" "$STRIPED")" "$WORK/ref" \
       > /dev/null 2>&1
     REF_BYTES=$((REF_BYTES + $(du -scb "$WORK"/refdisk* | tail -1 | cut -f1)))
   fi

@@ -62,7 +62,7 @@ mkdir -p "$WORK/src" "$MNT"
 bench_results
 SUMMARY=$RESULTS/update-mix-$NAME$(if [[ $STRIPED -gt 0 ]]; then echo "-striped"; fi)-$STAMP.tsv
 stripe() {  # stripe DIR: over WORK/disk0.. (one disk set for the whole source directory)
-  "$GRAPHFS_BIN/graphfs-stripe" --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/disk" "$STRIPED")" "$1" 2>&1 | tail -1
+  "$GRAPHFS_BIN/graphfs-stripe" --parity 0 --min-size "$STRIPE_MIN" --disks "$(dir_disks "$WORK/disk" "$STRIPED")" "$1" 2>&1 | tail -1
 }
 echo "# update mix $STAMP: $NAME ($VERTICES vertices, $EDGES edges), jobs $JOBS, batch $FRACTION $KIND"
 

@@ -57,7 +57,9 @@ class GraphVersionsMount : public StripedMount, public ::testing::WithParamInter
     old_column = ReadFile(src + "/g/column");
     old_block = ReadFile(src + "/g/block-2-3");
     if (striped()) {
-      auto st = RunCommand({BinDir() + "/graphfs-stripe", "--compress", "none", "--unit", "64K", "--min-size", "4K", "--disks",
+      // --parity 0: graphfs-update stripes a version's new files without parity, and these tests
+      // count every file on the disks as a part of a version's file.
+      auto st = RunCommand({BinDir() + "/graphfs-stripe", "--parity", "0", "--compress", "none", "--unit", "64K", "--min-size", "4K", "--disks",
                             disks[0] + "," + disks[1] + "," + disks[2], src + "/g"});
       ASSERT_EQ(st.status, 0) << st.output;
       auto m = ReadManifest(src + "/g/block-2-3");
@@ -360,7 +362,8 @@ void GraphVersionsJobs::JobAcrossAnUpdate(bool striped) {
   if (striped) {
     std::string disks;
     for (int d = 0; d < 3; ++d) disks += (d ? "," : "") + tmp.Sub("disk" + std::to_string(d));
-    ASSERT_TRUE(ok({BinDir() + "/graphfs-stripe", "--compress", "none", "--unit", "64K", "--min-size", "4K", "--disks", disks, g}));
+    ASSERT_TRUE(ok({BinDir() + "/graphfs-stripe", "--parity", "0", "--compress", "none", "--unit", "64K", "--min-size", "4K",
+                    "--disks", disks, g}));
   }
   GraphfsMount mount;
   ASSERT_TRUE(mount.Mount(src, mnt, {})) << mount.error();

@@ -327,5 +327,46 @@ TEST(ParityStripe, RefusesWhatTheLayoutCannotHold) {
   EXPECT_FALSE((*m)->packed.has_value());
 }
 
+// graphfs-stripe without --parity (docs/parity.md, "The default K"): one parity unit per row on 3
+// disks or more, with the overhead said, and compression as by default (the packed stream gets the
+// parity); none on 2 disks (a mirror is asked for, never the default); a --unit that the checksum
+// blocks do not tile is refused naming --parity 0.
+TEST(ParityStripe, TheToolDefaultsToOneParityUnitFromThreeDisks) {
+  testing::ParityGraph g(3);
+  std::mt19937_64 rng(7);
+  std::string data(3 << 20, '\0');
+  for (char& c : data) c = static_cast<char>('a' + rng() % 8);  // compressible
+  WriteFile(g.graph + "/column", data);
+  const std::string three = g.disks[0] + "," + g.disks[1] + "," + g.disks[2];
+  auto run = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--unit", "32K", "--min-size", "1M", "--disks", three, g.graph});
+  EXPECT_TRUE(run.exited && run.exit_code == 2) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("--unit 32K is not a multiple of the 64K checksum block"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("--parity 0"), std::string::npos) << run.output;
+  EXPECT_FALSE((*ReadManifest(g.graph + "/column")).has_value());
+
+  run = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--unit", "64K", "--min-size", "1M", "--compress", "zstd:1", "--disks",
+                            three, g.graph});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("parity 1 over 3 disks: 33% of the disks' space (50% of the data)"), std::string::npos)
+      << run.output;
+  auto m = ReadManifest(g.graph + "/column");
+  ASSERT_TRUE(m.ok() && m->has_value());
+  EXPECT_EQ((*m)->layout.parity, 1u);
+  EXPECT_TRUE((*m)->packed.has_value());
+  EXPECT_EQ(ReadRegistry(g.graph)->parity, 1u);
+  ASSERT_TRUE(testing::Unstripe(g.graph).ok());
+  ASSERT_TRUE(ReadFile(g.graph + "/column") == data);
+
+  // Two (other) disks: no parity unless asked for.
+  const std::string two = g.tmp.Sub("e0") + "," + g.tmp.Sub("e1");
+  run = testing::RunBinary({GRAPHFS_STRIPE_TOOL, "--unit", "32K", "--min-size", "1M", "--disks", two, g.graph});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << run.How() << "\n" << run.output;
+  EXPECT_EQ(run.output.find("of the disks' space"), std::string::npos) << run.output;
+  m = ReadManifest(g.graph + "/column");
+  ASSERT_TRUE(m.ok() && m->has_value());
+  EXPECT_EQ((*m)->layout.parity, 0u);
+  EXPECT_EQ((*m)->sum_block, 0u);
+}
+
 }  // namespace
 }  // namespace graphfs
