@@ -16,6 +16,7 @@ std::unique_ptr<EvictionPolicy> MakePolicy(const CacheOptions& o) {
   EvictionPolicyOptions po;
   po.stream_idle_ns = o.stream_idle_ns;
   po.process_alive = o.process_alive;
+  po.predict_streams = o.predict_streams;
   std::unique_ptr<EvictionPolicy> p = NewEvictionPolicy(o.policy, po);
   if (p == nullptr) {
     // The mount options refuse unknown names with a message; reaching this is a bug.
@@ -445,6 +446,10 @@ double ChunkCache::Priority(const Record& rec, const Entry& e, int64_t now) cons
   return policy_->Rank(rec.readers.Count(now, options_.reader_window_ns), e.weight);
 }
 
+double ChunkCache::PriorityBeforeThisVisit(const Record& rec, const Entry& e, int64_t now) const {
+  return policy_->Rank(std::max(0, rec.readers.Count(now, options_.reader_window_ns) - 1), e.weight);
+}
+
 void ChunkCache::Rescore(int64_t now) {
   if (now - last_rescore_ns_ < options_.reader_window_ns / 8) return;
   last_rescore_ns_ = now;
@@ -479,6 +484,11 @@ void ChunkCache::Evict(const std::shared_ptr<Entry>& v) {
   ++counters_.evictions;
 }
 
+void ChunkCache::CountCapacityEviction(const Entry& v) {
+  ++counters_.capacity_evictions;
+  counters_.capacity_evicted_bytes += v.charge;
+}
+
 void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   auto s = std::find(staged_.begin(), staged_.end(), e);
   if (s == staged_.end()) return;
@@ -490,7 +500,11 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   if (it == units_.end() || it->second.entry != e) return;
   Record& rec = it->second;
   Rescore(now);
-  const double prio = Priority(rec, *e, now);
+  const double prio = Priority(rec, *e, now);  // its place in the order once admitted
+  // What it is weighed with against the residents. Without streams the newcomer's visit of this
+  // pass is left out (CacheOptions::predict_streams): a resident's rank was taken at its last
+  // read, which for a unit this pass has not reached was in the pass before.
+  const double weighed = options_.predict_streams ? prio : PriorityBeforeThisVisit(rec, *e, now);
   auto refuse = [&] {
     rec.entry.reset();
     e->orphan = true;
@@ -516,7 +530,7 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
       entries.push_back(v);
     }
     std::vector<size_t> chosen;
-    policy_->ChooseVictims(*e, prio, residents, used_ + e->charge - room, now, &chosen);
+    policy_->ChooseVictims(*e, weighed, residents, used_ + e->charge - room, now, &chosen);
     for (size_t i : chosen) {
       victims.push_back(entries[i]);
       freed += entries[i]->charge;
@@ -542,6 +556,7 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
   while (used_ > counters_.capacity && !order_.empty()) {
     const std::shared_ptr<Entry> v = units_.at(std::get<2>(*order_.begin())).entry;
     Evict(v);
+    CountCapacityEviction(*v);
     HoldByPins(*v);
   }
   // What pins hold and the idle buffers are resident too (Decide gives admitted units only what
@@ -556,7 +571,10 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
   for (auto it = order_.begin(); it != order_.end() && used_ + held_bytes_ > counters_.capacity;) {
     const std::shared_ptr<Entry> v = units_.at(std::get<2>(*it)).entry;
     ++it;  // Evict erases v's key from order_
-    if (v->pins == 0) Evict(v);
+    if (v->pins == 0) {
+      Evict(v);
+      CountCapacityEviction(*v);
+    }
   }
   const uint64_t resident = used_ + held_bytes_;
   buffers_->TrimTo(counters_.capacity > resident ? counters_.capacity - resident : 0);

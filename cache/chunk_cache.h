@@ -103,6 +103,15 @@ struct CacheOptions {
   std::string trace_path;                 // if set: every unit lookup appended as a text line
                                           // "ns pid file index length" (offline policy studies)
   int64_t stream_idle_ns = 10'000'000'000;  // priority policy: a stream that read nothing this long is gone
+  // Priority policy: whether the readers' pids name the jobs that read, so that their streams
+  // predict the next reads. Not for a cache one process reads for every job (the volume's frame
+  // tier, read by the daemon's decoders: interleaved jobs and prefetches made one stream that
+  // predicted nothing, and its frames churned — docs/memory-as-cache.md, eleventh part). Without
+  // it the static rank alone decides, and a newcomer's rank leaves out the visit that brought it
+  // in: a resident's rank was taken at its last read, before this pass reached it, so counting
+  // the newcomer's visit of this pass made every newcomer beat the residents the pass was
+  // about to read.
+  bool predict_streams = true;
   // Priority policy: whether a reading process still exists (a stream of an exited job
   // predicts nothing). Null: every process counts as alive.
   std::function<bool(uint32_t pid)> process_alive;
@@ -135,6 +144,10 @@ struct CacheStats {
   uint64_t units = 0, staged_units = 0;
   uint64_t hits = 0, misses = 0, bypassed = 0;
   uint64_t admissions = 0, rejections = 0, evictions = 0;
+  // Of the evictions, those a shrinking capacity made (SetCapacity), not a newcomer, and their
+  // bytes: where the budget moves memory between the cache and its other users, a unit it
+  // evicts is read again at its next pass whatever its priority.
+  uint64_t capacity_evictions = 0, capacity_evicted_bytes = 0;
   uint64_t prefetches = 0, prefetches_skipped = 0, load_errors = 0;
   // Readers' misses that waited for staging room (ChunkCache::Get: kMaxReaderLoadsOver), and
   // of them those that loaded anyway when kReaderRoomWaitNs ran out.
@@ -336,8 +349,10 @@ class ChunkCache {
   bool WaitForReaderRoom(std::unique_lock<std::mutex>& lock, uint64_t charge);
   void Decide(const std::shared_ptr<Entry>& e, int64_t now);       // mu_ held
   double Priority(const Record& rec, const Entry& e, int64_t now) const;
+  double PriorityBeforeThisVisit(const Record& rec, const Entry& e, int64_t now) const;
   void Rescore(int64_t now);                                       // mu_ held
   void Evict(const std::shared_ptr<Entry>& e);                     // mu_ held
+  void CountCapacityEviction(const Entry& e);                      // mu_ held; after Evict
   // mu_ held: resident bytes within the capacity that are not admitted units — units let go
   // that pins keep (CacheStats::held) and the idle recycled buffers. Admitted units get the rest.
   uint64_t OutsideLocked() const;

@@ -73,6 +73,9 @@ struct EvictionPolicyOptions {
   // Priority policy: whether a reading process still exists (a stream of an exited job
   // predicts nothing). Null: every process counts as alive.
   std::function<bool(uint32_t pid)> process_alive;
+  // Priority policy: follow the readers' streams (CacheOptions::predict_streams); false: the
+  // static rank alone.
+  bool predict_streams = true;
 };
 
 // The policies by name, the default first: what the factory makes, and what help texts say.

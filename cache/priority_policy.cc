@@ -17,12 +17,13 @@ namespace {
 
 class PriorityPolicy final : public EvictionPolicy {
  public:
-  explicit PriorityPolicy(const EvictionPolicyOptions& options) : streams_(options) {}
+  explicit PriorityPolicy(const EvictionPolicyOptions& options)
+      : streams_(options), predict_(options.predict_streams) {}
 
   const char* name() const override { return "priority"; }
 
   void NoteLookup(const UnitKey& key, uint64_t file_units, uint32_t pid, int64_t now) override {
-    streams_.Note(key, file_units, pid, now);
+    if (predict_) streams_.Note(key, file_units, pid, now);
   }
 
   double Rank(int visits, double weight) const override { return visits * weight; }
@@ -37,9 +38,11 @@ class PriorityPolicy final : public EvictionPolicy {
     };
     std::vector<Scored> order;
     order.reserve(residents.size());
-    for (size_t i = 0; i < residents.size(); ++i) order.push_back({streams_.NextUse(*residents[i].unit, now), i});
+    // Without streams every unit's next use is the same: the static rank decides.
+    auto next_use = [&](const UnitView& unit) { return predict_ ? streams_.NextUse(unit, now) : 0.0; };
+    for (size_t i = 0; i < residents.size(); ++i) order.push_back({next_use(*residents[i].unit), i});
     std::stable_sort(order.begin(), order.end(), [](const Scored& a, const Scored& b) { return a.next_use > b.next_use; });
-    const double mine = streams_.NextUse(newcomer, now);
+    const double mine = next_use(newcomer);
     uint64_t freed = 0;
     for (const Scored& c : order) {
       if (freed >= need) break;
@@ -54,6 +57,7 @@ class PriorityPolicy final : public EvictionPolicy {
 
  private:
   StreamPredictor streams_;
+  const bool predict_;
 };
 
 }  // namespace

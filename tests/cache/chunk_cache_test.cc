@@ -455,6 +455,42 @@ TEST(ChunkCache, AUnitReadAtEveryPassOutranksOneReadOnce) {
   EXPECT_EQ(s.bytes_served, 4 * kUnit);
 }
 
+// A cache one process reads for every job (the volume's frame tier, read by the daemon) predicts
+// no streams: the static rank decides, and a newcomer's rank leaves out the visit that brought it
+// in. A cyclic scan larger than the cache then keeps the part it holds, wherever in the pass that
+// part lies. Counting the newcomer's visit, a newcomer of pass p (p visits) beat the residents
+// pass p had not reached yet (p - 1 visits, taken at their last read): the pass evicted what it
+// was about to read.
+TEST(ChunkCache, WithoutStreamsACyclicScanKeepsThePartItHolds) {
+  constexpr uint64_t kUnits = 16, kCached = 4;
+  auto src = std::make_shared<FakeSource>(kUnits * kUnit);
+  CacheOptions o = Options(kCached, "priority");
+  o.predict_streams = false;
+  o.same_pass_ns = 1'000'000;  // 1 ms apart: a new visit
+  o.capacity = 0;
+  ChunkCache c(o);
+  bool hit = false;
+  // The first pass finds room only at its end (the budget gave the cache more): the last units
+  // are the part kept.
+  for (uint64_t i = 0; i < kUnits; ++i) {
+    if (i == kUnits - kCached) c.SetCapacity(kCached * kUnit);
+    ASSERT_TRUE(ReadWhole(c, CountedUnit(src, i), 1, &hit));
+  }
+  for (uint64_t i = kUnits - kCached; i < kUnits; ++i) ASSERT_TRUE(Resident(c, CountedUnit(src, i))) << i;
+  int hits = 0;
+  for (int pass = 1; pass < 6; ++pass) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    for (uint64_t i = 0; i < kUnits; ++i) {
+      ASSERT_TRUE(ReadWhole(c, CountedUnit(src, i), 1, &hit));
+      hits += hit ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(hits, static_cast<int>(5 * kCached)) << "every later pass finds the part kept";
+  const CacheStats s = c.Stats();
+  EXPECT_EQ(s.admissions, kCached);
+  EXPECT_EQ(s.evictions, 0u) << "no newcomer evicts a unit its pass is about to read";
+}
+
 TEST(ChunkCache, AUnitTheTrailingStreamIsAboutToReadEvictsOneReadLater) {
   auto src = std::make_shared<FakeSource>(16 * kUnit);
   ChunkCache c(LiveOptions(1, {1, 2}));

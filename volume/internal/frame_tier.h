@@ -1,6 +1,7 @@
 // Compressed files' frames in memory: the first tier of the cache (volume/internal/memory_budget.h).
 // A compressed unit comes from the disks as its frame — its stored, checksummed bytes — and the
-// frame stays here, priority-evicted like any cache unit (cache/eviction_policy.h), so that the
+// frame stays here, evicted by the cache's policy without streams — the daemon reads every frame,
+// for whichever job, so the static rank decides (cache/chunk_cache.h, predict_streams) —, so that the
 // next pass over the unit decodes it from memory instead of reading it again. At 2-4x more of
 // the graph per byte than decoded units, a graph's frames fit where its decoded units would not:
 // a budget that holds its stored bytes reads each of them from the disks once. Decoded units

@@ -92,6 +92,8 @@ json RenderCache(const cache::CacheStats& c) {
           {"admissions", c.admissions},
           {"rejections", c.rejections},
           {"evictions", c.evictions},
+          {"capacity_evictions", c.capacity_evictions},
+          {"capacity_evicted_bytes", c.capacity_evicted_bytes},
           {"prefetches", c.prefetches},
           {"prefetches_skipped", c.prefetches_skipped},
           {"reader_room_waits", c.reader_room_waits},

@@ -198,12 +198,14 @@ Status VolumeCore::Start() {
   // Streams of exited jobs predict nothing (signal 0 only checks the process exists).
   co.process_alive = [](uint32_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
   co.recycle_bytes = RecycleBytes(cache_bytes);
-  // The frames of compressed files: the same policy, no read-ahead of their own (the decoded
+  // The frames of compressed files: the same policy without streams (below), no read-ahead of their own (the decoded
   // units' prefetches read them), few idle buffers (frames vary in size).
   cache::CacheOptions fo;
   fo.capacity = MemoryBudget::FramesCapacity(cache_bytes);
   fo.policy = options_.cache_policy;
   fo.reader_window_ns = co.reader_window_ns;
+  // The daemon reads every frame, for whichever job: its one stream predicts nothing.
+  fo.predict_streams = false;
   // Frames are only loaded for a reader, never prefetched: no ceiling has anything to bound.
   fo.staging_limit = UINT64_MAX;
   fo.prefetch_threads = 1;
