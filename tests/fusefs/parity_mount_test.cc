@@ -52,19 +52,6 @@ class ParityMount : public StripedMount {
     ASSERT_TRUE(manifest.packed.has_value());
     ASSERT_EQ(manifest.layout.parity, 1u);
   }
-  // Letters from alphabets of 2 to 64, another every 37,000 bytes: about half compresses away,
-  // in frames of varied lengths.
-  static std::string CompressibleBytes(uint64_t size, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::string s(size, '\0');
-    uint64_t alphabet = 12;
-    for (uint64_t i = 0; i < size; ++i) {
-      if (i % 37000 == 0) alphabet = 2 + rng() % 63;
-      s[i] = static_cast<char>('0' + rng() % alphabet);
-    }
-    return s;
-  }
-
   StripeManifest manifest;
 };
 

@@ -28,26 +28,12 @@ namespace graphfs {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CompressibleBytes;
 using testing::ParityGraph;
 using testing::ReadFile;
 using testing::WriteFile;
 
 constexpr uint64_t kUnit = ParityGraph::kUnit;
-
-// Bytes that compress to about half: letters at random from alphabets of 2 to 64, another every
-// 37,000 bytes, so that frames are of varied lengths and start and end anywhere in the stripe
-// units and rows (frames of one length could tile the rows exactly, and a resumed run would
-// never continue inside a row).
-std::string CompressibleBytes(uint64_t size, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(size, '\0');
-  uint64_t alphabet = 12;
-  for (uint64_t i = 0; i < size; ++i) {
-    if (i % 37000 == 0) alphabet = 2 + rng() % 63;
-    s[i] = static_cast<char>('0' + rng() % alphabet);
-  }
-  return s;
-}
 
 // `name` written with `data`, then compressed with zstd:1 in units of 50,000 bytes and parity
 // `k` (sums of the fixture's block); its manifest.

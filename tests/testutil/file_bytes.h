@@ -36,4 +36,19 @@ inline std::string RandomBytes(size_t n, uint64_t seed) {
   return s;
 }
 
+// `size` bytes that compress to about half: letters at random from alphabets of 2 to 64 letters,
+// another alphabet every 37,000 bytes, so that a file's units compress to frames of varied
+// lengths that start and end anywhere in the stripe units and parity rows (frames of one length
+// could tile the rows exactly). The same for the same seed.
+inline std::string CompressibleBytes(uint64_t size, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(size, '\0');
+  uint64_t alphabet = 12;
+  for (uint64_t i = 0; i < size; ++i) {
+    if (i % 37000 == 0) alphabet = 2 + rng() % 63;
+    s[i] = static_cast<char>('0' + rng() % alphabet);
+  }
+  return s;
+}
+
 }  // namespace graphfs::testing
