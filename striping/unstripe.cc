@@ -66,15 +66,19 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
     progress.Update(off + len);
     return w;
   };
+  // Blocks a copy through the parity rebuilt (`of`: of which bytes), for the report.
+  auto note_rebuilt = [&](uint64_t rebuilt, const std::string& of) {
+    if (rebuilt > 0)
+      report.notes.push_back(t.name + ": " + std::to_string(rebuilt) + " block(s) of " + FormatSize(m.sum_block) + of +
+                             " rebuilt from parity (missing disk, failed read or bad checksum)");
+  };
   Status copied = Status::Ok();
   if (m.packed && m.sum_block != 0) {
     // A compressed file with sums: its packed stream read through the parity, then decoded.
     uint64_t rebuilt = 0;
     copied = CopyPackedThroughParity(disks, m, write_out, rebuilt);
     if (!copied.ok()) copied = copied.error().Wrap(path + " (compressed; the striped file is kept)");
-    if (copied.ok() && rebuilt > 0)
-      report.notes.push_back(t.name + ": " + std::to_string(rebuilt) + " block(s) of " + FormatSize(m.sum_block) +
-                             " of its packed stream rebuilt from parity (missing disk, failed read or bad checksum)");
+    if (copied.ok()) note_rebuilt(rebuilt, " of its packed stream");
   } else if (m.packed) {
     // A compressed file: every unit decoded from its frame, its checksum verified.
     auto dir = ReadPackedDirectory(disks, *map, parts, *m.packed);
@@ -93,9 +97,7 @@ Status UnstripeOne(const DiskSet& disks, const Target& t, const StripeManifest& 
     uint64_t rebuilt = 0;
     copied = CopyThroughParity(disks, m, write_out, rebuilt);
     if (!copied.ok()) copied = copied.error().Wrap(path + " (the striped file is kept)");
-    if (copied.ok() && rebuilt > 0)
-      report.notes.push_back(t.name + ": " + std::to_string(rebuilt) + " block(s) of " + FormatSize(m.sum_block) +
-                             " rebuilt from parity (missing disk, failed read or bad checksum)");
+    if (copied.ok()) note_rebuilt(rebuilt, "");
   } else {
     for (uint64_t off = 0; off < m.size && copied.ok();) {
       const uint64_t len = std::min<uint64_t>(buf.size(), m.size - off);
