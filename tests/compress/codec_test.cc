@@ -194,6 +194,31 @@ TEST(ByteShuffle, PutsEachByteOfTheRecordsInItsOwnPlane) {
   }
 }
 
+TEST(ByteShuffle, UnshufflesTheEdgeRecordSizesSixteenAtATimeAsTheByteLoopDoes) {
+  // 4, 8 and 12 take the vector path, 16 records a step, the rest byte by byte: every count
+  // of records around the step (and a 2 MiB unit's), a tail, and buffers off any alignment.
+  std::mt19937_64 rng(5);
+  for (size_t r : {4, 8, 12}) {
+    for (size_t n : {0, 1, 15, 16, 17, 31, 32, 33, 47, 100, 174762}) {
+      for (size_t tail : {0, 3}) {
+        const size_t len = n * r + (tail % r);
+        std::string planes(len + 1, 0);
+        for (char& c : planes) c = static_cast<char>(rng());
+        const std::span<const char> in(planes.data() + 1, len);  // off alignment
+        std::string want(len, 0);
+        for (size_t i = 0; i < n; ++i)
+          for (size_t b = 0; b < r; ++b) want[i * r + b] = in[b * n + i];
+        for (size_t k = n * r; k < len; ++k) want[k] = in[k];
+        std::string got(len + 5, '\x5a');  // guard bytes after the end must stay
+        UnshuffleBytes(in, r, got.data() + 2);
+        ASSERT_EQ(got.substr(2, len), want) << "r " << r << " n " << n << " tail " << tail;
+        ASSERT_EQ(got.substr(0, 2), "\x5a\x5a") << "r " << r << " n " << n;
+        ASSERT_EQ(got.substr(2 + len), "\x5a\x5a\x5a") << "wrote past the end: r " << r << " n " << n;
+      }
+    }
+  }
+}
+
 TEST(Codec, ShuffleCodecsTakeAnyRecordSize) {
   for (uint32_t r : {1u, 3u, 7u, 13u, 255u}) {
     for (const char* name : {"shuffle-zstd:1", "shuffle-lz4", "zstd:1", "lz4", "none"}) {
