@@ -15,6 +15,7 @@
 #include "striping/disk_backend.h"
 #include "striping/disk_set.h"
 #include "striping/rate_limiter.h"
+#include "striping/rebuild_read_back.h"
 #include "striping/row_scan.h"
 #include "striping/progress_line.h"
 #include "striping/set_files.h"
@@ -122,22 +123,15 @@ Result<std::optional<RebuildRecord>> CheckTarget(const std::string& to, const Di
   return std::optional<RebuildRecord>();
 }
 
-SumsHeader HeaderFor(const StripeManifest& m, uint32_t disk) {
-  SumsHeader h;
-  h.file_id = m.file_id;
-  h.disk = disk;
-  h.layout = m.layout;
-  h.sum_block = m.sum_block;
-  return h;
-}
-
 class DiskRebuild {
  public:
   DiskRebuild(const RebuildRequest& req, const DiskSet& set, DiskBackend& target, RebuildRecord& record,
-              RebuildReport& report)
-      : req_(req), set_(set), target_(target), record_(record), report_(report), limiter_(req.rate) {}
+              RebuildReport& report, RebuildReadBack& read_back)
+      : req_(req), set_(set), target_(target), record_(record), report_(report), limiter_(req.rate),
+        read_back_(read_back) {}
 
-  // Puts file `f`'s units of the disk on the target, resuming at `first_row`.
+  // Puts file `f`'s units of the disk on the target, resuming at `first_row`, and hands each row
+  // written to the read back.
   Status File(const StripedFileRef& f, uint64_t first_row, ProgressLine& progress, uint64_t& done) {
     const StripeManifest& m = f.manifest;
     const uint32_t disk = req_.disk;
@@ -149,8 +143,8 @@ class DiskRebuild {
     o.create = true;
     auto part = target_.Open(m.file_id, o);
     if (!part.ok()) return part.error();
-    Result<UnitSums> sums = first_row > 0 ? UnitSums::Open(target_, HeaderFor(m, disk), /*writable=*/true)
-                                          : UnitSums::Create(target_, HeaderFor(m, disk));
+    Result<UnitSums> sums = first_row > 0 ? UnitSums::Open(target_, SumsHeaderOf(m, disk), /*writable=*/true)
+                                          : UnitSums::Create(target_, SumsHeaderOf(m, disk));
     if (!sums.ok()) return sums.error();
     const uint64_t b = m.sum_block, stored = m.stored_size();
     uint64_t since = 0;
@@ -194,6 +188,9 @@ class DiskRebuild {
         ::sync_file_range((*part)->native_fd(), static_cast<off_t>(row * map.unit()), static_cast<off_t>(length),
                           SYNC_FILE_RANGE_WRITE);
       GRAPHFS_RETURN_IF_ERROR(sums->Write(row, 0, BlockSums(unit, b)));
+      read_back_.Rows(f, row, row + 1);
+      // A row that did not read back right stops the rebuild now rather than at the end.
+      GRAPHFS_RETURN_IF_ERROR(read_back_.error());
       report_.bytes += length;
       since += length;
       done += read_bytes;
@@ -211,6 +208,7 @@ class DiskRebuild {
     GRAPHFS_RETURN_IF_ERROR((*part)->Sync());
     GRAPHFS_RETURN_IF_ERROR(sums->Sync());
     GRAPHFS_RETURN_IF_ERROR(target_.SyncNames());
+    read_back_.Length(f);
     record_.done.insert(m.file_id);
     record_.file.clear();
     record_.row = 0;
@@ -234,40 +232,8 @@ class DiskRebuild {
   RebuildRecord& record_;
   RebuildReport& report_;
   RateLimiter limiter_;
+  RebuildReadBack& read_back_;
 };
-
-// Reads a rebuilt part back from the target, its page cache dropped, against its sums.
-Status VerifyRebuilt(DiskBackend& target, const StripeManifest& m, uint32_t disk) {
-  auto map = StripeMap::Create(m.layout);
-  if (!map.ok()) return map.error();
-  auto part = target.Open(m.file_id, DiskFileOptions{});
-  if (!part.ok()) return part.error();
-  if ((*part)->native_fd() >= 0) ::posix_fadvise((*part)->native_fd(), 0, 0, POSIX_FADV_DONTNEED);
-  SumsHeader expect = HeaderFor(m, disk);
-  auto sums = UnitSums::Open(target, expect, /*writable=*/false);
-  if (!sums.ok()) return sums.error();
-  const uint64_t stored = m.stored_size(), part_length = map->PartSize(disk, stored);
-  auto size = (*part)->Size();
-  if (!size.ok()) return size.error();
-  if (*size != part_length || sums->header().part_length != part_length)
-    return Error(EIO, (*part)->where() + ": " + std::to_string(*size) + " bytes, its sums say " +
-                          std::to_string(sums->header().part_length) + ", the file's part is " +
-                          std::to_string(part_length));
-  std::string unit(m.layout.unit, '\0');
-  for (uint64_t row = 0; row < map->Rows(stored); ++row) {
-    const uint64_t length = map->RowUnitLength(row, map->DiskSlot(row, disk), stored);
-    if (length == 0) continue;
-    auto got = (*part)->Read(row * map->unit(), std::span<char>(unit.data(), length));
-    if (!got.ok()) return got.error();
-    if (*got != length) return Error(EIO, (*part)->where() + ": ends in row " + std::to_string(row));
-    const uint64_t blocks = (length + m.sum_block - 1) / m.sum_block;
-    auto stored_sums = sums->Read(row, 0, blocks);
-    if (!stored_sums.ok()) return stored_sums.error();
-    GRAPHFS_RETURN_IF_ERROR(VerifyBlockSums(std::span<const char>(unit.data(), length), m.sum_block, *stored_sums,
-                                            0, (*part)->where() + ", row " + std::to_string(row)));
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -332,7 +298,19 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
   const auto started = std::chrono::steady_clock::now();
   ProgressLine progress(req.progress, "graphfs-rebuild", total);
   uint64_t done = 0;
-  DiskRebuild rebuild(req, *set, **target, record, report);
+  // Every row is read back from the new disk while the next ones are rebuilt — this run's rows,
+  // and those a killed run made durable, which it may not have read back.
+  RebuildReadBack read_back(**target, req.disk);
+  for (const StripedFileRef& f : found->files) {
+    const uint64_t rows = StripeMap::Create(f.manifest.layout)->Rows(f.manifest.stored_size());
+    if (record.done.count(f.manifest.file_id)) {
+      read_back.Rows(f, 0, rows);
+      read_back.Length(f);
+    } else if (record.file == f.manifest.file_id) {
+      read_back.Rows(f, 0, record.row);
+    }
+  }
+  DiskRebuild rebuild(req, *set, **target, record, report, read_back);
   for (const StripedFileRef& f : found->files) {
     if (record.done.count(f.manifest.file_id)) continue;
     const uint64_t first_row = record.file == f.manifest.file_id ? record.row : 0;
@@ -340,9 +318,8 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
   }
   progress.Finish(total);
   const auto rebuilt = std::chrono::steady_clock::now();
-  for (const StripedFileRef& f : found->files)
-    if (Status s = VerifyRebuilt(**target, f.manifest, req.disk); !s.ok())
-      return s.error().Wrap("verifying the rebuilt units of " + f.path);
+  // Every part read back whole before the directory becomes the disk.
+  GRAPHFS_RETURN_IF_ERROR(read_back.Wait());
   report.rebuild_seconds = std::chrono::duration<double>(rebuilt - started).count();
   report.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rebuilt).count();
   // The directory is the disk now; then the registries say where it is.

@@ -12,10 +12,12 @@
 // rebuilt around, as long as at most K units of the row are bad there), and written to
 // DIR/parts/ID with its sums in DIR/parts/ID.sums. Every `checkpoint` bytes the part and sums are
 // made durable and the progress record DIR/.graphfs-rebuild.json (the files done, the file and row
-// reached) is rewritten atomically: killed, a rerun resumes from it. At the end every rebuilt part
-// is read back (its page cache dropped) and checked against its sums, the directory gets the
-// disk's identity (.graphfs-disk, set and index), every registry of the set's graphs is rewritten
-// with the new path for the disk, and the record is removed.
+// reached) is rewritten atomically: killed, a rerun resumes from it. Each row written is read back
+// from the new disk (O_DIRECT) and checked against its sums on a thread of its own while the next
+// rows are rebuilt (rebuild_read_back.h; a resumed run reads back the rows the killed one wrote
+// too). At the end, once every part was read back whole and its length checked, the directory
+// gets the disk's identity (.graphfs-disk, set and index), every registry of the set's graphs is
+// rewritten with the new path for the disk, and the record is removed.
 //
 // The graphs may be mounted meanwhile: the mount keeps reading the disk through parity until it
 // is mounted again (it reads the registry when it starts), and writes nothing to files with
@@ -52,7 +54,7 @@ struct RebuildReport {
   uint64_t bad_source_blocks = 0;    // blocks of other disks that failed their sum (graphfs-scrub repairs them)
   bool resumed = false;
   double rebuild_seconds = 0;        // rebuilding and writing (this run)
-  double verify_seconds = 0;         // reading every rebuilt part back
+  double verify_seconds = 0;         // the read back left after the last row was written
   std::vector<std::string> registries;  // graph directories whose registry now names the new disk
 };
 

@@ -10,20 +10,6 @@
 
 namespace graphfs::restripe_detail {
 
-namespace {
-
-SumsHeader HeaderOf(const StripeManifest& m, uint32_t disk, uint64_t part_length) {
-  SumsHeader h;
-  h.file_id = m.file_id;
-  h.disk = disk;
-  h.layout = m.layout;
-  h.sum_block = m.sum_block;
-  h.part_length = part_length;
-  return h;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, const StripeManifest& m, bool resume) {
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
@@ -38,7 +24,7 @@ Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, c
   }
   if (resume) {
     for (uint32_t d = 0; d < disks.size(); ++d) {
-      auto sums = UnitSums::Open(*w->backends_[d], HeaderOf(m, d, 0), /*writable=*/true);
+      auto sums = UnitSums::Open(*w->backends_[d], SumsHeaderOf(m, d), /*writable=*/true);
       if (!sums.ok()) break;
       w->sums_.push_back(std::move(*sums));
     }
@@ -47,7 +33,7 @@ Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, c
   if (!w->resumed_) {
     w->sums_.clear();
     for (uint32_t d = 0; d < disks.size(); ++d) {
-      auto sums = UnitSums::Create(*w->backends_[d], HeaderOf(m, d, 0));
+      auto sums = UnitSums::Create(*w->backends_[d], SumsHeaderOf(m, d));
       if (!sums.ok()) return sums.error();
       w->sums_.push_back(std::move(*sums));
     }
@@ -122,7 +108,7 @@ Status VerifyParity(const DiskSet& disks, const StripeManifest& m) {
     ::posix_fadvise((*parts)[d].get(), 0, 0, POSIX_FADV_DONTNEED);
     auto backend = OpenDiskBackend(disks.path(d));
     if (!backend.ok()) return backend.error();
-    auto s = UnitSums::Open(**backend, HeaderOf(m, d, 0), /*writable=*/false);
+    auto s = UnitSums::Open(**backend, SumsHeaderOf(m, d), /*writable=*/false);
     if (!s.ok()) return s.error();
     struct stat st;
     if (::fstat((*parts)[d].get(), &st) != 0) return Error::FromErrno("stat part on disk " + std::to_string(d));

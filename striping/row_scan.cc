@@ -55,12 +55,7 @@ Result<std::unique_ptr<RowScanner>> RowScanner::Open(const DiskSet& disks, const
       disk.lost = "part: " + part.error().message();
       continue;
     }
-    SumsHeader expect;
-    expect.file_id = m.file_id;
-    expect.disk = d;
-    expect.layout = m.layout;
-    expect.sum_block = m.sum_block;
-    auto sums = UnitSums::Open(*disk.backend, expect, writable);
+    auto sums = UnitSums::Open(*disk.backend, SumsHeaderOf(m, d), writable);
     if (!sums.ok()) {
       disk.lost = "sums: " + sums.error().message();
       continue;

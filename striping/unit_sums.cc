@@ -167,6 +167,16 @@ Result<UnitSums> UnitSums::Create(DiskBackend& disk, const SumsHeader& header) {
   return UnitSums(std::move(*file), header);
 }
 
+SumsHeader SumsHeaderOf(const StripeManifest& m, uint32_t disk, uint64_t part_length) {
+  SumsHeader h;
+  h.file_id = m.file_id;
+  h.disk = disk;
+  h.layout = m.layout;
+  h.sum_block = m.sum_block;
+  h.part_length = part_length;
+  return h;
+}
+
 Result<UnitSums> UnitSums::Open(DiskBackend& disk, const SumsHeader& expected, bool writable) {
   auto file = disk.Open(FileName(expected.file_id), {.writable = writable});
   if (!file.ok()) return file.error();

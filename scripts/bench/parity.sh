@@ -13,7 +13,8 @@
 # "Simulated disks"; root): a --size file striped with --parity K over --read-disks loop disks
 # throttled to --bps each, one of them emptied (lost), then rebuilt onto one more disk of the same
 # throttle, cold; prints seconds — in all, rebuilding (the others' reads, the writes) and reading
-# every rebuilt part back (the new disk's reads), as the tool times them —, the bytes written
+# the rebuilt parts back (the new disk's reads; what is left of it after the last write, since it
+# overlaps the rebuild), as the tool times them —, the bytes written
 # against one disk's bandwidth over the whole run and over the rebuilding alone (the issue's
 # target: >= 0.8 when idle) and the bytes read from the disks. With --rate R, a second rebuild (of the rebuilt disk, back onto the emptied one) runs
 # rate-limited. The new disk's buffered writes are flushed by the kernel's writeback, which the
@@ -135,25 +136,31 @@ if [ -n "$REBUILD" ]; then
   lost=1
   echo "# $(date -u +%FT%TZ) graphfs-rebuild: $SIZE striped over $n disks of $BPS B/s, parity $PARITY, unit $UNIT;" \
        "disk $lost lost, rebuilt onto a new disk"
-  printf '%-10s %9s %9s %9s %12s %10s %10s %14s\n' rate seconds rebuild "read back" written "x one disk" "(rebuild)" \
-    "read (disks)"
-  from=${DISK_DIRS[$lost]} to=${DISK_DIRS[$n]}
+  printf '%-10s %9s %9s %9s %12s %10s %10s %14s %14s %8s\n' rate seconds rebuild "read back" written "x one disk" \
+    "(rebuild)" "read (others)" "read (new)" "floor s"
+  from=${DISK_DIRS[$lost]} to=${DISK_DIRS[$n]} to_i=$n from_i=$lost
   for rate in "" $RATE; do
     rm -rf "$from/parts" "$from/.graphfs-disk"  # the disk is lost: no identity, no parts
     drop_caches
-    before=$(loops_read "${LOOPS[@]}")
+    before=$(loops_read "${LOOPS[@]}") new_before=$(loops_read "${LOOPS[$to_i]}")
     start=$(date +%s.%N)
     out=$(run_throttled "$BIN/graphfs-rebuild" -q --disk "$lost" --to "$to" ${rate:+--rate "$rate"} "$src")
     end=$(date +%s.%N)
-    # "written in X s, read back and checked in Y s": the tool's two phases
-    phases=$(sed -n 's/.* written in \([0-9.]*\) s, read back and checked in \([0-9.]*\) s.*/\1 \2/p' <<<"$out")
-    read=$(( $(loops_read "${LOOPS[@]}") - before ))
+    # The tool's two phases: "written in X s, read back and checked as written (Y s more after the
+    # last write)"; a tool older than the overlapped read back says "... checked in Y s" (--bin of main).
+    phases=$(sed -n -e 's/.* written in \([0-9.]*\) s, read back and checked as written (\([0-9.]*\) s more.*/\1 \2/p' \
+                    -e 's/.* written in \([0-9.]*\) s, read back and checked in \([0-9.]*\) s.*/\1 \2/p' <<<"$out")
+    new_read=$(( $(loops_read "${LOOPS[$to_i]}") - new_before ))
+    read=$(( $(loops_read "${LOOPS[@]}") - before - new_read ))
     written=$(du -sb --apparent-size "$to/parts" | cut -f1)
-    awk -v r="${rate:-none}" -v s="$start" -v e="$end" -v w="$written" -v b="$BPS" -v rd="$read" -v p="$phases" \
-      'BEGIN { t = e - s; split(p, ph, " ");
-               printf "%-10s %9.2f %9.2f %9.2f %12d %10.2f %10.2f %14d\n", r, t, ph[1], ph[2], w, w / t / b,
-                      w / ph[1] / b, rd }'
-    tmp=$from from=$to to=$tmp  # the next round loses the disk just rebuilt
+    # The floor: the others' reads over their n - 1 disks' bandwidth, the new disk's writes and its
+    # reads each over its own (the throttle limits a disk's reads and writes separately).
+    awk -v r="${rate:-none}" -v s="$start" -v e="$end" -v w="$written" -v b="$BPS" -v rd="$read" -v nr="$new_read" \
+        -v p="$phases" -v n="$n" \
+      'BEGIN { t = e - s; split(p, ph, " "); f = rd / ((n - 1) * b); if (w / b > f) f = w / b; if (nr / b > f) f = nr / b;
+               printf "%-10s %9.2f %9.2f %9.2f %12d %10.2f %10.2f %14d %14d %8.2f\n", r, t, ph[1], ph[2], w, w / t / b,
+                      w / ph[1] / b, rd, nr, f }'
+    tmp=$from from=$to to=$tmp tmp_i=$from_i from_i=$to_i to_i=$tmp_i  # the next round loses the disk just rebuilt
   done
   exit 0
 fi

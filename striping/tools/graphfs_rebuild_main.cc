@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
       "disk of this or another set, every striped file has parity (graphfs-stripe --parity K), the directory has "
       "room. Killed, a rerun with the same arguments resumes from the last durable checkpoint "
       "(DIR/.graphfs-rebuild.json). Each unit is rebuilt from the other disks' units verified against their "
-      "checksums; at the end every rebuilt part is read back and checked, the directory gets the disk's identity, "
+      "checksums, and read back from the new disk and checked while the next ones are rebuilt; once every part "
+      "was read back whole, the directory gets the disk's identity, "
       "and every named graph's registry switches to it. Mounted graphs keep reading the disk through parity until "
       "they are mounted again (a mount reads the registry when it starts; with disks= in fstab, change that line). "
       "Exit status: 0 when the disk was rebuilt and the registries switched; 1 when it failed (the message says "
@@ -58,8 +59,8 @@ int main(int argc, char** argv) {
                  "graphfs-rebuild: %lu block(s) of the other disks failed their checksum and were rebuilt around; "
                  "graphfs-scrub repairs them\n",
                  report->bad_source_blocks);
-  std::printf("graphfs-rebuild: disk %u of set %s is %s now: %lu file(s), %s written in %.1f s, read back and "
-              "checked in %.1f s%s\n",
+  std::printf("graphfs-rebuild: disk %u of set %s is %s now: %lu file(s), %s written in %.2f s, read back and "
+              "checked as written (%.2f s more after the last write)%s\n",
               req.disk, report->set_id.c_str(), report->to.c_str(), report->files,
               graphfs::FormatSize(report->bytes).c_str(), report->rebuild_seconds, report->verify_seconds,
               report->resumed ? " (resumed)" : "");
