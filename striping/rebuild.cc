@@ -14,6 +14,7 @@
 
 #include "striping/disk_backend.h"
 #include "striping/disk_set.h"
+#include "striping/journal_replay.h"
 #include "striping/rate_limiter.h"
 #include "striping/rebuild_read_back.h"
 #include "striping/row_scan.h"
@@ -267,6 +268,13 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
   // even when it is there (a failing disk being replaced).
   auto set = DiskSet::Open(registry);
   if (!set.ok()) return set.error();
+  // A file whose writer was killed is brought to its journaled state first: rebuilt from rows the
+  // journal would still change, the disk's units would code bytes the file does not hold.
+  for (StripedFileRef& f : found->files) {
+    auto m = ReplayRowJournal(*set, f.path, f.manifest);
+    if (!m.ok()) return m.error();
+    f.manifest = std::move(*m);
+  }
   RebuildRecord record;
   if (*resume) {
     record = **resume;

@@ -5,7 +5,9 @@
 // Checked before anything is written: the disk index is in the set; the new directory exists and
 // is empty (but for `lost+found`), or carries a rebuild in progress of this same set and disk,
 // which is resumed; it is not a disk of another set nor another disk of this one; every file
-// striped over the set has sums and parity K >= 1; it has room for what the disk held.
+// striped over the set has sums and parity K >= 1; it has room for what the disk held. A file whose
+// row journal holds writes its killed writer did not finish is replayed before its rows are read
+// (journal_replay.h; refused, naming the file, when it cannot be written).
 //
 // Then, file by file and row by row: the disk's unit of the row is rebuilt block by block from the
 // same block of the row's other units, each verified against its sums (a bad source block is

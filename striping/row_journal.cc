@@ -153,7 +153,7 @@ Result<std::vector<RowJournal::Pending>> RowJournal::Scan() {
     auto exists = disk.backend->Exists(FileName(file_id_));
     if (!exists.ok()) return exists.error();
     if (!*exists) continue;
-    auto file = disk.backend->Open(FileName(file_id_), {.writable = true});
+    auto file = disk.backend->Open(FileName(file_id_), {.writable = !read_only_});
     if (!file.ok()) return file.error();
     disk.file = std::move(*file);
     std::string head(kJournalHeaderSize, '\0');
@@ -206,6 +206,17 @@ Result<std::vector<RowJournal::Pending>> RowJournal::Scan() {
   std::vector<Pending> out;
   for (auto& [seq, p] : pending) out.push_back(std::move(p));
   return out;
+}
+
+Result<bool> RowJournal::HasPending(const DiskSet& disks, const StripeManifest& m) {
+  std::vector<bool> present(disks.size());
+  for (uint32_t d = 0; d < disks.size(); ++d) present[d] = disks.state(d) != DiskState::kMissing;
+  auto journal = Open(disks, /*io=*/nullptr, m, present);
+  if (!journal.ok()) return journal.error();
+  (*journal)->read_only_ = true;
+  auto pending = (*journal)->Scan();
+  if (!pending.ok()) return pending.error().Wrap("journal of striped file " + m.file_id);
+  return !pending->empty();
 }
 
 Status RowJournal::Append(JournalRecord record, std::span<const std::span<const char>> units) {

@@ -77,6 +77,10 @@ class RowJournal {
   // recorded, in sequence order. Sets the checkpoint and the next sequence number past every
   // record seen (good or torn), so that no stale record ever passes for a new one.
   Result<std::vector<Pending>> Scan();
+  // Whether file `m`'s journals on the disks of `disks` that are there hold an entry past the
+  // checkpoint — good or torn: what opening the file writable would replay or drop. Opens
+  // nothing for writing (for the offline tools, which must replay before they read).
+  static Result<bool> HasPending(const DiskSet& disks, const StripeManifest& m);
 
   uint64_t checkpoint() const { return checkpoint_; }
   uint64_t last_seq() const { return next_seq_ - 1; }
@@ -107,6 +111,7 @@ class RowJournal {
   const std::string file_id_;
   const uint32_t slots_;
   std::vector<Disk> disks_;  // backend null for a lost disk
+  bool read_only_ = false;   // HasPending's: Scan opens the journals for reading only
   uint64_t checkpoint_ = 0;
   uint64_t next_seq_ = 1;
 };

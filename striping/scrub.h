@@ -63,6 +63,7 @@ struct ScrubReport {
   std::string set_id;
   std::vector<ScrubFile> files;
   std::vector<std::string> skipped;  // "PATH: why" (files without sums)
+  std::vector<std::string> replayed; // files whose row journal was replayed first (journal_replay.h)
   std::vector<ScrubDisk> disks;
   std::vector<uint32_t> missing;     // disks missing from the set: their units were not checked
   ScrubCounts total;

@@ -21,6 +21,7 @@
 #include "common/size_parse.h"
 #include "common/unique_fd.h"
 #include "striping/disk_set.h"
+#include "striping/journal_replay.h"
 #include "compress/codec.h"
 #include "striping/manifest.h"
 #include "striping/packed_stream.h"
@@ -197,7 +198,10 @@ Result<ConvertReport> UnstripeFiles(const UnstripeRequest& req) {
       report.skipped.push_back(name + ": shared with another graph version (hard links)");
       continue;
     }
-    GRAPHFS_RETURN_IF_ERROR(UnstripeOne(*set, t, **m, req.progress, buf, report));
+    // The parts are read as they are: writes a killed mount journaled must be in place first.
+    auto current = ReplayRowJournal(*set, t.path(), **m);
+    if (!current.ok()) return current.error();
+    GRAPHFS_RETURN_IF_ERROR(UnstripeOne(*set, t, *current, req.progress, buf, report));
   }
   // When nothing in the directory is striped any more, it no longer needs the disks (a graph
   // version's extent maps may still read striped pieces under .graphfs/pieces/).

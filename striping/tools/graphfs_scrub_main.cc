@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
       "parity does not match its data gets its parity rewritten from the data (parity). More bad units in a block "
       "than the file's parity cannot be repaired (left): the report names those file bytes, which read EIO through "
       "the mount. A missing disk is reported, and its units are not checked: graphfs-rebuild puts them on a new "
-      "disk. It may run while the graphs are mounted (the mount writes nothing to files with parity but the same "
+      "disk. A file whose row journal holds writes its killed writer did not finish is replayed first (as a "
+      "read-write mount would; also with --no-repair), or refused when it cannot be written. "
+      "It may run while the graphs are mounted (the mount writes nothing to files with parity but the same "
       "repairs); a mount that read a row's checksums before scrub rewrote that row's parity (parity > 0) may refuse, "
       "until it is mounted again, reads that need that parity to rebuild a lost unit. "
       "Exit status: 0 when nothing is wrong any more (everything found was repaired); 1 when damage is left "
@@ -68,6 +70,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const auto& s : report->skipped) std::fprintf(stderr, "graphfs-scrub: skipped %s\n", s.c_str());
+  for (const auto& s : report->replayed)
+    std::fprintf(stderr, "graphfs-scrub: %s: replayed the writes its row journal held (its writer was killed)\n",
+                 s.c_str());
   PrintHeader("file");
   for (const auto& f : report->files) {
     const std::string state = f.damage.empty() ? "ok" : "damaged";

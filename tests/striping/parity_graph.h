@@ -73,9 +73,10 @@ struct ParityGraph {
     return Status::Ok();
   }
   // `name` opened as the mount opens it, its manifest read from its stub — writable: the journal
-  // is replayed first — through `set` (opened first when there is none, or when `reopen_set`: a
-  // disk may have gone since) and `io`.
-  Result<std::shared_ptr<StripedFile>> OpenFile(const std::string& name = "column", bool reopen_set = false) {
+  // is replayed first; not `writable`, as a read-only mount does, nothing is — through `set`
+  // (opened first when there is none, or when `reopen_set`: a disk may have gone since) and `io`.
+  Result<std::shared_ptr<StripedFile>> OpenFile(const std::string& name = "column", bool reopen_set = false,
+                                                bool writable = true) {
     GRAPHFS_RETURN_IF_ERROR(StartIo());
     if (!set || reopen_set) GRAPHFS_RETURN_IF_ERROR(OpenSet());
     const std::string path = graph + "/" + name;
@@ -83,6 +84,7 @@ struct ParityGraph {
     if (!m.ok()) return m.error();
     if (!m->has_value()) return Error(EINVAL, path + " is not striped");
     StripedFileOptions o;
+    o.writable = writable;
     o.direct_io = false;  // tmpfs has none; the reads are the same
     return StripedFile::Open(*set, io.get(), UniqueFd(::open(path.c_str(), O_RDONLY)), **m, o);
   }

@@ -4,7 +4,9 @@
 // (graphfs-scrub's check); a journal entry that reached enough disks is replayed at the next
 // open, one torn on too many is dropped with the row left as it was, a damaged journal unit is
 // rebuilt from the others; a process killed (SIGKILL) while writing and fsyncing loses nothing
-// fsync'ed; a file with a disk lost refuses writes, naming the disk.
+// fsync'ed; a file with a disk lost refuses writes, naming the disk. The offline tools
+// (graphfs-scrub, graphfs-rebuild, graphfs-unstripe) replay such a journal before they read the
+// file, and one that cannot write it (a read-only filesystem) refuses, naming the file.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -18,9 +20,12 @@
 
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
+#include "striping/rebuild.h"
+#include "striping/restripe.h"
 #include "striping/row_journal.h"
 #include "striping/scrub.h"
 #include "striping/striped_file.h"
+#include "tests/engines/run_binary.h"
 #include "tests/striping/parity_graph.h"
 #include "tests/testutil/file_bytes.h"
 
@@ -41,6 +46,16 @@ struct Graph : testing::ParityGraph {
   }
   // Opens the file as the mount does (writable: the journal is replayed first), the set afresh.
   Result<std::shared_ptr<StripedFile>> Open() { return OpenFile("column", /*reopen_set=*/true); }
+  // The file's bytes as a read-only open serves them: nothing replayed.
+  std::string ReadOnlyBytes() {
+    auto f = OpenFile("column", /*reopen_set=*/true, /*writable=*/false);
+    EXPECT_TRUE(f.ok()) << f.error().message();
+    if (!f.ok()) return "";
+    std::string got((*f)->size(), '\0');
+    auto n = (*f)->Read(0, got.size(), got.data());
+    EXPECT_TRUE(n.ok()) << n.error().message();
+    return got;
+  }
   // graphfs-scrub's verdict without repairing: Ok when every block and every row's parity is right.
   ::testing::AssertionResult ScrubClean() {
     ScrubRequest req;
@@ -143,29 +158,104 @@ void Restore(const DiskImage& image, const std::string& under) {
   }
 }
 
-// A write whose journal entry is durable but whose in-place writes reached only some disks (one
-// disk's part and sums put back as they were, the journal kept): the row's parity disagrees with
-// its data until the next open replays the entry.
-TEST(ParityJournal, EntryDurableBeforeTheInPlaceWritesIsReplayedAtOpen) {
-  std::string model = RandomBytes(6 * kUnit, 21);
-  Graph g(4, 1, model);
+// A write whose journal entry is durable but whose in-place writes reached only some disks (disk
+// 0's part and sums put back as they were, the journal kept), as a writer killed during them
+// leaves it: every unit of row 0 changes, and disk 0 holds the old one. Returns `model` with the
+// write, what the journal makes the file; `seed` picks the bytes.
+std::string LeaveJournaledWrite(Graph& g, std::string model, uint32_t seed) {
   auto f = g.Open();
-  ASSERT_TRUE(f.ok()) << f.error().message();
-  ASSERT_TRUE((*f)->Write(0, "x", 1).ok());  // the journals exist
-  ASSERT_TRUE((*f)->Sync().ok());
+  EXPECT_TRUE(f.ok()) << f.error().message();
+  if (!f.ok()) return model;
+  EXPECT_TRUE((*f)->Write(0, "x", 1).ok());  // the journals exist
+  EXPECT_TRUE((*f)->Sync().ok());
   model[0] = 'x';
   const DiskImage before = Image(g);
-  const std::string bytes = RandomBytes(kUnit + 5000, 22);
-  ASSERT_TRUE((*f)->Write(kUnit - 2000, bytes.data(), bytes.size()).ok());
+  const std::string bytes = RandomBytes(kUnit + 5000, seed);
+  EXPECT_TRUE((*f)->Write(kUnit - 2000, bytes.data(), bytes.size()).ok());
   model.replace(kUnit - 2000, bytes.size(), bytes);
   f->reset();
+  g.io.reset();  // nothing of the writer's left running
   Restore(before, g.disks[0] + "/");  // as if killed during the in-place writes
-  ASSERT_FALSE(g.ScrubClean()) << "the test proves nothing: the row is consistent without the journal";
+  return model;
+}
+
+// The row's parity disagrees with its data until the next open replays the entry.
+TEST(ParityJournal, EntryDurableBeforeTheInPlaceWritesIsReplayedAtOpen) {
+  const std::string original = RandomBytes(6 * kUnit, 21);
+  Graph g(4, 1, original);
+  const std::string model = LeaveJournaledWrite(g, original, 22);
+  ASSERT_FALSE(g.ReadOnlyBytes() == model) << "the test proves nothing: the file reads right without the journal";
   auto again = g.Open();
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_TRUE(ReadAll(**again) == model);
   again->reset();
   EXPECT_TRUE(g.ScrubClean());
+}
+
+// The offline tools read the parts themselves: each brings the file to what its journal says
+// before it reads a row — scrub would otherwise "repair" row 0 into old and new bytes mixed,
+// rebuild would rebuild a unit from them, unstripe would copy the old bytes.
+TEST(ParityJournal, ScrubReplaysTheJournalOfAKilledWriterFirst) {
+  const std::string original = RandomBytes(6 * kUnit, 71);
+  Graph g(4, 1, original);
+  const std::string model = LeaveJournaledWrite(g, original, 72);
+  ASSERT_FALSE(g.ReadOnlyBytes() == model) << "the test proves nothing: the file reads right without the journal";
+  ScrubRequest req;
+  req.paths = {g.graph};
+  req.progress = false;
+  auto r = Scrub(req);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->replayed, std::vector<std::string>{g.graph + "/column"});
+  EXPECT_EQ(r->total.repaired_blocks + r->total.parity_rewrites, 0u) << "scrub repaired rows the journal rewrites";
+  EXPECT_TRUE(g.ReadOnlyBytes() == model) << "scrub left other bytes than the journaled write's";
+}
+
+TEST(ParityJournal, RebuildReplaysTheJournalOfAKilledWriterFirst) {
+  const std::string original = RandomBytes(6 * kUnit, 81);
+  Graph g(4, 1, original);
+  const std::string model = LeaveJournaledWrite(g, original, 82);
+  const uint32_t lost = 1;  // not disk 0, whose row 0 is stale: the others' are rebuilt from it
+  std::filesystem::remove_all(g.disks[lost]);
+  RebuildRequest req;
+  req.paths = {g.graph};
+  req.disk = lost;
+  req.to = g.tmp.Sub("new-disk");
+  req.progress = false;
+  auto r = Rebuild(req);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(g.ReadOnlyBytes() == model) << "the rebuilt disk holds other bytes than the journaled write's";
+  EXPECT_TRUE(g.ScrubClean());
+}
+
+TEST(ParityJournal, UnstripeReplaysTheJournalOfAKilledWriterFirst) {
+  const std::string original = RandomBytes(6 * kUnit, 91);
+  Graph g(4, 1, original);
+  const std::string model = LeaveJournaledWrite(g, original, 92);
+  UnstripeRequest req;
+  req.path = g.graph + "/column";
+  req.progress = false;
+  auto r = UnstripeFiles(req);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->converted, std::vector<std::string>{"column"});
+  EXPECT_TRUE(ReadFile(g.graph + "/column") == model) << "the plain copy holds other bytes than the journaled write's";
+}
+
+// On a read-only filesystem (the graph directory bound read-only in a mount namespace of its own)
+// the replay cannot run: graphfs-scrub refuses, naming the file and why, and changes nothing.
+TEST(ParityJournal, AToolThatCannotReplayTheJournalRefusesNamingTheFile) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a read-only bind mount needs root";
+  const std::string original = RandomBytes(6 * kUnit, 101);
+  Graph g(4, 1, original);
+  const std::string model = LeaveJournaledWrite(g, original, 102);
+  const std::string stale = g.ReadOnlyBytes();
+  auto run = testing::RunBinary({"unshare", "-m", "sh", "-c", "mount --bind -o ro \"$0\" \"$0\" && exec \"$1\" -q \"$0\"",
+                                 g.graph, GRAPHFS_SCRUB_TOOL});
+  if (run.output.find("unshare:") != std::string::npos || run.output.find("mount:") != std::string::npos)
+    GTEST_SKIP() << "no mount namespace here: " << run.output;
+  EXPECT_TRUE(run.exited && run.exit_code == 2) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find(g.graph + "/column: its row journal holds writes"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("Read-only file system"), std::string::npos) << run.output;
+  EXPECT_TRUE(g.ReadOnlyBytes() == stale) << "a refused replay changed the file";
 }
 
 // The same with one disk's journal unit damaged: K = 1 rebuilds it from the others.
