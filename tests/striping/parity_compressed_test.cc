@@ -195,11 +195,7 @@ TEST(ParityCompressed, RebuildGivesTheLostDisksPartsBack) {
   const auto before = PartsOf(g.disks[lost]);
   ASSERT_EQ(before.size(), 4u);  // two parts, two sums files
   fs::remove_all(g.disks[lost]);
-  RebuildRequest req;
-  req.paths = {g.graph};
-  req.disk = lost;
-  req.to = g.tmp.Sub("new-disk");
-  req.progress = false;
+  const RebuildRequest req = g.RebuildOf(lost, g.tmp.Sub("new-disk"));
   auto r = Rebuild(req);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->files, 2u);

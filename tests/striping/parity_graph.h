@@ -15,6 +15,7 @@
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
+#include "striping/rebuild.h"
 #include "striping/stripe_map.h"
 #include "striping/striped_file.h"
 #include "tests/testutil/file_bytes.h"
@@ -48,6 +49,16 @@ struct ParityGraph {
     req.sum_block = kBlock;
     req.parity = k;
     return StripeAndRead(req, path);
+  }
+
+  // graphfs-rebuild's request, without its progress line, for disk `disk` of this graph onto `to`.
+  RebuildRequest RebuildOf(uint32_t disk, const std::string& to) const {
+    RebuildRequest req;
+    req.paths = {graph};
+    req.disk = disk;
+    req.to = to;
+    req.progress = false;
+    return req;
   }
 
   std::string PartPath(uint32_t disk, const StripeManifest& m) const { return testing::PartPath(disks[disk], m); }

@@ -216,12 +216,7 @@ TEST(ParityJournal, RebuildReplaysTheJournalOfAKilledWriterFirst) {
   const std::string model = LeaveJournaledWrite(g, original, 82);
   const uint32_t lost = 1;  // not disk 0, whose row 0 is stale: the others' are rebuilt from it
   std::filesystem::remove_all(g.disks[lost]);
-  RebuildRequest req;
-  req.paths = {g.graph};
-  req.disk = lost;
-  req.to = g.tmp.Sub("new-disk");
-  req.progress = false;
-  auto r = Rebuild(req);
+  auto r = Rebuild(g.RebuildOf(lost, g.tmp.Sub("new-disk")));
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_TRUE(g.ReadOnlyBytes() == model) << "the rebuilt disk holds other bytes than the journaled write's";
   EXPECT_TRUE(g.ScrubClean());

@@ -33,15 +33,6 @@ std::map<std::string, std::string> PartsOf(const std::string& dir) {
   return out;
 }
 
-RebuildRequest Request(const ParityGraph& g, uint32_t disk, const std::string& to) {
-  RebuildRequest req;
-  req.paths = {g.graph};
-  req.disk = disk;
-  req.to = to;
-  req.progress = false;
-  return req;
-}
-
 TEST(Rebuild, LostDiskComesBackByteForByteAndTheRegistryNamesIt) {
   for (uint32_t k : {1u, 2u}) {
     SCOPED_TRACE("parity " + std::to_string(k));
@@ -56,7 +47,7 @@ TEST(Rebuild, LostDiskComesBackByteForByteAndTheRegistryNamesIt) {
     const std::string to = g.tmp.Sub("new-disk");
     fs::create_directory(to + "/lost+found");  // as a fresh ext4 has
 
-    auto r = Rebuild(Request(g, lost, to));
+    auto r = Rebuild(g.RebuildOf(lost, to));
     ASSERT_TRUE(r.ok()) << r.error().message();
     EXPECT_EQ(r->files, 2u);
     EXPECT_FALSE(r->resumed);
@@ -77,7 +68,7 @@ TEST(Rebuild, LostDiskComesBackByteForByteAndTheRegistryNamesIt) {
     EXPECT_FALSE(s->damage_left());
     EXPECT_EQ(s->total.checksum_errors + s->total.parity_rewrites, 0u);
     // Run again onto the same directory: it is the disk now.
-    auto again = Rebuild(Request(g, lost, to));
+    auto again = Rebuild(g.RebuildOf(lost, to));
     ASSERT_FALSE(again.ok());
     EXPECT_NE(again.error().message().find("nothing to rebuild"), std::string::npos) << again.error().message();
   }
@@ -89,7 +80,7 @@ TEST(Rebuild, OntoTheLostDisksOwnPathWhenANewDiskIsMountedThere) {
   const auto before = PartsOf(g.disks[1]);
   fs::remove_all(g.disks[1]);
   fs::create_directory(g.disks[1]);  // the replacement, empty, where the old one was
-  auto r = Rebuild(Request(g, 1, g.disks[1]));
+  auto r = Rebuild(g.RebuildOf(1, g.disks[1]));
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(PartsOf(g.disks[1]), before);
   auto set = DiskSet::Open(*ReadRegistry(g.graph));
@@ -139,29 +130,29 @@ TEST(Rebuild, BadInputIsRefusedBeforeAnythingIsWritten) {
   fs::remove_all(g.disks[2]);
   const std::string to = g.tmp.Sub("new");
 
-  auto r = Rebuild(Request(g, 3, to));
+  auto r = Rebuild(g.RebuildOf(3, to));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message(), "--disk 3: the set has disks 0..2");
 
   testing::WriteFile(to + "/stray", "x");
-  r = Rebuild(Request(g, 2, to));
+  r = Rebuild(g.RebuildOf(2, to));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find(to + " is not empty (1 entry: stray)"), std::string::npos) << r.error().message();
   fs::remove(to + "/stray");
 
-  r = Rebuild(Request(g, 2, g.disks[0]));
+  r = Rebuild(g.RebuildOf(2, g.disks[0]));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find(g.disks[0] + " is disk 0 of set"), std::string::npos) << r.error().message();
 
   // A disk of another set.
   const std::string other = g.tmp.Sub("other");
   ASSERT_TRUE(DiskSet::Claim({other}).ok());
-  r = Rebuild(Request(g, 2, other));
+  r = Rebuild(g.RebuildOf(2, other));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find(other + " belongs to disk set"), std::string::npos) << r.error().message();
 
   // A graph with a file without parity beside the one with.
-  r = Rebuild(Request(g, 2, to));
+  r = Rebuild(g.RebuildOf(2, to));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("/row has no parity (--parity 0): its units on disk 2 cannot be rebuilt"),
             std::string::npos)
