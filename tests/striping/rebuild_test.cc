@@ -1,6 +1,7 @@
 // graphfs-rebuild (rebuild.h): a lost disk's parts and sums come back byte for byte on a new
 // directory, which the registry then names, and the set opens whole again; killed (SIGKILL) at
-// points spread over a run, a rerun resumes and ends with the same bytes; bad input (a directory
+// points spread over a run, a rerun resumes and ends with the same bytes, and reads back the rows
+// the killed run wrote too (one damaged on the new disk in between fails it); bad input (a directory
 // that is not empty, a disk of another set or of this one, a graph without parity, an index out
 // of range) is refused before anything is written.
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "striping/disk_set.h"
 #include "striping/rebuild.h"
@@ -121,6 +123,33 @@ TEST(Rebuild, KilledRunsResumeToTheSameBytes) {
     ASSERT_TRUE(WriteRegistry(g.graph, registry).ok());
   }
   EXPECT_EQ(resumed, 3) << "every killed run left its record";
+}
+
+// Each row is read back as it is written, but a killed run's reads back are not recorded: the
+// resumed run reads back the rows the killed one made durable. One of them damaged on the new
+// disk in between (a write the disk lost) fails the run, and nothing is switched.
+TEST(Rebuild, AResumedRunReadsBackTheKilledRunsRowsToo) {
+  ParityGraph g(4);
+  const StripeManifest m = g.Stripe("column", RandomBytes(40 * kUnit, 50), 1);
+  const uint32_t lost = 2;
+  fs::remove_all(g.disks[lost]);
+  const std::string to = g.tmp.Sub("new-disk");
+  const std::vector<std::string> argv{GRAPHFS_REBUILD_TOOL, "-q",   "--disk",       std::to_string(lost), "--to", to,
+                                      "--rate",             "2M",   "--checkpoint", "128K",               g.graph};
+  int status = 0;
+  ASSERT_FALSE(testing::RunAndKill(argv, std::chrono::milliseconds(750), &status))
+      << "the run ended before its kill; slow it down";
+  const auto record = nlohmann::json::parse(ReadFile(to + "/" + kRebuildRecordFile));
+  ASSERT_EQ(record.at("file").get<std::string>(), m.file_id);
+  ASSERT_GE(record.at("row").get<uint64_t>(), 1u) << "no row was durable yet; kill later";
+  // Row 0's unit on the new disk: the resumed run does not write it again.
+  testing::FlipByte(testing::PartPath(to, m), 100);
+  auto run = testing::RunBinary(argv, 120);
+  EXPECT_TRUE(run.exited && run.exit_code == 1) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("reading back the rebuilt units of " + g.graph + "/column"), std::string::npos)
+      << run.output;
+  EXPECT_EQ(ReadRegistry(g.graph)->disks[lost], g.disks[lost]) << "switched to a disk that did not read back right";
+  EXPECT_FALSE(fs::exists(to + "/" + kDiskIdentityFile));
 }
 
 TEST(Rebuild, BadInputIsRefusedBeforeAnythingIsWritten) {
