@@ -310,6 +310,7 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
   // and those a killed run made durable, which it may not have read back.
   RebuildReadBack read_back(**target, req.disk);
   for (const StripedFileRef& f : found->files) {
+    // Every layout made a map above (the room check), or the rebuild stopped there.
     const uint64_t rows = StripeMap::Create(f.manifest.layout)->Rows(f.manifest.stored_size());
     if (record.done.count(f.manifest.file_id)) {
       read_back.Rows(f, 0, rows);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <span>
 
@@ -77,8 +76,7 @@ void RebuildReadBack::Run() {
 Status RebuildReadBack::Do(const Task& t) {
   const StripeManifest& m = t.file.manifest;
   if (t.length) {
-    // The part was cut and its header rewritten since its rows were read: both are read afresh.
-    open_.reset();
+    // The part was cut and its header rewritten since its rows were read: both are opened afresh.
     GRAPHFS_RETURN_IF_ERROR(OpenFile(m));
     Status s = CheckLength(m);
     open_.reset();

@@ -167,13 +167,12 @@ Result<UnitSums> UnitSums::Create(DiskBackend& disk, const SumsHeader& header) {
   return UnitSums(std::move(*file), header);
 }
 
-SumsHeader SumsHeaderOf(const StripeManifest& m, uint32_t disk, uint64_t part_length) {
+SumsHeader SumsHeaderOf(const StripeManifest& m, uint32_t disk) {
   SumsHeader h;
   h.file_id = m.file_id;
   h.disk = disk;
   h.layout = m.layout;
   h.sum_block = m.sum_block;
-  h.part_length = part_length;
   return h;
 }
 

@@ -40,8 +40,8 @@ struct SumsHeader {
   static constexpr size_t kMaxFileId = 1024;
 };
 
-// The header of file `m`'s sums on disk `disk`, for a part of `part_length` bytes.
-SumsHeader SumsHeaderOf(const StripeManifest& m, uint32_t disk, uint64_t part_length = 0);
+// The header file `m`'s sums on disk `disk` must have (all but the part's length, which is 0).
+SumsHeader SumsHeaderOf(const StripeManifest& m, uint32_t disk);
 // The header's 4096 bytes. The header must be valid (CheckSumsHeader).
 std::string EncodeSumsHeader(const SumsHeader& header);
 // EIO "damaged sums header: ..." for anything EncodeSumsHeader would not have written.
