@@ -214,7 +214,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     if (avoid[p.disk] == 1) p.failed = "avoided (its reads returned errors; probed again each second)";
   }
   read->PlanSources(stored_size);
-  for (ParityRead::Piece& p : read->pieces_) p.read_length = p.length;
+  for (ParityRead::Piece& p : read->pieces_) p.reads = {{0, p.length}};
   // The rest is read in place in the caller's segments where it can be, else into scratch.
   uint64_t scratch = 0;
   for (ParityRead::Piece& p : read->pieces_) {
@@ -244,8 +244,13 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
   // A degraded row's blocks that another read left here or has in flight are not read again.
   if (share_) read->ClaimShared(stored_size);
 
-  // Runs: the pieces of usable disks in disk order, touching ones merged.
-  std::vector<size_t> order;
+  // Runs: what the pieces of usable disks read (a claimed piece its runs of blocks nobody else
+  // has, row_share.h), in disk order, touching ones merged.
+  struct Stretch {
+    size_t piece;
+    uint64_t skip, length;  // of the piece's blocks
+  };
+  std::vector<Stretch> order;
   uint64_t in_place = 0, staged = 0;
   const uintptr_t scratch_begin = reinterpret_cast<uintptr_t>(read->scratch_.data());
   const uintptr_t scratch_end = scratch_begin + read->scratch_.size();
@@ -255,48 +260,49 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
   for (size_t i = 0; i < read->pieces_.size(); ++i) {
     const ParityRead::Piece& p = read->pieces_[i];
     if (!p.failed.empty() || p.shared) continue;
-    order.push_back(i);
-    if (p.placed.empty()) (in_scratch(p.bytes) ? staged : in_place) += p.read_length;
+    for (const auto& [skip, length] : p.reads) {
+      order.push_back({i, skip, length});
+      if (p.placed.empty()) (in_scratch(p.bytes) ? staged : in_place) += length;
+    }
     for (const iovec& v : p.placed) (in_scratch(v.iov_base) ? staged : in_place) += v.iov_len;
   }
   in_place_bytes_.fetch_add(in_place, std::memory_order_relaxed);
   staged_bytes_.fetch_add(staged, std::memory_order_relaxed);
-  auto disk_offset = [&](size_t i) {
-    const ParityRead::Piece& p = read->pieces_[i];
-    return p.row * unit + p.begin + p.read_skip;
+  auto disk_offset = [&](const Stretch& s) {
+    const ParityRead::Piece& p = read->pieces_[s.piece];
+    return p.row * unit + p.begin + s.skip;
   };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
-    const auto& pa = read->pieces_[a];
-    const auto& pc = read->pieces_[c];
-    return pa.disk != pc.disk ? pa.disk < pc.disk : disk_offset(a) < disk_offset(c);
+  std::stable_sort(order.begin(), order.end(), [&](const Stretch& a, const Stretch& c) {
+    const uint32_t da = read->pieces_[a.piece].disk, dc = read->pieces_[c.piece].disk;
+    return da != dc ? da < dc : disk_offset(a) < disk_offset(c);
   });
-  auto add = [](IoRun& run, const ParityRead::Piece& p) {
+  auto add = [](IoRun& run, const ParityRead::Piece& p, const Stretch& s) {
     if (p.placed.empty()) {
-      run.iov.push_back({p.bytes + p.read_skip, p.read_length});
+      run.iov.push_back({p.bytes + s.skip, s.length});
     } else {
-      run.iov.insert(run.iov.end(), p.placed.begin(), p.placed.end());
+      run.iov.insert(run.iov.end(), p.placed.begin(), p.placed.end());  // read whole: one stretch
     }
   };
-  for (size_t i : order) {
-    const ParityRead::Piece& p = read->pieces_[i];
+  for (const Stretch& s : order) {
+    const ParityRead::Piece& p = read->pieces_[s.piece];
     const size_t segments = p.placed.empty() ? 1 : p.placed.size();
     if (!read->runs_.empty()) {
       IoRun& last = read->runs_.back();
-      if (last.disk == p.disk && last.offset + last.Length() == disk_offset(i) &&
-          last.Length() + p.read_length <= max_run_bytes_ && last.iov.size() + segments <= kMaxIov) {
-        add(last, p);
-        read->run_pieces_.back().push_back(i);
+      if (last.disk == p.disk && last.offset + last.Length() == disk_offset(s) &&
+          last.Length() + s.length <= max_run_bytes_ && last.iov.size() + segments <= kMaxIov) {
+        add(last, p, s);
+        if (read->run_pieces_.back().back() != s.piece) read->run_pieces_.back().push_back(s.piece);
         continue;
       }
     }
     IoRun run;
     run.kind = IoKind::kRead;
     run.disk = p.disk;
-    run.offset = disk_offset(i);
+    run.offset = disk_offset(s);
     run.urgent = urgent;
-    add(run, p);
+    add(run, p, s);
     read->runs_.push_back(std::move(run));
-    read->run_pieces_.push_back({i});
+    read->run_pieces_.push_back({s.piece});
   }
   for (IoRun& run : read->runs_) {
     bool aligned = Aligned(run.offset);
@@ -341,13 +347,19 @@ void ParityRead::PlanSources(uint64_t stored_size) {
     if (!plan.ok()) continue;  // too many failed: Repair says so, naming them
     for (const RowSource& src : plan->sources) {
       if (src.read_length == 0) continue;
-      bool held = false;
-      for (size_t i = 0; i < pieces_.size() && !held; ++i) {
-        const Piece& p = pieces_[i];
-        held = p.failed.empty() && p.row == w.row && p.slot == src.slot && p.begin <= w.begin &&
-               w.begin + src.read_length <= p.begin + p.length;
+      // A piece of the same unit that this read reads anyway serves as the source, widened to
+      // its range when it holds part of it: two pieces of one unit would read the blocks they
+      // share twice (the mount's extent of a lost unit starts with the previous unit's last
+      // block, a source of the rebuild too).
+      const uint64_t src_end = w.begin + src.read_length;
+      auto have = std::find_if(pieces_.begin(), pieces_.end(), [&](const Piece& p) {
+        return p.failed.empty() && p.row == w.row && p.slot == src.slot && p.begin <= src_end &&
+               w.begin <= p.begin + p.length;
+      });
+      if (have != pieces_.end()) {
+        Widen(*have, w.begin, src_end);
+        continue;
       }
-      if (held) continue;
       Piece s;
       s.row = w.row;
       s.slot = src.slot;
@@ -358,6 +370,20 @@ void ParityRead::PlanSources(uint64_t stored_size) {
       pieces_.push_back(std::move(s));  // a source only: no bytes of it are served
     }
   }
+}
+
+void ParityRead::Widen(Piece& p, uint64_t begin, uint64_t end) {
+  const uint64_t new_begin = std::min(p.begin, begin);
+  const uint64_t new_end = std::max(p.begin + p.length, end);
+  if (new_begin == p.begin && new_end == p.begin + p.length) return;
+  if (p.bytes != nullptr) {
+    p.out = {{p.bytes, p.want}};  // was to be read in place: its wanted bytes go there after all
+    p.bytes = nullptr;
+  }
+  p.skip += p.begin - new_begin;
+  p.begin = new_begin;
+  p.length = new_end - new_begin;
+  p.also_source = true;
 }
 
 void ParityRead::ClaimShared(uint64_t stored_size) {
@@ -379,8 +405,8 @@ void ParityRead::ClaimShared(uint64_t stored_size) {
     p.shared = claimed.got[w] != RowShare::Got::kRead;
     p.claimed = claimed.got[w] == RowShare::Got::kRead;
     if (p.claimed) {
-      p.read_skip = claimed.read[w].begin - p.begin;
-      p.read_length = claimed.read[w].length;
+      p.reads.clear();
+      for (const RowShare::ReadRange& r : claimed.read[w]) p.reads.emplace_back(r.begin - p.begin, r.length);
     }
   }
   if (claimed.awaited == 0) return;
@@ -657,22 +683,41 @@ Status ParityRead::Finish(SourceReads reads) {
 
 // Delivers the data blocks of degraded rows this read claimed: to the reads waiting for them,
 // and, verified and awaited by no one yet, kept for the other read of their row that will want
-// them — a reader's for the rebuild of the row's lost unit (unless this read rebuilt that range
-// itself), a rebuild's sources for the reader of those units. Blocks that failed go to no one:
-// their waiters read them.
+// them — a reader's for the rebuild of the row's lost unit (unless this read rebuilt the whole
+// of that range itself), a rebuild's sources for the reader of those units. Blocks that failed
+// go to no one: their waiters read them.
 void ParityRead::Share() {
   for (Piece& p : pieces_) {
     if (!p.claimed) continue;
     p.claimed = false;
-    bool keep = p.verified;
-    if (keep && !p.source_only) {
-      const bool rebuilt_here = std::any_of(pieces_.begin(), pieces_.end(), [&](const Piece& q) {
-        return !q.failed.empty() && q.row == p.row && q.begin < p.begin + p.length && p.begin < q.begin + q.length;
-      });
-      keep = !rebuilt_here;
-    }
+    const bool keep = p.verified && (p.source_only || p.also_source || !RebuiltWhole(p.row, p.begin, p.begin + p.length));
     file_->share_->Deliver(this, p.row, p.slot, p.begin, p.length, p.verified ? p.bytes : nullptr, keep);
   }
+}
+
+// The mount cuts a lost unit's extents 8·k bytes off its stripe unit: the read of the next unit
+// rebuilds the lost unit's last block as well, and overlapping that block is not rebuilding the
+// range — the read of the lost unit itself still wants the row's blocks (docs/parity.md, "Reads").
+bool ParityRead::RebuiltWhole(uint64_t row, uint64_t begin, uint64_t end) const {
+  const ParityReader& f = *file_;
+  const StripeMap& map = f.map_;
+  const uint64_t stored_size = f.stored_size_.load(std::memory_order_acquire);
+  for (uint32_t s = 0; s < map.data_units(); ++s) {
+    if (f.parts_[map.SlotDisk(row, s)].lost.empty()) continue;
+    // Past a short lost unit's end its bytes are zeros: nothing there to rebuild.
+    const uint64_t to = std::min(end, map.RowUnitLength(row, s, stored_size));
+    std::vector<std::pair<uint64_t, uint64_t>> rebuilt;
+    for (const Piece& q : pieces_)
+      if (!q.failed.empty() && q.row == row && q.slot == s) rebuilt.emplace_back(q.begin, q.begin + q.length);
+    std::sort(rebuilt.begin(), rebuilt.end());
+    uint64_t at = begin;
+    for (const auto& [b, e] : rebuilt) {
+      if (b > at) break;
+      at = std::max(at, e);
+    }
+    if (at < to) return false;
+  }
+  return true;
 }
 
 // The failed pieces of one row and one range of its units: rebuilt from one plan.

@@ -38,6 +38,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/aligned_buffer.h"
@@ -192,12 +193,13 @@ class ParityRead final : private RowShare::Waiter {
     std::string as_read;      // its bytes as read, when bad_sum
     bool verified = false;    // read and checked: may serve as a source of its row
     bool source_only = false; // read only as a source of its row's rebuild (PlanSources)
+    bool also_source = false; // widened to a source's range of its row's rebuild (PlanSources)
     bool shared = false;      // taken from the blocks another read left or had in flight (row_share.h)
     bool claimed = false;     // read by this read for others too: delivered in Share
-    // What of the blocks this read reads: [read_skip, read_skip + read_length) of them; the rest,
-    // when other reads have it, is taken or awaited (row_share.h).
-    uint64_t read_skip = 0;
-    uint64_t read_length = 0;
+    // What of the blocks this read reads: runs of them, (skip, length) from `begin`, in order; the
+    // rest, which other reads have, is taken or awaited (row_share.h). One run of all unless
+    // claimed.
+    std::vector<std::pair<uint64_t, uint64_t>> reads;
   };
   struct Group;  // pieces of one row and range rebuilt together (parity_read.cc)
 
@@ -217,6 +219,11 @@ class ParityRead final : private RowShare::Waiter {
   // Adds, as pieces that serve no bytes, the row sources of the pieces already known failed
   // (lost or avoided disks), so that they are read with the rest.
   void PlanSources(uint64_t stored_size);
+  // Widens a piece that also serves as a row source to [begin, end) with its own range.
+  void Widen(Piece& p, uint64_t begin, uint64_t end);
+  // Whether this read rebuilds [begin, end) of every lost data unit of `row` itself (then no other
+  // read's rebuild wants the row's blocks of that range from it).
+  bool RebuiltWhole(uint64_t row, uint64_t begin, uint64_t end) const;
   // Lays a piece out to be read in place in the caller's segments (`placed`) when it is read
   // for its own bytes and wants at least one whole block; returns the scratch bytes it needs
   // (its partly wanted first and last blocks), or nullopt when it goes to scratch whole.

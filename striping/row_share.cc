@@ -80,7 +80,7 @@ RowShare::Claimed RowShare::Claim(const void* reader, std::span<const Want> want
     const Want& want = wants[w];
     if (want.length == 0 || want.begin % block_ != 0) {
       claimed.got.push_back(Got::kRead);
-      claimed.read[w] = {want.begin, want.length};
+      claimed.read[w] = {{want.begin, want.length}};
       continue;
     }
     const uint64_t first = want.begin / block_, last = (want.begin + want.length - 1) / block_;
@@ -93,17 +93,12 @@ RowShare::Claimed RowShare::Claim(const void* reader, std::span<const Want> want
       auto f = flights_.find(Key{want.row, want.slot, b});
       return f != flights_.end() && f->second.reader != reader && f->second.length >= need ? f : flights_.end();
     };
-    // The blocks nobody has: the claimer reads from the first to the last of them.
-    uint64_t miss_first = last + 1, miss_last = first;
-    for (uint64_t b = first; b <= last; ++b) {
-      const uint64_t need = std::min(block_, end - b * block_);
-      if (held(b, need) != blocks_.end() || flying(b, need) != flights_.end()) continue;
-      miss_first = std::min(miss_first, b);
-      miss_last = b;
-    }
+    // Block by block: held ones are taken, ones in flight for another read awaited, and the runs
+    // of blocks nobody has are read by the claimer (in flight for it from now on) — each run on
+    // its own, so that blocks others have between two runs are not read again.
+    std::vector<ReadRange>& read = claimed.read[w];
     bool any_flight = false;
     for (uint64_t b = first; b <= last; ++b) {
-      if (b >= miss_first && b <= miss_last) continue;
       const uint64_t need = std::min(block_, end - b * block_);
       char* out = want.out + (b - first) * block_;
       if (auto h = held(b, need); h != blocks_.end()) {
@@ -113,25 +108,28 @@ RowShare::Claimed RowShare::Claim(const void* reader, std::span<const Want> want
         blocks_.erase(h);
         continue;
       }
-      flying(b, need)->second.waiting.push_back({waiter, w, out, need});
-      any_flight = true;
-      ++claimed.awaited;
+      if (auto f = flying(b, need); f != flights_.end()) {
+        f->second.waiting.push_back({waiter, w, out, need});
+        any_flight = true;
+        ++claimed.awaited;
+        continue;
+      }
+      const uint64_t at = b * block_;
+      if (!read.empty() && read.back().begin + read.back().length == at) {
+        read.back().length += need;
+      } else {
+        read.push_back({at, need});
+      }
+      const Key key{want.row, want.slot, b};
+      const uint64_t length = BlockLength(b, end, want.unit_end);
+      if (length == 0 || flights_.count(key) != 0) continue;  // a part of a block; or in flight for itself
+      flights_.emplace(key, Flight{reader, length, {}});
     }
-    if (miss_first > last) {
+    if (read.empty()) {
       claimed.got.push_back(any_flight ? Got::kAwaited : Got::kTaken);
       continue;
     }
-    // Read by the claimer: the blocks of its range it reads whole that nobody has become in
-    // flight for it.
-    const uint64_t read_begin = miss_first * block_, read_end = std::min(end, (miss_last + 1) * block_);
-    for (uint64_t b = miss_first; b <= miss_last; ++b) {
-      const Key key{want.row, want.slot, b};
-      const uint64_t length = BlockLength(b, read_end, want.unit_end);
-      if (length == 0 || blocks_.count(key) != 0 || flights_.count(key) != 0) continue;
-      flights_.emplace(key, Flight{reader, length, {}});
-    }
     claimed.got.push_back(Got::kRead);
-    claimed.read[w] = {read_begin, read_end - read_begin};
   }
   return claimed;
 }

@@ -66,19 +66,20 @@ class RowShare {
   enum class Got {
     kTaken,    // every block was held: copied to `out`
     kAwaited,  // some in flight for other reads (the held rest copied): the waiter hears of each
-    kRead,     // the claimer reads part of the range (Claimed::read), the rest as kAwaited; what
-               // nobody had of that part is now in flight for it
+    kRead,     // the claimer reads the blocks nobody had (Claimed::read), now in flight for it;
+               // the rest as kAwaited
   };
-  // What the claimer reads of a want (kRead): [begin, begin + length) of the unit, from its first
-  // block nobody has to its last (the blocks between that others have are read too); the blocks
-  // outside it are taken or awaited.
+  // A run of blocks nobody has, which the claimer reads (kRead): [begin, begin + length) of the
+  // unit. The blocks of the want outside its runs are taken or awaited — also those between two
+  // runs (the reads of one row's units are cut in different places, so a want often finds blocks
+  // others have between blocks nobody has).
   struct ReadRange {
     uint64_t begin = 0, length = 0;
   };
   struct Claimed {
-    std::vector<Got> got;     // one per want
-    std::vector<ReadRange> read;  // one per want: empty unless kRead
-    uint64_t awaited = 0;     // blocks the waiter will hear of
+    std::vector<Got> got;                      // one per want
+    std::vector<std::vector<ReadRange>> read;  // per want: its runs, in order; empty unless kRead
+    uint64_t awaited = 0;                      // blocks the waiter will hear of
   };
   // Claims `wants` for `reader` in one step. Blocks in flight for `reader` itself count as
   // missing (a read never waits for itself). The reads of one row's units are cut differently

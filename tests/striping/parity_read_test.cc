@@ -529,6 +529,47 @@ TEST(ParityRead, ConcurrentDegradedReadsOfWholeUnitsReadEachSurvivingBlockOnce) 
   }
 }
 
+// The mount's extents do not fall on unit boundaries: its cache units are a few bytes short of a
+// stripe unit (a chunk index's units end on whole edges), so the extent of unit u starts 8u bytes
+// into unit u - 1 and reads that unit's last block too. With a disk lost, the extent after a lost
+// unit rebuilds that unit's last block itself — yet the extent of the lost unit still wants the
+// whole row — and the lost unit's extent reads the last block of the unit before it both for its
+// bytes and as a source. A stream read disk by disk so still reads each surviving block about
+// once, whichever disk comes first: not a second copy of the units beside the lost ones.
+TEST(ParityRead, DegradedStreamCutOffUnitBoundariesReadsEachRowAboutOnce) {
+  constexpr uint32_t kDisks = 4, kData = 3, kLost = 1;
+  constexpr uint64_t kRows = 8, kUnits = kRows * kData;
+  for (bool lost_first : {false, true}) {
+    SCOPED_TRACE(lost_first ? "the lost disk's units first" : "the present disks' units first");
+    ParityGraph g(kDisks, 1, kUnits * kUnit);
+    auto f = g.OpenWithDiskLost(kLost);
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    std::string got(g.data.size(), '\0');
+    auto begin = [&](uint64_t u) { return u == 0 ? 0 : u * kUnit - 8 * u; };
+    auto end = [&](uint64_t u) { return u + 1 == kUnits ? g.data.size() : begin(u + 1); };
+    std::vector<uint32_t> order;
+    if (lost_first) order.push_back(kLost);
+    for (uint32_t d = 0; d < kDisks; ++d)
+      if (d != kLost) order.push_back(d);
+    if (!lost_first) order.push_back(kLost);
+    for (uint32_t d : order) {
+      for (uint64_t u : g.UnitsOn(d)) {
+        std::promise<Status> done;
+        (*f)->ReadAsync(begin(u), {{got.data() + begin(u), end(u) - begin(u)}}, false,
+                        [&](Status s) { done.set_value(std::move(s)); });
+        Status s = done.get_future().get();
+        ASSERT_TRUE(s.ok()) << s.error().message();
+      }
+    }
+    EXPECT_TRUE(got == g.data);
+    // At most a block per unit more than the file: the rows whose parity was on the lost disk
+    // share nothing, so the last block of each of their units is read by two extents, and a lost
+    // unit's last block is rebuilt twice, its parity block read twice. Before, the unit after a
+    // lost one was read a second time whenever its extent came first: 8 of the 24 units, 1.33x.
+    EXPECT_LE(g.Total(&DiskCounters::bytes_read), g.data.size() + kUnits * kBlock);
+  }
+}
+
 // Readers on several threads, through the blocking and the asynchronous calls, of a file with a
 // lost part and flipped bytes elsewhere (healed while others read the same rows).
 TEST(ParityRead, ConcurrentReadersOfADegradedFileSeeItsBytes) {

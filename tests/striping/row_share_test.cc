@@ -135,7 +135,7 @@ TEST(RowShare, DeliveredWithNoOneWaitingIsKeptAndHeldAndInFlightMix) {
   EXPECT_EQ(out.substr(0, kBlock), row5);
 }
 
-TEST(RowShare, AWantSharedInPartReadsOnlyFromItsFirstMissingBlockToItsLast) {
+TEST(RowShare, AWantSharedInPartReadsOnlyTheBlocksNobodyHas) {
   RowShare share(kBlock, 1 << 20);
   int a = 0, b = 0;
   Heard heard;
@@ -146,8 +146,9 @@ TEST(RowShare, AWantSharedInPartReadsOnlyFromItsFirstMissingBlockToItsLast) {
   const RowShare::Want b_want{7, 2, 0, 4 * kBlock, 4 * kBlock, b_out.data()};
   RowShare::Claimed cb = share.Claim(&b, {&b_want, 1}, &heard);
   ASSERT_EQ(cb.got[0], RowShare::Got::kRead);
-  EXPECT_EQ(cb.read[0].begin, 2 * kBlock);
-  EXPECT_EQ(cb.read[0].length, 2 * kBlock);
+  ASSERT_EQ(cb.read[0].size(), 1u);
+  EXPECT_EQ(cb.read[0][0].begin, 2 * kBlock);
+  EXPECT_EQ(cb.read[0][0].length, 2 * kBlock);
   EXPECT_EQ(cb.awaited, 2u);
   const std::string bytes = Bytes(2 * kBlock, 'r');
   share.Deliver(&a, 7, 2, 0, 2 * kBlock, bytes.data(), true);
@@ -159,9 +160,39 @@ TEST(RowShare, AWantSharedInPartReadsOnlyFromItsFirstMissingBlockToItsLast) {
   const RowShare::Want c_want{7, 2, kBlock, 3 * kBlock, 4 * kBlock, c_out.data()};
   RowShare::Claimed cc = share.Claim(&c, {&c_want, 1}, &heard);
   ASSERT_EQ(cc.got[0], RowShare::Got::kRead);
-  EXPECT_EQ(cc.read[0].begin, kBlock);
-  EXPECT_EQ(cc.read[0].length, kBlock);
+  ASSERT_EQ(cc.read[0].size(), 1u);
+  EXPECT_EQ(cc.read[0][0].begin, kBlock);
+  EXPECT_EQ(cc.read[0][0].length, kBlock);
   EXPECT_EQ(cc.awaited, 2u);
+}
+
+// Blocks others have between blocks nobody has are taken or awaited, not read again: the claimer
+// reads each run of missing blocks on its own.
+TEST(RowShare, BlocksOthersHaveBetweenMissingOnesAreNotReadAgain) {
+  RowShare share(kBlock, 1 << 20);
+  int a = 0, b = 0, c = 0;
+  Heard heard;
+  std::string out(6 * kBlock, '\0');
+  // Block 1 held (put by an earlier read), blocks 3-4 in flight for A; C wants 0-5.
+  share.Put(3, 1, kBlock, Bytes(kBlock, 'h'), 6 * kBlock);
+  const RowShare::Want a_want{3, 1, 3 * kBlock, 2 * kBlock, 6 * kBlock, out.data()};
+  ASSERT_EQ(share.Claim(&a, {&a_want, 1}, &heard).got[0], RowShare::Got::kRead);
+  const RowShare::Want c_want{3, 1, 0, 6 * kBlock, 6 * kBlock, out.data()};
+  RowShare::Claimed cc = share.Claim(&c, {&c_want, 1}, &heard);
+  ASSERT_EQ(cc.got[0], RowShare::Got::kRead);
+  ASSERT_EQ(cc.read[0].size(), 3u);
+  EXPECT_EQ(cc.read[0][0].begin, 0u);
+  EXPECT_EQ(cc.read[0][0].length, kBlock);
+  EXPECT_EQ(cc.read[0][1].begin, 2 * kBlock);
+  EXPECT_EQ(cc.read[0][1].length, kBlock);
+  EXPECT_EQ(cc.read[0][2].begin, 5 * kBlock);
+  EXPECT_EQ(cc.read[0][2].length, kBlock);
+  EXPECT_EQ(cc.awaited, 2u);
+  EXPECT_EQ(out.substr(kBlock, kBlock), Bytes(kBlock, 'h'));
+  EXPECT_EQ(share.stats().held_bytes, 0u);
+  // The blocks C reads are in flight for it: B awaits them.
+  const RowShare::Want b_want{3, 1, 0, kBlock, 6 * kBlock, out.data()};
+  EXPECT_EQ(share.Claim(&b, {&b_want, 1}, &heard).got[0], RowShare::Got::kAwaited);
 }
 
 TEST(RowShare, ABlockReadOnlyInPartIsNotPutInFlight) {
