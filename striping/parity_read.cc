@@ -695,9 +695,11 @@ void ParityRead::Share() {
   }
 }
 
-// The mount cuts a lost unit's extents 8·k bytes off its stripe unit: the read of the next unit
-// rebuilds the lost unit's last block as well, and overlapping that block is not rebuilding the
-// range — the read of the lost unit itself still wants the row's blocks (docs/parity.md, "Reads").
+// The mount's extents are not cut where the stripe units are: the read of the unit after a lost
+// one rebuilds the lost unit's last block(s) as well, yet the read of the rest of the lost unit
+// still wants all of the row's blocks — overlapping a rebuilt range is not covering it (before, a
+// read that overlapped one dropped its blocks, and the unit after each lost one was read twice:
+// docs/parity.md, "Reads").
 bool ParityRead::RebuiltWhole(uint64_t row, uint64_t begin, uint64_t end) const {
   const ParityReader& f = *file_;
   const StripeMap& map = f.map_;

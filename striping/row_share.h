@@ -67,7 +67,7 @@ class RowShare {
     kTaken,    // every block was held: copied to `out`
     kAwaited,  // some in flight for other reads (the held rest copied): the waiter hears of each
     kRead,     // the claimer reads the blocks nobody had (Claimed::read), now in flight for it;
-               // the rest as kAwaited
+               // the rest taken or awaited, as above
   };
   // A run of blocks nobody has, which the claimer reads (kRead): [begin, begin + length) of the
   // unit. The blocks of the want outside its runs are taken or awaited — also those between two
