@@ -100,7 +100,17 @@ Result<std::unique_ptr<GraphDisks>> GraphDisks::Open(const std::string& graph_di
   UniqueFd column(::open((graph_dir + "/column").c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (column.valid()) {
     auto m = ReadManifestFd(column.get());
-    if (m.ok() && *m) g->unit_ = (*m)->layout.unit;
+    if (m.ok() && *m) {
+      g->unit_ = (*m)->layout.unit;
+      if ((*m)->sum_block != 0) g->sum_block_ = (*m)->sum_block;
+    }
+  }
+  g->parity_ = g->disks_.registry().parity;
+  // A unit the default block does not tile (a graph striped without parity with an odd
+  // --unit): the largest power of two that divides it, from 4 KiB, else no parity.
+  while (g->parity_ > 0 && g->unit_ % g->sum_block_ != 0) {
+    g->sum_block_ /= 2;
+    if (g->sum_block_ < kMinSumBlock) g->parity_ = 0;
   }
   return g;
 }
@@ -117,7 +127,8 @@ Result<std::unique_ptr<NewGraphFile>> NewGraphFile::Create(const std::string& pa
   m.file_id = NewId();
   m.set_id = disks->disks().set_id();
   const std::string name = path.substr(path.rfind('/') + 1);
-  m.layout = {disks->unit(), disks->disks().size(), FirstDiskFor(name, disks->disks().size())};
+  m.layout = {disks->unit(), disks->disks().size(), FirstDiskFor(name, disks->disks().size()), disks->parity()};
+  if (disks->parity() > 0) m.sum_block = disks->sum_block();
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
   GRAPHFS_RETURN_IF_ERROR(WriteAll(f->fd_.get(), kStubText, std::strlen(kStubText), 0, "write " + path));
@@ -127,12 +138,47 @@ Result<std::unique_ptr<NewGraphFile>> NewGraphFile::Create(const std::string& pa
   auto parts = OpenParts(disks->disks(), m.file_id, O_WRONLY);
   if (!parts.ok()) return parts.error();
   f->parts_ = std::move(*parts);
+  if (disks->parity() > 0) {
+    StripeManifest growing = m;  // its size is known at Finish
+    growing.size = StripeParityWriter::kSizeUnknown;
+    auto w = StripeParityWriter::Open(disks->disks(), growing, /*resume=*/false);
+    if (!w.ok()) return w.error().Wrap(path);
+    f->parity_ = std::move(*w);
+  }
   f->manifest_ = std::move(m);
   f->map_ = std::move(*map);
   return f;
 }
 
+// Whole rows from row_start_ (the last one short only at Finish): data units, then parity and sums.
+Status NewGraphFile::WriteRows(const char* data, uint64_t length) {
+  GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks_->disks(), *map_, parts_, row_start_, length, data));
+  GRAPHFS_RETURN_IF_ERROR(parity_->AddRows(row_start_, data, length, parts_));
+  row_start_ += length;
+  return Status::Ok();
+}
+
 Status NewGraphFile::Write(const char* data, uint64_t length, uint64_t offset) {
+  if (parity_) {
+    if (offset != size_)
+      return Error(EINVAL, "write " + path_ + " at " + std::to_string(offset) + ": a file with parity is written in " +
+                               "order (its end is " + std::to_string(size_) + ")");
+    const uint64_t row = map_->unit() * map_->data_units();
+    size_ += length;
+    if (!row_.empty()) {  // fill the row begun
+      const uint64_t n = std::min<uint64_t>(length, row - row_.size());
+      row_.append(data, n);
+      data += n;
+      length -= n;
+      if (row_.size() < row) return Status::Ok();
+      GRAPHFS_RETURN_IF_ERROR(WriteRows(row_.data(), row_.size()));
+      row_.clear();
+    }
+    const uint64_t whole = length / row * row;  // straight from the caller's bytes
+    if (whole > 0) GRAPHFS_RETURN_IF_ERROR(WriteRows(data, whole));
+    row_.assign(data + whole, length - whole);
+    return Status::Ok();
+  }
   if (manifest_) {
     GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks_->disks(), *map_, parts_, offset, length, data));
   } else {
@@ -144,9 +190,18 @@ Status NewGraphFile::Write(const char* data, uint64_t length, uint64_t offset) {
 
 Status NewGraphFile::Finish() {
   if (manifest_) {
+    if (parity_) {  // the last, short row, then every part's length in its sums header
+      parity_->SetSize(size_);
+      if (!row_.empty()) GRAPHFS_RETURN_IF_ERROR(WriteRows(row_.data(), row_.size()));
+      row_.clear();
+      for (uint32_t d = 0; d < parts_.size(); ++d)
+        if (::ftruncate(parts_[d].get(), static_cast<off_t>(map_->PartSize(d, size_))) != 0)
+          return Error::FromErrno("truncate " + disks_->disks().PartPath(d, manifest_->file_id));
+    }
     for (uint32_t d = 0; d < parts_.size(); ++d) {
       if (::fsync(parts_[d].get()) != 0) return Error::FromErrno("fsync " + disks_->disks().PartPath(d, manifest_->file_id));
     }
+    if (parity_) GRAPHFS_RETURN_IF_ERROR(parity_->Finish());
     manifest_->size = size_;
     GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(fd_.get(), *manifest_));
   } else if (::ftruncate(fd_.get(), static_cast<off_t>(size_)) != 0) {

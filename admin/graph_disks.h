@@ -23,6 +23,7 @@
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
 #include "striping/stripe_map.h"
+#include "striping/stripe_parity.h"
 
 namespace graphfs::admin {
 
@@ -40,6 +41,11 @@ class GraphDisks {
   const grid::StubFiles& stubs() const { return *stubs_; }
   // The stripe unit new files get: the one `column` was striped with, else 16 MiB.
   uint64_t unit() const { return unit_; }
+  // The parity new files get: the set's (disks.json's `parity`, the fewest of its files), so a
+  // mount that starts with that many disks missing reads every file of a new version too.
+  uint32_t parity() const { return parity_; }
+  // Their checksum block (with parity): `column`'s, else the default.
+  uint64_t sum_block() const { return sum_block_; }
 
  private:
   GraphDisks(DiskSet disks, std::unique_ptr<IoEngine> io);
@@ -47,12 +53,18 @@ class GraphDisks {
   std::unique_ptr<IoEngine> io_;
   std::unique_ptr<grid::StubFiles> stubs_;
   uint64_t unit_ = 16ull << 20;
+  uint32_t parity_ = 0;
+  uint64_t sum_block_ = kDefaultSumBlock;
 };
 
 // A new graph file written at increasing or any offsets, then made durable: a plain file, or
 // (with `disks`) a striped file over the graph's disk set — its stub (text and manifest) is
 // written and made durable before any part exists, so whoever finds the stub finds the parts
-// to remove; the parts hold the bytes, the manifest's size is set at Finish.
+// to remove; the parts hold the bytes, the manifest's size is set at Finish. With the set's
+// parity (GraphDisks::parity() > 0) the file gets it as graphfs-stripe gives it
+// (StripeParityWriter: parity units and block sums coded row by row from the bytes written), and
+// must then be written in order, each write where the last ended (EINVAL otherwise): a row's
+// parity is coded once its data units are all there.
 class NewGraphFile {
  public:
   // `path` must not exist. `disks` null: a plain file.
@@ -70,6 +82,11 @@ class NewGraphFile {
   std::optional<StripeMap> map_;
   std::vector<UniqueFd> parts_;
   uint64_t size_ = 0;
+  // With parity: the writer, and the bytes of the row not yet whole (from row_start_).
+  std::unique_ptr<StripeParityWriter> parity_;
+  std::string row_;
+  uint64_t row_start_ = 0;
+  Status WriteRows(const char* data, uint64_t length);
 };
 
 }  // namespace graphfs::admin

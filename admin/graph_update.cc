@@ -114,12 +114,10 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   };
   if (::mkdir((staging + "/.graphfs").c_str(), 0755) != 0) return fail(Error::FromErrno("create " + staging + "/.graphfs"));
   if (disks != nullptr) {
-    // A version of a striped graph names its disk set like the graph (the mount finds it so).
-    // Its new files are striped without parity (NewGraphFile) for now, so the version's files
-    // survive no missing disk: parity 0, or a mount would start without a disk they need.
-    DiskRegistry registry = disks->disks().registry();
-    registry.parity = 0;
-    Status registered = WriteRegistry(staging, registry);
+    // A version of a striped graph names its disk set like the graph (the mount finds it so),
+    // with the set's parity: its new files get that many parity units (NewGraphFile), the files
+    // it links keep theirs.
+    Status registered = WriteRegistry(staging, disks->disks().registry());
     if (!registered.ok()) return fail(registered.error());
   }
   Status written = WriteUpdated(g, batch, o, staging, /*link=*/true, version, disks, st);

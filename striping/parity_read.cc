@@ -951,8 +951,19 @@ Status ParityRead::AfterRebuild(Piece& p) {
       for (uint64_t at = 0; at < p.length; at += b)
         healed += std::memcmp(p.as_read.data() + at, p.bytes + at, std::min(b, p.length - at)) != 0;
     }
+    const uint64_t at_disk = p.row * f.map_.unit() + p.begin;
     std::lock_guard<std::mutex> lock(f.RowLock(p.row));
-    Status w = WriteAll(part.fd, p.bytes, p.length, p.row * f.map_.unit() + p.begin, "heal of " + part.path);
+    // Another read may have healed these blocks since this one read them (small frames share a
+    // sum block, and concurrent reads of them each find it bad): read them again under the lock,
+    // and write and count only when some still differ.
+    std::string now(p.length, '\0');
+    if (auto n = ReadFull(part.fd, now.data(), p.length, at_disk, "read"); n.ok() && *n == p.length) {
+      healed = 0;
+      for (uint64_t at = 0; at < p.length; at += b)
+        healed += std::memcmp(now.data() + at, p.bytes + at, std::min(b, p.length - at)) != 0;
+      if (healed == 0) return Status::Ok();
+    }
+    Status w = WriteAll(part.fd, p.bytes, p.length, at_disk, "heal of " + part.path);
     if (w.ok()) c.healed_blocks.fetch_add(healed, std::memory_order_relaxed);
     return Status::Ok();  // a heal that fails leaves the bad bytes for the next read to rebuild
   }

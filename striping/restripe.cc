@@ -22,8 +22,9 @@
 #include "compress/codec.h"
 #include "striping/manifest.h"
 #include "striping/packed_stream.h"
+#include "striping/set_files.h"
 #include "striping/part_io.h"
-#include "striping/restripe_parity.h"
+#include "striping/stripe_parity.h"
 #include "striping/striped_file.h"
 
 namespace graphfs::restripe_detail {
@@ -100,19 +101,24 @@ Status EnsurePendingDir(const std::string& dir) {
 // ---- striping ------------------------------------------------------------------------
 
 
+// pending-stripe/NAME.json (a plain file being striped) and pending-parity/NAME.json (a striped
+// file copied into a layout with another K: its old parts are the source).
 struct StripeRecord : PendingRecord {
   uint64_t done = 0;    // bytes copied and made durable (with their parity and sums: whole rows)
   uint32_t parity = 0;  // K of the layout being written; records of before have none: 0
+  std::string old_id;   // pending-parity: the striped file it replaces
   json ToJson() const {
     json j = PendingRecord::ToJson();
     j["done"] = done;
     j["parity"] = parity;
+    if (!old_id.empty()) j["old_id"] = old_id;
     return j;
   }
   void FromJson(const json& j) {
     PendingRecord::FromJson(j);
     done = j.at("done");
     parity = j.value("parity", 0u);
+    old_id = j.value("old_id", std::string());
   }
 };
 
@@ -199,9 +205,9 @@ Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManif
 }
 
 Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
-                 std::vector<char>& buf, ConvertReport& report) {
+                 const std::optional<StripeManifest>& striped, std::vector<char>& buf, ConvertReport& report) {
   const std::string path = t.path();
-  const std::string pending_dir = PendingDir(t.dir, "pending-stripe");
+  const std::string pending_dir = PendingDir(t.dir, striped ? "pending-parity" : "pending-stripe");
   const std::string record_path = pending_dir + "/" + t.name + ".json";
   // A stub a killed run left (the original is still in place) is removed by ReplaceWithStub.
 
@@ -209,19 +215,35 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   if (!src.valid()) return Error::FromErrno("open " + path);
   struct stat st;
   if (::fstat(src.get(), &st) != 0) return Error::FromErrno("stat " + path);
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t size = striped ? striped->size : static_cast<uint64_t>(st.st_size);
+  // The source's bytes: the plain file, or the striped file's parts (its data units).
+  std::optional<StripeMap> old_map;
+  std::vector<UniqueFd> old_parts;
+  if (striped) {
+    auto m = StripeMap::Create(striped->layout);
+    if (!m.ok()) return m.error();
+    old_map = *m;
+    auto p = OpenParts(disks, striped->file_id, O_RDONLY);
+    if (!p.ok()) return p.error().Wrap(path);
+    old_parts = std::move(*p);
+  }
 
   // Resume a matching pending record; discard a stale one (the file changed since).
   StripeRecord rec;
   static_cast<PendingRecord&>(rec) = {NewId(), size, MtimeNs(st), st.st_ino, unit, FirstDiskFor(t.name, disks.size())};
   rec.parity = req.parity;
+  if (striped) {
+    rec.first = striped->layout.first_disk;
+    rec.old_id = striped->file_id;
+  }
   auto old_text = ReadSmallFile(record_path);
   std::optional<StripeRecord> old = old_text.ok() ? ParseRecord<StripeRecord>(*old_text) : std::nullopt;
-  const bool resuming = old && old->SameSource(rec) && old->parity == rec.parity;
+  const bool resuming = old && old->SameSource(rec) && old->parity == rec.parity && old->old_id == rec.old_id;
   if (resuming) {
     rec = *old;
   } else {
-    if (old) RemovePartsOf(disks, old->id);
+    // (A record whose copy the stub names already was finished by FinishPendingParity.)
+    if (old && !(striped && old->id == striped->file_id)) RemovePartsOf(disks, old->id);
     // The record goes first: a part file never exists without a record naming it.
     GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
   }
@@ -236,9 +258,9 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
   // Parity is written a row at a time, so a checkpoint of a file with parity falls on a row.
-  std::unique_ptr<ParityWriter> parity;
+  std::unique_ptr<StripeParityWriter> parity;
   if (rec.parity > 0) {
-    auto w = ParityWriter::Open(disks, m, resuming && rec.done % (unit * map->data_units()) == 0);
+    auto w = StripeParityWriter::Open(disks, m, resuming && rec.done % (unit * map->data_units()) == 0);
     if (!w.ok()) return w.error();
     parity = std::move(*w);
     if (!parity->resumed()) rec.done = 0;
@@ -249,16 +271,20 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   std::vector<UniqueFd>& parts = *opened;
   ProgressLine progress(req.progress, t.name, size);
   progress.Start(rec.done);
-  ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (!striped) ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   uint64_t since_checkpoint = 0;
   for (uint64_t off = rec.done; off < size;) {
     const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
-    auto n = ReadFull(src.get(), buf.data(), len, off, "read " + path);
-    if (!n.ok()) return n.error();
-    if (*n != len) return Error(EIO, path + " shrank while being striped");
+    if (striped) {
+      GRAPHFS_RETURN_IF_ERROR(ReadFromParts(disks, *old_map, old_parts, off, len, buf.data()));
+    } else {
+      auto n = ReadFull(src.get(), buf.data(), len, off, "read " + path);
+      if (!n.ok()) return n.error();
+      if (*n != len) return Error(EIO, path + " shrank while being striped");
+    }
     GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks, *map, parts, off, len, buf.data()));
     if (parity) GRAPHFS_RETURN_IF_ERROR(parity->AddRows(off, buf.data(), len, parts));
-    ::posix_fadvise(src.get(), static_cast<off_t>(off), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
+    if (!striped) ::posix_fadvise(src.get(), static_cast<off_t>(off), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
     off += len;
     since_checkpoint += len;
     if (since_checkpoint >= req.checkpoint || off == size) {
@@ -278,31 +304,78 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   if (parity) GRAPHFS_RETURN_IF_ERROR(parity->Finish());
   progress.Finish(size);
 
-  // Verify: the parts, read back from disk, must hash like the original.
-  auto want = HashFile(src.get(), size, buf, path);
+  // Verify: the parts, read back from disk, must hash like the original (a striped source's
+  // recorded checksum, else its parts read again).
+  Result<uint64_t> want = striped && striped->checksum ? Result<uint64_t>(*striped->checksum)
+                          : striped                    ? HashParts(disks, *striped, buf)
+                                                       : HashFile(src.get(), size, buf, path);
   if (!want.ok()) return want.error();
   auto got = HashParts(disks, m, buf);
   if (!got.ok()) return got.error();
   if (*got != *want)
     return Error(EIO, path + ": the striped copy does not match the original (checksum); the original is kept");
   if (parity) {
-    Status checked = VerifyParity(disks, m);
+    Status checked = VerifyStripeParity(disks, m);
     if (!checked.ok()) return checked.error().Wrap(path + " (its parity or sums; the original is kept)");
   }
   m.checksum = *want;
 
-  struct stat now;
-  if (::stat(path.c_str(), &now) != 0) return Error::FromErrno("stat " + path);
-  if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
-    return Error(EAGAIN, path + " changed while being striped; run again");
-
-  GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
+  if (striped) {
+    // In place: the stub's manifest switches to the new copy in one fsetxattr, made durable, if
+    // nothing changed the file meanwhile; the old parts go after (a kill in between: the next
+    // run's FinishPendingParity removes them).
+    auto now = ReadManifestFd(src.get());
+    if (!now.ok()) return now.error().Wrap(path);
+    if (!now->has_value() || (*now)->file_id != striped->file_id || (*now)->size != striped->size || (*now)->packed)
+      return Error(EAGAIN, path + " changed while its parity was being written; run again");
+    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(src.get(), m));
+    if (::fsync(src.get()) != 0) return Error::FromErrno("fsync " + path);
+    RemovePartsOf(disks, striped->file_id);
+  } else {
+    struct stat now;
+    if (::stat(path.c_str(), &now) != 0) return Error::FromErrno("stat " + path);
+    if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
+      return Error(EAGAIN, path + " changed while being striped; run again");
+    GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
+  }
   ::unlink(record_path.c_str());
   report.converted.push_back(t.name);
   report.units.push_back(unit);
   report.bytes += size;
   report.stored += size;
   return Status::Ok();
+}
+
+// Finishes what a killed run that gave striped file `t` another K left: when the stub names the
+// new copy (`now`), the old parts and the record go; otherwise, unless `keep_unswitched` (this run
+// resumes it), the copy's parts and the record go.
+void FinishPendingParity(const DiskSet& disks, const Target& t, const StripeManifest& now, bool keep_unswitched) {
+  const std::string record_path = PendingDir(t.dir, "pending-parity") + "/" + t.name + ".json";
+  auto text = ReadSmallFile(record_path);
+  if (!text.ok()) return;
+  std::optional<StripeRecord> rec = ParseRecord<StripeRecord>(*text);
+  if (rec && rec->id == now.file_id) {
+    if (!rec->old_id.empty() && rec->old_id != now.file_id) RemovePartsOf(disks, rec->old_id);
+  } else if (keep_unswitched) {
+    return;
+  } else if (rec && rec->id != now.file_id) {
+    RemovePartsOf(disks, rec->id);
+  }
+  ::unlink(record_path.c_str());
+}
+
+// The registry's parity raised to the fewest parity units of the set's files under `graph_dir`
+// (its versions' pieces included), once they all have more than it says: it only ever went down
+// before the files were rewritten (a mount may then start with that many disks missing).
+Status RaiseRegistryParity(const std::string& graph_dir, DiskRegistry registry) {
+  auto files = FindStripedFiles(graph_dir);
+  if (!files.ok()) return files.error();
+  uint32_t fewest = StripeLayout::kMaxParity;
+  for (const StripedFileRef& f : *files)
+    if (f.manifest.set_id == registry.set_id) fewest = std::min(fewest, f.manifest.layout.parity);
+  if (files->empty() || fewest <= registry.parity) return Status::Ok();
+  registry.parity = fewest;
+  return WriteRegistry(graph_dir, registry);
 }
 
 // The stripe unit of `t` (`size` bytes, `st` its stat): req.unit, or req.unit_for's choice.
@@ -366,9 +439,13 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
   if (compressing) {
     GRAPHFS_RETURN_IF_ERROR(EnsurePendingDir(PendingDir(graph_dir, "pending-compress")));
   }
+  if (req.change_parity) GRAPHFS_RETURN_IF_ERROR(EnsurePendingDir(PendingDir(graph_dir, "pending-parity")));
 
   ConvertReport report;
   std::vector<std::pair<Target, std::optional<StripeManifest>>> todo;  // with the manifest of a striped file
+  // Striped raw files of the set whose K differs from the request's (change_parity): copied into
+  // the request's layout, raw.
+  std::vector<bool> relayout;
   std::vector<FileNeed> needs;  // todo's sizes and stripe units
   std::vector<struct stat> stats;  // todo's
   for (const std::string& name : targets->second) {
@@ -382,17 +459,25 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
       if ((*m)->packed) {
         FinishPendingCompression(*set, t, **m);
         report.skipped.push_back(name + ": already compressed");
-      } else if (compressing && (*m)->set_id == set->set_id()) {
-        auto unit = UnitFor(req, t, st, (*m)->size, compressing);
+        continue;
+      }
+      const bool other_k = req.change_parity && (*m)->layout.parity != req.parity;
+      FinishPendingParity(*set, t, **m, /*keep_unswitched=*/other_k);
+      if ((compressing || other_k) && (*m)->set_id == set->set_id()) {
+        // Compressed afresh (its new stream gets the request's K), or, without --compress, copied
+        // raw into a layout with the request's K in the unit it has.
+        auto unit = compressing ? UnitFor(req, t, st, (*m)->size, compressing) : Result<uint64_t>((*m)->layout.unit);
         if (!unit.ok()) return unit.error();
         if (req.parity > 0 && *unit % req.sum_block != 0)
           return Error(EINVAL, name + ": stripe unit " + std::to_string(*unit) +
                                    " is not a multiple of the checksum block (" + std::to_string(req.sum_block) + ")");
         todo.emplace_back(t, **m);
+        relayout.push_back(other_k);
         needs.push_back({name, (*m)->size, *unit});
         stats.push_back(st);
       } else {
-        report.skipped.push_back(name + ": already striped");
+        report.skipped.push_back(name + ": already striped" +
+                                 (req.change_parity ? " with parity " + std::to_string(req.parity) : std::string()));
       }
       continue;
     }
@@ -408,6 +493,7 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
       return Error(EINVAL, name + ": stripe unit " + std::to_string(*unit) + " is not a multiple of the checksum block (" +
                                std::to_string(req.sum_block) + ")");
     todo.emplace_back(t, std::nullopt);
+    relayout.push_back(false);
     needs.push_back({name, static_cast<uint64_t>(st.st_size), *unit});
     stats.push_back(st);
   }
@@ -431,19 +517,23 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
     const auto& [t, striped] = todo[i];
     size_buffer(needs[i].unit);
     if (!compressing) {
-      GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, needs[i].unit, buf, report));
+      GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, needs[i].unit, striped, buf, report));
       continue;
     }
     auto outcome = CompressOne(*set, t, req, needs[i].unit, striped, buf, report);
     if (!outcome.ok()) return outcome.error();
-    if (*outcome == CompressOutcome::kDeclined && !striped) {
-      // `auto` keeps the raw bytes: the plain file is striped as it is, in the unit raw files get.
-      auto unit = UnitFor(req, t, stats[i], needs[i].bytes, /*compressing=*/false);
+    if (*outcome == CompressOutcome::kDeclined && (!striped || relayout[i])) {
+      // `auto` keeps the raw bytes: the plain file is striped as it is, in the unit raw files get;
+      // a striped one of another K is copied raw into the request's K, in its own unit.
+      auto unit = striped ? Result<uint64_t>(striped->layout.unit)
+                          : UnitFor(req, t, stats[i], needs[i].bytes, /*compressing=*/false);
       if (!unit.ok()) return unit.error();
       size_buffer(*unit);
-      GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, *unit, buf, report));
+      GRAPHFS_RETURN_IF_ERROR(StripeOne(*set, t, req, *unit, striped, buf, report));
     }
   }
+  // Every file of the set that this run gave the request's K may let the registry's parity rise.
+  if (req.change_parity) GRAPHFS_RETURN_IF_ERROR(RaiseRegistryParity(graph_dir, registry));
   return report;
 }
 

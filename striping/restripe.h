@@ -41,8 +41,14 @@ struct StripeRequest {
   // its raw bytes, or of its packed stream when it is compressed — and the XXH3 of every block
   // of `sum_block` bytes of every unit in the disks' sums files (manifest version 2). 0: neither,
   // the layout of before. Files striped already keep their layout, unless `compress` rewrites
-  // them (their new packed stream gets this parity).
+  // them (their new packed stream gets this parity) or `change_parity` is set.
   uint32_t parity = 0;
+  // Raw files striped already over the set with another K are copied into a layout with this
+  // `parity` (in their own unit, raw: docs/parity.md, "The default K"), verified (every byte's
+  // XXH3, and every block's sum and row's parity), then switched to in one fsetxattr + fsync;
+  // resumable through GRAPH/.graphfs/pending-parity/. Compressed files are left as they are.
+  // graphfs-stripe sets it when --parity is given.
+  bool change_parity = false;
   uint64_t sum_block = 64 * 1024;  // a power of two from 4 KiB that divides the unit
   std::string compress;                // or kAutoCodec: chosen per file, on a sample of its units
   uint32_t record_size = 1;            // bytes per record of the files (8 or 12: a graph's edges)

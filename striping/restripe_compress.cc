@@ -18,7 +18,7 @@
 #include "striping/packed_stream.h"
 #include "striping/part_io.h"
 #include "striping/restripe_detail.h"
-#include "striping/restripe_parity.h"
+#include "striping/stripe_parity.h"
 #include "striping/stream_rows.h"
 #include "striping/striped_file.h"
 
@@ -303,14 +303,14 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
   StripeManifest m;
   m.file_id = rec.id;
   m.set_id = disks.set_id();
-  m.size = ParityWriter::kSizeUnknown;
+  m.size = StripeParityWriter::kSizeUnknown;
   m.layout = map->layout();
   if (rec.parity > 0) m.sum_block = req.sum_block;
   // With parity, the stream is coded a row at a time as its frames fill the rows (StreamRows);
   // a killed run's sums files are kept when they open as this stream's, else it starts over.
-  std::unique_ptr<ParityWriter> parity;
+  std::unique_ptr<StripeParityWriter> parity;
   if (rec.parity > 0) {
-    auto w = ParityWriter::Open(disks, m, resuming);
+    auto w = StripeParityWriter::Open(disks, m, resuming);
     if (!w.ok()) return w.error();
     parity = std::move(*w);
     if (!parity->resumed()) rec.frames.clear();
@@ -397,7 +397,7 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
   if (dir->raw_size() != size || got != *want)
     return Error(EIO, path + ": the compressed copy does not match the original (checksum); the original is kept");
   if (parity) {
-    Status checked = VerifyParity(disks, m);
+    Status checked = VerifyStripeParity(disks, m);
     if (!checked.ok()) return checked.error().Wrap(path + " (the compressed copy's parity or sums; the original is kept)");
   }
   m.checksum = *want;

@@ -7,7 +7,7 @@
 namespace graphfs::restripe_detail {
 
 Result<std::unique_ptr<StreamRows>> StreamRows::Open(const DiskSet& disks, const StripeMap& map,
-                                                     const std::vector<UniqueFd>& parts, ParityWriter& parity,
+                                                     const std::vector<UniqueFd>& parts, StripeParityWriter& parity,
                                                      uint64_t end) {
   std::unique_ptr<StreamRows> rows(new StreamRows(disks, map, parts, parity));
   rows->start_ = end / rows->row_bytes_ * rows->row_bytes_;

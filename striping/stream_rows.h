@@ -1,6 +1,6 @@
 // graphfs-stripe --parity K --compress: a packed stream is written frame by frame at growing
 // offsets, but its parity is coded a whole row of data units at a time, from the copy buffer
-// (ParityWriter::AddRows, as for raw files). StreamRows holds the stream's bytes from the start
+// (StripeParityWriter::AddRows, as for raw files). StreamRows holds the stream's bytes from the start
 // of its first unfinished row and, once the stream has passed a row's end, writes the row to the
 // parts with its parity and sums; the last, short row at Finish. Not a public header.
 #pragma once
@@ -14,7 +14,7 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "striping/disk_set.h"
-#include "striping/restripe_parity.h"
+#include "striping/stripe_parity.h"
 #include "striping/stripe_map.h"
 
 namespace graphfs::restripe_detail {
@@ -25,7 +25,7 @@ class StreamRows {
   // a new stream). The rows before the one holding `end` are done; that row's bytes before `end`
   // are read back from the parts, so that its parity is coded from the whole row again.
   static Result<std::unique_ptr<StreamRows>> Open(const DiskSet& disks, const StripeMap& map,
-                                                  const std::vector<UniqueFd>& parts, ParityWriter& parity,
+                                                  const std::vector<UniqueFd>& parts, StripeParityWriter& parity,
                                                   uint64_t end);
 
   // The stream's bytes at `at`, at or after the end of everything written before (a gap between
@@ -38,7 +38,7 @@ class StreamRows {
   Status Finish(uint64_t size);
 
  private:
-  StreamRows(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts, ParityWriter& parity)
+  StreamRows(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts, StripeParityWriter& parity)
       : disks_(disks), map_(map), parts_(parts), parity_(parity), row_bytes_(map.unit() * map.data_units()) {}
   // Writes the first `length` bytes held (whole rows, or the last row) and drops them.
   Status WriteHeld(uint64_t length);
@@ -46,7 +46,7 @@ class StreamRows {
   const DiskSet& disks_;
   const StripeMap map_;
   const std::vector<UniqueFd>& parts_;
-  ParityWriter& parity_;
+  StripeParityWriter& parity_;
   const uint64_t row_bytes_;  // a row's data: D units
   uint64_t start_ = 0;        // the stream offset of held_[0], a row's start
   std::string held_;

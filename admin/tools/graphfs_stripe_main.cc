@@ -125,6 +125,8 @@ int main(int argc, char** argv) {
                  "of every 64K block of every unit (docs/parity.md): the mount reads through up to K lost or failing "
                  "disks (rebuilding what they held), graphfs-rebuild and graphfs-scrub repair, and writes go "
                  "through a row journal. A compressed file's parity and checksums are its packed stream's. "
+                 "Given, it also applies to raw files striped already with another K: each gets a new copy with "
+                 "K (in its own unit), verified, then switched to in place; a killed run resumes. "
                  "Default: 1 with 3 disks or more (one disk fails at a time: 1/N of the space), else 0 (on 2 disks "
                  "parity is a mirror); 2 is worth it from 8 disks, or for disks whose rebuild takes many hours");
   app.add_flag("-q,--quiet", quiet, "no progress output");
@@ -146,6 +148,7 @@ int main(int argc, char** argv) {
   // docs/parity.md, "The default K": one parity unit survives the failure that happens (one disk
   // at a time) at 1/N of the space; on 2 disks it would be a mirror, asked for or not at all.
   req.parity = parity_given ? static_cast<uint32_t>(parity) : (req.disks.size() >= 3 ? 1u : 0u);
+  req.change_parity = parity_given;  // files striped already: only when asked for
   if (!parity_given && req.parity > 0 && app.count("--unit") > 0 && req.unit % req.sum_block != 0) {
     std::fprintf(stderr,
                  "graphfs-stripe: --unit %s is not a multiple of the %s checksum block that parity (the default "

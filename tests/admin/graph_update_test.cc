@@ -26,6 +26,7 @@
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "striping/restripe.h"
+#include "striping/stripe_parity.h"
 #include "admin/graph_disks.h"
 #include "striping/graph_files.h"
 #include "volume/version_reclaim.h"
@@ -843,6 +844,7 @@ struct StripedCase {
   const char* name;
   uint64_t min_size;     // graphfs-stripe --min-size: 4 KiB stripes the blocks too
   const char* compress;  // "" or a codec: the old version's files are compressed
+  uint32_t parity = 0;   // graphfs-stripe --parity: the set's K, which the new files get too
 };
 void PrintTo(const StripedCase& c, std::ostream* os) { *os << c.name; }
 
@@ -875,6 +877,7 @@ class StripedVersionedUpdate : public ::testing::TestWithParam<StripedCase> {
     r.compress = GetParam().compress;
     r.record_size = 8;
     r.compress_unit = kUnit;
+    r.parity = GetParam().parity;
     auto striped = StripeFiles(r);
     ASSERT_TRUE(striped.ok()) << striped.error().message();
     ASSERT_TRUE(IsStub(tmp.File("src/g/column")));
@@ -904,14 +907,16 @@ class StripedVersionedUpdate : public ::testing::TestWithParam<StripedCase> {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && StubManifest(path, st).has_value();
   }
-  // The ids of the parts on the disks (each id on every disk), and their bytes.
+  // The ids of the parts on the disks (each id on every disk), and their bytes (sums included).
   std::set<std::string> PartIds(uint64_t* bytes = nullptr) const {
     std::set<std::string> ids;
     if (bytes != nullptr) *bytes = 0;
     for (const std::string& d : disks) {
       std::error_code ec;
       for (const auto& e : std::filesystem::directory_iterator(d + "/parts", ec)) {
-        ids.insert(e.path().filename().string());
+        // A file with parity also has its sums (ID.sums) and row journal (ID.journal).
+        const std::string name = e.path().filename().string();
+        ids.insert(name.substr(0, name.find('.')));
         if (bytes != nullptr) *bytes += e.file_size();
       }
     }
@@ -1056,9 +1061,40 @@ TEST_P(StripedVersionedUpdate, KilledUpdatesLeaveNoPartsNobodyNames) {
   EXPECT_TRUE(SameGraph(tmp.File("src/g"), want[static_cast<size_t>(VersionOf(tmp.File("src/g")))], kP, stubs()));
 }
 
+// A graph with parity: every file the update writes to the disks gets the set's K, so with a
+// disk's directory gone both versions still read as preprocess's graphs.
+TEST_P(StripedVersionedUpdate, ADiskGoneEveryVersionReadsThroughParity) {
+  if (GetParam().parity == 0) GTEST_SKIP() << "no parity: a disk gone loses files";
+  auto st = UpdateGraph(Options());
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  const std::string delta = tmp.File("src/g/.graphfs/pieces/delta@1");
+  ASSERT_TRUE(IsStub(delta));
+  auto m = ReadManifest(delta);
+  ASSERT_TRUE(m.ok() && *m);
+  EXPECT_EQ((*m)->layout.parity, GetParam().parity) << "the update's new file has no parity";
+  EXPECT_NE((*m)->sum_block, 0u);
+  // The version's registry keeps the set's K (a mount with a disk gone starts).
+  auto set = RegisteredDiskSet(tmp.File("src/g"));
+  ASSERT_TRUE(set.ok() && *set) << (set.ok() ? "no registry" : set.error().message());
+  EXPECT_EQ((*set)->registry().parity, GetParam().parity);
+  // And it is what graphfs-stripe writes: parity and sums verify, row by row.
+  ASSERT_TRUE(graph_disks);
+  Status verified = VerifyStripeParity(graph_disks->disks(), **m);
+  EXPECT_TRUE(verified.ok()) << verified.error().message();
+
+  std::filesystem::rename(disks[1], disks[1] + ".gone");
+  auto degraded = GraphDisks::Open(tmp.File("src/g"));
+  ASSERT_TRUE(degraded.ok() && *degraded) << (degraded.ok() ? "no registry" : degraded.error().message());
+  EXPECT_TRUE((*degraded)->disks().degraded());
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP, &(*degraded)->stubs()));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP, &(*degraded)->stubs()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Stripes, StripedVersionedUpdate,
                          ::testing::Values(StripedCase{"every_file", 4096, ""}, StripedCase{"column_and_row", 1 << 20, ""},
-                                           StripedCase{"compressed", 4096, "lz4"}),
+                                           StripedCase{"compressed", 4096, "lz4"},
+                                           StripedCase{"parity", 4096, "", 1},
+                                           StripedCase{"compressed_parity", 4096, "lz4", 1}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -32,7 +32,11 @@ bool IsDeadMount(const std::string& path) {
   return ::statfs(path.c_str(), &s) != 0 && errno == ENOTCONN;
 }
 
-class DaemonCrash : public StripedMount {};
+class DaemonCrash : public StripedMount {
+ protected:
+  void CompressedWritesRounds(uint32_t parity);
+  void KilledUnpackRounds(uint32_t parity);
+};
 
 TEST_F(DaemonCrash, FsyncedWritesSurviveKillNine) {
   Stripe("column", RandomBytes(1 << 20, 1));
@@ -108,15 +112,16 @@ std::vector<std::string> ListDir(const std::string& dir) {
   return names;
 }
 
-TEST_F(DaemonCrash, FsyncedWritesToACompressedFileSurviveKillNine) {
-  std::mt19937 rng(8);
+// With `parity` parity units per row; the unpacked copy keeps them (and its sums).
+void DaemonCrash::CompressedWritesRounds(uint32_t parity) {
+  std::mt19937 rng(8 + parity);
   int unpacked = 0, still_compressed = 0;
   for (int round = 0; round < 6; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     const std::string name = "c" + std::to_string(round);
     std::string data(16 << 20, '\0');  // compressible, and large enough that decoding it takes a while
     for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i / 8) % 97 + round);
-    ASSERT_NO_FATAL_FAILURE(Compress(name, data, "lz4", 2 << 20, 1));
+    ASSERT_NO_FATAL_FAILURE(Compress(name, data, "lz4", 2 << 20, 1, parity));
     DoMount({"readahead=0"});
     std::atomic<bool> stop{false};
     WriteLog log;
@@ -134,6 +139,7 @@ TEST_F(DaemonCrash, FsyncedWritesToACompressedFileSurviveKillNine) {
     auto m = ReadManifest(graph + "/" + name);
     ASSERT_TRUE(m.ok() && m->has_value()) << "the manifest of " << name << " is damaged";
     ((*m)->packed ? still_compressed : unpacked)++;
+    EXPECT_EQ((*m)->layout.parity, parity) << ((*m)->packed ? "compressed" : "unpacked");
     if ((*m)->packed) {
       EXPECT_EQ(log.acked, 0) << "an fsync was acknowledged, so the file must have been unpacked";
     }
@@ -145,10 +151,13 @@ TEST_F(DaemonCrash, FsyncedWritesToACompressedFileSurviveKillNine) {
   EXPECT_GT(unpacked, 0) << "no round got as far as the first write: the test proves little";
 }
 
+TEST_F(DaemonCrash, FsyncedWritesToACompressedFileSurviveKillNine) { CompressedWritesRounds(0); }
+TEST_F(DaemonCrash, FsyncedWritesToACompressedFileWithParitySurviveKillNine) { CompressedWritesRounds(1); }
+
 // A kill in the middle of an unpack (the first write to a compressed file decodes it into new
 // parts before the stub switches to them): the next mount removes the copy no manifest names, by
 // the record the unpack left on disk 0, and the file reads as before.
-TEST_F(DaemonCrash, AKilledUnpackLeavesNoOrphanParts) {
+void DaemonCrash::KilledUnpackRounds(uint32_t parity) {
   std::string data(64 << 20, '\0');  // large enough that the unpack takes a while to copy
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i / 12) % 251);
   const std::string records = disks[0] + "/.graphfs-pending-unpack";
@@ -162,7 +171,7 @@ TEST_F(DaemonCrash, AKilledUnpackLeavesNoOrphanParts) {
   bool landed = false;
   for (int attempt = 0; attempt < 5 && !landed; ++attempt) {
     const std::string name = "column" + std::to_string(attempt);
-    ASSERT_NO_FATAL_FAILURE(Compress(name, data, "lz4", 2 << 20, 12));
+    ASSERT_NO_FATAL_FAILURE(Compress(name, data, "lz4", 2 << 20, 12, parity));
     DoMount({"readahead=0"});
     std::thread writer([&] {
       int fd = ::open((mnt + "/graph/" + name).c_str(), O_WRONLY);
@@ -184,9 +193,15 @@ TEST_F(DaemonCrash, AKilledUnpackLeavesNoOrphanParts) {
     mount.Unmount();
     ExpectOnlyNamedParts();
     EXPECT_TRUE(ListDir(records).empty());
+    auto m = ReadManifest(graph + "/" + name);
+    ASSERT_TRUE(m.ok() && m->has_value()) << "the manifest of " << name << " is damaged";
+    EXPECT_EQ((*m)->layout.parity, parity) << ((*m)->packed ? "compressed" : "unpacked");
   }
   EXPECT_TRUE(landed) << "no kill landed inside an unpack in 5 attempts";
 }
+
+TEST_F(DaemonCrash, AKilledUnpackLeavesNoOrphanParts) { KilledUnpackRounds(0); }
+TEST_F(DaemonCrash, AKilledUnpackOfAFileWithParityLeavesNoOrphanParts) { KilledUnpackRounds(1); }
 
 TEST_F(DaemonCrash, UnmountWithOpenFilesIsRefusedOrLazy) {
   const std::string data = RandomBytes(512 << 10, 3);

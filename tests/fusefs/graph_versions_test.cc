@@ -33,11 +33,14 @@
 namespace graphfs::testing {
 namespace {
 
-// Parameter: the graph striped (graphfs-stripe, every file of 4 KiB or more) before its update, so
-// the versions' maps read striped pieces.
-class GraphVersionsMount : public StripedMount, public ::testing::WithParamInterface<bool> {
+// Parameter: the graph plain, or striped (graphfs-stripe, every file of 4 KiB or more) before its
+// update, so the versions' maps read striped pieces — without parity, or with one parity unit per
+// row, which the new version's files get too (the set's K).
+enum class Striped { kNo, kNoParity, kParity };
+class GraphVersionsMount : public StripedMount, public ::testing::WithParamInterface<Striped> {
  protected:
-  bool striped() const { return GetParam(); }
+  bool striped() const { return GetParam() != Striped::kNo; }
+  bool parity() const { return GetParam() == Striped::kParity; }
   void SetUp() override {
     StripedMount::SetUp();
     // A small unweighted graph, P = 4, and a batch touching only block (0, 0) (ids < V/4).
@@ -57,9 +60,7 @@ class GraphVersionsMount : public StripedMount, public ::testing::WithParamInter
     old_column = ReadFile(src + "/g/column");
     old_block = ReadFile(src + "/g/block-2-3");
     if (striped()) {
-      // --parity 0: graphfs-update stripes a version's new files without parity, and these tests
-      // count every file on the disks as a part of a version's file.
-      auto st = RunCommand({BinDir() + "/graphfs-stripe", "--parity", "0", "--compress", "none", "--unit", "64K", "--min-size", "4K", "--disks",
+      auto st = RunCommand({BinDir() + "/graphfs-stripe", "--parity", parity() ? "1" : "0", "--compress", "none", "--unit", "64K", "--min-size", "4K", "--disks",
                             disks[0] + "," + disks[1] + "," + disks[2], src + "/g"});
       ASSERT_EQ(st.status, 0) << st.output;
       auto m = ReadManifest(src + "/g/block-2-3");
@@ -150,7 +151,11 @@ void ExpectPartsNamedByStubs(const std::string& src, const std::vector<std::stri
   std::set<std::string> parts, named;
   for (const std::string& d : disks) {
     std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(d + "/parts", ec)) parts.insert(e.path().filename().string());
+    for (const auto& e : std::filesystem::directory_iterator(d + "/parts", ec)) {
+      // A file with parity also has its sums (ID.sums) and row journal (ID.journal) beside its part.
+      const std::string name = e.path().filename().string();
+      parts.insert(name.substr(0, name.find('.')));
+    }
   }
   for (const auto& e : std::filesystem::recursive_directory_iterator(src)) {
     if (!e.is_regular_file() || e.file_size() > kMaxStubSize) continue;
@@ -320,8 +325,37 @@ TEST_P(GraphVersionsMount, AKeptVersionCanBeRemovedAndTheNewOneStaysWhole) {
   EXPECT_EQ(OpenErrno(mnt + "/g/block-2-3", O_RDWR), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Graphs, GraphVersionsMount, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "striped" : "plain"; });
+// graphfs-update gives the version's new files (the delta piece, blocks written whole) the set's
+// parity: with a disk's directory gone, the new version reads as the updated graph, through the
+// mount and through the tools' reader, and every file of the graph has K parity units.
+TEST_P(GraphVersionsMount, ADiskGoneTheNewVersionReadsWhole) {
+  if (!parity()) GTEST_SKIP() << "a disk gone: only a graph with parity survives it";
+  int with_parity = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(src + "/g")) {
+    if (!e.is_regular_file() || e.file_size() > kMaxStubSize) continue;
+    auto m = ReadManifest(e.path().string());
+    if (!m.ok() || !*m) continue;
+    EXPECT_EQ((*m)->layout.parity, 1u) << e.path() << " was striped without parity";
+    with_parity++;
+  }
+  EXPECT_GT(with_parity, 0);
+  EXPECT_TRUE(std::filesystem::exists(src + "/g/.graphfs/pieces/delta@1")) << "the update wrote no delta piece";
+  mount.Unmount();
+  std::filesystem::remove_all(disks[1]);
+  DoMount({"cache_size=0"});
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array({1}));
+  EXPECT_TRUE(ReadFile(mnt + "/g/column") == new_column) << "column read through parity differs";
+  EXPECT_TRUE(ReadFile(mnt + "/g/row") == new_row) << "row read through parity differs";
+  EXPECT_TRUE(ReadFile(mnt + "/g/block-0-0") == new_block) << "the rebuilt block read through parity differs";
+  EXPECT_TRUE(ReadFile(mnt + "/g@0/column") == old_column);
+  ExpectEveryVersionWhole(src);
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, GraphVersionsMount,
+                         ::testing::Values(Striped::kNo, Striped::kNoParity, Striped::kParity),
+                         [](const auto& info) {
+                           return info.param == Striped::kNo ? "plain" : info.param == Striped::kNoParity ? "striped" : "parity";
+                         });
 
 // A job running across an update: an integrated PageRank registered before graphfs-update stays
 // on the version it registered on, and one started after gets the new version. Both are compared

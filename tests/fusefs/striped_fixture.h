@@ -37,13 +37,15 @@ class StripedMount : public ::testing::Test {
     return WriteAndStripe(graph + "/" + name, bytes, disks, 1);
   }
   // Writes `name` and stores it compressed (graphfs-stripe --compress CODEC) in units of `unit`
-  // bytes of `record_size`-byte records; checks that it got smaller.
+  // bytes of `record_size`-byte records, with `parity` parity units per row; checks that it got
+  // smaller.
   void Compress(const std::string& name, const std::string& bytes, const std::string& codec, uint64_t unit,
-                uint32_t record_size = 12) {
+                uint32_t record_size = 12, uint32_t parity = 0) {
     const std::string path = graph + "/" + name;
     WriteFile(path, bytes);
     StripeRequest req = TestStripeRequest(path, disks);
     req.compress = codec;
+    req.parity = parity;
     req.record_size = record_size;
     req.compress_unit = unit;
     auto r = StripeFiles(req);
@@ -57,8 +59,9 @@ class StripedMount : public ::testing::Test {
     ASSERT_TRUE(mount.Mount(src, mnt, options)) << mount.error();
   }
   nlohmann::json Stats() { return nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats")); }
-  // Every part on the disks belongs to a file whose stub in the graph directory names it, and
-  // every named file has its part on each disk (no orphans left behind, nothing missing).
+  // Every part on the disks (and sums file, and journal) belongs to a file whose stub in the graph
+  // directory names it, and every named file has its part on each disk (no orphans left behind,
+  // nothing missing).
   void ExpectOnlyNamedParts() {
     std::set<std::string> named;
     for (const auto& e : std::filesystem::directory_iterator(graph)) {
@@ -68,7 +71,11 @@ class StripedMount : public ::testing::Test {
     for (const std::string& disk : disks) {
       std::set<std::string> on_disk;
       std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(disk + "/parts", ec)) on_disk.insert(e.path().filename());
+      for (const auto& e : std::filesystem::directory_iterator(disk + "/parts", ec)) {
+        // A file with parity also has its sums (ID.sums) and row journal (ID.journal).
+        const std::string file = e.path().filename().string();
+        on_disk.insert(file.substr(0, file.find('.')));
+      }
       EXPECT_EQ(on_disk, named) << "parts on " << disk << " vs the files the stubs name";
     }
   }

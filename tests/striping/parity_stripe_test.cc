@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -366,6 +367,160 @@ TEST(ParityStripe, TheToolDefaultsToOneParityUnitFromThreeDisks) {
   ASSERT_TRUE(m.ok() && m->has_value());
   EXPECT_EQ((*m)->layout.parity, 0u);
   EXPECT_EQ((*m)->sum_block, 0u);
+}
+
+// The ids of the files whose parts (or sums files, or journals) are on `disks`.
+std::set<std::string> IdsOnDisks(const std::vector<std::string>& disks) {
+  std::set<std::string> ids;
+  for (const std::string& d : disks) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(d + "/parts", ec)) {
+      const std::string name = e.path().filename().string();
+      ids.insert(name.substr(0, name.find('.')));
+    }
+  }
+  return ids;
+}
+
+// graphfs-stripe --parity K on a graph striped already (raw): each file gets a new copy in the
+// layout with K — in its own unit, checked like a file striped afresh — the stub switches to it,
+// the old parts go, and the registry's parity follows once every file has it; K = 2, and back to 0
+// (no sums left), the same way. Without --parity the tool leaves striped files alone.
+TEST(ParityStripe, FilesStripedAlreadyGetAnotherParityInPlace) {
+  const testing::ParityGraph g(4);
+  const std::string data = RandomBytes(3 * 1024 * 1024 + 4321, 45);
+  WriteFile(g.graph + "/column", data);
+  const std::string list = g.disks[0] + "," + g.disks[1] + "," + g.disks[2] + "," + g.disks[3];
+  auto stripe = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {GRAPHFS_STRIPE_TOOL, "-q", "--compress", "none", "--unit", "64K", "--min-size", "1M"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--disks", list, g.graph});
+    return testing::RunBinary(argv, 120);
+  };
+  auto run = stripe({"--parity", "0"});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << run.How() << "\n" << run.output;
+  const StripeManifest before = **ReadManifest(g.graph + "/column");
+  ASSERT_EQ(before.layout.parity, 0u);
+  EXPECT_EQ(ReadRegistry(g.graph)->parity, 0u);
+  // The library without change_parity (and the tool without --parity) leaves it as it is.
+  StripeRequest req = testing::TestStripeRequest(g.graph, g.disks);
+  req.parity = 1;
+  auto left = StripeFiles(req);
+  ASSERT_TRUE(left.ok()) << left.error().message();
+  EXPECT_TRUE(left->converted.empty());
+  EXPECT_EQ((*ReadManifest(g.graph + "/column"))->file_id, before.file_id);
+
+  for (uint32_t k : {1u, 2u, 0u}) {
+    SCOPED_TRACE("to parity " + std::to_string(k));
+    const StripeManifest old = **ReadManifest(g.graph + "/column");
+    run = stripe({"--parity", std::to_string(k)});
+    ASSERT_TRUE(run.exited && run.exit_code == 0) << run.How() << "\n" << run.output;
+    const StripeManifest now = **ReadManifest(g.graph + "/column");
+    EXPECT_EQ(now.layout.parity, k);
+    EXPECT_NE(now.file_id, old.file_id);
+    EXPECT_EQ(now.layout.unit, old.layout.unit);
+    EXPECT_EQ(now.size, data.size());
+    EXPECT_EQ(now.checksum, old.checksum);
+    if (k > 0) {
+      EXPECT_EQ(now.sum_block, 64u * 1024);
+      ASSERT_NO_FATAL_FAILURE(CheckParityFile(g.disks, now, data));
+    } else {
+      EXPECT_EQ(now.sum_block, 0u);
+    }
+    EXPECT_EQ(IdsOnDisks(g.disks), std::set<std::string>{now.file_id}) << "the old parts were left behind";
+    EXPECT_EQ(ReadRegistry(g.graph)->parity, k);
+    EXPECT_FALSE(std::filesystem::exists(g.graph + "/.graphfs/pending-parity/column.json"));
+    // The same K again: nothing to do.
+    run = stripe({"--parity", std::to_string(k)});
+    ASSERT_TRUE(run.exited && run.exit_code == 0) << run.How() << "\n" << run.output;
+    EXPECT_EQ((*ReadManifest(g.graph + "/column"))->file_id, now.file_id);
+  }
+  ASSERT_TRUE(testing::Unstripe(g.graph).ok());
+  EXPECT_TRUE(ReadFile(g.graph + "/column") == data);
+}
+
+// kill -9 of graphfs-stripe --parity 1 on a file striped without parity, at tenths of a run: the
+// file is the old copy or the new one, never a mix; a rerun resumes from the checkpoint the
+// killed run recorded (.graphfs/pending-parity/) and ends with the parity file and no part of
+// either copy left over.
+TEST(ParityStripe, KilledParityChangesResume) {
+  const testing::ParityGraph g(4);
+  const std::string data = RandomBytes(12 * 1024 * 1024 + 4321, 46);
+  WriteFile(g.graph + "/column", data);
+  const std::string list = g.disks[0] + "," + g.disks[1] + "," + g.disks[2] + "," + g.disks[3];
+  auto argv = [&](const char* k) {
+    return std::vector<std::string>{GRAPHFS_STRIPE_TOOL, "-q",      "--compress", "none",   "--parity", k,
+                                    "--unit",            "64K",     "--min-size", "1M",     "--checkpoint",
+                                    "192K",              "--disks", list,         g.graph};
+  };
+  auto plain = testing::RunBinary(argv("0"), 120);
+  ASSERT_TRUE(plain.exited && plain.exit_code == 0) << plain.How() << "\n" << plain.output;
+  const auto start = std::chrono::steady_clock::now();
+  auto full = testing::RunBinary(argv("1"), 120);
+  ASSERT_TRUE(full.exited && full.exit_code == 0) << full.How() << "\n" << full.output;
+  const auto run_time = std::chrono::steady_clock::now() - start;
+  ASSERT_NO_FATAL_FAILURE(CheckParityFile(g.disks, **ReadManifest(g.graph + "/column"), data));
+
+  int resumed = 0;
+  for (int tenth = 1; tenth <= 9; ++tenth) {
+    SCOPED_TRACE("kill at " + std::to_string(tenth) + "/10");
+    auto back = testing::RunBinary(argv("0"), 120);
+    ASSERT_TRUE(back.exited && back.exit_code == 0) << back.How() << "\n" << back.output;
+    const StripeManifest old = **ReadManifest(g.graph + "/column");
+    ASSERT_EQ(old.layout.parity, 0u);
+    int status = 0;
+    (void)testing::RunAndKill(argv("1"), std::chrono::duration_cast<std::chrono::microseconds>(run_time * tenth / 10),
+                              &status);
+    const StripeManifest m = **ReadManifest(g.graph + "/column");
+    if (m.layout.parity == 1) {  // switched before the kill
+      ASSERT_NO_FATAL_FAILURE(CheckParityFile(g.disks, m, data));
+    } else {
+      EXPECT_EQ(m.file_id, old.file_id) << "the stub names neither copy";
+      const std::string record = ReadFile(g.graph + "/.graphfs/pending-parity/column.json");
+      if (record.find("\"parity\":1") != std::string::npos && record.find("\"done\":0,") == std::string::npos)
+        ++resumed;
+    }
+    auto again = testing::RunBinary(argv("1"), 120);
+    ASSERT_TRUE(again.exited && again.exit_code == 0) << again.How() << "\n" << again.output;
+    const StripeManifest done = **ReadManifest(g.graph + "/column");
+    ASSERT_EQ(done.layout.parity, 1u);
+    ASSERT_NO_FATAL_FAILURE(CheckParityFile(g.disks, done, data));
+    EXPECT_EQ(IdsOnDisks(g.disks), std::set<std::string>{done.file_id}) << "parts of a copy left over";
+    EXPECT_FALSE(std::filesystem::exists(g.graph + "/.graphfs/pending-parity/column.json"));
+  }
+  RecordProperty("resumed", resumed);
+  EXPECT_GT(resumed, 0);
+  ASSERT_TRUE(testing::Unstripe(g.graph).ok());
+  EXPECT_TRUE(ReadFile(g.graph + "/column") == data);
+}
+
+// Bad input to a parity change: a unit the checksum blocks do not tile, K > 2 — each
+// refused with its message, the striped file as it was.
+TEST(ParityStripe, ParityChangesRefuseWhatTheLayoutCannotHold) {
+  const testing::ParityGraph g(3);
+  const std::string data = RandomBytes(1024 * 1024 + 7, 47);
+  WriteFile(g.graph + "/column", data);
+  const std::string list = g.disks[0] + "," + g.disks[1] + "," + g.disks[2];
+  auto stripe = [&](const char* unit, const char* k) {
+    return testing::RunBinary({GRAPHFS_STRIPE_TOOL, "-q", "--compress", "none", "--parity", k, "--unit", unit,
+                               "--min-size", "1M", "--disks", list, g.graph}, 120);
+  };
+  auto run = stripe("32K", "0");
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << run.How() << "\n" << run.output;
+  const StripeManifest before = **ReadManifest(g.graph + "/column");
+  run = stripe("64K", "1");  // the file keeps its unit, 32K: smaller than a checksum block
+  EXPECT_TRUE(run.exited && run.exit_code == 1) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("column: stripe unit 32768 is not a multiple of the checksum block (65536)"),
+            std::string::npos) << run.output;
+  run = stripe("64K", "3");
+  EXPECT_TRUE(run.exited && run.exit_code == 2) << run.How() << "\n" << run.output;
+  EXPECT_NE(run.output.find("--parity 3: 0, 1 or 2"), std::string::npos) << run.output;
+  run = stripe("64K", "2");  // K = 2 fits 3 disks (a data unit a row), the 32K unit still does not
+  EXPECT_TRUE(run.exited && run.exit_code == 1) << run.How() << "\n" << run.output;
+  const StripeManifest after = **ReadManifest(g.graph + "/column");
+  EXPECT_EQ(after.file_id, before.file_id);
+  EXPECT_EQ(IdsOnDisks(g.disks), std::set<std::string>{before.file_id});
+  EXPECT_FALSE(std::filesystem::exists(g.graph + "/.graphfs/pending-parity/column.json"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // its cached units, and the unpack of a compressed file at its first change (volume_file.h).
 #include "volume/internal/volume_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,9 @@
 #include "common/log.h"
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
+#include "striping/part_io.h"
+#include "striping/stripe_map.h"
+#include "striping/stripe_parity.h"
 #include "volume/internal/unpack_journal.h"
 #include "volume/internal/stub_manifest.h"
 #include "volume/internal/volume_core.h"
@@ -30,6 +34,35 @@ Result<std::string> StubPath(int fd) {
   const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), path, sizeof path - 1);
   if (n <= 0 || path[0] != '/') return Error(EIO, "cannot tell where the stub is");
   return std::string(path, static_cast<size_t>(n));
+}
+
+// The decoded bytes of `source` written into the parts of `plain` (created, empty; its layout has
+// parity) whole rows at a time with their parity and sums, all durable on return.
+Status CopyWithParity(StripedSource& source, const DiskSet& disks, const StripeManifest& plain) {
+  auto map = StripeMap::Create(plain.layout);
+  if (!map.ok()) return map.error();
+  auto parity = StripeParityWriter::Open(disks, plain, /*resume=*/false);
+  if (!parity.ok()) return parity.error();
+  auto parts = OpenParts(disks, plain.file_id, O_WRONLY);
+  if (!parts.ok()) return parts.error();
+  const uint64_t row = map->unit() * map->data_units(), size = plain.size;
+  AlignedBuffer buf(std::max<uint64_t>(1, (16ull << 20) / row) * row);
+  if (!buf.ok()) return Error(ENOMEM, "a buffer of " + std::to_string(buf.size()) + " bytes");
+  for (uint64_t off = 0; off < size;) {
+    const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
+    auto n = source.Load(off, len, buf.data());
+    if (!n.ok()) return n.error();
+    if (*n != len) return Error(EIO, "short decode at " + std::to_string(off));
+    GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks, *map, *parts, off, len, buf.data()));
+    GRAPHFS_RETURN_IF_ERROR((*parity)->AddRows(off, buf.data(), len, *parts));
+    off += len;
+  }
+  for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (::ftruncate((*parts)[d].get(), static_cast<off_t>(map->PartSize(d, size))) != 0 ||
+        ::fsync((*parts)[d].get()) != 0)
+      return Error::FromErrno("finish part on disk " + std::to_string(d) + " (" + disks.path(d) + ")");
+  }
+  return (*parity)->Finish();
 }
 
 }  // namespace
@@ -88,41 +121,65 @@ Status StripedVolumeFile::Unpack() {
   if (!created.ok()) return fail(created.error());
   StripedFileOptions o;
   o.direct_io = core_.options().direct;
-  auto opened = StripedFile::Open(*disks, core_.io(), std::move(*stub), plain, o);
-  if (!opened.ok()) return fail(opened.error());
-  fresh = *opened;
   const uint64_t size = old_source->size();
-  // The writes set the size (Truncate would write the manifest to the stub at once, naming parts
-  // not yet filled); only an empty file needs it, and has nothing to lose.
-  if (size == 0) {
-    Status sized = fresh->Truncate(0);
-    if (!sized.ok()) return fail(sized.error());
-  }
-  AlignedBuffer buf(16 << 20);
-  for (uint64_t off = 0; off < size;) {
-    const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
-    auto n = old_source->Load(off, len, buf.data());
-    if (!n.ok()) return fail(n.error());
-    if (*n != len) return fail(Error(EIO, "short decode at " + std::to_string(off)));
-    auto w = fresh->Write(off, buf.data(), len);
-    if (!w.ok()) return fail(w.error());
-    off += len;
-  }
-  // The switch: parts durable, then the manifest naming them, then the stub fsync'd.
-  Status synced = fresh->Sync();
-  if (!synced.ok()) {
-    // Sync writes the manifest after the parts are durable, so the stub may name the new file
-    // already (its fsync failed) or not: put the old manifest back before the new parts go.
-    fresh->Discard();
+  // Puts the old manifest back where a failed switch may have left the new one (the stub's fsync
+  // failed after it was written); false: could not tell or could not write it.
+  auto put_back_old = [&]() {
     auto dup = old_file->DupStub();
-    // "Both copies kept": the record stays, and the next mount removes the one the stub does not name.
-    if (!dup.ok()) return synced.error().Wrap(what + " (both copies kept)");
+    if (!dup.ok()) return false;
     auto now = ReadManifestFd(dup->get());
-    if (!now.ok() || (*now && (*now)->file_id == plain.file_id)) {
-      if (!WriteManifestFd(dup->get(), old).ok() || ::fsync(dup->get()) != 0)
-        return synced.error().Wrap(what + " (both copies kept)");
+    if (now.ok() && !(*now && (*now)->file_id == plain.file_id)) return true;
+    return WriteManifestFd(dup->get(), old).ok() && ::fsync(dup->get()) == 0;
+  };
+  if (plain.layout.parity > 0) {
+    // The copy keeps the file's parity: written whole, row by row, with its parity and sums
+    // (as graphfs-stripe writes a file), then opened, then named by the stub.
+    plain.sum_block = old.sum_block;
+    plain.size = size;
+    const Status copied = CopyWithParity(*old_source, *disks, plain);
+    if (!copied.ok()) return fail(copied.error());
+    auto opened = StripedFile::Open(*disks, core_.io(), std::move(*stub), plain, o);
+    if (!opened.ok()) return fail(opened.error());
+    fresh = *opened;
+    auto dup = old_file->DupStub();
+    if (!dup.ok()) return fail(dup.error());
+    Status named = WriteManifestFd(dup->get(), plain);
+    if (named.ok() && ::fsync(dup->get()) != 0) named = Error::FromErrno("fsync the stub");
+    if (!named.ok()) {
+      fresh->Discard();
+      // "Both copies kept": the record stays, and the next mount removes the one the stub does not name.
+      if (!put_back_old()) return named.error().Wrap(what + " (both copies kept)");
+      return fail(named.error());
     }
-    return fail(synced.error());
+  } else {
+    auto opened = StripedFile::Open(*disks, core_.io(), std::move(*stub), plain, o);
+    if (!opened.ok()) return fail(opened.error());
+    fresh = *opened;
+    // The writes set the size (Truncate would write the manifest to the stub at once, naming parts
+    // not yet filled); only an empty file needs it, and has nothing to lose.
+    if (size == 0) {
+      Status sized = fresh->Truncate(0);
+      if (!sized.ok()) return fail(sized.error());
+    }
+    AlignedBuffer buf(16 << 20);
+    for (uint64_t off = 0; off < size;) {
+      const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
+      auto n = old_source->Load(off, len, buf.data());
+      if (!n.ok()) return fail(n.error());
+      if (*n != len) return fail(Error(EIO, "short decode at " + std::to_string(off)));
+      auto w = fresh->Write(off, buf.data(), len);
+      if (!w.ok()) return fail(w.error());
+      off += len;
+    }
+    // The switch: parts durable, then the manifest naming them, then the stub fsync'd.
+    Status synced = fresh->Sync();
+    if (!synced.ok()) {
+      // Sync writes the manifest after the parts are durable, so the stub may name the new file
+      // already (its fsync failed) or not: put the old manifest back before the new parts go.
+      fresh->Discard();
+      if (!put_back_old()) return synced.error().Wrap(what + " (both copies kept)");
+      return fail(synced.error());
+    }
   }
   auto source = core_.MakeSource(fresh, backing_path_);
   if (!source.ok()) return source.error().Wrap(what);  // switched already: the plain file is on disk

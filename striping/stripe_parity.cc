@@ -1,4 +1,4 @@
-#include "striping/restripe_parity.h"
+#include "striping/stripe_parity.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,15 +8,15 @@
 
 #include "striping/part_io.h"
 
-namespace graphfs::restripe_detail {
+namespace graphfs {
 
-Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, const StripeManifest& m, bool resume) {
+Result<std::unique_ptr<StripeParityWriter>> StripeParityWriter::Open(const DiskSet& disks, const StripeManifest& m, bool resume) {
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
   auto codec = ParityCodec::Create(m.layout.disks, m.layout.parity);
   if (!codec.ok()) return codec.error();
   if (m.sum_block == 0) return Error(EINVAL, "parity without block sums");
-  std::unique_ptr<ParityWriter> w(new ParityWriter(disks, m, *map, std::move(*codec)));
+  std::unique_ptr<StripeParityWriter> w(new StripeParityWriter(disks, m, *map, std::move(*codec)));
   for (uint32_t d = 0; d < disks.size(); ++d) {
     auto backend = OpenDiskBackend(disks.path(d));
     if (!backend.ok()) return backend.error();
@@ -42,7 +42,7 @@ Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, c
   return w;
 }
 
-Status ParityWriter::AddRows(uint64_t offset, const char* data, uint64_t length, const std::vector<UniqueFd>& parts) {
+Status StripeParityWriter::AddRows(uint64_t offset, const char* data, uint64_t length, const std::vector<UniqueFd>& parts) {
   const uint64_t s = map_.unit(), size = size_;
   const uint32_t d = map_.data_units(), k = map_.parity();
   if (length == 0) return Status::Ok();
@@ -82,12 +82,12 @@ Status ParityWriter::AddRows(uint64_t offset, const char* data, uint64_t length,
   return Status::Ok();
 }
 
-Status ParityWriter::Sync() {
+Status StripeParityWriter::Sync() {
   for (UnitSums& s : sums_) GRAPHFS_RETURN_IF_ERROR(s.Sync());
   return Status::Ok();
 }
 
-Status ParityWriter::Finish() {
+Status StripeParityWriter::Finish() {
   for (uint32_t d = 0; d < sums_.size(); ++d) {
     GRAPHFS_RETURN_IF_ERROR(sums_[d].SetPartLength(map_.PartSize(d, size_)));
     GRAPHFS_RETURN_IF_ERROR(sums_[d].Sync());
@@ -95,7 +95,7 @@ Status ParityWriter::Finish() {
   return Status::Ok();
 }
 
-Status VerifyParity(const DiskSet& disks, const StripeManifest& m) {
+Status VerifyStripeParity(const DiskSet& disks, const StripeManifest& m) {
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
   auto codec = ParityCodec::Create(m.layout.disks, m.layout.parity);
@@ -150,4 +150,4 @@ Status VerifyParity(const DiskSet& disks, const StripeManifest& m) {
   return Status::Ok();
 }
 
-}  // namespace graphfs::restripe_detail
+}  // namespace graphfs

@@ -1,6 +1,8 @@
-// graphfs-stripe --parity K: the parity units and the block sums of a file being striped, for the
-// offline tools (docs/parity.md). Not a public header: restripe.cc drives it row by row as it
-// copies, and checks the result before the stub replaces the file.
+// The parity units and block sums of a file written whole, row by row in order, straight into its
+// parts (docs/parity.md): graphfs-stripe --parity K striping a file (raw bytes, or a compressed
+// file's packed stream), graph versions' new files (admin/graph_disks.h), and the plain copy a
+// compressed file's first write makes (the volume's unpack). Writes to a file in place go through
+// the row journal instead (parity_write.h). VerifyStripeParity reads such a file back whole.
 #pragma once
 
 #include <cstdint>
@@ -16,12 +18,12 @@
 #include "striping/stripe_map.h"
 #include "striping/unit_sums.h"
 
-namespace graphfs::restripe_detail {
+namespace graphfs {
 
 // Writes each row's K parity units into the parts and the sums of all its units into the
 // disks' sums files. `m` is the manifest the file will get (layout with parity, sum_block); the
 // bytes it codes are the stored ones (m.stored_size(): a compressed file's packed stream).
-class ParityWriter {
+class StripeParityWriter {
  public:
   // The size to open a writer with when the stored bytes' end is not known yet: a packed stream
   // grows frame by frame and its size is known once its directory is written (SetSize).
@@ -29,7 +31,7 @@ class ParityWriter {
 
   // resume: keep the sums files of a killed run (rows below its checkpoint are done); else, or
   // when they cannot be opened as this file's (then `resumed()` is false), start them afresh.
-  static Result<std::unique_ptr<ParityWriter>> Open(const DiskSet& disks, const StripeManifest& m, bool resume);
+  static Result<std::unique_ptr<StripeParityWriter>> Open(const DiskSet& disks, const StripeManifest& m, bool resume);
 
   bool resumed() const { return resumed_; }
   // The stored bytes' final size, for a writer opened with kSizeUnknown: before the rows that
@@ -46,7 +48,7 @@ class ParityWriter {
   Status Finish();
 
  private:
-  ParityWriter(const DiskSet& disks, const StripeManifest& m, StripeMap map, ParityCodec codec)
+  StripeParityWriter(const DiskSet& disks, const StripeManifest& m, StripeMap map, ParityCodec codec)
       : disks_(disks), m_(m), size_(m.stored_size()), map_(map), codec_(std::move(codec)) {}
   const DiskSet& disks_;
   StripeManifest m_;
@@ -63,6 +65,6 @@ class ParityWriter {
 // Reads a file with parity back from its parts (page cache dropped) row by row: every unit's
 // blocks against its sums, and each row's parity against the parity its data encodes to. EIO
 // naming the disk and row of the first difference. Of a compressed file, its packed stream.
-Status VerifyParity(const DiskSet& disks, const StripeManifest& m);
+Status VerifyStripeParity(const DiskSet& disks, const StripeManifest& m);
 
-}  // namespace graphfs::restripe_detail
+}  // namespace graphfs
