@@ -468,16 +468,19 @@ Result<ConvertReport> StripeFiles(const StripeRequest& req) {
         // raw into a layout with the request's K in the unit it has.
         auto unit = compressing ? UnitFor(req, t, st, (*m)->size, compressing) : Result<uint64_t>((*m)->layout.unit);
         if (!unit.ok()) return unit.error();
-        if (req.parity > 0 && *unit % req.sum_block != 0)
-          return Error(EINVAL, name + ": stripe unit " + std::to_string(*unit) +
-                                   " is not a multiple of the checksum block (" + std::to_string(req.sum_block) + ")");
+        // (A raw copy keeps the file's own unit: also when `auto` declines to compress it.)
+        for (uint64_t u : {*unit, other_k ? (*m)->layout.unit : *unit})
+          if (req.parity > 0 && u % req.sum_block != 0)
+            return Error(EINVAL, name + ": stripe unit " + std::to_string(u) + " is not a multiple of the checksum block (" +
+                                     std::to_string(req.sum_block) + ")");
         todo.emplace_back(t, **m);
         relayout.push_back(other_k);
         needs.push_back({name, (*m)->size, *unit});
         stats.push_back(st);
       } else {
         report.skipped.push_back(name + ": already striped" +
-                                 (req.change_parity ? " with parity " + std::to_string(req.parity) : std::string()));
+                                 (req.change_parity && !other_k ? " with parity " + std::to_string(req.parity)
+                                                                : std::string()));
       }
       continue;
     }

@@ -37,6 +37,7 @@ namespace {
 // update, so the versions' maps read striped pieces — without parity, or with one parity unit per
 // row, which the new version's files get too (the set's K).
 enum class Striped { kNo, kNoParity, kParity };
+void PrintTo(Striped s, std::ostream* os) { *os << (s == Striped::kNo ? "plain" : s == Striped::kNoParity ? "striped" : "parity"); }
 class GraphVersionsMount : public StripedMount, public ::testing::WithParamInterface<Striped> {
  protected:
   bool striped() const { return GetParam() != Striped::kNo; }
