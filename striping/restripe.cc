@@ -204,6 +204,30 @@ Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManif
   return FsyncDir(t.dir);
 }
 
+Status SwitchToCopy(const DiskSet& disks, const Target& t, const struct stat& st, uint64_t size,
+                    const std::optional<StripeManifest>& old, const StripeManifest& m, const std::string& doing) {
+  const std::string path = t.path();
+  if (!old) {
+    struct stat now;
+    if (::stat(path.c_str(), &now) != 0) return Error::FromErrno("stat " + path);
+    if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
+      return Error(EAGAIN, path + " changed while " + doing + "; run again");
+    return ReplaceWithStub(t, st, m);
+  }
+  // In place: the stub's manifest switches to the new copy in one fsetxattr, made durable, if
+  // nothing changed the file meanwhile; the old parts go after.
+  UniqueFd stub(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!stub.valid()) return Error::FromErrno("open " + path);
+  auto now = ReadManifestFd(stub.get());
+  if (!now.ok()) return now.error().Wrap(path);
+  if (!now->has_value() || (*now)->file_id != old->file_id || (*now)->size != old->size || (*now)->packed)
+    return Error(EAGAIN, path + " changed while " + doing + "; run again");
+  GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
+  if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + path);
+  RemovePartsOf(disks, old->file_id);
+  return Status::Ok();
+}
+
 Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req, uint64_t unit,
                  const std::optional<StripeManifest>& striped, std::vector<char>& buf, ConvertReport& report) {
   const std::string path = t.path();
@@ -320,24 +344,9 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   }
   m.checksum = *want;
 
-  if (striped) {
-    // In place: the stub's manifest switches to the new copy in one fsetxattr, made durable, if
-    // nothing changed the file meanwhile; the old parts go after (a kill in between: the next
-    // run's FinishPendingParity removes them).
-    auto now = ReadManifestFd(src.get());
-    if (!now.ok()) return now.error().Wrap(path);
-    if (!now->has_value() || (*now)->file_id != striped->file_id || (*now)->size != striped->size || (*now)->packed)
-      return Error(EAGAIN, path + " changed while its parity was being written; run again");
-    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(src.get(), m));
-    if (::fsync(src.get()) != 0) return Error::FromErrno("fsync " + path);
-    RemovePartsOf(disks, striped->file_id);
-  } else {
-    struct stat now;
-    if (::stat(path.c_str(), &now) != 0) return Error::FromErrno("stat " + path);
-    if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
-      return Error(EAGAIN, path + " changed while being striped; run again");
-    GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
-  }
+  // (A kill after the switch, before the old parts go: the next run's FinishPendingParity.)
+  GRAPHFS_RETURN_IF_ERROR(
+      SwitchToCopy(disks, t, st, size, striped, m, striped ? "its parity was being written" : "being striped"));
   ::unlink(record_path.c_str());
   report.converted.push_back(t.name);
   report.units.push_back(unit);

@@ -401,25 +401,7 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
     if (!checked.ok()) return checked.error().Wrap(path + " (the compressed copy's parity or sums; the original is kept)");
   }
   m.checksum = *want;
-  if (old) {
-    // In place: the stub's manifest switches to the new stream in one fsetxattr, made durable,
-    // if nothing changed the file meanwhile; the old parts go after.
-    UniqueFd stub(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (!stub.valid()) return Error::FromErrno("open " + path);
-    auto now = ReadManifestFd(stub.get());
-    if (!now.ok()) return now.error();
-    if (!now->has_value() || (*now)->file_id != old->file_id || (*now)->size != old->size || (*now)->packed)
-      return Error(EAGAIN, path + " changed while being compressed; run again");
-    GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
-    if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + path);
-    RemovePartsOf(disks, old->file_id);
-  } else {
-    struct stat now;
-    if (::stat(path.c_str(), &now) != 0) return Error::FromErrno("stat " + path);
-    if (now.st_ino != st.st_ino || static_cast<uint64_t>(now.st_size) != size || MtimeNs(now) != MtimeNs(st))
-      return Error(EAGAIN, path + " changed while being compressed; run again");
-    GRAPHFS_RETURN_IF_ERROR(ReplaceWithStub(t, st, m));
-  }
+  GRAPHFS_RETURN_IF_ERROR(SwitchToCopy(disks, t, st, size, old, m, "being compressed"));
   ::unlink(record_path.c_str());
   if (req.progress) {
     std::fprintf(stderr, "%s: %s, %.3f of the bytes\n", t.name.c_str(), spec->Name().c_str(),

@@ -88,6 +88,12 @@ Result<uint64_t> HashFile(int fd, uint64_t size, std::vector<char>& buf, const s
 // The stub carrying `m` replaces the plain file of `t` (whose stat was `st`) in one rename,
 // after it is durable.
 Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManifest& m);
+// The new copy `m` takes the place of `t` (`size` bytes; `st` the stat of its source when it was
+// opened): a plain source by ReplaceWithStub; a striped one (`old`, converted in place) by its
+// stub's manifest switched in one fsetxattr, made durable, then its old parts removed. EAGAIN
+// ("PATH changed while DOING; run again") when the source changed meanwhile: the original is kept.
+Status SwitchToCopy(const DiskSet& disks, const Target& t, const struct stat& st, uint64_t size,
+                    const std::optional<StripeManifest>& old, const StripeManifest& m, const std::string& doing);
 
 // restripe_compress.cc: compresses one file — plain, or striped as it is (`old`) — into a
 // packed stream; and finishes what killed compression runs left behind a compressed file.
