@@ -204,6 +204,33 @@ Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManif
   return FsyncDir(t.dir);
 }
 
+Result<ConvertSource> ConvertSource::Open(const DiskSet& disks, const Target& t,
+                                          const std::optional<StripeManifest>& old) {
+  const std::string path = t.path();
+  ConvertSource s;
+  s.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!s.fd.valid()) return Error::FromErrno("open " + path);
+  if (::fstat(s.fd.get(), &s.st) != 0) return Error::FromErrno("stat " + path);
+  s.size = old ? old->size : static_cast<uint64_t>(s.st.st_size);
+  if (old) {
+    auto m = StripeMap::Create(old->layout);
+    if (!m.ok()) return m.error().Wrap(path);
+    s.map = *m;
+    auto p = OpenParts(disks, old->file_id, O_RDONLY);
+    if (!p.ok()) return p.error().Wrap(path);
+    s.parts = std::move(*p);
+  }
+  return s;
+}
+
+Status ConvertSource::Read(const DiskSet& disks, uint64_t off, uint64_t len, char* to, const std::string& path) const {
+  if (map) return ReadFromParts(disks, *map, parts, off, len, to);
+  auto n = ReadFull(fd.get(), to, len, off, "read " + path);
+  if (!n.ok()) return n.error();
+  if (*n != len) return Error(EIO, path + " shrank while being converted");
+  return Status::Ok();
+}
+
 Status SwitchToCopy(const DiskSet& disks, const Target& t, const struct stat& st, uint64_t size,
                     const std::optional<StripeManifest>& old, const StripeManifest& m, const std::string& doing) {
   const std::string path = t.path();
@@ -235,22 +262,11 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   const std::string record_path = pending_dir + "/" + t.name + ".json";
   // A stub a killed run left (the original is still in place) is removed by ReplaceWithStub.
 
-  UniqueFd src(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!src.valid()) return Error::FromErrno("open " + path);
-  struct stat st;
-  if (::fstat(src.get(), &st) != 0) return Error::FromErrno("stat " + path);
-  const uint64_t size = striped ? striped->size : static_cast<uint64_t>(st.st_size);
-  // The source's bytes: the plain file, or the striped file's parts (its data units).
-  std::optional<StripeMap> old_map;
-  std::vector<UniqueFd> old_parts;
-  if (striped) {
-    auto m = StripeMap::Create(striped->layout);
-    if (!m.ok()) return m.error();
-    old_map = *m;
-    auto p = OpenParts(disks, striped->file_id, O_RDONLY);
-    if (!p.ok()) return p.error().Wrap(path);
-    old_parts = std::move(*p);
-  }
+  auto source = ConvertSource::Open(disks, t, striped);
+  if (!source.ok()) return source.error();
+  const UniqueFd& src = source->fd;
+  const struct stat& st = source->st;
+  const uint64_t size = source->size;
 
   // Resume a matching pending record; discard a stale one (the file changed since).
   StripeRecord rec;
@@ -299,13 +315,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   uint64_t since_checkpoint = 0;
   for (uint64_t off = rec.done; off < size;) {
     const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
-    if (striped) {
-      GRAPHFS_RETURN_IF_ERROR(ReadFromParts(disks, *old_map, old_parts, off, len, buf.data()));
-    } else {
-      auto n = ReadFull(src.get(), buf.data(), len, off, "read " + path);
-      if (!n.ok()) return n.error();
-      if (*n != len) return Error(EIO, path + " shrank while being striped");
-    }
+    GRAPHFS_RETURN_IF_ERROR(source->Read(disks, off, len, buf.data(), path));
     GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks, *map, parts, off, len, buf.data()));
     if (parity) GRAPHFS_RETURN_IF_ERROR(parity->AddRows(off, buf.data(), len, parts));
     if (!striped) ::posix_fadvise(src.get(), static_cast<off_t>(off), static_cast<off_t>(len), POSIX_FADV_DONTNEED);

@@ -226,29 +226,13 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
                                    ConvertReport& report) {
   const std::string path = t.path();
   const std::string record_path = PendingDir(t.dir, "pending-compress") + "/" + t.name + ".json";
-  UniqueFd src(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!src.valid()) return Error::FromErrno("open " + path);
-  struct stat st;
-  if (::fstat(src.get(), &st) != 0) return Error::FromErrno("stat " + path);
-  const uint64_t size = old ? old->size : static_cast<uint64_t>(st.st_size);
-
-  // The source's bytes: the plain file, or the striped file's parts.
-  std::optional<StripeMap> old_map;
-  std::vector<UniqueFd> old_parts;
-  if (old) {
-    auto m = StripeMap::Create(old->layout);
-    if (!m.ok()) return m.error();
-    old_map = *m;
-    auto p = OpenParts(disks, old->file_id, O_RDONLY);
-    if (!p.ok()) return p.error();
-    old_parts = std::move(*p);
-  }
-  std::function<Status(uint64_t, uint64_t, char*)> read_source = [&](uint64_t off, uint64_t len, char* to) -> Status {
-    if (old) return ReadFromParts(disks, *old_map, old_parts, off, len, to);
-    auto n = ReadFull(src.get(), to, len, off, "read " + path);
-    if (!n.ok()) return n.error();
-    if (*n != len) return Error(EIO, path + " shrank while being compressed");
-    return Status::Ok();
+  auto source = ConvertSource::Open(disks, t, old);
+  if (!source.ok()) return source.error();
+  const UniqueFd& src = source->fd;
+  const struct stat& st = source->st;
+  const uint64_t size = source->size;
+  std::function<Status(uint64_t, uint64_t, char*)> read_source = [&](uint64_t off, uint64_t len, char* to) {
+    return source->Read(disks, off, len, to, path);
   };
 
   auto ends = UnitEnds(req, t.name, size);

@@ -15,10 +15,12 @@
 
 #include "common/result.h"
 #include "common/size_parse.h"
+#include "common/unique_fd.h"
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
 #include "striping/progress_line.h"
 #include "striping/restripe.h"
+#include "striping/stripe_map.h"
 
 namespace graphfs::restripe_detail {
 
@@ -88,6 +90,19 @@ Result<uint64_t> HashFile(int fd, uint64_t size, std::vector<char>& buf, const s
 // The stub carrying `m` replaces the plain file of `t` (whose stat was `st`) in one rename,
 // after it is durable.
 Status ReplaceWithStub(const Target& t, const struct stat& st, const StripeManifest& m);
+// The bytes of a file being converted: its plain file, or, for a striped file converted in place
+// (`old`), the data units of its parts.
+struct ConvertSource {
+  UniqueFd fd;  // the plain file, or the stub
+  struct stat st {};
+  uint64_t size = 0;
+  std::optional<StripeMap> map;  // a striped source's
+  std::vector<UniqueFd> parts;
+  static Result<ConvertSource> Open(const DiskSet& disks, const Target& t, const std::optional<StripeManifest>& old);
+  // [off, off + len) into `to`; EIO when a plain file shrank meanwhile.
+  Status Read(const DiskSet& disks, uint64_t off, uint64_t len, char* to, const std::string& path) const;
+};
+
 // The new copy `m` takes the place of `t` (`size` bytes; `st` the stat of its source when it was
 // opened): a plain source by ReplaceWithStub; a striped one (`old`, converted in place) by its
 // stub's manifest switched in one fsetxattr, made durable, then its old parts removed. EAGAIN
