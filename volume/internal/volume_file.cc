@@ -36,13 +36,18 @@ Result<std::string> StubPath(int fd) {
   return std::string(path, static_cast<size_t>(n));
 }
 
-// The decoded bytes of `source` written into the parts of `plain` (created, empty; its layout has
-// parity) whole rows at a time with their parity and sums, all durable on return.
-Status CopyWithParity(StripedSource& source, const DiskSet& disks, const StripeManifest& plain) {
+// The decoded bytes of `source` written into the parts of `plain` (created, empty) — with parity,
+// whole rows at a time with their parity and sums, as graphfs-stripe writes a file —, all
+// durable on return.
+Status CopyDecoded(StripedSource& source, const DiskSet& disks, const StripeManifest& plain) {
   auto map = StripeMap::Create(plain.layout);
   if (!map.ok()) return map.error();
-  auto parity = StripeParityWriter::Open(disks, plain, /*resume=*/false);
-  if (!parity.ok()) return parity.error();
+  std::unique_ptr<StripeParityWriter> parity;
+  if (plain.layout.parity > 0) {
+    auto w = StripeParityWriter::Open(disks, plain, /*resume=*/false);
+    if (!w.ok()) return w.error();
+    parity = std::move(*w);
+  }
   auto parts = OpenParts(disks, plain.file_id, O_WRONLY);
   if (!parts.ok()) return parts.error();
   const uint64_t row = map->unit() * map->data_units(), size = plain.size;
@@ -54,7 +59,7 @@ Status CopyWithParity(StripedSource& source, const DiskSet& disks, const StripeM
     if (!n.ok()) return n.error();
     if (*n != len) return Error(EIO, "short decode at " + std::to_string(off));
     GRAPHFS_RETURN_IF_ERROR(WriteToParts(disks, *map, *parts, off, len, buf.data()));
-    GRAPHFS_RETURN_IF_ERROR((*parity)->AddRows(off, buf.data(), len, *parts));
+    if (parity) GRAPHFS_RETURN_IF_ERROR(parity->AddRows(off, buf.data(), len, *parts));
     off += len;
   }
   for (uint32_t d = 0; d < disks.size(); ++d) {
@@ -62,7 +67,7 @@ Status CopyWithParity(StripedSource& source, const DiskSet& disks, const StripeM
         ::fsync((*parts)[d].get()) != 0)
       return Error::FromErrno("finish part on disk " + std::to_string(d) + " (" + disks.path(d) + ")");
   }
-  return (*parity)->Finish();
+  return parity ? parity->Finish() : Status::Ok();
 }
 
 }  // namespace
@@ -131,55 +136,24 @@ Status StripedVolumeFile::Unpack() {
     if (now.ok() && !(*now && (*now)->file_id == plain.file_id)) return true;
     return WriteManifestFd(dup->get(), old).ok() && ::fsync(dup->get()) == 0;
   };
-  if (plain.layout.parity > 0) {
-    // The copy keeps the file's parity: written whole, row by row, with its parity and sums
-    // (as graphfs-stripe writes a file), then opened, then named by the stub.
-    plain.sum_block = old.sum_block;
-    plain.size = size;
-    const Status copied = CopyWithParity(*old_source, *disks, plain);
-    if (!copied.ok()) return fail(copied.error());
-    auto opened = StripedFile::Open(*disks, core_.io(), std::move(*stub), plain, o);
-    if (!opened.ok()) return fail(opened.error());
-    fresh = *opened;
-    auto dup = old_file->DupStub();
-    if (!dup.ok()) return fail(dup.error());
-    Status named = WriteManifestFd(dup->get(), plain);
-    if (named.ok() && ::fsync(dup->get()) != 0) named = Error::FromErrno("fsync the stub");
-    if (!named.ok()) {
-      fresh->Discard();
-      // "Both copies kept": the record stays, and the next mount removes the one the stub does not name.
-      if (!put_back_old()) return named.error().Wrap(what + " (both copies kept)");
-      return fail(named.error());
-    }
-  } else {
-    auto opened = StripedFile::Open(*disks, core_.io(), std::move(*stub), plain, o);
-    if (!opened.ok()) return fail(opened.error());
-    fresh = *opened;
-    // The writes set the size (Truncate would write the manifest to the stub at once, naming parts
-    // not yet filled); only an empty file needs it, and has nothing to lose.
-    if (size == 0) {
-      Status sized = fresh->Truncate(0);
-      if (!sized.ok()) return fail(sized.error());
-    }
-    AlignedBuffer buf(16 << 20);
-    for (uint64_t off = 0; off < size;) {
-      const uint64_t len = std::min<uint64_t>(buf.size(), size - off);
-      auto n = old_source->Load(off, len, buf.data());
-      if (!n.ok()) return fail(n.error());
-      if (*n != len) return fail(Error(EIO, "short decode at " + std::to_string(off)));
-      auto w = fresh->Write(off, buf.data(), len);
-      if (!w.ok()) return fail(w.error());
-      off += len;
-    }
-    // The switch: parts durable, then the manifest naming them, then the stub fsync'd.
-    Status synced = fresh->Sync();
-    if (!synced.ok()) {
-      // Sync writes the manifest after the parts are durable, so the stub may name the new file
-      // already (its fsync failed) or not: put the old manifest back before the new parts go.
-      fresh->Discard();
-      if (!put_back_old()) return synced.error().Wrap(what + " (both copies kept)");
-      return fail(synced.error());
-    }
+  // The copy, written whole (keeping the file's parity and sums) and durable, then opened, then
+  // named by the stub: the switch.
+  plain.sum_block = old.sum_block;
+  plain.size = size;
+  const Status copied = CopyDecoded(*old_source, *disks, plain);
+  if (!copied.ok()) return fail(copied.error());
+  auto opened = StripedFile::Open(*disks, core_.io(), std::move(*stub), plain, o);
+  if (!opened.ok()) return fail(opened.error());
+  fresh = *opened;
+  auto dup = old_file->DupStub();
+  if (!dup.ok()) return fail(dup.error());
+  Status named = WriteManifestFd(dup->get(), plain);
+  if (named.ok() && ::fsync(dup->get()) != 0) named = Error::FromErrno("fsync the stub");
+  if (!named.ok()) {
+    fresh->Discard();
+    // "Both copies kept": the record stays, and the next mount removes the one the stub does not name.
+    if (!put_back_old()) return named.error().Wrap(what + " (both copies kept)");
+    return fail(named.error());
   }
   auto source = core_.MakeSource(fresh, backing_path_);
   if (!source.ok()) return source.error().Wrap(what);  // switched already: the plain file is on disk
