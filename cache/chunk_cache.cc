@@ -165,6 +165,7 @@ std::shared_ptr<ChunkCache::Entry> ChunkCache::NewEntry(const UnitRequest& r) {
   e->pool = buffers_;
   staged_.push_back(e);
   staged_bytes_ += e->charge;
+  if (staged_bytes_ > staging_mark_) staged_to_tell_.store(staged_bytes_, std::memory_order_relaxed);
   units_[r.key].entry = e;
   return e;
 }
@@ -276,6 +277,7 @@ Result<UnitRef> ChunkCache::Get(const UnitRequest& r, uint32_t pid) {
   CountLoad(r, ps);
   ++reader_loads_;
   lock.unlock();
+  TellStaged();
   Result<uint64_t> got = r.source->Load(r.offset - e->skew, e->charge, e->data());
   lock.lock();
   --reader_loads_;
@@ -312,6 +314,7 @@ bool ChunkCache::Offer(const UnitRequest& r, const char* data, uint32_t pid) {
   e->pins = 1;
   e->touched_ns = now;
   lock.unlock();
+  TellStaged();
   std::memcpy(e->data() + e->skew, data, r.length);
   lock.lock();
   FinishLoad(e, e->skew + e->length);
@@ -578,6 +581,22 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
   }
   const uint64_t resident = used_ + held_bytes_;
   buffers_->TrimTo(counters_.capacity > resident ? counters_.capacity - resident : 0);
+}
+
+void ChunkCache::SetStagingMark(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  staging_mark_ = bytes;
+  if (staged_bytes_ <= bytes) staged_to_tell_.store(0, std::memory_order_relaxed);
+}
+
+uint64_t ChunkCache::staged() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return staged_bytes_;
+}
+
+void ChunkCache::TellStaged() {
+  const uint64_t staged = staged_to_tell_.exchange(0, std::memory_order_relaxed);
+  if (staged != 0 && options_.on_staged) options_.on_staged(staged);
 }
 
 uint64_t ChunkCache::held() const {

@@ -23,6 +23,7 @@
 // stages what it is asked to prefetch, within `staging_limit`.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdint>
@@ -125,6 +126,12 @@ struct CacheOptions {
   // goes: volume/internal/frame_tier.h.
   std::function<void(const UnitKey&, uint64_t bytes, int64_t admitted_for_ns)> on_kept;
   std::function<void(const UnitKey&)> on_left;
+  // Told, without the cache's lock (it may call SetStagingMark and SetCapacity), when the staged
+  // bytes — loads in flight and units waiting for their readers, prefetched or not — rose above
+  // the mark (SetStagingMark), with what they are now: right after the unit's buffer was taken,
+  // before its bytes are read into it. The mount's budget charges staging what it holds rather
+  // than its ceiling, and makes room for more at once (volume/internal/memory_budget.h).
+  std::function<void(uint64_t staged_bytes)> on_staged;
 };
 
 struct ProcessStats {
@@ -308,6 +315,10 @@ class ChunkCache {
   uint64_t held() const;  // bytes of units out of the cache that pins keep (CacheStats::held)
   uint64_t used(uint64_t file) const;  // of them, the units of `file` (UnitKey::file)
 
+  // Staged bytes above `bytes` are told to CacheOptions::on_staged (UINT64_MAX at first: never).
+  void SetStagingMark(uint64_t bytes);
+  uint64_t staged() const;  // CacheStats::staged
+
   CacheStats Stats() const;
   const CacheOptions& options() const { return options_; }  // capacity: as constructed
 
@@ -328,6 +339,8 @@ class ChunkCache {
   // around it for a source read O_DIRECT, the unit itself for one that decodes.
   static uint64_t ChargeOf(const UnitRequest& r);
   std::shared_ptr<Entry> NewEntry(const UnitRequest& r);            // mu_ held
+  // Tells on_staged what NewEntry found above the mark, if anything (mu_ not held).
+  void TellStaged();
   void StartLoad(Entry& e, const UnitRequest& r);                   // mu_ not held
   void FinishLoad(const std::shared_ptr<Entry>& e, Result<uint64_t> got);  // mu_ held
   void Unpin(Entry& e);
@@ -373,6 +386,8 @@ class ChunkCache {
   std::vector<std::shared_ptr<Entry>> staged_;     // loading or waiting for their readers
   uint64_t used_ = 0, staged_bytes_ = 0, prefetch_bytes_ = 0;
   uint64_t reader_loads_ = 0;  // Get's own loads in flight
+  uint64_t staging_mark_ = UINT64_MAX;       // SetStagingMark
+  std::atomic<uint64_t> staged_to_tell_{0};  // NewEntry → TellStaged: staged bytes above the mark
   std::unordered_map<uint64_t, uint64_t> used_by_file_;  // used_, by UnitKey::file
   uint64_t held_bytes_ = 0, held_units_ = 0;  // CacheStats::held
   uint64_t tick_ = 0;

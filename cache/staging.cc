@@ -14,6 +14,7 @@ void ChunkCache::Prefetch(const UnitRequest& r, uint32_t pid) {
   if (!load) return;
   tasks_.push_back(std::make_unique<Task>(Task{std::move(load.entry_), r.source}));
   lock.unlock();
+  TellStaged();
   task_ready_.notify_one();
 }
 

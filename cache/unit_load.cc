@@ -29,8 +29,13 @@ bool ChunkCache::StagingRoom(uint64_t bytes) {
 }
 
 UnitLoad ChunkCache::Reserve(const UnitRequest& r, uint32_t pid, ReserveFor why, bool over_limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return ReserveLocked(r, pid, why, over_limit);
+  UnitLoad load;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    load = ReserveLocked(r, pid, why, over_limit);
+  }
+  TellStaged();  // before the caller reads into the buffer
+  return load;
 }
 
 UnitLoad ChunkCache::ReserveLocked(const UnitRequest& r, uint32_t pid, ReserveFor why, bool over_limit) {

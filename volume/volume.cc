@@ -61,7 +61,10 @@ uint32_t Volume::disk_count() const { return core_->disk_count(); }
 int Volume::fault(uint32_t disk) const { return core_->fault(disk); }
 void Volume::InjectFault(uint32_t disk, int error) { core_->InjectFault(disk, error); }
 
-void Volume::SetUnaccountedMemory(uint64_t resident_bytes) { core_->budget().SetUnaccounted(resident_bytes); }
+void Volume::SetUnaccountedMemory(uint64_t resident_bytes) {
+  core_->budget().SetUnaccounted(resident_bytes);
+  core_->budget().FollowStaging();  // the same samples: staging's charge follows what it holds
+}
 
 void Volume::AddStats(nlohmann::json& j) { core_->AddStats(j, reclaimer_); }
 std::vector<std::string> Volume::DegradedNotes() const { return core_->DegradedNotes(); }

@@ -131,7 +131,8 @@ class Volume {
 
   // The daemon's resident memory outside everything the one memory budget (memory=) counts, as
   // measured now: the budget sets aside what is beyond its allowance (the cache shrinks or grows
-  // back; MemoryBudget::SetUnaccounted, volume/internal/memory_budget.h).
+  // back; MemoryBudget::SetUnaccounted, volume/internal/memory_budget.h). Called on the front
+  // end's memory samples (250 ms), which also move staging's charge (MemoryBudget::FollowStaging).
   void SetUnaccountedMemory(uint64_t resident_bytes);
   // Reclaims kept graph versions marked for it once their last user left (version_reclaim.h).
   VersionReclaimer& reclaimer() { return reclaimer_; }

@@ -178,6 +178,79 @@ TEST(MemoryBudget, HeldUnitsBeyondTheRssTargetsSlackComeOutOfTheFrames) {
   budget.Attach(nullptr);
 }
 
+// Staging is charged what it holds, not its ceiling: the samples take the charge down to the
+// window's peak and the headroom, and a load that takes staging past its charge takes the room
+// from the frames before its bytes are read (the RSS target holds), whether or not it is a
+// prefetch within the ceiling.
+TEST(MemoryBudget, StagingIsChargedWhatItHoldsAndTheFramesGiveWayAtOnceWhenItGrows) {
+  constexpr uint64_t kTotal = 256 * kMiB, kCeiling = 32 * kMiB, kUnit = 4 * kMiB;
+  MemoryBudget budget(kTotal, kCeiling);
+  EXPECT_EQ(budget.CacheCapacity(0), kTotal - kCeiling) << "before any sample: the ceiling";
+  cache::CacheOptions o = SmallCache(budget.CacheCapacity(0));
+  o.staging_limit = kCeiling;
+  o.on_staged = [&budget](uint64_t staged) { budget.StagingGrew(staged); };
+  cache::ChunkCache units(o);
+  cache::ChunkCache frames(SmallCache(0));
+  budget.Attach(&units, &frames);
+  const uint64_t frames_at_ceiling = frames.capacity();
+  budget.FollowStaging();
+  MemoryBudget::State s = budget.state();
+  EXPECT_EQ(s.staging, MemoryBudget::kStagingHeadroom) << "nothing staged: the headroom";
+  EXPECT_EQ(s.staging_ceiling, kCeiling);
+  EXPECT_EQ(s.cache_capacity, kTotal - MemoryBudget::kStagingHeadroom);
+  EXPECT_EQ(frames.capacity(), MemoryBudget::FramesCapacity(s.cache_capacity));
+  EXPECT_GT(frames.capacity(), frames_at_ceiling);
+
+  // Loads a reader has not taken yet stay staged: past the headroom, the frames shrink as each
+  // load is reserved, before the caller reads into it.
+  auto source = std::make_shared<ZeroSource>();
+  std::vector<cache::UnitLoad> loads;
+  for (uint64_t i = 0; i < 5; ++i) {
+    cache::UnitRequest r;
+    r.key = {1, i};
+    r.offset = i * kUnit;
+    r.length = kUnit;
+    r.source = source;
+    loads.push_back(units.Reserve(r, 1, cache::ChunkCache::ReserveFor::kPrefetch));
+    ASSERT_TRUE(loads.back());
+    const uint64_t staged = units.staged();
+    s = budget.state();
+    EXPECT_GE(s.staging, staged) << "charged before the bytes are read, load " << i;
+    EXPECT_EQ(frames.capacity(), MemoryBudget::FramesCapacity(kTotal - s.staging)) << "load " << i;
+  }
+  EXPECT_EQ(budget.state().staging, 20 * kMiB) << "when the third load took it past the headroom: 12 MiB and the headroom";
+  // Past the ceiling too (an idle disk's loads may go beyond it): charged what they hold.
+  for (uint64_t i = 5; i < 10; ++i) {
+    cache::UnitRequest r;
+    r.key = {1, i};
+    r.offset = i * kUnit;
+    r.length = kUnit;
+    r.source = source;
+    loads.push_back(units.Reserve(r, 1, cache::ChunkCache::ReserveFor::kPrefetch, /*over_limit=*/true));
+    ASSERT_TRUE(loads.back());
+  }
+  EXPECT_EQ(budget.state().staging, 40 * kMiB) << "the 40 MiB staged, no headroom beyond the ceiling";
+
+  // Done: the charge follows the samples down once the window no longer holds the peak.
+  for (cache::UnitLoad& l : loads) units.Complete(l, l.skew() + l.length());
+  units.Settle();
+  for (size_t i = 0; i < MemoryBudget::kStagingWindow; ++i) budget.FollowStaging();
+  EXPECT_LT(budget.state().staging, 40 * kMiB);
+  units.Invalidate(1);  // staged units nobody took: dropped
+  for (size_t i = 0; i < MemoryBudget::kStagingWindow; ++i) budget.FollowStaging();
+  EXPECT_EQ(units.staged(), 0u);
+  EXPECT_EQ(budget.state().staging, MemoryBudget::kStagingHeadroom);
+  budget.Attach(nullptr);
+
+  // A ceiling below the headroom is charged no more than the ceiling.
+  MemoryBudget small(kTotal, 2 * kMiB);
+  cache::ChunkCache small_units(SmallCache(small.CacheCapacity(0)));
+  small.Attach(&small_units);
+  small.FollowStaging();
+  EXPECT_EQ(small.state().staging, 2 * kMiB);
+  small.Attach(nullptr);
+}
+
 // Without memory= the cache_size cache is split the same way.
 TEST(MemoryBudget, WithoutATotalTheCacheSizeIsSplitTheSameWay) {
   MemoryBudget budget(0, 8 * kMiB, 160 * kMiB);

@@ -85,6 +85,35 @@ void MemoryBudget::SetUnaccounted(uint64_t resident_bytes) {
   Apply();
 }
 
+uint64_t MemoryBudget::StagingCharge(uint64_t peak) const {
+  const uint64_t ahead = (peak + kStagingHeadroom + kStagingStep - 1) / kStagingStep * kStagingStep;
+  return std::min(ahead, std::max(staging_ceiling_, peak));
+}
+
+void MemoryBudget::SetStagingCharge(uint64_t charge) {
+  if (charge == staging_) return;
+  staging_ = charge;
+  Apply();
+}
+
+void MemoryBudget::StagingGrew(uint64_t staged_bytes) {
+  if (!enabled()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (staged_bytes > staging_) SetStagingCharge(StagingCharge(staged_bytes));
+}
+
+void MemoryBudget::FollowStaging() {
+  if (!enabled()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (units_ == nullptr) return;
+  staging_samples_[staging_next_] = units_->staged();
+  staging_next_ = (staging_next_ + 1) % kStagingWindow;
+  staging_sampled_ = std::min(staging_sampled_ + 1, kStagingWindow);
+  uint64_t peak = 0;
+  for (size_t i = 0; i < staging_sampled_; ++i) peak = std::max(peak, staging_samples_[i]);
+  SetStagingCharge(StagingCharge(peak));
+}
+
 void MemoryBudget::Rebalance() {
   std::lock_guard<std::mutex> lock(mu_);
   Apply();
@@ -105,7 +134,7 @@ bool MemoryBudget::DecodedFileFits(uint64_t file, uint64_t file_bytes) const {
 
 uint64_t MemoryBudget::CacheCapacity(uint64_t reserved) const {
   const uint64_t floor = total_ / 8;
-  const uint64_t set_aside = staging_ + reserved + unaccounted_;
+  const uint64_t set_aside = staging_ + reserved + unaccounted_;  // staging_: its charge
   return std::max(floor, total_ > set_aside ? total_ - set_aside : 0);
 }
 
@@ -117,6 +146,8 @@ uint64_t MemoryBudget::CachePart() const { return enabled() ? CacheCapacity(rese
 
 void MemoryBudget::Apply() {
   if (units_ == nullptr) return;
+  // Staged bytes beyond the charge come back through StagingGrew (with a budget only).
+  units_->SetStagingMark(enabled() ? staging_ : UINT64_MAX);
   const uint64_t part = CachePart();
   if (frames_ == nullptr) {
     units_->SetCapacity(part);
@@ -135,7 +166,7 @@ void MemoryBudget::Apply() {
 
 MemoryBudget::State MemoryBudget::state() const {
   std::lock_guard<std::mutex> lock(mu_);
-  State s{total_, staging_, reserved_, reservations_, unaccounted_, CachePart(), 0, 0, 0, 0, lent_};
+  State s{total_, staging_, reserved_, reservations_, staging_ceiling_, unaccounted_, CachePart(), 0, 0, 0, 0, lent_};
   if (frames_ != nullptr) {
     const uint64_t held = HeldCharge(units_->held());
     s.frames_capacity = FramesCapacity(s.cache_capacity, held, standing_);

@@ -1,11 +1,20 @@
 // The mount's one memory budget (mount option `memory=`): what the daemon may spend on graph
 // bytes and on what serves them — cache units (admitted and staged), compressed files' frames,
 // every graph's LP window with its idle shared memory, and the graphs' chunk indexes — as one
-// figure. Staging is a ceiling set at mount; a graph's index and the memory its LPs own (not the
-// cached units they borrow) are *reserved* while it has a schedule (jobs), and the cache gets
-// the rest: it grows back when the graph's last job goes.
+// figure. Staging is charged what it holds (below); a graph's index and the memory its LPs own
+// (not the cached units they borrow) are *reserved* while it has a schedule (jobs), and the
+// cache gets the rest: it grows back when the graph's last job goes.
 //
 //   cache = max(total / 8, total - staging - sum of the reservations - unaccounted)
+//
+// `staging` is what the decoded units' staging area holds (loads in flight, units waiting for
+// their readers), its peak over the last kStagingWindow samples plus kStagingHeadroom, not its
+// ceiling (readahead_mem=, at most an eighth of the total): in an integrated mix nobody reads
+// through the page-cache path and staging held 2-5 of its 48 MiB at scale 22, f = 1/4, memory the
+// frames then lacked (docs/memory-as-cache.md, thirteenth part). When staging grows past its
+// charge the cache tells the budget before the new unit's bytes are read (CacheOptions::on_staged),
+// and the frames give way at once, so the RSS target holds; it follows the samples down. At
+// mount, before any sample, staging is charged its ceiling.
 //
 // `unaccounted` is the daemon's resident memory no part of the budget answers for (the
 // allocator's arenas, threads' buffers, libraries: what the front end measures as RSS less
@@ -44,6 +53,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <mutex>
 
@@ -55,9 +65,10 @@ namespace graphfs::volume {
 
 class MemoryBudget {
  public:
-  // `total` 0: no budget; `cache_bytes` is then the cache (both tiers).
+  // `total` 0: no budget; `cache_bytes` is then the cache (both tiers). `staging`: the staging
+  // area's ceiling (what it is charged until FollowStaging's first sample).
   MemoryBudget(uint64_t total, uint64_t staging, uint64_t cache_bytes = 0)
-      : total_(total), staging_(staging), cache_bytes_(cache_bytes) {}
+      : total_(total), staging_ceiling_(staging), staging_(staging), cache_bytes_(cache_bytes) {}
   MemoryBudget(const MemoryBudget&) = delete;
   MemoryBudget& operator=(const MemoryBudget&) = delete;
 
@@ -103,6 +114,15 @@ class MemoryBudget {
   // The daemon's RSS target beyond the budget: 5% of it plus this.
   static constexpr uint64_t kRssAllowance = 64ull << 20;
   void SetUnaccounted(uint64_t resident_bytes);
+  // Staging's charge (the split above): StagingGrew when the decoded units' staging area rose past
+  // it (at once: the frames give way before the new unit's bytes are read), FollowStaging on the
+  // front end's samples (the charge follows the window's peak down; also up, should a rise have
+  // come without StagingGrew).
+  static constexpr uint64_t kStagingHeadroom = 8ull << 20;
+  static constexpr uint64_t kStagingStep = 4ull << 20;
+  static constexpr size_t kStagingWindow = 20;  // samples: 5 s at the front end's 250 ms
+  void StagingGrew(uint64_t staged_bytes);
+  void FollowStaging();
   // Whether the decoded units have room for the whole of a file of `file_bytes` (decoded), its
   // units in the cache as `file` and the other files' units as they are: its units decoded now
   // will stay decoded, and their frames need not be kept beside them. (Per unit instead of per
@@ -112,6 +132,7 @@ class MemoryBudget {
 
   struct State {
     uint64_t total = 0, staging = 0, reserved = 0, reservations = 0;
+    uint64_t staging_ceiling = 0;  // staging: what it is charged now (see above)
     uint64_t unaccounted = 0;      // set aside for resident memory outside the rest (beyond the allowance)
     uint64_t cache_capacity = 0;   // both tiers
     uint64_t frames_capacity = 0;  // at most this of it for frames
@@ -146,9 +167,16 @@ class MemoryBudget {
   }
   uint64_t CachePart() const;  // mu_ held
   void Apply();                // mu_ held
+  // Staging's charge for `peak` bytes staged: the peak and the headroom, in steps; the headroom
+  // never beyond the ceiling (what staging may stage ahead), the peak whatever it is.
+  uint64_t StagingCharge(uint64_t peak) const;
+  void SetStagingCharge(uint64_t charge);  // mu_ held
 
   const uint64_t total_;
-  const uint64_t staging_;
+  const uint64_t staging_ceiling_;
+  uint64_t staging_;  // charged now
+  std::array<uint64_t, kStagingWindow> staging_samples_{};
+  size_t staging_next_ = 0, staging_sampled_ = 0;
   uint64_t cache_bytes_;
   mutable std::mutex mu_;
   cache::ChunkCache* units_ = nullptr;

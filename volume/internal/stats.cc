@@ -203,6 +203,7 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
   j["memory_budget"] = {{"enabled", budget_.enabled()},
                         {"total", b.total},
                         {"staging", b.staging},
+                        {"staging_ceiling", b.staging_ceiling},
                         {"reserved", b.reserved},
                         {"reservations", b.reservations},
                         {"unaccounted", b.unaccounted},

@@ -218,6 +218,8 @@ Status VolumeCore::Start() {
     frames->DecodedKept(unit, bytes, admitted_for_ns);
   };
   co.on_left = [frames = frames_](const cache::UnitKey& unit) { frames->DecodedLeft(unit); };
+  // Staging is charged what it holds: past its charge, the frames make room before the unit is read.
+  if (budget_.enabled()) co.on_staged = [this](uint64_t staged) { budget_.StagingGrew(staged); };
   cache_ = std::make_unique<cache::ChunkCache>(co);
   budget_.Attach(cache_.get(), &frames_->cache());
   extents_ = std::make_unique<ExtentReads>(*cache_, io_options_->disks, read_ahead_.InFlightDepth());
