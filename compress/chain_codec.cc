@@ -1,11 +1,30 @@
 // A filter stage, then a backend over its output: shuffle-zstd, shuffle-lz4 (the byte shuffle
 // in front) and svb-zstd (the graph codec in front). Payload: the filter's output length
 // (u32, little-endian: the backend must be told how many bytes to produce, and LZ4 blocks do
-// not say), then the backend's payload. Both stages' buffers live in the object, reused.
+// not say), then the backend's payload. The compressing stage's buffer lives in the object;
+// the decompressing one's comes from a pool the process's decoders share (DecodeScratch).
+#include <algorithm>
+#include <cerrno>
+
+#include "common/buffer_pool.h"
 #include "compress/codec_impl.h"
 
 namespace graphfs::compress {
 namespace {
+
+// The backend's output while a unit is decoded, shared by every decoder of the process and
+// given back once the filter has read it. Kept in each codec object (as first written), a
+// unit's worth (2 MiB) stayed resident in every thread that had ever decoded — decoders are
+// per thread (unit_frame.cc): the cache's prefetchers, the LP loaders and libfuse's workers —,
+// ~48 MiB of the daemon's memory outside every use the mount's budget counts at scale 22, which
+// the budget then took out of the frames (docs/memory-as-cache.md, thirteenth part). Idle ones
+// beyond kDecodeScratchIdleBytes are let go; the ones kept spare the next decodes a fresh mapping.
+constexpr uint64_t kDecodeScratchIdleBytes = 8ull << 20;
+
+BufferPool& DecodeScratch() {
+  static BufferPool* pool = new BufferPool(kDecodeScratchIdleBytes);  // never destroyed: used until exit
+  return *pool;
+}
 
 class ChainCodec final : public Codec {
  public:
@@ -28,9 +47,13 @@ class ChainCodec final : public Codec {
       return Corrupt(spec(), "first stage of " + std::to_string(length) + " bytes for " +
                                  std::to_string(raw_out.size()) + " raw bytes");
     }
-    scratch_.resize(length);
-    GRAPHFS_RETURN_IF_ERROR(backend_->Decompress(compressed.subspan(4), scratch_));
-    return filter_->Decompress(scratch_, raw_out);
+    AlignedBuffer scratch = DecodeScratch().Take(std::max<uint64_t>(length, 1));
+    if (!scratch.ok()) return Error(ENOMEM, "no memory to decode a unit (" + std::to_string(length) + " bytes)");
+    const std::span<char> stage(scratch.data(), length);
+    Status decoded = backend_->Decompress(compressed.subspan(4), stage);
+    if (decoded.ok()) decoded = filter_->Decompress(stage, raw_out);
+    DecodeScratch().Give(std::move(scratch));
+    return decoded;
   }
 
   size_t MaxCompressedSize(size_t raw_bytes) const override {
@@ -40,8 +63,7 @@ class ChainCodec final : public Codec {
  private:
   std::unique_ptr<Codec> filter_;
   std::unique_ptr<Codec> backend_;
-  std::string filtered_;       // the filter's output when compressing
-  std::vector<char> scratch_;  // the backend's output when decompressing
+  std::string filtered_;  // the filter's output when compressing
 };
 
 }  // namespace
