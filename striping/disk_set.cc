@@ -214,24 +214,89 @@ const char* DiskStateName(DiskState state) {
   return "?";
 }
 
+DiskSet::DiskSet(std::string set_id, std::vector<std::string> paths, uint32_t parity, std::vector<bool> missing)
+    : set_id_(std::move(set_id)), size_(static_cast<uint32_t>(paths.size())), parity_(parity),
+      shared_(std::make_shared<Shared>()) {
+  shared_->paths = std::move(paths);
+  shared_->missing = std::move(missing);
+}
+
+std::string DiskSet::path(uint32_t disk) const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  return shared_->paths[disk];
+}
+
+DiskState DiskSet::state(uint32_t disk) const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  return shared_->missing[disk] ? DiskState::kMissing : DiskState::kHealthy;
+}
+
 bool DiskSet::degraded() const {
-  for (bool m : missing_)
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  for (bool m : shared_->missing)
     if (m) return true;
   return false;
 }
 
 std::vector<std::string> DiskSet::DegradedNotes() const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
   std::vector<std::string> notes;
-  for (uint32_t d = 0; d < size(); ++d) {
-    if (missing_[d])
-      notes.push_back("degraded: disk " + std::to_string(d) + " (" + paths_[d] +
+  for (uint32_t d = 0; d < size_; ++d) {
+    if (shared_->missing[d])
+      notes.push_back("degraded: disk " + std::to_string(d) + " (" + shared_->paths[d] +
                       ") is missing; files are read through parity");
   }
   return notes;
 }
 
+DiskRegistry DiskSet::registry() const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  return {set_id_, shared_->paths, parity_};
+}
+
 std::string DiskSet::PartPath(uint32_t disk, const std::string& file_id) const {
-  return paths_[disk] + "/parts/" + file_id;
+  return path(disk) + "/parts/" + file_id;
+}
+
+Status DiskSet::Replace(uint32_t disk, const std::string& dir) const {
+  if (disk >= size_)
+    return Error(EINVAL, "disk " + std::to_string(disk) + ": the set has disks 0.." + std::to_string(size_ - 1));
+  if (state(disk) != DiskState::kMissing)
+    return Error(EINVAL, "disk " + std::to_string(disk) + " (" + path(disk) + ") is not missing: nothing to switch");
+  const std::string label = "disk " + std::to_string(disk) + " (" + dir + ")";
+  auto id = ReadIdentity(dir);
+  if (!id.ok()) return id.error().Wrap(label);
+  if (id->set_id != set_id_ || id->index != disk || id->count != size_)
+    return Error(EINVAL, label + " carries disk " + std::to_string(id->index) + " of " + std::to_string(id->count) +
+                             " of set " + id->set_id + ", not disk " + std::to_string(disk) + " of set " + set_id_);
+  struct stat st;
+  if (::stat((dir + "/parts").c_str(), &st) != 0) return Error::FromErrno(label + ": parts directory");
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  shared_->paths[disk] = Absolute(dir);
+  shared_->missing[disk] = false;
+  return Status::Ok();
+}
+
+void DiskSet::Track(std::weak_ptr<StripedFile> file) const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  // Drop the closed ones now and then, so the list follows the files open, not all ever opened.
+  if (shared_->files.size() >= 64 && (shared_->files.size() & (shared_->files.size() - 1)) == 0)
+    std::erase_if(shared_->files, [](const std::weak_ptr<StripedFile>& f) { return f.expired(); });
+  shared_->files.push_back(std::move(file));
+}
+
+std::vector<std::shared_ptr<StripedFile>> DiskSet::OpenFiles() const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  std::erase_if(shared_->files, [](const std::weak_ptr<StripedFile>& f) { return f.expired(); });
+  std::vector<std::shared_ptr<StripedFile>> open;
+  for (const std::weak_ptr<StripedFile>& f : shared_->files)
+    if (auto file = f.lock()) open.push_back(std::move(file));
+  return open;
+}
+
+std::mutex& DiskSet::RowLock(const std::string& file_id, uint64_t row) const {
+  const uint64_t h = XXH3_64bits_withSeed(file_id.data(), file_id.size(), row);
+  return shared_->row_locks[h % shared_->row_locks.size()];
 }
 
 Result<DiskRegistry> ReadRegistry(const std::string& graph_dir) {

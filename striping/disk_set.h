@@ -10,7 +10,11 @@
 // says which disks are missing; with more missing, or with no parity, it is refused naming them.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,9 +40,13 @@ struct DiskRegistry {
 // did not match; kAvoided, its reads returned errors lately, so reads of files with parity go
 // around it but for a probe each second (IoEngine::AvoidReads) until one succeeds.
 enum class DiskState { kHealthy, kMissing, kFailing, kAvoided };
+class StripedFile;
 // "healthy", "missing", "failing", "avoided": the names `.graphfs/stats` and the tools print.
 const char* DiskStateName(DiskState state);
 
+// Copies of a DiskSet share one state: the disks' paths and states (which a rebuilt disk switched
+// in online changes: Replace), the files open over the set, the row locks and the sums epoch. The
+// mount holds one set for its life and hands it (by reference) to every file it opens.
 class DiskSet {
  public:
   // For graphfs-stripe: claims `paths` as one set. Disks that already carry an identity
@@ -52,25 +60,57 @@ class DiskSet {
   static Result<DiskSet> Open(const DiskRegistry& registry);
 
   const std::string& set_id() const { return set_id_; }
-  uint32_t size() const { return static_cast<uint32_t>(paths_.size()); }
-  const std::string& path(uint32_t disk) const { return paths_[disk]; }
+  uint32_t size() const { return size_; }
+  // By value: a disk switched online (Replace) changes it under a running mount.
+  std::string path(uint32_t disk) const;
   std::string PartPath(uint32_t disk, const std::string& file_id) const;
-  // kHealthy or kMissing (as found by Open; Claim finds every disk).
-  DiskState state(uint32_t disk) const { return missing_[disk] ? DiskState::kMissing : DiskState::kHealthy; }
+  // kHealthy or kMissing (as found by Open, or since Replace; Claim finds every disk).
+  DiskState state(uint32_t disk) const;
   bool degraded() const;
   // One line per missing disk for the log, naming it: "degraded: disk 2 (/disks/2) is missing;
   // files are read through parity". Empty when every disk is there.
   std::vector<std::string> DegradedNotes() const;
 
-  DiskRegistry registry() const { return {set_id_, paths_, parity_}; }
+  DiskRegistry registry() const;
+
+  // The online switch (docs/parity.md, "graphfs-rebuild"): missing disk `disk` is now `dir`,
+  // which must carry the disk's identity (this set, this index; graphfs-rebuild stamps it once
+  // every part was read back) and a parts directory. The set's path and state change; the files
+  // open over the set still read the disk through parity until each is handed it
+  // (StripedFile::AdoptDisk, for each of OpenFiles()). EINVAL naming what is wrong, and nothing
+  // changes, when the disk is not missing or `dir` is not it.
+  Status Replace(uint32_t disk, const std::string& dir) const;
+
+  // Files opened over the set (StripedFile::Open tracks those with block sums): the ones still
+  // open, for a switch to reach.
+  void Track(std::weak_ptr<StripedFile> file) const;
+  std::vector<std::shared_ptr<StripedFile>> OpenFiles() const;
+
+  // The lock of row `row` of striped file `file_id`, one for every copy of the set: a read's heal
+  // of the row, a write's in-place writes of it, and a rebuild or scrub run by the mount's
+  // daemon of it take it, so none of them sees the row half written by another. Rows share a
+  // fixed number of locks (by hash): hold one at a time.
+  std::mutex& RowLock(const std::string& file_id, uint64_t row) const;
+  // Bumped when blocks' sums on the disks were rewritten behind the open files' backs (a scrub
+  // run by the daemon): each open file's reads drop the sums they kept (SumsCache) and read them
+  // again.
+  uint64_t sums_epoch() const { return shared_->sums_epoch.load(std::memory_order_acquire); }
+  void SumsChanged() const { shared_->sums_epoch.fetch_add(1, std::memory_order_acq_rel); }
 
  private:
-  DiskSet(std::string set_id, std::vector<std::string> paths, uint32_t parity, std::vector<bool> missing)
-      : set_id_(std::move(set_id)), paths_(std::move(paths)), parity_(parity), missing_(std::move(missing)) {}
+  struct Shared {
+    mutable std::mutex mu;
+    std::vector<std::string> paths;  // absolute paths, in index order; under mu
+    std::vector<bool> missing;       // per disk; under mu
+    std::vector<std::weak_ptr<StripedFile>> files;  // under mu
+    std::array<std::mutex, 256> row_locks;
+    std::atomic<uint64_t> sums_epoch{0};
+  };
+  DiskSet(std::string set_id, std::vector<std::string> paths, uint32_t parity, std::vector<bool> missing);
   std::string set_id_;
-  std::vector<std::string> paths_;
+  uint32_t size_ = 0;
   uint32_t parity_ = 0;
-  std::vector<bool> missing_;  // per disk
+  std::shared_ptr<Shared> shared_;
 };
 
 // Registry file I/O. Writes are atomic (temp file, fsync, rename, fsync directory).

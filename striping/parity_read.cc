@@ -107,44 +107,48 @@ void CopyPlaced(const std::vector<iovec>& from, uint64_t skip, const std::vector
 
 }  // namespace
 
+Result<UnitSums> ParityReader::OpenSums(const DiskSet& disks, const StripeManifest& m, uint32_t d,
+                                        const ParityPart& p) {
+  auto backend = LocalDiskBackend::Open(disks.path(d));
+  if (!backend.ok()) return Error(EIO, "sums: " + backend.error().message());
+  auto opened = UnitSums::Open(**backend, {m.file_id, d, m.layout, m.sum_block, 0}, p.writable);
+  if (!opened.ok()) return Error(EIO, "sums: " + opened.error().message());
+  struct stat st;
+  if (::fstat(p.fd, &st) != 0) return Error::FromErrno("stat " + p.path);
+  GRAPHFS_RETURN_IF_ERROR(opened->CheckPartLength(static_cast<uint64_t>(st.st_size)));
+  return opened;
+}
+
 Result<std::unique_ptr<ParityReader>> ParityReader::Open(const DiskSet& disks, IoEngine* io, const StripeManifest& m,
                                                          const StripeMap& map, std::vector<ParityPart> parts,
                                                          uint64_t max_run_bytes) {
   const uint32_t n = map.disks();
   if (parts.size() != n) return Error(EINVAL, "parity reader: " + std::to_string(parts.size()) + " parts for " + std::to_string(n) + " disks");
-  std::unique_ptr<ParityReader> r(new ParityReader(io, m, map, std::move(parts), max_run_bytes));
+  std::vector<std::optional<UnitSums>> sums(n);
+  for (uint32_t d = 0; d < n; ++d) {
+    ParityPart& p = parts[d];
+    if (!p.lost.empty()) continue;
+    auto opened = OpenSums(disks, m, d, p);
+    if (opened.ok()) {
+      sums[d].emplace(std::move(*opened));
+      continue;
+    }
+    p.lost = opened.error().message();
+  }
+  std::unique_ptr<ParityReader> r(new ParityReader(disks, io, m, map, std::move(parts), max_run_bytes));
   if (map.parity() > 0) {
     auto codec = ParityCodec::Create(n, map.parity());
     if (!codec.ok()) return codec.error().Wrap("striped file " + m.file_id);
     r->codec_.emplace(std::move(*codec));
   }
-  std::vector<std::optional<UnitSums>> sums(n);
-  for (uint32_t d = 0; d < n; ++d) {
-    ParityPart& p = r->parts_[d];
-    if (!p.lost.empty()) continue;
-    auto backend = LocalDiskBackend::Open(disks.path(d));
-    Result<UnitSums> opened = backend.ok() ? UnitSums::Open(**backend, {m.file_id, d, m.layout, m.sum_block, 0}, p.writable)
-                                           : Result<UnitSums>(backend.error());
-    if (opened.ok()) {
-      struct stat st;
-      Status length = ::fstat(p.fd, &st) != 0 ? Status(Error::FromErrno("stat " + p.path))
-                                              : opened->CheckPartLength(static_cast<uint64_t>(st.st_size));
-      if (length.ok()) {
-        sums[d].emplace(std::move(*opened));
-        continue;
-      }
-      p.lost = length.error().message();
-    } else {
-      p.lost = "sums: " + opened.error().message();
-    }
-  }
   // More lost disks than parity: every read of some row would fail; say so now, naming them.
   std::vector<uint32_t> lost;
   std::string why;
   for (uint32_t d = 0; d < n; ++d) {
-    if (r->parts_[d].lost.empty()) continue;
+    const ParityPart& p = r->parts_->at(d);
+    if (p.lost.empty()) continue;
     lost.push_back(d);
-    why += (why.empty() ? "" : "; ") + std::string("disk ") + std::to_string(d) + ": " + r->parts_[d].lost;
+    why += (why.empty() ? "" : "; ") + std::string("disk ") + std::to_string(d) + ": " + p.lost;
   }
   if (lost.size() > map.parity()) {
     std::string names;
@@ -164,19 +168,41 @@ BufferPool& ParityReader::ScratchPool() {
   return *pool;
 }
 
-bool ParityReader::DegradedRow(uint64_t row) const {
+Status ParityReader::AdoptDisk(uint32_t disk, ParityPart part) {
+  if (disk >= map_.disks()) return Error(EINVAL, "disk " + std::to_string(disk) + " is not in the set");
+  auto sums = OpenSums(set_, manifest_, disk, part);
+  if (!sums.ok()) return sums.error().Wrap("striped file " + file_id_ + ", disk " + std::to_string(disk));
+  // The sums first: a read that finds the disk present finds its sums too.
+  sums_->Adopt(disk, std::move(*sums));
+  std::lock_guard<std::mutex> lock(parts_mu_);
+  auto parts = std::make_shared<PartList>(*parts_);
+  part.lost.clear();
+  (*parts)[disk] = std::move(part);
+  parts_ = std::move(parts);
+  // The blocks degraded reads share (share_) stay for the reads planned before, which may await
+  // them; reads planned from now on rebuild nothing on this disk and claim none.
+  return Status::Ok();
+}
+
+bool ParityReader::DegradedRow(const PartList& parts, uint64_t row) const {
   for (uint32_t s = 0; s < map_.data_units(); ++s)
-    if (!parts_[map_.SlotDisk(row, s)].lost.empty()) return true;
+    if (!parts[map_.SlotDisk(row, s)].lost.empty()) return true;
   return false;
 }
 
-int ParityReader::ReadFd(uint32_t disk, bool aligned) const {
-  const ParityPart& p = parts_[disk];
+int ParityReader::ReadFd(const PartList& parts, uint32_t disk, bool aligned) {
+  const ParityPart& p = parts[disk];
   return aligned && p.direct >= 0 ? p.direct : p.fd;
 }
 
 Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget> targets, bool urgent) {
-  std::unique_ptr<ParityRead> read(new ParityRead(this));
+  // Sums rewritten behind this file's back (a scrub run by the daemon): read them again.
+  if (const uint64_t epoch = set_.sums_epoch(); sums_epoch_.load(std::memory_order_acquire) != epoch) {
+    sums_->Forget();
+    sums_epoch_.store(epoch, std::memory_order_release);
+  }
+  std::unique_ptr<ParityRead> read(new ParityRead(this, Parts()));
+  const PartList& parts = read->parts();
   const uint64_t unit = map_.unit(), b = sum_block_;
   const uint64_t stored_size = stored_size_.load(std::memory_order_acquire);
   for (const ParityTarget& t : targets) {
@@ -206,8 +232,8 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
   std::vector<int8_t>& avoid = read->avoided_;  // asked once per read: a probe is taken once
   avoid.assign(map_.disks(), -1);
   for (ParityRead::Piece& p : read->pieces_) {
-    if (!parts_[p.disk].lost.empty()) {
-      p.failed = parts_[p.disk].lost;
+    if (!parts[p.disk].lost.empty()) {
+      p.failed = parts[p.disk].lost;
       continue;
     }
     if (avoid[p.disk] < 0) avoid[p.disk] = io_->AvoidReads(p.disk) ? 1 : 0;
@@ -308,7 +334,7 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
     bool aligned = Aligned(run.offset);
     for (const iovec& v : run.iov)
       aligned = aligned && Aligned(reinterpret_cast<uintptr_t>(v.iov_base)) && Aligned(v.iov_len);
-    run.fd = ReadFd(run.disk, aligned);
+    run.fd = ReadFd(parts, run.disk, aligned);
   }
 
   return read;
@@ -341,7 +367,7 @@ void ParityRead::PlanSources(uint64_t stored_size) {
     std::vector<uint32_t> failed;
     for (uint32_t s = 0; s < map.disks(); ++s) {
       const uint32_t disk = map.SlotDisk(w.row, s);
-      if (!f.parts_[disk].lost.empty() || avoided_[disk] == 1) failed.push_back(s);
+      if (!parts()[disk].lost.empty() || avoided_[disk] == 1) failed.push_back(s);
     }
     auto plan = PlanRowRepair(map, stored_size, w.row, w.slots, failed, w.begin, w.length);
     if (!plan.ok()) continue;  // too many failed: Repair says so, naming them
@@ -393,7 +419,7 @@ void ParityRead::ClaimShared(uint64_t stored_size) {
   for (size_t i = 0; i < pieces_.size(); ++i) {
     const Piece& p = pieces_[i];
     // Parity units serve rebuilds only, and a lost disk's pieces are rebuilt here.
-    if (!p.failed.empty() || p.slot >= map.data_units() || !f.DegradedRow(p.row)) continue;
+    if (!p.failed.empty() || p.slot >= map.data_units() || !f.DegradedRow(parts(), p.row)) continue;
     wants.push_back({p.row, p.slot, p.begin, p.length, map.RowUnitLength(p.row, p.slot, stored_size), p.bytes});
     want_pieces_.push_back(i);
   }
@@ -461,7 +487,7 @@ void ParityRead::ReadUndelivered(SourceReads reads) {
       run.offset = p.row * unit + p.begin;
       run.urgent = true;
       run.iov.push_back({p.bytes, p.length});
-      run.fd = f.ReadFd(p.disk, Aligned(run.offset) && Aligned(p.length) &&
+      run.fd = f.ReadFd(parts(), p.disk, Aligned(run.offset) && Aligned(p.length) &&
                                     Aligned(reinterpret_cast<uintptr_t>(p.bytes)));
     }
     if (!runs.empty()) {
@@ -476,7 +502,7 @@ void ParityRead::ReadUndelivered(SourceReads reads) {
         errors[k] = fault;
         continue;
       }
-      auto n = ReadFull(f.parts_[p.disk].fd, p.bytes, p.length, p.row * unit + p.begin, "read");
+      auto n = ReadFull(parts()[p.disk].fd, p.bytes, p.length, p.row * unit + p.begin, "read");
       if (!n.ok()) {
         errors[k] = n.error().code();
         continue;
@@ -493,7 +519,7 @@ void ParityRead::ReadUndelivered(SourceReads reads) {
     }
     io->NoteReadError(p.disk);
     p.read_error = true;
-    p.failed = Error::FromErrno(errors[k], "read of " + f.parts_[p.disk].path).message();
+    p.failed = Error::FromErrno(errors[k], "read of " + parts()[p.disk].path).message();
   }
 }
 
@@ -509,7 +535,7 @@ std::optional<uint64_t> ParityRead::Place(Piece& p) {
   ParityReader& f = *file_;
   // A degraded row's blocks are shared with other reads, a failed piece is rebuilt, a source
   // serves no bytes: all of those want their blocks in one stretch.
-  if (!p.failed.empty() || p.source_only || (f.share_ && f.DegradedRow(p.row))) return std::nullopt;
+  if (!p.failed.empty() || p.source_only || (f.share_ && f.DegradedRow(parts(), p.row))) return std::nullopt;
   const uint64_t b = f.sum_block_;
   const uint64_t at = p.begin + p.skip, want_end = at + p.want, end = p.begin + p.length;
   // The wanted whole blocks: [whole_begin, whole_end); the last block is whole when the piece
@@ -649,7 +675,7 @@ Status ParityRead::Finish(SourceReads reads) {
       continue;
     }
     io->NoteReadError(run.disk);
-    const std::string why = Error::FromErrno(run.error, "read of " + file_->parts_[run.disk].path).message();
+    const std::string why = Error::FromErrno(run.error, "read of " + parts()[run.disk].path).message();
     for (size_t i : run_pieces_[r]) {
       pieces_[i].read_error = true;
       pieces_[i].failed = why;
@@ -705,7 +731,7 @@ bool ParityRead::RebuiltWhole(uint64_t row, uint64_t begin, uint64_t end) const 
   const StripeMap& map = f.map_;
   const uint64_t stored_size = f.stored_size_.load(std::memory_order_acquire);
   for (uint32_t s = 0; s < map.data_units(); ++s) {
-    if (f.parts_[map.SlotDisk(row, s)].lost.empty()) continue;
+    if (parts()[map.SlotDisk(row, s)].lost.empty()) continue;
     // Past a short lost unit's end its bytes are zeros: nothing there to rebuild.
     const uint64_t to = std::min(end, map.RowUnitLength(row, s, stored_size));
     std::vector<std::pair<uint64_t, uint64_t>> rebuilt;
@@ -748,7 +774,7 @@ Status ParityRead::Repair(SourceReads reads) {
   if (!f.codec_) {
     for (const Piece& p : pieces_)
       if (!p.failed.empty())
-        return Failed("disk " + std::to_string(p.disk) + " (" + f.parts_[p.disk].path + "): " + p.failed +
+        return Failed("disk " + std::to_string(p.disk) + " (" + parts()[p.disk].path + "): " + p.failed +
                       "; the file has no parity to rebuild it from");
   }
 
@@ -778,8 +804,8 @@ Status ParityRead::Repair(SourceReads reads) {
     for (uint32_t s = 0; s < map.disks(); ++s) {
       const uint32_t disk = map.SlotDisk(g.row, s);
       if (std::find(g.slots.begin(), g.slots.end(), s) != g.slots.end()) continue;
-      if (!f.parts_[disk].lost.empty()) {
-        g.Fail(s, f.parts_[disk].lost);
+      if (!parts()[disk].lost.empty()) {
+        g.Fail(s, parts()[disk].lost);
       } else if (avoided_[disk] == 1) {
         g.Fail(s, "avoided (its reads returned errors; probed again each second)");
       }
@@ -846,7 +872,7 @@ Status ParityRead::Repair(SourceReads reads) {
         run.offset = src.disk_offset;
         run.urgent = true;
         run.iov.push_back({g.sources[to_read[k].second].data(), src.read_length});
-        run.fd = f.ReadFd(src.disk, Aligned(src.disk_offset) && Aligned(src.read_length));
+        run.fd = f.ReadFd(parts(), src.disk, Aligned(src.disk_offset) && Aligned(src.read_length));
       }
       IoBatch batch;
       (void)io->SubmitAndWait(runs, batch);  // each run's own error is what counts
@@ -860,7 +886,7 @@ Status ParityRead::Repair(SourceReads reads) {
           continue;
         }
         char* buf = g.sources[to_read[k].second].data();
-        auto n = ReadFull(f.parts_[src.disk].fd, buf, src.read_length, src.disk_offset, "read");
+        auto n = ReadFull(parts()[src.disk].fd, buf, src.read_length, src.disk_offset, "read");
         if (!n.ok()) {
           errors[k] = n.error().code();
           continue;
@@ -874,7 +900,7 @@ Status ParityRead::Repair(SourceReads reads) {
       const RowSource& src = g.plan.sources[to_read[k].second];
       if (errors[k] != 0) {
         io->NoteReadError(src.disk);
-        g.Fail(src.slot, Error::FromErrno(errors[k], "read of " + f.parts_[src.disk].path).message());
+        g.Fail(src.slot, Error::FromErrno(errors[k], "read of " + parts()[src.disk].path).message());
         g.source_failed = true;
         continue;
       }
@@ -931,7 +957,7 @@ Status ParityRead::AfterRebuild(Piece& p) {
   IoEngine* io = f.io_;
   DiskCounters& c = io->counters(p.disk);
   c.rebuilt_bytes.fetch_add(p.length, std::memory_order_relaxed);
-  const ParityPart& part = f.parts_[p.disk];
+  const ParityPart& part = parts()[p.disk];
   // A lost disk's bytes are served as rebuilt: their sources were verified.
   if (!part.lost.empty() || !f.sums_->has(p.disk)) return Status::Ok();
   const uint64_t b = f.sum_block_;

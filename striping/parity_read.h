@@ -98,7 +98,16 @@ class ParityReader {
   // excludes them).
   SumsCache& sums() { return *sums_; }
   const ParityCodec* codec() const { return codec_ ? &*codec_ : nullptr; }
-  const std::string& lost(uint32_t disk) const { return parts_[disk].lost; }
+  // By value: a disk switched in online (AdoptDisk) changes it while reads run.
+  std::string lost(uint32_t disk) const { return Parts()->at(disk).lost; }
+  // Disk `disk`, lost for this file since it was opened because the disk was missing, is back
+  // (a rebuilt disk switched in online, DiskSet::Replace): `part` has its descriptors (owned by
+  // the caller, open until this reader is gone). Opens and checks its sums file, then reads
+  // planned from now on read the disk; reads planned before finish as they were planned (each
+  // read keeps the parts it was planned with). Nothing changes on an error.
+  Status AdoptDisk(uint32_t disk, ParityPart part);
+  // The lock of a row of this file (DiskSet::RowLock): heals and in-place writes take it.
+  std::mutex& RowLock(uint64_t row) const { return set_.RowLock(file_id_, row); }
   void SetStoredSize(uint64_t size) { stored_size_.store(size, std::memory_order_release); }
   // What degraded reads shared of their rows' blocks (row_share.h); zeros when no disk is lost.
   RowShare::Stats share_stats() const { return share_ ? share_->stats() : RowShare::Stats{}; }
@@ -120,34 +129,44 @@ class ParityReader {
 
  private:
   friend class ParityRead;
-  ParityReader(IoEngine* io, const StripeManifest& m, const StripeMap& map, std::vector<ParityPart> parts,
+  using PartList = std::vector<ParityPart>;
+  ParityReader(const DiskSet& disks, IoEngine* io, const StripeManifest& m, const StripeMap& map, PartList parts,
                uint64_t max_run_bytes)
-      : io_(io), map_(map), file_id_(m.file_id), stored_size_(m.stored_size()), sum_block_(m.sum_block),
-        parts_(std::move(parts)), max_run_bytes_(max_run_bytes) {}
-  int ReadFd(uint32_t disk, bool aligned) const;
+      : set_(disks), io_(io), map_(map), manifest_(m), file_id_(m.file_id), stored_size_(m.stored_size()),
+        sum_block_(m.sum_block), parts_(std::make_shared<const PartList>(std::move(parts))),
+        max_run_bytes_(max_run_bytes), sums_epoch_(disks.sums_epoch()) {}
+  // The parts as of now; a read keeps the list it was planned with.
+  std::shared_ptr<const PartList> Parts() const {
+    std::lock_guard<std::mutex> lock(parts_mu_);
+    return parts_;
+  }
+  // Opens disk d's sums file and checks the part's length against it (`p.fd` open): the sums, or
+  // why the disk is lost for this file.
+  static Result<UnitSums> OpenSums(const DiskSet& disks, const StripeManifest& m, uint32_t d, const ParityPart& p);
+  static int ReadFd(const PartList& parts, uint32_t disk, bool aligned);
   // A row one of whose data units lies on a lost disk: its reads share blocks (share_).
-  bool DegradedRow(uint64_t row) const;
+  bool DegradedRow(const PartList& parts, uint64_t row) const;
   // Scratch memory idle between reads, one pool for every file of the process (so that the
   // idle bytes do not grow with the files open): a fresh mapping costs a zeroed page per 4 KiB
   // on first touch and a TLB flush at munmap, on the I/O worker that completes the read.
   static constexpr uint64_t kScratchIdleBytes = 16ull << 20;
   static BufferPool& ScratchPool();
-  std::mutex& RowLock(uint64_t row) { return row_locks_[row % row_locks_.size()]; }
 
+  const DiskSet set_;  // a copy: shares the set's row locks, paths and sums epoch
   IoEngine* io_;
   const StripeMap map_;
+  const StripeManifest manifest_;  // as opened: the sums files' headers are checked against it
   const std::string file_id_;
   std::atomic<uint64_t> stored_size_;
   const uint64_t sum_block_;
-  std::vector<ParityPart> parts_;
+  mutable std::mutex parts_mu_;
+  std::shared_ptr<const PartList> parts_;  // replaced whole (AdoptDisk), under parts_mu_
   const uint64_t max_run_bytes_;
+  std::atomic<uint64_t> sums_epoch_;  // the set's sums epoch the cached sums are of
   std::optional<ParityCodec> codec_;  // none for K = 0: a bad block is then EIO
   std::unique_ptr<SumsCache> sums_;
   std::unique_ptr<RowShare> share_;  // when a disk is lost for this file and there is parity
   std::atomic<uint64_t> in_place_bytes_{0}, staged_bytes_{0};
-  // Heals take the lock of their row. Writes (parity_write.h) need none: no read runs while a
-  // write does (StripedFile's ReadGate).
-  std::array<std::mutex, 64> row_locks_;
 };
 
 // One read in flight. Of a degraded row, it may await blocks another read has in flight
@@ -203,7 +222,9 @@ class ParityRead final : private RowShare::Waiter {
   };
   struct Group;  // pieces of one row and range rebuilt together (parity_read.cc)
 
-  explicit ParityRead(ParityReader* file) : file_(file) {}
+  ParityRead(ParityReader* file, std::shared_ptr<const ParityReader::PartList> parts)
+      : file_(file), parts_(std::move(parts)) {}
+  const ParityReader::PartList& parts() const { return *parts_; }
   // Claims the degraded rows' data blocks this read wants (row_share.h), all in one step: taken,
   // awaited from another read in flight, or read here and delivered to those who wait.
   void ClaimShared(uint64_t stored_size);
@@ -239,6 +260,9 @@ class ParityRead final : private RowShare::Waiter {
   Error Failed(const std::string& why) const;
 
   ParityReader* file_;
+  // The file's parts as this read was planned: what it reads, rebuilds and heals, even if a disk
+  // is switched in meanwhile (their descriptors stay open while the file is).
+  std::shared_ptr<const ParityReader::PartList> parts_;
   std::vector<Piece> pieces_;
   AlignedBuffer scratch_;  // from the file's pool, given back at the end
   std::vector<AlignedBuffer> gathered_;  // Gather's stretches

@@ -52,6 +52,10 @@ Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, I
 Status ParityWriter::CheckWritable() const {
   for (uint32_t d = 0; d < map_.disks(); ++d) {
     if (part_fds_[d] >= 0) continue;
+    if (const std::string lost = reader_->lost(d); lost.empty())
+      return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) +
+                              " was rebuilt and switched in while the file was open: its writes resume when the "
+                              "file is opened again");
     return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) + " is lost (" + reader_->lost(d) +
                             "): writes to a file with parity wait until graphfs-rebuild has restored it (a disk "
                             "that came back would hold old units whose sums still match)");
@@ -102,6 +106,10 @@ Status ParityWriter::WriteInPlace(uint64_t row, uint64_t begin, std::span<const 
   const uint64_t length = units.empty() ? 0 : units[0].size();
   if (length == 0) return Status::Ok();
   const uint64_t unit = map_.unit();
+  // A scrub run by the daemon (scrub.h) reads and repairs whole rows under this lock: it must not
+  // see the row's units half written (their sums and parity would disagree, and it would "repair"
+  // the new bytes back to the old ones).
+  std::lock_guard<std::mutex> lock(reader_->RowLock(row));
   for (uint32_t d = 0; d < map_.disks(); ++d) {
     if (part_fds_[d] < 0) continue;
     if (int fault = io_->fault(d); fault != 0)

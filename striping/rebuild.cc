@@ -24,11 +24,10 @@
 
 namespace graphfs {
 
-namespace {
-
 using json = nlohmann::json;
 
-// DIR/.graphfs-rebuild.json: what a killed run had made durable.
+// DIR/.graphfs-rebuild.json: what a killed run had made durable. (Outside the anonymous
+// namespace: PreparedRebuild, declared in the header, holds one.)
 struct RebuildRecord {
   std::string set_id;
   uint32_t disk = 0;
@@ -54,6 +53,8 @@ struct RebuildRecord {
     }
   }
 };
+
+namespace {
 
 std::string RealPath(const std::string& path) {
   char buf[PATH_MAX];
@@ -128,7 +129,7 @@ class DiskRebuild {
  public:
   DiskRebuild(const RebuildRequest& req, const DiskSet& set, DiskBackend& target, RebuildRecord& record,
               RebuildReport& report, RebuildReadBack& read_back)
-      : req_(req), set_(set), target_(target), record_(record), report_(report), limiter_(req.rate),
+      : req_(req), set_(set), target_(target), record_(record), report_(report), limiter_(req.rate, req.task != nullptr ? &req.task->cancel : nullptr),
         read_back_(read_back) {}
 
   // Puts file `f`'s units of the disk on the target, resuming at `first_row`, and hands each row
@@ -153,6 +154,12 @@ class DiskRebuild {
       const uint32_t slot = map.DiskSlot(row, disk);
       const uint64_t length = map.RowUnitLength(row, slot, stored);
       if (length == 0) continue;
+      if (req_.task != nullptr && req_.task->cancel.load(std::memory_order_relaxed))
+        return Error(ECANCELED, "rebuild stopped at row " + std::to_string(row) + " (resumed when run again)");
+      // Run by the daemon: the row's heals wait until its unit is on the new disk (and this does
+      // not read a block while a heal rewrites it).
+      std::unique_lock<std::mutex> row_lock;
+      if (req_.live != nullptr) row_lock = std::unique_lock<std::mutex>(req_.live->RowLock(m.file_id, row));
       std::vector<uint32_t> others;
       for (uint32_t o2 = 0; o2 < map.disks(); ++o2)
         if (o2 != slot) others.push_back(o2);
@@ -189,12 +196,14 @@ class DiskRebuild {
         ::sync_file_range((*part)->native_fd(), static_cast<off_t>(row * map.unit()), static_cast<off_t>(length),
                           SYNC_FILE_RANGE_WRITE);
       GRAPHFS_RETURN_IF_ERROR(sums->Write(row, 0, BlockSums(unit, b)));
+      if (row_lock.owns_lock()) row_lock.unlock();
       read_back_.Rows(f, row, row + 1);
       // A row that did not read back right stops the rebuild now rather than at the end.
       GRAPHFS_RETURN_IF_ERROR(read_back_.error());
       report_.bytes += length;
       since += length;
       done += read_bytes;
+      if (req_.task != nullptr) req_.task->done.store(done, std::memory_order_relaxed);
       limiter_.Take(read_bytes);
       progress.Update(done, f.path);
       if (since >= req_.checkpoint) {
@@ -238,44 +247,75 @@ class DiskRebuild {
 
 }  // namespace
 
-Result<RebuildReport> Rebuild(const RebuildRequest& req) {
+struct PreparedRebuild {
+  RebuildRequest req;
+  SetFiles found;
+  DiskRegistry registry;
+  std::optional<DiskSet> set;
+  RebuildRecord record;
+  RebuildReport report;
+  uint64_t total = 0;
+};
+
+void PreparedRebuildDeleter::operator()(PreparedRebuild* p) const { delete p; }
+
+Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
+  PreparedRebuildPtr prep(new PreparedRebuild);
+  prep->req = req;
   auto found = FindSetFiles(req.paths);
   if (!found.ok()) return found.error();
-  DiskRegistry registry = found->registry;
+  prep->found = std::move(*found);
+  SetFiles* found_ptr = &prep->found;
+  DiskRegistry& registry = prep->registry;
+  registry = found_ptr->registry;
   const uint32_t n = static_cast<uint32_t>(registry.disks.size());
   if (req.disk >= n)
     return Error(EINVAL, "--disk " + std::to_string(req.disk) + ": the set has disks 0.." + std::to_string(n - 1));
+  if (req.live != nullptr) {
+    if (req.live->set_id() != registry.set_id)
+      return Error(EINVAL, "the graphs found are on disk set " + registry.set_id + ", the mount's is " +
+                               req.live->set_id());
+    if (req.live->state(req.disk) != DiskState::kMissing)
+      return Error(EINVAL, "disk " + std::to_string(req.disk) + " (" + req.live->path(req.disk) +
+                               ") is not missing from the mount: rebuild replaces a lost disk");
+  }
   if (!req.disks.empty()) {
     if (req.disks.size() != n)
       return Error(EINVAL, "--disks lists " + std::to_string(req.disks.size()) + " disks, the registry has " +
                                std::to_string(n));
     registry.disks = req.disks;
   }
-  RebuildReport report;
+  RebuildReport& report = prep->report;
   report.set_id = registry.set_id;
   report.to = RealPath(req.to);
   auto resume = CheckTarget(report.to, registry, req.disk);
   if (!resume.ok()) return resume.error();
   // Every file must be rebuildable before a byte is written.
   std::vector<std::string> unprotected;
-  for (const StripedFileRef& f : found->files)
+  for (const StripedFileRef& f : found_ptr->files)
     if (f.manifest.sum_block == 0 || f.manifest.layout.parity == 0)
       unprotected.push_back(f.path + " has no parity (--parity 0)");
   if (!unprotected.empty())
     return Error(EINVAL, unprotected.front() + (unprotected.size() > 1 ? " (and " + std::to_string(unprotected.size() - 1) + " more)" : "") +
                              ": its units on disk " + std::to_string(req.disk) + " cannot be rebuilt");
   // The other disks are read as the registry (or --disks) names them; the one rebuilt is not read
-  // even when it is there (a failing disk being replaced).
-  auto set = DiskSet::Open(registry);
-  if (!set.ok()) return set.error();
+  // even when it is there (a failing disk being replaced). The daemon's own set shares its row
+  // locks with the daemon's reads.
+  if (req.live != nullptr) {
+    prep->set.emplace(*req.live);
+  } else {
+    auto set = DiskSet::Open(registry);
+    if (!set.ok()) return set.error();
+    prep->set.emplace(std::move(*set));
+  }
   // A file whose writer was killed is brought to its journaled state first: rebuilt from rows the
   // journal would still change, the disk's units would code bytes the file does not hold.
-  for (StripedFileRef& f : found->files) {
-    auto m = ReplayRowJournal(*set, f.path, f.manifest);
+  for (StripedFileRef& f : found_ptr->files) {
+    auto m = ReplayRowJournal(*prep->set, f.path, f.manifest);
     if (!m.ok()) return m.error();
     f.manifest = std::move(*m);
   }
-  RebuildRecord record;
+  RebuildRecord& record = prep->record;
   if (*resume) {
     record = **resume;
     report.resumed = true;
@@ -285,7 +325,7 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
   }
   // Room for what is left to write: the parts and their sums.
   uint64_t need = 0, total = 0;
-  for (const StripedFileRef& f : found->files) {
+  for (const StripedFileRef& f : found_ptr->files) {
     auto map = StripeMap::Create(f.manifest.layout);
     if (!map.ok()) return map.error().Wrap(f.path);
     const uint64_t stored = f.manifest.stored_size(), part = map->PartSize(req.disk, stored);
@@ -299,6 +339,19 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
   if (::statvfs(report.to.c_str(), &vfs) == 0 && static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize < need)
     return Error(ENOSPC, report.to + " has " + FormatSize(static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize) +
                              " free, disk " + std::to_string(req.disk) + "'s units need " + FormatSize(need));
+  prep->total = total;
+  if (req.task != nullptr) req.task->total.store(total, std::memory_order_relaxed);
+  return prep;
+}
+
+Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
+  const RebuildRequest& req = prep.req;
+  const SetFiles* found = &prep.found;
+  const DiskRegistry& registry = prep.registry;
+  const uint32_t n = static_cast<uint32_t>(registry.disks.size());
+  RebuildRecord& record = prep.record;
+  RebuildReport& report = prep.report;
+  const uint64_t total = prep.total;
   GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(report.to + "/" + kRebuildRecordFile, record.Encode()));
   auto target = OpenDiskBackend(report.to);
   if (!target.ok()) return target.error();
@@ -319,7 +372,7 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
       read_back.Rows(f, 0, record.row);
     }
   }
-  DiskRebuild rebuild(req, *set, **target, record, report, read_back);
+  DiskRebuild rebuild(req, *prep.set, **target, record, report, read_back);
   for (const StripedFileRef& f : found->files) {
     if (record.done.count(f.manifest.file_id)) continue;
     const uint64_t first_row = record.file == f.manifest.file_id ? record.row : 0;
@@ -344,6 +397,12 @@ Result<RebuildReport> Rebuild(const RebuildRequest& req) {
   if (::unlink((report.to + "/" + kRebuildRecordFile).c_str()) != 0)
     return Error::FromErrno("remove " + report.to + "/" + kRebuildRecordFile);
   return report;
+}
+
+Result<RebuildReport> Rebuild(const RebuildRequest& req) {
+  auto prep = PrepareRebuild(req);
+  if (!prep.ok()) return prep.error();
+  return RunRebuild(**prep);
 }
 
 }  // namespace graphfs

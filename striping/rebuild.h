@@ -23,14 +23,21 @@
 //
 // The graphs may be mounted meanwhile: the mount keeps reading the disk through parity until it
 // is mounted again (it reads the registry when it starts), and writes nothing to files with
-// parity but heals of present disks, never to the new directory.
+// parity but heals of present disks, never to the new directory. Or the mount's daemon runs it
+// (`rebuild I DIR` written to MOUNTPOINT/.graphfs/disks; RebuildRequest::live): then each row's
+// rebuild holds the row's lock (DiskSet::RowLock), which the daemon's heals take too, and once
+// the registries name the new directory the daemon switches its reads to it (DiskSet::Replace,
+// StripedFile::AdoptDisk) without a remount.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "striping/disk_set.h"
+#include "striping/set_task.h"
 
 namespace graphfs {
 
@@ -46,6 +53,10 @@ struct RebuildRequest {
   uint64_t rate = 0;                 // bytes per second read from the other disks together; 0: no limit
   bool progress = true;              // progress line on stderr
   uint64_t checkpoint = 256ull << 20;  // bytes written between durable progress records
+  // Set when the mount's daemon runs the rebuild: its set (the disk to rebuild must be missing
+  // in it), whose row locks the rebuild takes row by row; `paths` is then the mount's source.
+  const DiskSet* live = nullptr;
+  SetTaskProgress* task = nullptr;  // progress and cancel, for a runner in the background
 };
 
 struct RebuildReport {
@@ -60,6 +71,20 @@ struct RebuildReport {
   std::vector<std::string> registries;  // graph directories whose registry now names the new disk
 };
 
+// What PrepareRebuild found and checked, for RunRebuild.
+struct PreparedRebuild;
+struct PreparedRebuildDeleter {
+  void operator()(PreparedRebuild* p) const;
+};
+using PreparedRebuildPtr = std::unique_ptr<PreparedRebuild, PreparedRebuildDeleter>;
+
+// Every check above, before a byte is written (the daemon answers a bad `rebuild` line with
+// these errors at once): the set, the disk index (missing in `live` when given), the new
+// directory, the files' parity, their journals, the room.
+Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& request);
+// The rebuild itself, then the identity and the registries.
+Result<RebuildReport> RunRebuild(PreparedRebuild& prepared);
+// Both.
 Result<RebuildReport> Rebuild(const RebuildRequest& request);
 
 }  // namespace graphfs

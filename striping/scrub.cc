@@ -9,6 +9,7 @@
 #include "striping/row_scan.h"
 #include "striping/progress_line.h"
 #include "striping/set_files.h"
+#include "striping/striped_file.h"
 #include "striping/unit_sums.h"
 
 namespace graphfs {
@@ -54,6 +55,13 @@ class DamageList {
   std::vector<Range> ranges_;
   std::vector<std::string> notes_;
 };
+
+// Blocks and sums a scrub wrote so far, over every disk.
+uint64_t Changed(const ScrubReport& report) {
+  uint64_t n = 0;
+  for (const ScrubDisk& d : report.disks) n += d.counts.repaired_blocks + d.counts.sum_repairs + d.counts.parity_rewrites;
+  return n;
+}
 
 class FileScrub {
  public:
@@ -195,49 +203,102 @@ class FileScrub {
 
 }  // namespace
 
-Result<ScrubReport> Scrub(const ScrubRequest& req) {
+struct PreparedScrub {
+  ScrubRequest req;
+  SetFiles found;
+  std::optional<DiskSet> set;
+  ScrubReport report;
+  std::vector<const StripedFileRef*> todo;
+  uint64_t total = 0;
+};
+
+void PreparedScrubDeleter::operator()(PreparedScrub* p) const { delete p; }
+
+namespace {
+
+// Whether the mount's daemon has the file open: its writer then keeps the row journal, and a
+// replay by another opener could put back bytes it has since written.
+bool OpenInMount(const DiskSet& live, const std::string& file_id) {
+  for (const auto& f : live.OpenFiles())
+    if (f->manifest().file_id == file_id) return true;
+  return false;
+}
+
+}  // namespace
+
+Result<PreparedScrubPtr> PrepareScrub(const ScrubRequest& req) {
+  PreparedScrubPtr prep(new PreparedScrub);
+  prep->req = req;
   auto found = FindSetFiles(req.paths);
   if (!found.ok()) return found.error();
-  DiskRegistry registry = found->registry;
+  prep->found = std::move(*found);
+  DiskRegistry registry = prep->found.registry;
   if (!req.disks.empty()) {
     if (req.disks.size() != registry.disks.size())
       return Error(EINVAL, "--disks lists " + std::to_string(req.disks.size()) + " disks, the registry has " +
                                std::to_string(registry.disks.size()));
     registry.disks = req.disks;
   }
-  auto set = DiskSet::Open(registry);
-  if (!set.ok()) return set.error();
-  ScrubReport report;
+  if (req.live != nullptr) {
+    if (req.live->set_id() != registry.set_id)
+      return Error(EINVAL, "the graphs found are on disk set " + registry.set_id + ", the mount's is " +
+                               req.live->set_id());
+    prep->set.emplace(*req.live);
+  } else {
+    auto set = DiskSet::Open(registry);
+    if (!set.ok()) return set.error();
+    prep->set.emplace(std::move(*set));
+  }
+  const DiskSet* set = &*prep->set;
+  ScrubReport& report = prep->report;
   report.set_id = set->set_id();
   for (uint32_t d = 0; d < set->size(); ++d) {
     report.disks.push_back({set->path(d), DiskStateName(set->state(d)), {}});
     if (set->state(d) == DiskState::kMissing) report.missing.push_back(d);
   }
-  std::vector<const StripedFileRef*> todo;
   uint64_t total = 0;
-  for (StripedFileRef& f : found->files) {
+  for (StripedFileRef& f : prep->found.files) {
     if (f.manifest.sum_block == 0) {
       report.skipped.push_back(f.path + ": no checksums or parity (striped without --parity)");
       continue;
     }
     // A row the journal would rewrite is not checked (nor "repaired") as it is in place now.
-    bool replayed = false;
-    auto m = ReplayRowJournal(*set, f.path, f.manifest, &replayed);
-    if (!m.ok()) return m.error();
-    f.manifest = std::move(*m);
-    if (replayed) report.replayed.push_back(f.path);
+    if (req.live == nullptr || !OpenInMount(*req.live, f.manifest.file_id)) {
+      bool replayed = false;
+      auto m = ReplayRowJournal(*set, f.path, f.manifest, &replayed);
+      if (!m.ok()) return m.error();
+      f.manifest = std::move(*m);
+      if (replayed) report.replayed.push_back(f.path);
+    }
     auto map = StripeMap::Create(f.manifest.layout);
     if (!map.ok()) return map.error().Wrap(f.path);
     for (uint32_t d = 0; d < set->size(); ++d)
       if (set->state(d) != DiskState::kMissing) total += map->PartSize(d, f.manifest.stored_size());
-    todo.push_back(&f);
+    prep->todo.push_back(&f);
   }
-  if (todo.empty())
-    return Error(EINVAL, "none of the " + std::to_string(found->files.size()) +
+  if (prep->todo.empty())
+    return Error(EINVAL, "none of the " + std::to_string(prep->found.files.size()) +
                              " striped files there has checksums or parity (striped without --parity): nothing "
                              "to scrub");
+  prep->total = total;
+  if (req.task != nullptr) req.task->total.store(total, std::memory_order_relaxed);
+  return prep;
+}
+
+Result<ScrubReport> Scrub(const ScrubRequest& req) {
+  auto prep = PrepareScrub(req);
+  if (!prep.ok()) return prep.error();
+  return RunScrub(**prep);
+}
+
+Result<ScrubReport> RunScrub(PreparedScrub& prep) {
+  const ScrubRequest& req = prep.req;
+  const DiskSet* set = &*prep.set;
+  ScrubReport& report = prep.report;
+  const std::vector<const StripedFileRef*>& todo = prep.todo;
+  const uint64_t total = prep.total;
   ProgressLine progress(req.progress, "graphfs-scrub", total);
-  RateLimiter limiter(req.rate);
+  RateLimiter limiter(req.rate, req.task != nullptr ? &req.task->cancel : nullptr);
   uint64_t done = 0;
   for (const StripedFileRef* f : todo) {
     auto scan = RowScanner::Open(*set, f->manifest, req.repair);
@@ -251,9 +312,24 @@ Result<ScrubReport> Scrub(const ScrubRequest& req) {
     for (const ScrubDisk& d : report.disks) before.push_back(d.counts);
     FileScrub scrub(req, **scan, report.disks);
     for (uint64_t row = 0; row < file.rows; ++row) {
+      if (req.task != nullptr && req.task->cancel.load(std::memory_order_relaxed))
+        return Error(ECANCELED, "scrub stopped at " + f->path + ", row " + std::to_string(row));
       uint64_t read = 0;
-      if (Status s = scrub.Row(row, read); !s.ok()) return s.error().Wrap(f->path + ", row " + std::to_string(row));
+      {
+        // Run by the daemon: no heal or in-place write of the row while it is read and repaired.
+        std::unique_lock<std::mutex> row_lock;
+        if (req.live != nullptr) row_lock = std::unique_lock<std::mutex>(req.live->RowLock(f->manifest.file_id, row));
+        const uint64_t changed_before = Changed(report);
+        if (Status s = scrub.Row(row, read); !s.ok()) return s.error().Wrap(f->path + ", row " + std::to_string(row));
+        if (req.live != nullptr && Changed(report) != changed_before) {
+          // Written to the disks before the lock goes: the daemon's reads of the row after it
+          // read the new sums, not those they kept.
+          if (Status s = (*scan)->Sync(); !s.ok()) return s.error().Wrap(f->path);
+          req.live->SumsChanged();
+        }
+      }
       done += read;
+      if (req.task != nullptr) req.task->done.store(done, std::memory_order_relaxed);
       limiter.Take(read);
       progress.Update(done, f->path);
     }

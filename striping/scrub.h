@@ -16,10 +16,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "striping/disk_set.h"
+#include "striping/set_task.h"
 
 namespace graphfs {
 
@@ -30,6 +33,13 @@ struct ScrubRequest {
   bool repair = true;              // false: report only, write nothing
   uint64_t rate = 0;               // bytes per second read from all disks together; 0: no limit
   bool progress = true;            // progress line on stderr
+  // Set when the mount's daemon runs the scrub (`scrub` written to MOUNTPOINT/.graphfs/disks):
+  // its set, whose row locks each row's scrub holds (the daemon's heals and in-place writes take
+  // them too), and whose sums epoch a row's repair bumps, so that the daemon's open files read
+  // the sums again (DiskSet::SumsChanged); `paths` is then the mount's source. A file the daemon
+  // has open is not replayed (its writer keeps its journal).
+  const DiskSet* live = nullptr;
+  SetTaskProgress* task = nullptr;  // progress and cancel, for a runner in the background
 };
 
 struct ScrubCounts {
@@ -75,5 +85,16 @@ struct ScrubReport {
 // path, paths on different disk sets, no file with sums, a set that cannot be opened (more disks
 // missing than its parity), I/O errors writing a repair.
 Result<ScrubReport> Scrub(const ScrubRequest& request);
+
+// Scrub in two steps, for a runner that answers bad requests at once and scrubs in the
+// background: what Scrub checks before it reads a row (the errors above but a repair's), then
+// the rows.
+struct PreparedScrub;
+struct PreparedScrubDeleter {
+  void operator()(PreparedScrub* p) const;
+};
+using PreparedScrubPtr = std::unique_ptr<PreparedScrub, PreparedScrubDeleter>;
+Result<PreparedScrubPtr> PrepareScrub(const ScrubRequest& request);
+Result<ScrubReport> RunScrub(PreparedScrub& prepared);
 
 }  // namespace graphfs

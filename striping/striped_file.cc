@@ -92,8 +92,31 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
       f->writer_ = std::move(*writer);
       GRAPHFS_RETURN_IF_ERROR(f->RecoverJournal());
     }
+    // A disk switched in online reaches the files open over the set through this.
+    disks.Track(f);
   }
   return f;
+}
+
+Status StripedFile::AdoptDisk(uint32_t disk, const DiskSet& disks) {
+  if (!parity_ || disk >= parts_.size() || parity_->lost(disk).empty()) return Status::Ok();
+  if (disks.state(disk) == DiskState::kMissing)
+    return Error(ENODEV, "striped file " + manifest().file_id + ": disk " + std::to_string(disk) + " is still missing");
+  // Part::fd and ::direct are read by writes, truncates and syncs, all under write_mu_; the reads
+  // of a file with sums take the descriptors ParityReader hands them.
+  std::lock_guard<std::mutex> lock(write_mu_);
+  const std::string path = disks.PartPath(disk, manifest().file_id);
+  UniqueFd fd(::open(path.c_str(), (options_.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd.valid()) return Error::FromErrno("part of striped file on disk " + std::to_string(disk) + " (" + path + ")");
+  UniqueFd direct;
+  if (options_.direct_io) direct.reset(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW));
+  ParityPart part{fd.get(), direct.valid() ? direct.get() : -1, options_.writable, path, ""};
+  GRAPHFS_RETURN_IF_ERROR(parity_->AdoptDisk(disk, std::move(part)));
+  Part& p = parts_[disk];
+  p.fd = std::move(fd);
+  p.direct = std::move(direct);
+  p.path = path;
+  return Status::Ok();
 }
 
 Status StripedFile::RecoverJournal() {

@@ -74,6 +74,16 @@ class StripedFile {
     return parity_ != nullptr && !parity_->lost(map_.Locate(offset).disk).empty();
   }
 
+  // The online switch (DiskSet::Replace): disk `disk` of `disks`, missing when this file was
+  // opened, is back. Opens this file's part and sums there and hands them to the reads
+  // (ParityReader::AdoptDisk): reads planned from now on read the disk, those in flight finish
+  // as planned. The descriptors stay open until the file is closed, so no read in flight ever
+  // sees one closed. Nothing to do (Ok) for a file that reads the disk already or has no sums;
+  // an error (the part or its sums not there, or damaged) leaves the file reading through parity.
+  // Writes stay refused until the file is opened again (the row journal of the disk is opened
+  // with the file).
+  Status AdoptDisk(uint32_t disk, const DiskSet& disks);
+
   // Reads up to `length` bytes at `offset`; fewer at end of file, 0 past it.
   Result<uint64_t> Read(uint64_t offset, uint64_t length, char* buf);
   // Reads several ranges at once, each `length` bytes at `offset` into `buf` (inside the file):

@@ -12,6 +12,27 @@ SumsCache::SumsCache(std::vector<std::optional<UnitSums>> sums, uint64_t unit, u
   }
 }
 
+bool SumsCache::has(uint32_t disk) const {
+  if (disk >= disks_.size()) return false;
+  std::lock_guard<std::mutex> lock(disks_[disk]->mu);
+  return disks_[disk]->sums.has_value();
+}
+
+void SumsCache::Adopt(uint32_t disk, UnitSums sums) {
+  Disk& d = *disks_[disk];
+  std::lock_guard<std::mutex> lock(d.mu);
+  d.sums.emplace(std::move(sums));
+  d.pages.clear();
+  d.unsynced = false;
+}
+
+void SumsCache::Forget() {
+  for (auto& d : disks_) {
+    std::lock_guard<std::mutex> lock(d->mu);
+    d->pages.clear();
+  }
+}
+
 Result<std::vector<uint64_t>> SumsCache::Get(uint32_t disk, uint64_t row, uint64_t first_block, uint64_t count) {
   if (!has(disk)) return Error(ENODEV, "no sums for disk " + std::to_string(disk));
   Disk& d = *disks_[disk];

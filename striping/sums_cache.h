@@ -23,7 +23,13 @@ class SumsCache {
   // `sums[d]` is disk d's sums file, or nullopt for a disk whose sums cannot be had (missing).
   SumsCache(std::vector<std::optional<UnitSums>> sums, uint64_t unit, uint64_t sum_block);
 
-  bool has(uint32_t disk) const { return disk < disks_.size() && disks_[disk]->sums.has_value(); }
+  bool has(uint32_t disk) const;
+  // Disk `disk`, lost when the file was opened, is back (a rebuilt disk switched in online):
+  // its sums file from now on.
+  void Adopt(uint32_t disk, UnitSums sums);
+  // Drops every sum read so far (the sums files were rewritten by someone else: a scrub run by
+  // the daemon); the next reads read them again.
+  void Forget();
   // The sums of blocks [first_block, first_block + count) of the unit `disk` holds in `row`.
   // ENODEV for a disk without sums; the sums file's read error otherwise.
   Result<std::vector<uint64_t>> Get(uint32_t disk, uint64_t row, uint64_t first_block, uint64_t count);

@@ -1,0 +1,114 @@
+#include "striping/live_mount.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "striping/disk_set.h"
+#include "striping/progress_line.h"
+
+namespace graphfs {
+
+namespace {
+
+// mountinfo escapes blanks and backslashes in paths as \ooo.
+std::string Unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7' && s[i + 2] >= '0' &&
+        s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
+bool Under(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         (dir == "/" || path[dir.size()] == '/'));
+}
+
+}  // namespace
+
+std::optional<LiveMount> FindLiveMount(const std::string& path) {
+  const std::string real = RealPath(path);
+  if (real.empty()) return std::nullopt;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  std::optional<LiveMount> found;
+  while (std::getline(in, line)) {
+    // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string x; words >> x;) w.push_back(x);
+    size_t dash = 0;
+    while (dash < w.size() && w[dash] != "-") ++dash;
+    if (w.size() < 5 || dash + 2 >= w.size() || w[dash + 1] != "fuse.graphfs") continue;
+    const std::string source = RealPath(Unescape(w[dash + 2]));
+    if (source.empty() || !Under(real, source)) continue;
+    found = LiveMount{Unescape(w[4]), source};  // later lines are newer mounts
+  }
+  return found;
+}
+
+Result<nlohmann::json> RunInDaemon(const LiveMount& mount, const std::string& line, bool progress, const char* tool) {
+  const std::string file = mount.mountpoint + "/.graphfs/disks";
+  {
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return Error::FromErrno("open " + file);
+    const ssize_t n = ::write(fd, line.data(), line.size());
+    const int err = errno;
+    ::close(fd);
+    if (n < 0) {
+      // The reason is the task's status (and the daemon's log).
+      std::string why = std::strerror(err);
+      if (auto text = ReadSmallFile(file); text.ok()) {
+        try {
+          const auto j = nlohmann::json::parse(*text);
+          if (j["task"].is_object() && j["task"].contains("error")) why = j["task"]["error"].get<std::string>();
+        } catch (const std::exception&) {
+        }
+      }
+      return Error(err, "the mount at " + mount.mountpoint + " refused '" + line.substr(0, line.find('\n')) + "': " + why);
+    }
+  }
+  std::optional<ProgressLine> bar;
+  while (true) {
+    auto text = ReadSmallFile(file);
+    if (!text.ok()) return text.error().Wrap("following the task of the mount at " + mount.mountpoint);
+    nlohmann::json task;
+    try {
+      task = nlohmann::json::parse(*text)["task"];
+    } catch (const std::exception& e) {
+      return Error(EIO, file + ": " + e.what());
+    }
+    if (!task.is_object()) return Error(EIO, file + " shows no task after the write");
+    const std::string state = task.value("state", std::string());
+    const uint64_t done = task.value("done_bytes", uint64_t{0}), total = task.value("total_bytes", uint64_t{0});
+    if (!bar && total > 0) bar.emplace(progress, tool, total);
+    if (bar) bar->Update(done, "through the mount at " + mount.mountpoint);
+    if (state != "running" && state != "starting") {
+      if (bar) bar->Finish(done);
+      return task;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace graphfs
