@@ -26,7 +26,7 @@ const time_t kMountTime = std::time(nullptr);
 }  // namespace
 
 const std::vector<const char*>& ControlFileNames() {
-  static const std::vector<const char*> names = {"stats", "fault"};
+  static const std::vector<const char*> names = {"stats", "fault", "disks"};
   return names;
 }
 
@@ -46,7 +46,9 @@ void FillControlStat(const Inode& inode, struct stat* st) {
     st->st_mode = S_IFDIR | 0555;
     st->st_nlink = 2;
   } else {
-    st->st_mode = S_IFREG | (inode.control_name == "fault" ? 0600 : 0444);
+    st->st_mode = S_IFREG | (inode.control_name == "fault"   ? 0600
+                             : inode.control_name == "disks" ? 0644
+                                                             : 0444);
     st->st_nlink = 1;
     st->st_size = 0;  // generated at open; read until EOF
   }
@@ -206,10 +208,31 @@ Result<std::string> OpenControlFile(GraphFs& fs, const Inode& inode, int flags, 
     for (uint32_t d = 0; d < fs.volume->disk_count(); ++d) out << d << " " << fs.volume->fault(d) << "\n";
     return out.str();
   }
+  if (inode.control_name == "disks") {
+    if (writing && caller != 0 && caller != ::getuid())
+      return Error(EACCES, "disks: rebuild and scrub are for root or the mount's owner");
+    return fs.volume->DisksJson().dump(2) + "\n";
+  }
   return Error(ENOENT, "no such control file");
 }
 
+// `disks`: one line starts a rebuild or a scrub (control_parse.h); the write fails with the
+// reason when it cannot start, and the log says why too.
+static Status WriteDisks(GraphFs& fs, const std::string& data, uid_t caller) {
+  if (caller != 0 && caller != ::getuid())
+    return Error(EACCES, "disks: rebuild and scrub are for root or the mount's owner");
+  auto command = ParseDisksLine(data, fs.volume->disk_count());
+  if (!command.ok()) {
+    LogError(command.error().message());
+    return command.error();
+  }
+  if (command->kind == DisksCommand::Kind::kRebuild)
+    return fs.volume->StartRebuild(command->disk, command->dir, command->rate);
+  return fs.volume->StartScrub(command->rate);
+}
+
 Status WriteControlFile(GraphFs& fs, const Inode& inode, const std::string& data, uid_t caller) {
+  if (inode.control_name == "disks") return WriteDisks(fs, data, caller);
   if (inode.control_name != "fault") return Error(EACCES, "read-only control file");
   if (caller != 0) return Error(EACCES, "fault injection is for root");
   auto fault = ParseFaultLine(data, fs.volume->disk_count());

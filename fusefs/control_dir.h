@@ -2,6 +2,11 @@
 //   stats  JSON snapshot: bytes and requests per disk, read-ahead, mount counters.
 //   fault  (root only) "DISK ERRNO" makes every I/O to DISK fail with ERRNO, "DISK 0"
 //          clears it; for fault-injection tests.
+//   disks  JSON: the disk set, each disk's path and state, the disks missing, the running or last
+//          rebuild or scrub (progress, outcome). Root or the mount's owner writes one line to
+//          start one: "rebuild I DIR [RATE]" (missing disk I onto the empty directory DIR, then
+//          read from there without a remount) or "scrub [RATE]" (docs/parity.md); a write that
+//          cannot start returns the error (EINVAL, EBUSY, ...) and the log says why.
 #pragma once
 
 #include <sys/stat.h>

@@ -90,6 +90,72 @@ Result<FaultRequest> ParseFaultLine(std::string_view text, uint64_t disks) {
   return FaultRequest{static_cast<uint32_t>(disk), static_cast<int>(err)};
 }
 
+namespace {
+
+// The words of `text`, split at blanks (space, tab, CR, LF).
+std::vector<std::string> Words(std::string_view text) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (i < text.size()) {
+    while (i < text.size() && blank(text[i])) ++i;
+    const size_t start = i;
+    while (i < text.size() && !blank(text[i])) ++i;
+    if (i > start) words.emplace_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+Result<uint64_t> ParseRate(std::string word) {
+  if (word.size() > 2 && word.compare(word.size() - 2, 2, "/s") == 0) word.resize(word.size() - 2);
+  auto rate = ParseSize(word);
+  if (!rate.ok()) return Error(EINVAL, "disks: rate '" + word + "': " + rate.error().message());
+  return rate;
+}
+
+}  // namespace
+
+Result<DisksCommand> ParseDisksLine(std::string_view text, uint64_t disks) {
+  static const std::string kUsage = "expected 'rebuild DISK DIR [RATE]' or 'scrub [RATE]'";
+  if (text.find('\0') != std::string_view::npos) return Error(EINVAL, "disks: a NUL byte in the line; " + kUsage);
+  const std::vector<std::string> w = Words(text);
+  if (w.empty()) return Error(EINVAL, "disks: empty line; " + kUsage);
+  DisksCommand c;
+  if (w[0] == "scrub") {
+    if (w.size() > 2) return Error(EINVAL, "disks: too many words after 'scrub'; " + kUsage);
+    c.kind = DisksCommand::Kind::kScrub;
+    if (w.size() == 2) {
+      auto rate = ParseRate(w[1]);
+      if (!rate.ok()) return rate.error();
+      c.rate = *rate;
+    }
+    return c;
+  }
+  if (w[0] != "rebuild") return Error(EINVAL, "disks: unknown command '" + w[0].substr(0, 64) + "'; " + kUsage);
+  if (w.size() < 3 || w.size() > 4) return Error(EINVAL, "disks: 'rebuild' takes 2 or 3 words; " + kUsage);
+  c.kind = DisksCommand::Kind::kRebuild;
+  uint64_t disk = 0;
+  for (char ch : w[1]) {
+    if (ch < '0' || ch > '9' || disk > UINT32_MAX) return Error(EINVAL, "disks: disk '" + w[1].substr(0, 64) + "' is not a disk index");
+    disk = disk * 10 + static_cast<uint64_t>(ch - '0');
+  }
+  if (w[1].size() > 10 || disk >= disks)
+    return Error(EINVAL, "disks: disk " + w[1].substr(0, 64) + ": the set has disks 0.." +
+                             (disks == 0 ? std::string("(none)") : std::to_string(disks - 1)));
+  c.disk = static_cast<uint32_t>(disk);
+  c.dir = w[2];
+  if (c.dir.size() > 4096) return Error(EINVAL, "disks: directory longer than 4096 bytes");
+  if (c.dir[0] != '/') return Error(EINVAL, "disks: directory '" + c.dir + "' is not an absolute path");
+  for (const std::string& part : SplitList(c.dir, '/'))
+    if (part == "..") return Error(EINVAL, "disks: directory '" + c.dir + "' must not contain '..'");
+  if (w.size() == 4) {
+    auto rate = ParseRate(w[3]);
+    if (!rate.ok()) return rate.error();
+    c.rate = *rate;
+  }
+  return c;
+}
+
 Result<std::string> MountRelative(std::string_view text_view, const std::string& mountpoint,
                                   const std::string& source) {
   const std::string text(text_view);

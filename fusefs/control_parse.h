@@ -1,5 +1,5 @@
 // Parsers of what users write into the control directory MOUNTPOINT/.graphfs/: the job
-// files of jobs/NAME/ and `fault`. Pure (no GraphFs, no locks, no I/O) and depending on
+// files of jobs/NAME/, `fault` and `disks`. Pure (no GraphFs, no locks, no I/O) and depending on
 // common/ only, so that tests/fuzz/control_parse_fuzz.cc can feed them anything a user
 // could write; jobs_dir.cc and control_dir.cc apply what they return.
 #pragma once
@@ -37,6 +37,21 @@ struct FaultRequest {
   int error = 0;
 };
 Result<FaultRequest> ParseFaultLine(std::string_view text, uint64_t disks);
+
+// `disks` (docs/parity.md): one line, words separated by blanks —
+//   rebuild I DIR [RATE]   rebuild missing disk I (below `disks`) onto DIR, an absolute path
+//                          without blanks, ".." or NUL; then the mount reads the disk there
+//   scrub [RATE]           check and repair every file with sums
+// RATE: bytes per second read from the disks, a size (K/M/G/T suffixes, optionally "/s");
+// 0 or none: no limit. Anything else is EINVAL saying what was expected.
+struct DisksCommand {
+  enum class Kind { kRebuild, kScrub };
+  Kind kind = Kind::kScrub;
+  uint32_t disk = 0;
+  std::string dir;
+  uint64_t rate = 0;
+};
+Result<DisksCommand> ParseDisksLine(std::string_view text, uint64_t disks);
 
 // `graph`: a path relative to the mount root, or an absolute path inside `mountpoint` or
 // `source` -> the path relative to the root, without "." or empty components (empty: the

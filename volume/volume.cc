@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "striping/disk_health.h"
+#include "volume/internal/disk_tasks.h"
 #include "volume/internal/graph_schedule.h"
 #include "volume/internal/volume_core.h"
 #include "volume/internal/volume_file.h"
@@ -14,6 +16,7 @@ namespace graphfs::volume {
 
 Volume::Volume(std::unique_ptr<VolumeCore> core)
     : core_(std::move(core)),
+      tasks_(std::make_unique<DiskTasks>(*core_)),
       schedules_(std::make_unique<GraphSchedules>()),
       reclaimer_([this] { schedules_->Prune(); }) {}
 
@@ -32,6 +35,7 @@ Status Volume::Start() {
 }
 
 void Volume::Stop() {
+  tasks_->Stop();  // a rebuild or scrub reads the disks: it stops before the engine does
   reclaimer_.Stop();
   schedules_->Clear();  // their LP loaders stop before the cache goes
   core_->Stop();
@@ -66,7 +70,34 @@ void Volume::SetUnaccountedMemory(uint64_t resident_bytes) {
   core_->budget().FollowStaging();  // the same samples: staging's charge follows what it holds
 }
 
-void Volume::AddStats(nlohmann::json& j) { core_->AddStats(j, reclaimer_); }
+void Volume::AddStats(nlohmann::json& j) {
+  core_->AddStats(j, reclaimer_);
+  j["disk_task"] = tasks_->Json();
+}
+
+Status Volume::StartRebuild(uint32_t disk, const std::string& dir, uint64_t rate) {
+  return tasks_->StartRebuild(disk, dir, rate);
+}
+
+Status Volume::StartScrub(uint64_t rate) { return tasks_->StartScrub(rate); }
+
+nlohmann::json Volume::DisksJson() {
+  nlohmann::json j;
+  const DiskSet* set = core_->disk_set();
+  nlohmann::json disks = nlohmann::json::array(), degraded = nlohmann::json::array();
+  if (set != nullptr) {
+    j["set"] = set->set_id();
+    for (uint32_t d = 0; d < set->size(); ++d) {
+      const DiskState state = core_->io() ? CurrentDiskState(*set, *core_->io(), d) : set->state(d);
+      disks.push_back({{"index", d}, {"path", set->path(d)}, {"state", DiskStateName(state)}});
+      if (set->state(d) == DiskState::kMissing) degraded.push_back(d);
+    }
+  }
+  j["disks"] = disks;
+  j["degraded"] = degraded;
+  j["task"] = tasks_->Json();
+  return j;
+}
 std::vector<std::string> Volume::DegradedNotes() const { return core_->DegradedNotes(); }
 
 }  // namespace graphfs::volume

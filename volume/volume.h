@@ -32,6 +32,7 @@
 namespace graphfs::volume {
 
 // The volume's own types behind the face (volume/internal/): a front end sees their names only.
+class DiskTasks;       // volume/internal/disk_tasks.h: rebuild and scrub run by the daemon
 class VolumeCore;      // volume/internal/volume_core.h: disks, I/O engine, cache, indexes, ...
 class GraphSchedules;  // volume/internal/graph_schedule.h: the graphs' LP schedules
 struct PinnedUnit;     // a cache unit pinned while a PinnedRead lives (volume_core.h)
@@ -143,6 +144,18 @@ class Volume {
   // daemon's log: "degraded: disk 2 (/disks/2) is missing; files are read through parity".
   std::vector<std::string> DegradedNotes() const;
 
+  // ---- the disk set's tasks (`.graphfs/disks`, docs/parity.md; volume/internal/disk_tasks.h) ----
+  // Rebuild missing disk `disk` onto the empty directory `dir` in the background, then read it
+  // from there without a remount; `rate` bytes per second read (0: no limit). Errors at once,
+  // naming what is wrong: EINVAL (no such disk, not missing, `dir` not empty or of another set,
+  // a file without parity), EBUSY (a task runs).
+  Status StartRebuild(uint32_t disk, const std::string& dir, uint64_t rate);
+  // Scrub every file with sums in the background, repairs under the rows' locks.
+  Status StartScrub(uint64_t rate);
+  // `.graphfs/disks`: the set, each disk's path and state, the disks missing, and the running
+  // or last task ("task": null when none was asked for).
+  nlohmann::json DisksJson();
+
   // ---- the volume's internals (volume/internal/), for its own files and tests/volume/ ----
   // A front end sees only their names: what the face drives (volume_core.h) and the graphs'
   // schedules above it (graph_schedule.h).
@@ -153,6 +166,7 @@ class Volume {
   explicit Volume(std::unique_ptr<VolumeCore> core);
 
   std::unique_ptr<VolumeCore> core_;
+  std::unique_ptr<DiskTasks> tasks_;  // after the core: its tasks read through the core's set
   std::unique_ptr<GraphSchedules> schedules_;  // after the core: their loads run through its cache
   // Schedules no job holds keep their graph's files open: dropped before it looks for users.
   VersionReclaimer reclaimer_;

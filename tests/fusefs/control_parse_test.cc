@@ -104,5 +104,32 @@ TEST(ControlParse, LpFileNames) {
   EXPECT_EQ(ParseLpFileName("lp-9999999999999999999", &map), 9999999999999999999u) << "19 digits fit";
 }
 
+TEST(ControlParse, DisksLines) {
+  auto r = ParseDisksLine(" rebuild 2 /disks/new 100M\n", 4);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->kind, DisksCommand::Kind::kRebuild);
+  EXPECT_EQ(r->disk, 2u);
+  EXPECT_EQ(r->dir, "/disks/new");
+  EXPECT_EQ(r->rate, 100u << 20);
+  r = ParseDisksLine("rebuild 0 /d", 4);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->rate, 0u);
+  r = ParseDisksLine("scrub 50M/s\n", 4);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->kind, DisksCommand::Kind::kScrub);
+  EXPECT_EQ(r->rate, 50u << 20);
+  EXPECT_TRUE(ParseDisksLine("scrub", 4).ok());
+  for (const char* bad : {"", "\n", "rebuild", "rebuild 1", "rebuild 4 /d", "rebuild -1 /d", "rebuild x /d",
+                          "rebuild 1 d", "rebuild 1 /a/../b", "rebuild 1 /d fast", "rebuild 1 /d 1M extra",
+                          "scrub 1 2", "scrub fast", "frobnicate", "rebuild 99999999999 /d"}) {
+    auto e = ParseDisksLine(bad, 4);
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().code(), EINVAL) << bad;
+    EXPECT_EQ(e.error().message().rfind("disks: ", 0), 0u) << e.error().message();
+  }
+  EXPECT_NE(ParseDisksLine("rebuild 4 /d", 4).error().message().find("0..3"), std::string::npos);
+  EXPECT_NE(ParseDisksLine("rebuild 1 d", 4).error().message().find("not an absolute path"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace graphfs

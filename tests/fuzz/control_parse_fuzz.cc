@@ -1,6 +1,6 @@
 // Fuzzes what users write into MOUNTPOINT/.graphfs/ (fusefs/control_parse.h): the job
 // files active, active.list, partition_size, graph, the LP file names looked up in a job
-// directory, and `fault`. Input: a Frame (fuzz_check.h), kinds listed at the bottom.
+// directory, `fault` and `disks`. Input: a Frame (fuzz_check.h), kinds listed at the bottom.
 // Each parser is checked against a plain reference of its documented grammar.
 #include <bit>
 #include <cstdint>
@@ -123,6 +123,33 @@ void FuzzFault(uint64_t disks, const std::string& text) {
   FUZZ_CHECK(again.ok() && again->disk == f->disk && again->error == f->error, "does not round-trip");
 }
 
+void FuzzDisks(uint64_t disks, const std::string& text) {
+  auto c = ParseDisksLine(text, disks);
+  if (!c.ok()) {
+    CheckRefusal(c.error(), EINVAL);
+    FUZZ_CHECK(StartsWith(c.error().message(), "disks: "), "%s", c.error().message().c_str());
+    return;
+  }
+  if (c->kind == DisksCommand::Kind::kRebuild) {
+    FUZZ_CHECK(c->disk < disks, "disk %u of %llu", c->disk, static_cast<unsigned long long>(disks));
+    FUZZ_CHECK(!c->dir.empty() && c->dir[0] == '/', "'%s' is not absolute", Shown(c->dir).c_str());
+    for (char ch : c->dir) FUZZ_CHECK(!Blank(ch) && ch != '\0', "a blank in '%s'", Shown(c->dir).c_str());
+    FUZZ_CHECK(c->dir.find("/../") == std::string::npos && !c->dir.ends_with("/.."), "'..' in '%s'",
+               Shown(c->dir).c_str());
+    FUZZ_CHECK(text.find(c->dir) != std::string::npos, "the directory is not a word of the line");
+  } else {
+    FUZZ_CHECK(c->dir.empty(), "scrub with a directory");
+  }
+  // The line made of what was parsed parses to the same.
+  const std::string line = c->kind == DisksCommand::Kind::kRebuild
+                               ? "rebuild " + std::to_string(c->disk) + " " + c->dir + " " + std::to_string(c->rate)
+                               : "scrub " + std::to_string(c->rate);
+  auto again = ParseDisksLine(line + "\n", disks);
+  FUZZ_CHECK(again.ok() && again->kind == c->kind && again->disk == c->disk && again->dir == c->dir &&
+                 again->rate == c->rate,
+             "'%s' does not round-trip", Shown(line).c_str());
+}
+
 void FuzzGraphPath(int where, const std::string& text) {
   static const std::pair<const char*, const char*> kMounts[] = {
       {"/mnt/graphs", "/srv/graphs"}, {"/mnt", "/mnt/src"}, {"/a", "/a/b/c"}, {"", ""}};
@@ -183,7 +210,7 @@ void FuzzLpName(const std::string& name) {
 }  // namespace graphfs::fuzz
 
 // Kinds: t trim, b active (PARAM = V), l active.list (PARAM = V), p partition_size,
-// f fault (PARAM = disks), g graph (PARAM picks mount point and source), n LP file name.
+// f fault (PARAM = disks), d disks (PARAM = disks), g graph (PARAM picks mount point and source), n LP file name.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace graphfs::fuzz;
   const Frame f = ParseFrame(data, size);
@@ -195,6 +222,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 'l': FuzzList(vertices, f.payload); break;
     case 'p': FuzzPartitionSize(f.payload); break;
     case 'f': FuzzFault(f.param % 64, f.payload); break;
+    case 'd': FuzzDisks(f.param % 64, f.payload); break;
     case 'g': FuzzGraphPath(static_cast<int>(f.param % 4), f.payload); break;
     case 'n': FuzzLpName(f.payload); break;
     default: break;

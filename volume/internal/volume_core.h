@@ -154,6 +154,11 @@ class VolumeCore {
   // volume: grid::GraphFile::Open(path, &core.stub_files()).
   const grid::StubFiles& stub_files() const;
   const DiskSet* disk_set() const { return disks_.get(); }
+  // The online switch (docs/parity.md, "graphfs-rebuild"): missing disk `disk` is now `dir`
+  // (rebuilt, read back, its identity stamped): the set names it, and every file open over the
+  // set reads it from now on (StripedFile::AdoptDisk; one that cannot keeps reading through
+  // parity, logged). The log says "disk 2 back: /new/dir"; stats drop it from `degraded`.
+  Status SwitchDisk(uint32_t disk, const std::string& dir);
   IoEngine* io() { return io_.get(); }
   // The cache's view of a striped file of this volume, keyed by its id (and `key_scope`: the
   // cache tells units apart by file key and unit number, so one file cut into units two ways —

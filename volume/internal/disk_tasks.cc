@@ -1,0 +1,167 @@
+#include "volume/internal/disk_tasks.h"
+
+#include "common/log.h"
+#include "striping/rebuild.h"
+#include "striping/scrub.h"
+#include "volume/internal/volume_core.h"
+
+namespace graphfs::volume {
+
+namespace {
+
+using json = nlohmann::json;
+
+json CountsJson(const ScrubCounts& c) {
+  return {{"bytes_read", c.bytes_read},           {"checksum_errors", c.checksum_errors},
+          {"read_errors", c.read_errors},         {"repaired_blocks", c.repaired_blocks},
+          {"sum_repairs", c.sum_repairs},         {"parity_rewrites", c.parity_rewrites},
+          {"unrepaired_blocks", c.unrepaired_blocks}};
+}
+
+json ScrubJson(const ScrubReport& r) {
+  json files = json::array();
+  for (const ScrubFile& f : r.files) {
+    json one = {{"path", f.path}, {"rows", f.rows}, {"counts", CountsJson(f.counts)}};
+    if (!f.damage.empty()) one["damage"] = f.damage;
+    files.push_back(std::move(one));
+  }
+  return {{"files", files},          {"skipped", r.skipped},       {"missing", r.missing},
+          {"total", CountsJson(r.total)}, {"damage_left", r.damage_left()}};
+}
+
+}  // namespace
+
+Status DiskTasks::Claim(json what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (busy_) {
+    const std::string kind = task_.value("kind", std::string("task"));
+    return Error(EBUSY, "a " + kind + " is running already (" + std::to_string(task_.value("done_bytes", uint64_t{0})) +
+                            " bytes done): wait for it to end");
+  }
+  if (thread_.joinable()) thread_.join();  // the last task's thread, ended
+  busy_ = true;
+  task_ = std::move(what);
+  task_["state"] = "starting";
+  progress_ = std::make_shared<SetTaskProgress>();
+  started_ = std::chrono::steady_clock::now();
+  return Status::Ok();
+}
+
+Status DiskTasks::Refused(const Error& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  busy_ = false;
+  task_["state"] = "refused";
+  task_["error"] = e.message();
+  LogError("disks: " + task_.value("kind", std::string("task")) + " refused: " + e.message());
+  return e;
+}
+
+void DiskTasks::Launch(std::function<Result<json>()> work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  task_["state"] = "running";
+  thread_ = std::thread([this, work = std::move(work)] { Ended(work()); });
+}
+
+void DiskTasks::Ended(const Result<json>& outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  busy_ = false;
+  task_["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  task_["done_bytes"] = progress_->done.load();
+  task_["total_bytes"] = progress_->total.load();
+  const std::string kind = task_.value("kind", std::string("task"));
+  if (outcome.ok()) {
+    task_["state"] = "done";
+    task_["report"] = *outcome;
+    LogError("disks: " + kind + " done: " + outcome->dump());
+  } else {
+    task_["state"] = outcome.error().code() == ECANCELED ? "stopped" : "failed";
+    task_["error"] = outcome.error().message();
+    LogError("disks: " + kind + " " + task_["state"].get<std::string>() + ": " + outcome.error().message());
+  }
+}
+
+Status DiskTasks::StartRebuild(uint32_t disk, const std::string& dir, uint64_t rate) {
+  const DiskSet* set = core_.disk_set();
+  if (set == nullptr) return Error(EINVAL, "rebuild: nothing under the source is striped");
+  GRAPHFS_RETURN_IF_ERROR(Claim({{"kind", "rebuild"}, {"disk", disk}, {"to", dir}, {"rate", rate}}));
+  if (disk >= set->size())
+    return Refused(Error(EINVAL, "rebuild " + std::to_string(disk) + ": the set has disks 0.." +
+                                     std::to_string(set->size() - 1)));
+  RebuildRequest req;
+  req.paths = {core_.source()};
+  req.disk = disk;
+  req.to = dir;
+  req.rate = rate;
+  req.progress = false;
+  req.live = set;
+  req.task = progress_.get();
+  auto prepared = PrepareRebuild(req);
+  if (!prepared.ok()) return Refused(prepared.error().Wrap("rebuild of disk " + std::to_string(disk)));
+  LogError("disks: rebuilding disk " + std::to_string(disk) + " onto " + dir + " (" + std::to_string(rate) +
+           " bytes/s, 0: no limit)");
+  std::shared_ptr<PreparedRebuild> prep(prepared->release(), PreparedRebuildDeleter());
+  Launch([this, prep, disk]() -> Result<json> {
+    auto report = RunRebuild(*prep);
+    if (!report.ok()) return report.error();
+    // Every unit is on the new disk and read back, the registries name it: the mount reads it.
+    GRAPHFS_RETURN_IF_ERROR(core_.SwitchDisk(disk, report->to));
+    return json{{"to", report->to},
+                {"files", report->files},
+                {"bytes", report->bytes},
+                {"bad_source_blocks", report->bad_source_blocks},
+                {"resumed", report->resumed},
+                {"registries", report->registries}};
+  });
+  return Status::Ok();
+}
+
+Status DiskTasks::StartScrub(uint64_t rate) {
+  const DiskSet* set = core_.disk_set();
+  if (set == nullptr) return Error(EINVAL, "scrub: nothing under the source is striped");
+  GRAPHFS_RETURN_IF_ERROR(Claim({{"kind", "scrub"}, {"rate", rate}}));
+  ScrubRequest req;
+  req.paths = {core_.source()};
+  req.rate = rate;
+  req.progress = false;
+  req.live = set;
+  req.task = progress_.get();
+  auto prepared = PrepareScrub(req);
+  if (!prepared.ok()) return Refused(prepared.error().Wrap("scrub"));
+  LogError("disks: scrubbing (" + std::to_string(rate) + " bytes/s, 0: no limit)");
+  std::shared_ptr<PreparedScrub> prep(prepared->release(), PreparedScrubDeleter());
+  Launch([prep]() -> Result<json> {
+    auto report = RunScrub(*prep);
+    if (!report.ok()) return report.error();
+    return ScrubJson(*report);
+  });
+  return Status::Ok();
+}
+
+json DiskTasks::Json() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (task_.is_null()) return nullptr;
+  json j = task_;
+  if (busy_ && progress_) {
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const uint64_t done = progress_->done.load();
+    j["done_bytes"] = done;
+    j["total_bytes"] = progress_->total.load();
+    j["seconds"] = secs;
+    j["bytes_per_second"] = secs > 0 ? static_cast<double>(done) / secs : 0.0;
+  } else if (j.contains("seconds") && j["seconds"].get<double>() > 0) {
+    j["bytes_per_second"] = static_cast<double>(j.value("done_bytes", uint64_t{0})) / j["seconds"].get<double>();
+  }
+  return j;
+}
+
+void DiskTasks::Stop() {
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (progress_) progress_->cancel.store(true);
+    t = std::move(thread_);
+  }
+  if (t.joinable()) t.join();
+}
+
+}  // namespace graphfs::volume
