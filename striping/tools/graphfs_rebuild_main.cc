@@ -1,10 +1,16 @@
 // graphfs-rebuild --disk I --to DIR [--rate SIZE] [--disks D0,D1,...] [-q] PATH...
+#include <limits.h>
+#include <stdlib.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "common/cli_manpage.h"
 #include "common/cli_size.h"
 #include "common/size_parse.h"
+#include "striping/live_mount.h"
 #include "striping/rebuild.h"
 
 int main(int argc, char** argv) {
@@ -14,7 +20,7 @@ int main(int argc, char** argv) {
       "parity, verified; then the graphs' registries (.graphfs/disks.json) name the new directory for the disk."};
   graphfs::RebuildRequest req;
   std::string disks;
-  bool quiet = false;
+  bool quiet = false, offline = false;
   app.add_option("--disk", req.disk, "index of the disk to rebuild in its set (as graphfs-scrub and .graphfs/stats number them)")
       ->required();
   app.add_option("--to", req.to,
@@ -28,6 +34,9 @@ int main(int argc, char** argv) {
   graphfs::AddSizeOption(app, "--checkpoint", req.checkpoint, "bytes written between durable progress records",
                          graphfs::SizeRule{1});
   app.add_flag("-q,--quiet", quiet, "no progress line");
+  app.add_flag("--offline", offline,
+               "rebuild in this process even when the graphs are mounted (the mount then reads the disk through "
+               "parity until it is mounted again)");
   app.add_option("path", req.paths,
                  "graph directories, or directories holding graphs (walked for .graphfs/disks.json): every graph "
                  "striped over the set, so that the new disk holds all of its units")
@@ -39,8 +48,11 @@ int main(int argc, char** argv) {
       "(DIR/.graphfs-rebuild.json). Each unit is rebuilt from the other disks' units verified against their "
       "checksums, and read back from the new disk and checked while the next ones are rebuilt; once every part "
       "was read back whole, the directory gets the disk's identity, "
-      "and every named graph's registry switches to it. Mounted graphs keep reading the disk through parity until "
-      "they are mounted again (a mount reads the registry when it starts; with disks= in fstab, change that line). "
+      "and every named graph's registry switches to it. When a graphfs mount serves the graphs (its source is PATH or "
+      "holds it), the tool hands the rebuild to the mount's daemon (MOUNTPOINT/.graphfs/disks) and shows its "
+      "progress: the daemon rebuilds the same way, row by row under the locks its own reads take, switches the registries "
+      "and then reads the disk from DIR without a remount (--checkpoint and --disks are then the daemon's own). "
+      "With --offline, mounted graphs keep reading the disk through parity until they are mounted again. "
       "Exit status: 0 when the disk was rebuilt and the registries switched; 1 when it failed (the message says "
       "why; nothing switched); 2 for bad arguments.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
@@ -49,6 +61,36 @@ int main(int argc, char** argv) {
   if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   req.progress = !quiet;
   if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
+  if (!offline && disks.empty()) {
+    if (auto live = graphfs::FindLiveMount(req.paths.front())) {
+      char to[PATH_MAX];
+      if (::realpath(req.to.c_str(), to) == nullptr) {
+        std::fprintf(stderr, "graphfs-rebuild: %s: %s\n", req.to.c_str(), std::strerror(errno));
+        return 1;
+      }
+      std::fprintf(stderr, "graphfs-rebuild: %s is mounted at %s: its daemon rebuilds disk %u\n",
+                   live->source.c_str(), live->mountpoint.c_str(), req.disk);
+      const std::string line = "rebuild " + std::to_string(req.disk) + " " + to + " " + std::to_string(req.rate) + "\n";
+      auto task = graphfs::RunInDaemon(*live, line, req.progress, "graphfs-rebuild");
+      if (!task.ok()) {
+        std::fprintf(stderr, "\ngraphfs-rebuild: %s\n", task.error().message().c_str());
+        return 1;
+      }
+      if ((*task)["state"] != "done") {
+        std::fprintf(stderr, "\ngraphfs-rebuild: the mount's rebuild %s: %s\n",
+                     (*task)["state"].get<std::string>().c_str(), task->value("error", std::string()).c_str());
+        return 1;
+      }
+      const auto& r = (*task)["report"];
+      std::printf("graphfs-rebuild: disk %u is %s now, read by the mount at %s: %lu file(s), %s written%s\n", req.disk,
+                  r.value("to", std::string()).c_str(), live->mountpoint.c_str(), r.value("files", uint64_t{0}),
+                  graphfs::FormatSize(r.value("bytes", uint64_t{0})).c_str(),
+                  r.value("resumed", false) ? " (resumed)" : "");
+      for (const auto& g : r["registries"])
+        std::printf("graphfs-rebuild: %s/.graphfs/disks.json names it\n", g.get<std::string>().c_str());
+      return 0;
+    }
+  }
   auto report = graphfs::Rebuild(req);
   if (!report.ok()) {
     std::fprintf(stderr, "\ngraphfs-rebuild: %s\n", report.error().message().c_str());

@@ -6,6 +6,7 @@
 #include "common/cli_manpage.h"
 #include "common/cli_size.h"
 #include "common/size_parse.h"
+#include "striping/live_mount.h"
 #include "striping/scrub.h"
 
 namespace {
@@ -30,13 +31,14 @@ int main(int argc, char** argv) {
       "data, repairs what it can from parity, and reports per file and per disk."};
   graphfs::ScrubRequest req;
   std::string disks;
-  bool quiet = false, no_repair = false;
+  bool quiet = false, no_repair = false, offline = false;
   app.add_option("--disks", disks, "disk directories overriding the registered paths, comma-separated");
   app.add_flag("--no-repair", no_repair, "report only: write nothing to the disks");
   graphfs::AddRateOption(app, "--rate", req.rate,
                          "read at most this many bytes per second from all disks together (e.g. 100M), so that "
                          "jobs reading the same disks keep their bandwidth; default: as fast as the disks go");
   app.add_flag("-q,--quiet", quiet, "no progress line");
+  app.add_flag("--offline", offline, "scrub in this process even when the graphs are mounted");
   app.add_option("path", req.paths,
                  "graph directory, directory of graphs (walked for graphs with .graphfs/disks.json), or one striped "
                  "file; all on one disk set")
@@ -50,9 +52,12 @@ int main(int argc, char** argv) {
       "the mount. A missing disk is reported, and its units are not checked: graphfs-rebuild puts them on a new "
       "disk. A file whose row journal holds writes its killed writer did not finish is replayed first (as a "
       "read-write mount would; also with --no-repair), or refused when it cannot be written. "
-      "It may run while the graphs are mounted (the mount writes nothing to files with parity but the same "
-      "repairs); a mount that read a row's checksums before scrub rewrote that row's parity (parity > 0) may refuse, "
-      "until it is mounted again, reads that need that parity to rebuild a lost unit. "
+      "When a graphfs mount serves the graphs (its source is PATH or holds it), the tool hands the scrub to the "
+      "mount's daemon (MOUNTPOINT/.graphfs/disks) and shows its progress and report: the daemon scrubs the whole "
+      "source, each row under the lock its own reads and writes take, and reads the checksums a repair rewrote "
+      "again (with --no-repair or --disks, or --offline, the tool scrubs in its own process; a mount that read a "
+      "row's checksums before such a run rewrote that row's parity may then refuse reads that need that parity "
+      "until it is mounted again). "
       "Exit status: 0 when nothing is wrong any more (everything found was repaired); 1 when damage is left "
       "(unrepairable blocks, damage found with --no-repair, or a missing disk); 2 when nothing could be scrubbed "
       "(bad arguments, no striped graph, no file with checksums, more disks missing than the parity) or a repair "
@@ -64,6 +69,51 @@ int main(int argc, char** argv) {
   req.progress = !quiet;
   req.repair = !no_repair;
   if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
+  if (!offline && !no_repair && disks.empty()) {
+    if (auto live = graphfs::FindLiveMount(req.paths.front())) {
+      std::fprintf(stderr, "graphfs-scrub: %s is mounted at %s: its daemon scrubs it\n", live->source.c_str(),
+                   live->mountpoint.c_str());
+      auto task = graphfs::RunInDaemon(*live, "scrub " + std::to_string(req.rate) + "\n", req.progress, "graphfs-scrub");
+      if (!task.ok()) {
+        std::fprintf(stderr, "\ngraphfs-scrub: %s\n", task.error().message().c_str());
+        return 2;
+      }
+      if ((*task)["state"] != "done") {
+        std::fprintf(stderr, "\ngraphfs-scrub: the mount's scrub %s: %s\n", (*task)["state"].get<std::string>().c_str(),
+                     task->value("error", std::string()).c_str());
+        return 2;
+      }
+      const auto& r = (*task)["report"];
+      for (const auto& s : r["skipped"]) std::fprintf(stderr, "graphfs-scrub: skipped %s\n", s.get<std::string>().c_str());
+      PrintHeader("file");
+      for (const auto& f : r["files"]) {
+        graphfs::ScrubCounts c;
+        const auto& j = f["counts"];
+        c.bytes_read = j.value("bytes_read", uint64_t{0});
+        c.checksum_errors = j.value("checksum_errors", uint64_t{0});
+        c.read_errors = j.value("read_errors", uint64_t{0});
+        c.repaired_blocks = j.value("repaired_blocks", uint64_t{0});
+        c.sum_repairs = j.value("sum_repairs", uint64_t{0});
+        c.parity_rewrites = j.value("parity_rewrites", uint64_t{0});
+        c.unrepaired_blocks = j.value("unrepaired_blocks", uint64_t{0});
+        PrintCounts(f["path"].get<std::string>().c_str(), f.contains("damage") ? "damaged" : "ok", c);
+        if (f.contains("damage"))
+          for (const auto& line : f["damage"]) std::printf("  damage left: %s\n", line.get<std::string>().c_str());
+      }
+      for (const auto& d : r["missing"])
+        std::printf("\ndisk %u is missing: its units were not checked; graphfs-rebuild --disk %u --to NEW_DIR %s\n",
+                    d.get<uint32_t>(), d.get<uint32_t>(), req.paths.front().c_str());
+      const auto& t = r["total"];
+      std::printf("\ngraphfs-scrub: through the mount at %s: %zu file(s), %s read: %lu checksum error(s), %lu read "
+                  "error(s); repaired %lu block(s), %lu checksum(s), %lu parity unit(s); %lu block(s) left wrong\n",
+                  live->mountpoint.c_str(), r["files"].size(),
+                  graphfs::FormatSize(t.value("bytes_read", uint64_t{0})).c_str(), t.value("checksum_errors", uint64_t{0}),
+                  t.value("read_errors", uint64_t{0}), t.value("repaired_blocks", uint64_t{0}),
+                  t.value("sum_repairs", uint64_t{0}), t.value("parity_rewrites", uint64_t{0}),
+                  t.value("unrepaired_blocks", uint64_t{0}));
+      return r.value("damage_left", false) ? 1 : 0;
+    }
+  }
   auto report = graphfs::Scrub(req);
   if (!report.ok()) {
     std::fprintf(stderr, "\ngraphfs-scrub: %s\n", report.error().message().c_str());
