@@ -1,0 +1,264 @@
+// The disk set's tasks run by the mount's daemon through MOUNTPOINT/.graphfs/disks (issue 44;
+// docs/parity.md, "graphfs-rebuild" and "graphfs-scrub"): a lost disk rebuilt while a reader
+// streams the file, then switched in without a remount — stats no longer degraded, the registry
+// naming the new directory, and, with another disk failing afterwards, the bytes still whole
+// (with parity 1 only possible if the new disk serves its units); a scrub whose repair rewrites a
+// parity unit and its sums, after which a degraded read that needs that parity works (the
+// daemon's kept sums are read again); and bad lines refused with the reason.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <sys/wait.h>
+
+#include "common/aligned_buffer.h"
+#include "striping/disk_set.h"
+#include "striping/stripe_map.h"
+#include "striping/unit_sums.h"
+#include "tests/fusefs/striped_fixture.h"
+
+namespace graphfs::testing {
+namespace {
+
+constexpr uint64_t kUnit = kTestUnit;
+
+// The whole file read with O_DIRECT (the kernel's page cache keeps nothing that would hide
+// what the daemon serves now); "error: ..." when a read fails.
+std::string ReadDirect(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT);
+  if (fd < 0) return std::string("error: open: ") + std::strerror(errno);
+  constexpr size_t kChunk = 1 << 20;
+  void* buf = nullptr;
+  if (::posix_memalign(&buf, 4096, kChunk) != 0) return "error: memory";
+  std::string out;
+  while (true) {
+    const ssize_t n = ::read(fd, buf, kChunk);
+    if (n < 0) {
+      out = std::string("error: read: ") + std::strerror(errno);
+      break;
+    }
+    if (n == 0) break;
+    out.append(static_cast<const char*>(buf), static_cast<size_t>(n));
+  }
+  ::free(buf);
+  ::close(fd);
+  return out;
+}
+
+// Writes `line` to the control file in one write(2); 0 or the errno it failed with.
+int WriteControl(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  if (fd < 0) return errno;
+  const ssize_t n = ::write(fd, line.data(), line.size());
+  const int err = n < 0 ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
+class ParityOnline : public StripedMount {
+ protected:
+  std::string DisksFile() const { return mnt + "/.graphfs/disks"; }
+  nlohmann::json Disks() { return nlohmann::json::parse(ReadFile(DisksFile())); }
+  // Waits until the task is no longer running; its status.
+  nlohmann::json WaitForTask(int seconds = 120) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    nlohmann::json task;
+    while (std::chrono::steady_clock::now() < until) {
+      task = Disks()["task"];
+      if (task.is_object() && task["state"] != "running" && task["state"] != "starting") return task;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "the task did not end: " << task.dump();
+    return task;
+  }
+  StripeManifest manifest;
+};
+
+TEST_F(ParityOnline, RebuildThroughTheControlFileSwitchesTheMountToTheNewDisk) {
+  const std::string data = RandomBytes(40 * kUnit + 12345, 81);
+  manifest = StripeWithParity("column", data);
+  std::filesystem::remove_all(disks[1]);
+  DoMount({"cache_size=0"});
+  EXPECT_EQ(Disks()["degraded"], nlohmann::json::array({1}));
+  EXPECT_TRUE(Disks()["task"].is_null());
+
+  // A reader streams the file all along: through parity, then from the new disk.
+  std::atomic<bool> stop{false};
+  std::atomic<int> rounds{0}, wrong{0};
+  std::string first_wrong;
+  std::thread reader([&] {
+    while (!stop.load()) {
+      const std::string got = ReadDirect(mnt + "/graph/column");
+      if (got != data && wrong.fetch_add(1) == 0) first_wrong = got.substr(0, 200);
+      ++rounds;
+    }
+  });
+  const std::string to = tmp.Sub("new-disk");
+  // A low rate first, so that the reads and the rebuild overlap for a while.
+  ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + " 4M\n"), 0);
+  const nlohmann::json task = WaitForTask();
+  while (rounds.load() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop = true;
+  reader.join();
+  EXPECT_EQ(wrong.load(), 0) << "a read during the rebuild differed: " << first_wrong;
+  EXPECT_EQ(task["state"], "done") << task.dump();
+  EXPECT_EQ(task["kind"], "rebuild");
+  EXPECT_EQ(task["done_bytes"], task["total_bytes"]) << task.dump();
+  EXPECT_GT(task["total_bytes"].get<uint64_t>(), 0u);
+
+  const nlohmann::json stats = Stats();
+  EXPECT_EQ(stats["degraded"], nlohmann::json::array());
+  EXPECT_EQ(stats["disks"][1]["path"], to);
+  EXPECT_EQ(stats["disks"][1]["state"], "healthy");
+  EXPECT_EQ(stats["disk_task"]["state"], "done");
+  auto registry = ReadRegistry(graph);
+  ASSERT_TRUE(registry.ok());
+  EXPECT_EQ(registry->disks[1], to);
+  const std::string log = ReadFile(mount.log());
+  EXPECT_NE(log.find("disk 1 back: " + to), std::string::npos) << log;
+
+  // Disk 0 now fails every read: with one parity unit per row its units come back only if the new
+  // disk 1 serves its own.
+  const uint64_t read_before = stats["disks"][1]["bytes_read"].get<uint64_t>();
+  WriteFile(mnt + "/.graphfs/fault", "0 5\n");
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == data) << "the switched mount does not read the new disk";
+  const nlohmann::json after = Stats();
+  EXPECT_GT(after["disks"][1]["bytes_read"].get<uint64_t>(), read_before);
+  EXPECT_GT(after["disks"][0]["rebuilt_bytes"].get<uint64_t>(), 0u);
+  WriteFile(mnt + "/.graphfs/fault", "0 0\n");
+}
+
+TEST_F(ParityOnline, ScrubThroughTheControlFileRepairsAndADegradedReadAfterItWorks) {
+  const std::string data = RandomBytes(12 * kUnit, 82);
+  manifest = StripeWithParity("column", data);
+  const StripeMap map = *StripeMap::Create(manifest.layout);
+  // A lost write on row 2's parity: its bytes and their sum changed together, so every block
+  // matches its sum but the parity is not what the data encodes to.
+  const uint64_t row = 2;
+  const uint32_t pdisk = map.SlotDisk(row, map.data_units());
+  const std::string part = PartPath(disks[pdisk], manifest);
+  FlipByte(part, row * kUnit + 100, 0x33);
+  const uint64_t b = manifest.sum_block;
+  const std::string block = ReadFile(part).substr(row * kUnit, b);
+  const uint64_t sum = BlockSum(block, b);
+  {
+    const int fd = ::open(SumsPath(disks[pdisk], manifest).c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, &sum, 8, static_cast<off_t>(kSumsHeaderSize + row * (kUnit / b) * 8)), 8);
+    ::close(fd);
+  }
+  // A second, plain flip the scrub repairs from parity, on a data unit.
+  const DiskLocation flip = map.Locate(7 * kUnit + 5);
+  FlipByte(PartPath(disks[flip.disk], manifest), flip.disk_offset, 0x5a);
+  DoMount({"cache_size=0"});
+  // A healthy read keeps the sums of every disk it read (the stale parity's among them) and heals
+  // the flipped byte itself; scrub then finds the parity.
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == data);
+  FlipByte(PartPath(disks[flip.disk], manifest), flip.disk_offset, 0x5a);  // bad again, for the scrub
+
+  ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0);
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump();
+  EXPECT_EQ(task["kind"], "scrub");
+  EXPECT_EQ(task["report"]["total"]["parity_rewrites"], 1) << task.dump();
+  EXPECT_EQ(task["report"]["total"]["repaired_blocks"], 1) << task.dump();
+  EXPECT_EQ(task["report"]["damage_left"], false) << task.dump();
+  EXPECT_EQ(ByteAt(PartPath(disks[flip.disk], manifest), flip.disk_offset), data[7 * kUnit + 5]);
+
+  // A read of row 2 with one of its data disks failing needs the parity the scrub rewrote: it
+  // must be checked against the sums on the disk now, not those the daemon kept from before.
+  const uint32_t ddisk = map.SlotDisk(row, 0);
+  WriteFile(mnt + "/.graphfs/fault", std::to_string(ddisk) + " 5\n");
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == data) << "a degraded read after the scrub failed";
+  WriteFile(mnt + "/.graphfs/fault", std::to_string(ddisk) + " 0\n");
+}
+
+TEST_F(ParityOnline, BadLinesAreRefusedWithTheReason) {
+  const std::string data = RandomBytes(30 * kUnit, 83);
+  manifest = StripeWithParity("column", data);
+  std::filesystem::remove_all(disks[2]);
+  const std::string full = tmp.Sub("full");
+  WriteFile(full + "/something", "x");
+  const std::string other = tmp.Sub("other-set");
+  WriteFile(other + "/.graphfs-disk", EncodeDiskIdentity({"0123456789abcdef0123456789abcdef", 2, 3}));
+  DoMount({"cache_size=0"});
+  const std::string file = DisksFile();
+  EXPECT_EQ(WriteControl(file, "frobnicate\n"), EINVAL);
+  EXPECT_EQ(WriteControl(file, "rebuild\n"), EINVAL);
+  EXPECT_EQ(WriteControl(file, "rebuild 7 " + tmp.Sub("a") + "\n"), EINVAL);
+  EXPECT_EQ(WriteControl(file, "rebuild 2 relative/dir\n"), EINVAL);
+  EXPECT_EQ(WriteControl(file, "rebuild 2 " + tmp.Sub("b") + " fast\n"), EINVAL);
+  EXPECT_EQ(WriteControl(file, "rebuild 0 " + tmp.Sub("c") + "\n"), EINVAL);  // disk 0 is not lost
+  EXPECT_EQ(WriteControl(file, "rebuild 2 " + full + "\n"), ENOTEMPTY);
+  EXPECT_EQ(WriteControl(file, "rebuild 2 " + other + "\n"), EINVAL);
+  EXPECT_EQ(Disks()["task"]["state"], "refused");
+  EXPECT_NE(Disks()["task"]["error"].get<std::string>().find("belongs to disk set 0123456789abcdef"),
+            std::string::npos)
+      << Disks()["task"].dump();
+  const std::string log = ReadFile(mount.log());
+  EXPECT_NE(log.find("is not empty"), std::string::npos) << log;
+  EXPECT_NE(log.find("unknown command 'frobnicate'"), std::string::npos) << log;
+
+  // A task already running: a rebuild at 1 KiB/s runs for minutes; the unmount stops it.
+  ASSERT_EQ(WriteControl(file, "rebuild 2 " + tmp.Sub("slow") + " 1K\n"), 0);
+  EXPECT_EQ(WriteControl(file, "scrub\n"), EBUSY);
+  EXPECT_EQ(Disks()["task"]["state"], "running");
+  EXPECT_EQ(Disks()["degraded"], nlohmann::json::array({2}));
+  const auto t0 = std::chrono::steady_clock::now();
+  mount.Unmount();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << "the unmount waited for the task";
+  EXPECT_NE(ReadFile(mount.log()).find("disks: rebuild stopped"), std::string::npos) << ReadFile(mount.log());
+}
+
+// The tools find the mount serving the graph and hand it the work: the mount reads the new disk
+// afterwards without a remount; --offline leaves the mount as it was.
+TEST_F(ParityOnline, TheToolsHandTheirWorkToTheMount) {
+  const std::string data = RandomBytes(10 * kUnit + 77, 85);
+  manifest = StripeWithParity("column", data);
+  std::filesystem::remove_all(disks[0]);
+  DoMount({"cache_size=0"});
+  const std::string to = tmp.Sub("new-disk"), out = tmp.path() + "/tool.out";
+  const auto run = [&](const std::string& args) {
+    const int status = std::system((args + " > " + out + " 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(run(std::string(GRAPHFS_REBUILD_TOOL) + " -q --disk 0 --to " + to + " " + graph), 0) << ReadFile(out);
+  EXPECT_NE(ReadFile(out).find("is mounted at " + mnt), std::string::npos) << ReadFile(out);
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
+  EXPECT_EQ(Stats()["disks"][0]["path"], to);
+  // A refusal by the daemon is the tool's failure, with the reason.
+  EXPECT_EQ(run(std::string(GRAPHFS_REBUILD_TOOL) + " -q --disk 0 --to " + tmp.Sub("again") + " " + graph), 1);
+  EXPECT_NE(ReadFile(out).find("is not missing from the mount"), std::string::npos) << ReadFile(out);
+  // A flipped byte on disk 1 or 2 (disk 0's directory is the new one now).
+  const StripeMap map = *StripeMap::Create(manifest.layout);
+  uint64_t at = 9;
+  while (map.Locate(at).disk == 0) at += kUnit;
+  const DiskLocation flip = map.Locate(at);
+  FlipByte(PartPath(disks[flip.disk], manifest), flip.disk_offset, 0x11);
+  EXPECT_EQ(run(std::string(GRAPHFS_SCRUB_TOOL) + " -q " + graph), 0) << ReadFile(out);
+  EXPECT_NE(ReadFile(out).find("through the mount at " + mnt), std::string::npos) << ReadFile(out);
+  EXPECT_EQ(Disks()["task"]["kind"], "scrub");
+  EXPECT_EQ(Disks()["task"]["report"]["total"]["repaired_blocks"], 1) << Disks().dump();
+  EXPECT_EQ(ByteAt(PartPath(disks[flip.disk], manifest), flip.disk_offset), data[at]);
+  EXPECT_EQ(run(std::string(GRAPHFS_SCRUB_TOOL) + " --offline -q " + graph), 0) << ReadFile(out);
+  EXPECT_EQ(ReadFile(out).find("through the mount"), std::string::npos) << ReadFile(out);
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == data);
+}
+
+TEST_F(ParityOnline, ScrubOfAGraphWithoutChecksumsIsRefused) {
+  Stripe("column", RandomBytes(4 * kUnit, 84));
+  DoMount({"cache_size=0"});
+  EXPECT_EQ(WriteControl(DisksFile(), "scrub\n"), EINVAL);
+  const nlohmann::json task = Disks()["task"];
+  EXPECT_EQ(task["state"], "refused");
+  EXPECT_NE(task["error"].get<std::string>().find("nothing to scrub"), std::string::npos) << task.dump();
+}
+
+}  // namespace
+}  // namespace graphfs::testing
