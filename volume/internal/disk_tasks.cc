@@ -35,8 +35,9 @@ Status DiskTasks::Claim(json what) {
   std::lock_guard<std::mutex> lock(mu_);
   if (busy_) {
     const std::string kind = task_.value("kind", std::string("task"));
-    return Error(EBUSY, "a " + kind + " is running already (" + std::to_string(task_.value("done_bytes", uint64_t{0})) +
-                            " bytes done): wait for it to end");
+    const uint64_t done = progress_ ? progress_->done.load() : 0, total = progress_ ? progress_->total.load() : 0;
+    return Error(EBUSY, "a " + kind + " is running already (" + std::to_string(done) + " of " + std::to_string(total) +
+                            " bytes read): wait for it to end");
   }
   if (thread_.joinable()) thread_.join();  // the last task's thread, ended
   busy_ = true;
