@@ -90,7 +90,7 @@ static json CpuJson(GraphFs& fs, const json& schedulers) {
 // files' frames (admitted and loading) and their recycled buffers, the LPs live
 // and loading (their own memory: the cached units they are made of are the cache's, except
 // those the cache refused while LPs pinned them), the chunk indexes in memory, the LP loaders'
-// read buffers; `other` is the rest (allocator slack, threads' buffers, libraries).
+// read buffers, degraded files' rows' blocks kept for their other reads; `other` is the rest (allocator slack, threads' buffers, libraries).
 static json MemoryJson(const json& stats) {
   const ProcessMemory process = ReadProcessMemory();
   auto num = [](const json& o, const char* key) -> uint64_t {
@@ -105,6 +105,8 @@ static json MemoryJson(const json& stats) {
   const json& frames = stats.contains("frames") ? stats["frames"] : json::object();
   by_use["frames"] = num(frames, "used") + num(frames, "staged");
   by_use["frames_idle_buffers"] = num(frames, "buffers_idle_bytes");
+  // Degraded files' rows' blocks kept for their other reads (volume/internal/degraded_share.h).
+  by_use["degraded_rows"] = stats.contains("degraded_share") ? num(stats["degraded_share"], "held_bytes") : 0;
   uint64_t lps = num(cache, "held"), lp_idle = 0, index = 0, scratch = 0;
   // What `lps` is made of, summed over the graphs (the window counts LPs by footprint: their own
   // memory and the whole cached units they pin).

@@ -121,7 +121,8 @@ Result<UnitSums> ParityReader::OpenSums(const DiskSet& disks, const StripeManife
 
 Result<std::unique_ptr<ParityReader>> ParityReader::Open(const DiskSet& disks, IoEngine* io, const StripeManifest& m,
                                                          const StripeMap& map, std::vector<ParityPart> parts,
-                                                         uint64_t max_run_bytes) {
+                                                         uint64_t max_run_bytes,
+                                                         std::shared_ptr<RowSharePool> row_share) {
   const uint32_t n = map.disks();
   if (parts.size() != n) return Error(EINVAL, "parity reader: " + std::to_string(parts.size()) + " parts for " + std::to_string(n) + " disks");
   std::vector<std::optional<UnitSums>> sums(n);
@@ -157,7 +158,10 @@ Result<std::unique_ptr<ParityReader>> ParityReader::Open(const DiskSet& disks, I
                           " lost (" + why + "), parity " + std::to_string(map.parity()));
   }
   r->sums_ = std::make_unique<SumsCache>(std::move(sums), map.unit(), m.sum_block);
-  if (r->codec_ && !lost.empty()) r->share_ = std::make_unique<RowShare>(m.sum_block, kRowShareBytes);
+  if (r->codec_ && !lost.empty()) {
+    if (row_share == nullptr) row_share = std::make_shared<RowSharePool>(kRowShareBytes);
+    r->share_ = std::make_unique<RowShare>(m.sum_block, std::move(row_share));
+  }
   return r;
 }
 

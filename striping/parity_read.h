@@ -82,9 +82,13 @@ class ParityReader {
   // `parts` has one entry per disk of the set. Opens the sums file of every part that is not
   // lost (a damaged or missing one makes that disk lost for this file). EIO naming the disks
   // when more of them are lost than the file's parity.
+  // A file with a lost disk keeps its degraded rows' blocks for its other reads within
+  // `row_share`'s capacity (shared with the pool's other files: the mount's memory budget
+  // charges it); nullptr: a pool of its own of kRowShareBytes (the offline tools, tests).
   static Result<std::unique_ptr<ParityReader>> Open(const DiskSet& disks, IoEngine* io, const StripeManifest& m,
                                                     const StripeMap& map, std::vector<ParityPart> parts,
-                                                    uint64_t max_run_bytes);
+                                                    uint64_t max_run_bytes,
+                                                    std::shared_ptr<RowSharePool> row_share = nullptr);
 
   // Plans a read of `targets` (each inside the file): ParityRead::Submit queues its runs, then
   // ParityRead::Finish verifies, repairs and copies out.
@@ -111,7 +115,10 @@ class ParityReader {
   void SetStoredSize(uint64_t size) { stored_size_.store(size, std::memory_order_release); }
   // What degraded reads shared of their rows' blocks (row_share.h); zeros when no disk is lost.
   RowShare::Stats share_stats() const { return share_ ? share_->stats() : RowShare::Stats{}; }
-  // The most bytes of blocks degraded reads keep for each other (row_share.h).
+  // Whether a disk is lost for this file and its reads share their degraded rows' blocks.
+  bool degraded() const { return share_ != nullptr; }
+  // The most bytes of blocks degraded reads keep for each other (row_share.h) when the caller
+  // gives no pool: enough for the mount's streams at its default read-ahead (docs/parity.md).
   static constexpr uint64_t kRowShareBytes = 256ull << 20;
   // Before a write or truncate (no read runs meanwhile): the blocks reads shared may change.
   void ForgetShared() {

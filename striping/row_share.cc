@@ -20,15 +20,32 @@ void RowShare::PutLocked(const Key& key, const char* bytes, uint64_t length) {
   order_.push_back(key);
   stats_.put_bytes += length;
   stats_.held_bytes += length;
+  pool_->Hold(length);
 }
 
-void RowShare::DropOverBudgetLocked() {
-  while (stats_.held_bytes > budget_ && !order_.empty()) {
+RowShare::RowShare(uint64_t block, std::shared_ptr<RowSharePool> pool) : block_(block), pool_(std::move(pool)) {
+  pool_->Join(this);
+}
+
+RowShare::~RowShare() {
+  pool_->Leave(this);  // no Trim of the pool's runs on this share after this
+  pool_->Release(stats_.held_bytes);
+}
+
+void RowShare::ReleaseLocked(uint64_t length) {
+  stats_.held_bytes -= length;
+  pool_->Release(length);
+}
+
+uint64_t RowShare::DropOldestLocked(uint64_t bytes) {
+  uint64_t dropped = 0;
+  while (dropped < bytes && !order_.empty()) {
     auto it = blocks_.find(order_.front());
     order_.pop_front();
     if (it == blocks_.end()) continue;  // taken already
-    stats_.held_bytes -= it->second.size();
+    dropped += it->second.size();
     stats_.dropped_bytes += it->second.size();
+    ReleaseLocked(it->second.size());
     blocks_.erase(it);
   }
   // Taken keys leave their entries in `order_`; keep it from growing without bound.
@@ -38,17 +55,30 @@ void RowShare::DropOverBudgetLocked() {
       if (blocks_.count(k) != 0) live.push_back(k);
     order_ = std::move(live);
   }
+  return dropped;
+}
+
+uint64_t RowShare::DropOldest(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return DropOldestLocked(bytes);
+}
+
+void RowShare::FitPool() {
+  if (pool_->Over() == 0) return;
+  pool_->Trim(this);
+  if (const uint64_t over = pool_->Over(); over > 0) DropOldest(over);
 }
 
 void RowShare::Put(uint64_t row, uint32_t slot, uint64_t begin, std::span<const char> bytes, uint64_t unit_end) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   for (uint64_t at = 0; at < bytes.size(); at += block_) {
     const uint64_t length = std::min<uint64_t>(block_, bytes.size() - at);
     // A piece of a block is kept only when the block ends there: the unit's end.
     if (length < block_ && begin + at + length != unit_end) break;
     PutLocked(Key{row, slot, (begin + at) / block_}, bytes.data() + at, length);
   }
-  DropOverBudgetLocked();
+  lock.unlock();
+  FitPool();
 }
 
 bool RowShare::Take(uint64_t row, uint32_t slot, uint64_t begin, uint64_t length, char* out) {
@@ -65,7 +95,7 @@ bool RowShare::Take(uint64_t row, uint32_t slot, uint64_t begin, uint64_t length
     const uint64_t need = std::min(block_, begin + length - b * block_);
     std::memcpy(out + (b - first) * block_, it->second.data(), need);
     stats_.taken_bytes += it->second.size();
-    stats_.held_bytes -= it->second.size();
+    ReleaseLocked(it->second.size());
     blocks_.erase(it);
   }
   return true;
@@ -104,7 +134,7 @@ RowShare::Claimed RowShare::Claim(const void* reader, std::span<const Want> want
       if (auto h = held(b, need); h != blocks_.end()) {
         std::memcpy(out, h->second.data(), need);
         stats_.taken_bytes += h->second.size();
-        stats_.held_bytes -= h->second.size();
+        ReleaseLocked(h->second.size());
         blocks_.erase(h);
         continue;
       }
@@ -154,8 +184,8 @@ void RowShare::Deliver(const void* reader, uint64_t row, uint32_t slot, uint64_t
         if (from != nullptr) stats_.awaited_bytes += a.length;
       }
     }
-    DropOverBudgetLocked();
   }
+  FitPool();
   // Outside the lock: the copies (the waiter's memory stays until it has heard of each of its
   // blocks, and `bytes` until this returns), and the waiters, one of which, told of its last
   // block, may finish its read here and deliver in turn.
@@ -168,7 +198,7 @@ void RowShare::Deliver(const void* reader, uint64_t row, uint32_t slot, uint64_t
 void RowShare::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.dropped_bytes += stats_.held_bytes;
-  stats_.held_bytes = 0;
+  ReleaseLocked(stats_.held_bytes);
   blocks_.clear();
   order_.clear();
 }

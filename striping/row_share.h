@@ -15,26 +15,36 @@
 //    (or give them up, which tells the waiters to read them themselves).
 // A read only ever waits for reads that claimed before it, so the waits cannot form a cycle.
 // What a read delivers with no one waiting is kept for the read that comes later (Put); what no
-// one takes is dropped oldest first beyond a byte budget, so a reader that never comes costs
-// memory only up to it. Only verified bytes are put, and a write or truncate of the file clears
+// one takes is dropped oldest first beyond the capacity of the pool the share draws on
+// (row_share_pool.h: one limit for every degraded file of a mount, charged to its memory budget),
+// so a reader that never comes costs memory only up to it. Only verified bytes are put, and a write or truncate of the file clears
 // the held blocks first (a file with a lost disk refuses them anyway: parity_write.h).
 // Thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "striping/row_share_pool.h"
+
 namespace graphfs {
 
 class RowShare {
  public:
-  // Blocks of `block` bytes (the file's sum block), at most `budget` bytes held.
-  RowShare(uint64_t block, uint64_t budget) : block_(block), budget_(budget) {}
+  // Blocks of `block` bytes (the file's sum block), held within `pool`'s capacity (shared with
+  // the pool's other shares).
+  RowShare(uint64_t block, std::shared_ptr<RowSharePool> pool);
+  // A pool of its own, of `budget` bytes.
+  RowShare(uint64_t block, uint64_t budget) : RowShare(block, std::make_shared<RowSharePool>(budget)) {}
+  ~RowShare();
+  RowShare(const RowShare&) = delete;
+  RowShare& operator=(const RowShare&) = delete;
 
   // Keeps `bytes`, the unit of `slot` in `row` from offset `begin` (block-aligned) on: every
   // whole block of it, and a last block that ends at the unit's end (`unit_end`). Blocks held
@@ -100,8 +110,12 @@ class RowShare {
     uint64_t awaited_bytes = 0;  // handed from one read in flight to another
   };
   Stats stats() const;
+  const RowSharePool& pool() const { return *pool_; }
 
  private:
+  friend class RowSharePool;
+  // Drops the oldest held blocks, at least `bytes` of them if it holds that much; what it dropped.
+  uint64_t DropOldest(uint64_t bytes);
   struct Key {
     uint64_t row;
     uint32_t slot;
@@ -128,10 +142,15 @@ class RowShare {
   // whole.
   uint64_t BlockLength(uint64_t block, uint64_t end, uint64_t unit_end) const;
   void PutLocked(const Key& key, const char* bytes, uint64_t length);
-  void DropOverBudgetLocked();
+  // A held block leaves (taken or dropped): its bytes leave the pool too.
+  void ReleaseLocked(uint64_t length);
+  // Within the pool's capacity again: the other shares' oldest blocks first (a file no longer
+  // read gives way to the one being read), then this one's. Called without mu_.
+  void FitPool();
+  uint64_t DropOldestLocked(uint64_t bytes);
 
   const uint64_t block_;
-  const uint64_t budget_;
+  const std::shared_ptr<RowSharePool> pool_;
   mutable std::mutex mu_;
   std::unordered_map<Key, std::string, Hash> blocks_;
   std::unordered_map<Key, Flight, Hash> flights_;

@@ -79,7 +79,8 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
     if (sums) parity_parts[d] = {p.fd.get(), p.direct.valid() ? p.direct.get() : -1, options.writable, p.path, ""};
   }
   if (sums) {
-    auto reader = ParityReader::Open(disks, io, manifest, f->map_, std::move(parity_parts), options.max_run_bytes);
+    auto reader = ParityReader::Open(disks, io, manifest, f->map_, std::move(parity_parts), options.max_run_bytes,
+                                     options.row_share);
     if (!reader.ok()) return reader.error();
     f->parity_ = std::move(*reader);
     // A compressed file's stream is never written (RefuseChange), and a journal's sizes would be

@@ -46,6 +46,10 @@ struct StripedFileOptions {
   bool writable = true;
   bool direct_io = true;                   // O_DIRECT for aligned runs
   uint64_t max_run_bytes = 64ull << 20;    // cap when merging touching pieces
+  // Of a file with parity and a lost disk: where its reads keep their degraded rows' blocks for
+  // each other (row_share_pool.h; the mount's, charged to its memory budget). nullptr: a pool
+  // of the file's own (ParityReader::kRowShareBytes).
+  std::shared_ptr<RowSharePool> row_share;
 };
 
 class StripedFile {
@@ -70,6 +74,9 @@ class StripedFile {
   // sums gone): its reads rebuild it from the same range of its row's other units, D reads on as
   // many disks. A caller that paces its reads per disk (the volume's ExtentReads) keeps as many of
   // such reads in flight as a present disk's, once for each disk that serves them.
+  // Whether a disk is lost for this file (its reads go through parity and share the degraded
+  // rows' blocks in options.row_share).
+  bool degraded() const { return parity_ != nullptr && parity_->degraded(); }
   bool Rebuilt(uint64_t offset) const {
     return parity_ != nullptr && !parity_->lost(map_.Locate(offset).disk).empty();
   }

@@ -34,6 +34,8 @@ struct ParityGraph {
   // What OpenFile opens through (made there when not yet).
   std::unique_ptr<DiskSet> set;
   std::unique_ptr<IoEngine> io;
+  // Where OpenFile's degraded files keep their rows' blocks (null: a pool of each file's own).
+  std::shared_ptr<RowSharePool> row_share;
 
   explicit ParityGraph(uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) disks.push_back(tmp.Sub("d" + std::to_string(i)));
@@ -97,6 +99,7 @@ struct ParityGraph {
     StripedFileOptions o;
     o.writable = writable;
     o.direct_io = false;  // tmpfs has none; the reads are the same
+    o.row_share = row_share;
     return StripedFile::Open(*set, io.get(), UniqueFd(::open(path.c_str(), O_RDONLY)), **m, o);
   }
 

@@ -453,6 +453,50 @@ TEST(ParityRead, DegradedStreamReadsEachRowOnceWhicheverDiskComesFirst) {
   }
 }
 
+// A degraded file keeps its rows' blocks in the pool it is given (StripedFileOptions::row_share:
+// the mount's, charged to its memory budget), never beyond the pool's capacity but for the
+// one piece being put; a smaller pool costs reads (blocks dropped are read again), never bytes:
+// every read call returns the file's bytes with no pool at all, a small one and a large one.
+TEST(ParityRead, DegradedReadsKeepTheirRowsBlocksWithinTheGivenPool) {
+  constexpr uint32_t kDisks = 4, kData = 3, kLost = 1;
+  constexpr uint64_t kRows = 8;
+  uint64_t read_with_room = 0;
+  for (uint64_t capacity : {uint64_t{1} << 30, 2 * kBlock, uint64_t{0}}) {
+    SCOPED_TRACE("pool of " + std::to_string(capacity) + " bytes");
+    ParityGraph g(kDisks, 1, kRows * kData * kUnit);
+    g.row_share = std::make_shared<RowSharePool>(capacity);
+    auto f = g.OpenWithDiskLost(kLost);
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_TRUE((*f)->degraded());
+    // The present disks' units first: their blocks wait in the pool for the lost units' rebuilds.
+    std::string got(g.data.size(), '\0');
+    for (uint32_t d : DiskOrder(kDisks, kLost, /*lost_first=*/false)) {
+      for (uint64_t u : g.UnitsOn(d)) {
+        std::promise<Status> done;
+        (*f)->ReadAsync(u * kUnit, {{got.data() + u * kUnit, kUnit}}, false,
+                        [&](Status s) { done.set_value(std::move(s)); });
+        Status s = done.get_future().get();
+        ASSERT_TRUE(s.ok()) << s.error().message();
+      }
+    }
+    EXPECT_TRUE(got == g.data);
+    const RowSharePool::Stats pool = g.row_share->stats();
+    EXPECT_EQ(pool.shares, 1u);
+    EXPECT_LE(pool.peak_held_bytes, capacity + kUnit) << "the capacity, and the one piece being put";
+    const uint64_t read = g.Total(&DiskCounters::bytes_read);
+    if (capacity > kRows * kData * kUnit) {
+      EXPECT_EQ(read, g.data.size()) << "room for every row's blocks: each surviving block read once";
+      EXPECT_GT(pool.peak_held_bytes, 2 * kUnit);
+      read_with_room = read;
+    } else {
+      EXPECT_GT(read, read_with_room) << "blocks dropped are read again";
+    }
+    ExpectAllReads(**f, g.data, kData);
+    EXPECT_LE(g.row_share->stats().peak_held_bytes, std::max(capacity + kUnit, pool.peak_held_bytes))
+        << "every read call: the capacity and one piece";
+  }
+}
+
 // The same stream with every unit's read in flight at once (the mount keeps several extents in
 // flight, on every disk): a read that wants blocks another read is reading waits for them instead
 // of reading them again (row_share.h), so the disks still read each surviving block once — through

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +61,71 @@ TEST(RowShare, OldestBlocksAreDroppedBeyondTheBudgetAndClearDropsAll) {
   share.Clear();
   EXPECT_FALSE(share.Take(4, 0, 0, kBlock, out.data()));
   EXPECT_EQ(share.stats().held_bytes, 0u);
+}
+
+// The shares of one pool (row_share_pool.h: every degraded file of a mount) hold at most its
+// capacity together: a share that puts beyond it drops the other shares' oldest blocks first (a
+// file no longer read gives way), then its own; a smaller capacity drops at once; a share that
+// goes gives its bytes back.
+TEST(RowSharePool, SharesHoldAtMostThePoolsCapacityTogether) {
+  auto pool = std::make_shared<RowSharePool>(4 * kBlock);
+  auto idle = std::make_unique<RowShare>(kBlock, pool);
+  RowShare busy(kBlock, pool);
+  for (uint64_t row = 0; row < 3; ++row) idle->Put(row, 0, 0, Bytes(kBlock, 'i'), kBlock);
+  EXPECT_EQ(pool->stats().held_bytes, 3 * kBlock);
+  for (uint64_t row = 0; row < 3; ++row) busy.Put(row, 0, 0, Bytes(kBlock, static_cast<char>('0' + row)), kBlock);
+  RowSharePool::Stats s = pool->stats();
+  EXPECT_EQ(s.held_bytes, 4 * kBlock);
+  EXPECT_EQ(s.shares, 2u);
+  EXPECT_EQ(busy.stats().held_bytes, 3 * kBlock) << "the busy share kept all it put";
+  EXPECT_EQ(idle->stats().held_bytes, kBlock) << "the idle share gave way, oldest first";
+  std::string out(kBlock, '\0');
+  EXPECT_FALSE(idle->Take(0, 0, 0, kBlock, out.data()));
+  EXPECT_TRUE(idle->Take(2, 0, 0, kBlock, out.data()));
+  // Beyond the capacity with the other share empty: its own oldest go.
+  for (uint64_t row = 3; row < 6; ++row) busy.Put(row, 0, 0, Bytes(kBlock, static_cast<char>('0' + row)), kBlock);
+  EXPECT_EQ(pool->stats().held_bytes, 4 * kBlock);
+  EXPECT_FALSE(busy.Take(0, 0, 0, kBlock, out.data()));
+  ASSERT_TRUE(busy.Take(5, 0, 0, kBlock, out.data()));
+  EXPECT_EQ(out, Bytes(kBlock, '5'));
+  // A smaller capacity drops at once; a share that goes gives its bytes back.
+  pool->SetCapacity(kBlock);
+  EXPECT_EQ(pool->stats().held_bytes, kBlock);
+  idle->Put(9, 0, 0, Bytes(kBlock, 'i'), kBlock);
+  EXPECT_LE(pool->stats().held_bytes, kBlock);
+  idle.reset();
+  EXPECT_EQ(pool->stats().shares, 1u);
+  EXPECT_EQ(pool->stats().held_bytes, busy.stats().held_bytes);
+  // At most one put's bytes over the capacity, and only while that put runs.
+  EXPECT_LE(pool->stats().peak_held_bytes, 4 * kBlock + kBlock);
+}
+
+// A pool of capacity 0 (a budget too small to give degraded reads any) keeps nothing, yet reads
+// in flight still hand their blocks to the reads that wait for them: that costs no memory beyond
+// the waiters' own.
+TEST(RowSharePool, NoCapacityKeepsNothingButStillHandsBlocksInFlight) {
+  auto pool = std::make_shared<RowSharePool>(0);
+  RowShare share(kBlock, pool);
+  share.Put(0, 0, 0, Bytes(2 * kBlock, 'a'), 2 * kBlock);
+  EXPECT_EQ(pool->stats().held_bytes, 0u);
+  std::string out(kBlock, '\0');
+  EXPECT_FALSE(share.Take(0, 0, 0, kBlock, out.data()));
+  int first = 0, second = 0;
+  std::string got(kBlock, '\0');
+  const RowShare::Want a{1, 0, 0, kBlock, kBlock, out.data()};
+  const RowShare::Want b{1, 0, 0, kBlock, kBlock, got.data()};
+  ASSERT_EQ(share.Claim(&first, {&a, 1}, nullptr).got[0], RowShare::Got::kRead);
+  struct Waiter : RowShare::Waiter {
+    bool delivered = false;
+    void Arrived(size_t, bool d) override { delivered = d; }
+  } waiter;
+  ASSERT_EQ(share.Claim(&second, {&b, 1}, &waiter).got[0], RowShare::Got::kAwaited);
+  const std::string bytes = Bytes(kBlock, 'b');
+  share.Deliver(&first, 1, 0, 0, kBlock, bytes.data(), /*keep=*/true);
+  EXPECT_TRUE(waiter.delivered);
+  EXPECT_EQ(got, bytes);
+  EXPECT_EQ(pool->stats().held_bytes, 0u);
+  EXPECT_EQ(pool->stats().peak_held_bytes, 2 * kBlock) << "the put, dropped as it came";
 }
 
 // Records what a waiter hears (RowShare::Waiter).

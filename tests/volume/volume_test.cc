@@ -479,6 +479,45 @@ TEST(Volume, ALostDisksQueueKeepsARebuildInFlightPerDiskThatServesIt) {
   EXPECT_GT(v->core().io()->counters(kLost).rebuilt_bytes.load(), 0u);
 }
 
+// Under a memory budget (memory=), what degraded files keep of their rows' blocks for each other
+// (volume/internal/degraded_share.h) is set aside in the budget when the first degraded file
+// opens — the cache shrinks by it — and held within it; a healthy mount sets nothing aside.
+TEST(Volume, ADegradedFilesSharedBlocksAreChargedToTheMemoryBudget) {
+  for (bool lost : {false, true}) {
+    SCOPED_TRACE(lost ? "a disk lost" : "healthy");
+    StripedTree t;
+    const std::string bytes = RandomBytes(16 * (kDisks - 1) * kUnit, 13);
+    const StripeManifest m = graphfs::testing::WriteAndStripe(t.graph + "/data", bytes, t.disks, 1, kUnit);
+    if (lost) ASSERT_TRUE(std::filesystem::remove(graphfs::testing::PartPath(t.disks[1], m)));
+    VolumeOptions o = Options(t.source, 0, 32 << 20);
+    o.memory_bytes = 512 << 20;
+    auto v = StartVolume(o);
+    ASSERT_NE(v, nullptr);
+    const uint64_t cache_before = v->core().budget().state().cache_capacity;
+    auto f = OpenFile(*v, t.graph + "/data");
+    ASSERT_NE(f, nullptr);
+    ReadStreams streams;
+    AlignedBuffer scratch;
+    std::string all;
+    for (uint64_t off = 0; off < bytes.size(); off += kUnit) {
+      auto got = v->Read(*f, streams, off, kUnit, 100, scratch);
+      ASSERT_TRUE(got.ok()) << got.error().message();
+      all += Joined(*got);
+    }
+    EXPECT_TRUE(all == bytes);
+    nlohmann::json j;
+    v->AddStats(j);
+    const nlohmann::json& share = j["degraded_share"];
+    const uint64_t want = lost ? DegradedShare::BudgetedBytes(32 << 20) : 0;
+    EXPECT_EQ(share["reserved"].get<uint64_t>(), want) << share.dump();
+    EXPECT_EQ(share["capacity"].get<uint64_t>(), want) << share.dump();
+    EXPECT_EQ(share["files"].get<uint64_t>(), lost ? 1u : 0u) << share.dump();
+    EXPECT_LE(share["peak_held_bytes"].get<uint64_t>(), want + kUnit) << share.dump();
+    EXPECT_EQ(v->core().budget().state().reserved, want);
+    EXPECT_EQ(v->core().budget().state().cache_capacity, cache_before - want);
+  }
+}
+
 TEST(Volume, StatsShowEachDisksBusyTimeIdleWhileWaitingAndRequestSizes) {
   StripedTree t;
   const std::string bytes = RandomBytes(8 * kUnit, 5);

@@ -71,11 +71,11 @@ Result<MountedGraphFile> OpenMountedGraphFile(VolumeCore& core, const std::strin
   }
   if (core.disk_set() == nullptr || core.io() == nullptr)
     return Error(EIO, path + " is striped but no disk set is open");
-  StripedFileOptions o;
-  o.writable = false;
+  StripedFileOptions o = core.FileOptions(/*writable=*/false);
   o.direct_io = direct_io;
   auto f = StripedFile::Open(*core.disk_set(), core.io(), std::move(fd), *manifest, o);
   if (!f.ok()) return f.error();
+  core.Opened(**f);
   file.striped = *f;
   return file;
 }

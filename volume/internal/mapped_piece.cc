@@ -68,11 +68,10 @@ Result<std::shared_ptr<const grid::StubReader>> VolumeStubFiles::OpenStub(Unique
   if (!*m) return Error(EINVAL, path + " is not a striped file");
   if (core_.disk_set() == nullptr || core_.io() == nullptr)
     return Error(EIO, path + " is striped but the mount has no disk set open");
-  StripedFileOptions o;
-  o.writable = false;  // a piece is never written: versions share it
-  o.direct_io = core_.options().direct;
-  auto file = StripedFile::Open(*core_.disk_set(), core_.io(), std::move(fd), **m, o);
+  // A piece is never written: versions share it.
+  auto file = StripedFile::Open(*core_.disk_set(), core_.io(), std::move(fd), **m, core_.FileOptions(/*writable=*/false));
   if (!file.ok()) return file.error().Wrap(path);
+  core_.Opened(**file);
   // A piece is cut into stripe-aligned blocks (.graphfs/pieces has no index), while the same
   // stub by its own name (an old version's `column`) may be cut into its index's chunks.
   auto source = core_.MakeSource(*file, path, ":piece");

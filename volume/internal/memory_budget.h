@@ -3,7 +3,9 @@
 // every graph's LP window with its idle shared memory, and the graphs' chunk indexes — as one
 // figure. Staging is charged what it holds (below); a graph's index and the memory its LPs own
 // (not the cached units they borrow) are *reserved* while it has a schedule (jobs), and the
-// cache gets the rest: it grows back when the graph's last job goes.
+// cache gets the rest: it grows back when the graph's last job goes. With a disk lost, what
+// degraded files keep of their rows' blocks for each other's reads is reserved too
+// (degraded_share.h).
 //
 //   cache = max(total / 8, total - staging - sum of the reservations - unaccounted)
 //

@@ -216,6 +216,14 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
                         {"units_capacity", b.units_capacity},
                         {"lent", b.lent},
                         {"lp_memory", options_.lp_memory}};
+  // Degraded files' rows' blocks kept for each other's reads (degraded_share.h): the pool's
+  // capacity, what it holds now and at most since the mount, and what the budget set aside.
+  const DegradedShare::State share = degraded_share_->state();
+  j["degraded_share"] = {{"capacity", share.pool.capacity},
+                         {"held_bytes", share.pool.held_bytes},
+                         {"peak_held_bytes", share.pool.peak_held_bytes},
+                         {"files", share.pool.shares},
+                         {"reserved", share.reserved}};
   json indexes = json::array();
   for (const GraphIndexes::IndexState& s : indexes_->List())
     indexes.push_back({{"graph", s.dir},

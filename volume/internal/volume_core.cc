@@ -138,6 +138,7 @@ uint64_t RecycleBytes(uint64_t cache_bytes) { return std::min<uint64_t>(cache::k
 VolumeCore::VolumeCore(const VolumeOptions& options)
     : options_(Budgeted(options)),
       budget_(options_.memory_bytes, options_.read_ahead.staging_limit, options_.cache_bytes),
+      degraded_share_(std::make_unique<DegradedShare>(budget_, options_.read_ahead.staging_limit)),
       read_cost_(std::make_unique<ReadCostModel>()),
       io_options_(std::make_unique<IoEngineOptions>()),
       read_ahead_(options_.read_ahead),
@@ -293,14 +294,20 @@ Result<std::shared_ptr<StripedVolumeFile>> VolumeCore::OpenStriped(UniqueFd stub
   if (disks_ == nullptr)
     return Error(EIO, "striped file " + manifest.file_id +
                           " found, but no disk set is registered under the source directory");
-  StripedFileOptions o;
-  o.writable = !options_.read_only;
-  o.direct_io = options_.direct;
-  auto f = StripedFile::Open(*disks_, io_.get(), std::move(stub), manifest, o);
+  auto f = StripedFile::Open(*disks_, io_.get(), std::move(stub), manifest, FileOptions(!options_.read_only));
   if (!f.ok()) return f.error();
+  Opened(**f);
   auto source = MakeSource(*f, backing_path);
   if (!source.ok()) return source.error();
   return std::make_shared<StripedVolumeFile>(*this, *f, std::move(*source), backing_path);
+}
+
+StripedFileOptions VolumeCore::FileOptions(bool writable) const {
+  StripedFileOptions o;
+  o.writable = writable;
+  o.direct_io = options_.direct;
+  o.row_share = degraded_share_->pool();
+  return o;
 }
 
 void VolumeCore::RemoveParts(const std::string& file_id) {

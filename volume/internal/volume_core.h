@@ -34,6 +34,7 @@
 #include "volume/internal/read_cost_model.h"
 #include "volume/internal/run_batches.h"
 #include "volume/internal/striped_source.h"
+#include "volume/internal/degraded_share.h"
 #include "volume/internal/memory_budget.h"
 #include "volume/read_ahead.h"
 #include "volume/striped_stub.h"
@@ -160,6 +161,11 @@ class VolumeCore {
   // parity, logged). The log says "disk 2 back: /new/dir"; stats drop it from `degraded`.
   Status SwitchDisk(uint32_t disk, const std::string& dir);
   IoEngine* io() { return io_.get(); }
+  // How the volume opens a striped file (its degraded rows' blocks kept in the mount's share),
+  // and what it does once it is open (a degraded file's share charged to the budget): every
+  // StripedFile::Open of the volume goes between the two.
+  StripedFileOptions FileOptions(bool writable) const;
+  void Opened(const StripedFile& file) { degraded_share_->Opened(file); }
   // The cache's view of a striped file of this volume, keyed by its id (and `key_scope`: the
   // cache tells units apart by file key and unit number, so one file cut into units two ways —
   // a stub read as a map's piece in blocks and, by its own name, in its index's chunks — needs
@@ -199,6 +205,7 @@ class VolumeCore {
 
   const VolumeOptions options_;  // with memory_bytes, what the budget made of them (Budgeted)
   MemoryBudget budget_;           // before the schedules: their reservations refer to it
+  std::unique_ptr<DegradedShare> degraded_share_;  // charged to budget_
   std::unique_ptr<ReadCostModel> read_cost_;
   std::unique_ptr<IoEngineOptions> io_options_;
   std::unique_ptr<DiskSet> disks_;  // null when nothing under the source is striped

@@ -124,8 +124,7 @@ Status StripedVolumeFile::Unpack() {
   };
   const Status created = StripedFile::CreateParts(*disks, plain.file_id);
   if (!created.ok()) return fail(created.error());
-  StripedFileOptions o;
-  o.direct_io = core_.options().direct;
+  const StripedFileOptions o = core_.FileOptions(/*writable=*/true);
   const uint64_t size = old_source->size();
   // Puts the old manifest back where a failed switch may have left the new one (the stub's fsync
   // failed after it was written); false: could not tell or could not write it.
