@@ -16,7 +16,10 @@
 #             the bytes the disks read, the floor (those bytes / the present disks' bandwidth) and
 #             the ratios against the targets (parity / none >= 0.97, degraded / healthy >= 0.75);
 #             per read also each disk's MB read and busy seconds from the daemon's stats, and its
-#             extent queue's MB (a daemon that counts them)
+#             extent queue's MB (a daemon that counts them); with --memory BYTES the reads'
+#             mounts get memory=BYTES (the one budget) and each read prints the daemon's peak RSS
+#             (VmHWM) against it, and what degraded files kept of their rows' blocks at most
+#             (stats' degraded_share, a daemon that reports it)
 #   W1        the mix {pagerank-delta, wcc, sssp, bfs} of unmodified engines (run-jobs, O_DIRECT:
 #             --mem-gb 0.25) on the parity copy through the mount (cache_size = --fraction x column,
 #             readahead_mem --readahead-mem, as integrated.sh's `mount`): healthy, degraded (disk
@@ -32,7 +35,7 @@
 # DIR (disks.sh's mount_graphfs), the tools staying --bin's: a daemon before a change against after.
 #   scripts/bench/parity-mount.sh [--scale 22] [--disk-counts "4 6"] [--bps 100000000] [--parity 1]
 #                                 [--unit ""] [--repeat 3] [--mix-repeat 1] [--rate 50M] [--lost 1] [--fraction 0.25]
-#                                 [--readahead-mem 256M] [--plain-mix 0] [--no-mix] [--compress none]
+#                                 [--readahead-mem 256M] [--plain-mix 0] [--no-mix] [--compress none] [--memory ""]
 #                                 [--gen-dir /var/tmp/graphfs-gen] [--bin build/bin]
 # Root; run it alone, under the machine's lock.
 set -euo pipefail
@@ -54,6 +57,7 @@ bench_options "$@" <<'EOF'
 --plain-mix      PLAIN_MIX      0
 --no-mix         MIX            1     =0
 --compress       COMPRESS       none
+--memory         MEMORY         ""    bytes
 --gen-dir        GEN_DIR        /var/tmp/graphfs-gen
 --bin            GRAPHFS_BIN    "$GRAPHFS_BIN"
 EOF
@@ -91,7 +95,7 @@ parts_bytes() { local t=0 d; for d in "$@"; do [[ -d $d/parts ]] && t=$((t + $(d
 # read_column LABEL SRC PRESENT: one cold read of g/column through a fresh mount of SRC.
 read_column() {
   local label=$1 src=$2 present=$3 before t0 t1 disk degraded
-  mount_graphfs "$src" "$MNT" "io=perdisk"
+  mount_graphfs "$src" "$MNT" "io=perdisk${MEMORY:+,memory=$MEMORY}"
   degraded=$(python3 -c 'import json,sys; print(",".join(map(str, json.load(open(sys.argv[1])).get("degraded", []))) or "-")' "$MNT/.graphfs/stats")
   drop_caches
   before=$(loops_read "${LOOPS[@]}")
@@ -99,6 +103,17 @@ read_column() {
   dd if="$MNT/g/column" of=/dev/null bs=24M iflag=direct status=none
   t1=$(now)
   disk=$(( $(loops_read "${LOOPS[@]}") - before ))
+  if [[ -n $MEMORY ]]; then
+    python3 - "$MNT/.graphfs/stats" "$label" "$ROUND" "$(daemon_peak_rss)" "$MEMORY" <<'PY' | tee -a "$LOG"
+import json, sys
+s = json.load(open(sys.argv[1]))
+peak, budget = int(sys.argv[4] or 0), int(sys.argv[5])
+share = s.get("degraded_share", {})
+print("memory %s round %s: daemon peak RSS %.1f MiB, budget %.1f MiB (%.2f of it); degraded rows' blocks held at most %.1f MiB of %.1f MiB" % (
+    sys.argv[2], sys.argv[3], peak / 2**20, budget / 2**20, peak / budget,
+    share.get("peak_held_bytes", 0) / 2**20, share.get("capacity", 0) / 2**20))
+PY
+  fi
   # Per disk, from the daemon's stats: MB read, seconds busy, and the MB its extents' queue
   # started (a lost disk's units wait in the queue of the disk of their row's parity, when the
   # daemon says so): where a slow read's time went.
@@ -226,12 +241,14 @@ for N in $DISK_COUNTS; do
   python3 - "$LOG" "$N" "$BPS" <<'PY'
 import re, statistics, sys
 log, n, bps = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-reads, mixes, rebuilds = {}, {}, []
+reads, mixes, rebuilds, rss = {}, {}, [], {}
 for line in open(log):
     m = re.match(r"read (\S+) round \d+: ([\d.]+) s ([\d.]+) MB/s disk_bytes (\d+) floor ([\d.]+) s", line)
     if m: reads.setdefault(m[1], []).append((float(m[2]), float(m[3]), int(m[4]), float(m[5])))
     m = re.match(r"W1 (\S+) round \d+: ([\d.]+) s disk_bytes (\d+) disk_floor ([\d.]+) s cpu_floor ([\d.]+) s .* results_equal_healthy (\S+)", line)
     if m: mixes.setdefault(m[1], []).append((float(m[2]), int(m[3]), float(m[4]), float(m[5]), m[6]))
+    m = re.match(r"memory (\S+) round \d+: daemon peak RSS ([\d.]+) MiB, budget ([\d.]+) MiB", line)
+    if m: rss.setdefault(m[1], []).append((float(m[2]), float(m[3])))
     m = re.match(r"rebuild round \d+: ([\d.]+) s, (\d+) B", line)
     if m: rebuilds.append((float(m[1]), int(m[2])))
 med = lambda xs: statistics.median(xs)
@@ -239,6 +256,8 @@ print(f"# summary, {n} disks: medians (runs)")
 for k, v in reads.items():
     print(f"read {k:9s} {med([x[0] for x in v]):7.2f} s {med([x[1] for x in v]):7.1f} MB/s  disk {med([x[2] for x in v]) / 2**20:8.0f} MiB"
           f"  floor {med([x[3] for x in v]):6.2f} s   (MB/s: {' '.join('%.1f' % x[1] for x in v)})")
+for k, v in rss.items():
+    print(f"memory {k:9s} daemon peak RSS {med([x[0] for x in v]):7.1f} MiB (max {max(x[0] for x in v):.1f}) against memory= {v[0][1]:.1f} MiB")
 def rate(k): return med([x[1] for x in reads[k]]) if k in reads else None
 if rate("none") and rate("parity"):
     print(f"read parity / none:     {rate('parity') / rate('none'):.3f}  (target >= 0.97)")
