@@ -14,8 +14,8 @@ uint64_t RoundUp(uint64_t v) { return (v + kDirectAlign - 1) / kDirectAlign * kD
 
 }  // namespace
 
-RebuildReadBack::RebuildReadBack(DiskBackend& target, uint32_t disk)
-    : target_(target), disk_(disk), worker_([this] { Run(); }) {}
+RebuildReadBack::RebuildReadBack(DiskBackend& target, uint32_t disk, Io io)
+    : target_(target), disk_(disk), io_(io), worker_([this] { Run(); }) {}
 
 RebuildReadBack::~RebuildReadBack() {
   {
@@ -91,7 +91,7 @@ Status RebuildReadBack::OpenFile(const StripeManifest& m) {
   open_.reset();
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
-  auto part = target_.Open(m.file_id, DiskFileOptions{.direct_reads = true});
+  auto part = target_.Open(m.file_id, DiskFileOptions{.direct_reads = io_ == Io::kDirect});
   if (!part.ok()) return part.error();
   auto sums = UnitSums::Open(target_, SumsHeaderOf(m, disk_), /*writable=*/false);
   if (!sums.ok()) return sums.error();

@@ -35,8 +35,12 @@ namespace graphfs {
 
 class RebuildReadBack {
  public:
+  // How the parts are read back: with O_DIRECT where the filesystem has it (else as kBuffered),
+  // or as where it has none — written back, dropped from the page cache, read buffered. The
+  // second is the tools' only on such filesystems; tests ask for it on the others.
+  enum class Io { kDirect, kBuffered };
   // Reads parts from `target`, the new disk, which is disk `disk` of the set.
-  RebuildReadBack(DiskBackend& target, uint32_t disk);
+  RebuildReadBack(DiskBackend& target, uint32_t disk, Io io = Io::kDirect);
   // Stops after the read under way (what is still queued is dropped) and joins the thread.
   ~RebuildReadBack();
   RebuildReadBack(const RebuildReadBack&) = delete;
@@ -75,6 +79,7 @@ class RebuildReadBack {
 
   DiskBackend& target_;
   const uint32_t disk_;
+  const Io io_;
   std::optional<Open> open_;  // the worker's alone
   AlignedBuffer buf_;         // the worker's alone: one unit, rounded up to the O_DIRECT alignment
   mutable std::mutex mu_;

@@ -29,7 +29,8 @@ RowShare::RowShare(uint64_t block, std::shared_ptr<RowSharePool> pool) : block_(
 
 RowShare::~RowShare() {
   pool_->Leave(this);  // no Trim of the pool's runs on this share after this
-  pool_->Release(stats_.held_bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  ReleaseLocked(stats_.held_bytes);
 }
 
 void RowShare::ReleaseLocked(uint64_t length) {

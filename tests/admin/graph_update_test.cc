@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <csignal>
 #include <random>
 #include <set>
@@ -25,6 +26,7 @@
 #include "grid/edge_batch.h"
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
+#include "striping/rebuild.h"
 #include "striping/restripe.h"
 #include "striping/stripe_parity.h"
 #include "admin/graph_disks.h"
@@ -1090,6 +1092,48 @@ TEST_P(StripedVersionedUpdateWithParity, ADiskGoneEveryVersionReadsThroughParity
   EXPECT_TRUE((*degraded)->disks().degraded());
   EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP, &(*degraded)->stubs()));
   EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP, &(*degraded)->stubs()));
+}
+
+// graphfs-rebuild of a graph with versions: the versions' own files (the update's delta piece)
+// are among the files it finds (every graph directory under the path given, hidden ones
+// included, each file id once), so they are rebuilt and read back from the new disk like the
+// rest: the lost disk's parts and sums come back byte for byte, and both versions read as
+// preprocess's graphs from the new disk.
+TEST_P(StripedVersionedUpdateWithParity, ALostDiskIsRebuiltWithEveryVersionsFiles) {
+  auto st = UpdateGraph(Options());
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  const std::string delta_id = Id(tmp.File("src/g/.graphfs/pieces/delta@1"));
+  ASSERT_FALSE(delta_id.empty());
+  // The lost disk's parts and sums (a row journal is the mount's, not the tools').
+  auto parts_and_sums = [](const std::string& dir) {
+    std::map<std::string, std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir + "/parts", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.find(".journal") == std::string::npos) out[name] = ReadFile(e.path().string());
+    }
+    return out;
+  };
+  const auto before = parts_and_sums(disks[1]);
+  ASSERT_TRUE(before.count(delta_id) == 1 && before.count(delta_id + ".sums") == 1) << "the delta piece has a unit there";
+  graph_disks.reset();
+  std::filesystem::remove_all(disks[1]);
+  const std::string to = tmp.File("new-disk");
+  std::filesystem::create_directories(to);
+  RebuildRequest req;
+  req.paths = {tmp.File("src")};  // both versions' graph directories
+  req.disk = 1;
+  req.to = to;
+  req.progress = false;
+  auto rebuilt = Rebuild(req);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
+  EXPECT_EQ(rebuilt->registries.size(), 2u) << "g and g@0";
+  EXPECT_TRUE(parts_and_sums(to) == before) << "the rebuilt parts and sums differ from the lost disk's";
+  auto opened = GraphDisks::Open(tmp.File("src/g"));
+  ASSERT_TRUE(opened.ok() && *opened) << (opened.ok() ? "no registry" : opened.error().message());
+  EXPECT_FALSE((*opened)->disks().degraded());
+  EXPECT_TRUE(SameGraph(tmp.File("src/g"), tmp.File("want"), kP, &(*opened)->stubs()));
+  EXPECT_TRUE(SameGraph(tmp.File("src/g@0"), tmp.File("orig"), kP, &(*opened)->stubs()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Stripes, StripedVersionedUpdate,

@@ -4,15 +4,20 @@
 // the killed run wrote too (one damaged on the new disk in between fails it); bad input (a directory
 // that is not empty, a disk of another set or of this one, a graph without parity, an index out
 // of range) is refused before anything is written.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "striping/disk_backend.h"
 #include "striping/disk_set.h"
 #include "striping/rebuild.h"
+#include "striping/rebuild_read_back.h"
+#include "striping/set_files.h"
 #include "striping/scrub.h"
 #include "tests/engines/run_binary.h"
 #include "tests/striping/parity_graph.h"
@@ -73,6 +78,44 @@ TEST(Rebuild, LostDiskComesBackByteForByteAndTheRegistryNamesIt) {
     auto again = Rebuild(g.RebuildOf(lost, to));
     ASSERT_FALSE(again.ok());
     EXPECT_NE(again.error().message().find("nothing to rebuild"), std::string::npos) << again.error().message();
+  }
+}
+
+// The read back checks the new disk's rows against their sums with O_DIRECT where the
+// filesystem has it, and where it has none (tmpfs) writes the range back, drops it from the page
+// cache and reads it buffered (rebuild_read_back.h). The tests' disks have O_DIRECT, so the
+// second way is asked for: both pass a part that is right, and both stop at a flipped byte,
+// naming its row.
+TEST(RebuildReadBack, WithAndWithoutODirectRowsAreCheckedAgainstTheirSums) {
+  for (RebuildReadBack::Io io : {RebuildReadBack::Io::kDirect, RebuildReadBack::Io::kBuffered}) {
+    SCOPED_TRACE(io == RebuildReadBack::Io::kDirect ? "O_DIRECT" : "buffered (no O_DIRECT)");
+    ParityGraph g(4);
+    const StripeManifest m = g.Stripe("column", RandomBytes(9 * kUnit + 777, 31), 1);
+    const StripedFileRef f{g.graph + "/column", m};
+    const uint32_t disk = 2;
+    const uint64_t rows = StripeMap::Create(m.layout)->Rows(m.stored_size());
+    auto backend = OpenDiskBackend(g.disks[disk]);
+    ASSERT_TRUE(backend.ok()) << backend.error().message();
+    {
+      RebuildReadBack read_back(**backend, disk, io);
+      read_back.Rows(f, 0, rows);
+      read_back.Length(f);
+      const Status s = read_back.Wait();
+      EXPECT_TRUE(s.ok()) << s.error().message();
+    }
+    // A byte of row 1's unit on the disk flipped (through the page cache, as a write would be).
+    const std::string part = g.PartPath(disk, m);
+    UniqueFd fd(::open(part.c_str(), O_RDWR | O_CLOEXEC));
+    ASSERT_TRUE(fd.valid());
+    char c = 0;
+    ASSERT_EQ(::pread(fd.get(), &c, 1, kUnit + 100), 1);
+    c = static_cast<char>(c ^ 0x40);
+    ASSERT_EQ(::pwrite(fd.get(), &c, 1, kUnit + 100), 1);
+    RebuildReadBack read_back(**backend, disk, io);
+    read_back.Rows(f, 0, rows);
+    const Status s = read_back.Wait();
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message().find("row 1"), std::string::npos) << s.error().message();
   }
 }
 
