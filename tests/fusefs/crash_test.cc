@@ -129,7 +129,18 @@ void DaemonCrash::CompressedWritesRounds(uint32_t parity) {
     // writer a partial one.
     log.durable = log.current = data;
     std::thread writer([&] { WriteUntilFailure(mnt + "/graph/" + name, 300 + round, stop, &log, &data); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 400));
+    if (round + 1 < 6) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 400));
+    } else {
+      // The last round is killed once the stub names the unpacked copy, so that some round
+      // always kills after the switch: on a slow build (a sanitizer's) the unpack of 16 MiB
+      // outlasted every random delay, and no round proved it.
+      for (int i = 0; i < 600; ++i) {
+        auto now = ReadManifest(graph + "/" + name);
+        if (now.ok() && now->has_value() && !(*now)->packed) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
     mount.Kill();
     stop = true;
     writer.join();
