@@ -488,7 +488,9 @@ TEST(Volume, ADegradedFilesSharedBlocksAreChargedToTheMemoryBudget) {
     StripedTree t;
     const std::string bytes = RandomBytes(16 * (kDisks - 1) * kUnit, 13);
     const StripeManifest m = graphfs::testing::WriteAndStripe(t.graph + "/data", bytes, t.disks, 1, kUnit);
-    if (lost) ASSERT_TRUE(std::filesystem::remove(graphfs::testing::PartPath(t.disks[1], m)));
+    if (lost) {
+      ASSERT_TRUE(std::filesystem::remove(graphfs::testing::PartPath(t.disks[1], m)));
+    }
     VolumeOptions o = Options(t.source, 0, 32 << 20);
     o.memory_bytes = 512 << 20;
     auto v = StartVolume(o);
