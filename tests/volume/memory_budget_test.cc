@@ -204,14 +204,17 @@ TEST(MemoryBudget, StagingIsChargedWhatItHoldsAndTheFramesGiveWayAtOnceWhenItGro
   // Loads a reader has not taken yet stay staged: past the headroom, the frames shrink as each
   // load is reserved, before the caller reads into it.
   auto source = std::make_shared<ZeroSource>();
-  std::vector<cache::UnitLoad> loads;
-  for (uint64_t i = 0; i < 5; ++i) {
+  auto request = [&](uint64_t i) {
     cache::UnitRequest r;
     r.key = {1, i};
     r.offset = i * kUnit;
     r.length = kUnit;
     r.source = source;
-    loads.push_back(units.Reserve(r, 1, cache::ChunkCache::ReserveFor::kPrefetch));
+    return r;
+  };
+  std::vector<cache::UnitLoad> loads;
+  for (uint64_t i = 0; i < 5; ++i) {
+    loads.push_back(units.Reserve(request(i), 1, cache::ChunkCache::ReserveFor::kPrefetch));
     ASSERT_TRUE(loads.back());
     const uint64_t staged = units.staged();
     s = budget.state();
@@ -221,12 +224,7 @@ TEST(MemoryBudget, StagingIsChargedWhatItHoldsAndTheFramesGiveWayAtOnceWhenItGro
   EXPECT_EQ(budget.state().staging, 20 * kMiB) << "when the third load took it past the headroom: 12 MiB and the headroom";
   // Past the ceiling too (an idle disk's loads may go beyond it): charged what they hold.
   for (uint64_t i = 5; i < 10; ++i) {
-    cache::UnitRequest r;
-    r.key = {1, i};
-    r.offset = i * kUnit;
-    r.length = kUnit;
-    r.source = source;
-    loads.push_back(units.Reserve(r, 1, cache::ChunkCache::ReserveFor::kPrefetch, /*over_limit=*/true));
+    loads.push_back(units.Reserve(request(i), 1, cache::ChunkCache::ReserveFor::kPrefetch, /*over_limit=*/true));
     ASSERT_TRUE(loads.back());
   }
   EXPECT_EQ(budget.state().staging, 40 * kMiB) << "the 40 MiB staged, no headroom beyond the ceiling";

@@ -102,6 +102,24 @@ std::string Joined(const PinnedRead& r) {
   return s;
 }
 
+// A file's first `size` bytes read unit by unit, as one reader streams them (empty after a read
+// that failed, which the test is told of).
+template <typename VolumePtr, typename FilePtr>
+std::string ReadByUnits(VolumePtr& v, FilePtr& f, uint64_t size) {
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  std::string all;
+  for (uint64_t off = 0; off < size; off += kUnit) {
+    auto got = v.Read(f, streams, off, kUnit, 100, scratch);
+    if (!got.ok()) {
+      ADD_FAILURE() << "read at " << off << ": " << got.error().message();
+      return {};
+    }
+    all += Joined(*got);
+  }
+  return all;
+}
+
 TEST(Volume, OpenRefusesADiskOfTheSetThatIsMissing) {
   StripedTree t;
   WriteFile(t.graph + "/data", RandomBytes(1 << 20, 1));
@@ -457,15 +475,7 @@ TEST(Volume, ALostDisksQueueKeepsARebuildInFlightPerDiskThatServesIt) {
   ASSERT_NE(v, nullptr);
   auto f = OpenFile(*v, t.graph + "/data");
   ASSERT_NE(f, nullptr);
-  ReadStreams streams;
-  AlignedBuffer scratch;
-  std::string all;
-  for (uint64_t off = 0; off < bytes.size(); off += kUnit) {
-    auto got = v->Read(*f, streams, off, kUnit, 100, scratch);
-    ASSERT_TRUE(got.ok()) << got.error().message();
-    all += Joined(*got);
-  }
-  EXPECT_TRUE(all == bytes);
+  EXPECT_TRUE(ReadByUnits(*v, *f, bytes.size()) == bytes);
   const StripeMap& map = f->shared_source()->file().map();
   std::vector<uint64_t> want(kDisks, 0);
   for (uint64_t u = 0; u * kUnit < bytes.size(); ++u) want[map.Locate(u * kUnit).disk] += kUnit;
@@ -498,15 +508,7 @@ TEST(Volume, ADegradedFilesSharedBlocksAreChargedToTheMemoryBudget) {
     const uint64_t cache_before = v->core().budget().state().cache_capacity;
     auto f = OpenFile(*v, t.graph + "/data");
     ASSERT_NE(f, nullptr);
-    ReadStreams streams;
-    AlignedBuffer scratch;
-    std::string all;
-    for (uint64_t off = 0; off < bytes.size(); off += kUnit) {
-      auto got = v->Read(*f, streams, off, kUnit, 100, scratch);
-      ASSERT_TRUE(got.ok()) << got.error().message();
-      all += Joined(*got);
-    }
-    EXPECT_TRUE(all == bytes);
+    EXPECT_TRUE(ReadByUnits(*v, *f, bytes.size()) == bytes);
     nlohmann::json j;
     v->AddStats(j);
     const nlohmann::json& share = j["degraded_share"];
