@@ -121,6 +121,16 @@ class ZeroSource final : public cache::UnitSource {
   void DiskShare(uint64_t, uint64_t length, std::vector<uint64_t>& per_disk) const override { per_disk[0] += length; }
 };
 
+// Unit `index` (of `unit` bytes) of file 1, read from `source`.
+cache::UnitRequest UnitOf(const std::shared_ptr<ZeroSource>& source, uint64_t index, uint64_t unit) {
+  cache::UnitRequest r;
+  r.key = {1, index};
+  r.offset = index * unit;
+  r.length = unit;
+  r.source = source;
+  return r;
+}
+
 // Decoded units LPs pin after the decoded tier let them go (held) are resident until the LPs let
 // them go: the frames make room for them, but only for what the RSS target (1.05 x total + 64 MiB)
 // does not already leave above the budget once the unaccounted allowance is taken: frames given up
@@ -137,11 +147,7 @@ TEST(MemoryBudget, HeldUnitsBeyondTheRssTargetsSlackComeOutOfTheFrames) {
   auto source = std::make_shared<ZeroSource>();
   std::vector<cache::UnitRef> pins;
   auto pin = [&](uint64_t index) {
-    cache::UnitRequest r;
-    r.key = {1, index};
-    r.offset = index * kUnit;
-    r.length = kUnit;
-    r.source = source;
+    const cache::UnitRequest r = UnitOf(source, index, kUnit);
     {
       auto read = units.Get(r, 1);  // read once: admitted as its pin goes
       ASSERT_TRUE(read.ok()) << read.error().message();
@@ -204,17 +210,9 @@ TEST(MemoryBudget, StagingIsChargedWhatItHoldsAndTheFramesGiveWayAtOnceWhenItGro
   // Loads a reader has not taken yet stay staged: past the headroom, the frames shrink as each
   // load is reserved, before the caller reads into it.
   auto source = std::make_shared<ZeroSource>();
-  auto request = [&](uint64_t i) {
-    cache::UnitRequest r;
-    r.key = {1, i};
-    r.offset = i * kUnit;
-    r.length = kUnit;
-    r.source = source;
-    return r;
-  };
   std::vector<cache::UnitLoad> loads;
   for (uint64_t i = 0; i < 5; ++i) {
-    loads.push_back(units.Reserve(request(i), 1, cache::ChunkCache::ReserveFor::kPrefetch));
+    loads.push_back(units.Reserve(UnitOf(source, i, kUnit), 1, cache::ChunkCache::ReserveFor::kPrefetch));
     ASSERT_TRUE(loads.back());
     const uint64_t staged = units.staged();
     s = budget.state();
@@ -224,7 +222,7 @@ TEST(MemoryBudget, StagingIsChargedWhatItHoldsAndTheFramesGiveWayAtOnceWhenItGro
   EXPECT_EQ(budget.state().staging, 20 * kMiB) << "when the third load took it past the headroom: 12 MiB and the headroom";
   // Past the ceiling too (an idle disk's loads may go beyond it): charged what they hold.
   for (uint64_t i = 5; i < 10; ++i) {
-    loads.push_back(units.Reserve(request(i), 1, cache::ChunkCache::ReserveFor::kPrefetch, /*over_limit=*/true));
+    loads.push_back(units.Reserve(UnitOf(source, i, kUnit), 1, cache::ChunkCache::ReserveFor::kPrefetch, /*over_limit=*/true));
     ASSERT_TRUE(loads.back());
   }
   EXPECT_EQ(budget.state().staging, 40 * kMiB) << "the 40 MiB staged, no headroom beyond the ceiling";

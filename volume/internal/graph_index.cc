@@ -71,11 +71,8 @@ Result<MountedGraphFile> OpenMountedGraphFile(VolumeCore& core, const std::strin
   }
   if (core.disk_set() == nullptr || core.io() == nullptr)
     return Error(EIO, path + " is striped but no disk set is open");
-  StripedFileOptions o = core.FileOptions(/*writable=*/false);
-  o.direct_io = direct_io;
-  auto f = StripedFile::Open(*core.disk_set(), core.io(), std::move(fd), *manifest, o);
+  auto f = core.OpenFile(std::move(fd), *manifest, /*writable=*/false, direct_io);
   if (!f.ok()) return f.error();
-  core.Opened(**f);
   file.striped = *f;
   return file;
 }

@@ -69,9 +69,8 @@ Result<std::shared_ptr<const grid::StubReader>> VolumeStubFiles::OpenStub(Unique
   if (core_.disk_set() == nullptr || core_.io() == nullptr)
     return Error(EIO, path + " is striped but the mount has no disk set open");
   // A piece is never written: versions share it.
-  auto file = StripedFile::Open(*core_.disk_set(), core_.io(), std::move(fd), **m, core_.FileOptions(/*writable=*/false));
+  auto file = core_.OpenFile(std::move(fd), **m, /*writable=*/false);
   if (!file.ok()) return file.error().Wrap(path);
-  core_.Opened(**file);
   // A piece is cut into stripe-aligned blocks (.graphfs/pieces has no index), while the same
   // stub by its own name (an old version's `column`) may be cut into its index's chunks.
   auto source = core_.MakeSource(*file, path, ":piece");

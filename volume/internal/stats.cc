@@ -6,8 +6,6 @@
 
 #include "striping/disk_health.h"
 #include "volume/version_reclaim.h"
-#include "common/log.h"
-#include "striping/striped_file.h"
 #include "volume/internal/volume_core.h"
 
 namespace graphfs::volume {
@@ -249,24 +247,6 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
                     {"calibrated_disks", calibrated},
                     {"uncalibrated_disks", read_cost_->missing},
                     {"damaged_calibrations", read_cost_->damaged}};
-}
-
-Status VolumeCore::SwitchDisk(uint32_t disk, const std::string& dir) {
-  if (!disks_) return Error(EINVAL, "nothing under the source is striped");
-  GRAPHFS_RETURN_IF_ERROR(disks_->Replace(disk, dir));
-  uint64_t switched = 0;
-  std::vector<std::string> failed;
-  for (const std::shared_ptr<StripedFile>& f : disks_->OpenFiles()) {
-    if (Status s = f->AdoptDisk(disk, *disks_); s.ok()) {
-      ++switched;
-    } else {
-      failed.push_back(s.error().message());
-    }
-  }
-  LogError("disk " + std::to_string(disk) + " back: " + dir + " (" + std::to_string(switched) + " open file" +
-           (switched == 1 ? "" : "s") + " read it now)");
-  for (const std::string& why : failed) LogError("disk " + std::to_string(disk) + " back, but a file still reads it through parity until it is opened again: " + why);
-  return Status::Ok();
 }
 
 std::vector<std::string> VolumeCore::DegradedNotes() const {

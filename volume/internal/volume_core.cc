@@ -294,20 +294,41 @@ Result<std::shared_ptr<StripedVolumeFile>> VolumeCore::OpenStriped(UniqueFd stub
   if (disks_ == nullptr)
     return Error(EIO, "striped file " + manifest.file_id +
                           " found, but no disk set is registered under the source directory");
-  auto f = StripedFile::Open(*disks_, io_.get(), std::move(stub), manifest, FileOptions(!options_.read_only));
+  auto f = OpenFile(std::move(stub), manifest, !options_.read_only);
   if (!f.ok()) return f.error();
-  Opened(**f);
   auto source = MakeSource(*f, backing_path);
   if (!source.ok()) return source.error();
   return std::make_shared<StripedVolumeFile>(*this, *f, std::move(*source), backing_path);
 }
 
-StripedFileOptions VolumeCore::FileOptions(bool writable) const {
+Status VolumeCore::SwitchDisk(uint32_t disk, const std::string& dir) {
+  if (!disks_) return Error(EINVAL, "nothing under the source is striped");
+  GRAPHFS_RETURN_IF_ERROR(disks_->Replace(disk, dir));
+  uint64_t switched = 0;
+  std::vector<std::string> failed;
+  for (const std::shared_ptr<StripedFile>& f : disks_->OpenFiles()) {
+    if (Status s = f->AdoptDisk(disk, *disks_); s.ok()) {
+      ++switched;
+    } else {
+      failed.push_back(s.error().message());
+    }
+  }
+  LogError("disk " + std::to_string(disk) + " back: " + dir + " (" + std::to_string(switched) + " open file" +
+           (switched == 1 ? "" : "s") + " read it now)");
+  for (const std::string& why : failed) LogError("disk " + std::to_string(disk) + " back, but a file still reads it through parity until it is opened again: " + why);
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<StripedFile>> VolumeCore::OpenFile(UniqueFd stub, const StripeManifest& manifest,
+                                                          bool writable, std::optional<bool> direct_io) {
+  if (disks_ == nullptr) return Error(EIO, "striped file " + manifest.file_id + ", but no disk set is open");
   StripedFileOptions o;
   o.writable = writable;
-  o.direct_io = options_.direct;
+  o.direct_io = direct_io.value_or(options_.direct);
   o.row_share = degraded_share_->pool();
-  return o;
+  auto f = StripedFile::Open(*disks_, io_.get(), std::move(stub), manifest, o);
+  if (f.ok()) degraded_share_->Opened(**f);
+  return f;
 }
 
 void VolumeCore::RemoveParts(const std::string& file_id) {

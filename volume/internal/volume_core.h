@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -161,11 +162,11 @@ class VolumeCore {
   // parity, logged). The log says "disk 2 back: /new/dir"; stats drop it from `degraded`.
   Status SwitchDisk(uint32_t disk, const std::string& dir);
   IoEngine* io() { return io_.get(); }
-  // How the volume opens a striped file (its degraded rows' blocks kept in the mount's share),
-  // and what it does once it is open (a degraded file's share charged to the budget): every
-  // StripedFile::Open of the volume goes between the two.
-  StripedFileOptions FileOptions(bool writable) const;
-  void Opened(const StripedFile& file) { degraded_share_->Opened(file); }
+  // Every striped file the volume opens, over its disk set: `writable` or not, read O_DIRECT
+  // unless `direct_io` says otherwise (the mount's `direct` option by default), its degraded rows'
+  // blocks kept in the mount's share — and a degraded one has the share charged to the budget.
+  Result<std::shared_ptr<StripedFile>> OpenFile(UniqueFd stub, const StripeManifest& manifest, bool writable,
+                                                std::optional<bool> direct_io = std::nullopt);
   // The cache's view of a striped file of this volume, keyed by its id (and `key_scope`: the
   // cache tells units apart by file key and unit number, so one file cut into units two ways —
   // a stub read as a map's piece in blocks and, by its own name, in its index's chunks — needs

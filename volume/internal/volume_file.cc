@@ -124,7 +124,6 @@ Status StripedVolumeFile::Unpack() {
   };
   const Status created = StripedFile::CreateParts(*disks, plain.file_id);
   if (!created.ok()) return fail(created.error());
-  const StripedFileOptions o = core_.FileOptions(/*writable=*/true);
   const uint64_t size = old_source->size();
   // Puts the old manifest back where a failed switch may have left the new one (the stub's fsync
   // failed after it was written); false: could not tell or could not write it.
@@ -141,7 +140,7 @@ Status StripedVolumeFile::Unpack() {
   plain.size = size;
   const Status copied = CopyDecoded(*old_source, *disks, plain);
   if (!copied.ok()) return fail(copied.error());
-  auto opened = StripedFile::Open(*disks, core_.io(), std::move(*stub), plain, o);
+  auto opened = core_.OpenFile(std::move(*stub), plain, /*writable=*/true);
   if (!opened.ok()) return fail(opened.error());
   fresh = *opened;
   auto dup = old_file->DupStub();
