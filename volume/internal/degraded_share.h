@@ -5,7 +5,8 @@
 // surviving block is read about once. Before, each degraded file could keep up to 256 MiB of them
 // beside the budget; now every degraded file of the mount draws on one pool (RowSharePool) whose
 // capacity is charged to the budget — a reservation made when the first degraded file opens and
-// kept until unmount (a disk lost stays lost until a remount) — so the daemon's RSS stays within
+// kept until unmount, even after a rebuilt disk is switched in online (VolumeCore::SwitchDisk:
+// giving it back then is still to do) — so the daemon's RSS stays within
 // `memory=` with a disk lost. Without `memory=` the pool has kDefaultBytes for the whole mount.
 #pragma once
 
