@@ -214,7 +214,10 @@ class DiskRebuild {
     // The part's full length: a last row whose unit on this disk is short or absent ends it.
     const uint64_t part_length = map.PartSize(disk, stored);
     GRAPHFS_RETURN_IF_ERROR((*part)->Truncate(part_length));
-    GRAPHFS_RETURN_IF_ERROR(sums->SetPartLength(part_length));
+    {
+      auto held = read_back_.HoldSumsHeaders();  // the read back may be opening this header
+      GRAPHFS_RETURN_IF_ERROR(sums->SetPartLength(part_length));
+    }
     GRAPHFS_RETURN_IF_ERROR((*part)->Sync());
     GRAPHFS_RETURN_IF_ERROR(sums->Sync());
     GRAPHFS_RETURN_IF_ERROR(target_.SyncNames());

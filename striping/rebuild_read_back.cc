@@ -93,7 +93,10 @@ Status RebuildReadBack::OpenFile(const StripeManifest& m) {
   if (!map.ok()) return map.error();
   auto part = target_.Open(m.file_id, DiskFileOptions{.direct_reads = io_ == Io::kDirect});
   if (!part.ok()) return part.error();
-  auto sums = UnitSums::Open(target_, SumsHeaderOf(m, disk_), /*writable=*/false);
+  auto sums = [&] {
+    std::lock_guard<std::mutex> held(headers_mu_);
+    return UnitSums::Open(target_, SumsHeaderOf(m, disk_), /*writable=*/false);
+  }();
   if (!sums.ok()) return sums.error();
   if (buf_.size() < RoundUp(m.layout.unit)) {
     buf_ = AlignedBuffer(RoundUp(m.layout.unit));

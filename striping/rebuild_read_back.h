@@ -56,6 +56,10 @@ class RebuildReadBack {
   Status error() const;
   // Waits until everything queued was read back: Ok, or the first failure, naming the file.
   Status Wait();
+  // Held by the rebuild while it rewrites a sums header the worker may be opening (the part's
+  // length, set at the end of a file while the worker still reads its rows): a read of the
+  // header beside its write can see half of each, which the header's checksum refuses.
+  std::unique_lock<std::mutex> HoldSumsHeaders() { return std::unique_lock<std::mutex>(headers_mu_); }
 
  private:
   struct Task {
@@ -82,6 +86,7 @@ class RebuildReadBack {
   const Io io_;
   std::optional<Open> open_;  // the worker's alone
   AlignedBuffer buf_;         // the worker's alone: one unit, rounded up to the O_DIRECT alignment
+  std::mutex headers_mu_;  // see HoldSumsHeaders
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Task> queue_;

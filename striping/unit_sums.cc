@@ -179,11 +179,18 @@ SumsHeader SumsHeaderOf(const StripeManifest& m, uint32_t disk) {
 Result<UnitSums> UnitSums::Open(DiskBackend& disk, const SumsHeader& expected, bool writable) {
   auto file = disk.Open(FileName(expected.file_id), {.writable = writable});
   if (!file.ok()) return file.error();
-  std::string bytes(kSumsHeaderSize, '\0');
-  auto n = (*file)->Read(0, bytes);
-  if (!n.ok()) return n.error();
-  bytes.resize(*n);
-  auto header = DecodeSumsHeader(bytes);
+  // A header read beside its rewrite through another descriptor (a part's length set by a
+  // rebuild or a writer) can see half of each, which its checksum refuses: a torn read passes
+  // on a second look, a damaged header fails every time.
+  Result<SumsHeader> header = Error(EIO, "not read");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::string bytes(kSumsHeaderSize, '\0');
+    auto n = (*file)->Read(0, bytes);
+    if (!n.ok()) return n.error();
+    bytes.resize(*n);
+    header = DecodeSumsHeader(bytes);
+    if (header.ok()) break;
+  }
   if (!header.ok()) return header.error().Wrap((*file)->where());
   const SumsHeader& h = *header;
   auto differs = [&](const char* field, uint64_t want, uint64_t got) -> Result<UnitSums> {
