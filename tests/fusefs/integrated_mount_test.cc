@@ -179,6 +179,16 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
     EXPECT_GT(gran["chunks_partial"].get<uint64_t>(), 0u) << gran.dump();
     EXPECT_GT(gran["bytes_skipped"].get<uint64_t>(), 0u) << gran.dump();
     EXPECT_GT(g["loader"]["run_bytes"].get<uint64_t>(), 0u) << g.dump();
+    // Every run of a striped `column` lies in a unit and in a block the loader counted for its LP.
+    const nlohmann::json& l = g["loader"];
+    const uint64_t run_bytes = l["run_bytes"].get<uint64_t>();
+    if (c.striped) {
+      EXPECT_GT(l["run_units"].get<uint64_t>(), 0u) << l.dump();
+      EXPECT_GE(l["run_unit_bytes"].get<uint64_t>(), run_bytes) << l.dump();
+      EXPECT_GE(l["run_blocks"].get<uint64_t>() * l["run_block_bytes"].get<uint64_t>(), run_bytes) << l.dump();
+    } else {
+      EXPECT_EQ(l["run_units"].get<uint64_t>(), 0u) << "no units: the runs were read from the graph's files";
+    }
   } else {
     EXPECT_EQ(gran["chunks_partial"].get<uint64_t>(), 0u) << gran.dump();
     EXPECT_GT(gran["chunks_unsorted"].get<uint64_t>(), 0u) << gran.dump();

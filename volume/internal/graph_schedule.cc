@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "grid/posix_io.h"
+#include "volume/internal/run_grains.h"
 #include "volume/internal/striped_source.h"
 #include "volume/internal/volume_core.h"
 #include "volume/internal/volume_file.h"
@@ -351,6 +352,10 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   }
   loading_reserved_ -= expected;
   Recharge();
+  // The units the runs were copied out of, and the finer blocks they lie in (run_grains.h).
+  RunGrains grains;
+  if (s.ok() && source_ != nullptr && run_bytes > 0)
+    if (const auto layout = source_->layout()) grains = CountRunGrains(*layout, source_->size(), lp.extents);
   std::lock_guard<std::mutex> lock(mu_);
   idle_load_buffers_.push_back(std::move(buffers));
   if (!s.ok()) return s;
@@ -362,6 +367,9 @@ Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   loader_.run_requests += report.requests;
   if (!report.per_disk.empty())
     loader_.busiest_disk_bytes += *std::max_element(report.per_disk.begin(), report.per_disk.end());
+  loader_.run_units += grains.units;
+  loader_.run_unit_bytes += grains.unit_bytes;
+  loader_.run_blocks += grains.blocks;
   loader_.lp_bytes += lp.size;
   loader_.memory_bytes += lp.memory.bytes();
   loader_.borrowed_bytes += lp.memory.borrowed_bytes();

@@ -87,6 +87,11 @@ class GraphSchedule {
     // Per LP, the bytes the busiest disk read for it (of run_disk_bytes): an LP whose extents are
     // not spread evenly over the disks cannot load faster than that disk alone, whatever the loader.
     uint64_t busiest_disk_bytes = 0;
+    // The units the runs lie in (for a compressed `column`, the frames read and decoded whole
+    // for them) and the 64 KiB blocks they lie in (run_grains.h).
+    uint64_t run_units = 0;
+    uint64_t run_unit_bytes = 0;
+    uint64_t run_blocks = 0;
     // The LPs' memory: their sizes, and the memory they held — more where runs were read in
     // place with the gaps between them, less never (a copy is packed).
     uint64_t lp_bytes = 0;

@@ -5,6 +5,7 @@
 #include "chunkindex/lp_scheduler.h"
 #include "chunkindex/source_runs.h"
 #include "volume/internal/graph_schedule.h"
+#include "volume/internal/run_grains.h"
 #include "volume/internal/volume_core.h"
 
 namespace graphfs::volume {
@@ -65,6 +66,12 @@ json GraphSchedule::StatsJson() const {
                            {"run_disk_bytes", l.run_disk_bytes},
                            {"run_requests", l.run_requests},
                            {"busiest_disk_bytes", l.busiest_disk_bytes},
+                           // What the runs cost in units (a compressed file's frames, decoded
+                           // whole) against blocks of run_block_bytes (frames cut into blocks).
+                           {"run_units", l.run_units},
+                           {"run_unit_bytes", l.run_unit_bytes},
+                           {"run_blocks", l.run_blocks},
+                           {"run_block_bytes", kRunGrainBlock},
                            // The LPs' memory against their sizes: runs stay in the blocks
                            // the disks read them into, gaps between them included.
                            {"lp_bytes", l.lp_bytes},
