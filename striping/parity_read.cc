@@ -188,6 +188,12 @@ Status ParityReader::AdoptDisk(uint32_t disk, ParityPart part) {
   return Status::Ok();
 }
 
+bool ParityReader::degraded() const {
+  if (share_ == nullptr) return false;
+  const std::shared_ptr<const PartList> parts = Parts();
+  return std::any_of(parts->begin(), parts->end(), [](const ParityPart& p) { return !p.lost.empty(); });
+}
+
 bool ParityReader::DegradedRow(const PartList& parts, uint64_t row) const {
   for (uint32_t s = 0; s < map_.data_units(); ++s)
     if (!parts[map_.SlotDisk(row, s)].lost.empty()) return true;

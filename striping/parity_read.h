@@ -115,8 +115,10 @@ class ParityReader {
   void SetStoredSize(uint64_t size) { stored_size_.store(size, std::memory_order_release); }
   // What degraded reads shared of their rows' blocks (row_share.h); zeros when no disk is lost.
   RowShare::Stats share_stats() const { return share_ ? share_->stats() : RowShare::Stats{}; }
-  // Whether a disk is lost for this file and its reads share their degraded rows' blocks.
-  bool degraded() const { return share_ != nullptr; }
+  // Whether a disk is lost for this file now (its reads share their degraded rows' blocks). A
+  // disk switched in (AdoptDisk) no longer counts, though the blocks shared before stay for the
+  // reads planned before.
+  bool degraded() const;
   // The most bytes of blocks degraded reads keep for each other (row_share.h) when the caller
   // gives no pool: enough for the mount's streams at its default read-ahead (docs/parity.md).
   static constexpr uint64_t kRowShareBytes = 256ull << 20;

@@ -54,12 +54,25 @@ Status ParityWriter::CheckWritable() const {
     if (part_fds_[d] >= 0) continue;
     if (const std::string lost = reader_->lost(d); lost.empty())
       return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) +
-                              " was rebuilt and switched in while the file was open: its writes resume when the "
-                              "file is opened again");
+                              " was switched in while the file was open, but its writes could not take it (the "
+                              "daemon's log says why): they resume when the file is opened again");
     return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) + " is lost (" + reader_->lost(d) +
                             "): writes to a file with parity wait until graphfs-rebuild has restored it (a disk "
                             "that came back would hold old units whose sums still match)");
   }
+  return Status::Ok();
+}
+
+Status ParityWriter::AdoptDisk(uint32_t disk, int part_fd, const DiskSet& disks) {
+  if (disk >= part_fds_.size()) return Error(EINVAL, "disk " + std::to_string(disk) + " is not in the set");
+  if (part_fds_[disk] >= 0) return Status::Ok();
+  // In-place writes put sums on the disk through the reader's SumsCache: it must have them.
+  if (const std::string lost = reader_->lost(disk); !lost.empty())
+    return Error(EINVAL, "striped file " + file_id_ + ": disk " + std::to_string(disk) + " is still lost to its reads (" + lost + ")");
+  if (part_fd < 0) return Error(EINVAL, "striped file " + file_id_ + ": no part on disk " + std::to_string(disk));
+  // The journal first: no unit is ever written in place on a disk whose journal lacks its entry.
+  GRAPHFS_RETURN_IF_ERROR(journal_->AdoptDisk(disk, disks));
+  part_fds_[disk] = part_fd;
   return Status::Ok();
 }
 

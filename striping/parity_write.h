@@ -17,7 +17,9 @@
 // replay never brings back bytes a later truncate cut.
 //
 // Writes are refused while a disk of the file is lost: a disk that came back would hold old
-// units whose sums still match them. Not thread-safe: StripedFile runs it with reads excluded.
+// units whose sums still match them. A disk rebuilt and switched in while the file is open
+// (AdoptDisk) takes writes again — its part, its sums and its journal — without a reopen. Not
+// thread-safe: StripedFile runs it with reads excluded, or under its writer's mutex.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +68,12 @@ class ParityWriter {
   Status SyncSums() { return reader_->sums().Sync(); }
   // After `sync` made everything durable: the journal's entries are all applied.
   Status Checkpoint() { return journal_->Checkpoint(journal_->last_seq()); }
+  // Disk `disk`, lost when the file was opened, was switched in and the reads have it (the
+  // reader's sums of it included): `part_fd` (read-write, the caller's, open while this writer
+  // is) is its part. The caller has made everything durable and checkpointed (RowJournal::
+  // AdoptDisk says why); from now on commits journal a unit on the disk and write it in place.
+  // Nothing changes on an error, and writes stay refused (CheckWritable).
+  Status AdoptDisk(uint32_t disk, int part_fd, const DiskSet& disks);
 
  private:
   ParityWriter(IoEngine* io, const StripeManifest& m, const StripeMap& map, ParityReader* reader,

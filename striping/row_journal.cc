@@ -261,6 +261,22 @@ Status RowJournal::Append(JournalRecord record, std::span<const std::span<const 
   return Status::Ok();
 }
 
+Status RowJournal::AdoptDisk(uint32_t disk, const DiskSet& disks) {
+  const std::string what = "journal of striped file " + file_id_ + ", disk " + std::to_string(disk);
+  if (disk >= disks_.size() || disk >= disks.size()) return Error(EINVAL, what + ": not in the set");
+  if (disks_[disk].backend) return Status::Ok();
+  if (last_seq() != checkpoint_)
+    return Error(EBUSY, what + ": entries " + std::to_string(checkpoint_ + 1) + ".." + std::to_string(last_seq()) +
+                            " are past the checkpoint");
+  auto backend = LocalDiskBackend::Open(disks.path(disk));
+  if (!backend.ok()) return backend.error().Wrap(what);
+  auto exists = (*backend)->Exists(FileName(file_id_));
+  if (!exists.ok()) return exists.error().Wrap(what);
+  if (*exists) return Error(EEXIST, what + ": the switched-in disk holds a journal of the file already");
+  disks_[disk].backend = std::move(*backend);
+  return Status::Ok();
+}
+
 Status RowJournal::Checkpoint(uint64_t seq) {
   if (seq <= checkpoint_) return Status::Ok();
   const uint64_t before = checkpoint_;

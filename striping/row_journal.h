@@ -94,6 +94,15 @@ class RowJournal {
   Status Append(JournalRecord record, std::span<const std::span<const char>> units);
   // Records in every journal that every entry up to `seq` is applied and durable in place.
   Status Checkpoint(uint64_t seq);
+  // Disk `disk`, lost when the journal was opened, is back (a rebuilt disk switched in online,
+  // StripedFile::AdoptDisk): the entries appended from now on put a unit on it too, its journal
+  // made at the first of them with the checkpoint as it is then. Only with no entry past the
+  // checkpoint (EBUSY otherwise; the caller syncs and checkpoints first): an entry journaled
+  // without the disk has one unit fewer than K allows to lose, so none is ever left for a
+  // recovery once the disk is back. A journal of the file already on the disk is refused
+  // (EEXIST): the rebuild never writes one, so it is not of this sequence, and its records could
+  // pass for new ones.
+  Status AdoptDisk(uint32_t disk, const DiskSet& disks);
 
  private:
   RowJournal(IoEngine* io, const StripeManifest& m, const StripeMap& map)

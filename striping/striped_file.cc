@@ -117,7 +117,29 @@ Status StripedFile::AdoptDisk(uint32_t disk, const DiskSet& disks) {
   p.fd = std::move(fd);
   p.direct = std::move(direct);
   p.path = path;
+  if (!writer_) return Status::Ok();
+  if (Status s = AdoptForWrites(disk, disks); !s.ok())
+    return s.error().Wrap("striped file " + manifest().file_id + " reads disk " + std::to_string(disk) +
+                          " now, but its writes stay refused until it is opened again");
   return Status::Ok();
+}
+
+Status StripedFile::AdoptForWrites(uint32_t disk, const DiskSet& disks) {
+  // Why this order is safe against a kill -9 at any point (no RAID write hole): write_mu_ is
+  // held, so no write, truncate or sync of this file is under way, and none starts before the
+  // writer has the disk. (1) Parts, sums and manifest made durable, then the journal's checkpoint
+  // moved past every entry: nothing journaled while the disk was lost (with a unit fewer than
+  // the row's N) is ever replayed. A kill here leaves the file as a Sync would. (2) The journal
+  // takes the disk; its file there is made (header with this checkpoint, fsynced with its name)
+  // at the next entry, before that entry's units are written. (3) Only then does the writer
+  // write in place on the disk. So every entry from the switch on is journaled on all N disks
+  // and fsynced before any unit of its row changes in place: a kill during the in-place writes
+  // is replayed at the next mount (which finds the disk in the registry: the rebuild rewrote it
+  // before the switch), from any D of the N journal units, onto all N disks; a kill before the
+  // journal's fsync leaves fewer than D good units, and the row untouched in place.
+  GRAPHFS_RETURN_IF_ERROR(SyncLocked());
+  GRAPHFS_RETURN_IF_ERROR(writer_->Checkpoint());
+  return writer_->AdoptDisk(disk, parts_[disk].fd.get(), disks);
 }
 
 Status StripedFile::RecoverJournal() {
@@ -492,9 +514,12 @@ Status StripedFile::Flush() {
 }
 
 Status StripedFile::Sync() {
-  if (!writer_) return SyncLocked();
+  if (!parity_) return SyncLocked();
+  // Also without a writer (a compressed file opened writable): a disk switched in (AdoptDisk)
+  // sets its part's descriptor under this mutex, and SyncLocked reads them.
   std::lock_guard<std::mutex> serial(write_mu_);
   GRAPHFS_RETURN_IF_ERROR(SyncLocked());
+  if (!writer_) return Status::Ok();
   // Every entry is applied and durable in place: the journal's ring is free again.
   return writer_->Checkpoint();
 }

@@ -87,8 +87,10 @@ class StripedFile {
   // as planned. The descriptors stay open until the file is closed, so no read in flight ever
   // sees one closed. Nothing to do (Ok) for a file that reads the disk already or has no sums;
   // an error (the part or its sums not there, or damaged) leaves the file reading through parity.
-  // Writes stay refused until the file is opened again (the row journal of the disk is opened
-  // with the file).
+  // A file open for writing takes the disk for its writes too (AdoptForWrites): writes refused
+  // while the disk was lost work again through the same open file; should that part fail, the
+  // reads keep the disk and the writes stay refused until the file is opened again (an error
+  // saying so).
   Status AdoptDisk(uint32_t disk, const DiskSet& disks);
 
   // Reads up to `length` bytes at `offset`; fewer at end of file, 0 past it.
@@ -158,6 +160,8 @@ class StripedFile {
   Status TruncateParity(uint64_t new_size);
   // Replays the row journal at open and makes the outcome durable.
   Status RecoverJournal();
+  // AdoptDisk's part for the writer (its part, sums and journal on the disk), under write_mu_.
+  Status AdoptForWrites(uint32_t disk, const DiskSet& disks);
   // Sync's work without its lock; a file with sums also syncs its sums files.
   Status SyncLocked();
   void MarkModified();

@@ -4,15 +4,21 @@
 // failing another disk afterwards (K = 1: the bytes can only come whole if the new disk serves its
 // units). Reads run on other threads all along. Bad switches (a disk not missing, a directory that
 // is not the disk) change nothing; a scrub run with the set bumps the sums epoch, which makes the
-// open files read their sums again.
+// open files read their sums again. A file open for writing across the switch writes again
+// through the same open file — its writes and truncates read back as a plain copy's, and every
+// row's parity and sums verify on all disks, the new one included — and a write after the switch
+// whose in-place writes a kill cut short is replayed from the journal units the new disk holds.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <filesystem>
+#include <random>
 #include <thread>
 
 #include "striping/disk_set.h"
 #include "striping/rebuild.h"
+#include "striping/row_journal.h"
+#include "striping/stripe_parity.h"
 #include "striping/striped_file.h"
 #include "tests/striping/parity_graph.h"
 
@@ -77,6 +83,115 @@ TEST(OnlineSwitch, AnOpenFileReadsTheRebuiltDiskOnceSwitched) {
   g.io->InjectFault(0, EIO);
   EXPECT_EQ(ReadAll(**f), data) << "the switched file does not read the new disk";
   EXPECT_GT(g.io->counters(1).bytes_read.load(), 0u);
+}
+
+// Disk `disk` of `g` (missing, `f` open without it) rebuilt onto `to` with the set the file reads
+// through, switched in, and handed to `f`.
+void RebuildAndSwitch(ParityGraph& g, StripedFile& f, uint32_t disk, const std::string& to) {
+  RebuildRequest req = g.RebuildOf(disk, to);
+  req.live = g.set.get();
+  auto rebuilt = Rebuild(req);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
+  ASSERT_TRUE(g.set->Replace(disk, to).ok());
+  Status adopted = f.AdoptDisk(disk, *g.set);
+  ASSERT_TRUE(adopted.ok()) << adopted.error().message();
+}
+
+// A file open for writing while disk 1 is missing refuses writes; once the disk is rebuilt and
+// switched in, the same open file takes writes and truncates again, through the journal on every
+// disk, and they land on the new disk too.
+TEST(OnlineSwitch, AFileOpenForWritingWritesThroughTheSwitchedDisk) {
+  ParityGraph g(4);
+  std::string model = RandomBytes(14 * kUnit + 777, 74);
+  const StripeManifest m = g.Stripe("column", model, 1);
+  fs::remove_all(g.disks[1]);
+  auto f = g.OpenFile();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  auto refused = (*f)->Write(0, "z", 1);
+  ASSERT_FALSE(refused.ok()) << "writes with a disk lost: the test proves nothing";
+  EXPECT_EQ(refused.error().code(), EROFS);
+
+  const std::string to = g.tmp.Sub("new-disk");
+  ASSERT_NO_FATAL_FAILURE(RebuildAndSwitch(g, **f, 1, to));
+  EXPECT_FALSE((*f)->degraded());
+
+  // Random writes (within a row, across units and rows, past the end) and truncates, each also
+  // done to the model.
+  std::mt19937 rng(75);
+  for (int i = 0; i < 150; ++i) {
+    if (i % 25 == 24) {
+      const uint64_t size = rng() % (16 * kUnit);
+      ASSERT_TRUE((*f)->Truncate(size).ok()) << "truncate " << i;
+      model.resize(size, '\0');
+      continue;
+    }
+    const uint64_t at = rng() % (model.size() + kUnit / 2);
+    const std::string bytes = RandomBytes(1 + rng() % (2 * kUnit), rng());
+    auto w = (*f)->Write(at, bytes.data(), bytes.size());
+    ASSERT_TRUE(w.ok()) << "write " << i << ": " << w.error().message();
+    if (at + bytes.size() > model.size()) model.resize(at + bytes.size(), '\0');
+    model.replace(at, bytes.size(), bytes);
+    if (i % 10 == 0) {
+      ASSERT_TRUE((*f)->Sync().ok());
+    }
+  }
+  ASSERT_TRUE((*f)->Sync().ok());
+  EXPECT_EQ((*f)->size(), model.size());
+  EXPECT_TRUE(ReadAll(**f) == model);
+  // The writes reached the new disk: its journal exists, and every block's sum and every row's
+  // parity agree on all four disks.
+  EXPECT_TRUE(fs::exists(to + "/parts/" + RowJournal::FileName(m.file_id)));
+  Status verified = VerifyStripeParity(*g.set, (*f)->manifest());
+  EXPECT_TRUE(verified.ok()) << verified.error().message();
+  // Disk 2 failing every read: the bytes come whole only if disk 1's units are right.
+  g.io->InjectFault(2, EIO);
+  EXPECT_TRUE(ReadAll(**f) == model);
+  g.io->InjectFault(2, 0);
+  f->reset();
+  auto again = g.OpenFile("column", /*reopen_set=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_TRUE(ReadAll(**again) == model);
+}
+
+// The write hole after the switch: a write through the switched file whose journal entry is
+// durable but whose in-place writes reached all but disk 0, and disk 0's journal damaged too (as
+// if torn). With N = 3 and K = 1 the entry is replayable only from the units on disks 1 (the new
+// disk) and 2: the new disk's journal must hold its unit.
+TEST(OnlineSwitch, AWriteCutShortAfterTheSwitchIsReplayedFromTheNewDisksJournal) {
+  ParityGraph g(3);
+  std::string model = RandomBytes(8 * kUnit, 76);
+  const StripeManifest m = g.Stripe("column", model, 1);
+  fs::remove_all(g.disks[1]);
+  auto f = g.OpenFile();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  const std::string to = g.tmp.Sub("new-disk");
+  ASSERT_NO_FATAL_FAILURE(RebuildAndSwitch(g, **f, 1, to));
+  ASSERT_TRUE((*f)->Write(0, "x", 1).ok());  // the journals exist on every disk
+  ASSERT_TRUE((*f)->Sync().ok());
+  model[0] = 'x';
+  const std::string part0 = g.PartPath(0, m), sums0 = g.SumsPath(0, m);
+  const std::string old_part = testing::ReadFile(part0), old_sums = testing::ReadFile(sums0);
+  const std::string bytes = RandomBytes(kUnit + 5000, 77);  // row 0's units on every disk change
+  ASSERT_TRUE((*f)->Write(kUnit - 2000, bytes.data(), bytes.size()).ok());
+  model.replace(kUnit - 2000, bytes.size(), bytes);
+  f->reset();
+  g.io.reset();  // nothing of the writer's left running
+  // Killed during the in-place writes: disk 0's part and sums as they were, its journal gone.
+  testing::WriteFile(part0, old_part);
+  testing::WriteFile(sums0, old_sums);
+  ASSERT_TRUE(fs::remove(g.disks[0] + "/parts/" + RowJournal::FileName(m.file_id)));
+  {
+    auto read_only = g.OpenFile("column", /*reopen_set=*/true, /*writable=*/false);
+    ASSERT_TRUE(read_only.ok()) << read_only.error().message();
+    ASSERT_FALSE(ReadAll(**read_only) == model) << "the file reads right without a replay: the test proves nothing";
+  }
+  // The next open finds the new disk in the registry (the rebuild rewrote it) and replays.
+  auto again = g.OpenFile("column", /*reopen_set=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(g.set->path(1), fs::canonical(to).string());
+  EXPECT_TRUE(ReadAll(**again) == model);
+  Status verified = VerifyStripeParity(*g.set, (*again)->manifest());
+  EXPECT_TRUE(verified.ok()) << verified.error().message();
 }
 
 TEST(OnlineSwitch, ASwitchToTheWrongDirectoryOrOfAPresentDiskChangesNothing) {

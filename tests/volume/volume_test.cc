@@ -10,12 +10,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
@@ -520,6 +522,67 @@ TEST(Volume, ADegradedFilesSharedBlocksAreChargedToTheMemoryBudget) {
     EXPECT_EQ(v->core().budget().state().reserved, want);
     EXPECT_EQ(v->core().budget().state().cache_capacity, cache_before - want);
   }
+}
+
+// When the daemon's rebuild (Volume::StartRebuild) has switched the lost disk in and every open
+// file took it, the degraded share's reservation goes back to the budget (the cache grows by it)
+// and the pool keeps nothing; the file open across the switch writes through it again. A degraded
+// file opened afterwards (its part on another disk gone) takes the reservation again.
+TEST(Volume, TheDegradedShareGoesBackToTheBudgetOnceTheRebuiltDiskIsSwitchedIn) {
+  StripedTree t;
+  std::string bytes = RandomBytes(8 * (kDisks - 1) * kUnit, 14);
+  graphfs::testing::WriteAndStripe(t.graph + "/data", bytes, t.disks, 1, kUnit);
+  const std::string other = RandomBytes(4 * (kDisks - 1) * kUnit, 15);
+  const StripeManifest om = graphfs::testing::WriteAndStripe(t.graph + "/other", other, t.disks, 1, kUnit);
+  std::filesystem::remove_all(t.disks[1]);
+  VolumeOptions o = Options(t.source, 0, 32 << 20);
+  o.memory_bytes = 512 << 20;
+  auto v = StartVolume(o);
+  ASSERT_NE(v, nullptr);
+  auto f = OpenFile(*v, t.graph + "/data");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(ReadByUnits(*v, *f, bytes.size()) == bytes);
+  const uint64_t want = DegradedShare::BudgetedBytes(32 << 20);
+  ASSERT_EQ(v->core().budget().state().reserved, want) << "no reservation to give back: the test proves nothing";
+  const uint64_t cache_degraded = v->core().budget().state().cache_capacity;
+  auto refused = f->Write(0, "z", 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), EROFS);
+
+  const std::string to = t.tmp.path() + "/new-disk";
+  std::filesystem::create_directories(to);
+  ASSERT_TRUE(v->StartRebuild(1, to, 0).ok());
+  nlohmann::json task;
+  for (int i = 0; i < 1200; ++i) {
+    task = v->DisksJson()["task"];
+    if (task.is_object() && task["state"] != "running" && task["state"] != "starting") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(task["state"], "done") << task.dump();
+  nlohmann::json j;
+  v->AddStats(j);
+  EXPECT_EQ(j["degraded"], nlohmann::json::array());
+  EXPECT_EQ(j["degraded_share"]["reserved"].get<uint64_t>(), 0u) << j["degraded_share"].dump();
+  EXPECT_EQ(j["degraded_share"]["capacity"].get<uint64_t>(), 0u) << j["degraded_share"].dump();
+  EXPECT_EQ(j["degraded_share"]["held_bytes"].get<uint64_t>(), 0u) << j["degraded_share"].dump();
+  EXPECT_EQ(v->core().budget().state().reserved, 0u);
+  // Nothing was read meanwhile, so staging's charge did not grow: the cache has the share's bytes.
+  EXPECT_GE(v->core().budget().state().cache_capacity, cache_degraded + want);
+
+  // The same open file writes again, and reads its writes back.
+  const std::string hello = "written after the switch";
+  auto w = f->Write(kUnit - 3, hello.data(), hello.size());
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  bytes.replace(kUnit - 3, hello.size(), hello);
+  ASSERT_TRUE(f->Sync().ok());
+  EXPECT_TRUE(ReadByUnits(*v, *f, bytes.size()) == bytes);
+
+  // A file degraded for itself (its part on disk 2 gone) opened now takes the reservation again.
+  ASSERT_TRUE(std::filesystem::remove(graphfs::testing::PartPath(t.disks[2], om)));
+  auto g = OpenFile(*v, t.graph + "/other");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(ReadByUnits(*v, *g, other.size()) == other);
+  EXPECT_EQ(v->core().budget().state().reserved, want);
 }
 
 TEST(Volume, StatsShowEachDisksBusyTimeIdleWhileWaitingAndRequestSizes) {

@@ -23,6 +23,15 @@ void DegradedShare::Opened(const StripedFile& file) {
   pool_->SetCapacity(bytes_);
 }
 
+void DegradedShare::Release(const std::function<bool()>& degraded) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!reserved_ || degraded()) return;
+  // The blocks first, then the bytes: the budget never counts on memory the pool still holds.
+  pool_->SetCapacity(0);
+  reservation_.Release();
+  reserved_ = false;
+}
+
 DegradedShare::State DegradedShare::state() const {
   std::lock_guard<std::mutex> lock(mu_);
   return {pool_->stats(), reservation_.bytes()};

@@ -5,12 +5,14 @@
 // surviving block is read about once. Before, each degraded file could keep up to 256 MiB of them
 // beside the budget; now every degraded file of the mount draws on one pool (RowSharePool) whose
 // capacity is charged to the budget — a reservation made when the first degraded file opens and
-// kept until unmount, even after a rebuilt disk is switched in online (VolumeCore::SwitchDisk:
-// giving it back then is still to do) — so the daemon's RSS stays within
-// `memory=` with a disk lost. Without `memory=` the pool has kDefaultBytes for the whole mount.
+// given back when the mount is degraded no more (a rebuilt disk switched in online and taken by
+// every open file: VolumeCore::SwitchDisk calls Release), made again if a degraded file opens
+// after that — so the daemon's RSS stays within `memory=` with a disk lost, and the cache has the
+// memory back once none is. Without `memory=` the pool has kDefaultBytes for the whole mount.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -41,6 +43,11 @@ class DegradedShare {
   const std::shared_ptr<RowSharePool>& pool() const { return pool_; }
   // A file was opened: the first degraded one sets the pool's capacity aside in the budget.
   void Opened(const StripedFile& file);
+  // The mount may be degraded no more: unless `degraded()` (asked under this share's lock, so
+  // that a degraded file opening meanwhile either is counted there or takes the reservation
+  // again in its Opened) the pool lets its blocks go — they were kept for rows no read rebuilds
+  // any more — and the reservation goes back to the budget. Nothing to give back: nothing done.
+  void Release(const std::function<bool()>& degraded);
 
   struct State {
     RowSharePool::Stats pool;

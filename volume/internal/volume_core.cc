@@ -314,8 +314,15 @@ Status VolumeCore::SwitchDisk(uint32_t disk, const std::string& dir) {
     }
   }
   LogError("disk " + std::to_string(disk) + " back: " + dir + " (" + std::to_string(switched) + " open file" +
-           (switched == 1 ? "" : "s") + " read it now)");
-  for (const std::string& why : failed) LogError("disk " + std::to_string(disk) + " back, but a file still reads it through parity until it is opened again: " + why);
+           (switched == 1 ? "" : "s") + " read and write it now)");
+  for (const std::string& why : failed) LogError("disk " + std::to_string(disk) + " back, but not yet for a file: " + why);
+  // No disk lost any more, and every open file took the disk: the degraded reads' share goes
+  // back to the budget (a file that could not still reads through parity, and keeps it).
+  degraded_share_->Release([this] {
+    if (disks_->degraded()) return true;
+    const auto open = disks_->OpenFiles();
+    return std::any_of(open.begin(), open.end(), [](const std::shared_ptr<StripedFile>& f) { return f->degraded(); });
+  });
   return Status::Ok();
 }
 
