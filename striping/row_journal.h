@@ -98,8 +98,9 @@ class RowJournal {
   // StripedFile::AdoptDisk): the entries appended from now on put a unit on it too, its journal
   // made at the first of them with the checkpoint as it is then. Only with no entry past the
   // checkpoint (EBUSY otherwise; the caller syncs and checkpoints first): an entry journaled
-  // without the disk has one unit fewer than K allows to lose, so none is ever left for a
-  // recovery once the disk is back. A journal of the file already on the disk is refused
+  // while the disk was lost has a unit fewer than its row's N, so its replay would survive one
+  // damaged unit fewer than K promises; none is left for a recovery once the disk is back. A
+  // journal of the file already on the disk is refused
   // (EEXIST): the rebuild never writes one, so it is not of this sequence, and its records could
   // pass for new ones.
   Status AdoptDisk(uint32_t disk, const DiskSet& disks);

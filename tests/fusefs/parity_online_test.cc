@@ -7,7 +7,8 @@
 // daemon's kept sums are read again); and bad lines refused with the reason. A descriptor opened
 // for writing before the switch writes through it afterwards, as the same writes to a plain file
 // do, and the daemon's scrub finds every row's parity and sums right; writes while the rebuild
-// runs are refused (EROFS: writes wait for the disk), none of them lands, and reads stay right.
+// runs are refused (EROFS: writes wait for the disk), none of them lands, and reads stay right;
+// a kill -9 while such a descriptor writes after the switch loses nothing fsync'ed.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "striping/stripe_map.h"
 #include "striping/unit_sums.h"
 #include "tests/fusefs/striped_fixture.h"
+#include "tests/fusefs/write_log.h"
 
 namespace graphfs::testing {
 namespace {
@@ -142,6 +144,43 @@ TEST_F(ParityOnline, ADescriptorOpenedBeforeTheSwitchWritesThroughItAfterwards) 
   EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == ReadFile(plain_path));
   WriteFile(mnt + "/.graphfs/fault", "0 0\n");
   ::close(fd);
+}
+
+// Kill -9 of the daemon while a file open across the switch is being written and fsynced: the
+// next mount (its registry naming the new disk) loses nothing fsync'ed, and the daemon's scrub
+// finds every row's parity and sums right on every disk — the journal's entries since the switch
+// are replayed onto the new disk too.
+TEST_F(ParityOnline, FsyncedWritesAfterTheSwitchSurviveKillNine) {
+  const std::string data = RandomBytes(1 << 20, 91);
+  manifest = StripeWithParity("column", data);
+  std::filesystem::remove_all(disks[1]);
+  DoMount({"readahead=0", "cache_size=0"});
+  // Opened with disk 1 lost: the daemon's file is this one until the kill (the inode keeps it).
+  const int holder = ::open((mnt + "/graph/column").c_str(), O_RDWR);
+  ASSERT_GE(holder, 0) << std::strerror(errno);
+  const std::string to = tmp.Sub("new-disk");
+  ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + "\n"), 0);
+  ASSERT_EQ(WaitForTask()["state"], "done");
+  std::atomic<bool> stop{false};
+  WriteLog log;
+  std::thread writer([&] { WriteUntilFailure(mnt + "/graph/column", 92, stop, &log, &data); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  mount.Kill();
+  stop = true;
+  writer.join();
+  ::close(holder);
+  ASSERT_GT(log.acked, 0) << "no fsync finished before the kill: the test proves nothing";
+
+  DoMount({"readahead=0", "cache_size=0"});
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
+  EXPECT_EQ(Stats()["disks"][1]["path"], to);
+  ExpectSurvived("column written after the switch", ReadFile(mnt + "/graph/column"), log);
+  ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0);
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump();
+  EXPECT_EQ(task["report"]["damage_left"], false) << task.dump();
+  EXPECT_EQ(task["report"]["total"]["parity_rewrites"], 0) << task.dump();
+  EXPECT_EQ(task["report"]["total"]["repaired_blocks"], 0) << task.dump();
 }
 
 // Writes while the daemon's rebuild runs (slowed by its rate, so that they come mid-way): each is

@@ -314,7 +314,7 @@ Status VolumeCore::SwitchDisk(uint32_t disk, const std::string& dir) {
     }
   }
   LogError("disk " + std::to_string(disk) + " back: " + dir + " (" + std::to_string(switched) + " open file" +
-           (switched == 1 ? "" : "s") + " read and write it now)");
+           (switched == 1 ? "" : "s") + " took it)");
   for (const std::string& why : failed) LogError("disk " + std::to_string(disk) + " back, but not yet for a file: " + why);
   // No disk lost any more, and every open file took the disk: the degraded reads' share goes
   // back to the budget (a file that could not still reads through parity, and keeps it).
