@@ -83,6 +83,16 @@ class ParityOnline : public StripedMount {
     ADD_FAILURE() << "the task did not end: " << task.dump();
     return task;
   }
+  // The daemon's scrub over every disk finds nothing to repair (`what` says after what).
+  void ExpectScrubFindsNothing(const std::string& what) {
+    ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0) << what;
+    const nlohmann::json task = WaitForTask();
+    ASSERT_EQ(task["state"], "done") << what << ": " << task.dump();
+    EXPECT_EQ(task["report"]["damage_left"], false) << what << ": " << task.dump();
+    EXPECT_EQ(task["report"]["total"]["parity_rewrites"], 0) << what << ": " << task.dump();
+    EXPECT_EQ(task["report"]["total"]["repaired_blocks"], 0) << what << ": " << task.dump();
+    EXPECT_EQ(task["report"]["total"]["checksum_errors"], 0) << what << ": " << task.dump();
+  }
   StripeManifest manifest;
 };
 
@@ -132,13 +142,7 @@ TEST_F(ParityOnline, ADescriptorOpenedBeforeTheSwitchWritesThroughItAfterwards) 
   ::close(plain);
   EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == ReadFile(plain_path));
 
-  ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0);
-  const nlohmann::json task = WaitForTask();
-  ASSERT_EQ(task["state"], "done") << task.dump();
-  EXPECT_EQ(task["report"]["damage_left"], false) << task.dump();
-  EXPECT_EQ(task["report"]["total"]["parity_rewrites"], 0) << task.dump();
-  EXPECT_EQ(task["report"]["total"]["repaired_blocks"], 0) << task.dump();
-  EXPECT_EQ(task["report"]["total"]["checksum_errors"], 0) << task.dump();
+  ExpectScrubFindsNothing("after the writes through the switched disk");
   // With disk 0 failing every read the bytes come whole only from disk 1's (the new disk's) units.
   WriteFile(mnt + "/.graphfs/fault", "0 5\n");
   EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == ReadFile(plain_path));
@@ -175,12 +179,7 @@ TEST_F(ParityOnline, FsyncedWritesAfterTheSwitchSurviveKillNine) {
   EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
   EXPECT_EQ(Stats()["disks"][1]["path"], to);
   ExpectSurvived("column written after the switch", ReadFile(mnt + "/graph/column"), log);
-  ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0);
-  const nlohmann::json task = WaitForTask();
-  ASSERT_EQ(task["state"], "done") << task.dump();
-  EXPECT_EQ(task["report"]["damage_left"], false) << task.dump();
-  EXPECT_EQ(task["report"]["total"]["parity_rewrites"], 0) << task.dump();
-  EXPECT_EQ(task["report"]["total"]["repaired_blocks"], 0) << task.dump();
+  ExpectScrubFindsNothing("after the kill and the remount");
 }
 
 // Writes while the daemon's rebuild runs (slowed by its rate, so that they come mid-way): each is
@@ -225,12 +224,7 @@ TEST_F(ParityOnline, WritesWhileTheRebuildRunsAreRefusedAndTheSwitchedFileMatche
   ::close(plain);
   ::close(fd);
   EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == ReadFile(plain_path));
-  ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0);
-  const nlohmann::json task = WaitForTask();
-  ASSERT_EQ(task["state"], "done") << task.dump();
-  EXPECT_EQ(task["report"]["damage_left"], false) << task.dump();
-  EXPECT_EQ(task["report"]["total"]["parity_rewrites"], 0) << task.dump();
-  EXPECT_EQ(task["report"]["total"]["repaired_blocks"], 0) << task.dump();
+  ExpectScrubFindsNothing("after the switch and the writes it took");
 }
 
 TEST_F(ParityOnline, RebuildThroughTheControlFileSwitchesTheMountToTheNewDisk) {
