@@ -83,6 +83,20 @@ class ParityOnline : public StripedMount {
     ADD_FAILURE() << "the task did not end: " << task.dump();
     return task;
   }
+  // `column` striped with parity from `data`, a plain twin file of the same bytes, disk 1's
+  // directory gone and the graph mounted degraded; `fd` (the mount's column) and `plain` (the
+  // twin) open read-write, for the same writes on both.
+  void OpenDegradedBesideAPlainTwin(const std::string& data, int* fd, int* plain, std::string* plain_path) {
+    manifest = StripeWithParity("column", data);
+    *plain_path = tmp.path() + "/plain";
+    WriteFile(*plain_path, data);
+    std::filesystem::remove_all(disks[1]);
+    DoMount({"cache_size=0"});
+    *fd = ::open((mnt + "/graph/column").c_str(), O_RDWR);
+    ASSERT_GE(*fd, 0) << std::strerror(errno);
+    *plain = ::open(plain_path->c_str(), O_RDWR);
+    ASSERT_GE(*plain, 0) << std::strerror(errno);
+  }
   // The daemon's scrub over every disk finds nothing to repair (`what` says after what).
   void ExpectScrubFindsNothing(const std::string& what) {
     ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0) << what;
@@ -112,15 +126,9 @@ int WriteBoth(int fd, int plain, uint64_t at, const std::string& bytes) {
 // given the same writes, and the daemon's scrub finds nothing to repair on any disk.
 TEST_F(ParityOnline, ADescriptorOpenedBeforeTheSwitchWritesThroughItAfterwards) {
   const std::string data = RandomBytes(24 * kUnit + 999, 86);
-  manifest = StripeWithParity("column", data);
-  const std::string plain_path = tmp.path() + "/plain";
-  WriteFile(plain_path, data);
-  std::filesystem::remove_all(disks[1]);
-  DoMount({"cache_size=0"});
-  const int fd = ::open((mnt + "/graph/column").c_str(), O_RDWR);
-  ASSERT_GE(fd, 0) << std::strerror(errno);
-  const int plain = ::open(plain_path.c_str(), O_RDWR);
-  ASSERT_GE(plain, 0);
+  int fd = -1, plain = -1;
+  std::string plain_path;
+  ASSERT_NO_FATAL_FAILURE(OpenDegradedBesideAPlainTwin(data, &fd, &plain, &plain_path));
   ASSERT_EQ(WriteBoth(fd, plain, 5, "refused"), EROFS) << "writes with a disk lost: the test proves nothing";
 
   const std::string to = tmp.Sub("new-disk");
@@ -189,15 +197,9 @@ TEST_F(ParityOnline, FsyncedWritesAfterTheSwitchSurviveKillNine) {
 // nothing wrong.
 TEST_F(ParityOnline, WritesWhileTheRebuildRunsAreRefusedAndTheSwitchedFileMatchesAPlainOne) {
   const std::string data = RandomBytes(24 * kUnit + 321, 89);
-  manifest = StripeWithParity("column", data);
-  const std::string plain_path = tmp.path() + "/plain";
-  WriteFile(plain_path, data);
-  std::filesystem::remove_all(disks[1]);
-  DoMount({"cache_size=0"});
-  const int fd = ::open((mnt + "/graph/column").c_str(), O_RDWR);
-  ASSERT_GE(fd, 0) << std::strerror(errno);
-  const int plain = ::open(plain_path.c_str(), O_RDWR);
-  ASSERT_GE(plain, 0);
+  int fd = -1, plain = -1;
+  std::string plain_path;
+  ASSERT_NO_FATAL_FAILURE(OpenDegradedBesideAPlainTwin(data, &fd, &plain, &plain_path));
 
   const std::string to = tmp.Sub("new-disk");
   ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + " 512K\n"), 0);
