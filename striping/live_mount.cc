@@ -7,32 +7,15 @@
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <thread>
-#include <vector>
 
+#include "common/mount_info.h"
 #include "striping/disk_set.h"
 #include "striping/progress_line.h"
 
 namespace graphfs {
 
 namespace {
-
-// mountinfo escapes blanks and backslashes in paths as \ooo.
-std::string Unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7' && s[i + 2] >= '0' &&
-        s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
-      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
 
 std::string RealPath(const std::string& path) {
   char buf[PATH_MAX];
@@ -49,20 +32,12 @@ bool Under(const std::string& path, const std::string& dir) {
 std::optional<LiveMount> FindLiveMount(const std::string& path) {
   const std::string real = RealPath(path);
   if (real.empty()) return std::nullopt;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
   std::optional<LiveMount> found;
-  while (std::getline(in, line)) {
-    // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
-    std::istringstream words(line);
-    std::vector<std::string> w;
-    for (std::string x; words >> x;) w.push_back(x);
-    size_t dash = 0;
-    while (dash < w.size() && w[dash] != "-") ++dash;
-    if (w.size() < 5 || dash + 2 >= w.size() || w[dash + 1] != "fuse.graphfs") continue;
-    const std::string source = RealPath(Unescape(w[dash + 2]));
+  for (const MountInfo& m : ReadMountInfo()) {
+    if (m.type != "fuse.graphfs") continue;
+    const std::string source = RealPath(m.source);
     if (source.empty() || !Under(real, source)) continue;
-    found = LiveMount{Unescape(w[4]), source};  // later lines are newer mounts
+    found = LiveMount{m.mountpoint, source};  // later lines are newer mounts
   }
   return found;
 }
