@@ -80,7 +80,9 @@ Result<nlohmann::json> RunInDaemon(const LiveMount& mount, const std::string& li
     if (bar) bar->Update(done, "through the mount at " + mount.mountpoint);
     if (state != "running" && state != "starting") {
       if (bar) bar->Finish(done);
-      return task;
+      if (state == "done") return task;
+      return Error(EIO, "the mount's " + line.substr(0, line.find(' ')) + " " + state + ": " +
+                            task.value("error", std::string()));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

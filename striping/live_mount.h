@@ -25,9 +25,10 @@ std::optional<LiveMount> FindLiveMount(const std::string& path);
 
 // Writes `line` ("rebuild I DIR RATE", "scrub RATE") to MOUNT/.graphfs/disks and follows the task
 // it starts until it ends, drawing a progress line labelled `tool` when `progress`. The task's
-// last status ("state": done, failed, stopped) — or the error the write returned (the daemon
-// refused the line: EINVAL, EBUSY, ... with the reason, which its status and log hold too), or
-// ENOTCONN for a dead mount.
+// last status when it is done (its "report" inside) — else an error: the one the write returned
+// (the daemon refused the line: EINVAL, EBUSY, ... with the reason, which its status and log hold
+// too), ENOTCONN for a dead mount, or EIO "the mount's rebuild failed: WHY" (or stopped) for a
+// task that ended otherwise.
 Result<nlohmann::json> RunInDaemon(const LiveMount& mount, const std::string& line, bool progress, const char* tool);
 
 }  // namespace graphfs

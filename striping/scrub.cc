@@ -203,6 +203,25 @@ class FileScrub {
 
 }  // namespace
 
+nlohmann::json ScrubCountsJson(const ScrubCounts& c) {
+  return {{"bytes_read", c.bytes_read},           {"checksum_errors", c.checksum_errors},
+          {"read_errors", c.read_errors},         {"repaired_blocks", c.repaired_blocks},
+          {"sum_repairs", c.sum_repairs},         {"parity_rewrites", c.parity_rewrites},
+          {"unrepaired_blocks", c.unrepaired_blocks}};
+}
+
+ScrubCounts ScrubCountsFromJson(const nlohmann::json& j) {
+  ScrubCounts c;
+  c.bytes_read = j.value("bytes_read", uint64_t{0});
+  c.checksum_errors = j.value("checksum_errors", uint64_t{0});
+  c.read_errors = j.value("read_errors", uint64_t{0});
+  c.repaired_blocks = j.value("repaired_blocks", uint64_t{0});
+  c.sum_repairs = j.value("sum_repairs", uint64_t{0});
+  c.parity_rewrites = j.value("parity_rewrites", uint64_t{0});
+  c.unrepaired_blocks = j.value("unrepaired_blocks", uint64_t{0});
+  return c;
+}
+
 struct PreparedScrub {
   ScrubRequest req;
   SetFiles found;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ struct ScrubReport {
 // path, paths on different disk sets, no file with sums, a set that cannot be opened (more disks
 // missing than its parity), I/O errors writing a repair.
 Result<ScrubReport> Scrub(const ScrubRequest& request);
+
+// A file's or a disk's counts as the daemon's `.graphfs/disks` shows a scrub it ran, and back
+// (graphfs-scrub prints the report of a scrub it handed to the mount); absent fields read 0.
+nlohmann::json ScrubCountsJson(const ScrubCounts& counts);
+ScrubCounts ScrubCountsFromJson(const nlohmann::json& j);
 
 // Scrub in two steps, for a runner that answers bad requests at once and scrubs in the
 // background: what Scrub checks before it reads a row (the errors above but a repair's), then

@@ -78,39 +78,24 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "\ngraphfs-scrub: %s\n", task.error().message().c_str());
         return 2;
       }
-      if ((*task)["state"] != "done") {
-        std::fprintf(stderr, "\ngraphfs-scrub: the mount's scrub %s: %s\n", (*task)["state"].get<std::string>().c_str(),
-                     task->value("error", std::string()).c_str());
-        return 2;
-      }
       const auto& r = (*task)["report"];
       for (const auto& s : r["skipped"]) std::fprintf(stderr, "graphfs-scrub: skipped %s\n", s.get<std::string>().c_str());
       PrintHeader("file");
       for (const auto& f : r["files"]) {
-        graphfs::ScrubCounts c;
-        const auto& j = f["counts"];
-        c.bytes_read = j.value("bytes_read", uint64_t{0});
-        c.checksum_errors = j.value("checksum_errors", uint64_t{0});
-        c.read_errors = j.value("read_errors", uint64_t{0});
-        c.repaired_blocks = j.value("repaired_blocks", uint64_t{0});
-        c.sum_repairs = j.value("sum_repairs", uint64_t{0});
-        c.parity_rewrites = j.value("parity_rewrites", uint64_t{0});
-        c.unrepaired_blocks = j.value("unrepaired_blocks", uint64_t{0});
-        PrintCounts(f["path"].get<std::string>().c_str(), f.contains("damage") ? "damaged" : "ok", c);
+        PrintCounts(f["path"].get<std::string>().c_str(), f.contains("damage") ? "damaged" : "ok",
+                    graphfs::ScrubCountsFromJson(f["counts"]));
         if (f.contains("damage"))
           for (const auto& line : f["damage"]) std::printf("  damage left: %s\n", line.get<std::string>().c_str());
       }
       for (const auto& d : r["missing"])
         std::printf("\ndisk %u is missing: its units were not checked; graphfs-rebuild --disk %u --to NEW_DIR %s\n",
                     d.get<uint32_t>(), d.get<uint32_t>(), req.paths.front().c_str());
-      const auto& t = r["total"];
+      const graphfs::ScrubCounts t = graphfs::ScrubCountsFromJson(r["total"]);
       std::printf("\ngraphfs-scrub: through the mount at %s: %zu file(s), %s read: %lu checksum error(s), %lu read "
                   "error(s); repaired %lu block(s), %lu checksum(s), %lu parity unit(s); %lu block(s) left wrong\n",
-                  live->mountpoint.c_str(), r["files"].size(),
-                  graphfs::FormatSize(t.value("bytes_read", uint64_t{0})).c_str(), t.value("checksum_errors", uint64_t{0}),
-                  t.value("read_errors", uint64_t{0}), t.value("repaired_blocks", uint64_t{0}),
-                  t.value("sum_repairs", uint64_t{0}), t.value("parity_rewrites", uint64_t{0}),
-                  t.value("unrepaired_blocks", uint64_t{0}));
+                  live->mountpoint.c_str(), r["files"].size(), graphfs::FormatSize(t.bytes_read).c_str(),
+                  t.checksum_errors, t.read_errors, t.repaired_blocks, t.sum_repairs, t.parity_rewrites,
+                  t.unrepaired_blocks);
       return r.value("damage_left", false) ? 1 : 0;
     }
   }

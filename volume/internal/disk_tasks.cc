@@ -11,22 +11,15 @@ namespace {
 
 using json = nlohmann::json;
 
-json CountsJson(const ScrubCounts& c) {
-  return {{"bytes_read", c.bytes_read},           {"checksum_errors", c.checksum_errors},
-          {"read_errors", c.read_errors},         {"repaired_blocks", c.repaired_blocks},
-          {"sum_repairs", c.sum_repairs},         {"parity_rewrites", c.parity_rewrites},
-          {"unrepaired_blocks", c.unrepaired_blocks}};
-}
-
 json ScrubJson(const ScrubReport& r) {
   json files = json::array();
   for (const ScrubFile& f : r.files) {
-    json one = {{"path", f.path}, {"rows", f.rows}, {"counts", CountsJson(f.counts)}};
+    json one = {{"path", f.path}, {"rows", f.rows}, {"counts", ScrubCountsJson(f.counts)}};
     if (!f.damage.empty()) one["damage"] = f.damage;
     files.push_back(std::move(one));
   }
   return {{"files", files},          {"skipped", r.skipped},       {"missing", r.missing},
-          {"total", CountsJson(r.total)}, {"damage_left", r.damage_left()}};
+          {"total", ScrubCountsJson(r.total)}, {"damage_left", r.damage_left()}};
 }
 
 }  // namespace
