@@ -275,9 +275,7 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
   if (req.disk >= n)
     return Error(EINVAL, "--disk " + std::to_string(req.disk) + ": the set has disks 0.." + std::to_string(n - 1));
   if (req.live != nullptr) {
-    if (req.live->set_id() != registry.set_id)
-      return Error(EINVAL, "the graphs found are on disk set " + registry.set_id + ", the mount's is " +
-                               req.live->set_id());
+    GRAPHFS_RETURN_IF_ERROR(CheckMountSet(*req.live, registry));
     if (req.live->state(req.disk) != DiskState::kMissing)
       return Error(EINVAL, "disk " + std::to_string(req.disk) + " (" + req.live->path(req.disk) +
                                ") is not missing from the mount: rebuild replaces a lost disk");
@@ -304,13 +302,9 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
   // The other disks are read as the registry (or --disks) names them; the one rebuilt is not read
   // even when it is there (a failing disk being replaced). The daemon's own set shares its row
   // locks with the daemon's reads.
-  if (req.live != nullptr) {
-    prep->set.emplace(*req.live);
-  } else {
-    auto set = DiskSet::Open(registry);
-    if (!set.ok()) return set.error();
-    prep->set.emplace(std::move(*set));
-  }
+  auto set = OpenTaskSet(req.live, registry);
+  if (!set.ok()) return set.error();
+  prep->set.emplace(std::move(*set));
   // A file whose writer was killed is brought to its journaled state first: rebuilt from rows the
   // journal would still change, the disk's units would code bytes the file does not hold.
   for (StripedFileRef& f : found_ptr->files) {

@@ -258,16 +258,9 @@ Result<PreparedScrubPtr> PrepareScrub(const ScrubRequest& req) {
                                std::to_string(registry.disks.size()));
     registry.disks = req.disks;
   }
-  if (req.live != nullptr) {
-    if (req.live->set_id() != registry.set_id)
-      return Error(EINVAL, "the graphs found are on disk set " + registry.set_id + ", the mount's is " +
-                               req.live->set_id());
-    prep->set.emplace(*req.live);
-  } else {
-    auto set = DiskSet::Open(registry);
-    if (!set.ok()) return set.error();
-    prep->set.emplace(std::move(*set));
-  }
+  auto opened = OpenTaskSet(req.live, registry);
+  if (!opened.ok()) return opened.error();
+  prep->set.emplace(std::move(*opened));
   const DiskSet* set = &*prep->set;
   ScrubReport& report = prep->report;
   report.set_id = set->set_id();

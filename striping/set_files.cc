@@ -98,4 +98,15 @@ Result<SetFiles> FindSetFiles(const std::vector<std::string>& paths) {
   return out;
 }
 
+Status CheckMountSet(const DiskSet& live, const DiskRegistry& registry) {
+  if (live.set_id() == registry.set_id) return Status::Ok();
+  return Error(EINVAL, "the graphs found are on disk set " + registry.set_id + ", the mount's is " + live.set_id());
+}
+
+Result<DiskSet> OpenTaskSet(const DiskSet* live, const DiskRegistry& registry) {
+  if (live == nullptr) return DiskSet::Open(registry);
+  GRAPHFS_RETURN_IF_ERROR(CheckMountSet(*live, registry));
+  return *live;  // a copy shares the mount's state
+}
+
 }  // namespace graphfs

@@ -35,4 +35,10 @@ struct SetFiles {
 // or when the graphs are striped over different sets ("run the tool once per set").
 Result<SetFiles> FindSetFiles(const std::vector<std::string>& paths);
 
+// The disk set such a tool reads: with `live` (the mount's daemon runs it), the mount's own set —
+// its row locks, its sums epoch —, which must be the set of the graphs found (EINVAL naming both
+// otherwise); without, the set `registry` names, opened (DiskSet::Open's errors).
+Status CheckMountSet(const DiskSet& live, const DiskRegistry& registry);
+Result<DiskSet> OpenTaskSet(const DiskSet* live, const DiskRegistry& registry);
+
 }  // namespace graphfs
