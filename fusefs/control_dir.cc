@@ -198,6 +198,13 @@ std::string RenderStats(GraphFs& fs) {
   return j.dump(2) + "\n";
 }
 
+// `disks` is written by root or the mount's owner: at open for writing, and at each write (a
+// descriptor may be passed on).
+static Status MayStartDiskTasks(uid_t caller) {
+  if (caller == 0 || caller == ::getuid()) return Status::Ok();
+  return Error(EACCES, "disks: rebuild and scrub are for root or the mount's owner");
+}
+
 Result<std::string> OpenControlFile(GraphFs& fs, const Inode& inode, int flags, uid_t caller) {
   const bool writing = (flags & O_ACCMODE) != O_RDONLY;
   if (inode.control_name == "stats") {
@@ -211,8 +218,7 @@ Result<std::string> OpenControlFile(GraphFs& fs, const Inode& inode, int flags, 
     return out.str();
   }
   if (inode.control_name == "disks") {
-    if (writing && caller != 0 && caller != ::getuid())
-      return Error(EACCES, "disks: rebuild and scrub are for root or the mount's owner");
+    if (writing) GRAPHFS_RETURN_IF_ERROR(MayStartDiskTasks(caller));
     return fs.volume->DisksJson().dump(2) + "\n";
   }
   return Error(ENOENT, "no such control file");
@@ -221,8 +227,7 @@ Result<std::string> OpenControlFile(GraphFs& fs, const Inode& inode, int flags, 
 // `disks`: one line starts a rebuild or a scrub (control_parse.h); the write fails with the
 // reason when it cannot start, and the log says why too.
 static Status WriteDisks(GraphFs& fs, const std::string& data, uid_t caller) {
-  if (caller != 0 && caller != ::getuid())
-    return Error(EACCES, "disks: rebuild and scrub are for root or the mount's owner");
+  GRAPHFS_RETURN_IF_ERROR(MayStartDiskTasks(caller));
   auto command = ParseDisksLine(data, fs.volume->disk_count());
   if (!command.ok()) {
     LogError(command.error().message());
