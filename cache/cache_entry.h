@@ -61,6 +61,9 @@ struct UnitRef::Entry final : UnitView {
   // kServedIdleNs.
   bool consumed = false;
   bool held = false;  // left staging, refused, kept by its pins alone (CacheStats::held)
+  // Its owner said it is the only copy of its bytes in memory (CacheOptions::on_kept returned
+  // true): not evicted to admit another unit, only when the capacity shrinks or it is dropped.
+  bool sole_copy = false;
   // A holder verified its bytes (a compressed unit's frame: its checksum) since they were
   // loaded: later holders need not again. Not guarded by the mutex.
   std::atomic<bool> checked{false};

@@ -225,7 +225,7 @@ Result<UnitRef> ChunkCache::PinInMemory(std::unique_lock<std::mutex>& lock, Reco
     order_.erase(e->order);
     e->order = {Priority(rec, *e, now), ++tick_, e->key_};
     order_.insert(e->order);
-    if (options_.on_kept) options_.on_kept(e->key_, e->charge, now - e->admitted_ns);
+    if (options_.on_kept && options_.on_kept(e->key_, e->charge, now - e->admitted_ns)) e->sole_copy = true;
   }
   loaded_.wait(lock, [&] { return e->state != Entry::State::kLoading; });
   if (e->state == Entry::State::kFailed) {
@@ -528,7 +528,7 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
     std::vector<std::shared_ptr<Entry>> entries;
     for (const OrderKey& k : order_) {
       const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
-      if (v->pins > 0) continue;
+      if (v->pins > 0 || v->sole_copy) continue;  // sole copies leave only for capacity (on_kept)
       residents.push_back({v.get(), std::get<0>(k), v->charge});
       entries.push_back(v);
     }
@@ -547,7 +547,7 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   order_.insert(e->order);
   e->admitted_ns = now;
   ++counters_.admissions;
-  if (options_.on_kept) options_.on_kept(e->key_, e->charge, 0);
+  if (options_.on_kept && options_.on_kept(e->key_, e->charge, 0)) e->sole_copy = true;
 }
 
 void ChunkCache::SetCapacity(uint64_t capacity) {

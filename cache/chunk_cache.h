@@ -123,8 +123,11 @@ struct CacheOptions {
   // — admitted, or read again while admitted — with its bytes and how long it has been admitted,
   // and when a kept unit leaves (evicted, dropped, invalidated). The volume drops the frame of a
   // decoded unit the cache keeps across passes, and gives the frames' room back when the unit
-  // goes: volume/internal/frame_tier.h.
-  std::function<void(const UnitKey&, uint64_t bytes, int64_t admitted_for_ns)> on_kept;
+  // goes: volume/internal/frame_tier.h. `on_kept` returns true when the unit is now the only
+  // copy of its bytes in memory (its frame went for it): the cache then no longer evicts it to
+  // admit another unit — a newcomer that finds no other room is refused, and keeps its frame —,
+  // only when its capacity shrinks (SetCapacity) or the unit is dropped or invalidated.
+  std::function<bool(const UnitKey&, uint64_t bytes, int64_t admitted_for_ns)> on_kept;
   std::function<void(const UnitKey&)> on_left;
   // Told, without the cache's lock (it may call SetStagingMark and SetCapacity), when the staged
   // bytes — loads in flight and units waiting for their readers, prefetched or not — rose above

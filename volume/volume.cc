@@ -8,6 +8,7 @@
 
 #include "striping/disk_health.h"
 #include "volume/internal/disk_tasks.h"
+#include "volume/internal/frame_tier.h"
 #include "volume/internal/graph_schedule.h"
 #include "volume/internal/volume_core.h"
 #include "volume/internal/volume_file.h"
@@ -68,6 +69,7 @@ void Volume::InjectFault(uint32_t disk, int error) { core_->InjectFault(disk, er
 void Volume::SetUnaccountedMemory(uint64_t resident_bytes) {
   core_->budget().SetUnaccounted(resident_bytes);
   core_->budget().FollowStaging();  // the same samples: staging's charge follows what it holds
+  if (FrameTier* frames = core_->frames()) frames->Settle();
 }
 
 void Volume::AddStats(nlohmann::json& j) {

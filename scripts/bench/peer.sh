@@ -6,7 +6,7 @@
 #
 #   flock /var/tmp/graphfs-machine.lock scripts/bench/peer.sh --graphso DIR [--scale 22] [--repeat 3]
 #       [--family rmat|rmat-local] [--partitions 16] [--bps 100000000] [--iterations 20]
-#       [--sides "graphfs graphso plain"] [--gen-dir DIR] [--chunk-size 2M] [--partition 256M]
+#       [--sides "graphfs graphso plain plain-btrfs"] [--gen-dir DIR] [--chunk-size 2M] [--partition 256M]
 #       [--fraction 0.25] [--readahead-mem 256M] [--memory SIZE] [--mount-opts OPTS]
 #       [--compress auto|none|CODEC] [--mem-gb G] [--limit SIZE] [--graphso-mem MIB] [--llc-mb MB]
 #       [--out DIR]
@@ -38,6 +38,8 @@
 #   plain    (optional) the same run-jobs jobs unmodified on the plain copy, limited to TOTAL and
 #            told it (--mem-gb: TOTAL less 64 MiB, told_mem_gb; --mem-gb G overrides), as users of
 #            plain storage tell their engines: buffered reads where the active edges fit.
+#   plain-btrfs (optional) the same as plain on a copy on btrfs mounted compress-force=zstd:1 (a
+#            sixth disk of 4 x BPS: make_btrfs_disk), the plain row for compressed storage.
 # Per side: wall time, bytes read from its disks (/sys/block/loopN/stat), the I/O floor (bytes /
 # (4 x BPS)), CPU seconds (the jobs' cpuacct cgroup, + the daemon's CPU for graphfs) and the CPU floor
 # (CPU s / cores), the memory limit and peaks; then the medians, graphfs/GraphSO (ratio of medians and
@@ -122,7 +124,7 @@ MEM_GB_PLAIN=${MEM_GB:-}  # empty: each plain run is told its limit (run_plain)
 [[ $(id -u) == 0 ]] || { echo "peer.sh: run as root (loop disks, cgroups, drop_caches)" >&2; exit 2; }
 [[ -n $GRAPHSO_SRC && -f $GRAPHSO_SRC/GraphSO/examples/concurrent_jobs.cpp && -f $GRAPHSO_SRC/PreProcessing/examples/Preprocessing.cpp ]] ||
   { echo "peer.sh: --graphso DIR must be a checkout of GraphSO (GraphSO/examples/concurrent_jobs.cpp, PreProcessing/)" >&2; exit 2; }
-for s in $SIDES; do case $s in graphfs | graphso | plain) ;; *) echo "peer.sh: unknown side $s" >&2; exit 2 ;; esac; done
+for s in $SIDES; do case $s in graphfs | graphso | plain | plain-btrfs) ;; *) echo "peer.sh: unknown side $s" >&2; exit 2 ;; esac; done
 [[ " $SIDES " == *" graphfs "* || -n $LIMIT ]] || { echo "peer.sh: without the graphfs side, give --limit SIZE" >&2; exit 2; }
 for b in graphfs run-jobs gen-rmat preprocess graphfs-index graphfs-stripe graphfs-calibrate; do
   [[ -x $GRAPHFS_BIN/$b ]] || { echo "peer.sh: $GRAPHFS_BIN/$b is missing (build graphfs first)" >&2; exit 2; }
@@ -175,6 +177,11 @@ fi
 # 3. Disks: 4 x BPS striped (graphfs), one plain copy on a disk of 4 x BPS (GraphSO, plain).
 stage_graph "$G" "$BPS" 2048
 PLAIN=${DISK_DIRS[4]}/g
+BTRFS_DISK=""
+if [[ " $SIDES " == *" plain-btrfs "* ]]; then
+  make_btrfs_disk "$G" "$BPS" 2048
+  echo "# plain-btrfs: the plain copy on btrfs (compress-force=zstd:1) takes $((BTRFS_DATA_BYTES >> 20)) MiB of data on its disk"
+fi
 COST_OPTS=""
 calibrate_disks > "$OUT/calibrate.log" 2>&1 ||
   { echo "# graphfs-calibrate failed (the mount uses its defaults):"; tail -5 "$OUT/calibrate.log"; }
@@ -301,24 +308,26 @@ run_graphso() {
     "$limit" "$PEAK" - "$PEAK" "$status" "$log"
 }
 
-# The same jobs unmodified on the plain copy, in a cgroup of LIMIT.
+# The same jobs unmodified on a plain copy (SIDE plain: ext4; plain-btrfs: btrfs zstd:1), in a cgroup of LIMIT.
 run_plain() {
-  local round=$1 limit=$2 log=$OUT/r$1-plain.log before after t0 t1 status=ok wall
+  local round=$1 limit=$2 side=${3:-plain} log=$OUT/r$1-${3:-plain}.log before after t0 t1 status=ok wall dir loop
+  dir=$PLAIN loop=${LOOPS[4]}
+  [[ $side == plain-btrfs ]] && dir=${DISK_DIRS[BTRFS_DISK]}/g loop=${LOOPS[BTRFS_DISK]}
   drop_caches
-  before=$(loops_read "${LOOPS[4]}")
+  before=$(loops_read "$loop")
   cg_setup "$limit"
   t0=$(now)
   local told=${MEM_GB_PLAIN:-$(told_mem_gb "$limit")}
-  GRAPHFS_ENGINE_VERBOSE=1 cg_run "$GRAPHFS_BIN/run-jobs" --graph "$PLAIN" --jobs "$JOBS" --mem-gb "$told" > "$log" 2>&1 || status=failed
+  GRAPHFS_ENGINE_VERBOSE=1 cg_run "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$JOBS" --mem-gb "$told" > "$log" 2>&1 || status=failed
   t1=$(now)
-  echo "plain: memory cgroup $((limit >> 20)) MiB, engines told --mem-gb $told" >> "$log"
+  echo "$side: memory cgroup $((limit >> 20)) MiB, engines told --mem-gb $told" >> "$log"
   cg_done
-  after=$(loops_read "${LOOPS[4]}")
+  after=$(loops_read "$loop")
   grep -q ' \(exit\|signal\) [0-9]' "$log" && status=failed
-  [[ $status == ok ]] || { echo "plain run failed:"; tail -20 "$log"; }
+  [[ $status == ok ]] || { echo "$side run failed:"; tail -20 "$log"; }
   wall=$(awk '/^total wall time:/ {print $4; exit}' "$log")
   [[ -n $wall ]] || wall=$(fdiff "$t1" "$t0")
-  record "$round" plain "$wall" $((after - before)) "$JOBS_CPU" "$JOBS_CPU" 0 "$limit" "$PEAK" - "$PEAK" "$status" "$log"
+  record "$round" "$side" "$wall" $((after - before)) "$JOBS_CPU" "$JOBS_CPU" 0 "$limit" "$PEAK" - "$PEAK" "$status" "$log"
 }
 
 MAX_TOTAL=0
@@ -337,7 +346,8 @@ for ((ROUND = 1; ROUND <= REPEAT; ROUND++)); do
         ((TOTAL_LAST > MAX_TOTAL)) && MAX_TOTAL=$TOTAL_LAST
         echo "  round $ROUND graphfs: total memory $((TOTAL_LAST >> 20)) MiB (jobs' peak + daemon's peak RSS); the others get $(( ${LIMIT:-$MAX_TOTAL} >> 20 )) MiB" ;;
       graphso) run_graphso "$ROUND" "${LIMIT:-$MAX_TOTAL}" ;;
-      plain) run_plain "$ROUND" "${LIMIT:-$MAX_TOTAL}" ;;
+      plain) run_plain "$ROUND" "${LIMIT:-$MAX_TOTAL}" plain ;;
+      plain-btrfs) run_plain "$ROUND" "${LIMIT:-$MAX_TOTAL}" plain-btrfs ;;
     esac
   done
 done

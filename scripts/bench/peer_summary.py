@@ -94,8 +94,9 @@ def equal_work(runs):
     fs = [r for r in runs if r["side"] == "graphfs" and os.path.exists(r["log"])]
     gs = [r for r in runs if r["side"] == "graphso" and os.path.exists(r["log"])]
     pl = [r for r in runs if r["side"] == "plain" and os.path.exists(r["log"])]
+    pb = [r for r in runs if r["side"] == "plain-btrfs" and os.path.exists(r["log"])]
     ours = None
-    for side, rs in (("graphfs", fs), ("plain", pl)):
+    for side, rs in (("graphfs", fs), ("plain", pl), ("plain-btrfs", pb)):
         if not rs:
             continue
         res, passes = ours_results(rs[0]["log"])
@@ -141,32 +142,32 @@ def equal_work(runs):
 
 
 def summary(runs, bps, cores, target):
-    sides = [s for s in ("graphfs", "graphso", "plain") if any(r["side"] == s for r in runs)]
+    sides = [s for s in ("graphfs", "graphso", "plain", "plain-btrfs") if any(r["side"] == s for r in runs)]
     med = {}
     print("\n# peer summary: medians over the rounds (I/O floor = bytes / %.0f MB/s; CPU floor = CPU s / %d cores)"
           % (bps / 1e6, cores))
-    print("%-8s %6s %9s %9s %10s %8s %10s %10s %9s %9s  %s" % ("side", "rounds", "wall_s", "disk_GB", "io_floor_s",
+    print("%-11s %6s %9s %9s %10s %8s %10s %10s %9s %9s  %s" % ("side", "rounds", "wall_s", "disk_GB", "io_floor_s",
                                                               "cpu_s", "cpu_floor", "limit_MiB", "peak_MiB",
                                                               "total_MiB", "runs (wall s)"))
     for s in sides:
         rs = [r for r in runs if r["side"] == s and r["status"] == "ok"]
         bad = [r for r in runs if r["side"] == s and r["status"] != "ok"]
         if not rs:
-            print(f"{s:<8} no successful run ({len(bad)} failed)")
+            print(f"{s:<11} no successful run ({len(bad)} failed)")
             continue
         m = {k: statistics.median(float(r[k]) for r in rs) for k in ("wall_s", "disk_bytes", "cpu_s", "mem_limit",
                                                                      "jobs_peak")}
         totals = [num(r["total"]) for r in rs if num(r["total"]) is not None]
         m["total"] = statistics.median(totals) if totals else None
         med[s] = m
-        print("%-8s %6d %9.2f %9.2f %10.2f %8.1f %10.1f %10s %9s %9s  %s%s" % (
+        print("%-11s %6d %9.2f %9.2f %10.2f %8.1f %10.1f %10s %9s %9s  %s%s" % (
             s, len(rs), m["wall_s"], m["disk_bytes"] / 1e9, m["disk_bytes"] / bps, m["cpu_s"], m["cpu_s"] / cores,
             fmt_mib(m["mem_limit"]), fmt_mib(m["jobs_peak"]), fmt_mib(m["total"]),
             " ".join("%.2f" % float(r["wall_s"]) for r in rs), f"  ({len(bad)} failed)" if bad else ""))
     if "graphfs" in med:
         print("  graphfs total = the jobs' cgroup peak + the daemon's peak RSS; the other sides' limit is the largest "
               "graphfs total measured before them")
-    for other in ("graphso", "plain"):
+    for other in ("graphso", "plain", "plain-btrfs"):
         if "graphfs" not in med or other not in med:
             continue
         rounds = {}
@@ -181,6 +182,10 @@ def summary(runs, bps, cores, target):
         if other == "graphso":
             line += f" — target <= {target}: {'MET' if max(ratio, statistics.median(per_round)) <= target else 'NOT met'}"
         print(line)
+    plains = [s for s in ("plain", "plain-btrfs") if s in med]
+    if "graphfs" in med and plains:
+        best = min(plains, key=lambda s: med[s]["wall_s"])
+        print(f"graphfs / the better plain row ({best}): {med['graphfs']['wall_s'] / med[best]['wall_s']:.2f}x")
     print("equal work:")
     for line in equal_work(runs):
         print(line)

@@ -333,7 +333,10 @@ TEST(ChunkCache, ItTellsOfTheUnitsItKeepsAndOfThoseThatLeave) {
   std::vector<Kept> kept;
   std::vector<uint64_t> left;
   CacheOptions o = Options(2, "lru");
-  o.on_kept = [&](const UnitKey& k, uint64_t bytes, int64_t for_ns) { kept.push_back({k.index, bytes, for_ns}); };
+  o.on_kept = [&](const UnitKey& k, uint64_t bytes, int64_t for_ns) {
+    kept.push_back({k.index, bytes, for_ns});
+    return false;
+  };
   o.on_left = [&](const UnitKey& k) { left.push_back(k.index); };
   ChunkCache c(o);
   ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));
@@ -355,6 +358,37 @@ TEST(ChunkCache, ItTellsOfTheUnitsItKeepsAndOfThoseThatLeave) {
   c.Invalidate(Unit(src, 2).key.file);
   EXPECT_EQ(left, (std::vector<uint64_t>{0, 1, 2}));
   EXPECT_EQ(c.used(), 0u);
+}
+
+// A unit its owner calls the only copy of its bytes (on_kept returned true) is never evicted to
+// admit another: the newcomer is refused instead (and keeps its own copy, outside). Only a
+// smaller capacity makes it leave.
+TEST(ChunkCache, ASoleCopyLeavesForCapacityOnlyNeverForANewcomer) {
+  auto src = std::make_shared<FakeSource>(10 * kUnit);
+  CacheOptions o = Options(2, "lru");
+  o.on_kept = [](const UnitKey& k, uint64_t, int64_t) { return k.index == 0; };
+  std::vector<uint64_t> left;
+  o.on_left = [&](const UnitKey& k) { left.push_back(k.index); };
+  ChunkCache c(o);
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 0), 1));  // the sole copy, and the least recent from here on
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 1), 1));
+  ASSERT_TRUE(ReadWhole(c, Unit(src, 2), 1));  // LRU would evict 0: 1 goes instead
+  EXPECT_TRUE(Resident(c, Unit(src, 0)));
+  EXPECT_FALSE(Resident(c, Unit(src, 1)));
+  EXPECT_TRUE(Resident(c, Unit(src, 2)));
+  EXPECT_EQ(left, (std::vector<uint64_t>{1}));
+  c.SetCapacity(kUnit);  // the capacity shrinks: the order decides, sole copy or not
+  EXPECT_FALSE(Resident(c, Unit(src, 0)));
+  EXPECT_TRUE(Resident(c, Unit(src, 2)));
+  EXPECT_EQ(left, (std::vector<uint64_t>{1, 0}));
+  // With only sole copies resident and no room, a newcomer is refused and served all the same.
+  ChunkCache d(o);
+  d.SetCapacity(kUnit);
+  ASSERT_TRUE(ReadWhole(d, Unit(src, 0), 1));
+  ASSERT_TRUE(ReadWhole(d, Unit(src, 3), 1));
+  EXPECT_TRUE(Resident(d, Unit(src, 0)));
+  EXPECT_FALSE(Resident(d, Unit(src, 3)));
+  EXPECT_EQ(d.Stats().rejections, 1u);
 }
 
 TEST(ChunkCache, LruEvictsTheLeastRecentlyUsed) {

@@ -176,6 +176,39 @@ TEST(FrameTier, ADecodedUnitStandsForItsFrameFromTheSecondPass) {
   EXPECT_LE(m.volume->core().cache()->used() + b.frames_used, b.cache_capacity);
 }
 
+// Where the whole file, decoded, fits the frames' share but not beside its frames, it is held
+// decoded in place of them: from the second pass every unit the cache keeps stands for its frame
+// at once, the frames go, and later passes decode nothing and read nothing from the disks. (Beside
+// all its frames the decoded tier would keep 15 - 6.4 = 8.6 of the 12 MiB, and the units standing
+// one by one, a pass after they were kept, took passes to get there.) Its units are the only
+// copies: a newcomer does not evict them.
+TEST(FrameTier, AFileThatFitsDecodedInPlaceOfItsFramesIsHeldDecoded) {
+  CompressedFile c(12 * kMiB);
+  Mounted m = Open(c, 16 * kMiB);  // the cache 15 MiB, the frames' share 13.1: 12 decoded fit it
+  ASSERT_NE(m.file, nullptr);
+  std::vector<uint64_t> share(kDisks, 0);
+  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
+  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  ASSERT_LT(stored, 7 * kMiB) << "the data did not compress as the test needs";
+  Pass(m, c.bytes, 100);
+  EXPECT_LE(m.volume->core().frames()->in_place_bytes(), kMiB)
+      << "nothing in place in the pass that reads the frames (but the unit whose frame ended it)";
+  for (int pass = 1; pass < 3; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
+  EXPECT_EQ(m.volume->core().frames()->in_place_bytes(), c.bytes.size()) << "every unit held in place";
+  const uint64_t decoded_before = m.volume->core().packed_counters().units_decoded.load();
+  const uint64_t from_disks = FramesFromDisks(m);
+  EXPECT_LE(from_disks, stored + stored / 20) << "no frame read twice on the way";
+  for (int pass = 3; pass < 6; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
+  EXPECT_EQ(m.volume->core().packed_counters().units_decoded.load(), decoded_before) << "nothing decoded again";
+  EXPECT_EQ(FramesFromDisks(m), from_disks);
+  m.volume->core().frames()->Settle();  // as the front end's memory samples do
+  const MemoryBudget::State b = m.volume->core().budget().state();
+  EXPECT_EQ(b.frames_used, 0u) << "no frame kept beside its decoded unit";
+  EXPECT_EQ(b.standing, c.bytes.size());
+  EXPECT_LE(m.volume->core().cache()->used(), b.units_capacity);
+  EXPECT_LE(m.volume->core().cache()->used() + b.frames_used, b.cache_capacity);
+}
+
 TEST(FrameTier, ABudgetBelowTheFramesKeepsAFixedPartAcrossPasses) {
   CompressedFile c(32 * kMiB);  // about 17 MiB of frames
   // 10 MiB: staging 1, the cache 9, of it at most 7.9 for frames.

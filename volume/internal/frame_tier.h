@@ -65,9 +65,9 @@ class FrameTier {
   Status With(const cache::UnitRequest& request, DecodedFile decoded,
               const std::function<Status(const char* frame, bool from_disk, bool checked)>& use);
 
-  // The decoded units of `decoded_file` are decoded from the frames of `frames_file` (unit k
-  // from frame k), for DecodedKept.
-  void Link(uint64_t decoded_file, uint64_t frames_file);
+  // The decoded units of `decoded_file` (`decoded_bytes` in all) are decoded from the frames of
+  // `frames_file` (unit k from frame k), for DecodedKept.
+  void Link(uint64_t decoded_file, uint64_t frames_file, uint64_t decoded_bytes);
   // The decoded units' cache keeps `unit` (`bytes` of memory), admitted `admitted_for_ns` ago
   // (its CacheOptions::on_kept: its lock is held, so this takes only the frame tier's locks).
   // The decoded unit then stands for its frame, which is dropped, when
@@ -83,11 +83,31 @@ class FrameTier {
   // Where the frames fit and the decoded units do not, the decoded tier so holds
   // (cache - frames) / (1 - ratio) bytes instead of (cache - frames), and a pass decodes that
   // much less (docs/memory-as-cache.md, "A decoded unit stands for its frame").
-  void DecodedKept(const cache::UnitKey& unit, uint64_t bytes, int64_t admitted_for_ns);
+  //
+  // A file held decoded in place of its frames: when the whole file, decoded, fits the room
+  // the frames' share would give up for it (MemoryBudget::StandingRoom, less what other files'
+  // standing units take, with a 64th to spare), every decoded unit of it the cache keeps stands
+  // for its frame at once, from the end of the first pass — without the wait and the frames'
+  // room to spare above: the budget moves its bytes to the decoded tier as it comes, the frames
+  // shrink for it, and the cache no longer evicts it for a newcomer (returns true: its only
+  // copy, CacheOptions::on_kept). A pass over such a file then decodes nothing: at the peer's
+  // `memory=1G`, the column's 768 MiB decoded fit a cache of ~1,000 MiB once its 476 MiB of
+  // frames went, where frames first left the decoded units 337 MiB and every pass decoded the
+  // column again (docs/memory-as-cache.md, fifteenth part).
+  // Returns whether the unit is now the only copy of its bytes in memory (held in place).
+  bool DecodedKept(const cache::UnitKey& unit, uint64_t bytes, int64_t admitted_for_ns);
   // A kept decoded unit left its cache (CacheOptions::on_left): the frames get its room back.
   void DecodedLeft(const cache::UnitKey& unit);
   uint64_t dropped_for_decoded() const { return dropped_for_decoded_.load(std::memory_order_relaxed); }
   uint64_t standing_bytes() const { return standing_bytes_.load(std::memory_order_relaxed); }
+  // Of them, units of files held decoded in place of their frames.
+  uint64_t in_place_bytes() const { return in_place_bytes_.load(std::memory_order_relaxed); }
+
+  // Tells the budget of the units that came to stand for their frames or left since it was last
+  // told (DecodedKept and DecodedLeft run under the decoded units' lock and cannot): at each use
+  // of a frame, and on the front end's memory samples (Volume::SetUnaccountedMemory), since a
+  // file held decoded in place of its frames is no longer decoded, and so uses no frame.
+  void Settle();
 
   // The mount goes: the budget is no longer told (files still open read on, by themselves).
   void Detach();
@@ -107,12 +127,26 @@ class FrameTier {
     int64_t start_ns = 0, took_ns = 0;  // its first read; how long until its last unit's first
   };
   void NoteRead(const cache::UnitRequest& request);  // links_mu_ held
+  void Rebalance();  // the standing units to the budget, and the room it gives them back
 
   std::mutex links_mu_;  // taken after the decoded units' lock (DecodedKept), before the frames'
-  std::unordered_map<uint64_t, uint64_t> frames_of_;  // decoded file -> its frames' file
+  struct Linked {
+    uint64_t frames_file = 0;
+    uint64_t decoded_bytes = 0;  // the decoded file's size
+    uint64_t standing = 0;       // bytes of its units standing for their frames
+  };
+  std::unordered_map<uint64_t, Linked> frames_of_;  // by decoded file
   std::unordered_map<uint64_t, FirstPass> first_pass_;  // by frames file
-  std::unordered_map<cache::UnitKey, uint64_t, cache::UnitKeyHash> standing_;  // decoded unit -> bytes
+  struct Standing {
+    uint64_t bytes = 0;
+    bool in_place = false;  // its file is held decoded in place of its frames
+  };
+  std::unordered_map<cache::UnitKey, Standing, cache::UnitKeyHash> standing_;  // by decoded unit
   std::atomic<uint64_t> standing_bytes_{0};  // their sum
+  std::atomic<uint64_t> in_place_bytes_{0};  // of which in place
+  // What the frames' share would give up for standing units (MemoryBudget::StandingRoom), as of
+  // the last split: DecodedKept runs under the decoded units' lock and cannot ask the budget.
+  std::atomic<uint64_t> standing_room_{0};
   std::atomic<uint64_t> standing_applied_{0};  // what the budget last gave the decoded tier for them
   std::atomic<uint64_t> dropped_for_decoded_{0};
   std::atomic<bool> rebalance_due_{false};  // standing units came or went since the budget last split

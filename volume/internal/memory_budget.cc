@@ -132,6 +132,13 @@ bool MemoryBudget::DecodedFileFits(uint64_t file, uint64_t file_bytes) const {
   return others + file_bytes <= units_->capacity();
 }
 
+uint64_t MemoryBudget::StandingRoom() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (units_ == nullptr) return 0;
+  const uint64_t cache = CachePart();
+  return cache - std::min(cache, std::max(cache / kInPlaceFloorDivisor, HeldCharge(units_->held())));
+}
+
 uint64_t MemoryBudget::CacheCapacity(uint64_t reserved) const {
   const uint64_t floor = total_ / 8;
   const uint64_t set_aside = staging_ + reserved + unaccounted_;  // staging_: its charge

@@ -110,6 +110,16 @@ class MemoryBudget {
   void Rebalance();
   // Decoded units of `bytes` stand for their frames now (frames/decoded split above); rebalances.
   void SetStanding(uint64_t bytes);
+  // The most decoded units may stand for their frames: the cache less a 32nd of it for the
+  // units readers decode in flight (or the held units beyond the slack, if more). A file whose
+  // decoded bytes fit it is held decoded in place of its frames (volume/internal/frame_tier.h,
+  // DecodedKept); the frames' share then goes to 0 (FramesCapacity) and the decoded tier gets
+  // the cache. Not the eighth the decoded tier keeps beside frames: a file held in place is read
+  // from it, not decoded into it — at the peer's `memory=1G` the cache is 840-890 MiB while the
+  // jobs run, its eighth would leave 752 MiB, and the column is 768 (docs/memory-as-cache.md,
+  // fifteenth part).
+  static constexpr uint64_t kInPlaceFloorDivisor = 32;
+  uint64_t StandingRoom() const;
   // The daemon's resident memory outside everything the budget counts, as measured now: what is
   // beyond kUnaccountedAllowance of it is set aside (the cache shrinks or grows back).
   static constexpr uint64_t kUnaccountedAllowance = 32ull << 20;

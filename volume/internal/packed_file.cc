@@ -29,7 +29,7 @@ void PackedFile::UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key, uint
   frame_source_ = std::make_shared<FrameSource>(stream_);
   frames_key_ = key;
   decoded_key_ = decoded_key;
-  frames_->Link(decoded_key, key);
+  frames_->Link(decoded_key, key, size());
 }
 
 Status PackedFile::DecodeUnit(size_t k, char* out, bool whole) {

@@ -196,6 +196,10 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
     json frames = RenderCache(frames_->cache().Stats());
     frames.erase("processes");  // the daemon's alone: readers are counted on the decoded units
     frames["dropped_for_decoded"] = frames_->dropped_for_decoded();  // of "dropped": a kept decoded unit stands for them
+    // Decoded units standing for their frames, and of them those of files held decoded in place
+    // of their frames (frame_tier.h, DecodedKept).
+    frames["standing_bytes"] = frames_->standing_bytes();
+    frames["in_place_bytes"] = frames_->in_place_bytes();
     j["frames"] = frames;
   }
   // The memory the cache's two tiers get: with memory=, what the budget sets aside and leaves.

@@ -216,7 +216,7 @@ Status VolumeCore::Start() {
   // A decoded unit the cache keeps may stand for its frame (the cache holds the tier: it
   // outlives the volume's pointer to it while prefetches finish).
   co.on_kept = [frames = frames_](const cache::UnitKey& unit, uint64_t bytes, int64_t admitted_for_ns) {
-    frames->DecodedKept(unit, bytes, admitted_for_ns);
+    return frames->DecodedKept(unit, bytes, admitted_for_ns);
   };
   co.on_left = [frames = frames_](const cache::UnitKey& unit) { frames->DecodedLeft(unit); };
   // Staging is charged what it holds: past its charge, the frames make room before the unit is read.
