@@ -93,18 +93,20 @@ bool FrameTier::DecodedKept(const cache::UnitKey& unit, uint64_t bytes, int64_t 
   auto link = frames_of_.find(unit.file);
   if (link == frames_of_.end()) return false;
   Linked& file = link->second;
-  auto pass = first_pass_.find(file.frames_file);
-  if (pass == first_pass_.end() || pass->second.read.empty() || pass->second.left > 0) return false;
   const cache::UnitKey frame{file.frames_file, unit.index};
   // The whole file in place of its frames, beside what other files' standing units take.
   const uint64_t room = standing_room_.load(std::memory_order_relaxed);
   const uint64_t others = standing_bytes_.load(std::memory_order_relaxed) - file.standing;
   const bool in_place = file.decoded_bytes > 0 && others + file.decoded_bytes + room / 64 <= room;
   if (in_place) {
-    // Its frame may be out of memory already (evicted as the frames shrank): the decoded unit
-    // is then the only copy all the same.
+    // From the first pass on: frames coming in cannot push it out (the budget moves its bytes
+    // out of the frames' share) and newcomers do not evict it (the cache's sole copy). Its frame
+    // may be out of memory already (evicted as the frames shrank): the decoded unit is then the
+    // only copy all the same.
     frames_.DropAdmitted(frame);
   } else {
+    auto pass = first_pass_.find(file.frames_file);
+    if (pass == first_pass_.end() || pass->second.read.empty() || pass->second.left > 0) return false;
     if (admitted_for_ns < pass->second.took_ns) return false;
     // Room to spare: the frames' share less what units standing since the budget last split the
     // cache will take from it, with a 64th of it free after this unit's.

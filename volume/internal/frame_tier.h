@@ -85,12 +85,13 @@ class FrameTier {
   // much less (docs/memory-as-cache.md, "A decoded unit stands for its frame").
   //
   // A file held decoded in place of its frames: when the whole file, decoded, fits the room
-  // the frames' share would give up for it (MemoryBudget::StandingRoom, less what other files'
-  // standing units take, with a 64th to spare), every decoded unit of it the cache keeps stands
-  // for its frame at once, from the end of the first pass — without the wait and the frames'
-  // room to spare above: the budget moves its bytes to the decoded tier as it comes, the frames
-  // shrink for it, and the cache no longer evicts it for a newcomer (returns true: its only
-  // copy, CacheOptions::on_kept). A pass over such a file then decodes nothing: at the peer's
+  // the cache gives standing units (MemoryBudget::StandingRoom, less what other files' standing
+  // units take, with a 64th to spare), every decoded unit of it the cache keeps stands for its
+  // frame at once, from the first pass — none of the three conditions above: the budget moves
+  // its bytes to the decoded tier as it comes, so frames coming in cannot push it out, and the
+  // cache no longer evicts it for a newcomer (returns true: its only copy, CacheOptions::on_kept).
+  // Files claim the room in the order their units are kept: one that comes later and does not
+  // fit beside those held is kept as frames first, as above. A pass over such a file then decodes nothing: at the peer's
   // `memory=1G`, the column's 768 MiB decoded fit a cache of ~1,000 MiB once its 476 MiB of
   // frames went, where frames first left the decoded units 337 MiB and every pass decoded the
   // column again (docs/memory-as-cache.md, fifteenth part).
