@@ -97,15 +97,20 @@ void Pass(Mounted& m, const std::string& bytes, uint32_t pid) {
 
 uint64_t FramesFromDisks(Mounted& m) { return m.volume->core().packed_counters().frame_bytes.load(); }
 
+// The file's frames' bytes on the disks.
+uint64_t StoredBytes(Mounted& m, const CompressedFile& c) {
+  std::vector<uint64_t> share(kDisks, 0);
+  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
+  return share[0] + share[1] + share[2] + share[3];
+}
+
 // Where the decoded units fit, they stay: each unit is read and decoded once, and no frame is
 // kept beside its decoded unit (it would only take room from the decoded units).
 TEST(FrameTier, ABudgetThatHoldsTheDecodedUnitsDecodesEachOnceAndKeepsNoFrames) {
   CompressedFile c(8 * kMiB);
   Mounted m = Open(c, 16 * kMiB);  // staging 1, the cache 15: the 8 decoded units fit
   ASSERT_NE(m.file, nullptr);
-  std::vector<uint64_t> share(kDisks, 0);
-  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
-  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  const uint64_t stored = StoredBytes(m, c);
   for (int pass = 0; pass < 4; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
   EXPECT_EQ(m.volume->core().packed_counters().units_decoded.load(), 8u) << "each unit decoded once";
   EXPECT_EQ(FramesFromDisks(m), stored) << "each frame read once";
@@ -120,9 +125,7 @@ TEST(FrameTier, ABudgetThatHoldsTheFramesReadsEachFromTheDisksOnce) {
   // 16 MiB: staging 1, the cache 15 — the frames (about 8.5 MiB) fit, the decoded units (16) do not.
   Mounted m = Open(c, 16 * kMiB);
   ASSERT_NE(m.file, nullptr);
-  std::vector<uint64_t> share(kDisks, 0);
-  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
-  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  const uint64_t stored = StoredBytes(m, c);
   ASSERT_LT(stored, 12 * kMiB) << "the data did not compress as the test needs";
   for (int pass = 0; pass < 2; ++pass) Pass(m, c.bytes, 100 + static_cast<uint32_t>(pass % 2));
   const uint64_t settled = FramesFromDisks(m);
@@ -145,9 +148,7 @@ TEST(FrameTier, ADecodedUnitStandsForItsFrameFromTheSecondPass) {
   CompressedFile c(16 * kMiB);
   Mounted m = Open(c, 16 * kMiB);  // the cache 15 MiB: frames ~8.4 fit, the 16 decoded units do not
   ASSERT_NE(m.file, nullptr);
-  std::vector<uint64_t> share(kDisks, 0);
-  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
-  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  const uint64_t stored = StoredBytes(m, c);
   ASSERT_LT(stored, 9 * kMiB) << "the data did not compress as the test needs";
   Pass(m, c.bytes, 100);
   EXPECT_EQ(m.volume->core().frames()->dropped_for_decoded(), 0u) << "no frame goes in the pass that reads them";
@@ -186,9 +187,7 @@ TEST(FrameTier, AFileThatFitsDecodedInPlaceOfItsFramesIsHeldDecoded) {
   CompressedFile c(12 * kMiB);
   Mounted m = Open(c, 16 * kMiB);  // the cache 15 MiB, of it 14.5 for standing units: 12 decoded fit
   ASSERT_NE(m.file, nullptr);
-  std::vector<uint64_t> share(kDisks, 0);
-  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
-  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  const uint64_t stored = StoredBytes(m, c);
   ASSERT_LT(stored, 7 * kMiB) << "the data did not compress as the test needs";
   Pass(m, c.bytes, 100);
   EXPECT_EQ(m.volume->core().frames()->in_place_bytes(), c.bytes.size()) << "every unit held in place from the first pass";
@@ -212,9 +211,7 @@ TEST(FrameTier, ABudgetBelowTheFramesKeepsAFixedPartAcrossPasses) {
   // 10 MiB: staging 1, the cache 9, of it at most 7.9 for frames.
   Mounted m = Open(c, 10 * kMiB);
   ASSERT_NE(m.file, nullptr);
-  std::vector<uint64_t> share(kDisks, 0);
-  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
-  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  const uint64_t stored = StoredBytes(m, c);
   Pass(m, c.bytes, 100);
   const uint64_t kept = m.volume->core().budget().state().frames_used;
   EXPECT_GT(kept, 6 * kMiB);
@@ -235,9 +232,7 @@ TEST(FrameTier, AnLruOfTheSameSizeReadsEveryPassAgain) {
   CompressedFile c(32 * kMiB);
   Mounted m = Open(c, 10 * kMiB, "lru");
   ASSERT_NE(m.file, nullptr);
-  std::vector<uint64_t> share(kDisks, 0);
-  m.file->shared_source()->DiskShare(0, c.bytes.size(), share);
-  const uint64_t stored = share[0] + share[1] + share[2] + share[3];
+  const uint64_t stored = StoredBytes(m, c);
   Pass(m, c.bytes, 100);
   const uint64_t before = FramesFromDisks(m);
   Pass(m, c.bytes, 100);
