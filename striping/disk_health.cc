@@ -3,7 +3,7 @@
 namespace graphfs {
 
 DiskState CurrentDiskState(const DiskSet& disks, const IoEngine& io, uint32_t disk) {
-  if (disks.state(disk) == DiskState::kMissing) return DiskState::kMissing;
+  if (const DiskState s = disks.state(disk); s == DiskState::kMissing || s == DiskState::kStale) return s;
   if (io.failing(disk)) return DiskState::kAvoided;
   const DiskCounters& c = io.counters(disk);
   if (c.errors.load(std::memory_order_relaxed) > 0 || c.checksum_errors.load(std::memory_order_relaxed) > 0)

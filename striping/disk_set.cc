@@ -13,6 +13,7 @@
 
 #include "common/unique_fd.h"
 #include "striping/json_fields.h"
+#include "striping/stale_rows.h"
 #include "striping/stripe_map.h"
 
 namespace graphfs {
@@ -201,7 +202,12 @@ Result<DiskSet> DiskSet::Open(const DiskRegistry& registry) {
                              (registry.parity == 0 ? std::string("no missing disk (no parity)")
                                                    : std::to_string(registry.parity)));
   }
-  return DiskSet(registry.set_id, registry.disks, registry.parity, std::move(missing));
+  DiskSet set(registry.set_id, registry.disks, registry.parity, std::move(missing));
+  // A disk that is there but missed writes while it was lost: the other disks hold write-intent
+  // records for it (stale_rows.h). Its stale units must never be served as they are.
+  for (uint32_t d = 0; d < set.size(); ++d)
+    if (set.state(d) != DiskState::kMissing && AnyStaleRecordFor(set, d)) set.shared_->stale[d] = true;
+  return set;
 }
 
 const char* DiskStateName(DiskState state) {
@@ -210,6 +216,7 @@ const char* DiskStateName(DiskState state) {
     case DiskState::kMissing: return "missing";
     case DiskState::kFailing: return "failing";
     case DiskState::kAvoided: return "avoided";
+    case DiskState::kStale: return "stale";
   }
   return "?";
 }
@@ -218,6 +225,8 @@ DiskSet::DiskSet(std::string set_id, std::vector<std::string> paths, uint32_t pa
     : set_id_(std::move(set_id)), size_(static_cast<uint32_t>(paths.size())), parity_(parity),
       shared_(std::make_shared<Shared>()) {
   shared_->paths = std::move(paths);
+  shared_->stale.assign(missing.size(), false);
+  shared_->rebuilding.assign(missing.size(), false);
   shared_->missing = std::move(missing);
 }
 
@@ -228,7 +237,23 @@ std::string DiskSet::path(uint32_t disk) const {
 
 DiskState DiskSet::state(uint32_t disk) const {
   std::lock_guard<std::mutex> lock(shared_->mu);
-  return shared_->missing[disk] ? DiskState::kMissing : DiskState::kHealthy;
+  if (shared_->missing[disk]) return DiskState::kMissing;
+  return shared_->stale[disk] ? DiskState::kStale : DiskState::kHealthy;
+}
+
+void DiskSet::ClearStale(uint32_t disk) const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  shared_->stale[disk] = false;
+}
+
+void DiskSet::SetRebuilding(uint32_t disk, bool on) const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  shared_->rebuilding[disk] = on;
+}
+
+bool DiskSet::rebuilding(uint32_t disk) const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  return shared_->rebuilding[disk];
 }
 
 bool DiskSet::degraded() const {
@@ -245,6 +270,10 @@ std::vector<std::string> DiskSet::DegradedNotes() const {
     if (shared_->missing[d])
       notes.push_back("degraded: disk " + std::to_string(d) + " (" + shared_->paths[d] +
                       ") is missing; files are read through parity");
+    if (shared_->stale[d])
+      notes.push_back("stale: disk " + std::to_string(d) + " (" + shared_->paths[d] +
+                      ") is back but missed writes while it was lost; the files written meanwhile read it through "
+                      "parity until graphfs-scrub resyncs it");
   }
   return notes;
 }

@@ -38,10 +38,13 @@ struct DiskRegistry {
 // other two come from what reads found since (disk_health.h joins the set with the I/O engine's
 // counters): kFailing, present and read but some of its I/O failed or returned blocks whose sums
 // did not match; kAvoided, its reads returned errors lately, so reads of files with parity go
-// around it but for a probe each second (IoEngine::AvoidReads) until one succeeds.
-enum class DiskState { kHealthy, kMissing, kFailing, kAvoided };
+// around it but for a probe each second (IoEngine::AvoidReads) until one succeeds. kStale (found
+// by Open too): the disk is there, but files were written while it was lost (their write-intent
+// records, stale_rows.h, are on the other disks), so those files read it through parity until
+// graphfs-scrub resyncs the rows (ClearStale) or graphfs-rebuild replaces it.
+enum class DiskState { kHealthy, kMissing, kFailing, kAvoided, kStale };
 class StripedFile;
-// "healthy", "missing", "failing", "avoided": the names `.graphfs/stats` and the tools print.
+// "healthy", "missing", "failing", "avoided", "stale": the names `.graphfs/stats` and the tools print.
 const char* DiskStateName(DiskState state);
 
 // Copies of a DiskSet share one state: the disks' paths and states (which a rebuilt disk switched
@@ -64,12 +67,21 @@ class DiskSet {
   // By value: a disk switched online (Replace) changes it under a running mount.
   std::string path(uint32_t disk) const;
   std::string PartPath(uint32_t disk, const std::string& file_id) const;
-  // kHealthy or kMissing (as found by Open, or since Replace; Claim finds every disk).
+  // kHealthy, kMissing or kStale (as found by Open, or since Replace and ClearStale; Claim finds
+  // every disk healthy).
   DiskState state(uint32_t disk) const;
   bool degraded() const;
-  // One line per missing disk for the log, naming it: "degraded: disk 2 (/disks/2) is missing;
-  // files are read through parity". Empty when every disk is there.
+  // One line per missing or stale disk for the log, naming it: "degraded: disk 2 (/disks/2) is
+  // missing; files are read through parity". Empty when every disk is there and in step.
   std::vector<std::string> DegradedNotes() const;
+  // A stale disk was resynced (graphfs-scrub rewrote every row the records marked, and removed
+  // them): healthy again. Files open before still read it through parity until reopened.
+  void ClearStale(uint32_t disk) const;
+  // The mount's daemon rebuilds missing disk `disk` (rebuild.h): writes of files that lost it
+  // are refused meanwhile (ParityWriter::CheckWritable), since the rebuild would miss the rows
+  // it passed already.
+  void SetRebuilding(uint32_t disk, bool on) const;
+  bool rebuilding(uint32_t disk) const;
 
   DiskRegistry registry() const;
 
@@ -102,6 +114,8 @@ class DiskSet {
     mutable std::mutex mu;
     std::vector<std::string> paths;  // absolute paths, in index order; under mu
     std::vector<bool> missing;       // per disk; under mu
+    std::vector<bool> stale;         // per disk; under mu
+    std::vector<bool> rebuilding;    // per disk; under mu
     std::vector<std::weak_ptr<StripedFile>> files;  // under mu
     std::array<std::mutex, 256> row_locks;
     std::atomic<uint64_t> sums_epoch{0};

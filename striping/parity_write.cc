@@ -39,14 +39,18 @@ Result<std::unique_ptr<ParityWriter>> ParityWriter::Open(const DiskSet& disks, I
                                                          std::vector<int> part_fds) {
   if (part_fds.size() != map.disks())
     return Error(EINVAL, "parity writer: " + std::to_string(part_fds.size()) + " parts for " + std::to_string(map.disks()) + " disks");
-  std::vector<bool> present(map.disks());
+  std::vector<bool> present(map.disks()), lost(map.disks());
   for (uint32_t d = 0; d < map.disks(); ++d) {
     if (!reader->lost(d).empty()) part_fds[d] = -1;  // no part, or no sums to keep in step with it
     present[d] = part_fds[d] >= 0;
+    lost[d] = !present[d];
   }
   auto journal = RowJournal::Open(disks, io, m, present);
   if (!journal.ok()) return journal.error();
-  return std::unique_ptr<ParityWriter>(new ParityWriter(io, m, map, reader, std::move(part_fds), std::move(*journal)));
+  auto stale = StaleRowsWriter::Open(disks, m.file_id, map.disks(), lost);
+  if (!stale.ok()) return stale.error();
+  return std::unique_ptr<ParityWriter>(
+      new ParityWriter(disks, io, m, map, reader, std::move(part_fds), std::move(*journal), std::move(*stale)));
 }
 
 Status ParityWriter::CheckWritable() const {
@@ -56,9 +60,10 @@ Status ParityWriter::CheckWritable() const {
       return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) +
                               " was switched in while the file was open, but its writes could not take it (the "
                               "daemon's log says why): they resume when the file is opened again");
-    return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) + " is lost (" + reader_->lost(d) +
-                            "): writes to a file with parity wait until graphfs-rebuild has restored it (a disk "
-                            "that came back would hold old units whose sums still match)");
+    // A rebuild passes each row once: a write to a row it passed would never reach the new disk.
+    if (set_.rebuilding(d))
+      return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) + " (" + reader_->lost(d) +
+                              ") is being rebuilt by the mount's daemon: writes wait until it is switched in");
   }
   return Status::Ok();
 }
@@ -73,6 +78,8 @@ Status ParityWriter::AdoptDisk(uint32_t disk, int part_fd, const DiskSet& disks)
   // The journal first: no unit is ever written in place on a disk whose journal lacks its entry.
   GRAPHFS_RETURN_IF_ERROR(journal_->AdoptDisk(disk, disks));
   part_fds_[disk] = part_fd;
+  // Its records were cleared by the rebuild, which wrote every row: nothing more to mark.
+  stale_->Forget(disk);
   return Status::Ok();
 }
 
@@ -105,6 +112,9 @@ Result<std::optional<uint64_t>> ParityWriter::Recover() {
         for (uint32_t s : lost) agree = agree && UnitChecksum(row.units[s]) == r.hashes[s];
         if (!agree) continue;  // the good units do not make the entry they claim: not applied
       }
+      // A disk lost since the entry was journaled may have missed its in-place write: the row is
+      // marked for it before the others change (nothing is marked when no disk is lost).
+      if (Status m = stale_->Mark(r.row, r.row + 1); !m.ok()) return m.error().Wrap("recovery of striped file " + file_id_);
       if (Status w = WriteInPlace(r.row, r.begin, row.units, r.file_size); !w.ok())
         return w.error().Wrap("recovery of striped file " + file_id_);
     }
@@ -202,9 +212,15 @@ Status ParityWriter::Commit(uint64_t row, uint64_t begin, uint64_t end, const st
     GRAPHFS_RETURN_IF_ERROR(codec->Encode(data, parity));
   }
   for (uint32_t s = 0; s < n; ++s) record.hashes.push_back(UnitChecksum(buf.units[s]));
+  // The row marked stale for every lost disk before anything of it changes (journal included):
+  // the parity changes even where the lost disk's own unit is not written.
+  GRAPHFS_RETURN_IF_ERROR(stale_->Mark(row, row + 1));
   GRAPHFS_RETURN_IF_ERROR(journal_->Append(record, buf.Const()));
   // From here a crash is replayed: the entry is durable on every present disk.
   GRAPHFS_RETURN_IF_ERROR(WriteInPlace(row, begin, buf.units, new_size));
+  // With a disk lost, this commit's own read of the row kept its blocks for another read of the
+  // row (row_share.h): they are the row's old bytes now.
+  reader_->ForgetShared();
   reader_->SetStoredSize(new_size);
   return Status::Ok();
 }
@@ -249,6 +265,9 @@ Result<uint64_t> ParityWriter::Write(uint64_t offset, const char* buf, uint64_t 
 
 Status ParityWriter::Resize(uint64_t size, uint64_t new_size, const SyncAll& sync) {
   const uint64_t unit = map_.unit(), b = sum_block_, d_units = map_.data_units();
+  // A lost disk keeps its units of the rows a shrink cuts: should the file grow over them again
+  // they must read as zeros, not as what the disk kept (with sums to match).
+  if (new_size < size) GRAPHFS_RETURN_IF_ERROR(stale_->Mark(map_.Rows(new_size), map_.Rows(size)));
   if (new_size >= size || new_size % (unit * d_units) == 0) return Commit(0, 0, 0, {}, size, size, new_size, sync);
   // The new last row: its data past the new end becomes zeros, and its parity follows. One
   // entry for the whole tail (up to a unit of each disk): a shrink replayed halfway would leave

@@ -16,10 +16,17 @@
 // The file's size becomes the last replayed entry's: truncates are journaled too, so that a
 // replay never brings back bytes a later truncate cut.
 //
-// Writes are refused while a disk of the file is lost: a disk that came back would hold old
-// units whose sums still match them. A disk rebuilt and switched in while the file is open
-// (AdoptDisk) takes writes again — its part, its sums and its journal — without a reopen. Not
-// thread-safe: StripedFile runs it with reads excluded, or under its writer's mutex.
+// With up to K disks lost to the file, writes and truncates still land (docs/parity.md, "Writes
+// with a disk lost"): a commit reads the row's other data units through the reader (rebuilding
+// what lay on the lost disk), encodes, journals and writes in place on the present disks only.
+// Before the journal entry, the row is marked in the file's write-intent record for each lost
+// disk (stale_rows.h), durable on every present disk: a lost disk that comes back holds old
+// units whose old sums still match, and the record is what keeps them from being served. Writes
+// are refused (EROFS) only while the mount's daemon rebuilds a disk the file lost (the rebuild
+// would miss rows it passed), and after a switch the writer could not take. A disk rebuilt and
+// switched in while the file is open (AdoptDisk) takes writes again — its part, its sums and its
+// journal — without a reopen. Not thread-safe: StripedFile runs it with reads excluded, or under
+// its writer's mutex.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +41,7 @@
 #include "striping/manifest.h"
 #include "striping/parity_read.h"
 #include "striping/row_journal.h"
+#include "striping/stale_rows.h"
 #include "striping/stripe_map.h"
 
 namespace graphfs {
@@ -56,7 +64,8 @@ class ParityWriter {
   // else nullopt. The replayed units are written in place but not synced: the caller syncs,
   // then calls Checkpoint.
   Result<std::optional<uint64_t>> Recover();
-  // Ok, or why writes are refused now: a lost disk, named.
+  // Ok, or why writes are refused now: a lost disk being rebuilt by the daemon, or one switched
+  // in that the writer could not take, named.
   Status CheckWritable() const;
   // Writes `length` bytes at `offset` of a file of `size` bytes; returns its new size.
   Result<uint64_t> Write(uint64_t offset, const char* buf, uint64_t length, uint64_t size, const SyncAll& sync);
@@ -76,10 +85,11 @@ class ParityWriter {
   Status AdoptDisk(uint32_t disk, int part_fd, const DiskSet& disks);
 
  private:
-  ParityWriter(IoEngine* io, const StripeManifest& m, const StripeMap& map, ParityReader* reader,
-               std::vector<int> part_fds, std::unique_ptr<RowJournal> journal)
-      : io_(io), map_(map), file_id_(m.file_id), sum_block_(m.sum_block), reader_(reader),
-        part_fds_(std::move(part_fds)), journal_(std::move(journal)) {}
+  ParityWriter(const DiskSet& disks, IoEngine* io, const StripeManifest& m, const StripeMap& map,
+               ParityReader* reader, std::vector<int> part_fds, std::unique_ptr<RowJournal> journal,
+               std::unique_ptr<StaleRowsWriter> stale)
+      : set_(disks), io_(io), map_(map), file_id_(m.file_id), sum_block_(m.sum_block), reader_(reader),
+        part_fds_(std::move(part_fds)), journal_(std::move(journal)), stale_(std::move(stale)) {}
   // New bytes for a unit: `length` at `at` within slot `slot`'s unit.
   struct Piece {
     uint32_t slot = 0;
@@ -95,6 +105,7 @@ class ParityWriter {
   // on every present disk, for a file of `size` bytes.
   Status WriteInPlace(uint64_t row, uint64_t begin, std::span<const std::span<char>> units, uint64_t size);
 
+  const DiskSet set_;  // a copy: shares the set's states (a rebuild running)
   IoEngine* io_;
   const StripeMap map_;
   const std::string file_id_;
@@ -102,6 +113,8 @@ class ParityWriter {
   ParityReader* reader_;
   std::vector<int> part_fds_;
   std::unique_ptr<RowJournal> journal_;
+  // The write-intent record of the disks lost to the file (none lost: marks nothing).
+  std::unique_ptr<StaleRowsWriter> stale_;
 };
 
 }  // namespace graphfs

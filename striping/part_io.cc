@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "striping/row_journal.h"
+#include "striping/stale_rows.h"
 #include "striping/unit_sums.h"
 
 namespace graphfs {
@@ -53,6 +54,7 @@ void RemovePartsOf(const DiskSet& disks, const std::string& id) {
     ::unlink(disks.PartPath(d, id).c_str());
     ::unlink(disks.PartPath(d, UnitSums::FileName(id)).c_str());
     ::unlink(disks.PartPath(d, RowJournal::FileName(id)).c_str());
+    for (uint32_t l = 0; l < disks.size(); ++l) ::unlink(disks.PartPath(d, StaleRecordName(id, l)).c_str());
   }
 }
 

@@ -20,6 +20,7 @@
 #include "striping/row_scan.h"
 #include "striping/progress_line.h"
 #include "striping/set_files.h"
+#include "striping/stale_rows.h"
 #include "striping/unit_sums.h"
 
 namespace graphfs {
@@ -276,6 +277,9 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
     return Error(EINVAL, "--disk " + std::to_string(req.disk) + ": the set has disks 0.." + std::to_string(n - 1));
   if (req.live != nullptr) {
     GRAPHFS_RETURN_IF_ERROR(CheckMountSet(*req.live, registry));
+    if (req.live->state(req.disk) == DiskState::kStale)
+      return Error(EINVAL, "disk " + std::to_string(req.disk) + " (" + req.live->path(req.disk) +
+                               ") is stale, not missing: `scrub` resyncs the rows written while it was lost");
     if (req.live->state(req.disk) != DiskState::kMissing)
       return Error(EINVAL, "disk " + std::to_string(req.disk) + " (" + req.live->path(req.disk) +
                                ") is not missing from the mount: rebuild replaces a lost disk");
@@ -381,6 +385,12 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   GRAPHFS_RETURN_IF_ERROR(read_back.Wait());
   report.rebuild_seconds = std::chrono::duration<double>(rebuilt - started).count();
   report.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rebuilt).count();
+  // Every row of the new disk is written and read back, so the rows the disk missed while it was
+  // lost (stale_rows.h) are in step there: their records go before the directory becomes the
+  // disk (a kill between leaves records, which only cost reads through parity until a scrub).
+  // Run by the daemon, writes of files that lost the disk were refused all along.
+  for (const StripedFileRef& f : found->files)
+    if (Status s = ClearStaleRows(*prep.set, f.manifest.file_id, req.disk); !s.ok()) return s.error().Wrap(f.path);
   // The directory is the disk now; then the registries say where it is.
   GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(report.to + "/" + kDiskIdentityFile,
                                           EncodeDiskIdentity({registry.set_id, req.disk, n})));

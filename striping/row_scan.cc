@@ -69,6 +69,9 @@ Result<std::unique_ptr<RowScanner>> RowScanner::Open(const DiskSet& disks, const
       disk.lost = cut.error().message();
       continue;
     }
+    auto stale = LoadStaleRows(disks, m.file_id, d);
+    if (!stale.ok()) return stale.error();
+    disk.stale = std::move(*stale);
     disk.part = std::move(*part);
     disk.sums.emplace(std::move(*sums));
   }
@@ -99,6 +102,11 @@ std::vector<SlotScan> RowScanner::Read(uint64_t row, std::span<const uint32_t> w
     Disk& disk = disks_[sc.disk];
     if (!disk.lost.empty()) {
       sc.failed = disk.where + ": " + disk.lost;
+      continue;
+    }
+    if (disk.stale && disk.stale->Has(row)) {
+      sc.failed = disk.where + ": stale (the row was written while the disk was lost)";
+      sc.stale = true;
       continue;
     }
     readers.emplace_back([this, &sc, &disk, slot, row, b] {
@@ -189,6 +197,21 @@ Status RowScanner::WriteSums(uint64_t row, uint32_t slot, uint64_t first_block, 
   GRAPHFS_RETURN_IF_ERROR(dk.sums->Write(row, first_block, sums));
   if (sums_[slot].size() >= first_block + sums.size())
     std::copy(sums.begin(), sums.end(), sums_[slot].begin() + static_cast<std::ptrdiff_t>(first_block));
+  dk.dirty = true;
+  return Status::Ok();
+}
+
+Status RowScanner::CutToFile(uint32_t disk) {
+  Disk& dk = disks_[disk];
+  if (!writable_ || !dk.part || !dk.sums) return Error(EBADF, dk.where + ": not open for repairs");
+  const uint64_t size = m_.stored_size(), share = map_.PartSize(disk, size);
+  auto now = dk.part->Size();
+  if (!now.ok()) return now.error();
+  // The header first when cutting (it never says more than the part holds); rows past the end
+  // lose their sums, so a file grown again reads zero blocks there.
+  GRAPHFS_RETURN_IF_ERROR(dk.sums->SetPartLength(std::min(*now, share)));
+  GRAPHFS_RETURN_IF_ERROR(dk.sums->CutRows(map_.Rows(size)));
+  if (*now > share) GRAPHFS_RETURN_IF_ERROR(dk.part->Truncate(share));
   dk.dirty = true;
   return Status::Ok();
 }

@@ -25,6 +25,7 @@
 #include "striping/disk_set.h"
 #include "striping/manifest.h"
 #include "striping/parity_codec.h"
+#include "striping/stale_rows.h"
 #include "striping/stripe_map.h"
 #include "striping/unit_sums.h"
 
@@ -38,6 +39,9 @@ struct SlotScan {
   // or the read failed (read_error). Empty when it was read.
   std::string failed;
   bool read_error = false;            // the part's read failed (EIO: a bad sector); its sums were read
+  // The disk is there but missed a write of this row while it was lost (stale_rows.h): its unit
+  // is not read (failed says so) and must be rebuilt from the others.
+  bool stale = false;
   std::vector<uint64_t> bad_blocks;   // blocks (of B bytes, from the unit's start) that failed their sum
   bool read = false;                  // asked for and read (or failed trying)
 
@@ -51,8 +55,10 @@ class RowScanner {
   // Opens the file's part and sums on every disk of `disks` but `skip` (a disk the caller
   // rebuilds elsewhere; its slots count as lost). A missing disk, a part that is not there, a
   // sums file that is missing or damaged, or a part shorter than its sums header says make that
-  // disk lost for the file (lost(d) says why). `writable`: repairs may be written to the parts
-  // and sums. EINVAL for a file without sums.
+  // disk lost for the file (lost(d) says why). A disk the file's write-intent records name
+  // (stale_rows.h) is opened, but its slots of the rows they mark read as failed (SlotScan::
+  // stale). `writable`: repairs may be written to the parts and sums. EINVAL for a file without
+  // sums.
   static Result<std::unique_ptr<RowScanner>> Open(const DiskSet& disks, const StripeManifest& m, bool writable,
                                                   std::optional<uint32_t> skip = std::nullopt);
 
@@ -66,6 +72,12 @@ class RowScanner {
   // Why disk `disk`'s units of this file cannot be read; empty when they can.
   const std::string& lost(uint32_t disk) const { return disks_[disk].lost; }
   const std::string& where(uint32_t disk) const { return disks_[disk].where; }
+  // The rows disk `disk` missed while it was lost, when the file's records name it.
+  const std::optional<StaleRows>& stale(uint32_t disk) const { return disks_[disk].stale; }
+  // A resync of disk `disk` is done (every row its records mark rewritten): its part and its sums
+  // are cut to the file's size (it may have shrunk while the disk was lost) and their header says
+  // the part's length. Sync makes it durable.
+  Status CutToFile(uint32_t disk);
 
   // Reads the slots of row `row` that `want` lists (all when empty) into their buffers and
   // checks each block against its sum; one entry per slot of the row (slots not asked for have
@@ -100,6 +112,7 @@ class RowScanner {
     std::optional<UnitSums> sums;
     std::string lost;
     std::string where;  // "disk 2 (/disks/2)"
+    std::optional<StaleRows> stale;
     bool dirty = false;
   };
   RowScanner(const StripeManifest& m, StripeMap map) : m_(m), map_(map) {}

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
+#include "striping/disk_backend.h"
 #include "striping/disk_set.h"
 #include "striping/journal_replay.h"
 #include "striping/rate_limiter.h"
 #include "striping/row_scan.h"
 #include "striping/progress_line.h"
+#include "striping/row_journal.h"
 #include "striping/set_files.h"
+#include "striping/stale_rows.h"
 #include "striping/striped_file.h"
 #include "striping/unit_sums.h"
 
@@ -22,6 +26,7 @@ void ScrubCounts::Add(const ScrubCounts& o) {
   sum_repairs += o.sum_repairs;
   parity_rewrites += o.parity_rewrites;
   unrepaired_blocks += o.unrepaired_blocks;
+  resynced_blocks += o.resynced_blocks;
 }
 
 namespace {
@@ -59,14 +64,16 @@ class DamageList {
 // Blocks and sums a scrub wrote so far, over every disk.
 uint64_t Changed(const ScrubReport& report) {
   uint64_t n = 0;
-  for (const ScrubDisk& d : report.disks) n += d.counts.repaired_blocks + d.counts.sum_repairs + d.counts.parity_rewrites;
+  for (const ScrubDisk& d : report.disks)
+    n += d.counts.repaired_blocks + d.counts.sum_repairs + d.counts.parity_rewrites + d.counts.resynced_blocks;
   return n;
 }
 
 class FileScrub {
  public:
+  // The slots of stale disks (stale_rows.h) are rewritten from their rows when it repairs.
   FileScrub(const ScrubRequest& req, RowScanner& scan, std::vector<ScrubDisk>& disks)
-      : req_(req), scan_(scan), map_(scan.map()), disks_(disks) {}
+      : req_(req), scan_(scan), map_(scan.map()), disks_(disks), resync_(req.repair) {}
 
   // Scrubs row `row`; the bytes read are added to `read`.
   Status Row(uint64_t row, uint64_t& read) {
@@ -96,10 +103,13 @@ class FileScrub {
 
   std::vector<std::string> Damage() const { return damage_.Lines(); }
 
- private:
   ScrubCounts& Count(uint32_t disk) { return disks_[disk].counts; }
+  // Whether a stale disk's slot could not be resynced (its rows' other units too bad).
+  bool resync_failed(uint32_t disk) const { return resync_failed_.count(disk) != 0; }
+
+ private:
   // A slot whose disk is there: what is wrong with it can be written right.
-  bool Writable(const SlotScan& sc) const { return sc.failed.empty() || sc.read_error; }
+  bool Writable(const SlotScan& sc) const { return sc.failed.empty() || sc.read_error || (sc.stale && resync_); }
 
   // Every block matched its sum: the parity must be what the data encodes to.
   Status CheckParity(uint64_t row) {
@@ -145,7 +155,10 @@ class FileScrub {
                (sc.failed.empty() ? "checksum" : sc.failed);
       }
       why += "), parity " + std::to_string(k);
-      for (uint32_t slot : fix) Unrepaired(row, slot, blk, scans[slot], why);
+      for (uint32_t slot : fix) {
+        if (scans[slot].stale) resync_failed_.insert(scans[slot].disk);
+        Unrepaired(row, slot, blk, scans[slot], why);
+      }
       return Status::Ok();
     }
     const uint64_t begin = blk * b, len = std::min(b, scan_.row_length(row) - begin);
@@ -156,6 +169,13 @@ class FileScrub {
       const uint32_t slot = fix[i];
       const SlotScan& sc = scans[slot];
       if (begin >= sc.length) continue;
+      if (sc.stale) {
+        // What the disk holds there is older than the row: the rebuilt bytes are the row's.
+        GRAPHFS_RETURN_IF_ERROR(scan_.WriteBlocks(row, slot, blk, 1));
+        GRAPHFS_RETURN_IF_ERROR(scan_.WriteSums(row, slot, blk, 1));
+        ++Count(sc.disk).resynced_blocks;
+        continue;
+      }
       const std::span<const char> rebuilt(scan_.unit(slot).data() + begin, std::min(b, sc.length - begin));
       const bool sum_agrees = scan_.HasSums(slot) && BlockSum(rebuilt, b) == scan_.StoredSum(slot, blk);
       const bool bytes_agree = !sc.read_error && std::memcmp(as_read[i].data(), rebuilt.data(), rebuilt.size()) == 0;
@@ -198,6 +218,8 @@ class FileScrub {
   RowScanner& scan_;
   const StripeMap& map_;
   std::vector<ScrubDisk>& disks_;
+  const bool resync_;
+  std::set<uint32_t> resync_failed_;
   DamageList damage_;
 };
 
@@ -207,7 +229,7 @@ nlohmann::json ScrubCountsJson(const ScrubCounts& c) {
   return {{"bytes_read", c.bytes_read},           {"checksum_errors", c.checksum_errors},
           {"read_errors", c.read_errors},         {"repaired_blocks", c.repaired_blocks},
           {"sum_repairs", c.sum_repairs},         {"parity_rewrites", c.parity_rewrites},
-          {"unrepaired_blocks", c.unrepaired_blocks}};
+          {"unrepaired_blocks", c.unrepaired_blocks}, {"resynced_blocks", c.resynced_blocks}};
 }
 
 ScrubCounts ScrubCountsFromJson(const nlohmann::json& j) {
@@ -219,6 +241,7 @@ ScrubCounts ScrubCountsFromJson(const nlohmann::json& j) {
   c.sum_repairs = j.value("sum_repairs", uint64_t{0});
   c.parity_rewrites = j.value("parity_rewrites", uint64_t{0});
   c.unrepaired_blocks = j.value("unrepaired_blocks", uint64_t{0});
+  c.resynced_blocks = j.value("resynced_blocks", uint64_t{0});
   return c;
 }
 
@@ -241,6 +264,64 @@ bool OpenInMount(const DiskSet& live, const std::string& file_id) {
   for (const auto& f : live.OpenFiles())
     if (f->manifest().file_id == file_id) return true;
   return false;
+}
+
+// The mount's open copy of a file, or null.
+std::shared_ptr<StripedFile> OpenCopy(const DiskSet* live, const std::string& file_id) {
+  if (live == nullptr) return nullptr;
+  for (auto& f : live->OpenFiles())
+    if (f->manifest().file_id == file_id) return f;
+  return nullptr;
+}
+
+// After a file's rows: each stale disk whose marked rows were all rewritten is cut to the file,
+// made durable, and only then are the file's records of it removed.
+// `open`: the mount's open copy of the file, whose writes the caller holds off (`held`): it takes
+// the resynced disk for its reads and writes (StripedFile::AdoptDisk) before the records go.
+Status FinishResync(const ScrubRequest& req, const DiskSet& set, const StripedFileRef& f, RowScanner& scan,
+                    const FileScrub& scrub, StripedFile* open, const std::unique_lock<std::mutex>* held,
+                    ScrubReport& report) {
+  for (uint32_t d = 0; d < set.size(); ++d) {
+    if (!scan.stale(d)) continue;
+    const std::string what = f.path + ": disk " + std::to_string(d) + ": ";
+    const uint64_t rows = scan.stale(d)->Count(scan.rows());
+    if (!req.repair) {
+      report.resynced.push_back(what + std::to_string(rows) + " rows written while it was lost; not resynced (--no-repair)");
+      continue;
+    }
+    if (scrub.resync_failed(d)) {
+      report.resynced.push_back(what + "not resynced: rows whose other units are bad too (the damage lists them)");
+      continue;
+    }
+    GRAPHFS_RETURN_IF_ERROR(scan.CutToFile(d));
+    if (Status s = scan.Sync(); !s.ok()) return s.error().Wrap(f.path);
+    // The disk's journal of the file is from before it was lost: every entry in it is applied
+    // (or was torn), and the present disks' journals went on without it. Gone, a later entry
+    // makes a new one; kept, its records could pass for the file's own (RowJournal::AdoptDisk).
+    {
+      auto backend = OpenDiskBackend(set.path(d));
+      if (!backend.ok()) return backend.error().Wrap(f.path);
+      GRAPHFS_RETURN_IF_ERROR((*backend)->Remove(RowJournal::FileName(f.manifest.file_id)));
+      GRAPHFS_RETURN_IF_ERROR((*backend)->SyncNames());
+    }
+    if (open != nullptr) {
+      // Its writes are held off: it reads and writes the disk from here, before the records go.
+      if (Status s = open->AdoptDisk(d, set, *held); !s.ok()) {
+        report.resynced.push_back(what + "rows resynced, records kept: the open file could not take the disk (" +
+                                  s.error().message() + ")");
+        continue;
+      }
+    } else if (req.live != nullptr && OpenInMount(*req.live, f.manifest.file_id)) {
+      // Opened in the mount while its rows were rewritten: its writer's marks since then must
+      // stay (it finds its record gone and makes it again otherwise).
+      report.resynced.push_back(what + "rows resynced, records kept: the mount opened the file meanwhile");
+      continue;
+    }
+    if (Status s = ClearStaleRows(set, f.manifest.file_id, d); !s.ok()) return s.error().Wrap(f.path);
+    if (req.live != nullptr) req.live->SumsChanged();
+    report.resynced.push_back(what + std::to_string(rows) + " rows resynced");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -313,12 +394,30 @@ Result<ScrubReport> RunScrub(PreparedScrub& prep) {
   RateLimiter limiter(req.rate, req.task != nullptr ? &req.task->cancel : nullptr);
   uint64_t done = 0;
   for (const StripedFileRef* f : todo) {
-    auto scan = RowScanner::Open(*set, f->manifest, req.repair);
+    // Run by the daemon, a file it has open keeps its writer, which would mark rows a resync
+    // passed: its writes wait while its stale rows are rewritten, until it has taken the disk —
+    // and the rows are those of its size now, which its stub may not say yet.
+    StripeManifest m = f->manifest;
+    std::shared_ptr<StripedFile> open = OpenCopy(req.live, m.file_id);
+    std::unique_lock<std::mutex> held;
+    if (open != nullptr && req.repair) {
+      bool stale = false;
+      for (uint32_t d = 0; d < set->size() && !stale; ++d) {
+        auto rows = LoadStaleRows(*set, m.file_id, d);
+        if (!rows.ok()) return rows.error().Wrap(f->path);
+        stale = rows->has_value();
+      }
+      if (stale) {
+        held = open->LockWrites();
+        m = open->manifest();
+      }
+    }
+    auto scan = RowScanner::Open(*set, m, req.repair);
     if (!scan.ok()) return scan.error().Wrap(f->path);
     ScrubFile& file = report.files.emplace_back();
     file.path = f->path;
-    file.file_id = f->manifest.file_id;
-    file.parity = f->manifest.layout.parity;
+    file.file_id = m.file_id;
+    file.parity = m.layout.parity;
     file.rows = (*scan)->rows();
     std::vector<ScrubCounts> before;
     for (const ScrubDisk& d : report.disks) before.push_back(d.counts);
@@ -346,6 +445,8 @@ Result<ScrubReport> RunScrub(PreparedScrub& prep) {
       progress.Update(done, f->path);
     }
     if (Status s = (*scan)->Sync(); !s.ok()) return s.error().Wrap(f->path);
+    GRAPHFS_RETURN_IF_ERROR(
+        FinishResync(req, *set, *f, **scan, scrub, held ? open.get() : nullptr, held ? &held : nullptr, report));
     file.damage = scrub.Damage();
     // The file's counts: what its rows added to the disks'.
     for (size_t d = 0; d < report.disks.size(); ++d) {
@@ -358,10 +459,23 @@ Result<ScrubReport> RunScrub(PreparedScrub& prep) {
       c.sum_repairs -= b.sum_repairs;
       c.parity_rewrites -= b.parity_rewrites;
       c.unrepaired_blocks -= b.unrepaired_blocks;
+      c.resynced_blocks -= b.resynced_blocks;
       file.counts.Add(c);
     }
   }
   progress.Finish(done);
+  for (uint32_t d = 0; d < set->size(); ++d) {
+    if (set->state(d) == DiskState::kMissing) continue;
+    if (AnyStaleRecordFor(*set, d)) {
+      report.stale.push_back(d);
+      report.disks[d].state = DiskStateName(DiskState::kStale);
+    } else if (set->state(d) == DiskState::kStale) {
+      // Every file written while it was lost is in step on it again (a graph of the set not
+      // scrubbed would still hold records: AnyStaleRecordFor looks at every file's).
+      set->ClearStale(d);
+      report.disks[d].state = DiskStateName(DiskState::kHealthy);
+    }
+  }
   for (ScrubDisk& d : report.disks) {
     report.total.Add(d.counts);
     if (d.state != DiskStateName(DiskState::kMissing) && (d.counts.checksum_errors > 0 || d.counts.read_errors > 0))

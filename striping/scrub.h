@@ -13,6 +13,16 @@
 // bytes read EIO through the mount, and the report names them. A missing disk is reported (its
 // units are rebuilt by graphfs-rebuild, not here); rows that lost their redundancy to it are
 // checked against their sums only.
+//
+// A stale disk — there, but files were written while it was lost (their write-intent records,
+// stale_rows.h) — is resynced: the units of the rows the records mark are rebuilt from the rest
+// of the row and written on it with their sums (`resynced_blocks`), the part cut to the file's
+// size, all fsynced, and only then the file's records removed; once no record names the disk,
+// the mount's set says it is healthy again (DiskSet::ClearStale). Only the marked rows are
+// rewritten (md's resync by its bitmap), not the whole disk. Run by the daemon, a file it has
+// open has its writes held off while its stale rows are rewritten (its writer would mark rows
+// the resync passed), then takes the disk for its reads and writes (StripedFile::AdoptDisk)
+// before its records go.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +61,7 @@ struct ScrubCounts {
   uint64_t sum_repairs = 0;         // sums rewritten (the block was right)
   uint64_t parity_rewrites = 0;     // parity units rewritten from their row's data
   uint64_t unrepaired_blocks = 0;   // bad blocks left as they were (unrepairable, or --no-repair)
+  uint64_t resynced_blocks = 0;     // blocks of a stale disk rewritten from their rows
   void Add(const ScrubCounts& o);
 };
 
@@ -77,9 +88,12 @@ struct ScrubReport {
   std::vector<std::string> replayed; // files whose row journal was replayed first (journal_replay.h)
   std::vector<ScrubDisk> disks;
   std::vector<uint32_t> missing;     // disks missing from the set: their units were not checked
+  // "FILE: disk 1: 3 rows resynced", or why not ("... open in the mount", "... --no-repair").
+  std::vector<std::string> resynced;
+  std::vector<uint32_t> stale;       // disks that still miss writes (records left) after the scrub
   ScrubCounts total;
-  // Whether anything found is still wrong: unrepaired blocks, or a missing disk.
-  bool damage_left() const { return total.unrepaired_blocks > 0 || !missing.empty(); }
+  // Whether anything found is still wrong: unrepaired blocks, a missing disk, a stale one.
+  bool damage_left() const { return total.unrepaired_blocks > 0 || !missing.empty() || !stale.empty(); }
 };
 
 // Errors (nothing was scrubbed, or a repair could not be written): no registry at or under a

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <iterator>
 
+#include "striping/stale_rows.h"
+
 namespace graphfs {
 
 namespace {
@@ -62,6 +64,20 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
       parity_parts[d].path = p.path;
       continue;
     }
+    if (sums) {
+      // Back (DiskState::kStale), but this file was written while it was lost: its old units there
+      // still match their old sums, so they are never read — the whole part is rebuilt from the
+      // others — until a resync (graphfs-scrub) or a rebuild put it in step and removed the
+      // records. Asked of every disk, not only of those the set found stale: the records are the
+      // truth (a writer may have made them since the set looked), the set's state the report.
+      auto stale = LoadStaleRows(disks, manifest.file_id, d);
+      if (!stale.ok()) return stale.error();
+      if (*stale) {
+        parity_parts[d].lost = "disk " + disks.path(d) + " is stale: this file was written while it was lost";
+        parity_parts[d].path = p.path;
+        continue;
+      }
+    }
     p.fd.reset(::open(p.path.c_str(), mode | O_CLOEXEC | O_NOFOLLOW));
     if (!p.fd.valid()) {
       if (sums && errno == ENOENT) {
@@ -100,12 +116,17 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
 }
 
 Status StripedFile::AdoptDisk(uint32_t disk, const DiskSet& disks) {
+  // Part::fd and ::direct are read by writes, truncates and syncs, all under write_mu_; the reads
+  // of a file with sums take the descriptors ParityReader hands them.
+  std::unique_lock<std::mutex> lock(write_mu_);
+  return AdoptDisk(disk, disks, lock);
+}
+
+Status StripedFile::AdoptDisk(uint32_t disk, const DiskSet& disks, const std::unique_lock<std::mutex>& held) {
+  if (held.mutex() != &write_mu_ || !held.owns_lock()) return Error(EINVAL, "AdoptDisk without the file's write lock");
   if (!parity_ || disk >= parts_.size() || parity_->lost(disk).empty()) return Status::Ok();
   if (disks.state(disk) == DiskState::kMissing)
     return Error(ENODEV, "striped file " + manifest().file_id + ": disk " + std::to_string(disk) + " is still missing");
-  // Part::fd and ::direct are read by writes, truncates and syncs, all under write_mu_; the reads
-  // of a file with sums take the descriptors ParityReader hands them.
-  std::lock_guard<std::mutex> lock(write_mu_);
   const std::string path = disks.PartPath(disk, manifest().file_id);
   UniqueFd fd(::open(path.c_str(), (options_.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW));
   if (!fd.valid()) return Error::FromErrno("part of striped file on disk " + std::to_string(disk) + " (" + path + ")");

@@ -92,6 +92,15 @@ class StripedFile {
   // reads keep the disk and the writes stay refused until the file is opened again (an error
   // saying so).
   Status AdoptDisk(uint32_t disk, const DiskSet& disks);
+  // The same with the file's writes held off by the caller (LockWrites): a stale disk resynced
+  // by the daemon's scrub (scrub.h) while the file is open, whose writes must not mark a row
+  // between the resync and the switch.
+  Status AdoptDisk(uint32_t disk, const DiskSet& disks, const std::unique_lock<std::mutex>& held);
+  // No write, truncate or sync of the file runs while the lock is held.
+  std::unique_lock<std::mutex> LockWrites() { return std::unique_lock<std::mutex>(write_mu_); }
+  // Returns once no write, truncate or sync of the file is under way: one that starts after
+  // this sees what the set says now (DiskSet::SetRebuilding).
+  void AwaitWrites() { std::lock_guard<std::mutex> serial(write_mu_); }
 
   // Reads up to `length` bytes at `offset`; fewer at end of file, 0 past it.
   Result<uint64_t> Read(uint64_t offset, uint64_t length, char* buf);

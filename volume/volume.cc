@@ -86,17 +86,19 @@ Status Volume::StartScrub(uint64_t rate) { return tasks_->StartScrub(rate); }
 nlohmann::json Volume::DisksJson() {
   nlohmann::json j;
   const DiskSet* set = core_->disk_set();
-  nlohmann::json disks = nlohmann::json::array(), degraded = nlohmann::json::array();
+  nlohmann::json disks = nlohmann::json::array(), degraded = nlohmann::json::array(), stale = nlohmann::json::array();
   if (set != nullptr) {
     j["set"] = set->set_id();
     for (uint32_t d = 0; d < set->size(); ++d) {
       const DiskState state = core_->io() ? CurrentDiskState(*set, *core_->io(), d) : set->state(d);
       disks.push_back({{"index", d}, {"path", set->path(d)}, {"state", DiskStateName(state)}});
       if (set->state(d) == DiskState::kMissing) degraded.push_back(d);
+      if (set->state(d) == DiskState::kStale) stale.push_back(d);
     }
   }
   j["disks"] = disks;
   j["degraded"] = degraded;
+  j["stale"] = stale;
   j["task"] = tasks_->Json();
   return j;
 }

@@ -50,7 +50,9 @@ int main(int argc, char** argv) {
       "parity does not match its data gets its parity rewritten from the data (parity). More bad units in a block "
       "than the file's parity cannot be repaired (left): the report names those file bytes, which read EIO through "
       "the mount. A missing disk is reported, and its units are not checked: graphfs-rebuild puts them on a new "
-      "disk. A file whose row journal holds writes its killed writer did not finish is replayed first (as a "
+      "disk. A stale disk (back, but files were written while it was lost) is resynced: the rows their "
+      "write-intent records mark are rewritten on it from the rest of their rows, then the records removed. "
+      "A file whose row journal holds writes its killed writer did not finish is replayed first (as a "
       "read-write mount would; also with --no-repair), or refused when it cannot be written. "
       "When a graphfs mount serves the graphs (its source is PATH or holds it), the tool hands the scrub to the "
       "mount's daemon (MOUNTPOINT/.graphfs/disks) and shows its progress and report: the daemon scrubs the whole "
@@ -59,7 +61,7 @@ int main(int argc, char** argv) {
       "row's checksums before such a run rewrote that row's parity may then refuse reads that need that parity "
       "until it is mounted again). "
       "Exit status: 0 when nothing is wrong any more (everything found was repaired); 1 when damage is left "
-      "(unrepairable blocks, damage found with --no-repair, or a missing disk); 2 when nothing could be scrubbed "
+      "(unrepairable blocks, damage found with --no-repair, a missing disk, or a disk still stale); 2 when nothing could be scrubbed "
       "(bad arguments, no striped graph, no file with checksums, more disks missing than the parity) or a repair "
       "could not be written.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
@@ -90,6 +92,11 @@ int main(int argc, char** argv) {
       for (const auto& d : r["missing"])
         std::printf("\ndisk %u is missing: its units were not checked; graphfs-rebuild --disk %u --to NEW_DIR %s\n",
                     d.get<uint32_t>(), d.get<uint32_t>(), req.paths.front().c_str());
+      for (const auto& line : r.value("resynced", nlohmann::json::array()))
+        std::printf("resync: %s\n", line.get<std::string>().c_str());
+      for (const auto& d : r.value("stale", nlohmann::json::array()))
+        std::printf("\ndisk %u is still stale: files written while it was lost read it through parity\n",
+                    d.get<uint32_t>());
       const graphfs::ScrubCounts t = graphfs::ScrubCountsFromJson(r["total"]);
       std::printf("\ngraphfs-scrub: through the mount at %s: %zu file(s), %s read: %lu checksum error(s), %lu read "
                   "error(s); repaired %lu block(s), %lu checksum(s), %lu parity unit(s); %lu block(s) left wrong\n",
@@ -129,6 +136,10 @@ int main(int argc, char** argv) {
   for (uint32_t d : report->missing)
     std::printf("\ndisk %u (%s) is missing: its units were not checked; graphfs-rebuild --disk %u --to NEW_DIR %s\n",
                 d, report->disks[d].path.c_str(), d, req.paths.front().c_str());
+  for (const std::string& line : report->resynced) std::printf("resync: %s\n", line.c_str());
+  for (uint32_t d : report->stale)
+    std::printf("\ndisk %u (%s) is still stale: files written while it was lost read it through parity\n", d,
+                report->disks[d].path.c_str());
   const graphfs::ScrubCounts& t = report->total;
   std::printf("\ngraphfs-scrub: %zu file(s), %s read: %lu checksum error(s), %lu read error(s); repaired %lu "
               "block(s), %lu checksum(s), %lu parity unit(s); %s\n",

@@ -5,10 +5,14 @@
 // (with parity 1 only possible if the new disk serves its units); a scrub whose repair rewrites a
 // parity unit and its sums, after which a degraded read that needs that parity works (the
 // daemon's kept sums are read again); and bad lines refused with the reason. A descriptor opened
-// for writing before the switch writes through it afterwards, as the same writes to a plain file
-// do, and the daemon's scrub finds every row's parity and sums right; writes while the rebuild
-// runs are refused (EROFS: writes wait for the disk), none of them lands, and reads stay right;
-// a kill -9 while such a descriptor writes after the switch loses nothing fsync'ed.
+// for writing before the switch writes degraded, then through it afterwards, as the same writes to
+// a plain file do, and the daemon's scrub finds every row's parity and sums right; writes while
+// the rebuild runs are refused (EROFS: writes wait for the disk), none of them lands, and reads
+// stay right; a kill -9 while such a descriptor writes after the switch loses nothing fsync'ed.
+// Writes with a disk lost through the mount, the disk back at the next mount: stale in stats,
+// the log and .graphfs/disks, read through parity, refused as a rebuild's source of `rebuild`,
+// resynced by the daemon's scrub (only the rows written), healthy again and serving its units; and
+// kill -9 of the daemon during degraded writes loses nothing fsync'ed.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -121,7 +125,7 @@ int WriteBoth(int fd, int plain, uint64_t at, const std::string& bytes) {
   return 0;
 }
 
-// A descriptor opened for writing while disk 1 is missing (writes refused then) writes through
+// A descriptor opened for writing while disk 1 is missing (it writes degraded then) writes through
 // the mount once the rebuilt disk is switched in, with no reopen; the file reads as a plain file
 // given the same writes, and the daemon's scrub finds nothing to repair on any disk.
 TEST_F(ParityOnline, ADescriptorOpenedBeforeTheSwitchWritesThroughItAfterwards) {
@@ -129,7 +133,9 @@ TEST_F(ParityOnline, ADescriptorOpenedBeforeTheSwitchWritesThroughItAfterwards) 
   int fd = -1, plain = -1;
   std::string plain_path;
   ASSERT_NO_FATAL_FAILURE(OpenDegradedBesideAPlainTwin(data, &fd, &plain, &plain_path));
-  ASSERT_EQ(WriteBoth(fd, plain, 5, "refused"), EROFS) << "writes with a disk lost: the test proves nothing";
+  // A write with the disk lost lands degraded; the rebuild carries it onto the new disk.
+  ASSERT_EQ(WriteBoth(fd, plain, 5, "degraded"), 0);
+  ASSERT_EQ(::fsync(fd), 0) << std::strerror(errno);
 
   const std::string to = tmp.Sub("new-disk");
   ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + "\n"), 0);
@@ -190,9 +196,128 @@ TEST_F(ParityOnline, FsyncedWritesAfterTheSwitchSurviveKillNine) {
   ExpectScrubFindsNothing("after the kill and the remount");
 }
 
+// Writes through the mount with disk 1 lost equal a plain file's; the disk comes back at the next
+// mount holding its old units, which still match their old sums: the mount says it is stale and
+// reads the written file through parity (the bytes equal the plain file's, which they would not
+// if the old units were served: the test checks that they differ); the daemon's scrub resyncs the
+// rows written onto it, the disk is healthy again, and with disk 0 failing every read the bytes
+// are still whole — only if disk 1's resynced units serve.
+TEST_F(ParityOnline, WritesWithADiskLostAreKeptFromItWhenItReturnsUntilTheScrubResyncsIt) {
+  const std::string data = RandomBytes(12 * kUnit + 555, 95);
+  manifest = StripeWithParity("column", data);
+  const std::string plain_path = tmp.path() + "/plain";
+  WriteFile(plain_path, data);
+  std::filesystem::rename(disks[1], disks[1] + ".away");
+  DoMount({"cache_size=0"});
+  {
+    const int fd = ::open((mnt + "/graph/column").c_str(), O_RDWR);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    const int plain = ::open(plain_path.c_str(), O_RDWR);
+    ASSERT_GE(plain, 0);
+    std::mt19937 rng(96);
+    for (int i = 0; i < 30; ++i) {
+      const uint64_t at = rng() % (data.size() + kUnit);
+      ASSERT_EQ(WriteBoth(fd, plain, at, RandomBytes(1 + rng() % (2 * kUnit), rng())), 0) << "write " << i;
+    }
+    ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(data.size() - kUnit)), 0) << std::strerror(errno);
+    ASSERT_EQ(::ftruncate(plain, static_cast<off_t>(data.size() - kUnit)), 0);
+    ASSERT_EQ(::fsync(fd), 0) << std::strerror(errno);
+    ::close(plain);
+    ::close(fd);
+  }
+  const std::string want = ReadFile(plain_path);
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want);
+  mount.Unmount();
+
+  std::filesystem::rename(disks[1] + ".away", disks[1]);
+  DoMount({"cache_size=0"});
+  nlohmann::json stats = Stats();
+  EXPECT_EQ(stats["stale"], nlohmann::json::array({1}));
+  EXPECT_EQ(stats["disks"][1]["state"], "stale");
+  EXPECT_EQ(Disks()["stale"], nlohmann::json::array({1}));
+  EXPECT_NE(ReadFile(mount.log()).find("stale: disk 1 (" + disks[1] + ")"), std::string::npos) << ReadFile(mount.log());
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want) << "the stale disk's old units were served";
+  // Those old units are not the file's: served, the read above would have differed.
+  {
+    const StripeMap map = *StripeMap::Create(manifest.layout);
+    const std::string part = ReadFile(PartPath(disks[1], manifest));
+    size_t differ = 0;
+    for (const StripeExtent& e : map.Split(0, want.size())) {
+      if (e.disk != 1 || e.disk_offset >= part.size()) continue;
+      const uint64_t n = std::min<uint64_t>(e.length, part.size() - e.disk_offset);
+      differ += part.compare(e.disk_offset, n, want, e.file_offset, n) != 0;
+    }
+    EXPECT_GT(differ, 0u) << "disk 1's old units equal the written file: the test proves nothing";
+  }
+  // `rebuild` of a stale disk is refused, naming what resyncs it.
+  EXPECT_EQ(WriteControl(DisksFile(), "rebuild 1 " + tmp.Sub("elsewhere") + "\n"), EINVAL);
+  EXPECT_NE(Disks()["task"]["error"].get<std::string>().find("stale"), std::string::npos) << Disks().dump();
+
+  ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0);
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump();
+  EXPECT_EQ(task["report"]["damage_left"], false) << task.dump();
+  EXPECT_EQ(task["report"]["stale"], nlohmann::json::array()) << task.dump();
+  EXPECT_GT(task["report"]["total"]["resynced_blocks"].get<uint64_t>(), 0u) << task.dump();
+  stats = Stats();
+  EXPECT_EQ(stats["stale"], nlohmann::json::array());
+  EXPECT_EQ(stats["disks"][1]["state"], "healthy");
+  ExpectScrubFindsNothing("after the resync");
+  WriteFile(mnt + "/.graphfs/fault", "0 5\n");
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want) << "disk 1's resynced units do not serve";
+  WriteFile(mnt + "/.graphfs/fault", "0 0\n");
+  mount.Unmount();
+  // The next mount finds nothing stale.
+  DoMount({"cache_size=0"});
+  EXPECT_EQ(Stats()["stale"], nlohmann::json::array());
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want);
+}
+
+// Kill -9 of the daemon while a writer writes and fsyncs with disk 1 lost: the next mount (still
+// degraded) loses nothing fsync'ed, and once disk 1 is back and resynced by the daemon's scrub,
+// nothing is wrong on any disk and the bytes are the same.
+TEST_F(ParityOnline, FsyncedWritesWithADiskLostSurviveKillNine) {
+  const std::string data = RandomBytes(1 << 20, 97);
+  manifest = StripeWithParity("column", data);
+  std::filesystem::rename(disks[1], disks[1] + ".away");
+  std::mt19937 rng(98);
+  int acked = 0;
+  std::string known = data;
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    DoMount({"readahead=0", "cache_size=0"});
+    std::atomic<bool> stop{false};
+    WriteLog log;
+    std::thread writer([&] { WriteUntilFailure(mnt + "/graph/column", 99 + round, stop, &log, &known); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200 + rng() % 600));
+    mount.Kill();
+    stop = true;
+    writer.join();
+    acked += log.acked;
+    DoMount({"readahead=0", "cache_size=0"});
+    EXPECT_EQ(Stats()["degraded"], nlohmann::json::array({1}));
+    known = ReadFile(mnt + "/graph/column");
+    ExpectSurvived("column written degraded", known, log);
+    mount.Unmount();
+    if (HasFailure()) return;
+  }
+  ASSERT_GT(acked, 0) << "no fsync finished before a kill: the test proves nothing";
+  std::filesystem::rename(disks[1] + ".away", disks[1]);
+  DoMount({"readahead=0", "cache_size=0"});
+  EXPECT_EQ(Stats()["stale"], nlohmann::json::array({1}));
+  ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0);
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump();
+  EXPECT_EQ(task["report"]["stale"], nlohmann::json::array()) << task.dump();
+  ExpectScrubFindsNothing("after the kills and the resync");
+  WriteFile(mnt + "/.graphfs/fault", "0 5\n");
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == known);
+  WriteFile(mnt + "/.graphfs/fault", "0 0\n");
+}
+
 // Writes while the daemon's rebuild runs (slowed by its rate, so that they come mid-way): each is
-// refused with EROFS — a file with parity takes no write while a disk is lost (docs/parity.md,
-// "Writes") — and none lands; reads meanwhile are right. After the switch the same descriptor
+// refused with EROFS — the rebuild passes each row once, so a file that lost the disk takes no
+// write until the switch (docs/parity.md, "Writes with a disk lost") — and none lands; reads meanwhile are right. After the switch the same descriptor
 // writes, every byte equals a plain file's given the writes that were taken, and the scrub finds
 // nothing wrong.
 TEST_F(ParityOnline, WritesWhileTheRebuildRunsAreRefusedAndTheSwitchedFileMatchesAPlainOne) {

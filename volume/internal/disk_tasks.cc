@@ -3,6 +3,7 @@
 #include "common/log.h"
 #include "striping/rebuild.h"
 #include "striping/scrub.h"
+#include "striping/striped_file.h"
 #include "volume/internal/volume_core.h"
 
 namespace graphfs::volume {
@@ -19,6 +20,7 @@ json ScrubJson(const ScrubReport& r) {
     files.push_back(std::move(one));
   }
   return {{"files", files},          {"skipped", r.skipped},       {"missing", r.missing},
+          {"resynced", r.resynced},    {"stale", r.stale},
           {"total", ScrubCountsJson(r.total)}, {"damage_left", r.damage_left()}};
 }
 
@@ -94,7 +96,17 @@ Status DiskTasks::StartRebuild(uint32_t disk, const std::string& dir, uint64_t r
   LogError("disks: rebuilding disk " + std::to_string(disk) + " onto " + dir + " (" + std::to_string(rate) +
            " bytes/s, 0: no limit)");
   std::shared_ptr<PreparedRebuild> prep(prepared->release(), PreparedRebuildDeleter());
-  Launch([this, prep, disk]() -> Result<json> {
+  Launch([this, prep, disk, set]() -> Result<json> {
+    // Writes of files that lost the disk land degraded until now; from here they are refused
+    // until the switch (or the rebuild's end), since the rebuild passes each row once. Every
+    // write under way finishes first, before the rebuild reads a row.
+    set->SetRebuilding(disk, true);
+    struct Done {
+      const DiskSet* set;
+      uint32_t disk;
+      ~Done() { set->SetRebuilding(disk, false); }
+    } done{set, disk};
+    for (const auto& f : set->OpenFiles()) f->AwaitWrites();
     auto report = RunRebuild(*prep);
     if (!report.ok()) return report.error();
     // Every unit is on the new disk and read back, the registries name it: the mount reads it.

@@ -127,7 +127,7 @@ json RenderCache(const cache::CacheStats& c) {
 }  // namespace
 
 void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
-  json disks = json::array(), degraded = json::array();
+  json disks = json::array(), degraded = json::array(), stale = json::array();
   std::vector<uint64_t> bounds(kRequestSizeBounds.begin(), kRequestSizeBounds.end());
   // One reading of the disks' activity for both the per-disk times and the readers' wait.
   const DiskActivity::Totals activity = io_ ? io_->activity().Read() : DiskActivity::Totals{};
@@ -156,10 +156,14 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
                        {"healed_blocks", c.healed_blocks.load()},
                        {"sum_repairs", c.sum_repairs.load()}});
       if (disks_->state(d) == DiskState::kMissing) degraded.push_back(d);
+      if (disks_->state(d) == DiskState::kStale) stale.push_back(d);
     }
   }
   j["disks"] = disks;
   j["degraded"] = degraded;  // the disks missing since the mount, read through parity
+  // The disks back but behind: files written while they were lost read them through parity
+  // until graphfs-scrub resyncs them (striping/stale_rows.h).
+  j["stale"] = stale;
   // The read path: how long readers blocked on misses, and its coarse disk reads of cache units.
   if (io_) {
     json rp = {{"reader_wait_seconds", activity.reader_wait_seconds}, {"waits", activity.waits}};

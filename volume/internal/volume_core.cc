@@ -21,6 +21,7 @@
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
 #include "striping/row_journal.h"
+#include "striping/stale_rows.h"
 #include "striping/striped_file.h"
 #include "striping/unit_sums.h"
 #include "volume/internal/extent_reads.h"
@@ -340,8 +341,11 @@ Result<std::shared_ptr<StripedFile>> VolumeCore::OpenFile(UniqueFd stub, const S
 
 void VolumeCore::RemoveParts(const std::string& file_id) {
   if (disks_ == nullptr) return;
-  // A file with parity also has its sums and its row journal beside each part.
-  for (const std::string& name : {file_id, UnitSums::FileName(file_id), RowJournal::FileName(file_id)}) {
+  // A file with parity also has its sums and its row journal beside each part, and the
+  // write-intent records of the disks it lost (striping/stale_rows.h).
+  std::vector<std::string> names = {file_id, UnitSums::FileName(file_id), RowJournal::FileName(file_id)};
+  for (uint32_t l = 0; l < disks_->size(); ++l) names.push_back(StaleRecordName(file_id, l));
+  for (const std::string& name : names) {
     for (uint32_t d = 0; d < disks_->size(); ++d) {
       const std::string path = disks_->PartPath(d, name);
       if (::unlink(path.c_str()) != 0 && errno != ENOENT)

@@ -1,0 +1,382 @@
+// Writes and truncates of a striped file with parity while disks are lost (issue 44, "a disk that
+// dies loses nothing"; docs/parity.md, "Writes with a disk lost"): they read back as the same
+// operations on a plain string, with K = 1 and K = 2; the rows written are marked in write-intent
+// records on the present disks; the lost disk coming back with its old units (which still match
+// their old sums) is stale for the set, and reads of the file rebuild its units instead of
+// serving them — without the records the same reads return the old bytes, so the check bites;
+// graphfs-scrub resyncs only the marked rows onto the returned disk, after which every disk
+// agrees (scrub clean, the file whole with any other disk gone) and the disk is healthy again;
+// graphfs-rebuild onto a new directory clears the records too; a writer killed with SIGKILL while
+// writing degraded loses nothing fsync'ed; more disks lost than K is an error naming them; and
+// writes wait while the mount's daemon rebuilds the lost disk.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "striping/disk_set.h"
+#include "striping/rebuild.h"
+#include "striping/scrub.h"
+#include "striping/stale_rows.h"
+#include "striping/striped_file.h"
+#include "tests/striping/parity_graph.h"
+#include "tests/testutil/file_bytes.h"
+
+namespace graphfs {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RandomBytes;
+using testing::ReadFile;
+
+constexpr uint64_t kUnit = testing::ParityGraph::kUnit;
+
+struct Graph : testing::ParityGraph {
+  StripeManifest manifest;
+  Graph(uint32_t n, uint32_t k, const std::string& data) : testing::ParityGraph(n) {
+    manifest = Stripe("column", data, k);
+  }
+  Result<std::shared_ptr<StripedFile>> Open() { return OpenFile("column", /*reopen_set=*/true); }
+  void Away(uint32_t d) { fs::rename(disks[d], disks[d] + ".away"); }
+  void Back(uint32_t d) { fs::rename(disks[d] + ".away", disks[d]); }
+  std::string Record(uint32_t on, uint32_t lost) const {
+    return disks[on] + "/parts/" + StaleRecordName(manifest.file_id, lost);
+  }
+  Result<ScrubReport> RunScrub(bool repair) {
+    ScrubRequest req;
+    req.paths = {graph};
+    req.repair = repair;
+    req.progress = false;
+    return Scrub(req);
+  }
+  // Every block's sum and every row's parity right, nothing left stale or missing.
+  ::testing::AssertionResult ScrubClean() {
+    auto r = RunScrub(/*repair=*/false);
+    if (!r.ok()) return ::testing::AssertionFailure() << r.error().message();
+    const ScrubCounts& t = r->total;
+    if (r->damage_left() || t.checksum_errors || t.parity_rewrites || t.unrepaired_blocks)
+      return ::testing::AssertionFailure() << "scrub: " << t.checksum_errors << " checksum errors, "
+                                           << t.unrepaired_blocks << " unrepaired, " << r->stale.size() << " stale";
+    return ::testing::AssertionSuccess();
+  }
+};
+
+std::string ReadAll(StripedFile& f) {
+  std::string got(f.size(), '\0');
+  auto n = f.Read(0, got.size(), got.data());
+  EXPECT_TRUE(n.ok()) << n.error().message();
+  return got;
+}
+
+// Random writes (small, unit- and row-crossing, past the end), truncates (down, up, to row
+// boundaries) and syncs, on `f` and on `model`, compared now and then.
+void RandomOps(StripedFile& f, std::string& model, uint32_t seed, int ops, uint64_t row_bytes) {
+  std::mt19937 rng(seed);
+  for (int i = 0; i < ops; ++i) {
+    const uint32_t kind = rng() % 10;
+    if (kind < 7) {
+      const uint64_t len = kind < 4 ? 1 + rng() % 5000 : 1 + rng() % (3 * kUnit);
+      const uint64_t off = rng() % (model.size() + kUnit);
+      const std::string bytes = RandomBytes(len, rng());
+      auto w = f.Write(off, bytes.data(), len);
+      ASSERT_TRUE(w.ok()) << "op " << i << ": " << w.error().message();
+      if (model.size() < off + len) model.resize(off + len, '\0');
+      model.replace(off, len, bytes);
+    } else if (kind < 9) {
+      uint64_t to = rng() % (model.size() + 2 * kUnit);
+      if (rng() % 4 == 0) to = to / row_bytes * row_bytes;
+      Status t = f.Truncate(to);
+      ASSERT_TRUE(t.ok()) << "op " << i << ": " << t.error().message();
+      model.resize(to, '\0');
+    } else {
+      Status s = f.Sync();
+      ASSERT_TRUE(s.ok()) << "op " << i << ": " << s.error().message();
+    }
+    ASSERT_EQ(f.size(), model.size()) << "op " << i;
+    if (i % 20 == 19 || i == ops - 1) {
+      ASSERT_TRUE(ReadAll(f) == model) << "after op " << i;
+    }
+  }
+  ASSERT_TRUE(f.Sync().ok());
+}
+
+// Writes with `lost` gone, then the disks back stale, read, resynced by scrub, checked.
+void LoseWriteReturnResync(uint32_t n, uint32_t k, std::vector<uint32_t> lost, uint32_t seed) {
+  std::string model = RandomBytes(9 * kUnit + 4321, seed);
+  Graph g(n, k, model);
+  const StripeMap map = *StripeMap::Create(g.manifest.layout);
+  uint64_t bytes_row = 0;  // a row (of the file as striped) whose data slot 0 is on lost[0]
+  while (map.SlotDisk(bytes_row, 0) != lost[0]) ++bytes_row;
+  ASSERT_LT((bytes_row + 1) * kUnit * (n - k), model.size());
+  for (uint32_t d : lost) g.Away(d);
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    EXPECT_TRUE((*f)->degraded());
+    ASSERT_NO_FATAL_FAILURE(RandomOps(**f, model, seed + 1, 400, kUnit * (n - k)));
+    // Last, the whole of a row whose first data unit lies on a lost disk, which held that row
+    // whole when it was lost (its old unit and old sums agree: served, they would pass).
+    const std::string row_bytes = RandomBytes(kUnit * (n - k), seed + 2);
+    ASSERT_TRUE((*f)->Write(bytes_row * kUnit * (n - k), row_bytes.data(), row_bytes.size()).ok());
+    if (model.size() < (bytes_row + 1) * kUnit * (n - k)) model.resize((bytes_row + 1) * kUnit * (n - k), '\0');
+    model.replace(bytes_row * kUnit * (n - k), row_bytes.size(), row_bytes);
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
+  // The rows written are marked on every present disk, for every lost one.
+  for (uint32_t d = 0; d < n; ++d) {
+    if (std::find(lost.begin(), lost.end(), d) != lost.end()) continue;
+    for (uint32_t l : lost) EXPECT_TRUE(fs::exists(g.Record(d, l))) << "disk " << d << " lost " << l;
+  }
+  {
+    auto f = g.Open();  // still degraded: reopened, the writes read back
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    EXPECT_TRUE(ReadAll(**f) == model);
+  }
+
+  // The disks come back holding what they held when they were lost.
+  std::vector<std::string> stale_parts;
+  for (uint32_t d : lost) {
+    g.Back(d);
+    stale_parts.push_back(ReadFile(g.PartPath(d, g.manifest)));
+  }
+  ASSERT_TRUE(g.OpenSet().ok());
+  for (uint32_t d : lost) EXPECT_EQ(g.set->state(d), DiskState::kStale) << "disk " << d;
+  bool noted = false;
+  for (const std::string& note : g.set->DegradedNotes()) noted |= note.find("stale: disk " + std::to_string(lost[0])) == 0;
+  EXPECT_TRUE(noted) << "the set's notes name the stale disk";
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    EXPECT_TRUE((*f)->degraded()) << "the stale disk is read through parity";
+    EXPECT_TRUE(ReadAll(**f) == model) << "stale units served";
+  }
+  {
+    // Without the records the same disks would be served as they are: wrong bytes. (So the
+    // check above bites: the records are what keeps the stale units out.)
+    const fs::path aside = g.tmp.Sub("records-aside");
+    for (uint32_t d = 0; d < n; ++d)
+      for (uint32_t l : lost)
+        if (fs::exists(g.Record(d, l))) fs::rename(g.Record(d, l), aside / (std::to_string(d) + "-" + std::to_string(l)));
+    auto f = g.OpenFile("column", /*reopen_set=*/true, /*writable=*/false);
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    const uint64_t at = bytes_row * kUnit * (n - k), len = kUnit * (n - k);
+    std::string got(len, '\0');
+    auto read = (*f)->Read(at, len, got.data());
+    ASSERT_TRUE(read.ok()) << read.error().message();
+    EXPECT_NE(got, model.substr(at, len)) << "the lost disk's old unit reads right: the test proves nothing";
+    f->reset();
+    for (uint32_t d = 0; d < n; ++d)
+      for (uint32_t l : lost)
+        if (fs::exists(aside / (std::to_string(d) + "-" + std::to_string(l))))
+          fs::rename(aside / (std::to_string(d) + "-" + std::to_string(l)), g.Record(d, l));
+  }
+
+  // The resync: only the marked rows rewritten, the records gone, the disks healthy again.
+  auto r = g.RunScrub(/*repair=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->stale.empty());
+  EXPECT_GT(r->total.resynced_blocks, 0u);
+  EXPECT_EQ(r->total.unrepaired_blocks, 0u);
+  ASSERT_EQ(r->resynced.size(), lost.size());
+  for (const std::string& line : r->resynced) EXPECT_NE(line.find("rows resynced"), std::string::npos) << line;
+  for (size_t i = 0; i < lost.size(); ++i)
+    EXPECT_NE(ReadFile(g.PartPath(lost[i], g.manifest)), stale_parts[i]) << "disk " << lost[i] << " not rewritten";
+  for (uint32_t d = 0; d < n; ++d)
+    for (uint32_t l : lost) EXPECT_FALSE(fs::exists(g.Record(d, l))) << "disk " << d << " lost " << l;
+  ASSERT_TRUE(g.OpenSet().ok());
+  for (uint32_t d : lost) EXPECT_EQ(g.set->state(d), DiskState::kHealthy);
+  EXPECT_TRUE(g.ScrubClean());
+  // Every pattern of K disks gone reads the same: the resynced disks serve their units.
+  for (uint32_t gone = 0; gone < n; ++gone) {
+    SCOPED_TRACE("disk " + std::to_string(gone) + (k == 2 ? " and the next" : "") + " gone");
+    for (uint32_t j = 0; j < k; ++j) g.Away((gone + j) % n);
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    EXPECT_TRUE(ReadAll(**f) == model);
+    f->reset();
+    for (uint32_t j = 0; j < k; ++j) g.Back((gone + j) % n);
+  }
+}
+
+TEST(DegradedWrite, WritesWithADiskLostReadAsAPlainFileAndTheReturnedStaleDiskIsResynced) {
+  LoseWriteReturnResync(4, 1, {2}, 201);
+}
+
+TEST(DegradedWrite, WritesWithTwoDisksLostUnderTwoParityUnitsAreResyncedOntoBoth) {
+  LoseWriteReturnResync(5, 2, {1, 3}, 202);
+}
+
+// graphfs-rebuild onto a new directory writes every row, so it clears the records too.
+TEST(DegradedWrite, ARebuildOntoANewDiskClearsTheRecordsAndServesTheWrites) {
+  std::string model = RandomBytes(6 * kUnit + 17, 211);
+  Graph g(4, 1, model);
+  g.Away(1);
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_NO_FATAL_FAILURE(RandomOps(**f, model, 212, 120, 3 * kUnit));
+  }
+  ASSERT_TRUE(fs::exists(g.Record(0, 1)));
+  const std::string to = g.tmp.Sub("new-disk");
+  auto rebuilt = Rebuild(g.RebuildOf(1, to));
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
+  for (uint32_t d : {0u, 2u, 3u}) EXPECT_FALSE(fs::exists(g.Record(d, 1))) << "disk " << d;
+  g.disks[1] = to;
+  EXPECT_TRUE(g.ScrubClean());
+  g.Away(3);  // the new disk serves its units
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  EXPECT_TRUE(ReadAll(**f) == model);
+}
+
+// A writer killed with SIGKILL while it writes and fsyncs with a disk lost: every fsync'ed block
+// is there at the next open (still degraded), and again once the disk is back and resynced.
+TEST(DegradedWrite, AWriterKilledWhileWritingDegradedLosesNothingFsynced) {
+  const std::string original = RandomBytes(10 * kUnit, 221);
+  Graph g(4, 1, original);
+  g.Away(2);
+  std::mt19937 rng(222);
+  std::vector<std::pair<uint64_t, std::string>> acked_blocks;
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::vector<std::pair<uint64_t, std::string>> blocks;
+    for (uint64_t at = rng() % kUnit; at < 14 * kUnit;) {
+      const uint64_t len = 1000 + rng() % (kUnit + kUnit / 2);
+      blocks.emplace_back(at, RandomBytes(len, rng()));
+      at += len + rng() % 3000;
+    }
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    g.io.reset();  // no engine threads in the parent when it forks
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::close(fds[0]);
+      auto f = g.Open();
+      if (!f.ok()) ::_exit(2);
+      for (size_t i = 0; i < blocks.size(); ++i) {
+        if (!(*f)->Write(blocks[i].first, blocks[i].second.data(), blocks[i].second.size()).ok()) ::_exit(3);
+        if (!(*f)->Sync().ok()) ::_exit(4);
+        const uint32_t done = static_cast<uint32_t>(i + 1);
+        if (::write(fds[1], &done, sizeof done) != sizeof done) ::_exit(5);
+      }
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    uint32_t acked = 0, got = 0;
+    const uint32_t wait_for = 1 + rng() % 6;
+    while (acked < wait_for && ::read(fds[0], &got, sizeof got) == sizeof got) acked = got;
+    ::usleep(rng() % 20000);
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    while (::read(fds[0], &got, sizeof got) == sizeof got) acked = got;
+    ::close(fds[0]);
+    ASSERT_GT(acked, 0u) << "no fsync before the kill: the test proves nothing";
+    ASSERT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << "the child failed: " << WEXITSTATUS(status);
+
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    const std::string now = ReadAll(**f);
+    f->reset();
+    for (uint32_t i = 0; i < acked; ++i) {
+      const auto& [at, bytes] = blocks[i];
+      ASSERT_GE(now.size(), at + bytes.size()) << "block " << i << " fsync'ed, the file is shorter";
+      EXPECT_TRUE(now.compare(at, bytes.size(), bytes) == 0) << "fsync'ed block " << i << " differs";
+    }
+    // This round's blocks are what a later one must not lose: they lie apart, later rounds may
+    // overwrite them, so only the last round's are checked after the resync.
+    acked_blocks.assign(blocks.begin(), blocks.begin() + acked);
+    if (HasFailure()) return;
+  }
+  auto before = g.Open();
+  ASSERT_TRUE(before.ok());
+  const std::string model = ReadAll(**before);
+  before->reset();
+  g.Back(2);
+  auto r = g.RunScrub(/*repair=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->stale.empty());
+  EXPECT_TRUE(g.ScrubClean());
+  g.Away(0);  // disk 2's resynced units serve
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  EXPECT_TRUE(ReadAll(**f) == model);
+  const std::string now = ReadAll(**f);
+  for (const auto& [at, bytes] : acked_blocks) EXPECT_TRUE(now.compare(at, bytes.size(), bytes) == 0);
+}
+
+// K + 1 disks lost: the set with both directories gone is refused naming them; with one gone and
+// the other's part gone too, the file is refused naming both.
+TEST(DegradedWrite, MoreDisksLostThanParityIsAnErrorNamingThem) {
+  Graph g(4, 1, RandomBytes(4 * kUnit, 231));
+  g.Away(1);
+  g.Away(3);
+  auto f = g.Open();
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().code(), ENODEV);
+  EXPECT_NE(f.error().message().find("disks 1 ("), std::string::npos) << f.error().message();
+  EXPECT_NE(f.error().message().find("and 3 ("), std::string::npos) << f.error().message();
+  g.Back(3);
+  fs::remove(g.PartPath(3, g.manifest));
+  f = g.Open();
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().code(), EIO);
+  EXPECT_NE(f.error().message().find("disks 1, 3 lost"), std::string::npos) << f.error().message();
+}
+
+// While the mount's daemon rebuilds the lost disk its writes would miss the rows it passed: they
+// are refused naming the disk, and land again once it is done.
+TEST(DegradedWrite, WritesWaitWhileTheDaemonRebuildsTheLostDisk) {
+  Graph g(4, 1, RandomBytes(4 * kUnit, 241));
+  g.Away(2);
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  ASSERT_TRUE((*f)->Write(10, "landed", 6).ok());
+  g.set->SetRebuilding(2, true);
+  auto w = (*f)->Write(0, "z", 1);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().code(), EROFS);
+  EXPECT_NE(w.error().message().find("disk 2"), std::string::npos) << w.error().message();
+  EXPECT_NE(w.error().message().find("being rebuilt"), std::string::npos) << w.error().message();
+  EXPECT_FALSE((*f)->Truncate(10).ok());
+  g.set->SetRebuilding(2, false);
+  EXPECT_TRUE((*f)->Write(0, "z", 1).ok());
+}
+
+// The record's name and its damaged header: a copy that does not verify stands for every row.
+TEST(StaleRows, NamesParseAndADamagedRecordMarksEveryRow) {
+  EXPECT_EQ(StaleRecordDisk(StaleRecordName("abc", 3)).value_or(99), 3u);
+  EXPECT_FALSE(StaleRecordDisk("abc.sums").has_value());
+  EXPECT_FALSE(StaleRecordDisk("abc.stale-").has_value());
+  EXPECT_FALSE(StaleRecordDisk("abc.stale-x1").has_value());
+  Graph g(4, 1, RandomBytes(4 * kUnit, 251));
+  g.Away(1);
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_TRUE((*f)->Write(3 * kUnit + 5, "x", 1).ok());  // row 1 only
+  }
+  g.Back(1);
+  ASSERT_TRUE(g.OpenSet().ok());
+  auto rows = LoadStaleRows(*g.set, g.manifest.file_id, 1);
+  ASSERT_TRUE(rows.ok() && rows->has_value());
+  EXPECT_FALSE((*rows)->Has(0));
+  EXPECT_TRUE((*rows)->Has(1));
+  EXPECT_FALSE((*rows)->Has(2));
+  testing::FlipByte(g.Record(2, 1), 20);
+  rows = LoadStaleRows(*g.set, g.manifest.file_id, 1);
+  ASSERT_TRUE(rows.ok() && rows->has_value());
+  EXPECT_TRUE((*rows)->all);
+  EXPECT_TRUE((*rows)->Has(0));
+}
+
+}  // namespace
+}  // namespace graphfs
