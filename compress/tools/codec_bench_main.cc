@@ -1,9 +1,12 @@
 // graphfs-codec-bench FILE [--record-size 8|12] [--unit-size BYTES] [--codecs "none zstd:1 ..."]
-//                     [--max-bytes SIZE] [--passes 3]
+//                     [--max-bytes SIZE] [--passes 3] [--block-size SIZE]
 // Cuts FILE (a graph's `column`, `row` or a block file) into units of --unit-size (rounded
 // down to whole records; the last unit may be shorter), takes all of them or --max-bytes worth
 // spread evenly over the file, encodes each unit independently into a frame (unit_frame.h:
-// the codec, then the fallback to none and the checksum) and decodes it back, one thread. Prints per codec the frames' bytes / raw bytes,
+// the codec, then the fallback to none and the checksum) and decodes it back, one thread.
+// --block-size (not 0): version 2 frames, each unit cut into blocks of that many raw bytes
+// (rounded down to whole records, as graphfs-stripe cuts them), each compressed alone, so the
+// ratio includes the blocks' loss and the block table. Prints per codec the frames' bytes / raw bytes,
 // compress MB/s (of raw input) and decode MB/s (of raw output, checksum included): the median
 // of --passes timed passes each (steady_clock); MB = 10^6 bytes. Every decoded unit is then
 // compared with the original (exit 1 on a difference). A table for people, then TSV lines
@@ -97,7 +100,7 @@ struct Row {
 int main(int argc, char** argv) {
   CLI::App app{"Compression ratio and single-thread speed of each codec on units of a graph file."};
   std::string file, codecs_text = "none zstd:1 zstd:3 lz4 shuffle-zstd:1 shuffle-lz4 svb svb-zstd";
-  std::string unit_text = "2M", max_text = "0";
+  std::string unit_text = "2M", max_text = "0", block_text = "0";
   uint32_t record_size = 8;
   int passes = 3;
   app.add_option("file", file, "a graph's column or row file, or a block file")->required();
@@ -106,6 +109,9 @@ int main(int argc, char** argv) {
   app.add_option("--unit-size", unit_text, "bytes per unit, rounded down to whole records (the chunk size)");
   app.add_option("--codecs", codecs_text, "codecs to compare, separated by spaces");
   app.add_option("--max-bytes", max_text, "measure this much of the file in whole units spread over it (0: all)");
+  app.add_option("--block-size", block_text,
+                 "cut each unit into blocks of this many raw bytes (rounded down to whole records), each "
+                 "compressed alone: frame version 2 (0: one frame per unit, version 1)");
   app.add_option("--passes", passes, "timed passes per codec and direction (the median is reported)")
       ->check(CLI::PositiveNumber);
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
@@ -113,9 +119,16 @@ int main(int argc, char** argv) {
   if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   auto unit_size = graphfs::ParseSize(unit_text);
   auto max_bytes = graphfs::ParseSize(max_text);
-  if (!unit_size.ok() || !max_bytes.ok()) {
-    std::fprintf(stderr, "graphfs-codec-bench: %s\n",
-                 (!unit_size.ok() ? unit_size.error() : max_bytes.error()).message().c_str());
+  auto block_size = graphfs::ParseSize(block_text);
+  for (const auto* parsed : {&unit_size, &max_bytes, &block_size}) {
+    if (!parsed->ok()) {
+      std::fprintf(stderr, "graphfs-codec-bench: %s\n", parsed->error().message().c_str());
+      return 2;
+    }
+  }
+  const uint64_t block = *block_size / record_size * record_size;
+  if (*block_size != 0 && (block == 0 || block > UINT32_MAX)) {
+    std::fprintf(stderr, "graphfs-codec-bench: --block-size must hold a record and be below 4 GiB\n");
     return 2;
   }
   const uint64_t unit = *unit_size / record_size * record_size;
@@ -153,10 +166,12 @@ int main(int argc, char** argv) {
     at += length;
   }
   const double raw_mb = static_cast<double>(data->size()) / 1e6;
-  std::printf("%s: %s of %s in %zu units of %llu bytes%s, record size %u, median of %d passes, one thread\n",
+  const std::string blocks_note =
+      block == 0 ? "" : ", cut into blocks of " + std::to_string(block) + " bytes (frame version 2)";
+  std::printf("%s: %s of %s in %zu units of %llu bytes%s%s, record size %u, median of %d passes, one thread\n",
               file.c_str(), graphfs::FormatSize(data->size()).c_str(), graphfs::FormatSize(file_bytes).c_str(),
               units.size(), static_cast<unsigned long long>(unit),
-              data->size() < file_bytes ? " spread over the file" : "", record_size, passes);
+              data->size() < file_bytes ? " spread over the file" : "", blocks_note.c_str(), record_size, passes);
 
   std::vector<Row> rows;
   std::vector<std::string> frames(units.size());
@@ -173,7 +188,7 @@ int main(int argc, char** argv) {
     for (int p = 0; p < passes; ++p) {
       const double t0 = Now();
       for (size_t u = 0; u < units.size(); ++u) {
-        graphfs::Status st = graphfs::compress::EncodeUnit(**codec, units[u], &frames[u]);
+        graphfs::Status st = graphfs::compress::EncodeUnit(**codec, units[u], &frames[u], static_cast<uint32_t>(block));
         if (!st.ok()) {
           std::fprintf(stderr, "graphfs-codec-bench: %s unit %zu: %s\n", row.codec.c_str(), u,
                        st.error().message().c_str());
@@ -218,13 +233,13 @@ int main(int argc, char** argv) {
                 r.raw_units, static_cast<unsigned long long>(r.frame_bytes));
   }
   std::printf("\ntsv\tfile\trecord_size\tunit_bytes\tcodec\traw_bytes\tframe_bytes\tratio\tcompress_MBps\tdecode_"
-              "MBps\traw_units\tunits\n");
+              "MBps\traw_units\tunits\tblock_bytes\n");
   for (const Row& r : rows) {
-    std::printf("tsv\t%s\t%u\t%llu\t%s\t%zu\t%llu\t%.4f\t%.1f\t%.1f\t%zu\t%zu\n", file.c_str(), record_size,
+    std::printf("tsv\t%s\t%u\t%llu\t%s\t%zu\t%llu\t%.4f\t%.1f\t%.1f\t%zu\t%zu\t%llu\n", file.c_str(), record_size,
                 static_cast<unsigned long long>(unit), r.codec.c_str(), data->size(),
                 static_cast<unsigned long long>(r.frame_bytes),
                 static_cast<double>(r.frame_bytes) / static_cast<double>(data->size()), r.compress_mbps, r.decode_mbps,
-                r.raw_units, units.size());
+                r.raw_units, units.size(), static_cast<unsigned long long>(block));
   }
   return 0;
 }

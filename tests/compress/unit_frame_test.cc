@@ -165,7 +165,7 @@ TEST(UnitFrame, ErrorsNameWhatMismatched) {
     EXPECT_NE(message.find(text), std::string::npos) << message;
   };
   says(with(0, 'X', 1), "magic");
-  says(with(4, 2, 1), "version 2");
+  says(with(4, 3, 1), "version 3");
   says(with(5, 99, 1), "codec id 99");
   says(with(6, 40, 1), "level 40");
   says(with(7, 0, 1), "record size 0");
