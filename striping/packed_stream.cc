@@ -16,9 +16,9 @@ PackedStreamWriter::PackedStreamWriter(const DiskSet& disks, const StripeMap& ma
           },
           std::move(written)) {}
 
-Status PackedStreamWriter::Append(compress::Codec& codec, std::span<const char> raw) {
+Status PackedStreamWriter::Append(compress::Codec& codec, std::span<const char> raw, uint32_t block_bytes) {
   if (raw.size() > UINT32_MAX) return Error(EFBIG, "a compressed unit is at most 4 GiB");
-  GRAPHFS_RETURN_IF_ERROR(compress::EncodeUnit(codec, raw, &frame_));
+  GRAPHFS_RETURN_IF_ERROR(compress::EncodeUnit(codec, raw, &frame_, block_bytes));
   if (frame_.size() > UINT32_MAX) return Error(EFBIG, "a compressed frame is at most 4 GiB");
   const uint64_t at = dir_.frames_end();
   GRAPHFS_RETURN_IF_ERROR(sink_(at, frame_));

@@ -36,8 +36,10 @@ class PackedStreamWriter {
   // restripe_detail::StreamRows).
   PackedStreamWriter(Sink sink, PackedDirectory written) : sink_(std::move(sink)), dir_(std::move(written)) {}
 
-  // Compresses `raw`, the file's next unit, into a frame at the end of the stream.
-  Status Append(compress::Codec& codec, std::span<const char> raw);
+  // Compresses `raw`, the file's next unit, into a frame at the end of the stream: a version 2
+  // frame of blocks of `block_bytes` raw bytes (a whole number of the codec's records), or
+  // with 0 a version 1 frame (compress/unit_frame.h).
+  Status Append(compress::Codec& codec, std::span<const char> raw, uint32_t block_bytes);
   const PackedDirectory& directory() const { return dir_; }
   // Writes the directory after the last frame; returns the manifest's description of the
   // stream (`codec` is recorded as what was asked for).

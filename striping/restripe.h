@@ -54,6 +54,11 @@ struct StripeRequest {
   uint32_t record_size = 1;            // bytes per record of the files (8 or 12: a graph's edges)
   uint64_t compress_unit = 2ull << 20; // fixed units (rounded down to whole records) where
                                        // unit_cuts gives none
+  // Raw bytes per block of a frame (compress/unit_frame.h, frame version 2: each block
+  // compressed and checksummed alone, so that a reader of a few records decodes only their
+  // blocks — docs/block-frames.md), rounded down to whole records; 0: version 1 frames, one
+  // block per unit.
+  uint64_t compress_block = 64 << 10;
   // Where a file's units end, ascending offsets in (0, size] — its graph's index chunks;
   // null or empty: fixed units.
   std::function<std::vector<uint64_t>(const std::string& name, uint64_t size)> unit_cuts;

@@ -31,12 +31,14 @@ struct CompressRecord : PendingRecord {
   std::string old_id;  // the striped file it replaces; "" for a plain source
   std::string codec;
   uint32_t parity = 0;  // K of the stream's layout; records of before have none: 0
+  uint32_t block_bytes = 0;  // of its frames' blocks; 0: version 1 frames (records of before)
   std::vector<std::array<uint64_t, 3>> frames;  // raw length, frame offset, frame length
   json ToJson() const {
     json j = PendingRecord::ToJson();
     j["old_id"] = old_id;
     j["codec"] = codec;
     j["parity"] = parity;
+    j["block_bytes"] = block_bytes;
     j["frames"] = frames;
     return j;
   }
@@ -45,11 +47,14 @@ struct CompressRecord : PendingRecord {
     old_id = j.at("old_id");
     codec = j.at("codec");
     parity = j.value("parity", 0u);
+    block_bytes = j.value("block_bytes", 0u);
     frames = j.at("frames").get<std::vector<std::array<uint64_t, 3>>>();
   }
-  // A run killed with another K laid its frames out in other rows: it is not resumed.
+  // A run killed with another K laid its frames out in other rows: it is not resumed; nor one
+  // that cut its frames into other blocks (one file's frames are all of one kind).
   bool Same(const CompressRecord& o) const {
-    return SameSource(o) && old_id == o.old_id && codec == o.codec && parity == o.parity;
+    return SameSource(o) && old_id == o.old_id && codec == o.codec && parity == o.parity &&
+           block_bytes == o.block_bytes;
   }
 };
 
@@ -72,6 +77,14 @@ Result<std::vector<uint64_t>> UnitEnds(const StripeRequest& req, const std::stri
   if (size > 0) ends.push_back(size);
   if (size - previous > compress::kMaxUnitBytes) return Error(EINVAL, name + ": last unit larger than 1 GiB");
   return ends;
+}
+
+// The raw bytes of a frame's block: the request's, rounded down to whole records (so that every
+// codec decodes a block alone, svb's records never straddle two); 0: version 1 frames.
+uint32_t BlockBytes(const StripeRequest& req) {
+  if (req.compress_block == 0) return 0;
+  const uint32_t target = static_cast<uint32_t>(std::min<uint64_t>(req.compress_block, compress::kMaxUnitBytes));
+  return compress::BlockBytesFor(std::max<uint32_t>(req.record_size, 1), target);
 }
 
 // --compress auto: the candidates are the codecs the measurements favour (BENCHMARKS.md, issue
@@ -103,7 +116,8 @@ double AutoDiskBandwidth(const DiskSet& disks, const StripeRequest& req) {
 
 Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
                                const std::function<Status(uint64_t, uint64_t, char*)>& read,
-                               uint32_t record_size, AutoCostModel model, std::vector<char>& buf) {
+                               uint32_t record_size, uint32_t block_bytes, AutoCostModel model,
+                               std::vector<char>& buf) {
   const uint64_t file_bytes = ends.empty() ? 0 : ends.back();
   std::vector<std::string> names = {"svb", "shuffle-lz4", "shuffle-zstd:1", "svb-zstd:1"};
   if (record_size != 8 && record_size != 12) names = {"shuffle-lz4", "shuffle-zstd:1", "lz4", "zstd:1"};
@@ -134,7 +148,8 @@ Result<AutoChoice> ChooseCodec(const std::vector<uint64_t>& ends,
     raw += len;
     for (Candidate& c : candidates) {
       c.frames.emplace_back();
-      GRAPHFS_RETURN_IF_ERROR(compress::EncodeUnit(*c.codec, std::span<const char>(buf.data(), len), &c.frames.back()));
+      GRAPHFS_RETURN_IF_ERROR(
+          compress::EncodeUnit(*c.codec, std::span<const char>(buf.data(), len), &c.frames.back(), block_bytes));
       c.bytes += c.frames.back().size();
     }
   }
@@ -251,7 +266,7 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
   } else if (req.compress == kAutoCodec) {
     const AutoCostModel model{AutoDiskBandwidth(disks, req), req.auto_decode_cores, req.auto_memory_passes,
                               req.auto_memory};
-    auto choice = ChooseCodec(*ends, read_source, req.record_size, model, buf);
+    auto choice = ChooseCodec(*ends, read_source, req.record_size, BlockBytes(req), model, buf);
     if (!choice.ok()) return choice.error().Wrap(path + ": choosing a codec");
     if (req.progress) std::fprintf(stderr, "%s: auto: %s\n", t.name.c_str(), choice->table.c_str());
     if (choice->raw_faster) {
@@ -269,6 +284,7 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
 
   rec.codec = spec->Name();
   rec.parity = req.parity;
+  rec.block_bytes = BlockBytes(req);
   const bool resuming = pending && pending->Same(rec);
   if (resuming) {
     rec = *pending;
@@ -330,7 +346,7 @@ Result<CompressOutcome> CompressOne(const DiskSet& disks, const Target& t, const
     const uint64_t begin = next == 0 ? 0 : (*ends)[next - 1], len = (*ends)[next] - begin;
     if (buf.size() < len) buf.resize(len);
     GRAPHFS_RETURN_IF_ERROR(read_source(begin, len, buf.data()));
-    GRAPHFS_RETURN_IF_ERROR(writer.Append(**codec, std::span<const char>(buf.data(), len)));
+    GRAPHFS_RETURN_IF_ERROR(writer.Append(**codec, std::span<const char>(buf.data(), len), rec.block_bytes));
     since_checkpoint += len;
     if (since_checkpoint >= req.checkpoint || next + 1 == ends->size()) {
       for (uint32_t d = 0; d < disks.size(); ++d)

@@ -119,6 +119,11 @@ int main(int argc, char** argv) {
   graphfs::AddSizeOption(app, "--compress-unit", req.compress_unit,
                          "unit of files without an up-to-date chunk index (column and row of an indexed graph are cut "
                          "at its chunks)");
+  graphfs::AddSizeOption(app, "--compress-block", req.compress_block,
+                         "raw bytes per block of a compressed unit's frame, rounded down to whole records: each block "
+                         "compressed and checksummed alone, so a reader of a few records decodes only their blocks "
+                         "(frame version 2, docs/block-frames.md); 0: one block per unit (frame version 1, what "
+                         "builds before it wrote)");
   int parity = -1;  // not given: kDefaultParity's rule
   app.add_option("--parity", parity,
                  "K parity units per stripe row (0, 1 or 2), rotated over the disks, and a checksum "

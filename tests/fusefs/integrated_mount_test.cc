@@ -3,7 +3,8 @@
 // a plain copy of the graph — bfs, wcc, sssp exactly, the PageRanks and spmv within 1e-6
 // (pagerank-delta re-entering: within its tolerance) —
 // on weighted and unweighted graphs, jobs started together and staggered; also on a compressed
-// graph with one parity unit per row and a disk's directory gone (issue 44).
+// graph with one parity unit per row and a disk's directory gone (issue 44), and on compressed
+// graphs whose frames are cut into blocks (version 2, the default) or not (version 1).
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -33,6 +34,9 @@ struct Case {
   const char* compress = "";  // graphfs-stripe --compress CODEC (fixed units, straddling the chunks)
   uint32_t parity = 0;        // graphfs-stripe --parity K
   int lost_disk = -1;         // a disk whose directory is removed before the mount
+  // graphfs-stripe --compress-block: raw bytes per block of a frame (0: version 1 frames, one
+  // block a unit). A unit here is 40 KiB: blocks of 4 KiB cut it in ten.
+  uint64_t frame_block = 4 << 10;
 };
 
 class IntegratedMount : public StripedMount, public ::testing::WithParamInterface<Case> {
@@ -68,6 +72,7 @@ TEST_P(IntegratedMount, JobMixGivesTheUnmodifiedResults) {
     req.compress = c.compress;
     req.record_size = c.weighted ? 12 : 8;
     req.compress_unit = 40 << 10;
+    req.compress_block = c.frame_block;
     req.parity = c.parity;
     auto striped = StripeFiles(req);
     ASSERT_TRUE(striped.ok()) << striped.error().message();
@@ -209,6 +214,8 @@ INSTANTIATE_TEST_SUITE_P(Graphs, IntegratedMount,
                                                 false},
                                            Case{"sorted_compressed_svb", true, true, 0, true, false, false, 0, false, true,
                                                 "svb"},
+                                           Case{"sorted_compressed_svb_frames_v1", true, true, 0, true, false, false, 0,
+                                                false, true, "svb", 0, -1, 0},
                                            Case{"unsorted_compressed_zstd", false, true, 0.05, false, false, false, 0, false,
                                                 true, "zstd:1"},
                                            Case{"sorted_compressed_parity_disk_lost", true, true, 0, true, false, false, 0,

@@ -35,9 +35,17 @@ using testing::WriteFile;
 
 constexpr uint64_t kUnit = ParityGraph::kUnit;
 
-// `name` written with `data`, then compressed with zstd:1 in units of 50,000 bytes and parity
-// `k` (sums of the fixture's block); its manifest.
-StripeManifest CompressWithParity(ParityGraph& g, const std::string& name, const std::string& data, uint32_t k) {
+// Frames of both versions (compress/unit_frame.h): 0, version 1 (one block a unit, what builds
+// before frames cut into blocks wrote), and version 2 in blocks of 8 KiB (a unit of 50,000
+// bytes in 7 blocks). Blocks live inside the frames' bytes: parity, sums, scrub, rebuild and
+// unstripe see a stream either way.
+constexpr uint64_t kFrameBlocks[] = {0, 8 << 10};
+
+// `name` written with `data`, then compressed with zstd:1 in units of 50,000 bytes (frames in
+// blocks of `block` raw bytes, 0: version 1) and parity `k` (sums of the fixture's block); its
+// manifest.
+StripeManifest CompressWithParity(ParityGraph& g, const std::string& name, const std::string& data, uint32_t k,
+                                  uint64_t block = 8 << 10) {
   const std::string path = g.graph + "/" + name;
   WriteFile(path, data);
   StripeRequest req = testing::TestStripeRequest(path, g.disks);
@@ -45,6 +53,7 @@ StripeManifest CompressWithParity(ParityGraph& g, const std::string& name, const
   req.parity = k;
   req.compress = "zstd:1";
   req.compress_unit = 50000;
+  req.compress_block = block;
   const StripeManifest m = testing::StripeAndRead(req, path);
   EXPECT_TRUE(m.packed.has_value()) << name << " was not compressed";
   EXPECT_EQ(m.layout.parity, k);
@@ -88,11 +97,12 @@ std::map<std::string, std::string> PartsOf(const std::string& dir) {
 }
 
 TEST(ParityCompressed, StreamIsCodedInRowsAndReadsBack) {
-  for (uint32_t k : {1u, 2u}) {
-    SCOPED_TRACE("parity " + std::to_string(k));
+  for (uint32_t k : {1u, 2u})
+  for (uint64_t block : kFrameBlocks) {
+    SCOPED_TRACE("parity " + std::to_string(k) + ", frame blocks " + std::to_string(block));
     ParityGraph g(5);
     const std::string data = CompressibleBytes(1500 * 1000 + 77, 10 + k);
-    const StripeManifest m = CompressWithParity(g, "column", data, k);
+    const StripeManifest m = CompressWithParity(g, "column", data, k, block);
     ASSERT_TRUE(m.packed.has_value());
     EXPECT_EQ(m.version(), 2u);
     EXPECT_EQ(m.sum_block, ParityGraph::kBlock);
@@ -126,9 +136,11 @@ TEST(ParityCompressed, StreamIsCodedInRowsAndReadsBack) {
 }
 
 TEST(ParityCompressed, DiskGoneReadsTheOriginalBytesAndMoreThanKIsEioNamingThem) {
+  for (uint64_t block : kFrameBlocks) {
+  SCOPED_TRACE("frame blocks " + std::to_string(block));
   ParityGraph g(4);
   const std::string data = CompressibleBytes(1200 * 1000 + 3, 21);
-  const StripeManifest m = CompressWithParity(g, "column", data, 1);
+  const StripeManifest m = CompressWithParity(g, "column", data, 1, block);
   fs::remove_all(g.disks[2]);
   auto read = ReadDecoded(g, "column", /*reopen_set=*/true);
   ASSERT_TRUE(read.ok()) << read.error().message();
@@ -143,12 +155,15 @@ TEST(ParityCompressed, DiskGoneReadsTheOriginalBytesAndMoreThanKIsEioNamingThem)
   EXPECT_EQ(two.error().code(), EIO) << two.error().message();
   EXPECT_NE(two.error().message().find("disk 0"), std::string::npos) << two.error().message();
   EXPECT_NE(two.error().message().find("disk 2"), std::string::npos) << two.error().message();
+  }
 }
 
 TEST(ParityCompressed, FlippedByteInAFrameIsRepairedHealedAndCounted) {
+  for (uint64_t block : kFrameBlocks) {
+  SCOPED_TRACE("frame blocks " + std::to_string(block));
   ParityGraph g(4);
   const std::string data = CompressibleBytes(900 * 1000, 31);
-  const StripeManifest m = CompressWithParity(g, "column", data, 1);
+  const StripeManifest m = CompressWithParity(g, "column", data, 1, block);
   // A byte inside the first frame (the stream's first bytes are its header and compressed data).
   const uint64_t at = kUnit + 4321;  // stream offset: data unit 1, inside a frame
   const DiskLocation where = StripeMap::Create(m.layout)->Locate(at);
@@ -173,24 +188,29 @@ TEST(ParityCompressed, FlippedByteInAFrameIsRepairedHealedAndCounted) {
   auto bad = ReadDecoded(g, "column");
   ASSERT_FALSE(bad.ok()) << "bytes served with K + 1 bad units";
   EXPECT_EQ(bad.error().code(), EIO) << bad.error().message();
+  }
 }
 
 TEST(ParityCompressed, UnstripeWithADiskMissingRestoresTheBytes) {
+  for (uint64_t block : kFrameBlocks) {
+  SCOPED_TRACE("frame blocks " + std::to_string(block));
   ParityGraph g(5);
   const std::string data = CompressibleBytes(1300 * 1000 + 11, 41);
-  CompressWithParity(g, "column", data, 1);
+  CompressWithParity(g, "column", data, 1, block);
   fs::remove_all(g.disks[3]);
   auto back = testing::Unstripe(g.graph);
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_TRUE(ReadFile(g.graph + "/column") == data) << "the plain file differs from the original";
   ASSERT_EQ(back->notes.size(), 1u);
   EXPECT_NE(back->notes[0].find("of its packed stream rebuilt from parity"), std::string::npos) << back->notes[0];
+  }
 }
 
 TEST(ParityCompressed, RebuildGivesTheLostDisksPartsBack) {
   ParityGraph g(5);
-  CompressWithParity(g, "column", CompressibleBytes(1400 * 1000 + 5, 51), 1);
-  CompressWithParity(g, "row", CompressibleBytes(700 * 1000 + 999, 52), 1);
+  // One file of each frame version in the set.
+  CompressWithParity(g, "column", CompressibleBytes(1400 * 1000 + 5, 51), 1, kFrameBlocks[0]);
+  CompressWithParity(g, "row", CompressibleBytes(700 * 1000 + 999, 52), 1, kFrameBlocks[1]);
   const uint32_t lost = 1;
   const auto before = PartsOf(g.disks[lost]);
   ASSERT_EQ(before.size(), 4u);  // two parts, two sums files

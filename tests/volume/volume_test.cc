@@ -263,6 +263,66 @@ TEST(Volume, DecodesACompressedFileAtAnyRange) {
   EXPECT_EQ(f->size(), bytes.size() + 4);
 }
 
+// Frames of both versions in one mount (compress/unit_frame.h): a file striped with version 1
+// frames (graphfs-stripe --compress-block 0, what builds before frames cut into blocks wrote)
+// beside one of version 2, each read at any range, through the cache and around it.
+TEST(Volume, ReadsVersionOneAndTwoFramesInOneMount) {
+  StripedTree t;
+  std::mt19937_64 fill(19);
+  std::string bytes(2 << 20, '\0');
+  for (char& c : bytes) c = static_cast<char>(fill() & 0x0f);
+  struct File {
+    std::string name;
+    uint64_t block;
+    uint8_t version;
+  } files[] = {{"v1", 0, 1}, {"v2", 64 << 10, 2}, {"v2small", 3000, 2}};
+  for (const File& file : files) {
+    WriteFile(t.graph + "/" + file.name, bytes);
+    StripeRequest r = testing::TestStripeRequest(t.graph + "/" + file.name, t.disks, kUnit);
+    r.compress = "shuffle-zstd:1";
+    r.record_size = 12;
+    r.compress_unit = 300000;
+    r.compress_block = file.block;
+    r.parity = 0;
+    const StripeManifest m = testing::StripeAndRead(r, t.graph + "/" + file.name);
+    ASSERT_TRUE(m.packed.has_value()) << file.name;
+    // The stream's first frame starts at byte 0: the first disk's part, at its start.
+    const std::string head = ReadFile(t.disks[m.layout.first_disk] + "/parts/" + m.file_id).substr(0, 40);
+    ASSERT_EQ(head.substr(0, 4), "GFZU") << file.name;
+    EXPECT_EQ(static_cast<uint8_t>(head[4]), file.version) << file.name;
+    if (file.version == 2) {
+      uint32_t block = 0;
+      std::memcpy(&block, head.data() + 32, 4);
+      EXPECT_EQ(block, file.block / 12 * 12) << file.name << ": blocks of whole records";
+    }
+  }
+  auto v = StartVolume(Options(t.source, 1 << 20, 2 << 20));
+  ASSERT_NE(v, nullptr);
+  std::mt19937_64 rng(20);
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  std::string buf;
+  for (const File& file : files) {
+    auto f = OpenFile(*v, t.graph + "/" + file.name);
+    ASSERT_NE(f, nullptr) << file.name;
+    ASSERT_TRUE(f->shared_source()->compressed()) << file.name;
+    EXPECT_EQ(f->size(), bytes.size());
+    for (int i = 0; i < 60; ++i) {
+      const uint64_t off = rng() % bytes.size(), len = rng() % 400000 + 1;
+      const uint64_t want = std::min<uint64_t>(len, bytes.size() - off);
+      buf.assign(len, '\0');
+      auto loaded = f->shared_source()->Load(off, len, buf.data());
+      ASSERT_TRUE(loaded.ok()) << file.name << ": " << loaded.error().message();
+      ASSERT_EQ(*loaded, want);
+      ASSERT_TRUE(buf.compare(0, want, bytes, off, want) == 0) << file.name << " " << off << "+" << len;
+      auto read = v->Read(*f, streams, off, len, 300, scratch);
+      ASSERT_TRUE(read.ok()) << file.name << ": " << read.error().message();
+      ASSERT_EQ(Joined(*read), bytes.substr(off, want)) << file.name << " " << off << "+" << len;
+    }
+  }
+  EXPECT_EQ(v->core().packed_counters().checksum_errors.load(), 0u);
+}
+
 TEST(Volume, ReadsReachEveryDiskAndNameTheFailingOne) {
   StripedTree t;
   const std::string bytes = RandomBytes(4 << 20, 4);
