@@ -10,11 +10,13 @@
 #include <filesystem>
 #include <random>
 
+#include "chunkindex/lp_memory.h"
 #include "striping/restripe.h"
 #include "tests/chunkindex/chunkindex_test_util.h"
 #include "tests/testutil/file_bytes.h"
 #include "tests/testutil/striped_files.h"
 #include "volume/internal/volume_core.h"
+#include "volume/internal/run_batches.h"
 #include "volume/internal/volume_file.h"
 
 namespace graphfs::volume {
@@ -27,13 +29,14 @@ constexpr uint64_t kMiB = 1 << 20;
 constexpr uint32_t kDisks = 4;
 
 // SOURCE/g/data: `raw` bytes of 4 bits of entropy each (about half stored), striped over four
-// temp-dir disks in 256 KiB units and compressed in units of 1 MiB.
+// temp-dir disks in 256 KiB units and compressed in units of 1 MiB, in frames cut into blocks
+// of `block` bytes (0: version 1 frames, one block a unit).
 struct CompressedFile {
   TempDir tmp;
   std::string source, path, bytes;
   uint64_t stored = 0;  // the frames' bytes on the disks
 
-  explicit CompressedFile(uint64_t raw) {
+  explicit CompressedFile(uint64_t raw, uint64_t block = 64 << 10) {
     source = tmp.path() + "/source";
     std::filesystem::create_directories(source + "/g");
     std::vector<std::string> disks;
@@ -50,6 +53,7 @@ struct CompressedFile {
     r.min_size = 4096;
     r.compress = "zstd:1";
     r.compress_unit = kMiB;
+    r.compress_block = block;
     auto done = StripeFiles(r);
     EXPECT_TRUE(done.ok()) << done.error().message();
   }
@@ -239,6 +243,68 @@ TEST(FrameTier, AnLruOfTheSameSizeReadsEveryPassAgain) {
   EXPECT_GT(FramesFromDisks(m) - before, stored * 9 / 10);
 }
 
+// An LP's runs: `runs` (offset, length) of the file copied into an LP's memory as the loader
+// copies a compressed column's (CopyRanges with `place`), then read back.
+std::string CopyRuns(Mounted& m, const std::vector<std::pair<uint64_t, uint64_t>>& runs) {
+  std::vector<CopyRange> ranges;
+  uint64_t lp = 0;
+  for (auto [offset, length] : runs) {
+    ranges.push_back({offset, length, lp});
+    lp += length;
+  }
+  chunkindex::LpMemory memory;
+  Status st = m.volume->core().CopyRanges(m.file->shared_source(), m.file->size(), ranges, nullptr, 300,
+                                          /*done_with_units=*/true, &memory);
+  EXPECT_TRUE(st.ok()) << st.error().message();
+  if (!st.ok() || !memory.Seal(lp)) return "";  // Seal: every byte placed, in order
+  return memory.Copy(0, lp);
+}
+
+// Frames cut into blocks (docs/block-frames.md): an LP's few runs of a unit whose frame is in
+// memory and whose decoded unit is not decode from the blocks they lie in, not the whole unit;
+// runs in more than half a unit's blocks, and frames of version 1 (one block), decode the unit.
+TEST(FrameTier, AnLpsFewRunsDecodeOnlyTheBlocksTheyLieIn) {
+  for (uint64_t block : {uint64_t{64 << 10}, uint64_t{0}}) {
+    SCOPED_TRACE("frame blocks " + std::to_string(block));
+    CompressedFile c(16 * kMiB, block);
+    Mounted m = Open(c, 16 * kMiB);  // the frames (about 8.5 MiB) fit, the decoded units do not
+    ASSERT_NE(m.file, nullptr);
+    Pass(m, c.bytes, 100);  // every frame in memory
+    const PackedCounters& z = m.volume->core().packed_counters();
+    // Three blocks of each unit's 16: bytes 1000+3000 (block 0) and a run across blocks 5 and 6.
+    std::vector<std::pair<uint64_t, uint64_t>> few;
+    std::string expect;
+    for (uint64_t u = 0; u < 16; ++u) {
+      for (auto [at, n] : {std::pair<uint64_t, uint64_t>{1000, 3000}, {5 * (64 << 10) + 10, 70000}}) {
+        few.push_back({u * kMiB + at, n});
+        expect += c.bytes.substr(u * kMiB + at, n);
+      }
+    }
+    const uint64_t decoded_before = z.bytes_decoded.load();
+    EXPECT_TRUE(CopyRuns(m, few) == expect) << "the runs' bytes differ";
+    const uint64_t blocks = z.run_blocks_decoded.load(), block_bytes = z.run_block_bytes_decoded.load();
+    EXPECT_EQ(z.checksum_errors.load(), 0u);
+    if (block == 0) {
+      EXPECT_EQ(blocks, 0u) << "a version 1 frame is one block: decoded whole";
+      continue;
+    }
+    // Units whose decoded unit the cache kept are copied from it; every other one from 3 blocks.
+    EXPECT_GT(blocks, 0u);
+    EXPECT_EQ(blocks % 3, 0u) << blocks;
+    EXPECT_EQ(block_bytes, blocks * (64 << 10)) << "decoded for runs: their blocks' raw bytes";
+    EXPECT_LE(z.bytes_decoded.load() - decoded_before, 16 * kMiB);
+    // Runs in 9 of a unit's 16 blocks: the whole unit, decoded as before.
+    std::vector<std::pair<uint64_t, uint64_t>> most;
+    expect.clear();
+    for (uint64_t b = 0; b < 9; ++b) {
+      most.push_back({3 * kMiB + b * (64 << 10) + 100, 200});
+      expect += c.bytes.substr(3 * kMiB + b * (64 << 10) + 100, 200);
+    }
+    EXPECT_TRUE(CopyRuns(m, most) == expect);
+    EXPECT_EQ(z.run_blocks_decoded.load(), blocks) << "more than half the blocks: not by blocks";
+  }
+}
+
 // A frame is verified (its checksum) at its first use, not again at each use from memory; a
 // frame its use failed on is not kept: the next use reads it from the disks again, unchecked.
 class CountingSource final : public cache::UnitSource {
@@ -288,6 +354,46 @@ TEST(FrameTier, AFrameIsCheckedOnceAndOneAUseFailedOnIsNotKept) {
   ASSERT_TRUE(tier.With(request(1), {}, use).ok());
   EXPECT_EQ(seen, (std::vector<std::pair<bool, bool>>{{true, false}, {true, false}})) << "read again, checked again";
   EXPECT_EQ(source->loads, 3);
+}
+
+// WithHeld (for decoding some blocks of a frame, PackedFile::DecodePieces): lends a frame only
+// when it is in memory — never reads one from the disks —, says whether it was verified, and
+// drops a frame a use failed on.
+TEST(FrameTier, WithHeldLendsOnlyAFrameInMemoryAndDropsOneAUseFailedOn) {
+  cache::CacheOptions o;
+  o.capacity = 4 * kMiB;
+  o.prefetch_threads = 1;
+  o.reader_window_ns = 600'000'000'000;
+  FrameTier tier(o, /*budget=*/nullptr);
+  auto source = std::make_shared<CountingSource>();
+  cache::UnitRequest r;
+  r.key = {1, 2};
+  r.offset = 2 * 4096;
+  r.length = 4096;
+  r.file_units = 8;
+  r.source = source;
+  std::vector<bool> checked_seen;
+  auto lend = [&](const char* frame, bool checked) -> Status {
+    checked_seen.push_back(checked);
+    EXPECT_EQ(frame[5], 5);
+    return Status::Ok();
+  };
+  auto held = tier.WithHeld(r, lend);
+  ASSERT_TRUE(held.ok());
+  EXPECT_FALSE(*held) << "not in memory: not lent";
+  EXPECT_EQ(source->loads, 0) << "never read from the disks for a lend";
+  ASSERT_TRUE(tier.With(r, {}, [](const char*, bool, bool) { return Status::Ok(); }).ok());  // read, verified
+  held = tier.WithHeld(r, lend);
+  ASSERT_TRUE(held.ok());
+  EXPECT_TRUE(*held);
+  EXPECT_EQ(checked_seen, std::vector<bool>{true});
+  held = tier.WithHeld(r, [](const char*, bool) -> Status { return Error(EIO, "block 3 of 10: checksum mismatch"); });
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(held.error().code(), EIO);
+  held = tier.WithHeld(r, lend);
+  ASSERT_TRUE(held.ok());
+  EXPECT_FALSE(*held) << "a frame a use failed on is not kept";
+  EXPECT_EQ(source->loads, 1);
 }
 
 }  // namespace

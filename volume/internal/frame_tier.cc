@@ -66,6 +66,19 @@ void FrameTier::Rebalance() {
   standing_room_.store(budget_->StandingRoom(), std::memory_order_relaxed);
 }
 
+Result<bool> FrameTier::WithHeld(const cache::UnitRequest& request,
+                                 const std::function<Status(const char* frame, bool checked)>& use) {
+  cache::UnitRef frame = frames_.Peek(request, kDaemonPid);
+  if (!frame) return false;
+  Status status = use(frame.data(), frame.checked());
+  if (!status.ok()) {
+    frame.Drop();  // damaged (or the decode failed): read from the disks again next time
+    return status.error();
+  }
+  frame.NoteServed(request.length);
+  return true;
+}
+
 void FrameTier::Link(uint64_t decoded_file, uint64_t frames_file, uint64_t decoded_bytes) {
   std::lock_guard<std::mutex> lock(links_mu_);
   Linked& l = frames_of_[decoded_file];

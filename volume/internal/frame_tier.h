@@ -65,6 +65,11 @@ class FrameTier {
   Status With(const cache::UnitRequest& request, DecodedFile decoded,
               const std::function<Status(const char* frame, bool from_disk, bool checked)>& use);
 
+  // Calls `use(frame bytes, checked)` with the frame `request` names if it is in memory now
+  // (pinned for the call; never read from the disks for this) and returns true; false without
+  // a call otherwise. A use that fails drops the frame, as With's; one that succeeds does not
+  // mark it checked (it may have verified only some of its blocks: PackedFile::DecodePieces).
+  Result<bool> WithHeld(const cache::UnitRequest& request, const std::function<Status(const char* frame, bool checked)>& use);
   // The decoded units of `decoded_file` (`decoded_bytes` in all) are decoded from the frames of
   // `frames_file` (unit k from frame k), for DecodedKept.
   void Link(uint64_t decoded_file, uint64_t frames_file, uint64_t decoded_bytes);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/clock.h"
 #include "volume/internal/striped_source.h"
@@ -42,6 +43,70 @@ std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cach
   std::vector<size_t> out;
   for (const auto& [turn, i] : order) out.push_back(i);
   return out;
+}
+
+// CopyRanges' runs of a compressed file decoded from their frames' blocks (PackedFile::DecodePieces):
+// for each unit the LP takes less than half of (`borrows` false), its decoded unit if the cache
+// holds it (into *peeked, for CopyRanges to take instead of asking again), else its pieces
+// decoded from the blocks of the frame the frame tier holds and placed in the LP through
+// `copy_to` (the unit into *by_blocks). units[k] is the unit of the k-th piece of `ranges`, as
+// CopyRanges lists them; a unit's pieces are adjacent (the ranges ascend).
+template <typename Borrows, typename CopyTo>
+Status CopyFromBlocks(cache::ChunkCache& cache, const std::shared_ptr<StripedSource>& src,
+                      const cache::UnitLayout& layout, uint64_t generation, uint64_t file_size,
+                      const std::vector<CopyRange>& ranges, const std::vector<cache::UnitExtent>& units,
+                      Borrows& borrows, CopyTo& copy_to, chunkindex::LpMemory* place, uint32_t pid,
+                      std::unordered_map<uint64_t, cache::UnitRef>* peeked, std::unordered_set<uint64_t>* by_blocks) {
+  struct Piece {
+    PackedFile::UnitPiece in_unit;
+    uint64_t lp_at = 0;
+  };
+  std::vector<Piece> group;  // the pieces of unit `of`
+  cache::UnitExtent of;
+  auto flush = [&]() -> Status {
+    if (group.empty() || borrows(of) || peeked->contains(of.index) || by_blocks->contains(of.index)) {
+      group.clear();
+      return Status::Ok();
+    }
+    if (cache::UnitRef ref = cache.Peek(RequestFor(src, layout, generation, file_size, of), pid)) {
+      peeked->emplace(of.index, std::move(ref));
+      group.clear();
+      return Status::Ok();
+    }
+    std::vector<PackedFile::UnitPiece> pieces;
+    uint64_t bytes = 0;
+    for (const Piece& p : group) {
+      pieces.push_back(p.in_unit);
+      bytes += p.in_unit.length;
+    }
+    auto outcome = src->packed()->DecodePieces(of.index, pieces, [&](size_t i, const char* from) -> Status {
+      const uint64_t n = group[i].in_unit.length;
+      char* to = copy_to(of, n);
+      if (to == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(n) + " bytes of an LP");
+      std::memcpy(to, from, n);
+      place->Place(group[i].lp_at, n, to);
+      return Status::Ok();
+    });
+    if (!outcome.ok()) return outcome.error();
+    if (*outcome == PackedFile::PiecesOutcome::kDecoded) {
+      by_blocks->insert(of.index);
+      cache.NoteBypass(pid, bytes);
+    }
+    group.clear();
+    return Status::Ok();
+  };
+  size_t k = 0;
+  for (const CopyRange& r : ranges) {
+    for (uint64_t at = r.offset; at < r.offset + r.length;) {
+      const cache::UnitExtent& u = units[k++];
+      const uint64_t n = std::min(r.offset + r.length, u.offset + u.length) - at;
+      if (!group.empty() && of.index != u.index) GRAPHFS_RETURN_IF_ERROR(flush());
+      of = u;
+      group.push_back({{at - u.offset, n}, r.out_offset + (at - r.offset)});
+      at += n;
+    }
+  }
+  return flush();
 }
 
 }  // namespace
@@ -100,6 +165,16 @@ Status VolumeCore::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_
     room.left -= n;
     return to;
   };
+  // A compressed file's units the LP takes less than half of: their decoded unit found in memory
+  // (taken below instead of asking the cache again), else their runs decoded from the blocks of
+  // the frame the frame tier holds, when they lie in at most half of its blocks — not the whole
+  // unit for a few runs (docs/block-frames.md). Those units are neither asked for nor prefetched.
+  std::unordered_map<uint64_t, cache::UnitRef> peeked;
+  std::unordered_set<uint64_t> by_blocks;
+  if (place != nullptr && src->compressed() && cache_ != nullptr) {
+    GRAPHFS_RETURN_IF_ERROR(CopyFromBlocks(*cache_, src, *layout, generation, file_size, ranges, units, borrows, copy_to,
+                                           place, pid, &peeked, &by_blocks));
+  }
   std::shared_ptr<cache::UnitRef> owner;  // with `place`: the unit the LP borrowed last, pinned by it
   uint64_t owner_unit = 0;                //   its index
   size_t prefetched = 0;  // units [0, prefetched) were handed to the prefetchers (or are being copied)
@@ -117,14 +192,28 @@ Status VolumeCore::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_
       size_t end = prefetched;
       while (end < units.size() && ahead + units[end].length <= window) ahead += units[end++].length;
       if (end > prefetched) {
-        for (size_t i : InDiskTurns(*src, units, prefetched, end, disks))
-          cache_->Prefetch(RequestFor(src, *layout, generation, file_size, units[i]), pid);
+        for (size_t i : InDiskTurns(*src, units, prefetched, end, disks)) {
+          if (!by_blocks.contains(units[i].index) && !peeked.contains(units[i].index))
+            cache_->Prefetch(RequestFor(src, *layout, generation, file_size, units[i]), pid);
+        }
         prefetched = end;
       }
-      read_ahead_.NoteReader(src->key(), pid);
-      auto ref = cache_->Get(RequestFor(src, *layout, generation, file_size, u), pid);
-      if (!ref.ok()) return ref.error();
       const uint64_t n = std::min(r.offset + r.length, u.offset + u.length) - at;
+      if (by_blocks.contains(u.index)) {  // placed from its frame's blocks already
+        at += n;
+        ahead -= std::min(ahead, u.length);
+        ++k;
+        continue;
+      }
+      read_ahead_.NoteReader(src->key(), pid);
+      Result<cache::UnitRef> ref = cache::UnitRef();
+      if (auto p = peeked.find(u.index); p != peeked.end()) {
+        ref = std::move(p->second);
+        peeked.erase(p);
+      } else {
+        ref = cache_->Get(RequestFor(src, *layout, generation, file_size, u), pid);
+        if (!ref.ok()) return ref.error();
+      }
       const uint64_t lp_at = r.out_offset + (at - r.offset);
       ref->NoteServed(n);
       if (place == nullptr) {

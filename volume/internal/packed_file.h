@@ -1,13 +1,17 @@
 // A compressed striped file (graphfs-stripe --compress) as the volume reads it: its packed
 // stream (a StripedFile of checksummed frames, striping/packed_directory.h) and the directory
-// of its units. Every read decodes whole units; a frame whose checksum does not match is EIO
+// of its units. Every read decodes whole units — but an LP's few runs of a unit whose frame the
+// frame tier holds, which decode from the frame's blocks they lie in (DecodePieces, frames of
+// version 2: docs/block-frames.md); a frame whose checksum does not match is EIO
 // for that read, a log line naming the file, the unit and its disks, and a counter in stats —
 // never wrong bytes. Read-only: VolumeFile makes the file plain before its first write.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cache/chunk_cache.h"
@@ -28,6 +32,11 @@ struct PackedCounters {
   std::atomic<uint64_t> bytes_decoded{0};  // what they decoded to
   std::atomic<uint64_t> decode_ns{0};      // in DecodeUnit (checksum and codec)
   std::atomic<uint64_t> checksum_errors{0};
+  // Of the above, LPs' pieces (runs; whole chunks that take less than half a unit) decoded from
+  // their frames' blocks alone (PackedFile::DecodePieces): the blocks, and the raw bytes they
+  // decoded to (counted in bytes_decoded too).
+  std::atomic<uint64_t> run_blocks_decoded{0};
+  std::atomic<uint64_t> run_block_bytes_decoded{0};
 };
 
 class PackedFile {
@@ -41,6 +50,25 @@ class PackedFile {
   std::shared_ptr<const cache::ChunkLayout> layout() const { return layout_; }
   // Up to `length` decoded bytes at `offset` into `buf`; fewer at the end of the file.
   Result<uint64_t> Read(uint64_t offset, uint64_t length, char* buf);
+  // A run an LP wants of one unit: bytes [offset, offset + length) of the unit.
+  struct UnitPiece {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+  enum class PiecesOutcome {
+    kDecoded,       // every piece delivered
+    kFrameNotHeld,  // the frame tier does not hold the unit's frame now (or the file has none)
+    kMostBlocks,    // the pieces lie in more than half of the frame's blocks (a v1 frame: its one)
+  };
+  // The pieces of unit k (ascending), decoded from only the blocks of its frame they lie in,
+  // when the frame tier holds the frame (it is not read from the disks for this: the whole
+  // unit's decode, which the cache may keep, is the way then) and they lie in at most half of
+  // its blocks (else decoding the whole unit costs about as much, and the cache may keep it).
+  // `deliver(i, bytes)` gets piece i's bytes, valid during the call. The blocks' checksums are
+  // verified unless the whole frame was before; a damaged block is EIO naming the file, unit,
+  // block and disks (logged and counted as DecodeFrame's), and the frame leaves the tier.
+  Result<PiecesOutcome> DecodePieces(size_t k, std::span<const UnitPiece> pieces,
+                                     const std::function<Status(size_t i, const char* bytes)>& deliver);
   // Adds to per_disk[d] the frame bytes on disk d of the units holding [offset, offset + length).
   void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const;
   // Reads its frames through `frames` (the mount's frame tier, volume/internal/frame_tier.h) as file
@@ -58,6 +86,8 @@ class PackedFile {
   Status DecodeUnit(size_t k, char* out, bool whole);
   // Unit k decoded from its frame's bytes, checksum first (unless `checked`: verified before).
   Status DecodeFrame(size_t k, const char* frame, bool from_disk, bool checked, char* out);
+  // The error of a frame that did not decode, logged with the disks it lies on, and counted.
+  Error Damaged(size_t k, const Error& e) const;
 
   std::shared_ptr<StripedFile> stream_;
   std::shared_ptr<FrameTier> frames_;

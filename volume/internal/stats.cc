@@ -194,7 +194,10 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
                      {"bytes_decoded", decoded},
                      {"ratio", decoded > 0 ? static_cast<double>(frame_bytes + from_memory) / static_cast<double>(decoded) : 0.0},
                      {"decode_seconds", static_cast<double>(p.decode_ns.load()) / 1e9},
-                     {"checksum_errors", p.checksum_errors.load()}};
+                     {"checksum_errors", p.checksum_errors.load()},
+                     // LPs' runs decoded from their frames' blocks alone (frames of version 2)
+                     {"run_blocks_decoded", p.run_blocks_decoded.load()},
+                     {"run_block_bytes_decoded", p.run_block_bytes_decoded.load()}};
   if (cache_) j["cache"] = RenderCache(cache_->Stats());
   if (frames_) {
     json frames = RenderCache(frames_->cache().Stats());

@@ -36,6 +36,7 @@ class StripedSource final : public cache::UnitSource {
   // The file's own size (a compressed file's, not its stream's).
   uint64_t size() const { return packed_ ? packed_->size() : file_->size(); }
   bool compressed() const { return packed_ != nullptr; }
+  PackedFile* packed() const { return packed_.get(); }  // null unless compressed
   bool AlignedLoads() const override { return !compressed(); }
 
   uint64_t Generation() const override { return generation_.load(); }

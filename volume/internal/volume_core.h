@@ -104,6 +104,10 @@ class VolumeCore {
   // With `place` (an LP's memory; `out` unused) nothing is copied from units in the LP's shared
   // memory: the LP borrows them (pinned while it lives, out of staging at once); pieces of other
   // units are copied into blocks of the LP. `borrowed` (optional) adds the bytes borrowed.
+  // With `place`, of a compressed file's unit the LP takes less than half of and the cache does
+  // not hold decoded, the runs are decoded from the blocks of its frame alone when the frame
+  // tier holds the frame and they lie in at most half of its blocks (PackedFile::DecodePieces):
+  // that unit is neither decoded whole nor offered to the cache.
   Status CopyRanges(const std::shared_ptr<StripedSource>& source, uint64_t file_size,
                     const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units = false,
                     chunkindex::LpMemory* place = nullptr, uint64_t* borrowed = nullptr);
