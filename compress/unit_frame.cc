@@ -290,7 +290,7 @@ Status DecodeBlocks(std::span<const char> frame, const FrameLayout& layout, size
                      (layout.header.version == kUnitFrameV1 ? "header or payload" : "block payload") + " changed)");
     }
     if (block.stored_raw) {
-      std::memcpy(out.data(), payload.data(), out.size());
+      if (!out.empty()) std::memcpy(out.data(), payload.data(), out.size());  // an empty v1 unit: no pointers
       continue;
     }
     if (codec == nullptr) {
