@@ -1,10 +1,8 @@
 #include "striping/stale_rows.h"
 
-#include <dirent.h>
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 #include "common/little_endian.h"
@@ -18,7 +16,6 @@ constexpr uint64_t kHeaderSize = 4096;
 constexpr size_t kChecksumAt = kHeaderSize - 8;
 constexpr size_t kIdAt = 16;
 constexpr size_t kMaxFileId = 1024;
-constexpr const char* kSuffix = ".stale-";
 
 std::string EncodeHeader(const std::string& file_id, uint32_t lost, uint32_t units) {
   std::string bytes(kHeaderSize, '\0');
@@ -60,18 +57,6 @@ uint64_t StaleRows::Count(uint64_t rows) const {
   return n;
 }
 
-std::string StaleRecordName(const std::string& file_id, uint32_t lost_disk) {
-  return file_id + kSuffix + std::to_string(lost_disk);
-}
-
-std::optional<uint32_t> StaleRecordDisk(const std::string& name) {
-  const size_t at = name.rfind(kSuffix);
-  if (at == std::string::npos || at == 0) return std::nullopt;
-  const std::string digits = name.substr(at + std::strlen(kSuffix));
-  if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) return std::nullopt;
-  return static_cast<uint32_t>(std::stoul(digits));
-}
-
 Result<std::optional<StaleRows>> LoadStaleRows(const DiskSet& disks, const std::string& file_id, uint32_t lost) {
   std::optional<StaleRows> out;
   const std::string name = StaleRecordName(file_id, lost);
@@ -106,24 +91,6 @@ Status ClearStaleRows(const DiskSet& disks, const std::string& file_id, uint32_t
     GRAPHFS_RETURN_IF_ERROR((*backend)->SyncNames());
   }
   return Status::Ok();
-}
-
-bool AnyStaleRecordFor(const DiskSet& disks, uint32_t lost) {
-  for (uint32_t d = 0; d < disks.size(); ++d) {
-    if (d == lost || disks.state(d) == DiskState::kMissing) continue;
-    DIR* dir = ::opendir((disks.path(d) + "/parts").c_str());
-    if (dir == nullptr) continue;
-    bool found = false;
-    while (const dirent* e = ::readdir(dir)) {
-      if (StaleRecordDisk(e->d_name) == lost) {
-        found = true;
-        break;
-      }
-    }
-    ::closedir(dir);
-    if (found) return true;
-  }
-  return false;
 }
 
 Result<std::unique_ptr<StaleRowsWriter>> StaleRowsWriter::Open(const DiskSet& disks, const std::string& file_id,
