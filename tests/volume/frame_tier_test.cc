@@ -319,12 +319,17 @@ class CountingSource final : public cache::UnitSource {
   int loads = 0;
 };
 
-TEST(FrameTier, AFrameIsCheckedOnceAndOneAUseFailedOnIsNotKept) {
+// A tier of 4 MiB without a budget, whose readers' visits never age out during a test.
+cache::CacheOptions SmallTierOptions() {
   cache::CacheOptions o;
   o.capacity = 4 * kMiB;
   o.prefetch_threads = 1;
   o.reader_window_ns = 600'000'000'000;
-  FrameTier tier(o, /*budget=*/nullptr);
+  return o;
+}
+
+TEST(FrameTier, AFrameIsCheckedOnceAndOneAUseFailedOnIsNotKept) {
+  FrameTier tier(SmallTierOptions(), /*budget=*/nullptr);
   auto source = std::make_shared<CountingSource>();
   auto request = [&](uint64_t index) {
     cache::UnitRequest r;
@@ -360,11 +365,7 @@ TEST(FrameTier, AFrameIsCheckedOnceAndOneAUseFailedOnIsNotKept) {
 // when it is in memory — never reads one from the disks —, says whether it was verified, and
 // drops a frame a use failed on.
 TEST(FrameTier, WithHeldLendsOnlyAFrameInMemoryAndDropsOneAUseFailedOn) {
-  cache::CacheOptions o;
-  o.capacity = 4 * kMiB;
-  o.prefetch_threads = 1;
-  o.reader_window_ns = 600'000'000'000;
-  FrameTier tier(o, /*budget=*/nullptr);
+  FrameTier tier(SmallTierOptions(), /*budget=*/nullptr);
   auto source = std::make_shared<CountingSource>();
   cache::UnitRequest r;
   r.key = {1, 2};

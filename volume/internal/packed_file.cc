@@ -32,17 +32,22 @@ void PackedFile::UseFrames(std::shared_ptr<FrameTier> frames, uint64_t key, uint
   frames_->Link(decoded_key, key, size());
 }
 
+cache::UnitRequest PackedFile::FrameRequest(size_t k) const {
+  const PackedUnit& u = dir_.units()[k];
+  cache::UnitRequest r;
+  r.key = {frames_key_, k};
+  r.offset = u.frame_offset;
+  r.length = u.frame_length;
+  r.file_units = dir_.units().size();
+  r.source = frame_source_;
+  return r;
+}
+
 Status PackedFile::DecodeUnit(size_t k, char* out, bool whole) {
   const PackedUnit& u = dir_.units()[k];
   if (frames_ != nullptr) {
-    cache::UnitRequest r;
-    r.key = {frames_key_, k};
-    r.offset = u.frame_offset;
-    r.length = u.frame_length;
-    r.file_units = dir_.units().size();
-    r.source = frame_source_;
     const FrameTier::DecodedFile kept{decoded_key_, whole ? size() : 0};
-    return frames_->With(r, kept,
+    return frames_->With(FrameRequest(k), kept,
                          [&](const char* frame, bool from_disk, bool checked) {
                            return DecodeFrame(k, frame, from_disk, checked, out);
                          });
@@ -105,12 +110,7 @@ Result<PackedFile::PiecesOutcome> PackedFile::DecodePieces(
     size_t k, std::span<const UnitPiece> pieces, const std::function<Status(size_t i, const char* bytes)>& deliver) {
   if (frames_ == nullptr || pieces.empty()) return PiecesOutcome::kFrameNotHeld;
   const PackedUnit& u = dir_.units()[k];
-  cache::UnitRequest r;
-  r.key = {frames_key_, k};
-  r.offset = u.frame_offset;
-  r.length = u.frame_length;
-  r.file_units = dir_.units().size();
-  r.source = frame_source_;
+  const cache::UnitRequest r = FrameRequest(k);
   PiecesOutcome outcome = PiecesOutcome::kFrameNotHeld;
   bool damaged = false;
   auto held = frames_->WithHeld(r, [&](const char* frame, bool checked) -> Status {

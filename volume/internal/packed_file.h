@@ -84,6 +84,8 @@ class PackedFile {
   // `whole`: `out` is the unit's whole buffer, which the cache keeps (a piece copied out of a
   // scratch decode is not: its frame is kept whatever the decoded units' room).
   Status DecodeUnit(size_t k, char* out, bool whole);
+  // The frame tier's request for unit k's frame (frames_ set).
+  cache::UnitRequest FrameRequest(size_t k) const;
   // Unit k decoded from its frame's bytes, checksum first (unless `checked`: verified before).
   Status DecodeFrame(size_t k, const char* frame, bool from_disk, bool checked, char* out);
   // The error of a frame that did not decode, logged with the disks it lies on, and counted.
