@@ -79,21 +79,27 @@ void FuzzFrame(const std::string& frame) {
              header->codec.Name().c_str());
 }
 
-// A codec payload under a header with a matching checksum: reaches the decoder itself.
-// PARAM: the spec (SpecFrom) and the raw length (PARAM / 42 % 65536).
-void FuzzPayload(uint64_t param, const std::string& payload) {
-  const CodecSpec spec = SpecFrom(param);
-  const uint64_t raw_bytes = param / 42 % 65536;
+// A frame header of `version` for `spec` and `raw_bytes`, followed by `payload` as it is; the
+// caller seals it (testing::Reseal, ResealBlocks) so that it reaches what lies past the checksums.
+std::string ForgedFrame(uint8_t version, const CodecSpec& spec, uint64_t raw_bytes, const std::string& payload) {
   std::string frame(compress::kUnitHeaderBytes, '\0');
   std::memcpy(frame.data(), "GFZU", 4);
-  frame[4] = static_cast<char>(compress::kUnitFrameV1);
+  frame[4] = static_cast<char>(version);
   frame[5] = static_cast<char>(spec.id);
   frame[6] = static_cast<char>(spec.level);
   frame[7] = static_cast<char>(spec.record_size);
   const uint64_t payload_bytes = payload.size();
   std::memcpy(frame.data() + 8, &raw_bytes, 8);
   std::memcpy(frame.data() + 16, &payload_bytes, 8);
-  frame += payload;
+  return frame + payload;
+}
+
+// A codec payload under a header with a matching checksum: reaches the decoder itself.
+// PARAM: the spec (SpecFrom) and the raw length (PARAM / 42 % 65536).
+void FuzzPayload(uint64_t param, const std::string& payload) {
+  const CodecSpec spec = SpecFrom(param);
+  const uint64_t raw_bytes = param / 42 % 65536;
+  std::string frame = ForgedFrame(compress::kUnitFrameV1, spec, raw_bytes, payload);
   testing::Reseal(&frame);
   std::vector<char> raw(raw_bytes);
   Status st = DecodeUnit(frame, raw);
@@ -166,16 +172,7 @@ void FuzzBlocks(uint64_t param, const std::string& raw) {
 void FuzzTable(uint64_t param, const std::string& payload) {
   const CodecSpec spec = SpecFrom(param);
   const uint64_t raw_bytes = param / 42 % 65536;
-  std::string frame(compress::kUnitHeaderBytes, '\0');
-  std::memcpy(frame.data(), "GFZU", 4);
-  frame[4] = static_cast<char>(compress::kUnitFrameV2);
-  frame[5] = static_cast<char>(spec.id);
-  frame[6] = static_cast<char>(spec.level);
-  frame[7] = static_cast<char>(spec.record_size);
-  const uint64_t payload_bytes = payload.size();
-  std::memcpy(frame.data() + 8, &raw_bytes, 8);
-  std::memcpy(frame.data() + 16, &payload_bytes, 8);
-  frame += payload;
+  std::string frame = ForgedFrame(compress::kUnitFrameV2, spec, raw_bytes, payload);
   if (frame.size() >= compress::kUnitHeaderBytes + compress::kBlockTableHeadBytes) testing::ResealBlocks(&frame);
   std::vector<char> raw(raw_bytes);
   Status st = DecodeUnit(frame, raw);
