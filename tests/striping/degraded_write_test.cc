@@ -246,39 +246,10 @@ TEST(DegradedWrite, AWriterKilledWhileWritingDegradedLosesNothingFsynced) {
   std::vector<std::pair<uint64_t, std::string>> acked_blocks;
   for (int round = 0; round < 4; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    std::vector<std::pair<uint64_t, std::string>> blocks;
-    for (uint64_t at = rng() % kUnit; at < 14 * kUnit;) {
-      const uint64_t len = 1000 + rng() % (kUnit + kUnit / 2);
-      blocks.emplace_back(at, RandomBytes(len, rng()));
-      at += len + rng() % 3000;
-    }
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
-    g.io.reset();  // no engine threads in the parent when it forks
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      ::close(fds[0]);
-      auto f = g.Open();
-      if (!f.ok()) ::_exit(2);
-      for (size_t i = 0; i < blocks.size(); ++i) {
-        if (!(*f)->Write(blocks[i].first, blocks[i].second.data(), blocks[i].second.size()).ok()) ::_exit(3);
-        if (!(*f)->Sync().ok()) ::_exit(4);
-        const uint32_t done = static_cast<uint32_t>(i + 1);
-        if (::write(fds[1], &done, sizeof done) != sizeof done) ::_exit(5);
-      }
-      ::_exit(0);
-    }
-    ::close(fds[1]);
-    uint32_t acked = 0, got = 0;
-    const uint32_t wait_for = 1 + rng() % 6;
-    while (acked < wait_for && ::read(fds[0], &got, sizeof got) == sizeof got) acked = got;
-    ::usleep(rng() % 20000);
-    ::kill(child, SIGKILL);
+    const std::vector<std::pair<uint64_t, std::string>> blocks = testing::RandomWriteBlocks(rng);
+    g.io.reset();  // no engine threads in the parent when it forks: the child starts its own
     int status = 0;
-    ::waitpid(child, &status, 0);
-    while (::read(fds[0], &got, sizeof got) == sizeof got) acked = got;
-    ::close(fds[0]);
+    const uint32_t acked = testing::WriteInAChildUntilKilled([&] { return g.Open(); }, blocks, rng, &status);
     ASSERT_GT(acked, 0u) << "no fsync before the kill: the test proves nothing";
     ASSERT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << "the child failed: " << WEXITSTATUS(status);
 

@@ -6,9 +6,14 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <memory>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -111,5 +116,61 @@ struct ParityGraph {
     return disk;
   }
 };
+
+// What a killed writer writes (WriteInAChildUntilKilled): blocks of varied sizes at increasing
+// offsets up to 14 units, past a 10-unit file's end too.
+inline std::vector<std::pair<uint64_t, std::string>> RandomWriteBlocks(std::mt19937& rng) {
+  constexpr uint64_t kUnit = ParityGraph::kUnit;
+  std::vector<std::pair<uint64_t, std::string>> blocks;
+  for (uint64_t at = rng() % kUnit; at < 14 * kUnit;) {
+    const uint64_t len = 1000 + rng() % (kUnit + kUnit / 2);
+    blocks.emplace_back(at, RandomBytes(len, rng()));
+    at += len + rng() % 3000;
+  }
+  return blocks;
+}
+
+// A child process opens the file (`open()`, a Result of a StripedFile pointer), writes `blocks`
+// in order and fsyncs each, telling the parent of each fsync on a pipe; it is killed with SIGKILL
+// after 1-6 fsyncs and up to 20 ms more. Returns how many fsyncs it told of (all reported before
+// the kill), and its wait status in `*status`. The caller drops its I/O engine first: no engine
+// threads in the parent when it forks (the child starts its own).
+template <typename Open>
+uint32_t WriteInAChildUntilKilled(Open&& open, const std::vector<std::pair<uint64_t, std::string>>& blocks,
+                                  std::mt19937& rng, int* status) {
+  int fds[2];
+  if (::pipe(fds) != 0) {
+    ADD_FAILURE() << "pipe";
+    return 0;
+  }
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ADD_FAILURE() << "fork";
+    return 0;
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    auto f = open();
+    if (!f.ok()) ::_exit(2);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      if (!(*f)->Write(blocks[i].first, blocks[i].second.data(), blocks[i].second.size()).ok()) ::_exit(3);
+      if (!(*f)->Sync().ok()) ::_exit(4);
+      const uint32_t done = static_cast<uint32_t>(i + 1);
+      if (::write(fds[1], &done, sizeof done) != sizeof done) ::_exit(5);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  uint32_t acked = 0, got = 0;
+  const uint32_t wait_for = 1 + rng() % 6;
+  while (acked < wait_for && ::read(fds[0], &got, sizeof got) == sizeof got) acked = got;
+  ::usleep(rng() % 20000);
+  ::kill(child, SIGKILL);
+  *status = 0;
+  ::waitpid(child, status, 0);
+  while (::read(fds[0], &got, sizeof got) == sizeof got) acked = got;  // reported before the kill
+  ::close(fds[0]);
+  return acked;
+}
 
 }  // namespace graphfs::testing
