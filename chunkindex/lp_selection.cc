@@ -72,6 +72,14 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
     return std::tie(b.priority, b.partition_priority, b.diagonal, a.id) <
            std::tie(a.priority, a.partition_priority, a.diagonal, b.id);
   });
+  // The LP is made for `first_for`: every chunk it needs comes before the chunks only others
+  // need (each part in priority order), so a sparse job gets its whole iteration in one LP.
+  // Ordered by priority alone, a sparse job's chunks (few active sources: low priority) went
+  // one per LP, each LP filled with the dense jobs' chunks: in the peer's mix bfs waited 1.5 s
+  // through 13 LPs for 34k edges, and sssp 0.3 s an iteration through 24 LPs for 4,845 edges.
+  // A dense `first_for` needs every chunk, so its order does not change.
+  if (!guess)
+    std::stable_partition(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
   // The first pick is the best chunk `first_for` needs (a waiting job, else the one with the
   // least queued), so every LP serves it. The
   // budget counts what each chunk's plan holds; after this many chunks in a row that do not

@@ -270,6 +270,35 @@ TEST(LpScheduler, AJobWithNothingInTheLiveLpsGetsItsOwnWithoutWaitingForTheirHol
   EXPECT_TRUE(AskNow(s, 1)->end);
 }
 
+// A sparse job's chunks have low priorities (few active sources): ordered by priority alone,
+// each LP made for it held one of them and the dense job's best chunks, so it went through an
+// LP per chunk. Made for it, the LP holds every chunk it needs first, then the dense job's.
+TEST(LpScheduler, AnLpMadeForASparseJobHoldsAllItNeedsBeforeOthersChunks) {
+  Catalog cat(8, 100);
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  ASSERT_TRUE(s.AddJob(1, 400).ok());  // dense
+  ASSERT_TRUE(s.AddJob(2, 400).ok());  // sparse
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 50, 0}, {2, 50, 0}, {3, 50, 0}, {4, 50, 0}, {7, 50, 0}}, 0).ok());
+  ASSERT_TRUE(s.SetActive(2, std::vector<ActiveChunk>{{1, 1, 0}, {5, 1, 0}, {6, 1, 0}}, 0).ok());
+  auto g2 = AskNow(s, 2);
+  ASSERT_TRUE(g2.ok());
+  EXPECT_EQ(Ids(g2->held), (std::set<uint64_t>{1, 5, 6})) << "its whole iteration in the one LP";
+  EXPECT_EQ(AllIds(*g2->held.lp), (std::set<uint64_t>{0, 1, 5, 6})) << "the rest: the dense job's best";
+  EXPECT_TRUE(AskNow(s, 2)->end);
+  EXPECT_EQ(cat.loads.load(), 1u);
+  // The dense job gets its first chunk from that LP, the other four in a second one.
+  std::set<uint64_t> dense;
+  for (int k = 0; k < 2; ++k) {
+    auto g1 = AskNow(s, 1);
+    ASSERT_TRUE(g1.ok());
+    ASSERT_FALSE(g1->end);
+    for (uint64_t id : Ids(g1->held)) dense.insert(id);
+  }
+  EXPECT_EQ(dense, (std::set<uint64_t>{0, 2, 3, 4, 7}));
+  EXPECT_TRUE(AskNow(s, 1)->end);
+  EXPECT_EQ(cat.loads.load(), 2u);
+}
+
 TEST(LpScheduler, CancelAnswersEintrAndASecondAskIsBusy) {
   Catalog cat(2, 100);
   DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
