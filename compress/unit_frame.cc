@@ -262,6 +262,11 @@ Result<FrameLayout> ReadFrameLayout(std::span<const char> frame, bool verify_che
 
 Status DecodeBlocks(std::span<const char> frame, const FrameLayout& layout, size_t first, size_t end,
                     std::span<char> raw_out, bool verify_checksum) {
+  return DecodeBlocksAt(frame, 0, layout, first, end, raw_out, verify_checksum);
+}
+
+Status DecodeBlocksAt(std::span<const char> bytes, uint64_t at, const FrameLayout& layout, size_t first, size_t end,
+                      std::span<char> raw_out, bool verify_checksum) {
   if (first > end || end > layout.block_count()) {
     return Error(EINVAL, "blocks [" + std::to_string(first) + ", " + std::to_string(end) + ") of a frame of " +
                              std::to_string(layout.block_count()));
@@ -274,16 +279,21 @@ Status DecodeBlocks(std::span<const char> frame, const FrameLayout& layout, size
                              std::to_string(raw_out.size()));
   }
   if (end > first) {
+    if (layout.blocks[first].frame_offset < at) {
+      return Error(EINVAL, "frame bytes from byte " + std::to_string(at) + " hold no " + BlockName(layout, first) +
+                               ", which starts at byte " + std::to_string(layout.blocks[first].frame_offset));
+    }
     const FrameLayout::Block& last = layout.blocks[end - 1];
-    if (frame.size() < last.frame_offset + last.payload_bytes) {
-      return Damaged(std::to_string(frame.size()) + " bytes, " + BlockName(layout, end - 1) + " ends at byte " +
+    if (at + bytes.size() < last.frame_offset + last.payload_bytes) {
+      return Damaged(std::to_string(bytes.size()) + " bytes from byte " + std::to_string(at) + ", " +
+                     BlockName(layout, end - 1) + " ends at byte " +
                      std::to_string(last.frame_offset + last.payload_bytes) + " (truncated)");
     }
   }
   Codec* codec = nullptr;
   for (size_t b = first; b < end; ++b) {
     const FrameLayout::Block& block = layout.blocks[b];
-    const auto payload = frame.subspan(block.frame_offset, block.payload_bytes);
+    const auto payload = bytes.subspan(block.frame_offset - at, block.payload_bytes);
     const auto out = raw_out.subspan(layout.RawOffset(b) - raw_from, layout.RawBytes(b));
     if (verify_checksum && Hash(payload, layout.seed + b) != block.checksum) {
       return Damaged(BlockName(layout, b) + ": checksum mismatch (" +

@@ -126,6 +126,12 @@ Result<FrameLayout> ReadFrameLayout(std::span<const char> frame, bool verify_che
 // contents are then unspecified. Thread-safe as DecodeUnit.
 Status DecodeBlocks(std::span<const char> frame, const FrameLayout& layout, size_t first, size_t end,
                     std::span<char> raw_out, bool verify_checksum = true);
+// The same from part of the frame: `bytes` are the frame's bytes from byte `at` on (at most the
+// first block's payload offset; EINVAL otherwise), at least up to the end of block end - 1's
+// payload — what a reader that fetched only those blocks from the disks holds (the layout it
+// learned from an earlier read of the whole frame, or of its header and table).
+Status DecodeBlocksAt(std::span<const char> bytes, uint64_t at, const FrameLayout& layout, size_t first, size_t end,
+                      std::span<char> raw_out, bool verify_checksum = true);
 
 // Decodes a whole frame (exactly frame_bytes() long) into `raw_out`, which must be exactly
 // the raw length (EINVAL otherwise). Order: the header as PeekUnitHeader checks it, the

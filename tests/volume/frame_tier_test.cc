@@ -305,6 +305,44 @@ TEST(FrameTier, AnLpsFewRunsDecodeOnlyTheBlocksTheyLieIn) {
   }
 }
 
+// Path 3 of docs/block-frames.md: an LP's few runs of units whose frames are not in memory read
+// only the blocks they lie in from the disks, once a first pass has shown where the blocks lie;
+// frames of version 1 (one block) are read whole.
+TEST(FrameTier, AnLpsFewRunsOfFramesNotInMemoryReadOnlyTheirBlocks) {
+  for (uint64_t block : {uint64_t{64 << 10}, uint64_t{0}}) {
+    SCOPED_TRACE("frame blocks " + std::to_string(block));
+    CompressedFile c(32 * kMiB, block);
+    Mounted m = Open(c, 4 * kMiB);  // a few of the ~16 MiB of frames fit
+    ASSERT_NE(m.file, nullptr);
+    const uint64_t stored = StoredBytes(m, c);
+    Pass(m, c.bytes, 100);  // the frames' layouts learned
+    const PackedCounters& z = m.volume->core().packed_counters();
+    std::vector<std::pair<uint64_t, uint64_t>> few;
+    std::string expect;
+    for (uint64_t u = 0; u < 32; ++u) {
+      for (auto [at, n] : {std::pair<uint64_t, uint64_t>{1000, 3000}, {5 * (64 << 10) + 10, 70000}}) {
+        few.push_back({u * kMiB + at, n});
+        expect += c.bytes.substr(u * kMiB + at, n);
+      }
+    }
+    const uint64_t disk_before = FramesFromDisks(m), read_before = z.run_block_bytes_read.load();
+    EXPECT_TRUE(CopyRuns(m, few) == expect) << "the runs' bytes differ";
+    const uint64_t disk = FramesFromDisks(m) - disk_before, blocks = z.run_blocks_read.load();
+    EXPECT_EQ(z.checksum_errors.load(), 0u);
+    if (block == 0) {
+      EXPECT_EQ(blocks, 0u) << "a version 1 frame is one block: read whole";
+      EXPECT_GT(disk, stored / 2);
+      continue;
+    }
+    // Units held in memory (decoded or as frames) are copied from there; each other one read
+    // its 3 blocks (0, 5 and 6), in whole pages, and nothing else.
+    EXPECT_GT(blocks, 3u * 16) << "most units' frames are not in memory";
+    EXPECT_EQ(blocks % 3, 0u) << blocks;
+    EXPECT_EQ(disk, z.run_block_bytes_read.load() - read_before) << "no frame read whole";
+    EXPECT_LT(disk, stored * 3 / 10) << "3 of 16 blocks, not the frames";
+  }
+}
+
 // A frame is verified (its checksum) at its first use, not again at each use from memory; a
 // frame its use failed on is not kept: the next use reads it from the disks again, unchecked.
 class CountingSource final : public cache::UnitSource {

@@ -63,6 +63,10 @@ Status CopyFromBlocks(cache::ChunkCache& cache, const std::shared_ptr<StripedSou
   };
   std::vector<Piece> group;  // the pieces of unit `of`
   cache::UnitExtent of;
+  // Units whose frame the frame tier does not hold: their pieces read from the disks below, only
+  // the blocks they lie in (PackedFile::ReadPieces), all at once.
+  std::vector<PackedFile::UnitPieces> from_disks;
+  std::vector<std::pair<cache::UnitExtent, std::vector<uint64_t>>> from_disks_at;  // the unit, its pieces' LP offsets
   auto flush = [&]() -> Status {
     if (group.empty() || borrows(of) || peeked->contains(of.index) || by_blocks->contains(of.index)) {
       group.clear();
@@ -91,6 +95,11 @@ Status CopyFromBlocks(cache::ChunkCache& cache, const std::shared_ptr<StripedSou
     if (*outcome == PackedFile::PiecesOutcome::kDecoded) {
       by_blocks->insert(of.index);
       cache.NoteBypass(pid, bytes);
+    } else if (*outcome == PackedFile::PiecesOutcome::kFrameNotHeld) {
+      std::vector<uint64_t> lp_at;
+      for (const Piece& p : group) lp_at.push_back(p.lp_at);
+      from_disks.push_back({of.index, std::move(pieces)});
+      from_disks_at.emplace_back(of, std::move(lp_at));
     }
     group.clear();
     return Status::Ok();
@@ -106,7 +115,25 @@ Status CopyFromBlocks(cache::ChunkCache& cache, const std::shared_ptr<StripedSou
       at += n;
     }
   }
-  return flush();
+  GRAPHFS_RETURN_IF_ERROR(flush());
+  if (from_disks.empty()) return Status::Ok();
+  auto read = src->packed()->ReadPieces(from_disks, [&](size_t entry, size_t i, const char* from) -> Status {
+    const uint64_t n = from_disks[entry].pieces[i].length;
+    char* to = copy_to(from_disks_at[entry].first, n);
+    if (to == nullptr) return Error(ENOMEM, "no memory for " + std::to_string(n) + " bytes of an LP");
+    std::memcpy(to, from, n);
+    place->Place(from_disks_at[entry].second[i], n, to);
+    return Status::Ok();
+  });
+  if (!read.ok()) return read.error();
+  for (size_t e = 0; e < from_disks.size(); ++e) {
+    if (!(*read)[e]) continue;
+    by_blocks->insert(from_disks[e].unit);
+    uint64_t bytes = 0;
+    for (const PackedFile::UnitPiece& p : from_disks[e].pieces) bytes += p.length;
+    cache.NoteBypass(pid, bytes);
+  }
+  return Status::Ok();
 }
 
 }  // namespace

@@ -101,8 +101,81 @@ Status PackedFile::DecodeFrame(size_t k, const char* frame, bool from_disk, bool
   (from_disk ? counters_->frame_bytes : counters_->frame_bytes_from_memory)
       .fetch_add(u.frame_length, std::memory_order_relaxed);
   if (!decoded.ok()) return Damaged(k, decoded.error());
+  Learn(k, std::span<const char>(frame, u.frame_length));
   counters_->units_decoded.fetch_add(1, std::memory_order_relaxed);
   counters_->bytes_decoded.fetch_add(u.raw_length, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+std::shared_ptr<const compress::FrameLayout> PackedFile::KnownLayout(size_t k) const {
+  std::lock_guard<std::mutex> lock(layouts_mu_);
+  return k < layouts_.size() ? layouts_[k] : nullptr;
+}
+
+void PackedFile::Learn(size_t k, std::span<const char> frame) {
+  if (k >= layouts_.size() || frame.size() < compress::kUnitHeaderBytes || frame[4] != compress::kUnitFrameV2) return;
+  {
+    std::lock_guard<std::mutex> lock(layouts_mu_);
+    if (layouts_[k] != nullptr) return;
+  }
+  // The frame decoded (or its blocks did): its table was verified by then, or while in memory.
+  auto layout = compress::ReadFrameLayout(frame, /*verify_checksum=*/false);
+  if (!layout.ok() || layout->block_count() < 2) return;
+  auto known = std::make_shared<const compress::FrameLayout>(std::move(*layout));
+  std::lock_guard<std::mutex> lock(layouts_mu_);
+  if (layouts_[k] == nullptr) layouts_[k] = std::move(known);
+}
+
+namespace {
+
+// The blocks of `layout` that `pieces` (ascending) lie in, ascending and distinct.
+Result<std::vector<size_t>> BlocksOfPieces(const compress::FrameLayout& layout,
+                                           std::span<const PackedFile::UnitPiece> pieces, uint64_t raw_length) {
+  std::vector<size_t> blocks;
+  for (const PackedFile::UnitPiece& p : pieces) {
+    if (p.length == 0 || p.offset + p.length > raw_length)
+      return Error(EINVAL, "a piece [" + std::to_string(p.offset) + ", +" + std::to_string(p.length) +
+                               ") of a unit of " + std::to_string(raw_length) + " bytes");
+    auto [first, end] = layout.BlocksOf(p.offset, p.length);
+    for (size_t b = std::max(first, blocks.empty() ? 0 : blocks.back() + 1); b < end; ++b) blocks.push_back(b);
+  }
+  return blocks;
+}
+
+}  // namespace
+
+Status PackedFile::DecodeStretches(
+    const compress::FrameLayout& layout, std::span<const size_t> blocks, std::span<const UnitPiece> pieces,
+    bool verify, const std::function<std::pair<std::span<const char>, uint64_t>(size_t first)>& stretch,
+    const std::function<Status(size_t i, const char* bytes)>& deliver, uint64_t* raw, bool* damaged) {
+  // Each stretch of consecutive blocks decoded into one scratch, back to back, so that a piece
+  // lying across blocks is contiguous there too.
+  thread_local std::vector<char> scratch;
+  std::vector<uint64_t> at(layout.block_count(), 0);  // where a block's bytes start in the scratch
+  uint64_t total = 0;
+  for (size_t b : blocks) {
+    at[b] = total;
+    total += layout.RawBytes(b);
+  }
+  if (scratch.size() < total) scratch.resize(total);
+  for (size_t i = 0; i < blocks.size();) {
+    size_t j = i + 1;
+    while (j < blocks.size() && blocks[j] == blocks[j - 1] + 1) ++j;
+    const uint64_t from = at[blocks[i]], to = at[blocks[j - 1]] + layout.RawBytes(blocks[j - 1]);
+    const auto [bytes, bytes_at] = stretch(blocks[i]);
+    Status st = compress::DecodeBlocksAt(bytes, bytes_at, layout, blocks[i], blocks[j - 1] + 1,
+                                         std::span<char>(scratch.data() + from, to - from), verify);
+    if (!st.ok()) {
+      *damaged = true;
+      return st.error();
+    }
+    i = j;
+  }
+  *raw += total;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const size_t b = layout.BlocksOf(pieces[i].offset, pieces[i].length).first;
+    GRAPHFS_RETURN_IF_ERROR(deliver(i, scratch.data() + at[b] + (pieces[i].offset - layout.RawOffset(b))));
+  }
   return Status::Ok();
 }
 
@@ -121,56 +194,130 @@ Result<PackedFile::PiecesOutcome> PackedFile::DecodePieces(
       damaged = true;
       return layout.error();
     }
-    // The blocks the pieces lie in, ascending and distinct (the pieces are ascending).
-    std::vector<size_t> blocks;
-    for (const UnitPiece& p : pieces) {
-      if (p.length == 0 || p.offset + p.length > u.raw_length)
-        return Error(EINVAL, "a piece [" + std::to_string(p.offset) + ", +" + std::to_string(p.length) +
-                                 ") of a unit of " + std::to_string(u.raw_length) + " bytes");
-      auto [first, end] = layout->BlocksOf(p.offset, p.length);
-      for (size_t b = std::max(first, blocks.empty() ? 0 : blocks.back() + 1); b < end; ++b) blocks.push_back(b);
-    }
-    if (2 * blocks.size() > layout->block_count()) {
+    auto blocks = BlocksOfPieces(*layout, pieces, u.raw_length);
+    if (!blocks.ok()) return blocks.error();
+    if (2 * blocks->size() > layout->block_count()) {
       outcome = PiecesOutcome::kMostBlocks;
       return Status::Ok();
     }
-    // Each stretch of consecutive blocks decoded into one scratch, back to back, so that a
-    // piece lying across blocks is contiguous there too.
-    thread_local std::vector<char> scratch;
-    std::vector<uint64_t> at(layout->block_count(), 0);  // where a block's bytes start in the scratch
-    uint64_t raw = 0, payload = 0;
-    for (size_t b : blocks) {
-      at[b] = raw;
-      raw += layout->RawBytes(b);
-      payload += layout->blocks[b].payload_bytes;
-    }
-    if (scratch.size() < raw) scratch.resize(raw);
-    for (size_t i = 0; i < blocks.size();) {
-      size_t j = i + 1;
-      while (j < blocks.size() && blocks[j] == blocks[j - 1] + 1) ++j;
-      const uint64_t from = at[blocks[i]], to = at[blocks[j - 1]] + layout->RawBytes(blocks[j - 1]);
-      Status st = compress::DecodeBlocks(bytes, *layout, blocks[i], blocks[j - 1] + 1,
-                                         std::span<char>(scratch.data() + from, to - from), /*verify_checksum=*/!checked);
-      if (!st.ok()) {
-        damaged = true;
-        return st.error();
-      }
-      i = j;
-    }
+    uint64_t payload = 0, raw = 0;
+    for (size_t b : *blocks) payload += layout->blocks[b].payload_bytes;
+    GRAPHFS_RETURN_IF_ERROR(DecodeStretches(
+        *layout, *blocks, pieces, /*verify=*/!checked,
+        [&](size_t) { return std::make_pair(bytes, uint64_t{0}); }, deliver, &raw, &damaged));
+    Learn(k, bytes);
     AddNs(counters_->decode_ns, start);
     counters_->frame_bytes_from_memory.fetch_add(payload, std::memory_order_relaxed);
     counters_->bytes_decoded.fetch_add(raw, std::memory_order_relaxed);
-    counters_->run_blocks_decoded.fetch_add(blocks.size(), std::memory_order_relaxed);
+    counters_->run_blocks_decoded.fetch_add(blocks->size(), std::memory_order_relaxed);
     counters_->run_block_bytes_decoded.fetch_add(raw, std::memory_order_relaxed);
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      const size_t b = layout->BlocksOf(pieces[i].offset, pieces[i].length).first;
-      GRAPHFS_RETURN_IF_ERROR(deliver(i, scratch.data() + at[b] + (pieces[i].offset - layout->RawOffset(b))));
-    }
     outcome = PiecesOutcome::kDecoded;
     return Status::Ok();
   });
   if (!held.ok()) return damaged ? Damaged(k, held.error()) : held.error();
   return outcome;
+}
+
+Result<std::vector<bool>> PackedFile::ReadPieces(
+    std::span<const UnitPieces> units, const std::function<Status(size_t entry, size_t i, const char* bytes)>& deliver) {
+  std::vector<bool> done(units.size(), false);
+  // Per entry taken: its layout, its blocks, and the reads (file ranges in whole pages) that
+  // hold them — stretches of blocks less than kGapBytes apart share one read (a request saved
+  // costs more than the gap's bytes on a disk that seeks).
+  constexpr uint64_t kGapBytes = 64 << 10;
+  struct Read {
+    uint64_t offset = 0, length = 0, buf_at = 0;  // in the stream, and where it lands in the buffer
+  };
+  struct Taken {
+    size_t entry = 0;
+    std::shared_ptr<const compress::FrameLayout> layout;
+    std::vector<size_t> blocks;
+    std::vector<Read> reads;
+  };
+  const uint64_t stream_size = stream_->size();
+  auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
+  auto align_up = [](uint64_t v) { return (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign; };
+  size_t next = 0;
+  while (next < units.size()) {
+    // One batch: entries in order until their reads would pass kPiecesReadBytes.
+    std::vector<Taken> batch;
+    uint64_t bytes = 0;
+    for (; next < units.size(); ++next) {
+      const UnitPieces& e = units[next];
+      if (e.pieces.empty() || e.unit >= dir_.units().size()) continue;
+      const PackedUnit& u = dir_.units()[e.unit];
+      std::shared_ptr<const compress::FrameLayout> layout = KnownLayout(e.unit);
+      if (layout == nullptr) continue;
+      auto blocks = BlocksOfPieces(*layout, e.pieces, u.raw_length);
+      if (!blocks.ok()) return blocks.error();
+      if (2 * blocks->size() > layout->block_count()) continue;
+      Taken t{next, layout, std::move(*blocks), {}};
+      uint64_t need = 0;
+      for (size_t b : t.blocks) {
+        const compress::FrameLayout::Block& block = layout->blocks[b];
+        const uint64_t from = align_down(u.frame_offset + block.frame_offset);
+        const uint64_t to = std::min(align_up(u.frame_offset + block.frame_offset + block.payload_bytes), align_up(stream_size));
+        if (!t.reads.empty() && from <= t.reads.back().offset + t.reads.back().length + kGapBytes) {
+          Read& last = t.reads.back();
+          const uint64_t end = std::max(last.offset + last.length, to);
+          need += end - (last.offset + last.length);
+          last.length = end - last.offset;
+        } else {
+          t.reads.push_back({from, to - from, 0});
+          need += to - from;
+        }
+      }
+      if (!batch.empty() && bytes + need > kPiecesReadBytes) break;
+      for (Read& r : t.reads) {
+        r.buf_at = bytes;
+        bytes += r.length;
+      }
+      batch.push_back(std::move(t));
+    }
+    if (batch.empty()) break;
+    AlignedBuffer buf(bytes);
+    if (!buf.ok()) return Error(ENOMEM, "no memory for " + std::to_string(bytes) + " bytes of runs' blocks");
+    std::vector<StripedFile::ReadRequest> requests;
+    for (const Taken& t : batch) {
+      for (const Read& r : t.reads) {
+        // The stream's last page may be short: the read stops at its end.
+        const uint64_t length = std::min(r.offset + r.length, stream_size) - r.offset;
+        requests.push_back({r.offset, length, buf.data() + r.buf_at});
+      }
+    }
+    GRAPHFS_RETURN_IF_ERROR(stream_->ReadMany(requests));
+    counters_->frame_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    counters_->run_block_bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+    for (const Taken& t : batch) {
+      const UnitPieces& e = units[t.entry];
+      const PackedUnit& u = dir_.units()[e.unit];
+      const auto start = std::chrono::steady_clock::now();
+      // The frame's bytes a read holds: from the frame's first byte it covers on.
+      auto stretch = [&](size_t first) {
+        const uint64_t wanted = u.frame_offset + t.layout->blocks[first].frame_offset;
+        const Read* r = &t.reads.front();
+        for (const Read& x : t.reads)
+          if (x.offset <= wanted) r = &x;
+        const uint64_t from = std::max(r->offset, u.frame_offset);
+        const uint64_t to = std::min(r->offset + r->length, u.frame_offset + u.frame_length);
+        return std::make_pair(std::span<const char>(buf.data() + r->buf_at + (from - r->offset), to - from),
+                              from - u.frame_offset);
+      };
+      uint64_t raw = 0;
+      bool damaged = false;
+      Status st = DecodeStretches(
+          *t.layout, t.blocks, e.pieces, /*verify=*/true, stretch,
+          [&](size_t i, const char* from) { return deliver(t.entry, i, from); }, &raw, &damaged);
+      if (!st.ok()) return damaged ? Damaged(e.unit, st.error()) : st.error();
+      AddNs(counters_->decode_ns, start);
+      counters_->bytes_decoded.fetch_add(raw, std::memory_order_relaxed);
+      counters_->run_blocks_decoded.fetch_add(t.blocks.size(), std::memory_order_relaxed);
+      counters_->run_block_bytes_decoded.fetch_add(raw, std::memory_order_relaxed);
+      counters_->run_blocks_read.fetch_add(t.blocks.size(), std::memory_order_relaxed);
+      done[t.entry] = true;
+    }
+  }
+  return done;
 }
 
 Result<uint64_t> PackedFile::Read(uint64_t offset, uint64_t length, char* buf) {

@@ -1,8 +1,9 @@
 // A compressed striped file (graphfs-stripe --compress) as the volume reads it: its packed
 // stream (a StripedFile of checksummed frames, striping/packed_directory.h) and the directory
-// of its units. Every read decodes whole units — but an LP's few runs of a unit whose frame the
-// frame tier holds, which decode from the frame's blocks they lie in (DecodePieces, frames of
-// version 2: docs/block-frames.md); a frame whose checksum does not match is EIO
+// of its units. Every read decodes whole units — but an LP's few runs of a unit, which decode
+// from the frame's blocks they lie in (frames of version 2: docs/block-frames.md): from the
+// frame the frame tier holds (DecodePieces), else read alone from the disks once the frame's
+// layout is known (ReadPieces); a frame whose checksum does not match is EIO
 // for that read, a log line naming the file, the unit and its disks, and a counter in stats —
 // never wrong bytes. Read-only: VolumeFile makes the file plain before its first write.
 #pragma once
@@ -11,12 +12,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
 #include "cache/chunk_cache.h"
 #include "cache/unit_layout.h"
 #include "common/result.h"
+#include "compress/unit_frame.h"
 #include "striping/packed_directory.h"
 #include "striping/striped_file.h"
 
@@ -37,6 +40,10 @@ struct PackedCounters {
   // decoded to (counted in bytes_decoded too).
   std::atomic<uint64_t> run_blocks_decoded{0};
   std::atomic<uint64_t> run_block_bytes_decoded{0};
+  // Of those, the blocks read from the disks alone (PackedFile::ReadPieces: the frame was not in
+  // memory), and the bytes the disks read for them (whole pages; counted in frame_bytes too).
+  std::atomic<uint64_t> run_blocks_read{0};
+  std::atomic<uint64_t> run_block_bytes_read{0};
 };
 
 class PackedFile {
@@ -69,6 +76,23 @@ class PackedFile {
   // block and disks (logged and counted as DecodeFrame's), and the frame leaves the tier.
   Result<PiecesOutcome> DecodePieces(size_t k, std::span<const UnitPiece> pieces,
                                      const std::function<Status(size_t i, const char* bytes)>& deliver);
+  // Pieces of several units read from the disks when the frame tier does not hold their frames:
+  // of each unit only the blocks of its frame the pieces lie in, whole pages around them, all
+  // the units' reads at once (path 3 of docs/block-frames.md) — not each frame whole for a few
+  // runs. The layout of a frame (where its blocks lie) is known once any read of the file decoded
+  // the whole frame (every unit's is, on a first pass): without it, for a frame of one block
+  // (version 1), and where the pieces lie in more than half of its blocks, the entry is left
+  // (false in the result) for the caller to read the unit whole — which the frame tier may keep.
+  // `deliver(entry, i, bytes)` gets piece i of units[entry], valid during the call. Every block's
+  // checksum is verified; a damaged block is EIO naming it (logged and counted as DecodeFrame's).
+  // At most kPiecesReadBytes are read at once.
+  struct UnitPieces {
+    size_t unit = 0;
+    std::vector<UnitPiece> pieces;  // ascending
+  };
+  static constexpr uint64_t kPiecesReadBytes = 8ull << 20;
+  Result<std::vector<bool>> ReadPieces(std::span<const UnitPieces> units,
+                                       const std::function<Status(size_t entry, size_t i, const char* bytes)>& deliver);
   // Adds to per_disk[d] the frame bytes on disk d of the units holding [offset, offset + length).
   void DiskShare(uint64_t offset, uint64_t length, std::vector<uint64_t>& per_disk) const;
   // Reads its frames through `frames` (the mount's frame tier, volume/internal/frame_tier.h) as file
@@ -79,7 +103,11 @@ class PackedFile {
  private:
   PackedFile(std::shared_ptr<StripedFile> stream, PackedDirectory dir, std::shared_ptr<const cache::ChunkLayout> layout,
              PackedCounters* counters)
-      : stream_(std::move(stream)), dir_(std::move(dir)), layout_(std::move(layout)), counters_(counters) {}
+      : stream_(std::move(stream)),
+        dir_(std::move(dir)),
+        layout_(std::move(layout)),
+        counters_(counters),
+        layouts_(dir_.units().size()) {}
   // Unit k decoded into `out` (its raw length): its frame from the frame tier, else the disks.
   // `whole`: `out` is the unit's whole buffer, which the cache keeps (a piece copied out of a
   // scratch decode is not: its frame is kept whatever the decoded units' room).
@@ -90,6 +118,20 @@ class PackedFile {
   Status DecodeFrame(size_t k, const char* frame, bool from_disk, bool checked, char* out);
   // The error of a frame that did not decode, logged with the disks it lies on, and counted.
   Error Damaged(size_t k, const Error& e) const;
+  // Unit k's frame layout, learned from a frame of version 2 decoded whole or held (null: not
+  // seen yet). ~1 KiB a 2 MiB unit of 12-byte records (32 blocks): a scale-22 column's 384
+  // units keep 384 KiB.
+  std::shared_ptr<const compress::FrameLayout> KnownLayout(size_t k) const;
+  void Learn(size_t k, std::span<const char> frame);
+  // Decodes `blocks` (ascending) of a unit's frame, each stretch of consecutive ones into one
+  // scratch, and delivers `pieces` (which lie in them) from it. `stretch(first)`: the frame's
+  // bytes holding the stretch that starts at block `first`, and their offset in the frame. Adds
+  // the raw bytes decoded to *raw. A block that fails is an error with *damaged set.
+  Status DecodeStretches(const compress::FrameLayout& layout, std::span<const size_t> blocks,
+                         std::span<const UnitPiece> pieces, bool verify,
+                         const std::function<std::pair<std::span<const char>, uint64_t>(size_t first)>& stretch,
+                         const std::function<Status(size_t i, const char* bytes)>& deliver, uint64_t* raw,
+                         bool* damaged);
 
   std::shared_ptr<StripedFile> stream_;
   std::shared_ptr<FrameTier> frames_;
@@ -99,6 +141,8 @@ class PackedFile {
   PackedDirectory dir_;
   std::shared_ptr<const cache::ChunkLayout> layout_;
   PackedCounters* counters_;
+  mutable std::mutex layouts_mu_;
+  std::vector<std::shared_ptr<const compress::FrameLayout>> layouts_;  // by unit; null: not seen
 };
 
 }  // namespace graphfs::volume

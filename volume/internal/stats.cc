@@ -197,7 +197,9 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
                      {"checksum_errors", p.checksum_errors.load()},
                      // LPs' runs decoded from their frames' blocks alone (frames of version 2)
                      {"run_blocks_decoded", p.run_blocks_decoded.load()},
-                     {"run_block_bytes_decoded", p.run_block_bytes_decoded.load()}};
+                     {"run_block_bytes_decoded", p.run_block_bytes_decoded.load()},
+                     {"run_blocks_read", p.run_blocks_read.load()},
+                     {"run_block_bytes_read", p.run_block_bytes_read.load()}};
   if (cache_) j["cache"] = RenderCache(cache_->Stats());
   if (frames_) {
     json frames = RenderCache(frames_->cache().Stats());
