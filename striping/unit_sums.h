@@ -96,9 +96,12 @@ class UnitSums {
   Status CheckPartLength(uint64_t part_size) const;
   Status Sync() { return file_->Sync(); }
   // Drops the sums of every row from `rows` on (a file cut short: its rows past the end must
-  // read as zero blocks again if it grows).
+  // read as zero blocks again if it grows). A file that holds none of them is left as it is.
   Status CutRows(uint64_t rows) {
-    return file_->Truncate(Offset(rows, 0, header_.layout.unit, header_.sum_block));
+    const uint64_t end = Offset(rows, 0, header_.layout.unit, header_.sum_block);
+    auto size = file_->Size();
+    if (!size.ok()) return size.error();
+    return *size > end ? file_->Truncate(end) : Status::Ok();
   }
 
  private:
