@@ -226,7 +226,7 @@ DiskSet::DiskSet(std::string set_id, std::vector<std::string> paths, uint32_t pa
       shared_(std::make_shared<Shared>()) {
   shared_->paths = std::move(paths);
   shared_->stale.assign(missing.size(), false);
-  shared_->rebuilding.assign(missing.size(), false);
+  shared_->rebuilds.resize(missing.size());
   shared_->missing = std::move(missing);
 }
 
@@ -246,14 +246,24 @@ void DiskSet::ClearStale(uint32_t disk) const {
   shared_->stale[disk] = false;
 }
 
-void DiskSet::SetRebuilding(uint32_t disk, bool on) const {
+std::shared_ptr<RebuildWatch> DiskSet::WatchRebuild(uint32_t disk) const {
   std::lock_guard<std::mutex> lock(shared_->mu);
-  shared_->rebuilding[disk] = on;
+  shared_->rebuilds[disk] = std::make_shared<RebuildWatch>();
+  return shared_->rebuilds[disk];
 }
 
-bool DiskSet::rebuilding(uint32_t disk) const {
+void DiskSet::EndRebuild(uint32_t disk) const {
+  std::shared_ptr<RebuildWatch> watch;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    watch = std::move(shared_->rebuilds[disk]);
+  }
+  if (watch) watch->Release();
+}
+
+std::shared_ptr<RebuildWatch> DiskSet::rebuild(uint32_t disk) const {
   std::lock_guard<std::mutex> lock(shared_->mu);
-  return shared_->rebuilding[disk];
+  return shared_->rebuilds[disk];
 }
 
 bool DiskSet::degraded() const {

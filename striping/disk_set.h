@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "striping/rebuild_watch.h"
 
 namespace graphfs {
 
@@ -77,11 +78,13 @@ class DiskSet {
   // A stale disk was resynced (graphfs-scrub rewrote every row the records marked, and removed
   // them): healthy again. Files open before still read it through parity until reopened.
   void ClearStale(uint32_t disk) const;
-  // The mount's daemon rebuilds missing disk `disk` (rebuild.h): writes of files that lost it
-  // are refused meanwhile (ParityWriter::CheckWritable), since the rebuild would miss the rows
-  // it passed already.
-  void SetRebuilding(uint32_t disk, bool on) const;
-  bool rebuilding(uint32_t disk) const;
+  // The mount's daemon rebuilds missing disk `disk` (rebuild.h): the writes of files that lost it
+  // go on, and tell the rebuild the rows they changed behind it (RebuildWatch), until EndRebuild,
+  // which also lets go writes the switch held.
+  std::shared_ptr<RebuildWatch> WatchRebuild(uint32_t disk) const;
+  void EndRebuild(uint32_t disk) const;
+  // The rebuild of `disk` running now, or nullptr.
+  std::shared_ptr<RebuildWatch> rebuild(uint32_t disk) const;
 
   DiskRegistry registry() const;
 
@@ -115,7 +118,7 @@ class DiskSet {
     std::vector<std::string> paths;  // absolute paths, in index order; under mu
     std::vector<bool> missing;       // per disk; under mu
     std::vector<bool> stale;         // per disk; under mu
-    std::vector<bool> rebuilding;    // per disk; under mu
+    std::vector<std::shared_ptr<RebuildWatch>> rebuilds;  // per disk, while the daemon rebuilds it; under mu
     std::vector<std::weak_ptr<StripedFile>> files;  // under mu
     std::array<std::mutex, 256> row_locks;
     std::atomic<uint64_t> sums_epoch{0};

@@ -60,12 +60,22 @@ Status ParityWriter::CheckWritable() const {
       return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) +
                               " was switched in while the file was open, but its writes could not take it (the "
                               "daemon's log says why): they resume when the file is opened again");
-    // A rebuild passes each row once: a write to a row it passed would never reach the new disk.
-    if (set_.rebuilding(d))
-      return Error(EROFS, "striped file " + file_id_ + ": disk " + std::to_string(d) + " (" + reader_->lost(d) +
-                              ") is being rebuilt by the mount's daemon: writes wait until it is switched in");
   }
   return Status::Ok();
+}
+
+std::shared_ptr<RebuildWatch> ParityWriter::HeldBy() const {
+  for (uint32_t d = 0; d < map_.disks(); ++d) {
+    if (part_fds_[d] >= 0) continue;
+    if (auto watch = set_.rebuild(d); watch && watch->holding()) return watch;
+  }
+  return nullptr;
+}
+
+void ParityWriter::NoteRebuilds(uint64_t first, uint64_t end) const {
+  for (uint32_t d = 0; d < map_.disks(); ++d)
+    if (part_fds_[d] < 0)
+      if (auto watch = set_.rebuild(d)) watch->Written(file_id_, first, end);
 }
 
 Status ParityWriter::AdoptDisk(uint32_t disk, int part_fd, const DiskSet& disks) {
@@ -150,6 +160,10 @@ Status ParityWriter::WriteInPlace(uint64_t row, uint64_t begin, std::span<const 
     // Sums of the whole range, zero blocks included: a truncate's zeros must sum to 0 again.
     GRAPHFS_RETURN_IF_ERROR(reader_->sums().Put(d, row, begin / sum_block_, BlockSums(bytes, sum_block_)));
   }
+  // Still under the row's lock, which a daemon's rebuild holds while it reads the row: either it
+  // read the row before this write, and passed it (it is told, and does the row again), or it
+  // reads it after, new bytes and all.
+  NoteRebuilds(row, row + 1);
   return Status::Ok();
 }
 
@@ -280,7 +294,7 @@ Status ParityWriter::Resize(uint64_t size, uint64_t new_size, const SyncAll& syn
   return Commit(row, begin, end, {}, size, new_size, new_size, sync);
 }
 
-Status ParityWriter::Cut(uint64_t size) {
+Status ParityWriter::Cut(uint64_t size, uint64_t old_size) {
   const uint64_t rows = map_.Rows(size);
   for (uint32_t d = 0; d < map_.disks(); ++d) {
     if (part_fds_[d] < 0) continue;
@@ -292,6 +306,9 @@ Status ParityWriter::Cut(uint64_t size) {
     if (now > share && ::ftruncate(part_fds_[d], static_cast<off_t>(share)) != 0)
       return Error::FromErrno("truncate part of striped file " + file_id_ + " on disk " + std::to_string(d));
   }
+  // Cut now: a rebuild that passed them holds their old units (should the file grow over them
+  // again they must be zeros); one that reads them from now on reads zeros.
+  NoteRebuilds(rows, map_.Rows(old_size));
   return Status::Ok();
 }
 

@@ -21,9 +21,11 @@
 // what lay on the lost disk), encodes, journals and writes in place on the present disks only.
 // Before the journal entry, the row is marked in the file's write-intent record for each lost
 // disk (stale_rows.h), durable on every present disk: a lost disk that comes back holds old
-// units whose old sums still match, and the record is what keeps them from being served. Writes
-// are refused (EROFS) only while the mount's daemon rebuilds a disk the file lost (the rebuild
-// would miss rows it passed), and after a switch the writer could not take. A disk rebuilt and
+// units whose old sums still match, and the record is what keeps them from being served. While
+// the mount's daemon rebuilds a disk the file lost, each row written in place (or cut) is told to
+// the rebuild (RebuildWatch), which does again the rows it had passed; writes wait only while the
+// rebuilt disk is switched in (HeldBy), and are refused (EROFS) after a switch the writer could
+// not take. A disk rebuilt and
 // switched in while the file is open (AdoptDisk) takes writes again — its part, its sums and its
 // journal — without a reopen. Not thread-safe: StripedFile runs it with reads excluded, or under
 // its writer's mutex.
@@ -64,16 +66,18 @@ class ParityWriter {
   // else nullopt. The replayed units are written in place but not synced: the caller syncs,
   // then calls Checkpoint.
   Result<std::optional<uint64_t>> Recover();
-  // Ok, or why writes are refused now: a lost disk being rebuilt by the daemon, or one switched
-  // in that the writer could not take, named.
+  // Ok, or why writes are refused now: a disk switched in that the writer could not take, named.
   Status CheckWritable() const;
+  // The daemon's rebuild of a disk lost to the file, when it holds writes while it switches the
+  // disk in: the caller waits for it (RebuildWatch::AwaitRelease) without its locks. Else nullptr.
+  std::shared_ptr<RebuildWatch> HeldBy() const;
   // Writes `length` bytes at `offset` of a file of `size` bytes; returns its new size.
   Result<uint64_t> Write(uint64_t offset, const char* buf, uint64_t length, uint64_t size, const SyncAll& sync);
   // Journals the new size; a shrink rewrites the new last row's tail (zeros past the end, and
   // the parity of that) as one entry, then Cut must follow once the manifest says `new_size`.
   Status Resize(uint64_t size, uint64_t new_size, const SyncAll& sync);
-  // Cuts every present part, and its sums, to a file of `size` bytes.
-  Status Cut(uint64_t size);
+  // Cuts every present part, and its sums, to a file of `size` bytes (it had `old_size`).
+  Status Cut(uint64_t size, uint64_t old_size);
   Status SyncSums() { return reader_->sums().Sync(); }
   // After `sync` made everything durable: the journal's entries are all applied.
   Status Checkpoint() { return journal_->Checkpoint(journal_->last_seq()); }
@@ -104,8 +108,11 @@ class ParityWriter {
   // The row's range `units` (N spans of end - begin bytes) written in place with their sums
   // on every present disk, for a file of `size` bytes.
   Status WriteInPlace(uint64_t row, uint64_t begin, std::span<const std::span<char>> units, uint64_t size);
+  // Rows [first, end) changed on the present disks: told to the daemon's rebuild of each disk
+  // lost to the file, if one runs (it does again those it passed).
+  void NoteRebuilds(uint64_t first, uint64_t end) const;
 
-  const DiskSet set_;  // a copy: shares the set's states (a rebuild running)
+  const DiskSet set_;  // a copy: shares the set's states (a rebuild running: RebuildWatch)
   IoEngine* io_;
   const StripeMap map_;
   const std::string file_id_;

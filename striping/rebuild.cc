@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "striping/disk_backend.h"
@@ -21,6 +22,7 @@
 #include "striping/progress_line.h"
 #include "striping/set_files.h"
 #include "striping/stale_rows.h"
+#include "striping/striped_file.h"
 #include "striping/unit_sums.h"
 
 namespace graphfs {
@@ -129,107 +131,176 @@ Result<std::optional<RebuildRecord>> CheckTarget(const std::string& to, const Di
 class DiskRebuild {
  public:
   DiskRebuild(const RebuildRequest& req, const DiskSet& set, DiskBackend& target, RebuildRecord& record,
-              RebuildReport& report, RebuildReadBack& read_back)
+              RebuildReport& report, RebuildReadBack& read_back, RebuildWatch* watch)
       : req_(req), set_(set), target_(target), record_(record), report_(report), limiter_(req.rate, req.task != nullptr ? &req.task->cancel : nullptr),
-        read_back_(read_back) {}
+        read_back_(read_back), watch_(watch) {}
 
   // Puts file `f`'s units of the disk on the target, resuming at `first_row`, and hands each row
   // written to the read back.
   Status File(const StripedFileRef& f, uint64_t first_row, ProgressLine& progress, uint64_t& done) {
     const StripeManifest& m = f.manifest;
-    const uint32_t disk = req_.disk;
-    auto scan = RowScanner::Open(set_, m, /*writable=*/false, disk);
+    auto scan = RowScanner::Open(set_, m, /*writable=*/false, req_.disk);
     if (!scan.ok()) return scan.error();
     RowScanner& s = **scan;
-    const StripeMap& map = s.map();
     DiskFileOptions o;
     o.create = true;
     auto part = target_.Open(m.file_id, o);
     if (!part.ok()) return part.error();
-    Result<UnitSums> sums = first_row > 0 ? UnitSums::Open(target_, SumsHeaderOf(m, disk), /*writable=*/true)
-                                          : UnitSums::Create(target_, SumsHeaderOf(m, disk));
+    Result<UnitSums> sums = first_row > 0 ? UnitSums::Open(target_, SumsHeaderOf(m, req_.disk), /*writable=*/true)
+                                          : UnitSums::Create(target_, SumsHeaderOf(m, req_.disk));
     if (!sums.ok()) return sums.error();
-    const uint64_t b = m.sum_block, stored = m.stored_size();
     uint64_t since = 0;
     for (uint64_t row = first_row; row < s.rows(); ++row) {
-      const uint32_t slot = map.DiskSlot(row, disk);
-      const uint64_t length = map.RowUnitLength(row, slot, stored);
-      if (length == 0) continue;
-      if (req_.task != nullptr && req_.task->cancel.load(std::memory_order_relaxed))
-        return Error(ECANCELED, "rebuild stopped at row " + std::to_string(row) + " (resumed when run again)");
-      // Run by the daemon: the row's heals wait until its unit is on the new disk (and this does
-      // not read a block while a heal rewrites it).
-      std::unique_lock<std::mutex> row_lock;
-      if (req_.live != nullptr) row_lock = std::unique_lock<std::mutex>(req_.live->RowLock(m.file_id, row));
-      std::vector<uint32_t> others;
-      for (uint32_t o2 = 0; o2 < map.disks(); ++o2)
-        if (o2 != slot) others.push_back(o2);
-      std::vector<uint64_t> read(map.disks(), 0);
-      const std::vector<SlotScan> scans = s.Read(row, others, &read);
-      uint64_t read_bytes = 0;
-      for (uint64_t r : read) read_bytes += r;
-      for (uint64_t blk = 0; blk * b < length; ++blk) {
-        std::vector<uint32_t> bad = {slot};
-        std::string why;
-        for (uint32_t o2 : others) {
-          if (scans[o2].BlockGood(blk, b)) continue;
-          bad.push_back(o2);
-          if (!scans[o2].failed.empty()) {
-            why += "; disk " + std::to_string(scans[o2].disk) + ": " + scans[o2].failed;
-          } else {
-            why += "; disk " + std::to_string(scans[o2].disk) + ": block " + std::to_string(blk) + " failed its checksum";
-            ++report_.bad_source_blocks;
-          }
-        }
-        if (bad.size() > map.parity())
-          return Error(EIO, "row " + std::to_string(row) + ", block " + std::to_string(blk) + ": " +
-                                std::to_string(bad.size() - 1) + " other unit(s) of the row are bad there" + why +
-                                "; parity " + std::to_string(map.parity()) + " cannot rebuild disk " +
-                                std::to_string(disk) + "'s bytes");
-        const uint64_t begin = blk * b;
-        GRAPHFS_RETURN_IF_ERROR(s.Rebuild(row, bad, begin, std::min(b, s.row_length(row) - begin)));
-      }
-      const std::span<const char> unit(s.unit(slot).data(), length);
-      GRAPHFS_RETURN_IF_ERROR((*part)->Write(row * map.unit(), unit));
-      // Start the unit's writeback now, so that the new disk writes while the others are read
-      // for the next rows, instead of all at the checkpoint's fsync.
-      if ((*part)->native_fd() >= 0)
-        ::sync_file_range((*part)->native_fd(), static_cast<off_t>(row * map.unit()), static_cast<off_t>(length),
-                          SYNC_FILE_RANGE_WRITE);
-      GRAPHFS_RETURN_IF_ERROR(sums->Write(row, 0, BlockSums(unit, b)));
-      if (row_lock.owns_lock()) row_lock.unlock();
-      read_back_.Rows(f, row, row + 1);
-      // A row that did not read back right stops the rebuild now rather than at the end.
-      GRAPHFS_RETURN_IF_ERROR(read_back_.error());
-      report_.bytes += length;
-      since += length;
-      done += read_bytes;
+      auto rebuilt = Row(s, **part, *sums, row, /*limited=*/true, f);
+      if (!rebuilt.ok() && Defer(rebuilt.error(), m.file_id, row, /*writes_go_on=*/true)) continue;
+      if (!rebuilt.ok()) return rebuilt.error();
+      if (rebuilt->written == 0) continue;
+      since += rebuilt->written;
+      done += rebuilt->read;
       if (req_.task != nullptr) req_.task->done.store(done, std::memory_order_relaxed);
-      limiter_.Take(read_bytes);
       progress.Update(done, f.path);
       if (since >= req_.checkpoint) {
         GRAPHFS_RETURN_IF_ERROR(Durable(**part, *sums, m.file_id, row + 1));
         since = 0;
       }
     }
-    // The part's full length: a last row whose unit on this disk is short or absent ends it.
-    const uint64_t part_length = map.PartSize(disk, stored);
-    GRAPHFS_RETURN_IF_ERROR((*part)->Truncate(part_length));
-    {
-      auto held = read_back_.HoldSumsHeaders();  // the read back may be opening this header
-      GRAPHFS_RETURN_IF_ERROR(sums->SetPartLength(part_length));
-    }
-    GRAPHFS_RETURN_IF_ERROR((*part)->Sync());
-    GRAPHFS_RETURN_IF_ERROR(sums->Sync());
-    GRAPHFS_RETURN_IF_ERROR(target_.SyncNames());
-    read_back_.Length(f);
+    // Every row passed, and any the file grows to: a write from now on is done again.
+    if (watch_ != nullptr) watch_->Passed(m.file_id, UINT64_MAX);
+    GRAPHFS_RETURN_IF_ERROR(EndPart(f, **part, *sums));
     record_.done.insert(m.file_id);
     record_.file.clear();
     record_.row = 0;
     return WriteFileAtomic(req_.to + "/" + kRebuildRecordFile, record_.Encode());
   }
 
+  // Does rows `rows` of file `f`, passed already, again from what the row holds now — `m`, the
+  // file's manifest now, says its size — and cuts or extends the part to that size. Rows a write
+  // changed behind the rebuild, or that the write-intent records mark after a resume. `limited`:
+  // writes go on, and the rows are paced by the rate (not while the writes wait for the switch).
+  Status Again(const StripedFileRef& f, const StripeManifest& m, const std::set<uint64_t>& rows, bool limited) {
+    auto scan = RowScanner::Open(set_, m, /*writable=*/false, req_.disk);
+    if (!scan.ok()) return scan.error();
+    auto part = target_.Open(m.file_id, DiskFileOptions{.writable = true, .create = true});
+    if (!part.ok()) return part.error();
+    auto sums = UnitSums::Open(target_, SumsHeaderOf(m, req_.disk), /*writable=*/true);
+    if (!sums.ok()) return sums.error();
+    const StripedFileRef now{f.path, m};
+    for (uint64_t row : rows) {
+      if (row >= (*scan)->rows()) break;
+      auto rebuilt = Row(**scan, **part, *sums, row, limited, now);
+      if (!rebuilt.ok() && Defer(rebuilt.error(), m.file_id, row, /*writes_go_on=*/limited)) continue;
+      if (!rebuilt.ok()) return rebuilt.error();
+      report_.redone_rows += rebuilt->written > 0;
+    }
+    return EndPart(now, **part, *sums);
+  }
+
  private:
+  // Run by the daemon while writes go on, a row that cannot be rebuilt (EIO) may be one whose
+  // length a write changed since the size its scanner reads by (the file grown over its last row
+  // or cut), or one a shrink is cutting (it cuts parts and sums past its new end outside the row
+  // locks): it is left to a later pass, which reads the file as it is then. The last pass, with
+  // the writes held, fails on it. Whether `error` was so deferred.
+  bool Defer(const Error& error, const std::string& file_id, uint64_t row, bool writes_go_on) {
+    if (!writes_go_on || watch_ == nullptr || error.code() != EIO) return false;
+    watch_->Passed(file_id, row + 1);
+    watch_->Written(file_id, row, row + 1);
+    return true;
+  }
+
+  struct RowDone {
+    uint64_t read = 0, written = 0;  // bytes (none written: the disk holds nothing of the row)
+  };
+  // Rebuilds the disk's unit of row `row` from the row's other units, writes it and its sums to
+  // the target and hands the row of `ref` (the file as `s` reads it) to the read back.
+  Result<RowDone> Row(RowScanner& s, DiskFile& part, UnitSums& sums, uint64_t row, bool limited,
+                      const StripedFileRef& ref) {
+    const StripeMap& map = s.map();
+    const StripeManifest& m = s.manifest();
+    const uint32_t slot = map.DiskSlot(row, req_.disk);
+    const uint64_t length = map.RowUnitLength(row, slot, m.stored_size()), b = m.sum_block;
+    if (length == 0) return RowDone{};
+    if (req_.task != nullptr && req_.task->cancel.load(std::memory_order_relaxed))
+      return Error(ECANCELED, "rebuild stopped at row " + std::to_string(row) + " (resumed when run again)");
+    // Run by the daemon: the row's heals and writes wait until its unit is on the new disk (and
+    // this does not read a block while one rewrites it).
+    std::unique_lock<std::mutex> row_lock;
+    if (req_.live != nullptr) row_lock = std::unique_lock<std::mutex>(req_.live->RowLock(m.file_id, row));
+    std::vector<uint32_t> others;
+    for (uint32_t o2 = 0; o2 < map.disks(); ++o2)
+      if (o2 != slot) others.push_back(o2);
+    std::vector<uint64_t> read(map.disks(), 0);
+    const std::vector<SlotScan> scans = s.Read(row, others, &read);
+    GRAPHFS_RETURN_IF_ERROR(Unit(s, scans, row, slot, length));
+    // Read under the row's lock: a write of the row from now on is told to the watch.
+    if (watch_ != nullptr) watch_->Passed(m.file_id, row + 1);
+    RowDone out{0, length};
+    for (uint64_t r : read) out.read += r;
+    const std::span<const char> unit(s.unit(slot).data(), length);
+    GRAPHFS_RETURN_IF_ERROR(part.Write(row * map.unit(), unit));
+    // Start the unit's writeback now, so that the new disk writes while the others are read
+    // for the next rows, instead of all at the checkpoint's fsync.
+    if (part.native_fd() >= 0)
+      ::sync_file_range(part.native_fd(), static_cast<off_t>(row * map.unit()), static_cast<off_t>(length),
+                        SYNC_FILE_RANGE_WRITE);
+    GRAPHFS_RETURN_IF_ERROR(sums.Write(row, 0, BlockSums(unit, b)));
+    if (row_lock.owns_lock()) row_lock.unlock();
+    read_back_.Rows(ref, row, row + 1);
+    // A row that did not read back right stops the rebuild now rather than at the end.
+    GRAPHFS_RETURN_IF_ERROR(read_back_.error());
+    report_.bytes += length;
+    if (limited) limiter_.Take(out.read);
+    return out;
+  }
+
+  // Rebuilds the first `length` bytes of slot `slot`'s unit in `s`'s buffers, block by block, from
+  // the other slots `scans` read (a bad source block rebuilt around, and counted). EIO
+  // naming the row, the block and the disks when more than K units are bad at a block.
+  Status Unit(RowScanner& s, const std::vector<SlotScan>& scans, uint64_t row, uint32_t slot, uint64_t length) {
+    const StripeMap& map = s.map();
+    const uint64_t b = s.sum_block();
+    for (uint64_t blk = 0; blk * b < length; ++blk) {
+      std::vector<uint32_t> bad = {slot};
+      std::string why;
+      for (uint32_t o2 = 0; o2 < map.disks(); ++o2) {
+        if (o2 == slot || scans[o2].BlockGood(blk, b)) continue;
+        bad.push_back(o2);
+        if (!scans[o2].failed.empty()) {
+          why += "; disk " + std::to_string(scans[o2].disk) + ": " + scans[o2].failed;
+        } else {
+          why += "; disk " + std::to_string(scans[o2].disk) + ": block " + std::to_string(blk) + " failed its checksum";
+          ++report_.bad_source_blocks;
+        }
+      }
+      if (bad.size() > map.parity())
+        return Error(EIO, "row " + std::to_string(row) + ", block " + std::to_string(blk) + ": " +
+                              std::to_string(bad.size() - 1) + " other unit(s) of the row are bad there" + why +
+                              "; parity " + std::to_string(map.parity()) + " cannot rebuild disk " +
+                              std::to_string(req_.disk) + "'s bytes");
+      const uint64_t begin = blk * b;
+      GRAPHFS_RETURN_IF_ERROR(s.Rebuild(row, bad, begin, std::min(b, s.row_length(row) - begin)));
+    }
+    return Status::Ok();
+  }
+
+  // The part's full length for file `f`: a last row whose unit on this disk is short or absent
+  // ends it (and a file cut while the rebuild ran has no sums past it); durable, then checked.
+  Status EndPart(const StripedFileRef& f, DiskFile& part, UnitSums& sums) {
+    const StripeMap map = *StripeMap::Create(f.manifest.layout);
+    const uint64_t stored = f.manifest.stored_size(), part_length = map.PartSize(req_.disk, stored);
+    GRAPHFS_RETURN_IF_ERROR(part.Truncate(part_length));
+    {
+      auto held = read_back_.HoldSumsHeaders();  // the read back may be opening this header
+      GRAPHFS_RETURN_IF_ERROR(sums.SetPartLength(part_length));
+      GRAPHFS_RETURN_IF_ERROR(sums.CutRows(map.Rows(stored)));
+    }
+    GRAPHFS_RETURN_IF_ERROR(part.Sync());
+    GRAPHFS_RETURN_IF_ERROR(sums.Sync());
+    GRAPHFS_RETURN_IF_ERROR(target_.SyncNames());
+    read_back_.Length(f);
+    return Status::Ok();
+  }
+
   // Rows below `next_row` of `file` are on the target for good: the record says so.
   Status Durable(DiskFile& part, UnitSums& sums, const std::string& file, uint64_t next_row) {
     GRAPHFS_RETURN_IF_ERROR(part.Sync());
@@ -247,6 +318,7 @@ class DiskRebuild {
   RebuildReport& report_;
   RateLimiter limiter_;
   RebuildReadBack& read_back_;
+  RebuildWatch* watch_;  // run by the daemon: told each row passed
 };
 
 }  // namespace
@@ -345,9 +417,62 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
   return prep;
 }
 
+namespace {
+
+// Passes over the rows written behind the daemon's rebuild before it holds the writes anyway (they
+// keep coming as fast as the rows are done again), and the rows left at which it holds them.
+constexpr int kPassesBeforeHold = 4;
+constexpr uint64_t kRowsLeftToHold = 16;
+
+// File `f`'s manifest now: as an open file of the mount's set has it (its writes change the
+// size), else as its stub says; `f`'s own offline, where nothing writes meanwhile.
+StripeManifest ManifestNow(const DiskSet* live, const StripedFileRef& f) {
+  if (live == nullptr) return f.manifest;
+  for (const auto& open : live->OpenFiles())
+    if (StripeManifest m = open->manifest(); m.file_id == f.manifest.file_id) return m;
+  auto m = ReadManifest(f.path);
+  if (m.ok() && m->has_value() && (*m)->file_id == f.manifest.file_id) return **m;
+  return f.manifest;
+}
+
+using RowsByFile = std::map<std::string, std::set<uint64_t>>;
+
+// A resumed run: the rows the killed one made durable on the new disk are read back, and those of
+// them written since — the write-intent records mark every row written while the disk was lost,
+// before the write — are done again (`again`; every file resumed has an entry, since its size may
+// have changed too). The rows are counted by what the killed run left on the new disk: the file
+// may have grown or shrunk since. Run by the daemon, the watch is told those rows were passed.
+Status ResumedRows(const PreparedRebuild& prep, DiskBackend& target, RebuildReadBack& read_back,
+                   RebuildWatch* watch, RowsByFile& again) {
+  const RebuildRecord& record = prep.record;
+  for (const StripedFileRef& f : prep.found.files) {
+    const std::string& id = f.manifest.file_id;
+    const uint64_t passed = record.done.count(id) ? UINT64_MAX : record.file == id ? record.row : 0;
+    if (passed == 0) continue;
+    if (watch != nullptr) watch->Passed(id, passed);
+    auto marked = LoadStaleRows(*prep.set, id, prep.req.disk);
+    if (!marked.ok()) return marked.error().Wrap(f.path);
+    const StripeMap map = *StripeMap::Create(f.manifest.layout);
+    auto part = target.Open(id, {});
+    auto part_size = part.ok() ? (*part)->Size() : Result<uint64_t>(uint64_t{0});
+    if (!part_size.ok()) return part_size.error().Wrap(f.path);
+    // Whole units the killed run left; a short last one is done again (the file may have grown
+    // over it), as is every row marked.
+    const uint64_t whole = *part_size / map.unit(), rows = std::min(passed, map.Rows(f.manifest.stored_size()));
+    std::set<uint64_t>& redo = again[id];
+    read_back.Rows(f, 0, std::min(whole, rows));
+    if (*part_size % map.unit() != 0 && whole < rows) redo.insert(whole);
+    if (*marked)
+      for (uint64_t r = 0; r < rows; ++r)
+        if ((*marked)->Has(r)) redo.insert(r);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   const RebuildRequest& req = prep.req;
-  const SetFiles* found = &prep.found;
   const DiskRegistry& registry = prep.registry;
   const uint32_t n = static_cast<uint32_t>(registry.disks.size());
   RebuildRecord& record = prep.record;
@@ -356,6 +481,17 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(report.to + "/" + kRebuildRecordFile, record.Encode()));
   auto target = OpenDiskBackend(report.to);
   if (!target.ok()) return target.error();
+  // Run by the daemon, the files that lost the disk take writes all along: from here each row a
+  // write changes behind the rebuild is told to it, until the disk is switched in (or the run
+  // ends otherwise), which also lets go the writes held for the switch.
+  std::shared_ptr<RebuildWatch> watch = req.live != nullptr ? req.live->WatchRebuild(req.disk) : nullptr;
+  struct EndWatch {
+    const DiskSet* live;
+    uint32_t disk;
+    ~EndWatch() {
+      if (live != nullptr) live->EndRebuild(disk);
+    }
+  } end_watch{req.live, req.disk};
 
   const auto started = std::chrono::steady_clock::now();
   ProgressLine progress(req.progress, "graphfs-rebuild", total);
@@ -363,23 +499,47 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   // Every row is read back from the new disk while the next ones are rebuilt — this run's rows,
   // and those a killed run made durable, which it may not have read back.
   RebuildReadBack read_back(**target, req.disk);
-  for (const StripedFileRef& f : found->files) {
-    // Every layout made a map above (the room check), or the rebuild stopped there.
-    const uint64_t rows = StripeMap::Create(f.manifest.layout)->Rows(f.manifest.stored_size());
-    if (record.done.count(f.manifest.file_id)) {
-      read_back.Rows(f, 0, rows);
-      read_back.Length(f);
-    } else if (record.file == f.manifest.file_id) {
-      read_back.Rows(f, 0, record.row);
-    }
-  }
-  DiskRebuild rebuild(req, *prep.set, **target, record, report, read_back);
-  for (const StripedFileRef& f : found->files) {
+  RowsByFile again;
+  if (report.resumed) GRAPHFS_RETURN_IF_ERROR(ResumedRows(prep, **target, read_back, watch.get(), again));
+  DiskRebuild rebuild(req, *prep.set, **target, record, report, read_back, watch.get());
+  for (const StripedFileRef& f : prep.found.files) {
     if (record.done.count(f.manifest.file_id)) continue;
     const uint64_t first_row = record.file == f.manifest.file_id ? record.row : 0;
     if (Status s = rebuild.File(f, first_row, progress, done); !s.ok()) return s.error().Wrap(f.path);
   }
   progress.Finish(total);
+  // The rows written behind the rebuild, and the files whose size changed, done again — in
+  // passes while writes go on, then with them held: the last pass leaves nothing behind, and the
+  // writes wait (ParityWriter::HeldBy) until the caller has switched the disk in.
+  for (int pass = 0;; ++pass) {
+    const bool last = watch == nullptr || pass >= kPassesBeforeHold || watch->written() <= kRowsLeftToHold;
+    if (watch != nullptr && last) {
+      watch->Hold();
+      // A write under way finishes first; any later one of a file that lost the disk waits.
+      for (const auto& open : req.live->OpenFiles()) open->AwaitWrites();
+    }
+    if (watch != nullptr)
+      for (auto& [id, rows] : watch->TakeWritten()) again[id].merge(rows);
+    // No row is read back while it is written again.
+    GRAPHFS_RETURN_IF_ERROR(read_back.Wait());
+    for (StripedFileRef& f : prep.found.files) {
+      const StripeManifest now = ManifestNow(req.live, f);
+      const uint64_t before = f.manifest.stored_size();
+      auto it = again.find(f.manifest.file_id);
+      if (it == again.end() && now.stored_size() == before) continue;
+      std::set<uint64_t> rows = it != again.end() ? std::move(it->second) : std::set<uint64_t>{};
+      if (it != again.end()) again.erase(it);
+      if (now.stored_size() != before) {
+        // Grown or cut: the rows past the shorter size, and its last row, which changed length.
+        const StripeMap map = *StripeMap::Create(now.layout);
+        const uint64_t from = map.Rows(std::min(before, now.stored_size()));
+        for (uint64_t r = from > 0 ? from - 1 : 0; r < map.Rows(now.stored_size()); ++r) rows.insert(r);
+      }
+      if (Status s = rebuild.Again(f, now, rows, /*limited=*/!last); !s.ok()) return s.error().Wrap(f.path);
+      f.manifest = now;
+    }
+    if (last) break;
+  }
   const auto rebuilt = std::chrono::steady_clock::now();
   // Every part read back whole before the directory becomes the disk.
   GRAPHFS_RETURN_IF_ERROR(read_back.Wait());
@@ -388,13 +548,13 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   // Every row of the new disk is written and read back, so the rows the disk missed while it was
   // lost (stale_rows.h) are in step there: their records go before the directory becomes the
   // disk (a kill between leaves records, which only cost reads through parity until a scrub).
-  // Run by the daemon, writes of files that lost the disk were refused all along.
-  for (const StripedFileRef& f : found->files)
+  // Run by the daemon, the writes of the files that lost the disk are held until the switch.
+  for (const StripedFileRef& f : prep.found.files)
     if (Status s = ClearStaleRows(*prep.set, f.manifest.file_id, req.disk); !s.ok()) return s.error().Wrap(f.path);
   // The directory is the disk now; then the registries say where it is.
   GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(report.to + "/" + kDiskIdentityFile,
                                           EncodeDiskIdentity({registry.set_id, req.disk, n})));
-  for (const std::string& g : found->graph_dirs) {
+  for (const std::string& g : prep.found.graph_dirs) {
     auto r = ReadRegistry(g);
     if (!r.ok()) return r.error();
     r->disks[req.disk] = report.to;
@@ -403,6 +563,8 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   }
   if (::unlink((report.to + "/" + kRebuildRecordFile).c_str()) != 0)
     return Error::FromErrno("remove " + report.to + "/" + kRebuildRecordFile);
+  // With the writes still held: every open file takes the disk before any of them writes again.
+  if (req.switch_in) GRAPHFS_RETURN_IF_ERROR(req.switch_in(report.to));
   return report;
 }
 

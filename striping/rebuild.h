@@ -22,15 +22,19 @@
 // rewritten with the new path for the disk, and the record is removed.
 //
 // The graphs may be mounted meanwhile: the mount keeps reading the disk through parity until it
-// is mounted again (it reads the registry when it starts), and writes nothing to files with
-// parity but heals of present disks, never to the new directory. Or the mount's daemon runs it
+// is mounted again (it reads the registry when it starts), and its writes would not reach the new
+// directory (the daemon's rebuild is for a mounted graph). Or the mount's daemon runs it
 // (`rebuild I DIR` written to MOUNTPOINT/.graphfs/disks; RebuildRequest::live): then each row's
-// rebuild holds the row's lock (DiskSet::RowLock), which the daemon's heals take too, and once
-// the registries name the new directory the daemon switches its reads to it (DiskSet::Replace,
-// StripedFile::AdoptDisk) without a remount.
+// rebuild holds the row's lock (DiskSet::RowLock), which the daemon's heals and writes take too;
+// writes go on, and the rows they change behind the rebuild are done again (rebuild_watch.h),
+// the last of them with the writes held, which stay held until the registries name the new
+// directory and the daemon has switched its files to it (switch_in: DiskSet::Replace,
+// StripedFile::AdoptDisk) without a remount. A resumed run does again the rows the killed one
+// had passed that the write-intent records (stale_rows.h) mark.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +61,9 @@ struct RebuildRequest {
   // in it), whose row locks the rebuild takes row by row; `paths` is then the mount's source.
   const DiskSet* live = nullptr;
   SetTaskProgress* task = nullptr;  // progress and cancel, for a runner in the background
+  // With `live`: switches the mount to the new disk (DiskSet::Replace, StripedFile::AdoptDisk),
+  // called at the end with the writes of the files that lost the disk still held (RebuildWatch).
+  std::function<Status(const std::string& dir)> switch_in;
 };
 
 struct RebuildReport {
@@ -65,6 +72,9 @@ struct RebuildReport {
   uint64_t files = 0;                // files with units on the disk
   uint64_t bytes = 0;                // bytes of units written (this run)
   uint64_t bad_source_blocks = 0;    // blocks of other disks that failed their sum (graphfs-scrub repairs them)
+  // Rows done again: written behind a rebuild run by the daemon, marked by the write-intent records
+  // after a resume (written since the killed run passed them), or of a file whose size changed.
+  uint64_t redone_rows = 0;
   bool resumed = false;
   double rebuild_seconds = 0;        // rebuilding and writing (this run)
   double verify_seconds = 0;         // the read back left after the last row was written

@@ -165,6 +165,7 @@ Status StripedFile::AdoptForWrites(uint32_t disk, const DiskSet& disks) {
 
 Status StripedFile::RecoverJournal() {
   std::lock_guard<std::mutex> lock(write_mu_);
+  const uint64_t before = size();
   auto replayed = writer_->Recover();
   if (!replayed.ok()) return replayed.error();
   if (!*replayed) return Status::Ok();
@@ -173,7 +174,7 @@ Status StripedFile::RecoverJournal() {
   const uint64_t size = **replayed;
   size_.store(size);
   MarkModified();
-  GRAPHFS_RETURN_IF_ERROR(writer_->Cut(size));
+  GRAPHFS_RETURN_IF_ERROR(writer_->Cut(size, std::max(before, size)));
   GRAPHFS_RETURN_IF_ERROR(SyncLocked());
   return writer_->Checkpoint();
 }
@@ -444,8 +445,20 @@ Result<uint64_t> StripedFile::Write(uint64_t offset, const char* buf, uint64_t l
   return length;
 }
 
+std::unique_lock<std::mutex> StripedFile::LockForChange() {
+  std::unique_lock<std::mutex> serial(write_mu_);
+  // A daemon's rebuild of a disk this file lost holds writes while it switches the disk in, and
+  // hands each open file the disk under its write_mu_: wait without it.
+  while (auto held = writer_->HeldBy()) {
+    serial.unlock();
+    held->AwaitRelease();
+    serial.lock();
+  }
+  return serial;
+}
+
 Result<uint64_t> StripedFile::WriteParity(uint64_t offset, const char* buf, uint64_t length) {
-  std::lock_guard<std::mutex> serial(write_mu_);
+  std::unique_lock<std::mutex> serial = LockForChange();
   std::unique_lock<std::shared_mutex> lock(rw_);
   ReadGate::WriteScope gate(gate_);
   GRAPHFS_RETURN_IF_ERROR(writer_->CheckWritable());
@@ -464,7 +477,7 @@ Result<uint64_t> StripedFile::WriteParity(uint64_t offset, const char* buf, uint
 
 Status StripedFile::TruncateParity(uint64_t new_size) {
   {
-    std::lock_guard<std::mutex> serial(write_mu_);
+    std::unique_lock<std::mutex> serial = LockForChange();
     std::unique_lock<std::shared_mutex> lock(rw_);
     ReadGate::WriteScope gate(gate_);
     GRAPHFS_RETURN_IF_ERROR(writer_->CheckWritable());
@@ -483,7 +496,7 @@ Status StripedFile::TruncateParity(uint64_t new_size) {
       // past a part's share, which the journal's replay cuts again).
       GRAPHFS_RETURN_IF_ERROR(Flush());
       if (::fsync(stub_fd_.get()) != 0) return Error::FromErrno("fsync stub of " + manifest_.file_id);
-      GRAPHFS_RETURN_IF_ERROR(writer_->Cut(new_size));
+      GRAPHFS_RETURN_IF_ERROR(writer_->Cut(new_size, old));
     }
   }
   return Flush();

@@ -99,7 +99,7 @@ class StripedFile {
   // No write, truncate or sync of the file runs while the lock is held.
   std::unique_lock<std::mutex> LockWrites() { return std::unique_lock<std::mutex>(write_mu_); }
   // Returns once no write, truncate or sync of the file is under way: one that starts after
-  // this sees what the set says now (DiskSet::SetRebuilding).
+  // this sees what the set says now (a rebuild's RebuildWatch::Hold).
   void AwaitWrites() { std::lock_guard<std::mutex> serial(write_mu_); }
 
   // Reads up to `length` bytes at `offset`; fewer at end of file, 0 past it.
@@ -167,6 +167,9 @@ class StripedFile {
   // Write and Truncate of a file with sums: through the row journal, alone.
   Result<uint64_t> WriteParity(uint64_t offset, const char* buf, uint64_t length);
   Status TruncateParity(uint64_t new_size);
+  // write_mu_ for a write or truncate of a file with sums, once no rebuild of a disk it lost
+  // holds its writes (ParityWriter::HeldBy).
+  std::unique_lock<std::mutex> LockForChange();
   // Replays the row journal at open and makes the outcome durable.
   Status RecoverJournal();
   // AdoptDisk's part for the writer (its part, sums and journal on the disk), under write_mu_.

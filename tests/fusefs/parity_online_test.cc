@@ -6,9 +6,11 @@
 // parity unit and its sums, after which a degraded read that needs that parity works (the
 // daemon's kept sums are read again); and bad lines refused with the reason. A descriptor opened
 // for writing before the switch writes degraded, then through it afterwards, as the same writes to
-// a plain file do, and the daemon's scrub finds every row's parity and sums right; writes while
-// the rebuild runs are refused (EROFS: writes wait for the disk), none of them lands, and reads
-// stay right; a kill -9 while such a descriptor writes after the switch loses nothing fsync'ed.
+// a plain file do, and the daemon's scrub finds every row's parity and sums right; writes and
+// truncates while the rebuild runs land, and the switched disk holds them (another disk failing,
+// the bytes are whole); a kill -9 while a file the rebuild passed is written loses nothing
+// fsync'ed, and the rebuild resumed keeps the writes; a kill -9 while such a descriptor writes
+// after the switch loses nothing fsync'ed.
 // Writes with a disk lost through the mount, the disk back at the next mount: stale in stats,
 // the log and .graphfs/disks, read through parity, refused as a rebuild's source of `rebuild`,
 // resynced by the daemon's scrub (only the rows written), healthy again and serving its units; and
@@ -23,11 +25,13 @@
 #include <filesystem>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include <sys/wait.h>
 
 #include "common/aligned_buffer.h"
 #include "striping/disk_set.h"
+#include "striping/rebuild.h"
 #include "striping/stripe_map.h"
 #include "striping/unit_sums.h"
 #include "tests/fusefs/striped_fixture.h"
@@ -315,43 +319,118 @@ TEST_F(ParityOnline, FsyncedWritesWithADiskLostSurviveKillNine) {
   WriteFile(mnt + "/.graphfs/fault", "0 0\n");
 }
 
-// Writes while the daemon's rebuild runs (slowed by its rate, so that they come mid-way): each is
-// refused with EROFS — the rebuild passes each row once, so a file that lost the disk takes no
-// write until the switch (docs/parity.md, "Writes with a disk lost") — and none lands; reads meanwhile are right. After the switch the same descriptor
-// writes, every byte equals a plain file's given the writes that were taken, and the scrub finds
-// nothing wrong.
-TEST_F(ParityOnline, WritesWhileTheRebuildRunsAreRefusedAndTheSwitchedFileMatchesAPlainOne) {
+// Writes and truncates while the daemon's rebuild runs (slowed by its rate, so that they come
+// mid-way) land, as md takes writes during a resync: the file reads as a plain file given the same
+// operations all along, the rebuild does again the rows written behind it (counted: else the test
+// proves nothing), the same descriptor writes on after the switch, the daemon's scrub finds every
+// row's parity and sums right, and with disk 0 failing every read the bytes are still whole — only
+// if the new disk holds the rows written while it was rebuilt.
+TEST_F(ParityOnline, WritesAndTruncatesWhileTheRebuildRunsLandOnTheSwitchedDisk) {
   const std::string data = RandomBytes(24 * kUnit + 321, 89);
   int fd = -1, plain = -1;
   std::string plain_path;
+  // Closed however the test ends: a descriptor left open would keep the daemon from exiting.
+  struct Close {
+    int* fds[2];
+    ~Close() {
+      for (int* f : fds)
+        if (*f >= 0) ::close(std::exchange(*f, -1));
+    }
+  } close_both{{&fd, &plain}};
   ASSERT_NO_FATAL_FAILURE(OpenDegradedBesideAPlainTwin(data, &fd, &plain, &plain_path));
 
   const std::string to = tmp.Sub("new-disk");
   ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + " 512K\n"), 0);
   std::mt19937 rng(90);
+  uint64_t size = data.size();
   int mid_way = 0, wrong_reads = 0;
-  while (Disks()["task"]["state"] == "running") {
-    const uint64_t at = rng() % data.size();
-    const int err = WriteBoth(fd, plain, at, RandomBytes(1 + rng() % kUnit, rng()));
-    const bool still = Disks()["task"]["state"] == "running";
-    EXPECT_EQ(err, EROFS) << "a write during the rebuild at " << at;
-    mid_way += still;
-    wrong_reads += ReadDirect(mnt + "/graph/column") != data;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; Disks()["task"]["state"] == "running"; ++i) {
+    if (i % 6 == 5) {
+      size = size / 2 + rng() % size;  // cut or grown
+      ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0) << "truncate " << i << ": " << std::strerror(errno);
+      ASSERT_EQ(::ftruncate(plain, static_cast<off_t>(size)), 0);
+    } else {
+      const uint64_t at = rng() % (size + kUnit), length = 1 + rng() % kUnit;
+      ASSERT_EQ(WriteBoth(fd, plain, at, RandomBytes(length, rng())), 0) << "write " << i << " at " << at;
+      size = std::max(size, at + length);
+    }
+    mid_way += Disks()["task"]["state"] == "running";
+    wrong_reads += ReadDirect(mnt + "/graph/column") != ReadFile(plain_path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_EQ(WaitForTask()["state"], "done");
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump();
   ASSERT_GE(mid_way, 3) << "the writes did not come while the rebuild ran: the test proves nothing";
+  EXPECT_GT(task["report"]["redone_rows"].get<uint64_t>(), 0u)
+      << "no write came behind the rebuild: the test proves nothing; " << task.dump();
   EXPECT_EQ(wrong_reads, 0);
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
 
-  for (int i = 0; i < 20; ++i) {
-    const uint64_t at = rng() % (data.size() + kUnit);
+  for (int i = 0; i < 10; ++i) {
+    const uint64_t at = rng() % (size + kUnit);
     ASSERT_EQ(WriteBoth(fd, plain, at, RandomBytes(1 + rng() % (2 * kUnit), rng())), 0) << "write " << i;
   }
   ASSERT_EQ(::fsync(fd), 0) << std::strerror(errno);
-  ::close(plain);
-  ::close(fd);
-  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == ReadFile(plain_path));
-  ExpectScrubFindsNothing("after the switch and the writes it took");
+  ::close(std::exchange(plain, -1));
+  ::close(std::exchange(fd, -1));
+  const std::string want = ReadFile(plain_path);
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want);
+  ExpectScrubFindsNothing("after the writes during the rebuild and the switch");
+  WriteFile(mnt + "/.graphfs/fault", "0 5\n");
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want) << "the new disk lacks rows written during the rebuild";
+  WriteFile(mnt + "/.graphfs/fault", "0 0\n");
+}
+
+// Kill -9 of the daemon while a file the rebuild has passed is written and fsynced, and another is
+// still being rebuilt: the next mount (still degraded) loses nothing fsync'ed, and the rebuild
+// asked again resumes, does again the rows the write-intent records mark (written since the killed
+// run passed them), and switches in a disk that serves the same bytes: the scrub finds nothing,
+// and with disk 0 failing every read both files read as before the switch.
+TEST_F(ParityOnline, FsyncedWritesDuringTheRebuildSurviveKillNineAndTheResumedRebuildKeepsThem) {
+  const std::string data = RandomBytes(1 << 20, 101), slow = RandomBytes(2 << 20, 102);
+  manifest = StripeWithParity("column", data);
+  StripeWithParity("row", slow);  // rebuilt after column
+  std::filesystem::remove_all(disks[1]);
+  DoMount({"readahead=0", "cache_size=0"});
+  const std::string to = tmp.Sub("new-disk");
+  ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + " 256K\n"), 0);
+  // Until the rebuild's record says column is done (every row of it passed).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool passed = false;
+  while (!passed && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::string record = ReadFile(to + "/" + kRebuildRecordFile);
+    passed = !record.empty() && record.find(manifest.file_id) != std::string::npos &&
+             nlohmann::json::parse(record)["file"] != manifest.file_id;
+  }
+  ASSERT_TRUE(passed) << "the rebuild never passed column";
+  std::atomic<bool> stop{false};
+  WriteLog log;
+  std::thread writer([&] { WriteUntilFailure(mnt + "/graph/column", 103, stop, &log, &data); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  ASSERT_EQ(Disks()["task"]["state"], "running") << "the rebuild ended before the kill: slow it down";
+  mount.Kill();
+  stop = true;
+  writer.join();
+  ASSERT_GT(log.acked, 0) << "no fsync finished before the kill: the test proves nothing";
+
+  DoMount({"readahead=0", "cache_size=0"});
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array({1}));
+  const std::string known = ReadFile(mnt + "/graph/column");
+  ExpectSurvived("column written during the rebuild", known, log);
+  ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + "\n"), 0);
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump();
+  EXPECT_EQ(task["report"]["resumed"], true) << task.dump();
+  EXPECT_GT(task["report"]["redone_rows"].get<uint64_t>(), 0u) << task.dump();
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == known);
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/row") == slow);
+  ExpectScrubFindsNothing("after the kill and the resumed rebuild");
+  WriteFile(mnt + "/.graphfs/fault", "0 5\n");
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == known) << "the new disk lacks rows written during the rebuild";
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/row") == slow);
+  WriteFile(mnt + "/.graphfs/fault", "0 0\n");
 }
 
 TEST_F(ParityOnline, RebuildThroughTheControlFileSwitchesTheMountToTheNewDisk) {

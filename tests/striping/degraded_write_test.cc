@@ -16,9 +16,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "striping/disk_set.h"
@@ -303,23 +308,39 @@ TEST(DegradedWrite, MoreDisksLostThanParityIsAnErrorNamingThem) {
   EXPECT_NE(f.error().message().find("disks 1, 3 lost"), std::string::npos) << f.error().message();
 }
 
-// While the mount's daemon rebuilds the lost disk its writes would miss the rows it passed: they
-// are refused naming the disk, and land again once it is done.
-TEST(DegradedWrite, WritesWaitWhileTheDaemonRebuildsTheLostDisk) {
-  Graph g(4, 1, RandomBytes(4 * kUnit, 241));
+// While the mount's daemon rebuilds the lost disk, writes go on: each row written in place (or
+// cut by a shrink) that the rebuild has passed is told to it, and no other; while it holds the
+// writes for the switch a write waits, and lands once they are let go.
+TEST(DegradedWrite, WritesDuringTheDaemonsRebuildTellItTheRowsItPassedAndWaitForTheSwitch) {
+  Graph g(4, 1, RandomBytes(4 * kUnit, 241));  // rows of 3 data units: rows 0 and 1
   g.Away(2);
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
-  ASSERT_TRUE((*f)->Write(10, "landed", 6).ok());
-  g.set->SetRebuilding(2, true);
-  auto w = (*f)->Write(0, "z", 1);
-  ASSERT_FALSE(w.ok());
-  EXPECT_EQ(w.error().code(), EROFS);
-  EXPECT_NE(w.error().message().find("disk 2"), std::string::npos) << w.error().message();
-  EXPECT_NE(w.error().message().find("being rebuilt"), std::string::npos) << w.error().message();
-  EXPECT_FALSE((*f)->Truncate(10).ok());
-  g.set->SetRebuilding(2, false);
-  EXPECT_TRUE((*f)->Write(0, "z", 1).ok());
+  const std::string id = g.manifest.file_id;
+  auto watch = g.set->WatchRebuild(2);
+  watch->Passed(id, 1);
+  ASSERT_TRUE((*f)->Write(10, "passed", 6).ok());
+  ASSERT_TRUE((*f)->Write(3 * kUnit + 5, "ahead", 5).ok());
+  EXPECT_EQ(watch->TakeWritten(), (std::map<std::string, std::set<uint64_t>>{{id, {0}}}));
+  // A shrink rewrites its new last row and cuts the rows past it.
+  watch->Passed(id, UINT64_MAX);
+  ASSERT_TRUE((*f)->Truncate(100).ok());
+  EXPECT_EQ(watch->TakeWritten(), (std::map<std::string, std::set<uint64_t>>{{id, {0, 1}}}));
+
+  watch->Hold();
+  std::atomic<bool> landed{false};
+  std::thread writer([&] {
+    auto w = (*f)->Write(0, "z", 1);
+    EXPECT_TRUE(w.ok()) << w.error().message();
+    landed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(landed.load()) << "a write landed while the rebuild held them";
+  EXPECT_EQ(watch->written(), 0u);
+  g.set->EndRebuild(2);
+  writer.join();
+  EXPECT_TRUE(landed.load());
+  EXPECT_EQ(g.set->rebuild(2), nullptr);
 }
 
 // The record's name and its damaged header: a copy that does not verify stands for every row.

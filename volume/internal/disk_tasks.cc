@@ -91,30 +91,23 @@ Status DiskTasks::StartRebuild(uint32_t disk, const std::string& dir, uint64_t r
   req.progress = false;
   req.live = set;
   req.task = progress_.get();
+  // Every unit is on the new disk and read back, the registries name it: the mount reads it, and
+  // the writes held for the switch go on onto it.
+  req.switch_in = [this, disk](const std::string& to) { return core_.SwitchDisk(disk, to); };
   auto prepared = PrepareRebuild(req);
   if (!prepared.ok()) return Refused(prepared.error().Wrap("rebuild of disk " + std::to_string(disk)));
   LogError("disks: rebuilding disk " + std::to_string(disk) + " onto " + dir + " (" + std::to_string(rate) +
            " bytes/s, 0: no limit)");
   std::shared_ptr<PreparedRebuild> prep(prepared->release(), PreparedRebuildDeleter());
-  Launch([this, prep, disk, set]() -> Result<json> {
-    // Writes of files that lost the disk land degraded until now; from here they are refused
-    // until the switch (or the rebuild's end), since the rebuild passes each row once. Every
-    // write under way finishes first, before the rebuild reads a row.
-    set->SetRebuilding(disk, true);
-    struct Done {
-      const DiskSet* set;
-      uint32_t disk;
-      ~Done() { set->SetRebuilding(disk, false); }
-    } done{set, disk};
-    for (const auto& f : set->OpenFiles()) f->AwaitWrites();
+  Launch([prep]() -> Result<json> {
+    // Writes of files that lost the disk go on while it runs (striping/rebuild_watch.h).
     auto report = RunRebuild(*prep);
     if (!report.ok()) return report.error();
-    // Every unit is on the new disk and read back, the registries name it: the mount reads it.
-    GRAPHFS_RETURN_IF_ERROR(core_.SwitchDisk(disk, report->to));
     return json{{"to", report->to},
                 {"files", report->files},
                 {"bytes", report->bytes},
                 {"bad_source_blocks", report->bad_source_blocks},
+                {"redone_rows", report->redone_rows},
                 {"resumed", report->resumed},
                 {"registries", report->registries}};
   });
