@@ -28,12 +28,22 @@
 # (loop devices' counters, after a sync) and the floor: those bytes / (disks x --bps). The
 # cgroup-v1 blkio throttle does not charge the kernel's writeback, so the floor is a floor of the
 # throttle's model, not of what these loop disks delivered.
+# With --marks: what the write-intent marks cost writes with a disk lost (docs/parity.md, "Writes
+# with a disk lost"): one file of --size with --parity K striped in --unit units over --read-disks
+# loop disks, given --random 4 KiB writes at random aligned offsets (fsync at the end) three
+# times at the same offsets: healthy; then with disk 1 missing (its identity moved aside), when the
+# first write of each row marks it (one fsync per present disk, beside the journal's); then again,
+# every row marked already. Prints seconds, writes per second, the rows the records mark after
+# the pass, the disks' bytes and the floor: the pass with the rows marked already (the same
+# degraded writes without the marks).
 #   scripts/bench/parity.sh [--bin build/bin] [--unit 4M] [--disks 3,4,6,8] [--seconds 1]
 #   scripts/bench/parity.sh --reads [--dir /var/tmp/parity-read-bench] [--size 1G] [--unit 4M]
 #                           [--read-disks 4] [--parity 1] [--request 16M] [--passes 3]
 #   scripts/bench/parity.sh --rebuild [--size 1G] [--unit 4M] [--read-disks 4] [--parity 1]
 #                           [--bps 100000000] [--rate ""]
 #   scripts/bench/parity.sh --writes [--size 256M] [--unit 4M] [--read-disks 4] [--parity 1]
+#                           [--bps 100000000] [--random 2000]
+#   scripts/bench/parity.sh --marks [--size 256M] [--unit 64K] [--read-disks 4] [--parity 1]
 #                           [--bps 100000000] [--random 2000]
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -56,6 +66,7 @@ bench_options "$@" <<'OPTIONS'
 --rate     RATE     ""
 --writes   WRITES   "" =1
 --random   RANDOM_WRITES 2000
+--marks    MARKS    "" =1
 OPTIONS
 # Bytes written to the loop devices so far (sectors written, /sys/block/loopN/stat).
 loops_written() {
@@ -63,6 +74,69 @@ loops_written() {
   for d in "$@"; do t=$((t + $(awk '{printf "%.0f", $7 * 512}' "/sys/block/$(basename "$d")/stat"))); done
   echo $t
 }
+# random_writes FILE COUNT SIZE: COUNT 4 KiB pwrites at aligned offsets below SIZE (the same offsets
+# every time), then one fsync.
+random_writes() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import os, random, sys
+path, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(44)
+fd = os.open(path, os.O_WRONLY)
+block = os.urandom(4096)
+for _ in range(count):
+    os.pwrite(fd, block, rng.randrange(size // 4096) * 4096)
+os.fsync(fd)
+os.close(fd)
+PY
+}
+# marked_rows DISK_DIR: the rows the write-intent records on that disk mark (bits set past each
+# record's 4 KiB header), summed over its records.
+marked_rows() {
+  python3 - "$1/parts" <<'PY'
+import os, sys
+n = 0
+for name in os.listdir(sys.argv[1]):
+    if ".stale-" in name:
+        with open(os.path.join(sys.argv[1], name), "rb") as f:
+            n += sum(bin(b).count("1") for b in f.read()[4096:])
+print(n)
+PY
+}
+if [ -n "$MARKS" ]; then
+  bench_setup
+  bench_on_exit destroy_disks
+  bytes=$(numfmt --from=iec "$SIZE")
+  n=$READ_DISKS
+  make_disks "$n" $(((2 * bytes / (n - PARITY) + (512 << 20)) >> 20 << 20))
+  throttle "$BPS"
+  src=$BENCH_ROOT/source/g
+  mnt=$BENCH_ROOT/mnt
+  mkdir -p "$src"
+  head -c "$bytes" /dev/urandom >"$src/p$PARITY"
+  "$BIN/graphfs-stripe" -q --parity "$PARITY" --compress none --unit "$UNIT" --min-size 1M --disks "$(disks_csv "$n")" "$src/p$PARITY" >&2
+  echo "# $(date -u +%FT%TZ) write-intent marks: $SIZE, unit $UNIT, parity $PARITY, over $n loop disks of $BPS B/s;" \
+       "$RANDOM_WRITES x 4 KiB pwrite at the same offsets each pass, then fsync"
+  printf '%-16s %9s %9s %12s %14s\n' pass seconds "writes/s" "rows marked" "disk bytes"
+  bench_on_exit quietly unmount_graphfs "$mnt"
+  for pass in healthy degraded-first degraded-again; do
+    if [ "$pass" = degraded-first ]; then
+      mv "${DISK_DIRS[1]}/.graphfs-disk" "${DISK_DIRS[1]}/.graphfs-disk.away"
+      bench_on_exit quietly mv "${DISK_DIRS[1]}/.graphfs-disk.away" "${DISK_DIRS[1]}/.graphfs-disk"
+    fi
+    mount_graphfs "$BENCH_ROOT/source" "$mnt" "readahead=0"
+    sync
+    before=$(loops_written "${LOOPS[@]}")
+    start=$(date +%s.%N)
+    random_writes "$mnt/g/p$PARITY" "$RANDOM_WRITES" "$bytes"
+    end=$(date +%s.%N)
+    unmount_graphfs "$mnt"
+    sync
+    written=$(( $(loops_written "${LOOPS[@]}") - before ))
+    awk -v s="$start" -v e="$end" -v c="$RANDOM_WRITES" -v m="$(marked_rows "${DISK_DIRS[0]}")" -v w="$written" -v p="$pass" \
+      'BEGIN { t = e - s; printf "%-16s %9.2f %9.1f %12d %14.0f\n", p, t, c / t, m, w }'
+  done
+  exit 0
+fi
 if [ -n "$WRITES" ]; then
   bench_setup
   bench_on_exit destroy_disks
@@ -97,17 +171,7 @@ if [ -n "$WRITES" ]; then
       'BEGIN { t = e - s; printf "%-10s %-7s %9.2f %9.1f %14.0f %14.0f %9.2f\n", "seq 1M", k, t, b / t / 1e6, b, w, w / (n * bps) }'
     before=$(loops_written "${LOOPS[@]}")
     start=$(date +%s.%N)
-    python3 - "$f" "$RANDOM_WRITES" "$bytes" <<'PY'
-import os, random, sys
-path, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rng = random.Random(44)
-fd = os.open(path, os.O_WRONLY)
-block = os.urandom(4096)
-for _ in range(count):
-    os.pwrite(fd, block, rng.randrange(size // 4096) * 4096)
-os.fsync(fd)
-os.close(fd)
-PY
+    random_writes "$f" "$RANDOM_WRITES" "$bytes"
     end=$(date +%s.%N)
     sync
     written=$(( $(loops_written "${LOOPS[@]}") - before ))
