@@ -152,7 +152,7 @@ class DiskRebuild {
     uint64_t since = 0;
     for (uint64_t row = first_row; row < s.rows(); ++row) {
       auto rebuilt = Row(s, **part, *sums, row, /*limited=*/true, f);
-      if (!rebuilt.ok() && Defer(rebuilt.error(), m.file_id, row, /*writes_go_on=*/true)) continue;
+      if (!rebuilt.ok() && Defer(rebuilt.error(), m, row, /*writes_go_on=*/true)) continue;
       if (!rebuilt.ok()) return rebuilt.error();
       if (rebuilt->written == 0) continue;
       since += rebuilt->written;
@@ -188,7 +188,7 @@ class DiskRebuild {
     for (uint64_t row : rows) {
       if (row >= (*scan)->rows()) break;
       auto rebuilt = Row(**scan, **part, *sums, row, limited, now);
-      if (!rebuilt.ok() && Defer(rebuilt.error(), m.file_id, row, /*writes_go_on=*/limited)) continue;
+      if (!rebuilt.ok() && Defer(rebuilt.error(), m, row, /*writes_go_on=*/limited)) continue;
       if (!rebuilt.ok()) return rebuilt.error();
       report_.redone_rows += rebuilt->written > 0;
     }
@@ -200,11 +200,17 @@ class DiskRebuild {
   // length a write changed since the size its scanner reads by (the file grown over its last row
   // or cut), or one a shrink is cutting (it cuts parts and sums past its new end outside the row
   // locks): it is left to a later pass, which reads the file as it is then. The last pass, with
-  // the writes held, fails on it. Whether `error` was so deferred.
-  bool Defer(const Error& error, const std::string& file_id, uint64_t row, bool writes_go_on) {
+  // the writes held, fails on it. The row is marked in the file's write-intent record too, as a
+  // write would: the progress record moves past it, and a run resumed after a kill does again
+  // the rows the records mark. Whether `error` was so deferred.
+  bool Defer(const Error& error, const StripeManifest& m, uint64_t row, bool writes_go_on) {
     if (!writes_go_on || watch_ == nullptr || error.code() != EIO) return false;
-    watch_->Passed(file_id, row + 1);
-    watch_->Written(file_id, row, row + 1);
+    std::vector<bool> lost(m.layout.disks, false);
+    lost[req_.disk] = true;
+    auto stale = StaleRowsWriter::Open(set_, m.file_id, m.layout.disks, lost);
+    if (!stale.ok() || !(*stale)->Mark(row, row + 1).ok()) return false;
+    watch_->Passed(m.file_id, row + 1);
+    watch_->Written(m.file_id, row, row + 1);
     return true;
   }
 
@@ -460,11 +466,18 @@ Status ResumedRows(const PreparedRebuild& prep, DiskBackend& target, RebuildRead
     // over it), as is every row marked.
     const uint64_t whole = *part_size / map.unit(), rows = std::min(passed, map.Rows(f.manifest.stored_size()));
     std::set<uint64_t>& redo = again[id];
-    read_back.Rows(f, 0, std::min(whole, rows));
     if (*part_size % map.unit() != 0 && whole < rows) redo.insert(whole);
     if (*marked)
       for (uint64_t r = 0; r < rows; ++r)
         if ((*marked)->Has(r)) redo.insert(r);
+    // Not the rows done again: the killed run may have been killed doing one of them again, its
+    // unit written and its sums not yet (they are read back once done again).
+    uint64_t from = 0;
+    for (uint64_t r : redo) {
+      read_back.Rows(f, from, std::min(r, whole));
+      from = r + 1;
+    }
+    read_back.Rows(f, from, std::min(whole, rows));
   }
   return Status::Ok();
 }

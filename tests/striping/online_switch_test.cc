@@ -87,6 +87,17 @@ TEST(OnlineSwitch, AnOpenFileReadsTheRebuiltDiskOnceSwitched) {
   EXPECT_GT(g.io->counters(1).bytes_read.load(), 0u);
 }
 
+// Write `i`: up to two units at a random offset of `f` (within a row, across units and rows,
+// past the end), done to `model` too.
+void RandomWrite(StripedFile& f, std::string& model, std::mt19937& rng, int i) {
+  const uint64_t at = rng() % (model.size() + kUnit / 2);
+  const std::string bytes = RandomBytes(1 + rng() % (2 * kUnit), rng());
+  auto w = f.Write(at, bytes.data(), bytes.size());
+  ASSERT_TRUE(w.ok()) << "write " << i << ": " << w.error().message();
+  if (at + bytes.size() > model.size()) model.resize(at + bytes.size(), '\0');
+  model.replace(at, bytes.size(), bytes);
+}
+
 // Disk `disk` of `g` (missing, `f` open without it) rebuilt onto `to` with the set the file reads
 // through, switched in, and handed to `f`.
 void RebuildAndSwitch(ParityGraph& g, StripedFile& f, uint32_t disk, const std::string& to) {
@@ -129,12 +140,7 @@ TEST(OnlineSwitch, AFileOpenForWritingWritesThroughTheSwitchedDisk) {
       model.resize(size, '\0');
       continue;
     }
-    const uint64_t at = rng() % (model.size() + kUnit / 2);
-    const std::string bytes = RandomBytes(1 + rng() % (2 * kUnit), rng());
-    auto w = (*f)->Write(at, bytes.data(), bytes.size());
-    ASSERT_TRUE(w.ok()) << "write " << i << ": " << w.error().message();
-    if (at + bytes.size() > model.size()) model.resize(at + bytes.size(), '\0');
-    model.replace(at, bytes.size(), bytes);
+    ASSERT_NO_FATAL_FAILURE(RandomWrite(**f, model, rng, i));
     if (i % 10 == 0) {
       ASSERT_TRUE((*f)->Sync().ok());
     }
@@ -193,12 +199,7 @@ TEST(OnlineSwitch, WritesAndTruncatesRacingARebuildAndItsSwitchLandOnTheNewDisk)
       ASSERT_TRUE((*f)->Truncate(size).ok()) << "truncate " << i;
       model.resize(size, '\0');
     } else {
-      const uint64_t at = rng() % (model.size() + kUnit / 2);
-      const std::string bytes = RandomBytes(1 + rng() % (2 * kUnit), rng());
-      auto w = (*f)->Write(at, bytes.data(), bytes.size());
-      ASSERT_TRUE(w.ok()) << "write " << i << ": " << w.error().message();
-      if (at + bytes.size() > model.size()) model.resize(at + bytes.size(), '\0');
-      model.replace(at, bytes.size(), bytes);
+      ASSERT_NO_FATAL_FAILURE(RandomWrite(**f, model, rng, i));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
