@@ -48,8 +48,9 @@ std::vector<size_t> InDiskTurns(const StripedSource& src, const std::vector<cach
 // CopyRanges' runs of a compressed file decoded from their frames' blocks (PackedFile::DecodePieces):
 // for each unit the LP takes less than half of (`borrows` false), its decoded unit if the cache
 // holds it (into *peeked, for CopyRanges to take instead of asking again), else its pieces
-// decoded from the blocks of the frame the frame tier holds and placed in the LP through
-// `copy_to` (the unit into *by_blocks). units[k] is the unit of the k-th piece of `ranges`, as
+// decoded from the blocks of the frame the frame tier holds, or else from those blocks alone
+// read from the disks (PackedFile::ReadPieces, every such unit at once, once the frame's layout
+// is known), and placed in the LP through `copy_to` (the unit into *by_blocks). units[k] is the unit of the k-th piece of `ranges`, as
 // CopyRanges lists them; a unit's pieces are adjacent (the ranges ascend).
 template <typename Borrows, typename CopyTo>
 Status CopyFromBlocks(cache::ChunkCache& cache, const std::shared_ptr<StripedSource>& src,
@@ -194,8 +195,8 @@ Status VolumeCore::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_
   };
   // A compressed file's units the LP takes less than half of: their decoded unit found in memory
   // (taken below instead of asking the cache again), else their runs decoded from the blocks of
-  // the frame the frame tier holds, when they lie in at most half of its blocks — not the whole
-  // unit for a few runs (docs/block-frames.md). Those units are neither asked for nor prefetched.
+  // the frame the frame tier holds, or read alone from the disks, when they lie in at most half
+  // of its blocks — not the whole unit for a few runs (docs/block-frames.md). Those units are neither asked for nor prefetched.
   std::unordered_map<uint64_t, cache::UnitRef> peeked;
   std::unordered_set<uint64_t> by_blocks;
   if (place != nullptr && src->compressed() && cache_ != nullptr) {
