@@ -39,6 +39,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::RandomBytes;
+using testing::ReadAll;
 using testing::ReadFile;
 
 constexpr uint64_t kUnit = testing::ParityGraph::kUnit;
@@ -54,31 +55,7 @@ struct Graph : testing::ParityGraph {
   std::string Record(uint32_t on, uint32_t lost) const {
     return disks[on] + "/parts/" + StaleRecordName(manifest.file_id, lost);
   }
-  Result<ScrubReport> RunScrub(bool repair) {
-    ScrubRequest req;
-    req.paths = {graph};
-    req.repair = repair;
-    req.progress = false;
-    return Scrub(req);
-  }
-  // Every block's sum and every row's parity right, nothing left stale or missing.
-  ::testing::AssertionResult ScrubClean() {
-    auto r = RunScrub(/*repair=*/false);
-    if (!r.ok()) return ::testing::AssertionFailure() << r.error().message();
-    const ScrubCounts& t = r->total;
-    if (r->damage_left() || t.checksum_errors || t.parity_rewrites || t.unrepaired_blocks)
-      return ::testing::AssertionFailure() << "scrub: " << t.checksum_errors << " checksum errors, "
-                                           << t.unrepaired_blocks << " unrepaired, " << r->stale.size() << " stale";
-    return ::testing::AssertionSuccess();
-  }
 };
-
-std::string ReadAll(StripedFile& f) {
-  std::string got(f.size(), '\0');
-  auto n = f.Read(0, got.size(), got.data());
-  EXPECT_TRUE(n.ok()) << n.error().message();
-  return got;
-}
 
 // Random writes (small, unit- and row-crossing, past the end), truncates (down, up, to row
 // boundaries) and syncs, on `f` and on `model`, compared now and then.

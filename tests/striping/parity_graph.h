@@ -21,6 +21,7 @@
 #include "striping/io_engine.h"
 #include "striping/manifest.h"
 #include "striping/rebuild.h"
+#include "striping/scrub.h"
 #include "striping/stripe_map.h"
 #include "striping/striped_file.h"
 #include "tests/testutil/file_bytes.h"
@@ -108,6 +109,30 @@ struct ParityGraph {
     return StripedFile::Open(*set, io.get(), UniqueFd(::open(path.c_str(), O_RDONLY)), **m, o);
   }
 
+  // graphfs-scrub over the graph directory, repairing unless told not to.
+  Result<ScrubReport> RunScrub(bool repair = true) const {
+    ScrubRequest req;
+    req.paths = {graph};
+    req.repair = repair;
+    req.progress = false;
+    return Scrub(req);
+  }
+  // graphfs-scrub's verdict without repairing: Ok when every block and every row's parity is right.
+  ::testing::AssertionResult ScrubClean() const {
+    auto r = RunScrub(/*repair=*/false);
+    if (!r.ok()) return ::testing::AssertionFailure() << r.error().message();
+    const ScrubCounts& t = r->total;
+    if (r->damage_left() || t.checksum_errors || t.read_errors || t.parity_rewrites || t.unrepaired_blocks) {
+      std::string what;
+      for (const auto& f : r->files)
+        for (const auto& d : f.damage) what += d + "; ";
+      return ::testing::AssertionFailure() << "scrub: " << t.checksum_errors << " checksum errors, " << t.unrepaired_blocks
+                                           << " unrepaired, " << t.parity_rewrites << " stale parity, " << r->stale.size()
+                                           << " stale: " << what;
+    }
+    return ::testing::AssertionSuccess();
+  }
+
   // Flips a byte at `within` of slot `slot`'s unit in row `row` on its disk; returns the disk.
   uint32_t FlipInUnit(const StripeManifest& m, uint64_t row, uint32_t slot, uint64_t within) {
     const StripeMap map = *StripeMap::Create(m.layout);
@@ -116,6 +141,14 @@ struct ParityGraph {
     return disk;
   }
 };
+
+// The whole file as a read serves it (a failed read fails the test).
+inline std::string ReadAll(StripedFile& f) {
+  std::string got(f.size(), '\0');
+  auto n = f.Read(0, got.size(), got.data());
+  EXPECT_TRUE(n.ok()) << n.error().message();
+  return got;
+}
 
 // What a killed writer writes (WriteInAChildUntilKilled): blocks of varied sizes at increasing
 // offsets up to 14 units, past a 10-unit file's end too.

@@ -33,6 +33,7 @@ namespace graphfs {
 namespace {
 
 using testing::RandomBytes;
+using testing::ReadAll;
 using testing::ReadFile;
 using testing::WriteFile;
 
@@ -56,32 +57,7 @@ struct Graph : testing::ParityGraph {
     EXPECT_TRUE(n.ok()) << n.error().message();
     return got;
   }
-  // graphfs-scrub's verdict without repairing: Ok when every block and every row's parity is right.
-  ::testing::AssertionResult ScrubClean() {
-    ScrubRequest req;
-    req.paths = {graph};
-    req.repair = false;
-    req.progress = false;
-    auto r = Scrub(req);
-    if (!r.ok()) return ::testing::AssertionFailure() << r.error().message();
-    const ScrubCounts& t = r->total;
-    if (r->damage_left() || t.checksum_errors || t.read_errors || t.parity_rewrites || t.unrepaired_blocks) {
-      std::string what;
-      for (const auto& f : r->files)
-        for (const auto& d : f.damage) what += d + "; ";
-      return ::testing::AssertionFailure() << "scrub: " << t.checksum_errors << " checksum errors, " << t.unrepaired_blocks
-                                           << " unrepaired, " << t.parity_rewrites << " stale parity: " << what;
-    }
-    return ::testing::AssertionSuccess();
-  }
 };
-
-std::string ReadAll(StripedFile& f) {
-  std::string got(f.size(), '\0');
-  auto n = f.Read(0, got.size(), got.data());
-  EXPECT_TRUE(n.ok()) << n.error().message();
-  return got;
-}
 
 // fsx: random writes (small, unit-crossing, row-crossing, past the end) and truncates (down,
 // up, to row boundaries) on the striped file and on a string; compared after every few.

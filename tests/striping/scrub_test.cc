@@ -23,19 +23,11 @@ using testing::RandomBytes;
 constexpr uint64_t kUnit = ParityGraph::kUnit;
 constexpr uint64_t kBlock = ParityGraph::kBlock;
 
-Result<ScrubReport> RunScrub(const ParityGraph& g, bool repair = true) {
-  ScrubRequest req;
-  req.paths = {g.graph};
-  req.progress = false;
-  req.repair = repair;
-  return Scrub(req);
-}
-
 TEST(Scrub, CleanGraphReadsEveryUnitAndFindsNothing) {
   ParityGraph g(4);
   const std::string data = RandomBytes(10 * kUnit + 5000, 1);
   g.Stripe("column", data, 1);
-  auto r = RunScrub(g);
+  auto r = g.RunScrub();
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->files.size(), 1u);
   EXPECT_EQ(r->files[0].rows, 4u);  // 11 data units, 3 per row
@@ -62,7 +54,7 @@ TEST(Scrub, FlippedBytesInDataParityAndSumsAreRepairedAndCounted) {
   const char original = data[map.SlotFileOffset(1, 2) + 3 * kBlock + 7];
   ASSERT_NE(ByteAt(data_part, 1 * kUnit + 3 * kBlock + 7), original);
 
-  auto r = RunScrub(g);
+  auto r = g.RunScrub();
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_FALSE(r->damage_left());
   EXPECT_EQ(r->total.checksum_errors, 3u);
@@ -77,7 +69,7 @@ TEST(Scrub, FlippedBytesInDataParityAndSumsAreRepairedAndCounted) {
   EXPECT_TRUE(r->files[0].damage.empty());
   // Written back on the disk: the original byte is there again, and a second scrub finds nothing.
   EXPECT_EQ(ByteAt(data_part, 1 * kUnit + 3 * kBlock + 7), original);
-  auto again = RunScrub(g);
+  auto again = g.RunScrub();
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_EQ(again->total.checksum_errors, 0u);
   EXPECT_EQ(again->total.repaired_blocks + again->total.sum_repairs + again->total.parity_rewrites, 0u);
@@ -98,13 +90,13 @@ TEST(Scrub, StaleParityIsRewrittenFromTheData) {
     UniqueFd sums(::open(g.SumsPath(disk, m).c_str(), O_RDWR));
     ASSERT_EQ(::pwrite(sums.get(), &sum, 8, static_cast<off_t>(UnitSums::Offset(1, 1, kUnit, kBlock))), 8);
   }
-  auto r = RunScrub(g);
+  auto r = g.RunScrub();
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->total.checksum_errors, 0u);
   EXPECT_EQ(r->total.parity_rewrites, 1u);
   EXPECT_EQ(r->disks[map.SlotDisk(1, map.data_units())].counts.parity_rewrites, 1u);
   EXPECT_FALSE(r->damage_left());
-  auto again = RunScrub(g);
+  auto again = g.RunScrub();
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->total.parity_rewrites, 0u) << "the parity rewritten is what the data encodes to";
   EXPECT_EQ(again->total.checksum_errors, 0u) << "and its sums were rewritten with it";
@@ -119,7 +111,7 @@ TEST(Scrub, MoreBadUnitsInABlockThanParityAreUnrepairableAndNamed) {
   g.FlipInUnit(m, 0, 0, kBlock + 5);
   g.FlipInUnit(m, 0, 1, kBlock + 9);
   const uint32_t alone = g.FlipInUnit(m, 0, 2, 2 * kBlock + 1);
-  auto r = RunScrub(g);
+  auto r = g.RunScrub();
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_TRUE(r->damage_left());
   EXPECT_EQ(r->total.unrepaired_blocks, 2u);
@@ -144,7 +136,7 @@ TEST(Scrub, NoRepairWritesNothingAndExitsNonZero) {
   const StripeManifest m = g.Stripe("column", data, 1);
   const uint32_t disk = g.FlipInUnit(m, 1, 0, 10);
   const char bad = ByteAt(g.PartPath(disk, m), kUnit + 10);
-  auto r = RunScrub(g, /*repair=*/false);
+  auto r = g.RunScrub(/*repair=*/false);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->total.checksum_errors, 1u);
   EXPECT_EQ(r->total.repaired_blocks, 0u);
@@ -165,7 +157,7 @@ TEST(Scrub, MissingDiskIsReportedAndTheRestChecked) {
   const uint32_t flipped = g.FlipInUnit(m, 2, 1, 5);
   const uint32_t gone = (flipped + 1) % 4;
   std::filesystem::remove_all(g.disks[gone]);
-  auto r = RunScrub(g);
+  auto r = g.RunScrub();
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->missing, std::vector<uint32_t>{gone});
   EXPECT_EQ(r->disks[gone].state, "missing");
@@ -181,7 +173,7 @@ TEST(Scrub, MissingDiskIsReportedAndTheRestChecked) {
 TEST(Scrub, BadInputIsRefusedWithAMessage) {
   ParityGraph g(3);
   g.Stripe("column", RandomBytes(4 * kUnit, 7), 0);  // no parity, no sums
-  auto r = RunScrub(g);
+  auto r = g.RunScrub();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("nothing to scrub"), std::string::npos) << r.error().message();
   auto run = testing::RunBinary({GRAPHFS_SCRUB_TOOL, "-q", g.graph});
