@@ -142,10 +142,12 @@ Result<std::vector<size_t>> BlocksOfPieces(const compress::FrameLayout& layout,
   return blocks;
 }
 
-}  // namespace
-
-Status PackedFile::DecodeStretches(
-    const compress::FrameLayout& layout, std::span<const size_t> blocks, std::span<const UnitPiece> pieces,
+// Decodes `blocks` (ascending) of a unit's frame, each stretch of consecutive ones into one
+// scratch, and delivers `pieces` (which lie in them) from it. `stretch(first)`: the frame's bytes
+// holding the stretch that starts at block `first`, and their offset in the frame. Adds the raw
+// bytes decoded to *raw. A block that fails is an error with *damaged set.
+Status DecodeStretches(
+    const compress::FrameLayout& layout, std::span<const size_t> blocks, std::span<const PackedFile::UnitPiece> pieces,
     bool verify, const std::function<std::pair<std::span<const char>, uint64_t>(size_t first)>& stretch,
     const std::function<Status(size_t i, const char* bytes)>& deliver, uint64_t* raw, bool* damaged) {
   // Each stretch of consecutive blocks decoded into one scratch, back to back, so that a piece
@@ -178,6 +180,8 @@ Status PackedFile::DecodeStretches(
   }
   return Status::Ok();
 }
+
+}  // namespace
 
 Result<PackedFile::PiecesOutcome> PackedFile::DecodePieces(
     size_t k, std::span<const UnitPiece> pieces, const std::function<Status(size_t i, const char* bytes)>& deliver) {

@@ -123,15 +123,6 @@ class PackedFile {
   // units keep 384 KiB.
   std::shared_ptr<const compress::FrameLayout> KnownLayout(size_t k) const;
   void Learn(size_t k, std::span<const char> frame);
-  // Decodes `blocks` (ascending) of a unit's frame, each stretch of consecutive ones into one
-  // scratch, and delivers `pieces` (which lie in them) from it. `stretch(first)`: the frame's
-  // bytes holding the stretch that starts at block `first`, and their offset in the frame. Adds
-  // the raw bytes decoded to *raw. A block that fails is an error with *damaged set.
-  Status DecodeStretches(const compress::FrameLayout& layout, std::span<const size_t> blocks,
-                         std::span<const UnitPiece> pieces, bool verify,
-                         const std::function<std::pair<std::span<const char>, uint64_t>(size_t first)>& stretch,
-                         const std::function<Status(size_t i, const char* bytes)>& deliver, uint64_t* raw,
-                         bool* damaged);
 
   std::shared_ptr<StripedFile> stream_;
   std::shared_ptr<FrameTier> frames_;
