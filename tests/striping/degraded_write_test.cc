@@ -44,12 +44,8 @@ using testing::ReadFile;
 
 constexpr uint64_t kUnit = testing::ParityGraph::kUnit;
 
-struct Graph : testing::ParityGraph {
-  StripeManifest manifest;
-  Graph(uint32_t n, uint32_t k, const std::string& data) : testing::ParityGraph(n) {
-    manifest = Stripe("column", data, k);
-  }
-  Result<std::shared_ptr<StripedFile>> Open() { return OpenFile("column", /*reopen_set=*/true); }
+struct Graph : testing::ParityColumn {
+  using ParityColumn::ParityColumn;
   void Away(uint32_t d) { fs::rename(disks[d], disks[d] + ".away"); }
   void Back(uint32_t d) { fs::rename(disks[d] + ".away", disks[d]); }
   std::string Record(uint32_t on, uint32_t lost) const {

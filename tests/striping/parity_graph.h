@@ -142,6 +142,17 @@ struct ParityGraph {
   }
 };
 
+// A ParityGraph whose `column` holds `data`, striped with parity `k` over `n` disks: the fixture
+// of the write tests.
+struct ParityColumn : ParityGraph {
+  StripeManifest manifest;
+  ParityColumn(uint32_t n, uint32_t k, const std::string& data) : ParityGraph(n) {
+    manifest = Stripe("column", data, k);
+  }
+  // Opens the file as the mount does (writable: the journal is replayed first), the set afresh.
+  Result<std::shared_ptr<StripedFile>> Open() { return OpenFile("column", /*reopen_set=*/true); }
+};
+
 // The whole file as a read serves it (a failed read fails the test).
 inline std::string ReadAll(StripedFile& f) {
   std::string got(f.size(), '\0');

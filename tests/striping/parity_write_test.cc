@@ -39,14 +39,8 @@ using testing::WriteFile;
 
 constexpr uint64_t kUnit = testing::ParityGraph::kUnit;
 
-struct Graph : testing::ParityGraph {
-  StripeManifest manifest;
-
-  Graph(uint32_t n, uint32_t k, const std::string& data) : testing::ParityGraph(n) {
-    manifest = Stripe("column", data, k);
-  }
-  // Opens the file as the mount does (writable: the journal is replayed first), the set afresh.
-  Result<std::shared_ptr<StripedFile>> Open() { return OpenFile("column", /*reopen_set=*/true); }
+struct Graph : testing::ParityColumn {
+  using ParityColumn::ParityColumn;
   // The file's bytes as a read-only open serves them: nothing replayed.
   std::string ReadOnlyBytes() {
     auto f = OpenFile("column", /*reopen_set=*/true, /*writable=*/false);
