@@ -235,11 +235,7 @@ TEST(DegradedWrite, AWriterKilledWhileWritingDegradedLosesNothingFsynced) {
     ASSERT_TRUE(f.ok()) << f.error().message();
     const std::string now = ReadAll(**f);
     f->reset();
-    for (uint32_t i = 0; i < acked; ++i) {
-      const auto& [at, bytes] = blocks[i];
-      ASSERT_GE(now.size(), at + bytes.size()) << "block " << i << " fsync'ed, the file is shorter";
-      EXPECT_TRUE(now.compare(at, bytes.size(), bytes) == 0) << "fsync'ed block " << i << " differs";
-    }
+    testing::ExpectFsyncedBlocksKept(now, blocks, acked);
     // This round's blocks are what a later one must not lose: they lie apart, later rounds may
     // overwrite them, so only the last round's are checked after the resync.
     acked_blocks.assign(blocks.begin(), blocks.begin() + acked);

@@ -161,6 +161,17 @@ inline std::string ReadAll(StripedFile& f) {
   return got;
 }
 
+// Every one of the first `acked` blocks (fsync'ed before a kill) is in `now`, the file's bytes
+// after it. The blocks lie at increasing offsets, apart: a later one never overlaps an earlier.
+inline void ExpectFsyncedBlocksKept(const std::string& now, const std::vector<std::pair<uint64_t, std::string>>& blocks,
+                                    uint32_t acked) {
+  for (uint32_t i = 0; i < acked; ++i) {
+    const auto& [at, bytes] = blocks[i];
+    ASSERT_GE(now.size(), at + bytes.size()) << "block " << i << " fsync'ed, the file is shorter";
+    EXPECT_TRUE(now.compare(at, bytes.size(), bytes) == 0) << "fsync'ed block " << i << " differs";
+  }
+}
+
 // What a killed writer writes (WriteInAChildUntilKilled): blocks of varied sizes at increasing
 // offsets up to 14 units, past a 10-unit file's end too.
 inline std::vector<std::pair<uint64_t, std::string>> RandomWriteBlocks(std::mt19937& rng) {

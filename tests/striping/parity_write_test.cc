@@ -329,12 +329,7 @@ TEST(ParityJournal, KilledWriterLosesNothingFsyncedAndParityVerifies) {
     ASSERT_TRUE(f.ok()) << f.error().message();
     const std::string now = ReadAll(**f);
     f->reset();
-    for (uint32_t i = 0; i < acked; ++i) {
-      const auto& [at, bytes] = blocks[i];
-      ASSERT_GE(now.size(), at + bytes.size()) << "block " << i << " fsync'ed, the file is shorter";
-      // A later block may not overlap it: blocks lie at increasing offsets, apart.
-      EXPECT_TRUE(now.compare(at, bytes.size(), bytes) == 0) << "fsync'ed block " << i << " differs";
-    }
+    testing::ExpectFsyncedBlocksKept(now, blocks, acked);
     EXPECT_TRUE(g.ScrubClean());
     // The next round starts from the bytes as they are now (the child's writes included).
     if (HasFailure()) break;
