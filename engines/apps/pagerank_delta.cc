@@ -34,6 +34,7 @@
 
 #include "engines/apps/app_common.h"
 #include "engines/core/bitmap.h"
+#include "engines/core/target_sums.h"
 
 namespace graphfs::engine {
 
@@ -187,6 +188,9 @@ Result<AppResult> RunPageRankDelta(const AppConfig& config, double epsilon) {
 
   StreamOptions options = ctx.ColumnOptions(n * sizeof(double));
   options.reentry = reentry;  // re-entered by BufferReentry, not StreamOptions::reentry_active
+  // The pushes go through each worker's window of the target partition (TargetSums), not an
+  // atomic add per edge.
+  TargetSums sums(residual, ctx.layout().ranges(), ctx.stream().threads());
   uint64_t iterations = 0;
   while (active != 0) {
     if (iterations == kMaxIterations) {
@@ -211,17 +215,21 @@ Result<AppResult> RunPageRankDelta(const AppConfig& config, double epsilon) {
       return 0;
     });
     options.active = &active_in;
-    auto push_edge = [&](VertexId s, VertexId t, float) -> uint64_t {
+    auto push_edge = [&](int worker, VertexId s, VertexId t, float) -> uint64_t {
       double amount = push[s];
       if (owed != nullptr && owed[s] != 0 && !state.SamePartition(s, t)) amount += owed[s];
-      if (amount != 0) AtomicAdd(residual[t], amount);
+      if (amount != 0) sums.Add(worker, t, amount);
       return 0;
     };
+    // Reentry reads the residuals the buffer's own edges just added to: the worker's window is
+    // flushed first.
     auto streamed = reentry == 0 ? ctx.stream().Stream<uint64_t>(options, push_edge)
                                  : ctx.stream().Stream<uint64_t>(options, push_edge,
                                                                  [&](int worker, const LoadedEdges& edges, int round) {
+                                                                   if (round == 0) sums.Flush(worker);
                                                                    return reentries[static_cast<size_t>(worker)].Again(edges, round);
                                                                  });
+    sums.FlushAll();
     if (!streamed.ok()) return streamed.error();
     active = ctx.ForEachVertex<uint64_t>([&](VertexId v) -> uint64_t {
       // Active while what it has still to push exceeds epsilon: its residual, and with

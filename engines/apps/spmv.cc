@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engines/apps/app_common.h"
+#include "engines/core/target_sums.h"
 
 namespace graphfs::engine {
 
@@ -34,10 +35,12 @@ Result<AppResult> RunSpmv(const AppConfig& config) {
   });
 
   StreamOptions options = ctx.ColumnOptions(n * sizeof(double));
-  auto streamed = ctx.stream().Stream<uint64_t>(options, [&](VertexId s, VertexId t, float w) -> uint64_t {
-    AtomicAdd(y[t], x[s] * static_cast<double>(w));
+  TargetSums sums(y, ctx.layout().ranges(), ctx.stream().threads());  // no atomic add per edge
+  auto streamed = ctx.stream().Stream<uint64_t>(options, [&](int worker, VertexId s, VertexId t, float w) -> uint64_t {
+    sums.Add(worker, t, x[s] * static_cast<double>(w));
     return 0;
   });
+  sums.FlushAll();
   if (!streamed.ok()) return streamed.error();
   GRAPHFS_RETURN_IF_ERROR(output_file->Sync());
   const double total = ctx.ForEachVertex<double>([&](VertexId v) { return y[v]; });

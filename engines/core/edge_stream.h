@@ -164,7 +164,9 @@ class EdgeStream {
 
   // Calls fn(source, target, weight) -> T for every edge whose source is in
   // the active set, and returns the sum of the results. fn runs concurrently
-  // on several threads. Unweighted graphs pass weight 1.
+  // on several threads. Unweighted graphs pass weight 1. An fn that takes the
+  // worker first, fn(worker, source, target, weight), is told which reader
+  // thread calls it (0 .. threads() - 1; e.g. for TargetSums).
   template <typename T, typename Fn>
   Result<T> Stream(const StreamOptions& options, Fn&& fn) {
     return Stream<T>(options, std::forward<Fn>(fn), nullptr);
@@ -210,8 +212,8 @@ class EdgeStream {
   Status EndStream(grid::EdgeOrder order);
 
   template <typename Record, typename T, typename Fn>
-  T ProcessBuffer(const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, Fn& fn,
-                  bool reentry = false);
+  T ProcessBuffer(int worker, const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active,
+                  Fn& fn, bool reentry = false);
 
   const grid::GridLayout& layout_;
   uint64_t memory_bytes_;
@@ -227,8 +229,9 @@ class EdgeStream {
 };
 
 template <typename Record, typename T, typename Fn>
-T EdgeStream::ProcessBuffer(const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, Fn& fn,
-                            bool reentry) {
+T EdgeStream::ProcessBuffer(int worker, const char* data, size_t bytes, grid::VertexRange window,
+                            const Bitmap* active, Fn& fn, bool reentry) {
+  constexpr bool kTellsWorker = std::is_invocable_v<Fn&, int, grid::VertexId, grid::VertexId, float>;
   const Record* edges = reinterpret_cast<const Record*>(data);
   const size_t count = bytes / sizeof(Record);
   const uint32_t lo = static_cast<uint32_t>(window.begin);
@@ -253,10 +256,12 @@ T EdgeStream::ProcessBuffer(const char* data, size_t bytes, grid::VertexRange wi
     }
     if (active != nullptr && !active->Get(source)) continue;
     ++passed;
-    if constexpr (std::is_same_v<Record, grid::WeightedEdge>) {
-      sum += fn(source, target, edges[k].weight);
+    float weight = 1.0f;
+    if constexpr (std::is_same_v<Record, grid::WeightedEdge>) weight = edges[k].weight;
+    if constexpr (kTellsWorker) {
+      sum += fn(worker, source, target, weight);
     } else {
-      sum += fn(source, target, 1.0f);
+      sum += fn(source, target, weight);
     }
   }
   if (reentry) return sum;  // the records were checked and counted the first time
@@ -274,17 +279,18 @@ Result<T> EdgeStream::Stream(const StreamOptions& options, Fn&& fn, Again&& agai
   };
   std::vector<Partial> partial(static_cast<size_t>(threads_));
   const bool weighted = layout_.edge_type() == grid::EdgeType::kWeighted;
-  auto process = [&](const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active, bool again) {
-    return weighted ? ProcessBuffer<grid::WeightedEdge, T>(data, bytes, window, active, fn, again)
-                    : ProcessBuffer<grid::UnweightedEdge, T>(data, bytes, window, active, fn, again);
+  auto process = [&](int worker, const char* data, size_t bytes, grid::VertexRange window, const Bitmap* active,
+                     bool again) {
+    return weighted ? ProcessBuffer<grid::WeightedEdge, T>(worker, data, bytes, window, active, fn, again)
+                    : ProcessBuffer<grid::UnweightedEdge, T>(worker, data, bytes, window, active, fn, again);
   };
   const int reentry = options.reentry_active != nullptr ? options.reentry : 0;
   auto on_buffer = [&](int worker, const char* data, size_t bytes, grid::VertexRange window) {
-    T local = process(data, bytes, window, options.active, false);
+    T local = process(worker, data, bytes, window, options.active, false);
     // Reentry: while the loaded edges still change something, apply them again from the
     // sources this pass updated.
     for (int r = 0; r < reentry; ++r) {
-      const T again = process(data, bytes, window, options.reentry_active, true);
+      const T again = process(worker, data, bytes, window, options.reentry_active, true);
       reentries_.fetch_add(1, std::memory_order_relaxed);
       local += again;
       if (!(again > T{})) break;
