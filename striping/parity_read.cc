@@ -143,13 +143,15 @@ Result<std::unique_ptr<ParityReader>> ParityReader::Open(const DiskSet& disks, I
     r->codec_.emplace(std::move(*codec));
   }
   // More lost disks than parity: every read of some row would fail; say so now, naming them.
+  // A stale disk counts: its writes are those of a lost disk, and any row it missed would be.
   std::vector<uint32_t> lost;
   std::string why;
   for (uint32_t d = 0; d < n; ++d) {
     const ParityPart& p = r->parts_->at(d);
-    if (p.lost.empty()) continue;
+    if (p.lost.empty() && !p.stale) continue;
     lost.push_back(d);
-    why += (why.empty() ? "" : "; ") + std::string("disk ") + std::to_string(d) + ": " + p.lost;
+    why += (why.empty() ? "" : "; ") + std::string("disk ") + std::to_string(d) + ": " +
+           (p.lost.empty() ? p.stale->why() : p.lost);
   }
   if (lost.size() > map.parity()) {
     std::string names;
@@ -181,6 +183,7 @@ Status ParityReader::AdoptDisk(uint32_t disk, ParityPart part) {
   std::lock_guard<std::mutex> lock(parts_mu_);
   auto parts = std::make_shared<PartList>(*parts_);
   part.lost.clear();
+  part.stale = nullptr;
   (*parts)[disk] = std::move(part);
   parts_ = std::move(parts);
   // The blocks degraded reads share (share_) stay for the reads planned before, which may await
@@ -191,12 +194,24 @@ Status ParityReader::AdoptDisk(uint32_t disk, ParityPart part) {
 bool ParityReader::degraded() const {
   if (share_ == nullptr) return false;
   const std::shared_ptr<const PartList> parts = Parts();
-  return std::any_of(parts->begin(), parts->end(), [](const ParityPart& p) { return !p.lost.empty(); });
+  return std::any_of(parts->begin(), parts->end(), [](const ParityPart& p) { return !p.lost.empty() || p.stale; });
+}
+
+std::string ParityReader::lost(uint32_t disk) const {
+  const std::shared_ptr<const PartList> parts = Parts();
+  const ParityPart& p = parts->at(disk);
+  return p.lost.empty() && p.stale ? p.stale->why() : p.lost;
+}
+
+void ParityReader::MarkStale(uint64_t first, uint64_t end) {
+  const std::shared_ptr<const PartList> parts = Parts();
+  for (const ParityPart& p : *parts)
+    if (p.stale) p.stale->Mark(first, end);
 }
 
 bool ParityReader::DegradedRow(const PartList& parts, uint64_t row) const {
   for (uint32_t s = 0; s < map_.data_units(); ++s)
-    if (!parts[map_.SlotDisk(row, s)].lost.empty()) return true;
+    if (!parts[map_.SlotDisk(row, s)].LostIn(row).empty()) return true;
   return false;
 }
 
@@ -242,8 +257,8 @@ Result<std::unique_ptr<ParityRead>> ParityReader::Plan(std::vector<ParityTarget>
   std::vector<int8_t>& avoid = read->avoided_;  // asked once per read: a probe is taken once
   avoid.assign(map_.disks(), -1);
   for (ParityRead::Piece& p : read->pieces_) {
-    if (!parts[p.disk].lost.empty()) {
-      p.failed = parts[p.disk].lost;
+    if (std::string why = parts[p.disk].LostIn(p.row); !why.empty()) {
+      p.failed = std::move(why);
       continue;
     }
     if (avoid[p.disk] < 0) avoid[p.disk] = io_->AvoidReads(p.disk) ? 1 : 0;
@@ -377,7 +392,7 @@ void ParityRead::PlanSources(uint64_t stored_size) {
     std::vector<uint32_t> failed;
     for (uint32_t s = 0; s < map.disks(); ++s) {
       const uint32_t disk = map.SlotDisk(w.row, s);
-      if (!parts()[disk].lost.empty() || avoided_[disk] == 1) failed.push_back(s);
+      if (!parts()[disk].LostIn(w.row).empty() || avoided_[disk] == 1) failed.push_back(s);
     }
     auto plan = PlanRowRepair(map, stored_size, w.row, w.slots, failed, w.begin, w.length);
     if (!plan.ok()) continue;  // too many failed: Repair says so, naming them
@@ -741,7 +756,7 @@ bool ParityRead::RebuiltWhole(uint64_t row, uint64_t begin, uint64_t end) const 
   const StripeMap& map = f.map_;
   const uint64_t stored_size = f.stored_size_.load(std::memory_order_acquire);
   for (uint32_t s = 0; s < map.data_units(); ++s) {
-    if (parts()[map.SlotDisk(row, s)].lost.empty()) continue;
+    if (parts()[map.SlotDisk(row, s)].LostIn(row).empty()) continue;
     // Past a short lost unit's end its bytes are zeros: nothing there to rebuild.
     const uint64_t to = std::min(end, map.RowUnitLength(row, s, stored_size));
     std::vector<std::pair<uint64_t, uint64_t>> rebuilt;
@@ -814,8 +829,8 @@ Status ParityRead::Repair(SourceReads reads) {
     for (uint32_t s = 0; s < map.disks(); ++s) {
       const uint32_t disk = map.SlotDisk(g.row, s);
       if (std::find(g.slots.begin(), g.slots.end(), s) != g.slots.end()) continue;
-      if (!parts()[disk].lost.empty()) {
-        g.Fail(s, parts()[disk].lost);
+      if (std::string why = parts()[disk].LostIn(g.row); !why.empty()) {
+        g.Fail(s, std::move(why));
       } else if (avoided_[disk] == 1) {
         g.Fail(s, "avoided (its reads returned errors; probed again each second)");
       }
@@ -968,8 +983,9 @@ Status ParityRead::AfterRebuild(Piece& p) {
   DiskCounters& c = io->counters(p.disk);
   c.rebuilt_bytes.fetch_add(p.length, std::memory_order_relaxed);
   const ParityPart& part = parts()[p.disk];
-  // A lost disk's bytes are served as rebuilt: their sources were verified.
-  if (!part.lost.empty() || !f.sums_->has(p.disk)) return Status::Ok();
+  // A lost disk's bytes are served as rebuilt: their sources were verified. So are a stale disk's
+  // in a row it missed: its sums there are as old as its bytes, and the resync rewrites both.
+  if (!part.LostIn(p.row).empty() || !f.sums_->has(p.disk)) return Status::Ok();
   const uint64_t b = f.sum_block_;
   const uint64_t first_block = p.begin / b, blocks = RoundUp(p.length, b) / b;
   auto sums = f.sums_->Get(p.disk, p.row, first_block, blocks);

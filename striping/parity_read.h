@@ -49,6 +49,7 @@
 #include "striping/manifest.h"
 #include "striping/parity_codec.h"
 #include "striping/row_share.h"
+#include "striping/stale_marks.h"
 #include "striping/stripe_map.h"
 #include "striping/sums_cache.h"
 
@@ -61,6 +62,14 @@ struct ParityPart {
   bool writable = false;
   std::string path;
   std::string lost;  // why the disk's units of this file must all be rebuilt; empty when present
+  // A disk that came back after missing writes of this file (its write-intent records name it):
+  // the rows it missed, rebuilt from the others; its other rows are read from it. Null otherwise.
+  std::shared_ptr<StaleMarks> stale;
+  // Why the disk's unit of `row` must be rebuilt (lost, or stale there); empty when it is read.
+  std::string LostIn(uint64_t row) const {
+    if (!lost.empty()) return lost;
+    return stale && stale->Has(row) ? stale->why() : std::string();
+  }
 };
 
 // A file range and where its bytes go.
@@ -102,22 +111,33 @@ class ParityReader {
   // excludes them).
   SumsCache& sums() { return *sums_; }
   const ParityCodec* codec() const { return codec_ ? &*codec_ : nullptr; }
-  // By value: a disk switched in online (AdoptDisk) changes it while reads run.
-  std::string lost(uint32_t disk) const { return Parts()->at(disk).lost; }
+  // Why disk `disk` is lost to this file's writes, or empty: lost to its reads, or stale (its
+  // reads rebuild only the rows it missed, but every write marks its row for it, as for a lost
+  // disk, until a resync or a rebuild). By value: a disk switched in online (AdoptDisk) changes
+  // it while reads run.
+  std::string lost(uint32_t disk) const;
+  // Whether a read of disk `disk`'s unit of `row` rebuilds it from the rest of the row (lost, or
+  // stale in that row) rather than reading it.
+  bool Rebuilds(uint32_t disk, uint64_t row) const { return !Parts()->at(disk).LostIn(row).empty(); }
+  // Rows [first, end) are about to be written with the stale disks lost to the writes: reads
+  // rebuild them from now on (the writer marks them in the records too, durable, before the row
+  // changes).
+  void MarkStale(uint64_t first, uint64_t end);
   // Disk `disk`, lost for this file since it was opened because the disk was missing, is back
-  // (a rebuilt disk switched in online, DiskSet::Replace): `part` has its descriptors (owned by
-  // the caller, open until this reader is gone). Opens and checks its sums file, then reads
-  // planned from now on read the disk; reads planned before finish as they were planned (each
-  // read keeps the parts it was planned with). Nothing changes on an error.
+  // (a rebuilt disk switched in online, DiskSet::Replace), or, stale, was resynced (a daemon's
+  // scrub): `part` has its descriptors (owned by the caller, open until this reader is gone).
+  // Opens and checks its sums file, then reads planned from now on read the disk, every row of
+  // it; reads planned before finish as they were planned (each read keeps the parts it was
+  // planned with). Nothing changes on an error.
   Status AdoptDisk(uint32_t disk, ParityPart part);
   // The lock of a row of this file (DiskSet::RowLock): heals and in-place writes take it.
   std::mutex& RowLock(uint64_t row) const { return set_.RowLock(file_id_, row); }
   void SetStoredSize(uint64_t size) { stored_size_.store(size, std::memory_order_release); }
   // What degraded reads shared of their rows' blocks (row_share.h); zeros when no disk is lost.
   RowShare::Stats share_stats() const { return share_ ? share_->stats() : RowShare::Stats{}; }
-  // Whether a disk is lost for this file now (its reads share their degraded rows' blocks). A
-  // disk switched in (AdoptDisk) no longer counts, though the blocks shared before stay for the
-  // reads planned before.
+  // Whether a disk is lost or stale for this file now (its reads share their degraded rows'
+  // blocks). A disk switched in (AdoptDisk) no longer counts, though the blocks shared before
+  // stay for the reads planned before.
   bool degraded() const;
   // The most bytes of blocks degraded reads keep for each other (row_share.h) when the caller
   // gives no pool: enough for the mount's streams at its default read-ahead (docs/parity.md).
@@ -153,7 +173,8 @@ class ParityReader {
   // why the disk is lost for this file.
   static Result<UnitSums> OpenSums(const DiskSet& disks, const StripeManifest& m, uint32_t d, const ParityPart& p);
   static int ReadFd(const PartList& parts, uint32_t disk, bool aligned);
-  // A row one of whose data units lies on a lost disk: its reads share blocks (share_).
+  // A row one of whose data units lies on a disk lost (or stale) in it: its reads share blocks
+  // (share_).
   bool DegradedRow(const PartList& parts, uint64_t row) const;
   // Scratch memory idle between reads, one pool for every file of the process (so that the
   // idle bytes do not grow with the files open): a fresh mapping costs a zeroed page per 4 KiB

@@ -72,6 +72,11 @@ std::shared_ptr<RebuildWatch> ParityWriter::HeldBy() const {
   return nullptr;
 }
 
+Status ParityWriter::MarkStale(uint64_t first, uint64_t end) {
+  reader_->MarkStale(first, end);
+  return stale_->Mark(first, end);
+}
+
 void ParityWriter::NoteRebuilds(uint64_t first, uint64_t end) const {
   for (uint32_t d = 0; d < map_.disks(); ++d)
     if (part_fds_[d] < 0)
@@ -124,7 +129,7 @@ Result<std::optional<uint64_t>> ParityWriter::Recover() {
       }
       // A disk lost since the entry was journaled may have missed its in-place write: the row is
       // marked for it before the others change (nothing is marked when no disk is lost).
-      if (Status m = stale_->Mark(r.row, r.row + 1); !m.ok()) return m.error().Wrap("recovery of striped file " + file_id_);
+      if (Status m = MarkStale(r.row, r.row + 1); !m.ok()) return m.error().Wrap("recovery of striped file " + file_id_);
       if (Status w = WriteInPlace(r.row, r.begin, row.units, r.file_size); !w.ok())
         return w.error().Wrap("recovery of striped file " + file_id_);
     }
@@ -228,7 +233,7 @@ Status ParityWriter::Commit(uint64_t row, uint64_t begin, uint64_t end, const st
   for (uint32_t s = 0; s < n; ++s) record.hashes.push_back(UnitChecksum(buf.units[s]));
   // The row marked stale for every lost disk before anything of it changes (journal included):
   // the parity changes even where the lost disk's own unit is not written.
-  GRAPHFS_RETURN_IF_ERROR(stale_->Mark(row, row + 1));
+  GRAPHFS_RETURN_IF_ERROR(MarkStale(row, row + 1));
   GRAPHFS_RETURN_IF_ERROR(journal_->Append(record, buf.Const()));
   // From here a crash is replayed: the entry is durable on every present disk.
   GRAPHFS_RETURN_IF_ERROR(WriteInPlace(row, begin, buf.units, new_size));
@@ -281,7 +286,7 @@ Status ParityWriter::Resize(uint64_t size, uint64_t new_size, const SyncAll& syn
   const uint64_t unit = map_.unit(), b = sum_block_, d_units = map_.data_units();
   // A lost disk keeps its units of the rows a shrink cuts: should the file grow over them again
   // they must read as zeros, not as what the disk kept (with sums to match).
-  if (new_size < size) GRAPHFS_RETURN_IF_ERROR(stale_->Mark(map_.Rows(new_size), map_.Rows(size)));
+  if (new_size < size) GRAPHFS_RETURN_IF_ERROR(MarkStale(map_.Rows(new_size), map_.Rows(size)));
   if (new_size >= size || new_size % (unit * d_units) == 0) return Commit(0, 0, 0, {}, size, size, new_size, sync);
   // The new last row: its data past the new end becomes zeros, and its parity follows. One
   // entry for the whole tail (up to a unit of each disk): a shrink replayed halfway would leave

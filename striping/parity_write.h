@@ -108,6 +108,10 @@ class ParityWriter {
   // The row's range `units` (N spans of end - begin bytes) written in place with their sums
   // on every present disk, for a file of `size` bytes.
   Status WriteInPlace(uint64_t row, uint64_t begin, std::span<const std::span<char>> units, uint64_t size);
+  // Rows [first, end) about to change on the present disks only: marked for every disk lost to
+  // the file — for the reads of a stale one first (they rebuild those rows from now on), then in
+  // the write-intent records, durable.
+  Status MarkStale(uint64_t first, uint64_t end);
   // Rows [first, end) changed on the present disks: told to the daemon's rebuild of each disk
   // lost to the file, if one runs (it does again those it passed).
   void NoteRebuilds(uint64_t first, uint64_t end) const;

@@ -57,6 +57,12 @@ uint64_t StaleRows::Count(uint64_t rows) const {
   return n;
 }
 
+void StaleRows::Mark(uint64_t first, uint64_t end) {
+  if (all || first >= end) return;
+  if (bits.size() < (end + 7) / 8) bits.resize((end + 7) / 8, 0);
+  for (uint64_t r = first; r < end; ++r) bits[r / 8] |= static_cast<uint8_t>(1u << (r % 8));
+}
+
 Result<std::optional<StaleRows>> LoadStaleRows(const DiskSet& disks, const std::string& file_id, uint32_t lost) {
   std::optional<StaleRows> out;
   const std::string name = StaleRecordName(file_id, lost);
@@ -154,8 +160,7 @@ Status StaleRowsWriter::Mark(uint64_t first, uint64_t end) {
       l.created = false;
     }
     const uint64_t lo = first / 8, hi = (end + 7) / 8;
-    if (l.rows.bits.size() < hi) l.rows.bits.resize(hi, 0);
-    for (uint64_t r = first; r < end; ++r) l.rows.bits[r / 8] |= static_cast<uint8_t>(1u << (r % 8));
+    l.rows.Mark(first, end);
     if (!l.created) {
       if (Status s = Create(l); !s.ok()) return s.error().Wrap("write-intent record of striped file " + file_id_);
       continue;

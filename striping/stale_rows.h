@@ -39,6 +39,8 @@ struct StaleRows {
   }
   // Rows below `rows` marked (all of them when `all`).
   uint64_t Count(uint64_t rows) const;
+  // Sets the bits of rows [first, end), growing the bitmap to hold them.
+  void Mark(uint64_t first, uint64_t end);
 };
 
 // "ID.stale-L".

@@ -64,19 +64,19 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
       parity_parts[d].path = p.path;
       continue;
     }
+    // Back (DiskState::kStale), but this file was written while it was lost: its old units of the
+    // rows the records mark still match their old sums, so those are never read — they are
+    // rebuilt from the others — until a resync (graphfs-scrub) or a rebuild put them in step and
+    // removed the records; its other rows are in step and read from it (ParityPart::stale).
+    // Asked of every disk, not only of those the set found stale: the records are the truth (a
+    // writer may have made them since the set looked), the set's state the report.
+    std::shared_ptr<StaleMarks> stale_marks;
     if (sums) {
-      // Back (DiskState::kStale), but this file was written while it was lost: its old units there
-      // still match their old sums, so they are never read — the whole part is rebuilt from the
-      // others — until a resync (graphfs-scrub) or a rebuild put it in step and removed the
-      // records. Asked of every disk, not only of those the set found stale: the records are the
-      // truth (a writer may have made them since the set looked), the set's state the report.
       auto stale = LoadStaleRows(disks, manifest.file_id, d);
       if (!stale.ok()) return stale.error();
-      if (*stale) {
-        parity_parts[d].lost = "disk " + disks.path(d) + " is stale: this file was written while it was lost";
-        parity_parts[d].path = p.path;
-        continue;
-      }
+      if (*stale)
+        stale_marks = std::make_shared<StaleMarks>(
+            std::move(**stale), "disk " + disks.path(d) + " is stale: this file was written while it was lost");
     }
     p.fd.reset(::open(p.path.c_str(), mode | O_CLOEXEC | O_NOFOLLOW));
     if (!p.fd.valid()) {
@@ -92,7 +92,9 @@ Result<std::shared_ptr<StripedFile>> StripedFile::Open(const DiskSet& disks, IoE
       p.direct.reset(::open(p.path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW));
       // Filesystems without O_DIRECT (tmpfs) fall back to buffered reads.
     }
-    if (sums) parity_parts[d] = {p.fd.get(), p.direct.valid() ? p.direct.get() : -1, options.writable, p.path, ""};
+    if (sums)
+      parity_parts[d] = {p.fd.get(), p.direct.valid() ? p.direct.get() : -1, options.writable, p.path, "",
+                         std::move(stale_marks)};
   }
   if (sums) {
     auto reader = ParityReader::Open(disks, io, manifest, f->map_, std::move(parity_parts), options.max_run_bytes,
@@ -127,17 +129,24 @@ Status StripedFile::AdoptDisk(uint32_t disk, const DiskSet& disks, const std::un
   if (!parity_ || disk >= parts_.size() || parity_->lost(disk).empty()) return Status::Ok();
   if (disks.state(disk) == DiskState::kMissing)
     return Error(ENODEV, "striped file " + manifest().file_id + ": disk " + std::to_string(disk) + " is still missing");
-  const std::string path = disks.PartPath(disk, manifest().file_id);
-  UniqueFd fd(::open(path.c_str(), (options_.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd.valid()) return Error::FromErrno("part of striped file on disk " + std::to_string(disk) + " (" + path + ")");
-  UniqueFd direct;
-  if (options_.direct_io) direct.reset(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW));
-  ParityPart part{fd.get(), direct.valid() ? direct.get() : -1, options_.writable, path, ""};
-  GRAPHFS_RETURN_IF_ERROR(parity_->AdoptDisk(disk, std::move(part)));
   Part& p = parts_[disk];
-  p.fd = std::move(fd);
-  p.direct = std::move(direct);
-  p.path = path;
+  if (p.fd.valid()) {
+    // A stale disk resynced (the daemon's scrub): its part has been open all along, its rows not
+    // marked read through these descriptors — kept, since reads in flight may use them.
+    ParityPart part{p.fd.get(), p.direct.valid() ? p.direct.get() : -1, options_.writable, p.path, "", nullptr};
+    GRAPHFS_RETURN_IF_ERROR(parity_->AdoptDisk(disk, std::move(part)));
+  } else {
+    const std::string path = disks.PartPath(disk, manifest().file_id);
+    UniqueFd fd(::open(path.c_str(), (options_.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.valid()) return Error::FromErrno("part of striped file on disk " + std::to_string(disk) + " (" + path + ")");
+    UniqueFd direct;
+    if (options_.direct_io) direct.reset(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW));
+    ParityPart part{fd.get(), direct.valid() ? direct.get() : -1, options_.writable, path, "", nullptr};
+    GRAPHFS_RETURN_IF_ERROR(parity_->AdoptDisk(disk, std::move(part)));
+    p.fd = std::move(fd);
+    p.direct = std::move(direct);
+    p.path = path;
+  }
   if (!writer_) return Status::Ok();
   if (Status s = AdoptForWrites(disk, disks); !s.ok())
     return s.error().Wrap("striped file " + manifest().file_id + " reads disk " + std::to_string(disk) +

@@ -71,18 +71,21 @@ class StripedFile {
   StripeManifest manifest() const;
   const StripeMap& map() const { return map_; }
   // Whether the data byte at `offset` lies on a disk lost for this file (missing, or its part or
-  // sums gone): its reads rebuild it from the same range of its row's other units, D reads on as
+  // sums gone, or stale in that row): its reads rebuild it from the same range of its row's other units, D reads on as
   // many disks. A caller that paces its reads per disk (the volume's ExtentReads) keeps as many of
   // such reads in flight as a present disk's, once for each disk that serves them.
   // Whether a disk is lost for this file (its reads go through parity and share the degraded
   // rows' blocks in options.row_share).
   bool degraded() const { return parity_ != nullptr && parity_->degraded(); }
   bool Rebuilt(uint64_t offset) const {
-    return parity_ != nullptr && !parity_->lost(map_.Locate(offset).disk).empty();
+    if (parity_ == nullptr) return false;
+    const DiskLocation at = map_.Locate(offset);
+    return parity_->Rebuilds(at.disk, at.disk_offset / map_.unit());
   }
 
   // The online switch (DiskSet::Replace): disk `disk` of `disks`, missing when this file was
-  // opened, is back. Opens this file's part and sums there and hands them to the reads
+  // opened, is back — or, stale when it was opened, was resynced (its part is open already and
+  // kept). Opens this file's part and sums there and hands them to the reads
   // (ParityReader::AdoptDisk): reads planned from now on read the disk, those in flight finish
   // as planned. The descriptors stay open until the file is closed, so no read in flight ever
   // sees one closed. Nothing to do (Ok) for a file that reads the disk already or has no sums;

@@ -2,8 +2,9 @@
 // dies loses nothing"; docs/parity.md, "Writes with a disk lost"): they read back as the same
 // operations on a plain string, with K = 1 and K = 2; the rows written are marked in write-intent
 // records on the present disks; the lost disk coming back with its old units (which still match
-// their old sums) is stale for the set, and reads of the file rebuild its units instead of
-// serving them — without the records the same reads return the old bytes, so the check bites;
+// their old sums) is stale for the set, and reads of the file rebuild its units of the rows
+// written instead of serving them — without the records the same reads return the old bytes, so
+// the check bites — while its units of the other rows serve;
 // graphfs-scrub resyncs only the marked rows onto the returned disk, after which every disk
 // agrees (scrub clean, the file whole with any other disk gone) and the disk is healthy again;
 // graphfs-rebuild onto a new directory clears the records too; a writer killed with SIGKILL while
@@ -189,6 +190,87 @@ TEST(DegradedWrite, WritesWithADiskLostReadAsAPlainFileAndTheReturnedStaleDiskIs
 
 TEST(DegradedWrite, WritesWithTwoDisksLostUnderTwoParityUnitsAreResyncedOntoBoth) {
   LoseWriteReturnResync(5, 2, {1, 3}, 202);
+}
+
+// A stale disk is stale only in the rows its records mark: its other rows are read from it. With
+// another disk failing every read (K = 1), the rows not written while it was lost still read
+// whole — possible only from its units — and those written are EIO, never its old units; a row
+// the open file writes with the disk stale is rebuilt from then on, before the file is reopened.
+TEST(DegradedWrite, AStaleDiskServesTheRowsItDidNotMissAndNoneItMissed) {
+  constexpr uint32_t kStale = 2, kFailing = 0;
+  const uint64_t row_bytes = 3 * kUnit;
+  std::string model = RandomBytes(8 * row_bytes, 261);
+  Graph g(4, 1, model);
+  const StripeMap map = *StripeMap::Create(g.manifest.layout);
+  const std::set<uint64_t> missed = {1, 5};
+  g.Away(kStale);
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    for (uint64_t row : missed) {
+      const std::string bytes = RandomBytes(kUnit + 100, 262 + row);
+      const uint64_t at = row * row_bytes + kUnit / 2;
+      ASSERT_TRUE((*f)->Write(at, bytes.data(), bytes.size()).ok());
+      model.replace(at, bytes.size(), bytes);
+    }
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
+  g.Back(kStale);
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  EXPECT_EQ(g.set->state(kStale), DiskState::kStale);
+  EXPECT_TRUE((*f)->degraded());
+  EXPECT_TRUE(ReadAll(**f) == model) << "stale units served";
+  auto read_row = [&](uint64_t row) {
+    std::string got(row_bytes, '\0');
+    auto n = (*f)->Read(row * row_bytes, row_bytes, got.data());
+    return n.ok() ? Result<std::string>(got) : Result<std::string>(n.error());
+  };
+  auto expect_rows = [&](const std::set<uint64_t>& stale) {
+    for (uint64_t row = 0; row < 8; ++row) {
+      SCOPED_TRACE("row " + std::to_string(row));
+      auto got = read_row(row);
+      if (stale.count(row) != 0) {
+        ASSERT_FALSE(got.ok()) << "disk " << kFailing << " failing and disk " << kStale << " stale in the row: served";
+        EXPECT_EQ(got.error().code(), EIO);
+      } else {
+        ASSERT_TRUE(got.ok()) << got.error().message();
+        EXPECT_TRUE(*got == model.substr(row * row_bytes, row_bytes));
+      }
+    }
+  };
+  // Disk kFailing fails every read, then works again (as its probe would find).
+  auto with_failing = [&](const std::set<uint64_t>& stale) {
+    g.io->InjectFault(kFailing, EIO);
+    expect_rows(stale);
+    g.io->InjectFault(kFailing, 0);
+    g.io->NoteReadOk(kFailing);
+  };
+  const uint64_t stale_reads = g.io->counters(kStale).bytes_read.load();
+  ASSERT_NO_FATAL_FAILURE(with_failing(missed));
+  EXPECT_GT(g.io->counters(kStale).bytes_read.load(), stale_reads) << "the stale disk served nothing";
+
+  // A row not missed whose data the stale disk holds, written whole by the open file: the disk
+  // keeps its old unit there (it is lost to the writes), which the reads must no longer serve.
+  uint64_t row = 0;
+  while (missed.count(row) != 0 || map.DiskSlot(row, kStale) >= map.data_units()) ++row;
+  ASSERT_LT(row, 8u);
+  const std::string bytes = RandomBytes(row_bytes, 270);
+  ASSERT_TRUE((*f)->Write(row * row_bytes, bytes.data(), bytes.size()).ok());
+  model.replace(row * row_bytes, row_bytes, bytes);
+  auto got = read_row(row);
+  ASSERT_TRUE(got.ok()) << got.error().message();
+  EXPECT_TRUE(*got == bytes) << "the stale disk's old unit of a row written since the open served";
+  std::set<uint64_t> now_missed = missed;
+  now_missed.insert(row);
+  ASSERT_NO_FATAL_FAILURE(with_failing(now_missed));
+  ASSERT_TRUE((*f)->Sync().ok());
+  f->reset();
+  // The records say so too: reopened, the same.
+  f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  EXPECT_TRUE(ReadAll(**f) == model);
+  ASSERT_NO_FATAL_FAILURE(with_failing(now_missed));
 }
 
 // graphfs-rebuild onto a new directory writes every row, so it clears the records too.
