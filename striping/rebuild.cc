@@ -21,6 +21,7 @@
 #include "striping/row_scan.h"
 #include "striping/progress_line.h"
 #include "striping/set_files.h"
+#include "striping/set_hold.h"
 #include "striping/stale_rows.h"
 #include "striping/striped_file.h"
 #include "striping/unit_sums.h"
@@ -334,6 +335,7 @@ struct PreparedRebuild {
   SetFiles found;
   DiskRegistry registry;
   std::optional<DiskSet> set;
+  SetHold hold;  // offline: the set's disks, kept from a mount's daemon for the whole run
   RebuildRecord record;
   RebuildReport report;
   uint64_t total = 0;
@@ -387,6 +389,13 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
   auto set = OpenTaskSet(req.live, registry);
   if (!set.ok()) return set.error();
   prep->set.emplace(std::move(*set));
+  // Offline, no daemon may serve the set meanwhile (set_hold.h): its writes with the disk lost
+  // would not reach the new disk, and the records they mark would be cleared at the end.
+  if (req.live == nullptr) {
+    auto hold = SetHold::Exclusive(*prep->set, "graphfs-rebuild --offline");
+    if (!hold.ok()) return hold.error();
+    prep->hold = std::move(*hold);
+  }
   // A file whose writer was killed is brought to its journaled state first: rebuilt from rows the
   // journal would still change, the disk's units would code bytes the file does not hold.
   for (StripedFileRef& f : found_ptr->files) {

@@ -21,9 +21,10 @@
 // gets the disk's identity (.graphfs-disk, set and index), every registry of the set's graphs is
 // rewritten with the new path for the disk, and the record is removed.
 //
-// The graphs may be mounted meanwhile: the mount keeps reading the disk through parity until it
-// is mounted again (it reads the registry when it starts), and its writes would not reach the new
-// directory (the daemon's rebuild is for a mounted graph). Or the mount's daemon runs it
+// Offline, no writable mount may serve the set meanwhile (its writes would not reach the new
+// directory, and the records marking them would be cleared at the end): the run holds the set's
+// disks (set_hold.h) and is refused, EBUSY, while a daemon holds them. A read-only mount keeps
+// reading the disk through parity until it is mounted again. Or the mount's daemon runs it
 // (`rebuild I DIR` written to MOUNTPOINT/.graphfs/disks; RebuildRequest::live): then each row's
 // rebuild holds the row's lock (DiskSet::RowLock), which the daemon's heals and writes take too;
 // writes go on, and the rows they change behind the rebuild are done again (rebuild_watch.h),

@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
                          graphfs::SizeRule{1});
   app.add_flag("-q,--quiet", quiet, "no progress line");
   app.add_flag("--offline", offline,
-               "rebuild in this process even when the graphs are mounted (the mount then reads the disk through "
-               "parity until it is mounted again)");
+               "rebuild in this process, not in a mount's daemon; refused while a writable graphfs mount serves the "
+               "set (its writes with the disk lost would not reach the new disk); a read-only mount reads the disk "
+               "through parity until it is mounted again");
   app.add_option("path", req.paths,
                  "graph directories, or directories holding graphs (walked for .graphfs/disks.json): every graph "
                  "striped over the set, so that the new disk holds all of its units")
@@ -52,7 +53,9 @@ int main(int argc, char** argv) {
       "holds it), the tool hands the rebuild to the mount's daemon (MOUNTPOINT/.graphfs/disks) and shows its "
       "progress: the daemon rebuilds the same way, row by row under the locks its own reads take, switches the registries "
       "and then reads the disk from DIR without a remount (--checkpoint and --disks are then the daemon's own). "
-      "With --offline, mounted graphs keep reading the disk through parity until they are mounted again. "
+      "With --offline, a writable mount of the set makes the tool refuse (exit 1: the daemon holds the disks, and a "
+      "mount started meanwhile is refused); read-only mounts keep reading the disk through parity until they are "
+      "mounted again. "
       "Exit status: 0 when the disk was rebuilt and the registries switched; 1 when it failed (the message says "
       "why; nothing switched); 2 for bad arguments.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)

@@ -3,8 +3,9 @@
 // get exactly the original bytes, and `.graphfs/stats` says what happened — the disk's state
 // (missing, avoided, failing), the missing disks under `degraded`, and the counters of what was
 // rebuilt, found bad, healed on the disk. The log names a missing disk from the start; a mount
-// missing more disks than the files' parity is refused, naming them. graphfs-rebuild run while
-// the graph is mounted leaves the mount reading through parity; mounted again, it is whole.
+// missing more disks than the files' parity is refused, naming them. graphfs-rebuild run offline
+// beside a writable mount is refused; beside a read-only one it leaves the mount reading through
+// parity, and mounted again, the graph is whole.
 // A compressed file with parity (its packed stream in parity rows) reads the same way: a disk
 // gone, a flipped byte in a frame (repaired before the frame is decoded, healed, counted), and
 // more lost parts than K is EIO with the disks named in the log.
@@ -118,13 +119,26 @@ TEST_F(ParityMount, RebuiltWhileMountedTheNextMountIsWhole) {
   const std::string data = RandomBytes(15 * kUnit + 999, 48);
   ASSERT_NO_FATAL_FAILURE(StripeColumnWithParity(data));
   std::filesystem::remove_all(disks[1]);
-  DoMount({"cache_size=0"});
-  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
   RebuildRequest req;
   req.paths = {graph};
   req.disk = 1;
   req.to = tmp.Sub("new-disk");
   req.progress = false;
+  // A writable mount may write with the disk lost: the offline rebuild is refused beside it
+  // (striping/set_hold.h), naming the daemon, before anything is written.
+  DoMount({"cache_size=0"});
+  auto refused = Rebuild(req);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), EBUSY);
+  EXPECT_NE(refused.error().message().find("in use by a running graphfs mount"), std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find("(graphfs)"), std::string::npos) << "the daemon not named: "
+                                                                            << refused.error().message();
+  EXPECT_TRUE(std::filesystem::is_empty(req.to));
+  mount.Unmount();
+  // A read-only one writes no row: the rebuild runs beside it.
+  DoMount({"cache_size=0", "ro"});
+  EXPECT_TRUE(ReadFile(mnt + "/graph/column") == data);
   auto rebuilt = Rebuild(req);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
   // The mount read the registry when it started: it goes on through parity, unharmed.

@@ -570,7 +570,8 @@ TEST_F(ParityOnline, BadLinesAreRefusedWithTheReason) {
 }
 
 // The tools find the mount serving the graph and hand it the work: the mount reads the new disk
-// afterwards without a remount; --offline leaves the mount as it was.
+// afterwards without a remount; graphfs-rebuild --offline beside it is refused (exit 1, saying
+// why); graphfs-scrub --offline leaves the mount as it was.
 TEST_F(ParityOnline, TheToolsHandTheirWorkToTheMount) {
   const std::string data = RandomBytes(10 * kUnit + 77, 85);
   manifest = StripeWithParity("column", data);
@@ -581,6 +582,11 @@ TEST_F(ParityOnline, TheToolsHandTheirWorkToTheMount) {
     const int status = std::system((args + " > " + out + " 2>&1").c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
+  // --offline beside the mount, which may write with the disk lost: refused, nothing written.
+  EXPECT_EQ(run(std::string(GRAPHFS_REBUILD_TOOL) + " --offline -q --disk 0 --to " + to + " " + graph), 1)
+      << ReadFile(out);
+  EXPECT_NE(ReadFile(out).find("in use by a running graphfs mount"), std::string::npos) << ReadFile(out);
+  EXPECT_TRUE(std::filesystem::is_empty(to));
   EXPECT_EQ(run(std::string(GRAPHFS_REBUILD_TOOL) + " -q --disk 0 --to " + to + " " + graph), 0) << ReadFile(out);
   EXPECT_NE(ReadFile(out).find("is mounted at " + mnt), std::string::npos) << ReadFile(out);
   EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());

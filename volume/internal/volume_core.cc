@@ -156,6 +156,14 @@ Result<std::unique_ptr<VolumeCore>> VolumeCore::Open(const VolumeOptions& option
   auto disks = OpenDisks(options);
   if (!disks.ok()) return disks.error().Wrap("cannot mount " + options.source);
   v->disks_ = std::move(*disks);
+  if (v->disks_ && !options.read_only) {
+    // Writes with a disk lost mark rows an offline graphfs-rebuild beside the mount would miss
+    // and then clear (striping/set_hold.h): the set is held for the mount's life, and such a run
+    // refused; one under way refuses the mount. A read-only mount writes no row and holds nothing.
+    auto hold = SetHold::Serve(*v->disks_);
+    if (!hold.ok()) return hold.error().Wrap("cannot mount " + options.source);
+    v->disk_hold_ = std::move(*hold);
+  }
   if (v->disks_) {
     // Unpacks a killed daemon left half done (volume/internal/unpack_journal.h).
     FinishPendingUnpacks(*v->disks_, [&](const std::string& file_id) {
@@ -305,6 +313,9 @@ Result<std::shared_ptr<StripedVolumeFile>> VolumeCore::OpenStriped(UniqueFd stub
 Status VolumeCore::SwitchDisk(uint32_t disk, const std::string& dir) {
   if (!disks_) return Error(EINVAL, "nothing under the source is striped");
   GRAPHFS_RETURN_IF_ERROR(disks_->Replace(disk, dir));
+  if (!options_.read_only)
+    if (Status s = disk_hold_.ServeDisk(dir); !s.ok())
+      LogError("disk " + std::to_string(disk) + " back, but not held against offline rebuilds: " + s.error().message());
   uint64_t switched = 0;
   std::vector<std::string> failed;
   for (const std::shared_ptr<StripedFile>& f : disks_->OpenFiles()) {

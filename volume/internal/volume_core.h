@@ -26,6 +26,7 @@
 #include "common/unique_fd.h"
 #include "striping/disk_set.h"
 #include "striping/io_engine.h"
+#include "striping/set_hold.h"
 #include "striping/striped_file.h"
 #include "volume/internal/extent_reads.h"
 #include "volume/internal/frame_tier.h"
@@ -214,6 +215,7 @@ class VolumeCore {
   std::unique_ptr<ReadCostModel> read_cost_;
   std::unique_ptr<IoEngineOptions> io_options_;
   std::unique_ptr<DiskSet> disks_;  // null when nothing under the source is striped
+  SetHold disk_hold_;  // disks_' disks, held against an offline graphfs-rebuild while mounted writable
   std::unique_ptr<IoEngine> io_;
   ReadAhead read_ahead_;
   std::unique_ptr<PackedCounters> packed_counters_;
