@@ -11,7 +11,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "striping/disk_backend.h"
 #include "striping/disk_set.h"
@@ -174,11 +176,21 @@ class DiskRebuild {
     return WriteFileAtomic(req_.to + "/" + kRebuildRecordFile, record_.Encode());
   }
 
+  // How a pass does rows again: paced by the rate or at full speed, with the writes going on or
+  // held — then until `deadline`, past which the rows not begun are left for the next pass, once
+  // the hold did one (`did_row`, shared by the files of the pass: every hold makes progress).
+  struct AgainHow {
+    bool paced = false;
+    bool writes_go_on = false;
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    bool* did_row = nullptr;
+  };
   // Does rows `rows` of file `f`, passed already, again from what the row holds now — `m`, the
   // file's manifest now, says its size — and cuts or extends the part to that size. Rows a write
-  // changed behind the rebuild, or that the write-intent records mark after a resume. `limited`:
-  // writes go on, and the rows are paced by the rate (not while the writes wait for the switch).
-  Status Again(const StripedFileRef& f, const StripeManifest& m, const std::set<uint64_t>& rows, bool limited) {
+  // changed behind the rebuild, or that the write-intent records mark after a resume. The rows a
+  // hold's deadline left undone go to `left`.
+  Status Again(const StripedFileRef& f, const StripeManifest& m, const std::set<uint64_t>& rows, const AgainHow& how,
+               std::set<uint64_t>& left) {
     auto scan = RowScanner::Open(set_, m, /*writable=*/false, req_.disk);
     if (!scan.ok()) return scan.error();
     auto part = target_.Open(m.file_id, DiskFileOptions{.writable = true, .create = true});
@@ -186,12 +198,19 @@ class DiskRebuild {
     auto sums = UnitSums::Open(target_, SumsHeaderOf(m, req_.disk), /*writable=*/true);
     if (!sums.ok()) return sums.error();
     const StripedFileRef now{f.path, m};
-    for (uint64_t row : rows) {
+    for (auto it = rows.begin(); it != rows.end(); ++it) {
+      const uint64_t row = *it;
       if (row >= (*scan)->rows()) break;
-      auto rebuilt = Row(**scan, **part, *sums, row, limited, now);
-      if (!rebuilt.ok() && Defer(rebuilt.error(), m, row, /*writes_go_on=*/limited)) continue;
+      if (how.deadline && *how.did_row && std::chrono::steady_clock::now() >= *how.deadline) {
+        left.insert(it, rows.end());
+        break;
+      }
+      auto rebuilt = Row(**scan, **part, *sums, row, how.paced, now);
+      if (!rebuilt.ok() && Defer(rebuilt.error(), m, row, how.writes_go_on)) continue;
       if (!rebuilt.ok()) return rebuilt.error();
       report_.redone_rows += rebuilt->written > 0;
+      if (!how.writes_go_on) report_.held_rows += rebuilt->written > 0;
+      if (how.did_row != nullptr) *how.did_row = true;
     }
     return EndPart(now, **part, *sums);
   }
@@ -434,10 +453,15 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
 
 namespace {
 
-// Passes over the rows written behind the daemon's rebuild before it holds the writes anyway (they
-// keep coming as fast as the rows are done again), and the rows left at which it holds them.
-constexpr int kPassesBeforeHold = 4;
-constexpr uint64_t kRowsLeftToHold = 16;
+// The rows written behind the daemon's rebuild are done again in passes while the writes go on,
+// and the writes are held for the last of them only when at most kRebuildRowsToHold rows are left
+// (written, or marked for a resumed run): the hold does them at full speed, so the pause it
+// costs the writers is a few rows' reads, and is bounded by RebuildRequest::max_hold besides.
+// The first kPassesAtRate passes keep to the rate; should writes keep coming faster than rows
+// are done again at it, the passes after them go at full speed — with the writes still going on —
+// to catch up, rather than holding the writes for however many rows are left.
+constexpr int kPassesAtRate = 4;
+constexpr uint64_t kRebuildRowsToHold = 16;
 
 // File `f`'s manifest now: as an open file of the mount's set has it (its writes change the
 // size), else as its stub says; `f`'s own offline, where nothing writes meanwhile.
@@ -451,6 +475,13 @@ StripeManifest ManifestNow(const DiskSet* live, const StripedFileRef& f) {
 }
 
 using RowsByFile = std::map<std::string, std::set<uint64_t>>;
+
+// Sleeps `how_long`, cut short (checked every 100 ms) when the task is cancelled.
+void SleepUnlessCancelled(std::chrono::duration<double> how_long, const SetTaskProgress* task) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(how_long);
+  while (std::chrono::steady_clock::now() < until && !(task != nullptr && task->cancel.load(std::memory_order_relaxed)))
+    std::this_thread::sleep_until(std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)));
+}
 
 // A resumed run: the rows the killed one made durable on the new disk are read back, and those of
 // them written since — the write-intent records mark every row written while the disk was lost,
@@ -532,18 +563,30 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   progress.Finish(total);
   // The rows written behind the rebuild, and the files whose size changed, done again — in
   // passes while writes go on, then with them held: the last pass leaves nothing behind, and the
-  // writes wait (ParityWriter::HeldBy) until the caller has switched the disk in.
+  // writes wait (ParityWriter::HeldBy) until the caller has switched the disk in. Offline
+  // (no watch) one pass does it all: nothing writes meanwhile.
   for (int pass = 0;; ++pass) {
-    const bool last = watch == nullptr || pass >= kPassesBeforeHold || watch->written() <= kRowsLeftToHold;
+    uint64_t rows_left = watch != nullptr ? watch->written() : 0;
+    for (const auto& [id, rows] : again) rows_left += rows.size();
+    const bool last = watch == nullptr || rows_left <= kRebuildRowsToHold;
+    std::chrono::steady_clock::time_point held_at;
+    DiskRebuild::AgainHow how;
+    bool did_row = false;
+    how.paced = !last && pass < kPassesAtRate;
+    how.writes_go_on = !last;
+    how.did_row = &did_row;
     if (watch != nullptr && last) {
       watch->Hold();
       // A write under way finishes first; any later one of a file that lost the disk waits.
       for (const auto& open : req.live->OpenFiles()) open->AwaitWrites();
+      held_at = std::chrono::steady_clock::now();
+      how.deadline = held_at + req.max_hold;
     }
     if (watch != nullptr)
       for (auto& [id, rows] : watch->TakeWritten()) again[id].merge(rows);
     // No row is read back while it is written again.
     GRAPHFS_RETURN_IF_ERROR(read_back.Wait());
+    bool given_up = false;
     for (StripedFileRef& f : prep.found.files) {
       const StripeManifest now = ManifestNow(req.live, f);
       const uint64_t before = f.manifest.stored_size();
@@ -557,8 +600,26 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
         const uint64_t from = map.Rows(std::min(before, now.stored_size()));
         for (uint64_t r = from > 0 ? from - 1 : 0; r < map.Rows(now.stored_size()); ++r) rows.insert(r);
       }
-      if (Status s = rebuild.Again(f, now, rows, /*limited=*/!last); !s.ok()) return s.error().Wrap(f.path);
+      std::set<uint64_t> left;
+      if (Status s = rebuild.Again(f, now, rows, how, left); !s.ok()) return s.error().Wrap(f.path);
+      if (!left.empty()) {
+        again[f.manifest.file_id].merge(left);
+        given_up = true;
+      }
       f.manifest = now;
+    }
+    if (watch != nullptr && last) {
+      const double held = std::chrono::duration<double>(std::chrono::steady_clock::now() - held_at).count();
+      report.longest_hold_seconds = std::max(report.longest_hold_seconds, held);
+      if (given_up) {
+        // Past max_hold: the writes go on, and the rows left wait for the next pass. The writes
+        // get as long as the hold took before another: woken, they must get their turn rather
+        // than find themselves held again at once.
+        ++report.holds_given_up;
+        watch->Release();
+        SleepUnlessCancelled(std::chrono::duration<double>(held), req.task);
+        continue;
+      }
     }
     if (last) break;
   }

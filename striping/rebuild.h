@@ -28,12 +28,13 @@
 // (`rebuild I DIR` written to MOUNTPOINT/.graphfs/disks; RebuildRequest::live): then each row's
 // rebuild holds the row's lock (DiskSet::RowLock), which the daemon's heals and writes take too;
 // writes go on, and the rows they change behind the rebuild are done again (rebuild_watch.h),
-// the last of them with the writes held, which stay held until the registries name the new
-// directory and the daemon has switched its files to it (switch_in: DiskSet::Replace,
+// the last of them — at most 16 rows, for at most `max_hold` — with the writes held, which stay
+// held until the registries name the new directory and the daemon has switched its files to it (switch_in: DiskSet::Replace,
 // StripedFile::AdoptDisk) without a remount. A resumed run does again the rows the killed one
 // had passed that the write-intent records (stale_rows.h) mark.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,6 +48,16 @@
 namespace graphfs {
 
 inline constexpr const char* kRebuildRecordFile = ".graphfs-rebuild.json";
+
+// The longest a daemon's rebuild holds the writes of the files that lost the disk while it does
+// their last rows again and switches the disk in (RebuildRequest::max_hold). The writes are held
+// only once at most kRebuildRowsToHold rows are left (rebuild.cc), done at full speed; this bounds
+// the pause when those rows read slower than they should (a disk slow or failing): past it the
+// hold is given up after the row under way, the writes go on, and the rows left are done in the
+// next pass. 3 s covers 16 rows of the largest stripe unit (16 MiB) read at 100 MB/s per disk
+// (2.7 s) — a pause of the order of a disk's own worst case (an error retry, a cache flush),
+// which writers already live with; 4 MiB units (the usual) take 0.7 s.
+inline constexpr std::chrono::milliseconds kMaxRebuildHold{3000};
 
 struct RebuildRequest {
   // Graph directories or directories holding graphs: every graph striped over the set must be
@@ -65,6 +76,9 @@ struct RebuildRequest {
   // With `live`: switches the mount to the new disk (DiskSet::Replace, StripedFile::AdoptDisk),
   // called at the end with the writes of the files that lost the disk still held (RebuildWatch).
   std::function<Status(const std::string& dir)> switch_in;
+  // With `live`: the longest the writes are held for the last rows and the switch (a hold is
+  // given up past it, once it has done a row, and tried again at the next pass).
+  std::chrono::milliseconds max_hold = kMaxRebuildHold;
 };
 
 struct RebuildReport {
@@ -76,6 +90,12 @@ struct RebuildReport {
   // Rows done again: written behind a rebuild run by the daemon, marked by the write-intent records
   // after a resume (written since the killed run passed them), or of a file whose size changed.
   uint64_t redone_rows = 0;
+  // Run by the daemon: rows done again while the writes were held (at most kRebuildRowsToHold
+  // per hold, and those of files whose size changed), holds given up past max_hold, and the
+  // longest hold in seconds.
+  uint64_t held_rows = 0;
+  uint64_t holds_given_up = 0;
+  double longest_hold_seconds = 0;
   bool resumed = false;
   double rebuild_seconds = 0;        // rebuilding and writing (this run)
   double verify_seconds = 0;         // the read back left after the last row was written

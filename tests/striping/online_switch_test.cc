@@ -8,7 +8,8 @@
 // through the same open file — its writes and truncates read back as a plain copy's, and every
 // row's parity and sums verify on all disks, the new one included — and a write after the switch
 // whose in-place writes a kill cut short is replayed from the journal units the new disk holds.
-// Writes and truncates racing the rebuild and its switch land on the new disk too.
+// Writes and truncates racing the rebuild and its switch land on the new disk too; writes that
+// keep ahead of the rebuild are held for a few rows only, and a hold past its bound is given up.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -19,6 +20,7 @@
 
 #include "striping/disk_set.h"
 #include "striping/rebuild.h"
+#include "striping/set_task.h"
 #include "striping/row_journal.h"
 #include "striping/stripe_parity.h"
 #include "striping/striped_file.h"
@@ -219,6 +221,105 @@ TEST(OnlineSwitch, WritesAndTruncatesRacingARebuildAndItsSwitchLandOnTheNewDisk)
   EXPECT_TRUE(verified.ok()) << verified.error().message();
   g.io->InjectFault(2, EIO);
   EXPECT_TRUE(ReadAll(**f) == model);
+  g.io->InjectFault(2, 0);
+}
+
+// Writes that keep coming faster than the rebuild does their rows again at its rate: the rebuild
+// goes on in passes — at full speed past the first few — with the writes going on, and holds them
+// only once at most 16 rows are left (kRebuildRowsToHold), never for all the rows the writes
+// keep dirtying (before, it held them after 4 passes whatever was left, done without the rate).
+TEST(OnlineSwitch, WritesFasterThanTheRebuildAreHeldForAFewRowsOnly) {
+  constexpr uint64_t kRows = 40, kRowBytes = 3 * kUnit, kMostHeld = 16;
+  ParityGraph g(4);
+  std::string model = RandomBytes(kRows * kRowBytes, 90);
+  g.Stripe("column", model, 1);
+  fs::remove_all(g.disks[1]);
+  auto f = g.OpenFile();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  RebuildRequest req = g.RebuildOf(1, g.tmp.Sub("new-disk"));
+  req.live = g.set.get();
+  req.rate = 8 << 20;  // about 40 rows a second: a pass over the file takes about a second
+  req.switch_in = [&](const std::string& dir) -> Status {
+    GRAPHFS_RETURN_IF_ERROR(g.set->Replace(1, dir));
+    return (*f)->AdoptDisk(1, *g.set);
+  };
+  Result<RebuildReport> rebuilt = Error(EINVAL, "not run");
+  std::atomic<bool> done{false};
+  std::thread rebuild([&] {
+    rebuilt = Rebuild(req);
+    done = true;
+  });
+  // Every row written again and again for 8 s: more than 4 passes at the rate.
+  std::mt19937 rng(91);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  uint64_t writes = 0;
+  for (uint64_t i = 0; std::chrono::steady_clock::now() < until && !done.load(); ++i, ++writes) {
+    const uint64_t at = (i % kRows) * kRowBytes + rng() % (kRowBytes - 100);
+    const std::string bytes = RandomBytes(100, rng());
+    ASSERT_TRUE((*f)->Write(at, bytes.data(), bytes.size()).ok()) << "write " << i;
+    model.replace(at, bytes.size(), bytes);
+  }
+  rebuild.join();
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
+  EXPECT_GT(rebuilt->redone_rows, 2 * kRows) << "the writes did not keep ahead of the rebuild: the test proves nothing";
+  EXPECT_LE(rebuilt->held_rows, kMostHeld) << "the writes were held for " << rebuilt->held_rows << " rows";
+  EXPECT_EQ(rebuilt->holds_given_up, 0u);
+  EXPECT_FALSE((*f)->degraded());
+  ASSERT_TRUE((*f)->Sync().ok());
+  EXPECT_TRUE(ReadAll(**f) == model);
+  Status verified = VerifyStripeParity(*g.set, (*f)->manifest());
+  EXPECT_TRUE(verified.ok()) << verified.error().message();
+  g.io->InjectFault(2, EIO);
+  EXPECT_TRUE(ReadAll(**f) == model) << "the new disk misses rows written during the rebuild";
+  g.io->InjectFault(2, 0);
+}
+
+// A hold that runs past RebuildRequest::max_hold is given up once it has done a row: the writes
+// go on, and the rows left are done in later holds. With a bound of 0 every hold does one row:
+// ten rows written behind the rebuild take ten holds, nine of them given up, and the disk still
+// comes out whole.
+TEST(OnlineSwitch, AHoldPastItsBoundIsGivenUpAndTheRowsLeftAreDoneLater) {
+  constexpr uint64_t kRows = 24, kRowBytes = 3 * kUnit, kWritten = 10;
+  ParityGraph g(4);
+  std::string model = RandomBytes(kRows * kRowBytes, 92);
+  g.Stripe("column", model, 1);
+  fs::remove_all(g.disks[1]);
+  auto f = g.OpenFile();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  SetTaskProgress task;
+  RebuildRequest req = g.RebuildOf(1, g.tmp.Sub("new-disk"));
+  req.live = g.set.get();
+  req.task = &task;
+  req.rate = 2 << 20;  // about 10 rows a second
+  req.max_hold = std::chrono::milliseconds(0);
+  req.switch_in = [&](const std::string& dir) -> Status {
+    GRAPHFS_RETURN_IF_ERROR(g.set->Replace(1, dir));
+    return (*f)->AdoptDisk(1, *g.set);
+  };
+  Result<RebuildReport> rebuilt = Error(EINVAL, "not run");
+  std::atomic<bool> done{false};
+  std::thread rebuild([&] {
+    rebuilt = Rebuild(req);
+    done = true;
+  });
+  // Once the rebuild is past row kWritten + 2 (each row reads 3 units of the others), one write
+  // into each of rows 0..kWritten-1: behind it, remembered, done again after the file.
+  while (task.done.load() < (kWritten + 2) * kRowBytes && !done.load())
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_FALSE(done.load()) << "the rebuild ended before the writes: the test proves nothing";
+  for (uint64_t r = 0; r < kWritten; ++r) {
+    const std::string bytes = RandomBytes(100, 93 + r);
+    ASSERT_TRUE((*f)->Write(r * kRowBytes + 7, bytes.data(), bytes.size()).ok());
+    model.replace(r * kRowBytes + 7, bytes.size(), bytes);
+  }
+  rebuild.join();
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
+  EXPECT_EQ(rebuilt->held_rows, kWritten);
+  EXPECT_EQ(rebuilt->holds_given_up, kWritten - 1);
+  ASSERT_TRUE((*f)->Sync().ok());
+  EXPECT_TRUE(ReadAll(**f) == model);
+  g.io->InjectFault(2, EIO);
+  EXPECT_TRUE(ReadAll(**f) == model) << "the new disk misses rows written during the rebuild";
   g.io->InjectFault(2, 0);
 }
 

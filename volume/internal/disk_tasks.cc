@@ -108,6 +108,9 @@ Status DiskTasks::StartRebuild(uint32_t disk, const std::string& dir, uint64_t r
                 {"bytes", report->bytes},
                 {"bad_source_blocks", report->bad_source_blocks},
                 {"redone_rows", report->redone_rows},
+                {"held_rows", report->held_rows},
+                {"holds_given_up", report->holds_given_up},
+                {"longest_hold_seconds", report->longest_hold_seconds},
                 {"resumed", report->resumed},
                 {"registries", report->registries}};
   });
