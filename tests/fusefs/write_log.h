@@ -35,10 +35,13 @@ struct WriteLog {
 // `known`: the file's content, when the caller knows it (else read through the mount first).
 inline void WriteUntilFailure(const std::string& path, uint32_t seed, const std::atomic<bool>& stop, WriteLog* log,
                        const std::string* known = nullptr) {
+  // What the caller knows is the log's start even when the open fails (the daemon killed before
+  // it returned — under TSan an open of a degraded file can outlast the kill's delay): the file
+  // is then as known, not empty.
+  if (known != nullptr) log->durable = log->current = *known;
   int fd = ::open(path.c_str(), O_RDWR);
   if (fd < 0) return;
-  log->durable = known != nullptr ? *known : ReadFile(path);
-  log->current = log->durable;
+  if (known == nullptr) log->durable = log->current = ReadFile(path);
   std::mt19937 rng(seed);
   for (int i = 0; !stop.load(); ++i) {
     const uint64_t len = 4096 + rng() % (256 << 10);
