@@ -1,29 +1,12 @@
 #include "chunkindex/lp_scheduler.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <tuple>
 
 #include "chunkindex/lp_scheduler_job.h"
 
 namespace graphfs::chunkindex {
-
-namespace {
-
-// Whether at least 9 in 10 of the vertices active in `now` were active in `before` (both
-// bitmaps of one graph; false when either is missing or `now` is empty).
-bool MostlyWithin(const std::vector<uint64_t>* now, const std::vector<uint64_t>* before) {
-  if (now == nullptr || before == nullptr || now->size() != before->size()) return false;
-  uint64_t active = 0, kept = 0;
-  for (size_t w = 0; w < now->size(); ++w) {
-    active += static_cast<uint64_t>(std::popcount((*now)[w]));
-    kept += static_cast<uint64_t>(std::popcount((*now)[w] & (*before)[w]));
-  }
-  return active > 0 && kept * 10 >= active * 9;
-}
-
-}  // namespace
 
 namespace {
 
@@ -152,7 +135,6 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
     j.holding = HeldLp{};
     j.queue.clear();
     FinishIteration(j);
-    const bool settling = MostlyWithin(words.get(), j.active.get());
     std::fill(j.need.begin(), j.need.end(), 0);
     std::fill(j.todo.begin(), j.todo.end(), 0);
     j.active = std::move(words);
@@ -165,11 +147,9 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
       j.remaining_bytes += chunks_[a.id].length;
     }
     j.todo_chunks = j.remaining_chunks;
-    // A dense iteration predicts the next one well (pagerank, spmv, the early iterations of
-    // wcc and pagerank-delta); a sparse frontier moves on (bfs, sssp) — unless it does not: an
-    // active set that lies within the last one (pagerank-delta's tail, where vertices only go
-    // quiet) predicts the next the same way, and its runs of this set hold the next one's.
-    if (j.remaining_bytes * 2 >= total_bytes_ || settling) j.guess = j.need;
+    // Only a dense iteration predicts the next one well (pagerank, spmv, the early iterations of
+    // wcc and pagerank-delta); a sparse frontier moves on.
+    if (j.remaining_bytes * 2 >= total_bytes_) j.guess = j.need;
     else j.guess.clear();
     j.in_iteration = true;
     j.tick = ++ticks_;

@@ -53,9 +53,7 @@
 // without a load ("late assignment": GraphM's sharing when the jobs are an iteration apart).
 // When no job needs anything (all are between iterations, computing), one LP is loaded on a
 // guess: what each of those jobs needed in its last iteration, if that was at least half of the
-// file (dense jobs need the same chunks again; a sparse frontier moves on), or if its active set
-// lay within the one before (9 in 10 of its vertices: a settling job, such as pagerank-delta's
-// tail, whose next set is within this one and so within the runs the guess reads). Unused, it is dropped
+// file (dense jobs need the same chunks again; a sparse frontier moves on). Unused, it is dropped
 // when every job has started a new iteration, or when the window needs the room.
 //
 // Who does what (no call goes up a layer). The scheduler decides; it has no thread of its own.
@@ -354,7 +352,7 @@ class LpScheduler {
 
   bool PlanDue() const;                 // mu_ held: a loader should plan an LP now
   const Job* FirstFor() const;          // mu_ held: whose chunk the next LP starts with (null: nobody's)
-  bool GuessDue() const;                // mu_ held: nobody needs anything; a dense or settling job's next iteration can be guessed
+  bool GuessDue() const;                // mu_ held: nobody needs anything; a dense job's next iteration can be guessed
   uint64_t Budget(bool guess) const;    // mu_ held: the next LP's size bound
   uint64_t Window() const;              // mu_ held
   uint64_t LiveBytes() const;           // mu_ held: live LPs

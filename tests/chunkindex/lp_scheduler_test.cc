@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
-#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -796,51 +795,6 @@ TEST(LpSchedulerVertexGranular, ADenseJobReadsTheWholeChunkASparseOneItsRuns) {
   EXPECT_EQ(Pieces(b->held), (std::vector<Piece>{{0, 120, 40}}));  // its run, from the whole chunk
   EXPECT_EQ(a->held.lp, b->held.lp);                                  // one LP for both
   EXPECT_EQ(s.Stats().bytes_loaded, 800u + 9 * 40);
-}
-
-// A sparse job whose active set lies within its last one (pagerank-delta's tail: vertices only
-// go quiet) gets its next iteration guessed like a dense job's: the runs of its current sources,
-// loaded while it computes, serve its next, smaller set without a load. A frontier that moves on
-// (bfs) is not guessed.
-TEST(LpSchedulerVertexGranular, ASettlingSparseJobsNextIterationIsGuessedAMovingOneIsNot) {
-  auto run = [](const std::vector<std::vector<uint64_t>>& iterations, SchedulerStats* stats, uint64_t* loaded) {
-    SortedCatalog cat(6);
-    DrivenScheduler s(cat.chunks, cat.Loader(), cat.Options(/*prefetch=*/true));
-    ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
-    for (const std::vector<uint64_t>& sources : iterations) {
-      auto words = std::make_shared<std::vector<uint64_t>>((600 + 63) / 64, 0);
-      std::map<uint64_t, uint32_t> per_chunk;
-      for (uint64_t v : sources) {
-        (*words)[v / 64] |= uint64_t{1} << (v % 64);
-        ++per_chunk[v / 100];
-      }
-      std::vector<ActiveChunk> active;
-      for (auto [c, n] : per_chunk) active.push_back({c, n, 1});
-      ASSERT_TRUE(s.SetActive(1, active, 0, words).ok());
-      for (auto r = AskNow(s, 1); r.ok() && !r->end; r = AskNow(s, 1)) Pieces(r->held);
-      s.WaitIdle();  // between iterations: a guess, if any, loads
-    }
-    *stats = s.Stats();
-    *loaded = cat.loaded_bytes.load();
-  };
-  auto sources = [](std::initializer_list<std::pair<uint64_t, uint64_t>> ranges) {
-    std::vector<uint64_t> v;
-    for (auto [from, to] : ranges)
-      for (uint64_t x = from; x < to; ++x) v.push_back(x);
-    return v;
-  };
-  SchedulerStats st;
-  uint64_t loaded = 0;
-  // Settling: 10 + 10 sources of chunks 0 and 1, then 8 + 8 of them, then 6 + 6.
-  run({sources({{0, 10}, {100, 110}}), sources({{0, 8}, {100, 108}}), sources({{0, 6}, {100, 106}})}, &st, &loaded);
-  EXPECT_EQ(st.lps_guessed, 2u) << "after the 2nd iteration (within the 1st) and the 3rd";
-  EXPECT_EQ(st.bytes_reused, 12u * 40) << "the 3rd iteration's runs, all from the guess";
-  EXPECT_EQ(loaded, 20u * 40 + 16 * 40 + 16 * 40 + 12 * 40) << "the guesses read the runs of the sets they were made for";
-  // Moving on: disjoint sets, as a bfs frontier.
-  run({sources({{0, 10}}), sources({{10, 20}}), sources({{100, 110}})}, &st, &loaded);
-  EXPECT_EQ(st.lps_guessed, 0u);
-  EXPECT_EQ(st.bytes_reused, 0u);
-  EXPECT_EQ(loaded, 30u * 40);
 }
 
 TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
