@@ -102,6 +102,19 @@ void RandomWrite(StripedFile& f, std::string& model, std::mt19937& rng, int i) {
 
 // Disk `disk` of `g` (missing, `f` open without it) rebuilt onto `to` with the set the file reads
 // through, switched in, and handed to `f`.
+// The file after a rebuild and switch: synced, its bytes read as `model`, every row's parity and
+// every block's sum agree on all the disks, and with disk 2 failing every read the bytes still
+// come whole — only if the new disk's units are right.
+void ExpectWholeOnTheNewDisk(ParityGraph& g, StripedFile& f, const std::string& model) {
+  ASSERT_TRUE(f.Sync().ok());
+  EXPECT_TRUE(ReadAll(f) == model);
+  Status verified = VerifyStripeParity(*g.set, f.manifest());
+  EXPECT_TRUE(verified.ok()) << verified.error().message();
+  g.io->InjectFault(2, EIO);
+  EXPECT_TRUE(ReadAll(f) == model) << "the new disk misses rows written during the rebuild";
+  g.io->InjectFault(2, 0);
+}
+
 void RebuildAndSwitch(ParityGraph& g, StripedFile& f, uint32_t disk, const std::string& to) {
   RebuildRequest req = g.RebuildOf(disk, to);
   req.live = g.set.get();
@@ -215,13 +228,7 @@ TEST(OnlineSwitch, WritesAndTruncatesRacingARebuildAndItsSwitchLandOnTheNewDisk)
   // leaves them short, which reads allow and the check below does not).
   ASSERT_TRUE((*f)->Truncate(model.size() - 1).ok());
   model.pop_back();
-  ASSERT_TRUE((*f)->Sync().ok());
-  EXPECT_TRUE(ReadAll(**f) == model);
-  Status verified = VerifyStripeParity(*g.set, (*f)->manifest());
-  EXPECT_TRUE(verified.ok()) << verified.error().message();
-  g.io->InjectFault(2, EIO);
-  EXPECT_TRUE(ReadAll(**f) == model);
-  g.io->InjectFault(2, 0);
+  ExpectWholeOnTheNewDisk(g, **f, model);
 }
 
 // Writes that keep coming faster than the rebuild does their rows again at its rate: the rebuild
@@ -265,13 +272,7 @@ TEST(OnlineSwitch, WritesFasterThanTheRebuildAreHeldForAFewRowsOnly) {
   EXPECT_LE(rebuilt->held_rows, kMostHeld) << "the writes were held for " << rebuilt->held_rows << " rows";
   EXPECT_EQ(rebuilt->holds_given_up, 0u);
   EXPECT_FALSE((*f)->degraded());
-  ASSERT_TRUE((*f)->Sync().ok());
-  EXPECT_TRUE(ReadAll(**f) == model);
-  Status verified = VerifyStripeParity(*g.set, (*f)->manifest());
-  EXPECT_TRUE(verified.ok()) << verified.error().message();
-  g.io->InjectFault(2, EIO);
-  EXPECT_TRUE(ReadAll(**f) == model) << "the new disk misses rows written during the rebuild";
-  g.io->InjectFault(2, 0);
+  ExpectWholeOnTheNewDisk(g, **f, model);
 }
 
 // A hold that runs past RebuildRequest::max_hold is given up once it has done a row: the writes
@@ -316,11 +317,7 @@ TEST(OnlineSwitch, AHoldPastItsBoundIsGivenUpAndTheRowsLeftAreDoneLater) {
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
   EXPECT_EQ(rebuilt->held_rows, kWritten);
   EXPECT_EQ(rebuilt->holds_given_up, kWritten - 1);
-  ASSERT_TRUE((*f)->Sync().ok());
-  EXPECT_TRUE(ReadAll(**f) == model);
-  g.io->InjectFault(2, EIO);
-  EXPECT_TRUE(ReadAll(**f) == model) << "the new disk misses rows written during the rebuild";
-  g.io->InjectFault(2, 0);
+  ExpectWholeOnTheNewDisk(g, **f, model);
 }
 
 // The write hole after the switch: a write through the switched file whose journal entry is
