@@ -1,10 +1,14 @@
 #include "engines/core/target_sums.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace graphfs::engine {
 
 namespace {
+
+// Words of the touched-groups bitmap of a window of `size` slots (64 groups of 64 a word).
+uint64_t GroupWords(uint64_t size) { return (size + 4095) / 4096; }
 
 void AddTo(double* sums, uint64_t target, double value) {
   std::atomic_ref<double>(sums[target]).fetch_add(value, std::memory_order_relaxed);
@@ -32,10 +36,8 @@ bool TargetSums::Move(Window& w, uint32_t target) {
     // Every worker's windows get the size of the largest partition seen, once: value-initialized
     // (zeros), and kept zero by Flush.
     w.acc = std::make_unique<double[]>(range.size());
+    w.groups = std::make_unique<uint64_t[]>(GroupWords(range.size()));
     w.capacity = range.size();
-    // Past an eighth of the window, scanning it at the flush costs less than the list.
-    w.touched_limit = std::max<uint64_t>(64, w.capacity / 8);
-    w.touched.reserve(w.touched_limit);
   }
   w.begin = range.begin;
   w.size = range.size();
@@ -45,24 +47,19 @@ bool TargetSums::Move(Window& w, uint32_t target) {
 void TargetSums::Flush(Window& w) {
   if (w.size == 0) return;
   double* acc = w.acc.get();
-  if (w.all) {
-    for (uint64_t i = 0; i < w.size; ++i) {
-      if (acc[i] != 0.0) {
-        AddTo(sums_, w.begin + i, acc[i]);
-        acc[i] = 0.0;
+  for (uint64_t word = 0; word < GroupWords(w.size); ++word) {
+    for (uint64_t bits = w.groups[word]; bits != 0; bits &= bits - 1) {
+      const uint64_t first = (word * 64 + static_cast<uint64_t>(std::countr_zero(bits))) * 64;
+      const uint64_t end = std::min(first + 64, w.size);
+      for (uint64_t i = first; i < end; ++i) {
+        if (acc[i] != 0.0) {
+          AddTo(sums_, w.begin + i, acc[i]);
+          acc[i] = 0.0;
+        }
       }
     }
-  } else {
-    // A slot listed twice (it went back to zero in between) is moved once: the second sees 0.
-    for (uint32_t i : w.touched) {
-      if (acc[i] != 0.0) {
-        AddTo(sums_, w.begin + i, acc[i]);
-        acc[i] = 0.0;
-      }
-    }
+    w.groups[word] = 0;
   }
-  w.touched.clear();
-  w.all = false;
 }
 
 void TargetSums::FlushAll() {
