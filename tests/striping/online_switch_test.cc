@@ -100,8 +100,6 @@ void RandomWrite(StripedFile& f, std::string& model, std::mt19937& rng, int i) {
   model.replace(at, bytes.size(), bytes);
 }
 
-// Disk `disk` of `g` (missing, `f` open without it) rebuilt onto `to` with the set the file reads
-// through, switched in, and handed to `f`.
 // The file after a rebuild and switch: synced, its bytes read as `model`, every row's parity and
 // every block's sum agree on all the disks, and with disk 2 failing every read the bytes still
 // come whole — only if the new disk's units are right.
@@ -115,6 +113,20 @@ void ExpectWholeOnTheNewDisk(ParityGraph& g, StripedFile& f, const std::string& 
   g.io->InjectFault(2, 0);
 }
 
+// A rebuild of disk `disk` of `g` (missing, `f` open without it) onto `to`, run beside the set the
+// file reads through, whose switch puts the new disk in the set and hands it to `f`.
+RebuildRequest LiveRebuildOf(ParityGraph& g, StripedFile& f, uint32_t disk, const std::string& to) {
+  RebuildRequest req = g.RebuildOf(disk, to);
+  req.live = g.set.get();
+  req.switch_in = [&g, &f, disk](const std::string& dir) -> Status {
+    GRAPHFS_RETURN_IF_ERROR(g.set->Replace(disk, dir));
+    return f.AdoptDisk(disk, *g.set);
+  };
+  return req;
+}
+
+// Disk `disk` of `g` (missing, `f` open without it) rebuilt onto `to` with the set the file reads
+// through, switched in, and handed to `f`.
 void RebuildAndSwitch(ParityGraph& g, StripedFile& f, uint32_t disk, const std::string& to) {
   RebuildRequest req = g.RebuildOf(disk, to);
   req.live = g.set.get();
@@ -192,13 +204,8 @@ TEST(OnlineSwitch, WritesAndTruncatesRacingARebuildAndItsSwitchLandOnTheNewDisk)
   auto f = g.OpenFile();
   ASSERT_TRUE(f.ok()) << f.error().message();
   const std::string to = g.tmp.Sub("new-disk");
-  RebuildRequest req = g.RebuildOf(1, to);
-  req.live = g.set.get();
+  RebuildRequest req = LiveRebuildOf(g, **f, 1, to);
   req.rate = 2 << 20;
-  req.switch_in = [&](const std::string& dir) -> Status {
-    GRAPHFS_RETURN_IF_ERROR(g.set->Replace(1, dir));
-    return (*f)->AdoptDisk(1, *g.set);
-  };
   std::atomic<bool> done{false};
   Result<RebuildReport> rebuilt = Error(EINVAL, "not run");
   std::thread rebuild([&] {
@@ -243,13 +250,8 @@ TEST(OnlineSwitch, WritesFasterThanTheRebuildAreHeldForAFewRowsOnly) {
   fs::remove_all(g.disks[1]);
   auto f = g.OpenFile();
   ASSERT_TRUE(f.ok()) << f.error().message();
-  RebuildRequest req = g.RebuildOf(1, g.tmp.Sub("new-disk"));
-  req.live = g.set.get();
+  RebuildRequest req = LiveRebuildOf(g, **f, 1, g.tmp.Sub("new-disk"));
   req.rate = 8 << 20;  // about 40 rows a second: a pass over the file takes about a second
-  req.switch_in = [&](const std::string& dir) -> Status {
-    GRAPHFS_RETURN_IF_ERROR(g.set->Replace(1, dir));
-    return (*f)->AdoptDisk(1, *g.set);
-  };
   Result<RebuildReport> rebuilt = Error(EINVAL, "not run");
   std::atomic<bool> done{false};
   std::thread rebuild([&] {
@@ -288,15 +290,10 @@ TEST(OnlineSwitch, AHoldPastItsBoundIsGivenUpAndTheRowsLeftAreDoneLater) {
   auto f = g.OpenFile();
   ASSERT_TRUE(f.ok()) << f.error().message();
   SetTaskProgress task;
-  RebuildRequest req = g.RebuildOf(1, g.tmp.Sub("new-disk"));
-  req.live = g.set.get();
+  RebuildRequest req = LiveRebuildOf(g, **f, 1, g.tmp.Sub("new-disk"));
   req.task = &task;
   req.rate = 2 << 20;  // about 10 rows a second
   req.max_hold = std::chrono::milliseconds(0);
-  req.switch_in = [&](const std::string& dir) -> Status {
-    GRAPHFS_RETURN_IF_ERROR(g.set->Replace(1, dir));
-    return (*f)->AdoptDisk(1, *g.set);
-  };
   Result<RebuildReport> rebuilt = Error(EINVAL, "not run");
   std::atomic<bool> done{false};
   std::thread rebuild([&] {
