@@ -119,16 +119,7 @@ class PreparedGraph {
   PreparedGraph(const TestGraph& g, uint32_t p, bool as_weighted = true) {
     TestGraph copy = g;
     copy.weighted = as_weighted;
-    testing::WriteFile(tmp_.File("edges"), testing::EdgeBytes(copy));
-    PreprocessOptions options;
-    options.input = tmp_.File("edges");
-    options.output_dir = tmp_.File("grid");
-    options.vertices = g.vertices;
-    options.partitions = p;
-    options.edge_type = as_weighted ? 1 : 0;
-    options.threads = 2;
-    auto stats = Preprocess(options);
-    EXPECT_TRUE(stats.ok()) << stats.error().message();
+    testing::BuildGrid(tmp_, copy, p);
   }
   std::string dir() const { return tmp_.File("grid"); }
   AppConfig Config(double mem_gb) const {

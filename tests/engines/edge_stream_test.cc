@@ -19,22 +19,9 @@ using grid::GridLayout;
 using grid::IoPage;
 using grid::kMaxIoBytes;
 using grid::VertexId;
+using testing::BuildGrid;
 using testing::TempDir;
 using testing::TestGraph;
-
-std::string BuildGrid(const TempDir& tmp, const TestGraph& g, uint32_t p) {
-  testing::WriteFile(tmp.File("edges"), testing::EdgeBytes(g));
-  PreprocessOptions options;
-  options.input = tmp.File("edges");
-  options.output_dir = tmp.File("grid");
-  options.vertices = g.vertices;
-  options.partitions = p;
-  options.edge_type = g.weighted ? 1 : 0;
-  options.threads = 2;
-  auto stats = Preprocess(options);
-  EXPECT_TRUE(stats.ok()) << stats.error().message();
-  return options.output_dir;
-}
 
 // Every read is page-aligned, at most 24 MiB, reads never overlap or go
 // backwards, and together they cover every byte of every used block.

@@ -96,6 +96,22 @@ inline TestGraph RandomGraph(uint32_t vertices, uint32_t used, size_t edges, boo
   return g;
 }
 
+// `g` written as a binary edge list under `tmp` and preprocessed into a grid of `p` x `p` blocks
+// ("grid" under `tmp`, whose path is returned; a failure fails the test).
+inline std::string BuildGrid(const TempDir& tmp, const TestGraph& g, uint32_t p) {
+  WriteFile(tmp.File("edges"), EdgeBytes(g));
+  PreprocessOptions options;
+  options.input = tmp.File("edges");
+  options.output_dir = tmp.File("grid");
+  options.vertices = g.vertices;
+  options.partitions = p;
+  options.edge_type = g.weighted ? 1 : 0;
+  options.threads = 2;
+  auto stats = Preprocess(options);
+  EXPECT_TRUE(stats.ok()) << stats.error().message();
+  return options.output_dir;
+}
+
 struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout

@@ -10,7 +10,6 @@
 
 #include "engine_test_util.h"
 #include "engines/core/edge_stream.h"
-#include "engines/core/preprocess.h"
 
 namespace graphfs::engine {
 namespace {
@@ -105,16 +104,7 @@ TEST(TargetSums, SumsWaitInTheWindowsUntilFlushed) {
 TEST(TargetSums, InDegreesSummedFromAColumnStreamsWorkersMatchTheEdges) {
   testing::TempDir tmp;
   testing::TestGraph g = testing::RandomGraph(5000, 4800, 60'000, true, 3);
-  testing::WriteFile(tmp.File("edges"), testing::EdgeBytes(g));
-  PreprocessOptions preprocess;
-  preprocess.input = tmp.File("edges");
-  preprocess.output_dir = tmp.File("grid");
-  preprocess.vertices = g.vertices;
-  preprocess.partitions = 4;
-  preprocess.edge_type = 1;
-  preprocess.threads = 2;
-  ASSERT_TRUE(Preprocess(preprocess).ok());
-  auto layout = grid::GridLayout::Open(preprocess.output_dir);
+  auto layout = grid::GridLayout::Open(testing::BuildGrid(tmp, g, 4));
   ASSERT_TRUE(layout.ok());
   std::vector<double> expect(g.vertices, 0.0);
   // Whole weights: their sums are exact in any order.
