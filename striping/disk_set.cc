@@ -266,6 +266,44 @@ std::shared_ptr<RebuildWatch> DiskSet::rebuild(uint32_t disk) const {
   return shared_->rebuilds[disk];
 }
 
+void DiskSet::BeginCreate() const {
+  std::unique_lock<std::mutex> lock(shared_->mu);
+  for (;;) {
+    std::shared_ptr<RebuildWatch> held;
+    for (const auto& w : shared_->rebuilds)
+      if (w && w->holding()) held = w;
+    if (!held) break;
+    lock.unlock();
+    held->AwaitRelease();
+    lock.lock();
+  }
+  // Counted under the same lock as the check: a hold that begins after it waits for this creation.
+  ++shared_->creating;
+}
+
+void DiskSet::EndCreate(const RebuildWatch::CreatedFile* file) const {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    // Told before the count drops: a rebuild awaiting the creations then finds the file.
+    if (file != nullptr)
+      for (const auto& w : shared_->rebuilds)
+        if (w) w->Created(*file);
+    --shared_->creating;
+  }
+  shared_->creations_done.notify_all();
+}
+
+void DiskSet::AwaitCreations() const {
+  std::unique_lock<std::mutex> lock(shared_->mu);
+  shared_->creations_done.wait(lock, [this] { return shared_->creating == 0; });
+}
+
+void DiskSet::NoteRemoved(const std::string& file_id) const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  for (const auto& w : shared_->rebuilds)
+    if (w) w->Removed(file_id);
+}
+
 bool DiskSet::degraded() const {
   std::lock_guard<std::mutex> lock(shared_->mu);
   for (bool m : shared_->missing)

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -85,6 +86,16 @@ class DiskSet {
   void EndRebuild(uint32_t disk) const;
   // The rebuild of `disk` running now, or nullptr.
   std::shared_ptr<RebuildWatch> rebuild(uint32_t disk) const;
+  // A file created by the daemon while disks are missing (file_creation.h) is held like a write
+  // for a rebuild's last pass: BeginCreate waits while a rebuild holds the writes, then counts the
+  // creation as under way; EndCreate (with the file, once durable and named: told to every
+  // rebuild running, RebuildWatch::Created; nullptr: given up) ends it; AwaitCreations, called
+  // by a rebuild that holds the writes, returns once none is under way.
+  void BeginCreate() const;
+  void EndCreate(const RebuildWatch::CreatedFile* file) const;
+  void AwaitCreations() const;
+  // The parts of `file_id` are about to be removed: every rebuild running drops the file.
+  void NoteRemoved(const std::string& file_id) const;
 
   DiskRegistry registry() const;
 
@@ -120,6 +131,8 @@ class DiskSet {
     std::vector<bool> stale;         // per disk; under mu
     std::vector<std::shared_ptr<RebuildWatch>> rebuilds;  // per disk, while the daemon rebuilds it; under mu
     std::vector<std::weak_ptr<StripedFile>> files;  // under mu
+    int creating = 0;                                // files created now (BeginCreate); under mu
+    std::condition_variable creations_done;
     std::array<std::mutex, 256> row_locks;
     std::atomic<uint64_t> sums_epoch{0};
   };

@@ -39,9 +39,14 @@ Result<uint64_t> ReadFull(int fd, char* buf, uint64_t len, uint64_t offset, cons
   return got;
 }
 
-Result<std::vector<UniqueFd>> OpenParts(const DiskSet& disks, const std::string& id, int flags) {
+Result<std::vector<UniqueFd>> OpenParts(const DiskSet& disks, const std::string& id, int flags,
+                                        const std::vector<bool>& lost) {
   std::vector<UniqueFd> parts;
   for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (d < lost.size() && lost[d]) {
+      parts.emplace_back();
+      continue;
+    }
     const std::string p = disks.PartPath(d, id);
     parts.emplace_back(::open(p.c_str(), flags | O_CLOEXEC));
     if (!parts.back().valid()) return Error::FromErrno("open part on disk " + std::to_string(d) + " (" + p + ")");
@@ -50,6 +55,7 @@ Result<std::vector<UniqueFd>> OpenParts(const DiskSet& disks, const std::string&
 }
 
 void RemovePartsOf(const DiskSet& disks, const std::string& id) {
+  disks.NoteRemoved(id);  // a rebuild the mount's daemon runs over the set drops the file
   for (uint32_t d = 0; d < disks.size(); ++d) {
     ::unlink(disks.PartPath(d, id).c_str());
     ::unlink(disks.PartPath(d, UnitSums::FileName(id)).c_str());
@@ -72,6 +78,7 @@ Status ReadFromParts(const DiskSet& disks, const StripeMap& map, const std::vect
 Status WriteToParts(const DiskSet& disks, const StripeMap& map, const std::vector<UniqueFd>& parts, uint64_t off,
                     uint64_t len, const char* buf) {
   for (const StripeExtent& e : map.Split(off, len)) {
+    if (!parts[e.disk].valid()) continue;
     GRAPHFS_RETURN_IF_ERROR(WriteAll(parts[e.disk].get(), buf + (e.file_offset - off), e.length, e.disk_offset,
                                      "write part on disk " + std::to_string(e.disk) + " (" + disks.path(e.disk) + ")"));
   }

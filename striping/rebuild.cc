@@ -19,6 +19,7 @@
 #include "striping/disk_set.h"
 #include "striping/journal_replay.h"
 #include "striping/rate_limiter.h"
+#include "striping/rebuild_files.h"
 #include "striping/rebuild_read_back.h"
 #include "striping/row_scan.h"
 #include "striping/progress_line.h"
@@ -225,6 +226,8 @@ class DiskRebuild {
   // the rows the records mark. Whether `error` was so deferred.
   bool Defer(const Error& error, const StripeManifest& m, uint64_t row, bool writes_go_on) {
     if (!writes_go_on || watch_ == nullptr || error.code() != EIO) return false;
+    // A file whose parts are going: dropped by the caller, and given no record to outlive them.
+    if (watch_->removed(m.file_id)) return false;
     std::vector<bool> lost(m.layout.disks, false);
     lost[req_.disk] = true;
     auto stale = StaleRowsWriter::Open(set_, m.file_id, m.layout.disks, lost);
@@ -555,17 +558,57 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   RowsByFile again;
   if (report.resumed) GRAPHFS_RETURN_IF_ERROR(ResumedRows(prep, **target, read_back, watch.get(), again));
   DiskRebuild rebuild(req, *prep.set, **target, record, report, read_back, watch.get());
-  for (const StripedFileRef& f : prep.found.files) {
-    if (record.done.count(f.manifest.file_id)) continue;
-    const uint64_t first_row = record.file == f.manifest.file_id ? record.row : 0;
-    if (Status s = rebuild.File(f, first_row, progress, done); !s.ok()) return s.error().Wrap(f.path);
+  // Run by the daemon, files come and go meanwhile (rebuild_files.h): those found before the watch
+  // existed are found again, the files created since are told to the watch, and a file removed is
+  // dropped — whether it was removed before its turn or failed under the rebuild as its parts went.
+  std::vector<StripedFileRef>& files = prep.found.files;
+  auto removed = [&](const StripedFileRef& f) { return watch != nullptr && watch->removed(f.manifest.file_id); };
+  // Appended files (created while the rebuild ran), from `from` on: rebuilt whole, counted.
+  auto add_to_total = [&](size_t from) {
+    for (size_t i = from; i < files.size(); ++i) {
+      const StripeMap map = *StripeMap::Create(files[i].manifest.layout);
+      const uint64_t stored = files[i].manifest.stored_size();
+      report.files += map.PartSize(req.disk, stored) > 0;
+      for (uint32_t d = 0; d < n; ++d)
+        if (d != req.disk) prep.total += map.PartSize(d, stored);
+    }
+    if (req.task != nullptr) req.task->total.store(prep.total, std::memory_order_relaxed);
+  };
+  if (watch != nullptr) {
+    const size_t before = files.size();
+    auto refreshed = RefreshRebuildFiles(req.paths, files, *watch);
+    if (!refreshed.ok()) return refreshed.error();
+    add_to_total(before);
   }
-  progress.Finish(total);
+  auto do_files = [&](size_t from) -> Status {
+    for (size_t i = from; i < files.size(); ++i) {
+      const StripedFileRef& f = files[i];
+      if (record.done.count(f.manifest.file_id) || removed(f)) continue;
+      const uint64_t first_row = record.file == f.manifest.file_id ? record.row : 0;
+      if (Status s = rebuild.File(f, first_row, progress, done); !s.ok() && !removed(f)) return s.error().Wrap(f.path);
+    }
+    return Status::Ok();
+  };
+  GRAPHFS_RETURN_IF_ERROR(do_files(0));
+  // Files created while the rebuild ran, until none came during the last of them.
+  auto do_created = [&]() -> Status {
+    for (;;) {
+      const size_t before = files.size();
+      auto added = TakeCreatedFiles(*req.live, *watch, files);
+      if (!added.ok()) return added.error();
+      if (*added == 0) return Status::Ok();
+      add_to_total(before);
+      GRAPHFS_RETURN_IF_ERROR(do_files(before));
+    }
+  };
+  if (watch != nullptr) GRAPHFS_RETURN_IF_ERROR(do_created());
+  progress.Finish(prep.total);
   // The rows written behind the rebuild, and the files whose size changed, done again — in
   // passes while writes go on, then with them held: the last pass leaves nothing behind, and the
   // writes wait (ParityWriter::HeldBy) until the caller has switched the disk in. Offline
   // (no watch) one pass does it all: nothing writes meanwhile.
   for (int pass = 0;; ++pass) {
+    if (watch != nullptr) GRAPHFS_RETURN_IF_ERROR(do_created());
     uint64_t rows_left = watch != nullptr ? watch->written() : 0;
     for (const auto& [id, rows] : again) rows_left += rows.size();
     const bool last = watch == nullptr || rows_left <= kRebuildRowsToHold;
@@ -579,6 +622,14 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
       watch->Hold();
       // A write under way finishes first; any later one of a file that lost the disk waits.
       for (const auto& open : req.live->OpenFiles()) open->AwaitWrites();
+      // So does a file being created with the disk missing; one created since the last pass is
+      // done whole with the writes going on first (the next pass), not inside the hold.
+      req.live->AwaitCreations();
+      if (std::vector<RebuildWatch::CreatedFile> created = watch->TakeCreated(); !created.empty()) {
+        for (RebuildWatch::CreatedFile& c : created) watch->Created(std::move(c));
+        watch->Release();
+        continue;
+      }
       held_at = std::chrono::steady_clock::now();
       how.deadline = held_at + req.max_hold;
     }
@@ -588,6 +639,10 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
     GRAPHFS_RETURN_IF_ERROR(read_back.Wait());
     bool given_up = false;
     for (StripedFileRef& f : prep.found.files) {
+      if (removed(f)) {
+        again.erase(f.manifest.file_id);
+        continue;
+      }
       const StripeManifest now = ManifestNow(req.live, f);
       const uint64_t before = f.manifest.stored_size();
       auto it = again.find(f.manifest.file_id);
@@ -601,7 +656,10 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
         for (uint64_t r = from > 0 ? from - 1 : 0; r < map.Rows(now.stored_size()); ++r) rows.insert(r);
       }
       std::set<uint64_t> left;
-      if (Status s = rebuild.Again(f, now, rows, how, left); !s.ok()) return s.error().Wrap(f.path);
+      if (Status s = rebuild.Again(f, now, rows, how, left); !s.ok()) {
+        if (removed(f)) continue;
+        return s.error().Wrap(f.path);
+      }
       if (!left.empty()) {
         again[f.manifest.file_id].merge(left);
         given_up = true;
@@ -634,6 +692,12 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   // Run by the daemon, the writes of the files that lost the disk are held until the switch.
   for (const StripedFileRef& f : prep.found.files)
     if (Status s = ClearStaleRows(*prep.set, f.manifest.file_id, req.disk); !s.ok()) return s.error().Wrap(f.path);
+  // What the rebuild had put on the new disk of files removed meanwhile goes (read back by now).
+  if (watch != nullptr)
+    for (const std::string& id : watch->RemovedFiles()) {
+      GRAPHFS_RETURN_IF_ERROR((*target)->Remove(id));
+      GRAPHFS_RETURN_IF_ERROR((*target)->Remove(UnitSums::FileName(id)));
+    }
   // The directory is the disk now; then the registries say where it is.
   GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(report.to + "/" + kDiskIdentityFile,
                                           EncodeDiskIdentity({registry.set_id, req.disk, n})));

@@ -32,6 +32,31 @@ uint64_t RebuildWatch::written() const {
   return count_;
 }
 
+void RebuildWatch::Created(CreatedFile file) {
+  std::lock_guard<std::mutex> lock(mu_);
+  created_.push_back(std::move(file));
+}
+
+std::vector<RebuildWatch::CreatedFile> RebuildWatch::TakeCreated() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(created_, {});
+}
+
+void RebuildWatch::Removed(const std::string& file_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  removed_.insert(file_id);
+}
+
+bool RebuildWatch::removed(const std::string& file_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return removed_.count(file_id) != 0;
+}
+
+std::set<std::string> RebuildWatch::RemovedFiles() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return removed_;
+}
+
 void RebuildWatch::Hold() {
   std::lock_guard<std::mutex> lock(mu_);
   holding_ = true;

@@ -11,6 +11,14 @@
 // hand the file the disk), does the rows left, and switches; Release lets the writes go on, onto
 // the disk switched in. In memory only: after a kill the write-intent records (stale_rows.h),
 // which every write with the disk lost marks first, tell a resumed rebuild which rows to redo.
+//
+// Files come and go while the rebuild runs: a file the daemon creates with the disk missing (the
+// plain copy of a compressed file's first write: its part there lost from the start) is told here
+// once it is durable and named (Created), and the rebuild does its rows too; a file whose parts
+// are removed (Removed, before they go) is dropped by the rebuild, with what it had put on the
+// new disk. Creations are held like writes for the last pass: DiskSet::BeginCreate waits while
+// the writes are held, and the rebuild's hold waits for the creations under way
+// (DiskSet::AwaitCreations).
 #pragma once
 
 #include <condition_variable>
@@ -19,6 +27,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace graphfs {
 
@@ -35,6 +44,20 @@ class RebuildWatch {
   // How many rows are remembered now.
   uint64_t written() const;
 
+  // A file created with the disk lost (`path`: its stub), durable and named: the rebuild does its
+  // rows. TakeCreated hands over those told since the last call.
+  struct CreatedFile {
+    std::string path;
+    std::string file_id;
+  };
+  void Created(CreatedFile file);
+  std::vector<CreatedFile> TakeCreated();
+  // The parts of `file_id` are about to be removed (the file unlinked, or replaced by its copy):
+  // the rebuild drops it.
+  void Removed(const std::string& file_id);
+  bool removed(const std::string& file_id) const;
+  std::set<std::string> RemovedFiles() const;
+
   // Writes of files that lost the disk wait from Hold until Release.
   void Hold();
   void Release();
@@ -48,6 +71,8 @@ class RebuildWatch {
   std::map<std::string, uint64_t> passed_;  // file id → rows passed
   std::map<std::string, std::set<uint64_t>> written_;
   uint64_t count_ = 0;  // rows in written_
+  std::vector<CreatedFile> created_;
+  std::set<std::string> removed_;
   bool holding_ = false;
 };
 

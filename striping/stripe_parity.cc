@@ -10,32 +10,46 @@
 
 namespace graphfs {
 
-Result<std::unique_ptr<StripeParityWriter>> StripeParityWriter::Open(const DiskSet& disks, const StripeManifest& m, bool resume) {
+Result<std::unique_ptr<StripeParityWriter>> StripeParityWriter::Open(const DiskSet& disks, const StripeManifest& m,
+                                                                     bool resume, const std::vector<bool>& lost) {
   auto map = StripeMap::Create(m.layout);
   if (!map.ok()) return map.error();
   auto codec = ParityCodec::Create(m.layout.disks, m.layout.parity);
   if (!codec.ok()) return codec.error();
   if (m.sum_block == 0) return Error(EINVAL, "parity without block sums");
   std::unique_ptr<StripeParityWriter> w(new StripeParityWriter(disks, m, *map, std::move(*codec)));
+  w->lost_.assign(disks.size(), false);
+  uint32_t lost_count = 0;
+  for (uint32_t d = 0; d < disks.size() && d < lost.size(); ++d) lost_count += (w->lost_[d] = lost[d]) ? 1 : 0;
+  if (lost_count > m.layout.parity)
+    return Error(EIO, "striped file " + m.file_id + ": " + std::to_string(lost_count) + " disks lost, parity " +
+                          std::to_string(m.layout.parity));
   for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (w->lost_[d]) {
+      w->backends_.push_back(nullptr);
+      continue;
+    }
     auto backend = OpenDiskBackend(disks.path(d));
     if (!backend.ok()) return backend.error();
     w->backends_.push_back(std::move(*backend));
   }
+  w->sums_.resize(disks.size());
   if (resume) {
-    for (uint32_t d = 0; d < disks.size(); ++d) {
+    w->resumed_ = true;
+    for (uint32_t d = 0; d < disks.size() && w->resumed_; ++d) {
+      if (w->lost_[d]) continue;
       auto sums = UnitSums::Open(*w->backends_[d], SumsHeaderOf(m, d), /*writable=*/true);
-      if (!sums.ok()) break;
-      w->sums_.push_back(std::move(*sums));
+      if (!sums.ok()) w->resumed_ = false;
+      else w->sums_[d].emplace(std::move(*sums));
     }
-    w->resumed_ = w->sums_.size() == disks.size();
   }
   if (!w->resumed_) {
-    w->sums_.clear();
     for (uint32_t d = 0; d < disks.size(); ++d) {
+      w->sums_[d].reset();
+      if (w->lost_[d]) continue;
       auto sums = UnitSums::Create(*w->backends_[d], SumsHeaderOf(m, d));
       if (!sums.ok()) return sums.error();
-      w->sums_.push_back(std::move(*sums));
+      w->sums_[d].emplace(std::move(*sums));
     }
   }
   w->parity_.assign(m.layout.parity, std::string(m.layout.unit, '\0'));
@@ -72,25 +86,28 @@ Status StripeParityWriter::AddRows(uint64_t offset, const char* data, uint64_t l
       const uint32_t disk = map_.SlotDisk(r, slot);
       const uint64_t have = slot < d ? map_.RowUnitLength(r, slot, size) : len;
       std::span<const char> bytes = slot < d ? units[slot].first(have) : std::span<const char>(parity[slot - d]);
+      if (lost_[disk]) continue;  // parity and the other units stand for it
       if (slot >= d)
         GRAPHFS_RETURN_IF_ERROR(WriteAll(parts[disk].get(), bytes.data(), bytes.size(), r * s,
                                          "write parity on disk " + std::to_string(disk) + " (" + disks_.path(disk) + ")"));
       if (have == 0) continue;
-      GRAPHFS_RETURN_IF_ERROR(sums_[disk].Write(r, 0, BlockSums(bytes, m_.sum_block)));
+      GRAPHFS_RETURN_IF_ERROR(sums_[disk]->Write(r, 0, BlockSums(bytes, m_.sum_block)));
     }
   }
   return Status::Ok();
 }
 
 Status StripeParityWriter::Sync() {
-  for (UnitSums& s : sums_) GRAPHFS_RETURN_IF_ERROR(s.Sync());
+  for (std::optional<UnitSums>& s : sums_)
+    if (s) GRAPHFS_RETURN_IF_ERROR(s->Sync());
   return Status::Ok();
 }
 
 Status StripeParityWriter::Finish() {
   for (uint32_t d = 0; d < sums_.size(); ++d) {
-    GRAPHFS_RETURN_IF_ERROR(sums_[d].SetPartLength(map_.PartSize(d, size_)));
-    GRAPHFS_RETURN_IF_ERROR(sums_[d].Sync());
+    if (!sums_[d]) continue;
+    GRAPHFS_RETURN_IF_ERROR(sums_[d]->SetPartLength(map_.PartSize(d, size_)));
+    GRAPHFS_RETURN_IF_ERROR(sums_[d]->Sync());
   }
   return Status::Ok();
 }

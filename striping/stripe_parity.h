@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/result.h"
@@ -31,7 +32,11 @@ class StripeParityWriter {
 
   // resume: keep the sums files of a killed run (rows below its checkpoint are done); else, or
   // when they cannot be opened as this file's (then `resumed()` is false), start them afresh.
-  static Result<std::unique_ptr<StripeParityWriter>> Open(const DiskSet& disks, const StripeManifest& m, bool resume);
+  // `lost`: disks whose parts the file has not (created while they were missing: file_creation.h)
+  // — neither their parity units nor their sums are written, and reads rebuild them from the rest
+  // of their rows (at most K of them). Empty: every disk.
+  static Result<std::unique_ptr<StripeParityWriter>> Open(const DiskSet& disks, const StripeManifest& m, bool resume,
+                                                          const std::vector<bool>& lost = {});
 
   bool resumed() const { return resumed_; }
   // The stored bytes' final size, for a writer opened with kSizeUnknown: before the rows that
@@ -40,7 +45,8 @@ class StripeParityWriter {
 
   // `data` holds the file's bytes [offset, offset + length): whole rows from a row's start, the
   // last of them short only at the end of the stored bytes (the size). Writes their parity to `parts`
-  // (opened for writing) and the sums of every unit, data and parity.
+  // (opened for writing; a lost disk's not open) and the sums of every unit, data and parity, but
+  // those of lost disks.
   Status AddRows(uint64_t offset, const char* data, uint64_t length, const std::vector<UniqueFd>& parts);
   // Makes the sums written so far durable (the caller syncs the parts).
   Status Sync();
@@ -56,8 +62,9 @@ class StripeParityWriter {
   StripeMap map_;
   ParityCodec codec_;
   bool resumed_ = false;
-  std::vector<std::unique_ptr<DiskBackend>> backends_;
-  std::vector<UnitSums> sums_;
+  std::vector<bool> lost_;  // per disk
+  std::vector<std::unique_ptr<DiskBackend>> backends_;  // nullptr for a lost disk
+  std::vector<std::optional<UnitSums>> sums_;           // empty for a lost disk
   std::vector<std::string> parity_;  // K buffers of a unit
   std::string padded_;               // the short units of the last row, padded with zeros
 };

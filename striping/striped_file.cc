@@ -22,14 +22,17 @@ bool Aligned(uint64_t v) { return v % kDirectAlign == 0; }
 
 }  // namespace
 
-Status StripedFile::CreateParts(const DiskSet& disks, const std::string& file_id) {
+Status StripedFile::CreateParts(const DiskSet& disks, const std::string& file_id, const std::vector<bool>& lost) {
+  auto is_lost = [&](uint32_t d) { return d < lost.size() && lost[d]; };
   for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (is_lost(d)) continue;
     const std::string path = disks.PartPath(d, file_id);
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
     if (!fd.valid()) return Error::FromErrno("create part " + path);
     if (::fsync(fd.get()) != 0) return Error::FromErrno("fsync part " + path);
   }
   for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (is_lost(d)) continue;
     UniqueFd dir(::open((disks.path(d) + "/parts").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.valid()) ::fsync(dir.get());
   }

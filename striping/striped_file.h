@@ -58,8 +58,10 @@ class StripedFile {
   // descriptor of the stub, used to persist the manifest.
   static Result<std::shared_ptr<StripedFile>> Open(const DiskSet& disks, IoEngine* io, UniqueFd stub_fd,
                                                    const StripeManifest& manifest, const StripedFileOptions& options);
-  // Creates the parts of a new, empty striped file (graphfs-stripe).
-  static Status CreateParts(const DiskSet& disks, const std::string& file_id);
+  // Creates the parts of a new, empty striped file (graphfs-stripe), on every disk but those
+  // `lost` names (a file created while disks are missing: file_creation.h; its parts there are
+  // lost from the start, which only a file with parity survives). Empty `lost`: every disk.
+  static Status CreateParts(const DiskSet& disks, const std::string& file_id, const std::vector<bool>& lost = {});
   ~StripedFile();
 
   uint64_t size() const { return size_.load(std::memory_order_acquire); }

@@ -34,7 +34,7 @@
 #include "striping/rebuild.h"
 #include "striping/stripe_map.h"
 #include "striping/unit_sums.h"
-#include "tests/fusefs/striped_fixture.h"
+#include "tests/fusefs/disk_tasks_fixture.h"
 #include "tests/fusefs/write_log.h"
 
 namespace graphfs::testing {
@@ -42,55 +42,8 @@ namespace {
 
 constexpr uint64_t kUnit = kTestUnit;
 
-// The whole file read with O_DIRECT (the kernel's page cache keeps nothing that would hide
-// what the daemon serves now); "error: ..." when a read fails.
-std::string ReadDirect(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT);
-  if (fd < 0) return std::string("error: open: ") + std::strerror(errno);
-  constexpr size_t kChunk = 1 << 20;
-  void* buf = nullptr;
-  if (::posix_memalign(&buf, 4096, kChunk) != 0) return "error: memory";
-  std::string out;
-  while (true) {
-    const ssize_t n = ::read(fd, buf, kChunk);
-    if (n < 0) {
-      out = std::string("error: read: ") + std::strerror(errno);
-      break;
-    }
-    if (n == 0) break;
-    out.append(static_cast<const char*>(buf), static_cast<size_t>(n));
-  }
-  ::free(buf);
-  ::close(fd);
-  return out;
-}
-
-// Writes `line` to the control file in one write(2); 0 or the errno it failed with.
-int WriteControl(const std::string& path, const std::string& line) {
-  const int fd = ::open(path.c_str(), O_WRONLY);
-  if (fd < 0) return errno;
-  const ssize_t n = ::write(fd, line.data(), line.size());
-  const int err = n < 0 ? errno : 0;
-  ::close(fd);
-  return err;
-}
-
-class ParityOnline : public StripedMount {
+class ParityOnline : public DiskTasksMount {
  protected:
-  std::string DisksFile() const { return mnt + "/.graphfs/disks"; }
-  nlohmann::json Disks() { return nlohmann::json::parse(ReadFile(DisksFile())); }
-  // Waits until the task is no longer running; its status.
-  nlohmann::json WaitForTask(int seconds = 120) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    nlohmann::json task;
-    while (std::chrono::steady_clock::now() < until) {
-      task = Disks()["task"];
-      if (task.is_object() && task["state"] != "running" && task["state"] != "starting") return task;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "the task did not end: " << task.dump();
-    return task;
-  }
   // `column` striped with parity from `data`, a plain twin file of the same bytes, disk 1's
   // directory gone and the graph mounted degraded; `fd` (the mount's column) and `plain` (the
   // twin) open read-write, for the same writes on both.
@@ -104,16 +57,6 @@ class ParityOnline : public StripedMount {
     ASSERT_GE(*fd, 0) << std::strerror(errno);
     *plain = ::open(plain_path->c_str(), O_RDWR);
     ASSERT_GE(*plain, 0) << std::strerror(errno);
-  }
-  // The daemon's scrub over every disk finds nothing to repair (`what` says after what).
-  void ExpectScrubFindsNothing(const std::string& what) {
-    ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0) << what;
-    const nlohmann::json task = WaitForTask();
-    ASSERT_EQ(task["state"], "done") << what << ": " << task.dump();
-    EXPECT_EQ(task["report"]["damage_left"], false) << what << ": " << task.dump();
-    EXPECT_EQ(task["report"]["total"]["parity_rewrites"], 0) << what << ": " << task.dump();
-    EXPECT_EQ(task["report"]["total"]["repaired_blocks"], 0) << what << ": " << task.dump();
-    EXPECT_EQ(task["report"]["total"]["checksum_errors"], 0) << what << ": " << task.dump();
   }
   StripeManifest manifest;
 };

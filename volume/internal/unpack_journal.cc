@@ -15,10 +15,21 @@ namespace graphfs::volume {
 
 namespace {
 
-std::string RecordDir(const DiskSet& disks) { return disks.path(0) + "/" + kPendingUnpackDir; }
-std::string RecordPath(const DiskSet& disks, const std::string& new_id) {
-  return RecordDir(disks) + "/" + new_id + ".json";
+// The records' directory on every present disk: a record is written on the first (with a disk
+// missing an unpack still runs: striping/file_creation.h), and looked for on all, since the disk
+// that held it may be the one missing at the next mount (then its copy's parts stay until it is
+// back: what is left is disk space, never a wrong file).
+std::vector<std::string> RecordDirs(const DiskSet& disks) {
+  std::vector<std::string> dirs;
+  for (uint32_t d = 0; d < disks.size(); ++d)
+    if (disks.state(d) != DiskState::kMissing) dirs.push_back(disks.path(d) + "/" + kPendingUnpackDir);
+  return dirs;
 }
+std::string RecordPath(const std::string& dir, const std::string& new_id) { return dir + "/" + new_id + ".json"; }
+
+// The records in `dir` finished (FinishPendingUnpacks, one disk's records).
+UnpackOutcome FinishPendingUnpacksIn(const std::string& dir, const DiskSet& disks,
+                                     const std::function<void(const std::string&)>& remove_parts);
 
 Result<UnpackRecord> DecodeRecord(const std::string& text) {
   auto j = ParseJson(text);
@@ -40,20 +51,36 @@ Result<UnpackRecord> DecodeRecord(const std::string& text) {
 }  // namespace
 
 Status WriteUnpackRecord(const DiskSet& disks, const UnpackRecord& record) {
-  const std::string dir = RecordDir(disks);
+  const std::vector<std::string> dirs = RecordDirs(disks);
+  if (dirs.empty()) return Error(ENODEV, "no disk of the set is present");
+  const std::string& dir = dirs.front();
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Error::FromErrno("create " + dir);
   const nlohmann::json j = {{"old", record.old_id}, {"new", record.new_id}, {"stub", record.stub}};
-  return WriteFileAtomic(RecordPath(disks, record.new_id), j.dump() + "\n");
+  return WriteFileAtomic(RecordPath(dir, record.new_id), j.dump() + "\n");
 }
 
 void DropUnpackRecord(const DiskSet& disks, const std::string& new_id) {
-  const std::string path = RecordPath(disks, new_id);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) LogError(Error::FromErrno("remove " + path).message());
+  for (const std::string& dir : RecordDirs(disks)) {
+    const std::string path = RecordPath(dir, new_id);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) LogError(Error::FromErrno("remove " + path).message());
+  }
 }
 
 UnpackOutcome FinishPendingUnpacks(const DiskSet& disks, const std::function<void(const std::string&)>& remove_parts) {
   UnpackOutcome out;
-  const std::string dir = RecordDir(disks);
+  for (const std::string& dir : RecordDirs(disks)) {
+    const UnpackOutcome here = FinishPendingUnpacksIn(dir, disks, remove_parts);
+    out.finished += here.finished;
+    out.kept += here.kept;
+  }
+  return out;
+}
+
+namespace {
+
+UnpackOutcome FinishPendingUnpacksIn(const std::string& dir, const DiskSet& disks,
+                                     const std::function<void(const std::string&)>& remove_parts) {
+  UnpackOutcome out;
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return out;  // none was ever written
   std::vector<std::string> names;
@@ -98,5 +125,7 @@ UnpackOutcome FinishPendingUnpacks(const DiskSet& disks, const std::function<voi
   }
   return out;
 }
+
+}  // namespace
 
 }  // namespace graphfs::volume

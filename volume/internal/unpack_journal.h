@@ -2,9 +2,10 @@
 // plain copy's parts are written before the stub's manifest switches to them, and the old
 // parts are removed after. A daemon killed in between leaves one of the two sets of parts
 // named by no manifest. Before it creates the new parts, Unpack records both ids and the stub's
-// path on disk 0 of the set (`.graphfs-pending-unpack/NEW.json`, written atomically); it
-// removes the record once the parts it no longer needs are gone. At the next mount the
-// records left are finished: the stub's manifest says which copy won, the other's parts go.
+// path on the first present disk of the set — disk 0 unless it is missing —
+// (`.graphfs-pending-unpack/NEW.json`, written atomically); it removes the record once the parts
+// it no longer needs are gone. At the next mount the records left on every present disk are
+// finished: the stub's manifest says which copy won, the other's parts go.
 #pragma once
 
 #include <functional>

@@ -352,6 +352,8 @@ Result<std::shared_ptr<StripedFile>> VolumeCore::OpenFile(UniqueFd stub, const S
 
 void VolumeCore::RemoveParts(const std::string& file_id) {
   if (disks_ == nullptr) return;
+  // Before the parts go: a rebuild run now drops the file rather than fail on it.
+  disks_->NoteRemoved(file_id);
   // A file with parity also has its sums and its row journal beside each part, and the
   // write-intent records of the disks it lost (striping/stale_rows.h).
   std::vector<std::string> names = {file_id, UnitSums::FileName(file_id), RowJournal::FileName(file_id)};

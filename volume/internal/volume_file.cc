@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "striping/disk_set.h"
+#include "striping/file_creation.h"
 #include "striping/manifest.h"
 #include "striping/part_io.h"
 #include "striping/stripe_map.h"
@@ -38,17 +39,19 @@ Result<std::string> StubPath(int fd) {
 
 // The decoded bytes of `source` written into the parts of `plain` (created, empty) — with parity,
 // whole rows at a time with their parity and sums, as graphfs-stripe writes a file —, all
-// durable on return.
-Status CopyDecoded(StripedSource& source, const DiskSet& disks, const StripeManifest& plain) {
+// durable on return. Disks `lost` names get nothing: the file's units there are rebuilt from
+// parity by its reads (and by a rebuild).
+Status CopyDecoded(StripedSource& source, const DiskSet& disks, const StripeManifest& plain,
+                   const std::vector<bool>& lost) {
   auto map = StripeMap::Create(plain.layout);
   if (!map.ok()) return map.error();
   std::unique_ptr<StripeParityWriter> parity;
   if (plain.layout.parity > 0) {
-    auto w = StripeParityWriter::Open(disks, plain, /*resume=*/false);
+    auto w = StripeParityWriter::Open(disks, plain, /*resume=*/false, lost);
     if (!w.ok()) return w.error();
     parity = std::move(*w);
   }
-  auto parts = OpenParts(disks, plain.file_id, O_WRONLY);
+  auto parts = OpenParts(disks, plain.file_id, O_WRONLY, lost);
   if (!parts.ok()) return parts.error();
   const uint64_t row = map->unit() * map->data_units(), size = plain.size;
   AlignedBuffer buf(std::max<uint64_t>(1, (16ull << 20) / row) * row);
@@ -63,6 +66,7 @@ Status CopyDecoded(StripedSource& source, const DiskSet& disks, const StripeMani
     off += len;
   }
   for (uint32_t d = 0; d < disks.size(); ++d) {
+    if (!(*parts)[d].valid()) continue;  // lost from the start
     if (::ftruncate((*parts)[d].get(), static_cast<off_t>(map->PartSize(d, size))) != 0 ||
         ::fsync((*parts)[d].get()) != 0)
       return Error::FromErrno("finish part on disk " + std::to_string(d) + " (" + disks.path(d) + ")");
@@ -105,8 +109,14 @@ Status StripedVolumeFile::Unpack() {
   StripeManifest plain;
   plain.file_id = NewId();
   plain.set_id = old.set_id;
-  plain.size = 0;
   plain.layout = old.layout;
+  plain.sum_block = old.sum_block;
+  plain.size = old_source->size();
+  // With a disk missing the copy goes on the present disks, lost on the missing one from the
+  // start (striping/file_creation.h); a rebuild run by the daemon is told of it once it is named,
+  // and holds it off while it switches the disk in.
+  auto creation = FileCreation::Begin(*disks, plain);
+  if (!creation.ok()) return creation.error().Wrap(what);
   auto stub = old_file->DupStub();
   if (!stub.ok()) return stub.error().Wrap(what);
   // A killed daemon leaves one copy's parts unnamed; the record lets the next mount remove them
@@ -122,9 +132,8 @@ Status StripedVolumeFile::Unpack() {
     DropUnpackRecord(*disks, plain.file_id);
     return e.Wrap(what);
   };
-  const Status created = StripedFile::CreateParts(*disks, plain.file_id);
+  const Status created = creation->CreateParts();
   if (!created.ok()) return fail(created.error());
-  const uint64_t size = old_source->size();
   // Puts the old manifest back where a failed switch may have left the new one (the stub's fsync
   // failed after it was written); false: could not tell or could not write it.
   auto put_back_old = [&]() {
@@ -136,9 +145,7 @@ Status StripedVolumeFile::Unpack() {
   };
   // The copy, written whole (keeping the file's parity and sums) and durable, then opened, then
   // named by the stub: the switch.
-  plain.sum_block = old.sum_block;
-  plain.size = size;
-  const Status copied = CopyDecoded(*old_source, *disks, plain);
+  const Status copied = CopyDecoded(*old_source, *disks, plain, creation->lost());
   if (!copied.ok()) return fail(copied.error());
   auto opened = core_.OpenFile(std::move(*stub), plain, /*writable=*/true);
   if (!opened.ok()) return fail(opened.error());
@@ -153,6 +160,8 @@ Status StripedVolumeFile::Unpack() {
     if (!put_back_old()) return named.error().Wrap(what + " (both copies kept)");
     return fail(named.error());
   }
+  // Durable and named: a rebuild running does its units on the new disk too.
+  creation->Named(*stub_path);
   auto source = core_.MakeSource(fresh, backing_path_);
   if (!source.ok()) return source.error().Wrap(what);  // switched already: the plain file is on disk
   {
@@ -165,7 +174,8 @@ Status StripedVolumeFile::Unpack() {
   core_.RemoveParts(old.file_id);  // readers still holding the old source read through open fds
   DropUnpackRecord(*disks, plain.file_id);
   LogError("compressed file " + backing_path_ + " (" + old.file_id + ") is plain striped file " +
-           plain.file_id + " from its first write on");
+           plain.file_id + " from its first write on" +
+           (creation->degraded() ? " (degraded: made while disks were missing, read through parity)" : ""));
   return Status::Ok();
 }
 

@@ -1,0 +1,253 @@
+// The first write to a compressed file with parity while a disk is missing (issue 44, "a disk
+// that dies loses nothing"; docs/parity.md, "Writes with a disk lost"): the plain copy the write
+// makes goes on the present disks, lost on the missing one from the start, so the write lands
+// (it failed with ENOENT before: the copy's part was created on every disk); the file reads as a
+// plain file given the same operations, the mount stays degraded, the compressed file's parts go,
+// a kill -9 after fsync loses nothing, and a rebuild afterwards — the daemon's or the offline
+// tool's — makes the disk whole (the daemon's scrub finds nothing, and with another disk failing
+// every read the bytes are still right). Compressed files written while the daemon's rebuild runs
+// are rebuilt too: the copy made after the rebuild passed the file, and the copy of a file whose
+// compressed parts went before the rebuild reached them.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "striping/manifest.h"
+#include "striping/rebuild.h"
+#include "tests/fusefs/disk_tasks_fixture.h"
+#include "tests/fusefs/write_log.h"
+
+namespace graphfs::testing {
+namespace {
+
+constexpr uint64_t kUnit = kTestUnit;
+
+// Writes `bytes` at `at` through the mount's descriptor `fd` and, written whole, to the plain
+// twin's `plain`. The errno of the mount's write, or 0.
+int WriteBoth(int fd, int plain, uint64_t at, const std::string& bytes) {
+  const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at));
+  if (n < 0) return errno;
+  if (static_cast<size_t>(n) != bytes.size()) return EIO;
+  if (::pwrite(plain, bytes.data(), bytes.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes.size()))
+    return EBADF;
+  return 0;
+}
+
+// Closes the descriptors however the test ends: one left open would keep the daemon from exiting.
+struct CloseAll {
+  std::vector<int*> fds;
+  ~CloseAll() {
+    for (int* f : fds)
+      if (*f >= 0) ::close(std::exchange(*f, -1));
+  }
+};
+
+class DegradedUnpack : public DiskTasksMount {
+ protected:
+  // `name` written with `bytes`, compressed (zstd:1, units of 50000 bytes) with one parity unit
+  // per row over the three disks, and a plain twin of it beside the source (`twin(name)`).
+  StripeManifest CompressWithParity(const std::string& name, const std::string& bytes) {
+    const std::string path = graph + "/" + name;
+    WriteFile(path, bytes);
+    WriteFile(twin(name), bytes);
+    StripeRequest req = TestStripeRequest(path, disks);
+    req.compress = "zstd:1";
+    req.compress_unit = 50000;
+    req.parity = 1;
+    const StripeManifest m = StripeAndRead(req, path);
+    EXPECT_TRUE(m.packed.has_value()) << name << " was not compressed";
+    EXPECT_EQ(m.layout.parity, 1u);
+    return m;
+  }
+  std::string twin(const std::string& name) const { return tmp.path() + "/plain-" + name; }
+  StripeManifest ManifestOf(const std::string& name) {
+    auto m = ReadManifest(graph + "/" + name);
+    EXPECT_TRUE(m.ok() && m->has_value()) << name;
+    return m.ok() && m->has_value() ? **m : StripeManifest{};
+  }
+
+  // `column` compressed with parity, disk `gone`'s directory removed, mounted degraded: the first
+  // write lands, more writes and a truncate read as the plain twin's, fsynced; then the daemon
+  // killed while a writer writes and fsyncs, and mounted again (still degraded) with nothing
+  // fsync'ed lost. Returns what the file holds then.
+  std::string WriteDegradedThenKill(uint32_t gone) {
+    const std::string data = CompressibleBytes(1500 * 1000 + 17, 61);
+    const StripeManifest compressed = CompressWithParity("column", data);
+    std::filesystem::remove_all(disks[gone]);
+    DoMount({"cache_size=0"});
+    int fd = ::open((mnt + "/graph/column").c_str(), O_RDWR);
+    int plain = ::open(twin("column").c_str(), O_RDWR);
+    CloseAll close_all{{&fd, &plain}};
+    EXPECT_GE(fd, 0) << std::strerror(errno);
+    EXPECT_GE(plain, 0);
+    if (fd < 0 || plain < 0) return {};
+    // The first write makes the plain copy: onto the other two disks only.
+    const int first = WriteBoth(fd, plain, 700001, RandomBytes(10000, 62));
+    EXPECT_EQ(first, 0) << "the first write with disk " << gone << " gone: " << std::strerror(first) << "\n"
+                        << ReadFile(mount.log());
+    if (first != 0) return {};
+    std::mt19937 rng(63);
+    uint64_t size = data.size();
+    for (int i = 0; i < 30; ++i) {
+      const uint64_t at = rng() % (size + kUnit), length = 1 + rng() % (2 * kUnit);
+      EXPECT_EQ(WriteBoth(fd, plain, at, RandomBytes(length, rng())), 0) << "write " << i << " at " << at;
+      size = std::max(size, at + length);
+    }
+    EXPECT_EQ(::ftruncate(fd, static_cast<off_t>(size - kUnit - 77)), 0) << std::strerror(errno);
+    EXPECT_EQ(::ftruncate(plain, static_cast<off_t>(size - kUnit - 77)), 0);
+    EXPECT_EQ(::fsync(fd), 0) << std::strerror(errno);
+    EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == ReadFile(twin("column")))
+        << "the written file does not read as the plain twin";
+
+    // Degraded still, and saying so; the plain copy keeps the parity; the compressed parts went.
+    const nlohmann::json stats = Stats();
+    EXPECT_EQ(stats["degraded"], nlohmann::json::array({gone})) << stats.dump();
+    const std::string log = ReadFile(mount.log());
+    EXPECT_NE(log.find("degraded: disk " + std::to_string(gone) + " (" + disks[gone] + ") is missing"),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("made while disks were missing"), std::string::npos) << log;
+    const StripeManifest now = ManifestOf("column");
+    EXPECT_FALSE(now.packed) << "the write did not make the file plain";
+    EXPECT_EQ(now.layout.parity, 1u);
+    EXPECT_NE(now.file_id, compressed.file_id);
+    for (uint32_t d = 0; d < 3; ++d) {
+      if (d == gone) continue;
+      EXPECT_FALSE(std::filesystem::exists(PartPath(disks[d], compressed))) << "compressed part left on disk " << d;
+      EXPECT_TRUE(std::filesystem::exists(PartPath(disks[d], now))) << "no part of the copy on disk " << d;
+    }
+
+    // Kill -9 while a writer writes and fsyncs the file.
+    const std::string known = ReadFile(twin("column"));
+    ::close(std::exchange(fd, -1));
+    std::atomic<bool> stop{false};
+    WriteLog log_of_writes;
+    std::thread writer([&] { WriteUntilFailure(mnt + "/graph/column", 64, stop, &log_of_writes, &known); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    mount.Kill();
+    stop = true;
+    writer.join();
+    EXPECT_GT(log_of_writes.acked, 0) << "no fsync finished before the kill: the test proves nothing";
+    DoMount({"cache_size=0"});
+    EXPECT_EQ(Stats()["degraded"], nlohmann::json::array({gone}));
+    const std::string after = ReadDirect(mnt + "/graph/column");
+    ExpectSurvived("column written degraded", after, log_of_writes);
+    return after;
+  }
+  // The disk rebuilt: not degraded; the daemon's scrub finds nothing; with disk `failing` (not
+  // the rebuilt one) failing every read, the bytes come through the new disk's units, and are `want`.
+  void ExpectWholeAfterTheRebuild(const std::string& name, const std::string& want, uint32_t failing = 0) {
+    EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
+    EXPECT_TRUE(ReadDirect(mnt + "/graph/" + name) == want) << name;
+    ExpectScrubFindsNothing("after the rebuild");
+    WriteFile(mnt + "/.graphfs/fault", std::to_string(failing) + " 5\n");
+    EXPECT_TRUE(ReadDirect(mnt + "/graph/" + name) == want) << name << ": the new disk lacks the copy's units";
+    WriteFile(mnt + "/.graphfs/fault", std::to_string(failing) + " 0\n");
+  }
+};
+
+TEST_F(DegradedUnpack, AWriteLandsSurvivesKillNineAndTheDaemonsRebuildMakesTheDiskWhole) {
+  const std::string want = WriteDegradedThenKill(1);
+  if (HasFailure()) return;
+  const std::string to = tmp.Sub("new-disk");
+  ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + "\n"), 0);
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump();
+  ExpectWholeAfterTheRebuild("column", want);
+  mount.Unmount();
+  DoMount({"cache_size=0"});
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want);
+}
+
+// Disk 0 this time: the unpack's record goes on the first present disk.
+TEST_F(DegradedUnpack, AWriteLandsSurvivesKillNineAndTheOfflineRebuildMakesTheDiskWhole) {
+  const std::string want = WriteDegradedThenKill(0);
+  if (HasFailure()) return;
+  mount.Unmount();
+  RebuildRequest req;
+  req.paths = {graph};
+  req.disk = 0;
+  req.to = tmp.Sub("new-disk");
+  req.progress = false;
+  auto report = Rebuild(req);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  DoMount({"cache_size=0"});
+  ExpectWholeAfterTheRebuild("column", want, /*failing=*/1);
+}
+
+// Two compressed files written while the daemon rebuilds disk 1 (slowed by its rate, and held up
+// by a raw file between them): `column` after the rebuild has done it — its copy is new to the
+// rebuild, and the compressed parts it did go — and `row` before the rebuild reaches it — its
+// compressed parts go before their turn. Both copies are rebuilt: after the switch the scrub finds
+// nothing and, with disk 0 failing every read, both read as their plain twins.
+TEST_F(DegradedUnpack, CompressedFilesWrittenWhileTheDaemonRebuildsAreRebuiltToo) {
+  const StripeManifest column = CompressWithParity("column", CompressibleBytes(1200 * 1000 + 5, 71));
+  const std::string middle = RandomBytes(3 << 20, 72);  // rebuilt between them
+  WriteFile(twin("middle"), middle);
+  StripeWithParity("middle", middle);
+  const StripeManifest row = CompressWithParity("row", CompressibleBytes(900 * 1000 + 3, 73));
+  std::filesystem::remove_all(disks[1]);
+  DoMount({"readahead=0", "cache_size=0"});
+  const std::string to = tmp.Sub("new-disk");
+  ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + " 256K\n"), 0);
+  // Until the rebuild's record says column is done.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool passed = false;
+  while (!passed && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::string record = ReadFile(to + "/" + kRebuildRecordFile);
+    passed = !record.empty() && record.find(column.file_id) != std::string::npos &&
+             nlohmann::json::parse(record)["file"] != column.file_id;
+  }
+  ASSERT_TRUE(passed) << "the rebuild never passed column";
+  int fds[2] = {-1, -1}, twins[2] = {-1, -1};
+  CloseAll close_all{{&fds[0], &fds[1], &twins[0], &twins[1]}};
+  const char* names[2] = {"column", "row"};
+  for (int f = 0; f < 2; ++f) {
+    fds[f] = ::open((mnt + "/graph/" + names[f]).c_str(), O_RDWR);
+    ASSERT_GE(fds[f], 0) << std::strerror(errno);
+    twins[f] = ::open(twin(names[f]).c_str(), O_RDWR);
+    ASSERT_GE(twins[f], 0);
+  }
+  std::mt19937 rng(74);
+  int mid_way = 0;
+  for (int i = 0; i < 12; ++i) {
+    const int f = i % 2;
+    const uint64_t at = rng() % (800 * 1000), length = 1 + rng() % kUnit;
+    const int err = WriteBoth(fds[f], twins[f], at, RandomBytes(length, rng()));
+    ASSERT_EQ(err, 0) << names[f] << ", write " << i << ": " << std::strerror(err) << "\n" << ReadFile(mount.log());
+    mid_way += Disks()["task"]["state"] == "running";
+    EXPECT_TRUE(ReadDirect(mnt + "/graph/" + names[f]) == ReadFile(twin(names[f]))) << names[f] << " after write " << i;
+  }
+  ASSERT_GE(mid_way, 2) << "the writes did not come while the rebuild ran: the test proves nothing";
+  for (int f = 0; f < 2; ++f) ASSERT_EQ(::fsync(fds[f]), 0) << std::strerror(errno);
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump() << "\n" << ReadFile(mount.log());
+  EXPECT_NE(ReadFile(mount.log()).find("disk 1 back"), std::string::npos);
+  // The compressed files' parts are gone from the new disk too.
+  for (const StripeManifest& m : {column, row})
+    EXPECT_FALSE(std::filesystem::exists(PartPath(to, m))) << m.file_id << " left on the new disk";
+  for (int f = 0; f < 2; ++f) EXPECT_NE(ManifestOf(names[f]).file_id, (f == 0 ? column : row).file_id);
+  // Written again through the same descriptors after the switch.
+  for (int f = 0; f < 2; ++f) ASSERT_EQ(WriteBoth(fds[f], twins[f], 4096 * (f + 1), RandomBytes(5000, 75 + f)), 0);
+  for (int f = 0; f < 2; ++f) ASSERT_EQ(::fsync(fds[f]), 0) << std::strerror(errno);
+  for (int* fd : close_all.fds)
+    if (*fd >= 0) ::close(std::exchange(*fd, -1));
+  for (const char* name : {"column", "middle", "row"}) {
+    SCOPED_TRACE(name);
+    ExpectWholeAfterTheRebuild(name, ReadFile(twin(name)));
+  }
+}
+
+}  // namespace
+}  // namespace graphfs::testing
