@@ -31,16 +31,6 @@ namespace {
 
 constexpr uint64_t kUnit = kTestUnit;
 
-// Writes `bytes` at `at` through the mount's descriptor `fd` and, written whole, to the plain
-// twin's `plain`. The errno of the mount's write, or 0.
-int WriteBoth(int fd, int plain, uint64_t at, const std::string& bytes) {
-  const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at));
-  if (n < 0) return errno;
-  if (static_cast<size_t>(n) != bytes.size()) return EIO;
-  if (::pwrite(plain, bytes.data(), bytes.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes.size()))
-    return EBADF;
-  return 0;
-}
 
 // Closes the descriptors however the test ends: one left open would keep the daemon from exiting.
 struct CloseAll {
@@ -200,16 +190,7 @@ TEST_F(DegradedUnpack, CompressedFilesWrittenWhileTheDaemonRebuildsAreRebuiltToo
   DoMount({"readahead=0", "cache_size=0"});
   const std::string to = tmp.Sub("new-disk");
   ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + " 256K\n"), 0);
-  // Until the rebuild's record says column is done.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool passed = false;
-  while (!passed && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const std::string record = ReadFile(to + "/" + kRebuildRecordFile);
-    passed = !record.empty() && record.find(column.file_id) != std::string::npos &&
-             nlohmann::json::parse(record)["file"] != column.file_id;
-  }
-  ASSERT_TRUE(passed) << "the rebuild never passed column";
+  ASSERT_TRUE(WaitUntilRebuildPassed(to, column.file_id)) << "the rebuild never passed column";
   int fds[2] = {-1, -1}, twins[2] = {-1, -1};
   CloseAll close_all{{&fds[0], &fds[1], &twins[0], &twins[1]}};
   const char* names[2] = {"column", "row"};

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "striping/rebuild.h"
 #include "tests/fusefs/control_file.h"
 #include "tests/fusefs/striped_fixture.h"
 
@@ -29,6 +30,19 @@ class DiskTasksMount : public StripedMount {
     }
     ADD_FAILURE() << "the task did not end: " << task.dump();
     return task;
+  }
+  // Waits (at most a minute) until the rebuild onto `to` has passed the file `file_id`: its
+  // record names the file and has moved on to another. False if it never did.
+  static bool WaitUntilRebuildPassed(const std::string& to, const std::string& file_id) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const std::string record = ReadFile(to + "/" + kRebuildRecordFile);
+      if (!record.empty() && record.find(file_id) != std::string::npos &&
+          nlohmann::json::parse(record)["file"] != file_id)
+        return true;
+    }
+    return false;
   }
   // The daemon's scrub over every disk finds nothing to repair (`what` says after what).
   void ExpectScrubFindsNothing(const std::string& what) {

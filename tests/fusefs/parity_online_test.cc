@@ -61,16 +61,6 @@ class ParityOnline : public DiskTasksMount {
   StripeManifest manifest;
 };
 
-// Writes `bytes` at `at` through the mount's descriptor `fd`; written whole, the same goes to the
-// plain copy's `plain`. The errno of the mount's write, or 0.
-int WriteBoth(int fd, int plain, uint64_t at, const std::string& bytes) {
-  const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at));
-  if (n < 0) return errno;
-  if (static_cast<size_t>(n) != bytes.size()) return EIO;
-  if (::pwrite(plain, bytes.data(), bytes.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes.size()))
-    return EBADF;
-  return 0;
-}
 
 // A descriptor opened for writing while disk 1 is missing (it writes degraded then) writes through
 // the mount once the rebuilt disk is switched in, with no reopen; the file reads as a plain file
@@ -337,16 +327,7 @@ TEST_F(ParityOnline, FsyncedWritesDuringTheRebuildSurviveKillNineAndTheResumedRe
   DoMount({"readahead=0", "cache_size=0"});
   const std::string to = tmp.Sub("new-disk");
   ASSERT_EQ(WriteControl(DisksFile(), "rebuild 1 " + to + " 256K\n"), 0);
-  // Until the rebuild's record says column is done (every row of it passed).
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool passed = false;
-  while (!passed && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const std::string record = ReadFile(to + "/" + kRebuildRecordFile);
-    passed = !record.empty() && record.find(manifest.file_id) != std::string::npos &&
-             nlohmann::json::parse(record)["file"] != manifest.file_id;
-  }
-  ASSERT_TRUE(passed) << "the rebuild never passed column";
+  ASSERT_TRUE(WaitUntilRebuildPassed(to, manifest.file_id)) << "the rebuild never passed column";
   std::atomic<bool> stop{false};
   WriteLog log;
   std::thread writer([&] { WriteUntilFailure(mnt + "/graph/column", 103, stop, &log, &data); });

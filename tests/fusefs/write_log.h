@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +16,18 @@
 #include "tests/testutil/file_bytes.h"
 
 namespace graphfs::testing {
+
+// Writes `bytes` at `at` through the mount's descriptor `fd` and, written whole, to the plain
+// twin's `plain` (tests that compare a file on the mount with a plain one given the same writes).
+// The errno of the mount's write, or 0 (EBADF: the plain write failed).
+inline int WriteBoth(int fd, int plain, uint64_t at, const std::string& bytes) {
+  const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at));
+  if (n < 0) return errno;
+  if (static_cast<size_t>(n) != bytes.size()) return EIO;
+  if (::pwrite(plain, bytes.data(), bytes.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes.size()))
+    return EBADF;
+  return 0;
+}
 
 inline constexpr uint64_t kSpan = 3 << 20;  // writes land in [0, kSpan): overwrites and appends
 
