@@ -96,9 +96,9 @@ inline TestGraph RandomGraph(uint32_t vertices, uint32_t used, size_t edges, boo
   return g;
 }
 
-// `g` written as a binary edge list under `tmp` and preprocessed into a grid of `p` x `p` blocks
-// ("grid" under `tmp`, whose path is returned; a failure fails the test).
-inline std::string BuildGrid(const TempDir& tmp, const TestGraph& g, uint32_t p) {
+// `g` written as a binary edge list under `tmp` ("edges"), and the options that preprocess it into
+// a grid of `p` x `p` blocks ("grid" under `tmp`) with 2 threads.
+inline PreprocessOptions GridOptions(const TempDir& tmp, const TestGraph& g, uint32_t p) {
   WriteFile(tmp.File("edges"), EdgeBytes(g));
   PreprocessOptions options;
   options.input = tmp.File("edges");
@@ -107,6 +107,12 @@ inline std::string BuildGrid(const TempDir& tmp, const TestGraph& g, uint32_t p)
   options.partitions = p;
   options.edge_type = g.weighted ? 1 : 0;
   options.threads = 2;
+  return options;
+}
+
+// `g` preprocessed as GridOptions says (the grid's path is returned; a failure fails the test).
+inline std::string BuildGrid(const TempDir& tmp, const TestGraph& g, uint32_t p) {
+  const PreprocessOptions options = GridOptions(tmp, g, p);
   auto stats = Preprocess(options);
   EXPECT_TRUE(stats.ok()) << stats.error().message();
   return options.output_dir;

@@ -81,13 +81,7 @@ void ExpectSameGrid(const std::string& dir, const std::map<std::string, std::str
 
 Result<PreprocessStats> RunPreprocess(const TempDir& tmp, const TestGraph& g, uint32_t p, bool sort, int threads = 2,
                                       uint64_t buffers = 256ull << 20) {
-  testing::WriteFile(tmp.File("edges"), EdgeBytes(g));
-  PreprocessOptions options;
-  options.input = tmp.File("edges");
-  options.output_dir = tmp.File("grid");
-  options.vertices = g.vertices;
-  options.partitions = p;
-  options.edge_type = g.weighted ? 1 : 0;
+  PreprocessOptions options = testing::GridOptions(tmp, g, p);
   options.sort_sources = sort;
   options.threads = threads;
   options.block_buffer_bytes = buffers;
