@@ -121,6 +121,7 @@ Status VerifyStripeParity(const DiskSet& disks, const StripeManifest& m) {
   auto parts = OpenParts(disks, m.file_id, O_RDONLY);
   if (!parts.ok()) return parts.error();
   std::vector<UnitSums> sums;
+  std::vector<uint64_t> part_lengths;
   for (uint32_t d = 0; d < disks.size(); ++d) {
     ::posix_fadvise((*parts)[d].get(), 0, 0, POSIX_FADV_DONTNEED);
     auto backend = OpenDiskBackend(disks.path(d));
@@ -129,11 +130,19 @@ Status VerifyStripeParity(const DiskSet& disks, const StripeManifest& m) {
     if (!s.ok()) return s.error();
     struct stat st;
     if (::fstat((*parts)[d].get(), &st) != 0) return Error::FromErrno("stat part on disk " + std::to_string(d));
-    if (s->header().part_length != map->PartSize(d, stored))
+    // A file written in place may hold a part shorter than its share (grown past it by a
+    // truncate or a write further on: the tail reads as zero blocks) and a header shorter than
+    // the part (a write grows a part, not its header). Never longer: the header would say bytes
+    // were cut behind our back, and bytes past the share would show through a later grow.
+    const uint64_t share = map->PartSize(d, stored), length = static_cast<uint64_t>(st.st_size);
+    if (s->header().part_length > share)
       return Error(EIO, "sums on disk " + std::to_string(d) + " cover a part of " +
-                            std::to_string(s->header().part_length) + " bytes, the file's is " +
-                            std::to_string(map->PartSize(d, stored)));
-    GRAPHFS_RETURN_IF_ERROR(s->CheckPartLength(static_cast<uint64_t>(st.st_size)));
+                            std::to_string(s->header().part_length) + " bytes, the file's is " + std::to_string(share));
+    if (length > share)
+      return Error(EIO, "the part on disk " + std::to_string(d) + " holds " + std::to_string(length) +
+                            " bytes, past the file's share of " + std::to_string(share));
+    GRAPHFS_RETURN_IF_ERROR(s->CheckPartLength(length));
+    part_lengths.push_back(length);
     sums.push_back(std::move(*s));
   }
   const uint32_t n = map->disks(), dn = map->data_units();
@@ -148,7 +157,8 @@ Status VerifyStripeParity(const DiskSet& disks, const StripeManifest& m) {
       std::fill(row[slot].begin(), row[slot].end(), '\0');
       auto got = ReadFull((*parts)[disk].get(), row[slot].data(), have, r * map->unit(), "read " + where);
       if (!got.ok()) return got.error();
-      if (*got != have) return Error(EIO, where + ": the part ends early");
+      if (*got != have && r * map->unit() + *got < part_lengths[disk])
+        return Error(EIO, where + ": the part ends early");
       auto stored = sums[disk].Read(r, 0, (have + m.sum_block - 1) / m.sum_block);
       if (!stored.ok()) return stored.error();
       GRAPHFS_RETURN_IF_ERROR(

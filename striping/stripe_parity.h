@@ -72,6 +72,8 @@ class StripeParityWriter {
 // Reads a file with parity back from its parts (page cache dropped) row by row: every unit's
 // blocks against its sums, and each row's parity against the parity its data encodes to. EIO
 // naming the disk and row of the first difference. Of a compressed file, its packed stream.
+// A part may end before its share of the file (a file grown past it reads zeros there) and its
+// header may say less than the part holds; a header or a part longer than the share is EIO.
 Status VerifyStripeParity(const DiskSet& disks, const StripeManifest& m);
 
 }  // namespace graphfs

@@ -24,6 +24,7 @@
 #include "striping/restripe.h"
 #include "striping/row_journal.h"
 #include "striping/scrub.h"
+#include "striping/stripe_parity.h"
 #include "striping/striped_file.h"
 #include "tests/engines/run_binary.h"
 #include "tests/striping/parity_graph.h"
@@ -110,6 +111,39 @@ void Fsx(uint32_t n, uint32_t k, uint32_t seed, int ops) {
 }
 
 TEST(ParityWrite, RandomWritesAndTruncatesReadAsAPlainFileAlsoWithADiskGone) { Fsx(4, 1, 11, 2000); }
+
+// A file grown by a truncate keeps parts shorter than their shares (the tail reads as zero
+// blocks) and headers that say the old lengths: the read back takes it whole. Bytes a part holds
+// past its share would show through the next grow: the read back refuses them.
+TEST(ParityWrite, AFileGrownPastItsPartsReadsBackAndBytesPastAShareDoNot) {
+  const std::string data = RandomBytes(5 * kUnit + 77, 15);
+  Graph g(4, 1, data);
+  const uint64_t grown = data.size() + 7 * kUnit + 5;
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_TRUE((*f)->Truncate(grown).ok());
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
+  auto read = ReadManifest(g.graph + "/column");
+  ASSERT_TRUE(read.ok() && *read);
+  const StripeManifest* m = &**read;
+  ASSERT_EQ(m->stored_size(), grown);
+  auto map = StripeMap::Create(m->layout);
+  ASSERT_TRUE(map.ok());
+  uint32_t short_part = 0;  // a disk whose part ends before its share: what the test is about
+  for (uint32_t d = 0; d < 4; ++d)
+    if (std::filesystem::file_size(g.PartPath(d, *m)) < map->PartSize(d, grown)) short_part = d + 1;
+  ASSERT_NE(short_part, 0u) << "the grow extended every part: the test proves nothing";
+  Status verified = VerifyStripeParity(*g.set, *m);
+  EXPECT_TRUE(verified.ok()) << verified.error().message();
+
+  const std::string part = g.PartPath(short_part - 1, *m);
+  std::filesystem::resize_file(part, map->PartSize(short_part - 1, grown) + 1);
+  verified = VerifyStripeParity(*g.set, *m);
+  ASSERT_FALSE(verified.ok());
+  EXPECT_NE(verified.error().message().find("past the file's share"), std::string::npos) << verified.error().message();
+}
 TEST(ParityWrite, RandomWritesAndTruncatesWithTwoParityUnitsSurviveTwoDisksGone) { Fsx(5, 2, 12, 800); }
 
 // Bytes of every file under the disks (parts, sums, journals), to put a state back.
