@@ -197,6 +197,12 @@ Result<std::shared_ptr<volume::VolumeFile>> OpenStriped(GraphFs& fs, Inode& inod
   auto f = fs.volume->OpenStriped(std::move(stub), *inode.stub, BackingPath(inode));
   if (!f.ok()) return f.error();
   inode.striped = *f;
+  // The first open replays the file's row journal (a write or truncate a crash cut short), which
+  // may change the size that lookups and getattrs gave the kernel from the manifest. Its cached
+  // attributes are dropped before this request's reply: a read after it would otherwise stop at
+  // the old size, and a later stat show bytes that no one wrote since.
+  if (inode.striped->size() != inode.stub->size() && fs.session != nullptr)
+    fuse_lowlevel_notify_inval_inode(fs.session, reinterpret_cast<fuse_ino_t>(&inode), -1, 0);
   return inode.striped;
 }
 

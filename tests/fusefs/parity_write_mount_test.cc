@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -223,6 +224,34 @@ TEST_F(ParityMountCrash, FsyncedWritesSurviveKillNineAndScrubFindsNothingWrong) 
     EXPECT_EQ(ScrubNoRepair(&out), 0) << out;
   }
   EXPECT_GT(acked, 0) << "no fsync finished before a kill: the test proves nothing";
+}
+
+// A write past the end that the daemon journaled but never fsynced (killed first) leaves the
+// manifest at the old size; the next mount's first open replays it. A stat before that open
+// gave the kernel the manifest's size: the open drops it, so the read after it sees the write —
+// not the old size, with the bytes appearing at a later stat (as CI once saw).
+TEST_F(ParityMountCrash, AWriteReplayedAtTheFirstOpenIsSeenByTheReadAfterIt) {
+  const std::string data = RandomBytes(5 * kUnit + 100, 103);
+  StripeWithParity("column", data);
+  const std::string path = mnt + "/graph/column";
+  DoMount({"timeout=60"});
+  const std::string tail = RandomBytes(3 * kUnit + 7, 104);
+  {
+    const int fd = ::open(path.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    const bool wrote = ::pwrite(fd, tail.data(), tail.size(), static_cast<off_t>(data.size())) ==
+                       static_cast<ssize_t>(tail.size());
+    mount.Kill();
+    ::close(fd);
+    ASSERT_TRUE(wrote);
+  }
+  DoMount({"timeout=60"});
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  ASSERT_EQ(static_cast<uint64_t>(st.st_size), data.size()) << "the manifest already had the write: the test proves nothing";
+  EXPECT_TRUE(ReadFile(path) == data + tail) << "the read stopped at the size the kernel had before the open";
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), data.size() + tail.size());
 }
 
 }  // namespace
