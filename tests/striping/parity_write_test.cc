@@ -111,6 +111,7 @@ void Fsx(uint32_t n, uint32_t k, uint32_t seed, int ops) {
 }
 
 TEST(ParityWrite, RandomWritesAndTruncatesReadAsAPlainFileAlsoWithADiskGone) { Fsx(4, 1, 11, 2000); }
+TEST(ParityWrite, RandomWritesAndTruncatesWithTwoParityUnitsSurviveTwoDisksGone) { Fsx(5, 2, 12, 800); }
 
 // A file grown by a truncate keeps parts shorter than their shares (the tail reads as zero
 // blocks) and headers that say the old lengths: the read back takes it whole. Bytes a part holds
@@ -144,7 +145,6 @@ TEST(ParityWrite, AFileGrownPastItsPartsReadsBackAndBytesPastAShareDoNot) {
   ASSERT_FALSE(verified.ok());
   EXPECT_NE(verified.error().message().find("past the file's share"), std::string::npos) << verified.error().message();
 }
-TEST(ParityWrite, RandomWritesAndTruncatesWithTwoParityUnitsSurviveTwoDisksGone) { Fsx(5, 2, 12, 800); }
 
 // Bytes of every file under the disks (parts, sums, journals), to put a state back.
 using DiskImage = std::vector<std::pair<std::string, std::string>>;
