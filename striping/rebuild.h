@@ -91,8 +91,8 @@ struct RebuildReport {
   // after a resume (written since the killed run passed them), or of a file whose size changed.
   uint64_t redone_rows = 0;
   // Run by the daemon: rows done again while the writes were held (at most kRebuildRowsToHold
-  // per hold, and those of files whose size changed), holds given up past max_hold, and the
-  // longest hold in seconds.
+  // per hold, the rows of the writes under way when it began, which finish first, and those of
+  // files whose size changed), holds given up past max_hold, and the longest hold in seconds.
   uint64_t held_rows = 0;
   uint64_t holds_given_up = 0;
   double longest_hold_seconds = 0;

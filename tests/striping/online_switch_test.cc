@@ -12,6 +12,7 @@
 // keep ahead of the rebuild are held for a few rows only, and a hold past its bound is given up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -236,37 +237,53 @@ TEST(OnlineSwitch, WritesAndTruncatesRacingARebuildAndItsSwitchLandOnTheNewDisk)
 
 // Writes that keep coming faster than the rebuild does their rows again at its rate: the rebuild
 // goes on in passes — at full speed past the first few — with the writes going on, and holds them
-// only once at most 16 rows are left (kRebuildRowsToHold), never for all the rows the writes
-// keep dirtying (before, it held them after 4 passes whatever was left, done without the rate).
+// only once at most 16 rows are left (kRebuildRowsToHold; the write under way finishes first),
+// never for all the rows the writes keep dirtying (before, it held them after 4 passes whatever
+// was left, done without the rate).
 TEST(OnlineSwitch, WritesFasterThanTheRebuildAreHeldForAFewRowsOnly) {
-  constexpr uint64_t kRows = 40, kRowBytes = 3 * kUnit, kMostHeld = 16;
+  // The hold lets the write under way finish first: one row beyond the rows it waited for.
+  constexpr uint64_t kRows = 40, kRowBytes = 3 * kUnit, kMostHeld = 16 + 1;
   ParityGraph g(4);
   std::string model = RandomBytes(kRows * kRowBytes, 90);
   g.Stripe("column", model, 1);
   fs::remove_all(g.disks[1]);
   auto f = g.OpenFile();
   ASSERT_TRUE(f.ok()) << f.error().message();
+  std::mt19937 rng(91);
+  uint64_t i = 0;
+  auto write_next_row = [&] {
+    const uint64_t at = (i++ % kRows) * kRowBytes + rng() % (kRowBytes - 100);
+    const std::string bytes = RandomBytes(100, rng());
+    const bool ok = (*f)->Write(at, bytes.data(), bytes.size()).ok();
+    if (ok) model.replace(at, bytes.size(), bytes);
+    return ok;
+  };
+  // The writes must keep ahead of the rebuild, and how fast they go depends on the machine's
+  // load (each is journaled and fsynced: a fixed rate of 40 rows a second outran them on a
+  // loaded machine, and the test proved nothing). So their speed is measured first, and the
+  // rebuild reads at a third of it: every pass finds every row written again.
+  const auto measure_from = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < measure_from + std::chrono::milliseconds(500)) ASSERT_TRUE(write_next_row());
+  const double writes_per_second = static_cast<double>(i) / 0.5;
+  const double rows_per_second = std::max(writes_per_second / 3, 2.0);
   RebuildRequest req = LiveRebuildOf(g, **f, 1, g.tmp.Sub("new-disk"));
-  req.rate = 8 << 20;  // about 40 rows a second: a pass over the file takes about a second
+  req.rate = static_cast<uint64_t>(rows_per_second * static_cast<double>(kRowBytes));
   Result<RebuildReport> rebuilt = Error(EINVAL, "not run");
   std::atomic<bool> done{false};
   std::thread rebuild([&] {
     rebuilt = Rebuild(req);
     done = true;
   });
-  // Every row written again and again for 8 s: more than 4 passes at the rate.
-  std::mt19937 rng(91);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(8);
-  uint64_t writes = 0;
-  for (uint64_t i = 0; std::chrono::steady_clock::now() < until && !done.load(); ++i, ++writes) {
-    const uint64_t at = (i % kRows) * kRowBytes + rng() % (kRowBytes - 100);
-    const std::string bytes = RandomBytes(100, rng());
-    ASSERT_TRUE((*f)->Write(at, bytes.data(), bytes.size()).ok()) << "write " << i;
-    model.replace(at, bytes.size(), bytes);
-  }
+  // Every row written again and again for six passes at the rate (the first rebuilds the disk,
+  // four more do the written rows again at it, the next at full speed), 20 s at most.
+  const double pass_seconds = static_cast<double>(kRows) / rows_per_second;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(static_cast<int64_t>(1000 * std::min(20.0, 6 * pass_seconds)));
+  while (std::chrono::steady_clock::now() < until && !done.load()) ASSERT_TRUE(write_next_row()) << "write " << i;
   rebuild.join();
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message();
-  EXPECT_GT(rebuilt->redone_rows, 2 * kRows) << "the writes did not keep ahead of the rebuild: the test proves nothing";
+  EXPECT_GT(rebuilt->redone_rows, 2 * kRows) << "the writes (" << writes_per_second
+                                             << " a second) did not keep ahead of the rebuild: the test proves nothing";
   EXPECT_LE(rebuilt->held_rows, kMostHeld) << "the writes were held for " << rebuilt->held_rows << " rows";
   EXPECT_EQ(rebuilt->holds_given_up, 0u);
   EXPECT_FALSE((*f)->degraded());
