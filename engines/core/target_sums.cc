@@ -7,8 +7,11 @@ namespace graphfs::engine {
 
 namespace {
 
-// Words of the touched-groups bitmap of a window of `size` slots (64 groups of 64 a word).
-uint64_t GroupWords(uint64_t size) { return (size + 4095) / 4096; }
+// Words of the touched-groups bitmap of a window of `size` slots (64 groups a word).
+uint64_t GroupWords(uint64_t size, uint64_t group_shift) {
+  const uint64_t per_word = uint64_t{64} << group_shift;
+  return (size + per_word - 1) / per_word;
+}
 
 void AddTo(double* sums, uint64_t target, double value) {
   std::atomic_ref<double>(sums[target]).fetch_add(value, std::memory_order_relaxed);
@@ -36,7 +39,7 @@ bool TargetSums::Move(Window& w, uint32_t target) {
     // Every worker's windows get the size of the largest partition seen, once: value-initialized
     // (zeros), and kept zero by Flush.
     w.acc = std::make_unique<double[]>(range.size());
-    w.groups = std::make_unique<uint64_t[]>(GroupWords(range.size()));
+    w.groups = std::make_unique<uint64_t[]>(GroupWords(range.size(), kGroupShift));
     w.capacity = range.size();
   }
   w.begin = range.begin;
@@ -47,10 +50,10 @@ bool TargetSums::Move(Window& w, uint32_t target) {
 void TargetSums::Flush(Window& w) {
   if (w.size == 0) return;
   double* acc = w.acc.get();
-  for (uint64_t word = 0; word < GroupWords(w.size); ++word) {
+  for (uint64_t word = 0; word < GroupWords(w.size, kGroupShift); ++word) {
     for (uint64_t bits = w.groups[word]; bits != 0; bits &= bits - 1) {
-      const uint64_t first = (word * 64 + static_cast<uint64_t>(std::countr_zero(bits))) * 64;
-      const uint64_t end = std::min(first + 64, w.size);
+      const uint64_t first = (word * 64 + static_cast<uint64_t>(std::countr_zero(bits))) << kGroupShift;
+      const uint64_t end = std::min(first + (uint64_t{1} << kGroupShift), w.size);
       for (uint64_t i = first; i < end; ++i) {
         if (acc[i] != 0.0) {
           AddTo(sums_, w.begin + i, acc[i]);

@@ -10,10 +10,12 @@
 // leaves the partition, when told to (Flush), and at the end (FlushAll). Each target gets one
 // atomic add per worker and visit of its partition instead of one per edge.
 //
-// A window remembers which groups of 64 targets it touched (one bit each), so that a flush scans
+// A window remembers which groups of 8 targets it touched (one bit each), so that a flush scans
 // those groups only: through the mount a worker's buffers cross the target partitions often (an
 // LP's pieces of a sparse iteration lie in every column of blocks), and scanning whole windows at
-// each crossing was 9% of the demo's samples at f = 1, a third of pagerank-delta's own.
+// each crossing was 9% of the demo's samples at f = 1, a third of pagerank-delta's own. Groups of
+// 64 still left a sparse LP's flushes scanning mostly zeros (about 40% of their samples in the
+// zero tests: docs/memory-as-cache.md, nineteenth part).
 //
 // The order of the additions differs from the atomic version's, as it already differed
 // between runs with several workers: doubles, so the sums agree to rounding.
@@ -55,7 +57,7 @@ class TargetSums {
       }
       i = uint64_t{target} - w.begin;
     }
-    w.groups[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
+    w.groups[i >> (kGroupShift + 6)] |= uint64_t{1} << ((i >> kGroupShift) & 63);
     w.acc[i] += value;
   }
 
@@ -68,12 +70,13 @@ class TargetSums {
   uint64_t Pending() const;
 
  private:
+  static constexpr uint64_t kGroupShift = 3;  // 8 slots a group
   struct alignas(64) Window {
     uint64_t begin = 0;
     uint64_t size = 0;  // 0: no window yet (every target misses it)
     std::unique_ptr<double[]> acc;
     uint64_t capacity = 0;
-    // Bit g of groups[g / 64]: slots [64 g, 64 g + 64) were added to since the last flush.
+    // Bit g of groups[g / 64]: slots [8 g, 8 g + 8) were added to since the last flush.
     std::unique_ptr<uint64_t[]> groups;
     // The last partition found too large for a window: its targets are added to directly
     // without looking their partition up again.
