@@ -75,7 +75,8 @@ Status FsyncPath(const std::string& path) {
 }
 
 // What a killed run left in the staging directory: a swapped old version is renamed to
-// NAME@N; an unswapped new one is removed. Returns what was done, for the log.
+// NAME@N; an unswapped new one is removed (it carries its number, above the current one, from
+// the start: UpdateInPlace writes it first). Returns what was done, for the log.
 Result<std::string> Recover(const std::string& graph, const std::string& staging, const std::string& parent,
                             const std::string& name) {
   std::error_code ec;
@@ -113,6 +114,14 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
     return e;
   };
   if (::mkdir((staging + "/.graphfs").c_str(), 0755) != 0) return fail(Error::FromErrno("create " + staging + "/.graphfs"));
+  // The new number first, before any file of the version: a staging directory without one
+  // reads as version 0 (a graph never updated has no version file), and a run killed after
+  // writing the meta but before the number left what Recover took for the old version 0
+  // swapped out — it then renamed the half-built directory to NAME@0, or refused when NAME@0
+  // existed (CI saw "both .g.update and g@0 hold version 0" in the versions kill test).
+  const std::string number = std::to_string(version + 1) + "\n";
+  Status numbered = grid::WriteWholeFile(staging + "/" + kVersionFile, number.data(), number.size());
+  if (!numbered.ok()) return fail(numbered.error());
   if (disks != nullptr) {
     // A version of a striped graph names its disk set like the graph (the mount finds it so),
     // with the set's parity: its new files get that many parity units (NewGraphFile), the files
@@ -130,9 +139,6 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   }
   if (ec) return fail(Error(ec.value(), "list " + graph + ": " + ec.message()));
   std::sort(st.left_behind.begin(), st.left_behind.end());
-  const std::string number = std::to_string(version + 1) + "\n";
-  Status numbered = grid::WriteWholeFile(staging + "/" + kVersionFile, number.data(), number.size());
-  if (!numbered.ok()) return fail(numbered.error());
   Status indexed = IndexLikeOld(graph, staging, g.stubs(), st);
   if (!indexed.ok()) return fail(indexed.error());
   // The keep count goes with every version.
