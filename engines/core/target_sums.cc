@@ -50,7 +50,8 @@ bool TargetSums::Move(Window& w, uint32_t target) {
 void TargetSums::Flush(Window& w) {
   if (w.size == 0) return;
   double* acc = w.acc.get();
-  for (uint64_t word = 0; word < GroupWords(w.size, kGroupShift); ++word) {
+  const uint64_t words = GroupWords(w.size, kGroupShift);
+  for (uint64_t word = 0; word < words; ++word) {
     for (uint64_t bits = w.groups[word]; bits != 0; bits &= bits - 1) {
       const uint64_t first = (word * 64 + static_cast<uint64_t>(std::countr_zero(bits))) << kGroupShift;
       const uint64_t end = std::min(first + (uint64_t{1} << kGroupShift), w.size);
