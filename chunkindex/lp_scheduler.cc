@@ -89,6 +89,24 @@ Status LpScheduler::SetPartitionBytes(uint64_t job, uint64_t partition_bytes) {
   return Status::Ok();
 }
 
+Status LpScheduler::SetHold(uint64_t job, uint32_t lps) {
+  if (lps < 1 || lps > 2) return Error(EINVAL, "a job holds 1 or 2 LPs at once, not " + std::to_string(lps));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return Gone(job);
+    Job& j = *it->second;
+    j.hold = lps;
+    if (lps == 1 && j.previous) {
+      j.previous = HeldLp{};
+      Prune();
+      Account();
+    }
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
 void LpScheduler::RemoveJob(uint64_t job) {
   Replies replies;
   {
@@ -132,7 +150,7 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
       replies.push_back({j.ticket, Error(ECANCELED, "a new active set was written while waiting")});
       j.waiting = false;
     }
-    j.holding = HeldLp{};
+    j.ReleaseAll();
     j.queue.clear();
     FinishIteration(j);
     std::fill(j.need.begin(), j.need.end(), 0);
@@ -200,7 +218,7 @@ std::optional<Result<LpGrant>> LpScheduler::Next(uint64_t job, uint64_t ticket) 
     } else if (ticket == 0) {
       answer = Error(EINVAL, "an ask needs a ticket (LpAnswers::NewTicket)");
     } else {
-      j.holding = HeldLp{};  // asking again ends its use of the LP it held
+      j.ReleaseOnAsk();  // asking again ends its use of the LP it held (with hold 2: the one before)
       if (!j.queue.empty()) {
         j.holding = std::move(j.queue.front());
         j.queue.pop_front();
@@ -241,7 +259,7 @@ void LpScheduler::Done(uint64_t job) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job);
     if (it == jobs_.end()) return;
-    it->second->holding = HeldLp{};
+    it->second->ReleaseAll();
     Prune();
     Account();
   }
@@ -253,7 +271,7 @@ JobView LpScheduler::ViewOf(const Job& j, Clock::time_point now) {
   v.id = j.id;
   v.partition_bytes = j.partition_bytes;
   if (j.waiting) v.state = "waiting";
-  else if (j.holding) v.state = "holding";
+  else if (j.holding || j.previous) v.state = "holding";
   else if (!j.queue.empty()) v.state = "ready";
   else if (j.Wants()) v.state = "working";
   else v.state = "idle";
@@ -261,6 +279,8 @@ JobView LpScheduler::ViewOf(const Job& j, Clock::time_point now) {
   v.remaining_chunks = j.remaining_chunks;
   v.remaining_bytes = j.remaining_bytes;
   v.holding_seq = j.holding ? j.holding.lp->seq : (!j.queue.empty() ? j.queue.front().lp->seq : 0);
+  v.previous_seq = j.previous ? j.previous.lp->seq : 0;
+  v.hold = j.hold;
   v.queued = j.queue.size();
   for (const HeldLp& h : j.queue) v.queued_bytes += h.bytes();
   if (j.waiting) v.waiting_seconds = Seconds(now - j.wait_start);
@@ -314,9 +334,14 @@ std::optional<uint64_t> LpScheduler::HoldingBytes(uint64_t job, uint64_t seq) co
 bool LpScheduler::VisitHolding(uint64_t job, uint64_t seq, const std::function<void(const HeldLp&)>& visit) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job);
-  if (it == jobs_.end() || !it->second->holding || it->second->holding.lp->seq != seq) return false;
-  visit(it->second->holding);
-  return true;
+  if (it == jobs_.end()) return false;
+  for (const HeldLp* held : {&it->second->holding, &it->second->previous}) {
+    if (*held && held->lp->seq == seq) {
+      visit(*held);
+      return true;
+    }
+  }
+  return false;
 }
 
 void LpScheduler::WaitIdle() {

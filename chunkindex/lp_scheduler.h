@@ -133,6 +133,8 @@ struct JobView {
   uint64_t remaining_chunks = 0;   // this iteration, not handed out yet
   uint64_t remaining_bytes = 0;
   uint64_t holding_seq = 0;        // LP it holds, else the first queued (0: none)
+  uint64_t previous_seq = 0;       // with hold 2: the LP handed before, still its (0: none)
+  uint32_t hold = 1;               // LPs it may hold at once
   uint64_t queued = 0;             // LPs queued for it, not asked for yet
   uint64_t queued_bytes = 0;       //   their view bytes
   double waiting_seconds = 0;      // of the ask it is blocked in now (0: not waiting)
@@ -249,6 +251,11 @@ class LpScheduler {
 
   Status AddJob(uint64_t job, uint64_t partition_bytes);
   Status SetPartitionBytes(uint64_t job, uint64_t partition_bytes);
+  // How many LPs the job may hold at once: 1 (default) — an ask ends its use of the LP it holds;
+  // 2 — an ask ends its use of the LP handed before that one, so a job may ask for LP k+1 while
+  // its threads still read LP k (the round trip hidden behind its work). The end of an
+  // iteration keeps the last LP handed until the next ask, active set or `done`.
+  Status SetHold(uint64_t job, uint32_t lps);
   // The job is gone: it is dropped from every LP and never waited on.
   void RemoveJob(uint64_t job);
 
@@ -268,13 +275,14 @@ class LpScheduler {
   std::optional<Result<Grant>> Next(uint64_t job, uint64_t ticket);
   // Answers the parked ask `ticket` with EINTR if it is still waiting; false otherwise.
   bool Cancel(uint64_t job, uint64_t ticket);
-  // The job is done with the LP it holds.
+  // The job is done with the LPs it holds.
   void Done(uint64_t job);
 
   Result<JobView> View(uint64_t job) const;
   std::vector<JobView> Views() const;
   SchedulerStats Stats() const;
-  // The LP the job holds (delivered and not done), if its sequence number is `seq`.
+  // The LP the job holds (delivered and not done; with hold 2 also the one before), if its
+  // sequence number is `seq`.
   HeldLp Holding(uint64_t job, uint64_t seq) const;
   // The same without copying the view: its size (nothing if the job does not hold LP `seq`),
   // or `visit` called with it under the scheduler's lock (false if not held). A sparse view

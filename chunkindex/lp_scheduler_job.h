@@ -32,6 +32,10 @@ struct LpScheduler::Job {
   uint64_t ticket = 0;   //   under this ticket
   Clock::time_point wait_start;
   HeldLp holding;            // handed to it, not done
+  // With `hold` 2: the LP handed before `holding`, which the job may still read (it asked for
+  // the next one while its threads process this one); an ask ends the use of this one instead.
+  HeldLp previous;
+  uint32_t hold = 1;         // LPs it may hold at once (SetHold)
   std::deque<HeldLp> queue;  // published for it, not asked for yet (oldest first)
   IterationCost cur;
   std::deque<IterationCost> recent;
@@ -41,8 +45,21 @@ struct LpScheduler::Job {
   bool Plannable() const { return in_iteration && todo_chunks > 0; }
   // Waits with nothing to read: an LP must be loaded for it.
   bool Starved() const { return waiting && queue.empty(); }
+  // An ask, a new active set or `done`: what it is done with leaves it.
+  void ReleaseOnAsk() {
+    if (hold >= 2) {
+      previous = std::move(holding);
+    } else {
+      previous = HeldLp{};
+    }
+    holding = HeldLp{};
+  }
+  void ReleaseAll() {
+    holding = HeldLp{};
+    previous = HeldLp{};
+  }
   bool Refers(const LogicalPartition* lp) const {
-    if (holding.lp.get() == lp) return true;
+    if (holding.lp.get() == lp || previous.lp.get() == lp) return true;
     for (const HeldLp& h : queue)
       if (h.lp.get() == lp) return true;
     return false;

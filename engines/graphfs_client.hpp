@@ -560,9 +560,15 @@ class Job {
   // edges of a chunk.
   Status SetWholeChunks(bool whole) { return WriteControl("granularity", whole ? "chunk\n" : "vertex\n"); }
 
+  // How many LPs the job may hold at once: 1 (the default) or 2. With 2, Next() ends the job's
+  // use of the LP returned before the last one, not of the last: a caller may ask for LP k+1 on
+  // one thread while others still read LP k (keep both Partitions). A daemon older than this
+  // has no `hold` file (ENOENT).
+  Status SetHold(unsigned lps) { return WriteControl("hold", std::to_string(lps) + "\n"); }
+
   // Blocks until the next LP holding chunks active for this job is ready
   // (or the iteration is over: Partition::end). Reading `next` again also
-  // ends the job's use of the LP it held. `read_map` false leaves
+  // ends the job's use of the LP it held (with SetHold(2): of the one before it). `read_map` false leaves
   // Partition::chunks empty: a vertex-granular LP's map has a line per run, and
   // an engine that only streams the LP need not read it.
   Result<Partition> Next(bool read_map = true) {

@@ -26,8 +26,8 @@ struct FileSpec {
 };
 // The fixed files of a job directory; `lp-SEQ`, `lp-SEQ.map` and `lp-SEQ.pieces` come and go.
 constexpr FileSpec kJobFiles[] = {
-    {"graph", 0644}, {"partition_size", 0644}, {"granularity", 0644}, {"active", 0200}, {"active.list", 0200},
-    {"next", 0600},  {"done", 0200},           {"lease", 0400},       {"status", 0444}, {"memory", 0400},
+    {"graph", 0644}, {"partition_size", 0644}, {"granularity", 0644}, {"hold", 0644},   {"active", 0200},
+    {"active.list", 0200}, {"next", 0600}, {"done", 0200}, {"lease", 0400}, {"status", 0444}, {"memory", 0400},
 };
 
 const FileSpec* FixedFile(const std::string& name) {
@@ -165,7 +165,7 @@ int JobsDir::List(const Inode& dir, std::vector<DirEntry>* out) {
     schedule = dir.job->schedule;
   }
   if (schedule) {
-    if (const uint64_t seq = schedule.HeldSeq(dir.job->id)) {
+    for (const uint64_t seq : schedule.HeldSeqs(dir.job->id)) {
       const std::string lp = "lp-" + std::to_string(seq);
       out->push_back({lp, 1, DT_REG});
       out->push_back({lp + ".map", 1, DT_REG});

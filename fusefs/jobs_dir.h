@@ -62,6 +62,9 @@ struct ControlJob {
   // whole chunks with an active source, as an engine that re-enters loaded edges wants (the
   // other sources' edges are the ones reentry follows). Applies from the next `active`.
   bool whole_chunks = false;
+  // `hold`: LPs it may hold at once, 1 (default) or 2 — with 2, reading `next` ends its use of
+  // the LP handed before the last one, so it may ask for LP k+1 while it still reads LP k.
+  uint32_t hold = 1;
   uint64_t active_vertices = 0;
   uint64_t active_chunks = 0;
   int leases = 0;

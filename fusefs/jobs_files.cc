@@ -1,7 +1,7 @@
 // The files of a job directory, as handles: who may open which file and what a reader of a
 // small file sees (taken at open), reads (`next` in jobs_next.cc, an LP's view through
 // lp_read.cc), writes kept until close, and what a close commits — `graph` (jobs_graph.cc),
-// `active` and `active.list` (jobs_active.cc), `partition_size` and `granularity` here — and the
+// `active` and `active.list` (jobs_active.cc), `partition_size`, `granularity` and `hold` here — and the
 // `lease` whose last close removes the job.
 #include "fusefs/jobs_dir.h"
 
@@ -49,6 +49,8 @@ Result<std::shared_ptr<JobFileHandle>> JobsDir::Open(GraphFs& fs, Inode& inode, 
     h->content = std::to_string(job->partition_bytes) + "\n";
   } else if (file == "granularity") {
     h->content = job->whole_chunks ? "chunk\n" : "vertex\n";
+  } else if (file == "hold") {
+    h->content = std::to_string(job->hold) + "\n";
   } else if (file == "lease") {
     ++job->leases;
     h->lease = true;
@@ -108,8 +110,8 @@ Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t off
     if (volume::JobGraph schedule = job.Schedule()) schedule.Done(job.id);
     return Status::Ok();
   }
-  if (h.file != "graph" && h.file != "partition_size" && h.file != "granularity" && h.file != "active" &&
-      h.file != "active.list")
+  if (h.file != "graph" && h.file != "partition_size" && h.file != "granularity" && h.file != "hold" &&
+      h.file != "active" && h.file != "active.list")
     return Error(EBADF, h.file + " is not writable");
   uint64_t limit = kMaxTextBytes;
   if (h.file == "active") {
@@ -165,6 +167,16 @@ Status JobsDir::Commit(GraphFs& fs, JobFileHandle& h) {
       return Error(EINVAL, "granularity: '" + value + "' is neither vertex nor chunk");
     std::lock_guard<std::mutex> lock(job.mu);
     job.whole_chunks = value == "chunk";
+    return Status::Ok();
+  }
+  if (h.file == "hold") {
+    const std::string value = TrimBlanks(h.written);
+    if (value != "1" && value != "2")
+      return Error(EINVAL, "hold: '" + value.substr(0, 32) + "' written; a job holds 1 or 2 LPs at once");
+    const uint32_t lps = value == "2" ? 2 : 1;
+    std::lock_guard<std::mutex> lock(job.mu);
+    job.hold = lps;
+    if (job.schedule) GRAPHFS_RETURN_IF_ERROR(job.schedule.SetHold(job.id, lps));
     return Status::Ok();
   }
   if (h.file == "active") return CommitActive(job, h.written, false);

@@ -53,17 +53,20 @@ Status JobsDir::CommitGraph(GraphFs& fs, ControlJob& job, const std::string& tex
   Attach(*fs.volume);
   volume::JobGraph old;
   uint64_t partition_bytes;
+  uint32_t hold;
   {
     std::lock_guard<std::mutex> lock(job.mu);
     if (job.schedule == *schedule) return Status::Ok();
     old = job.schedule;
     partition_bytes = job.partition_bytes;
+    hold = job.hold;
   }
   // An open `memory` has the old graph's memory as its backing file, for as long as it is open.
   if (old && MemoryOpen(job))
     return Error(EBUSY, "graph: close `memory` first (it maps the LP memory of the graph the job had)");
   if (old) fs.volume->LeaveGraph(std::move(old), job.id);
   GRAPHFS_RETURN_IF_ERROR(schedule->AddJob(job.id, partition_bytes));
+  if (hold != 1) GRAPHFS_RETURN_IF_ERROR(schedule->SetHold(job.id, hold));
   bool removed;
   {
     std::lock_guard<std::mutex> lock(job.mu);

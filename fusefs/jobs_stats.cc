@@ -18,6 +18,7 @@ json JobsDir::JobJson(ControlJob& job) {
          {"graph", job.graph},
          {"partition_size", job.partition_bytes},
          {"granularity", job.whole_chunks ? "chunk" : "vertex"},
+         {"hold", job.hold},
          {"leases", job.leases},
          {"active_vertices", job.active_vertices},
          {"active_chunks", job.active_chunks},

@@ -122,6 +122,8 @@ Status JobGraph::SetPartitionBytes(uint64_t job, uint64_t partition_bytes) {
   return schedule_->scheduler().SetPartitionBytes(job, partition_bytes);
 }
 
+Status JobGraph::SetHold(uint64_t job, uint32_t lps) { return schedule_->scheduler().SetHold(job, lps); }
+
 Result<JobGraph::ActiveCounts> JobGraph::SetActive(uint64_t job, std::vector<uint64_t> words, bool whole_chunks) {
   return schedule_->SetActive(job, std::move(words), whole_chunks);
 }
@@ -135,11 +137,15 @@ std::optional<Result<NextLp>> JobGraph::Next(uint64_t job, uint64_t ticket) {
 bool JobGraph::Cancel(uint64_t job, uint64_t ticket) { return schedule_->scheduler().Cancel(job, ticket); }
 void JobGraph::Done(uint64_t job) { schedule_->scheduler().Done(job); }
 
-uint64_t JobGraph::HeldSeq(uint64_t job) const {
+std::vector<uint64_t> JobGraph::HeldSeqs(uint64_t job) const {
+  std::vector<uint64_t> seqs;
   auto view = schedule_->scheduler().View(job);
-  if (!view.ok() || view->holding_seq == 0) return 0;
+  if (!view.ok()) return seqs;
+  if (view->previous_seq != 0) seqs.push_back(view->previous_seq);
   // holding_seq names the first queued LP when it holds none.
-  return schedule_->scheduler().HoldingBytes(job, view->holding_seq) ? view->holding_seq : 0;
+  if (view->holding_seq != 0 && schedule_->scheduler().HoldingBytes(job, view->holding_seq))
+    seqs.push_back(view->holding_seq);
+  return seqs;
 }
 
 std::optional<uint64_t> JobGraph::HeldBytes(uint64_t job, uint64_t seq) const {
@@ -176,6 +182,7 @@ void JobGraph::AddJobStatus(uint64_t job, nlohmann::json& j) const {
   j["remaining_chunks"] = view->remaining_chunks;
   j["remaining_bytes"] = view->remaining_bytes;
   j["lp"] = view->holding_seq;
+  j["previous_lp"] = view->previous_seq;
   j["queued_lps"] = view->queued;
   j["queued_bytes"] = view->queued_bytes;
   j["waiting_seconds"] = view->waiting_seconds;

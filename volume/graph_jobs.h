@@ -101,6 +101,8 @@ class JobGraph {
 
   Status AddJob(uint64_t job, uint64_t partition_bytes);
   Status SetPartitionBytes(uint64_t job, uint64_t partition_bytes);
+  // LPs the job may hold at once, 1 or 2 (chunkindex::LpScheduler::SetHold).
+  Status SetHold(uint64_t job, uint32_t lps);
   // Starts the job's next iteration with its active vertices (bitmap words, ceil(V/64) of
   // them, bits past V clear); `whole_chunks`: its LPs hold whole chunks, not only its
   // sources' edges (granularity chunk).
@@ -114,10 +116,10 @@ class JobGraph {
   std::optional<Result<NextLp>> Next(uint64_t job, uint64_t ticket);
   // Answers the parked ask `ticket` with EINTR if it still waits; false otherwise.
   bool Cancel(uint64_t job, uint64_t ticket);
-  void Done(uint64_t job);  // the job is done with the LP it holds
+  void Done(uint64_t job);  // the job is done with the LPs it holds
 
-  // The LP the job holds now (0: none).
-  uint64_t HeldSeq(uint64_t job) const;
+  // The LPs the job holds now, oldest first (none, one, or two with hold 2).
+  std::vector<uint64_t> HeldSeqs(uint64_t job) const;
   // The size of its view of LP `seq`, if it holds it (no copy of the view).
   std::optional<uint64_t> HeldBytes(uint64_t job, uint64_t seq) const;
   LpView Held(uint64_t job, uint64_t seq) const;  // empty if it does not hold `seq`

@@ -12,14 +12,16 @@ Error Convert(const graphfs_client::Error& e) { return Error(e.code, e.message);
 
 class GraphfsPartitions : public PartitionSource {
  public:
-  GraphfsPartitions(graphfs_client::Job job, uint64_t whole_chunks_after)
-      : job_(std::move(job)), whole_chunks_after_(whole_chunks_after) {}
+  GraphfsPartitions(graphfs_client::Job job, uint64_t whole_chunks_after, bool asks_ahead)
+      : job_(std::move(job)), whole_chunks_after_(whole_chunks_after), asks_ahead_(asks_ahead) {}
 
   Status SetActive(const Bitmap* active) override {
     if (whole_chunks_after_ != 0 && ++iterations_ == whole_chunks_after_ + 1) {
       const graphfs_client::Status s = job_.SetWholeChunks(true);
       if (!s.ok()) return Convert(s.error());
     }
+    previous_ = graphfs_client::Partition();  // a new active set ends the use of both
+    current_ = graphfs_client::Partition();
     const graphfs_client::Status s = active == nullptr ? job_.SetAllActive()
                                                        : job_.SetActive(active->words(), active->bits());
     if (!s.ok()) return Convert(s.error());
@@ -27,7 +29,9 @@ class GraphfsPartitions : public PartitionSource {
   }
 
   Result<LogicalPartition> Next() override {
-    current_ = graphfs_client::Partition();  // reading `next` ends our use of the last LP anyway
+    // Reading `next` ends our use of the last LP anyway (holding two: of the one before it).
+    previous_ = asks_ahead_ ? std::move(current_) : graphfs_client::Partition();
+    current_ = graphfs_client::Partition();
     auto lp = job_.Next(/*read_map=*/false);  // the stream needs the bytes only
     if (!lp.ok()) return Convert(lp.error());
     current_ = std::move(*lp);
@@ -48,15 +52,20 @@ class GraphfsPartitions : public PartitionSource {
   // pagerank-delta alone at the demo's f = 1 ran 8.6 s without it, 9.6 s with it (median of
   // three each, docs/memory-as-cache.md, eighteenth part).
   Status Done() override {
-    current_ = graphfs_client::Partition();  // close the LP before it disappears
+    previous_ = graphfs_client::Partition();  // close the LPs before they disappear
+    current_ = graphfs_client::Partition();
     return Status::Ok();
   }
+
+  bool AsksAhead() const override { return asks_ahead_; }
 
  private:
   graphfs_client::Job job_;
   const uint64_t whole_chunks_after_;
+  const bool asks_ahead_;
   uint64_t iterations_ = 0;
-  graphfs_client::Partition current_;
+  graphfs_client::Partition current_;   // the LP the last Next() returned
+  graphfs_client::Partition previous_;  // with asks_ahead_: the one before, still being read
 };
 
 }  // namespace
@@ -70,7 +79,13 @@ Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const grid::GridL
                              std::to_string(job->vertices()) + " vertices, its meta says " +
                              std::to_string(layout.vertices()) + " (see " + job->dir() + "/status)");
   }
-  return std::unique_ptr<PartitionSource>(std::make_unique<GraphfsPartitions>(std::move(*job), whole_chunks_after));
+  // Two LPs held at once: the stream asks for the next while it reads one (a round trip per LP,
+  // 1-2 ms on a loaded 2-core machine, off its critical path). A daemon without `hold` (ENOENT)
+  // gets one ask at a time.
+  const graphfs_client::Status hold = job->SetHold(2);
+  if (!hold.ok() && hold.error().code != ENOENT) return Convert(hold.error());
+  return std::unique_ptr<PartitionSource>(
+      std::make_unique<GraphfsPartitions>(std::move(*job), whole_chunks_after, hold.ok()));
 }
 
 }  // namespace graphfs::engine

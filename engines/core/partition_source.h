@@ -22,7 +22,8 @@ namespace graphfs::engine {
 struct LogicalPartition {
   bool end = false;   // the iteration has no LP left
   // The edges in memory (shared with other jobs, read-only), valid until Done(); or, when
-  // there are none, `bytes` of them readable from `fd` with pread.
+  // there are none, `bytes` of them readable from `fd` with pread. (With AsksAhead(), both stay
+  // valid through the Next() after the one that returned them, too.)
   std::vector<std::span<const char>> spans;
   int fd = -1;        // owned by the source, valid until Done()
   std::string path;   // for messages
@@ -36,8 +37,12 @@ class PartitionSource {
   virtual Status SetActive(const Bitmap* active) = 0;
   // Blocks until the next LP is ready, or says the iteration is over.
   virtual Result<LogicalPartition> Next() = 0;
-  // Done with the LP of the last Next(): its fd is closed.
+  // Done with the LPs Next() returned: their fds are closed.
   virtual Status Done() = 0;
+  // Whether Next() may be called while the LP the last Next() returned is still being read:
+  // that LP stays valid until the Next() after, Done() or SetActive(). The stream then asks for
+  // LP k+1 while its threads process LP k, and the ask's round trip is off its critical path.
+  virtual bool AsksAhead() const { return false; }
 };
 
 }  // namespace graphfs::engine

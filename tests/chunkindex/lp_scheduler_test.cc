@@ -236,6 +236,90 @@ TEST(LpScheduler, AFastJobIsNotHeldByASlowOneAndTheWindowIsTheOnlyLockStep) {
   EXPECT_EQ(cat.loaded_bytes.load(), 500u) << "each LP loaded once for both jobs";
 }
 
+// With hold 2 a job asks for LP k+1 while it still reads LP k: an ask ends its use of the LP
+// before the last one handed, the end of an iteration keeps the last, and a new active set or
+// `done` ends both. With hold 1 (the default) an ask ends the use of the LP it holds.
+TEST(LpScheduler, AJobHoldingTwoKeepsTheLpBeforeTheLastUntilItsNextAsk) {
+  Catalog cat(6, 100);
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  ASSERT_TRUE(s.AddJob(1, 100).ok());
+  ASSERT_TRUE(s.AddJob(2, 100).ok());
+  EXPECT_EQ(s.SetHold(1, 3).error().code(), EINVAL);
+  EXPECT_EQ(s.SetHold(1, 0).error().code(), EINVAL);
+  EXPECT_FALSE(s.SetHold(7, 2).ok());  // no such job
+  ASSERT_TRUE(s.SetHold(1, 2).ok());
+  for (uint64_t job : {1, 2}) ASSERT_TRUE(s.SetActive(job, Active({0, 1, 2}), 0).ok());
+
+  // Job 1 (hold 2).
+  auto a = AskNow(s, 1);
+  auto b = AskNow(s, 1);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_FALSE(a->end || b->end);
+  const uint64_t sa = a->held.lp->seq, sb = b->held.lp->seq;
+  EXPECT_TRUE(s.Holding(1, sa)) << "the LP before the last one is still the job's";
+  EXPECT_TRUE(s.Holding(1, sb));
+  auto v = s.View(1);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->previous_seq, sa);
+  EXPECT_EQ(v->holding_seq, sb);
+  EXPECT_EQ(v->hold, 2u);
+  EXPECT_EQ(s.Stats().live_lps, 2u);
+  auto c = AskNow(s, 1);
+  ASSERT_TRUE(c.ok() && !c->end);
+  EXPECT_FALSE(s.Holding(1, sa)) << "an ask ends the use of the LP before the last";
+  EXPECT_TRUE(s.Holding(1, sb));
+  auto end = AskNow(s, 1);
+  ASSERT_TRUE(end.ok());
+  EXPECT_TRUE(end->end);
+  EXPECT_TRUE(s.Holding(1, c->held.lp->seq)) << "the end keeps the last LP handed";
+  EXPECT_FALSE(s.Holding(1, sb));
+
+  // Job 2 (hold 1): the same asks end the use of the LP it holds.
+  auto a2 = AskNow(s, 2);
+  auto b2 = AskNow(s, 2);
+  ASSERT_TRUE(a2.ok() && b2.ok() && !a2->end && !b2->end);
+  EXPECT_FALSE(s.Holding(2, a2->held.lp->seq));
+  EXPECT_TRUE(s.Holding(2, b2->held.lp->seq));
+  EXPECT_EQ(s.View(2)->previous_seq, 0u);
+
+  // A new active set ends the use of both; `done` does too.
+  ASSERT_TRUE(s.SetActive(1, Active({3, 4, 5}), 0).ok());
+  EXPECT_FALSE(s.Holding(1, c->held.lp->seq));
+  auto d = AskNow(s, 1);
+  auto e = AskNow(s, 1);
+  ASSERT_TRUE(d.ok() && e.ok() && !d->end && !e->end);
+  s.Done(1);
+  EXPECT_FALSE(s.Holding(1, d->held.lp->seq));
+  EXPECT_FALSE(s.Holding(1, e->held.lp->seq));
+  // Back to one: the LP before the last leaves at once.
+  auto f = AskNow(s, 1);
+  ASSERT_TRUE(f.ok() && !f->end);
+  ASSERT_TRUE(AskNow(s, 1)->end);
+  ASSERT_TRUE(s.Holding(1, f->held.lp->seq));
+  ASSERT_TRUE(s.SetHold(1, 1).ok());
+  EXPECT_FALSE(s.Holding(1, f->held.lp->seq));
+}
+
+// Holding two LPs in a window of two does not lock: the ask gives the LP before the last back
+// before it waits for the next to be loaded.
+TEST(LpScheduler, AJobHoldingTwoInAWindowOfTwoLpsStillMovesOn) {
+  Catalog cat(5, 100);
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.window_bytes = 200});
+  ASSERT_TRUE(s.AddJob(1, 100).ok());
+  ASSERT_TRUE(s.SetHold(1, 2).ok());
+  ASSERT_TRUE(s.SetActive(1, Active({0, 1, 2, 3, 4}), 0).ok());
+  std::set<uint64_t> seen;
+  for (int k = 0; k < 6; ++k) {
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok()) << g.error().message();
+    if (g->end) break;
+    ExpectBytesMatchFile(*g->held.lp);
+    for (uint64_t id : Ids(g->held)) seen.insert(id);
+    EXPECT_LE(s.Stats().live_bytes + s.Stats().loading_bytes, 200u);
+  }
+  EXPECT_EQ(seen, (std::set<uint64_t>{0, 1, 2, 3, 4}));
+}
+
 TEST(LpScheduler, AJobThatLeavesIsNotWaitedOn) {
   Catalog cat(5, 100);  // less than half of it active: no guess of the next iteration
   DrivenScheduler s(cat.chunks, cat.Loader(), {.window_bytes = 100});  // one LP at a time

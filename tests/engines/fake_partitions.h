@@ -5,7 +5,8 @@
 // into LP files of at most `partition_bytes` (at least one chunk each). Like
 // the daemon it insists on the protocol: SetActive starts an iteration, Next
 // until `end`, Done only for a held LP; a violation is an error the engine
-// returns, so tests see it.
+// returns, so tests see it. With `asks_ahead` it holds two LPs as the daemon does
+// for a job with `hold` 2: Next closes and unlinks the LP before the last one.
 #pragma once
 
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine_test_util.h"
@@ -32,6 +34,7 @@ struct FakePartitionCounts {
   uint64_t done = 0;
   uint64_t ends = 0;
   uint64_t chunk_edges_out = 0;  // edge records in the LPs handed out
+  uint64_t asked_holding = 0;    // Next called while the LP of the last Next was held
 };
 
 struct FakePartitionOptions {
@@ -39,6 +42,7 @@ struct FakePartitionOptions {
   uint64_t partition_bytes = 256;
   uint32_t seed = 1;
   uint64_t junk_bytes = 0;  // appended to every LP (a broken daemon)
+  bool asks_ahead = false;  // holds two LPs (PartitionSource::AsksAhead)
 };
 
 class FakePartitions : public PartitionSource {
@@ -53,13 +57,18 @@ class FakePartitions : public PartitionSource {
   }
   ~FakePartitions() override {
     Release();
+    ReleasePrevious();
     ++counts_->destroyed;
   }
+
+  bool AsksAhead() const override { return options_.asks_ahead; }
 
   const std::shared_ptr<FakePartitionCounts>& counts() const { return counts_; }
 
   Status SetActive(const Bitmap* active) override {
     if (iterating_) return Error(EBUSY, "fake graphfs: SetActive before the last iteration reached end");
+    Release();  // a new active set ends the use of what the job held
+    ReleasePrevious();
     if (active != nullptr && active->bits() != vertices_) return Error(EINVAL, "fake graphfs: bitmap of wrong size");
     ++(active == nullptr ? counts_->set_all_active : counts_->set_active);
     const uint64_t chunk_bytes = options_.chunk_edges * edge_;
@@ -85,7 +94,14 @@ class FakePartitions : public PartitionSource {
   }
 
   Result<LogicalPartition> Next() override {
-    Release();  // reading next ends the use of the held LP
+    if (fd_ >= 0) ++counts_->asked_holding;
+    // Reading next ends the use of the held LP (holding two: of the one before it).
+    ReleasePrevious();
+    if (options_.asks_ahead) {
+      prev_fd_ = std::exchange(fd_, -1);
+      prev_path_ = path_;
+    }
+    Release();
     if (!iterating_) return Error(EINVAL, "fake graphfs: Next without an active set");
     LogicalPartition lp;
     if (pending_.empty()) {
@@ -109,13 +125,20 @@ class FakePartitions : public PartitionSource {
   }
 
   Status Done() override {
-    if (fd_ < 0) return Error(EINVAL, "fake graphfs: Done without a held LP");
+    if (fd_ < 0 && prev_fd_ < 0) return Error(EINVAL, "fake graphfs: Done without a held LP");
     ++counts_->done;
     Release();
+    ReleasePrevious();
     return Status::Ok();
   }
 
  private:
+  void ReleasePrevious() {
+    if (prev_fd_ < 0) return;
+    ::close(prev_fd_);
+    ::unlink(prev_path_.c_str());
+    prev_fd_ = -1;
+  }
   void Release() {
     if (fd_ < 0) return;
     ::close(fd_);
@@ -134,6 +157,8 @@ class FakePartitions : public PartitionSource {
   bool iterating_ = false;
   int fd_ = -1;
   std::string path_;
+  int prev_fd_ = -1;  // with asks_ahead: the LP before the last, still held
+  std::string prev_path_;
 };
 
 }  // namespace graphfs::engine::testing

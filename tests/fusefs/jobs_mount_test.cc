@@ -313,6 +313,59 @@ TEST_F(JobsMount, GranularityChunkHandsOutTheWholeChunks) {
   EXPECT_EQ(chunk_bytes, 0u);
 }
 
+// `hold`: with 2, reading `next` ends the job's use of the LP before the one it holds, so the
+// LP it read last stays readable (and listed) while it asks for the next; with 1 it goes.
+TEST_F(JobsMount, HoldTwoKeepsTheLpBeforeTheLastReadableUntilTheNextAsk) {
+  DoMount();
+  Register("a", "64K");
+  EXPECT_EQ(ReadFile(jobs + "/a/hold"), "1\n");
+  EXPECT_EQ(WriteAndClose(jobs + "/a/hold", "3\n"), EINVAL);
+  EXPECT_EQ(WriteAndClose(jobs + "/a/hold", "two\n"), EINVAL);
+  ASSERT_EQ(WriteAndClose(jobs + "/a/hold", "2\n"), 0);
+  EXPECT_EQ(ReadFile(jobs + "/a/hold"), "2\n");
+  EXPECT_EQ(Status("a")["hold"], 2);
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  std::vector<std::string> lps;
+  std::string delivered;
+  for (int guard = 0; guard < 1000; ++guard) {
+    const std::string lp = Next("a");
+    ASSERT_FALSE(lp.empty()) << "next failed";
+    if (!lps.empty()) {
+      // The LP before: still the job's, whole, and listed beside the new one.
+      const std::string before = jobs + "/a/" + lps.back();
+      std::string bytes = ReadFile(before);
+      EXPECT_FALSE(bytes.empty()) << lps.back() << " let go at the next ask with hold 2";
+      delivered += bytes;
+      std::set<std::string> names;
+      for (const auto& e : std::filesystem::directory_iterator(jobs + "/a")) names.insert(e.path().filename());
+      EXPECT_TRUE(names.count(lps.back())) << lps.back() << " not listed";
+      if (lp != "end") {
+        EXPECT_TRUE(names.count(lp)) << lp << " not listed";
+      }
+    }
+    if (lps.size() >= 2) {  // the one before that is gone
+      EXPECT_EQ(::open((jobs + "/a/" + lps[lps.size() - 2]).c_str(), O_RDONLY), -1);
+      EXPECT_EQ(errno, ENOENT);
+    }
+    if (lp == "end") break;
+    lps.push_back(lp);
+  }
+  ASSERT_GT(lps.size(), 2u);
+  EXPECT_EQ(delivered.size(), column.size()) << "every LP read once, the last after the end";
+  // A new active set ends the use of the last one.
+  ASSERT_EQ(WriteAndClose(jobs + "/a/active.list", "all"), 0);
+  EXPECT_EQ(::open((jobs + "/a/" + lps.back()).c_str(), O_RDONLY), -1);
+  EXPECT_EQ(errno, ENOENT);
+
+  // With hold 1 the LP read last goes at the next ask.
+  ASSERT_EQ(WriteAndClose(jobs + "/a/hold", "1\n"), 0);
+  const std::string first = Next("a"), second = Next("a");
+  ASSERT_EQ(first.rfind("lp-", 0), 0u) << first;
+  ASSERT_EQ(second.rfind("lp-", 0), 0u) << second;
+  EXPECT_EQ(::open((jobs + "/a/" + first).c_str(), O_RDONLY), -1);
+  EXPECT_EQ(errno, ENOENT);
+}
+
 TEST_F(JobsMount, JobsReadingTogetherShareOneLoadThroughTheStripedCache) {
   StripeGraph();
   DoMount({"cache_size=256K"});
