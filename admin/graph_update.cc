@@ -1,5 +1,6 @@
 #include "admin/graph_update.h"
 #include "admin/version_writer.h"
+#include "admin/update_crash_points.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -114,6 +115,7 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
     return e;
   };
   if (::mkdir((staging + "/.graphfs").c_str(), 0755) != 0) return fail(Error::FromErrno("create " + staging + "/.graphfs"));
+  CrashPoint(kCrashStagingMade);
   // The new number first, before any file of the version: a staging directory without one
   // reads as version 0 (a graph never updated has no version file), and a run killed after
   // writing the meta but before the number left what Recover took for the old version 0
@@ -122,6 +124,7 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   const std::string number = std::to_string(version + 1) + "\n";
   Status numbered = grid::WriteWholeFile(staging + "/" + kVersionFile, number.data(), number.size());
   if (!numbered.ok()) return fail(numbered.error());
+  CrashPoint(kCrashNumbered);
   if (disks != nullptr) {
     // A version of a striped graph names its disk set like the graph (the mount finds it so),
     // with the set's parity: its new files get that many parity units (NewGraphFile), the files
@@ -141,6 +144,7 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
   std::sort(st.left_behind.begin(), st.left_behind.end());
   Status indexed = IndexLikeOld(graph, staging, g.stubs(), st);
   if (!indexed.ok()) return fail(indexed.error());
+  CrashPoint(kCrashIndexed);
   // The keep count goes with every version.
   auto remembered = KeepOf(graph);
   if (!remembered.ok()) return fail(remembered.error());
@@ -155,12 +159,15 @@ Result<UpdateStats> UpdateInPlace(const GridLayout& g, const grid::EdgeBatch& ba
     if (!fd.ok()) return fail(fd.error());
     if (::syncfs(fd->get()) != 0) return fail(Error::FromErrno("sync " + staging));
   }
+  CrashPoint(kCrashSynced);
   // The switch: one atomic exchange; then the old version gets its name.
   if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, graph.c_str(), RENAME_EXCHANGE) != 0)
     return fail(Error::FromErrno("swap " + staging + " with " + graph));
   GRAPHFS_RETURN_IF_ERROR(FsyncPath(parent));
+  CrashPoint(kCrashSwapped);
   if (::rename(staging.c_str(), kept.c_str()) != 0) return Error::FromErrno("rename " + staging + " to " + kept);
   GRAPHFS_RETURN_IF_ERROR(FsyncPath(parent));
+  CrashPoint(kCrashOldNamed);
   st.version = static_cast<uint64_t>(version + 1);
   st.old_version = kept;
   if (keep) {

@@ -11,7 +11,8 @@
 //    swapped with GRAPH in one renameat2(RENAME_EXCHANGE), and the old version renamed to
 //    `NAME@N` (N from `GRAPH/.graphfs/version`, 0 when absent). A kill at any point leaves GRAPH
 //    the old or the new version, complete: the next run finishes a swapped one (renames it to
-//    `NAME@N`) or throws away an unswapped one before it starts.
+//    `NAME@N`) or throws away an unswapped one before it starts. The points a kill can fall
+//    between are named in update_crash_points.h, where tests stop a run (GRAPHFS_CRASH_AT).
 // `meta` goes last (a directory with `meta` is complete); a refused batch changes nothing. When
 // GRAPH has an up-to-date chunk index, the new graph gets one of the same chunk size before it
 // is swapped in (only the touched block rows are scanned; the others' records are copied).

@@ -1,4 +1,5 @@
 #include "admin/version_writer.h"
+#include "admin/update_crash_points.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -407,6 +408,7 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
     st.bytes_written += fresh.size();
   }
   if (delta != nullptr) GRAPHFS_RETURN_IF_ERROR(delta->Finish());
+  CrashPoint(kCrashBlocksWritten);
   st.blocks = p * p;
   st.blocks_touched = touched.size();
 
@@ -462,6 +464,8 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
     }
   }
 
+  CrashPoint(kCrashFilesWritten);
+
   // 3. meta last: the directory is complete.
   grid::GridMeta meta = g.meta();
   meta.edges = total / g.edge_size();
@@ -469,6 +473,7 @@ Status WriteUpdated(const GridLayout& g, const grid::EdgeBatch& batch, const Upd
   const std::string text = meta.Format();
   GRAPHFS_RETURN_IF_ERROR(grid::WriteWholeFile(out + "/" + grid::kMetaFile, text.data(), text.size()));
   st.bytes_written += text.size();
+  CrashPoint(kCrashMetaWritten);
   return Status::Ok();
 }
 

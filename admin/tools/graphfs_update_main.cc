@@ -12,6 +12,7 @@
 #include <string>
 
 #include "admin/graph_update.h"
+#include "admin/update_crash_points.h"
 #include "common/cli_manpage.h"
 #include "common/cli_size.h"
 #include "volume/version_reclaim.h"
@@ -115,6 +116,13 @@ int main(int argc, char** argv) {
   // --help: 0; a usage error: 2 (common/cli_size.h).
   if (auto status = graphfs::ParseCommandLine(cli, argc, argv)) return *status;
   if (keep_option->count() > 0) options.keep = keep;
+  // Tests stop the run at a named point of its sequence (admin/update_crash_points.h); a name
+  // it does not have is a usage error, not a run that never stops.
+  if (graphfs::Status armed = graphfs::ArmCrashPointFromEnvironment("graphfs-update", graphfs::admin::kUpdateCrashPoints);
+      !armed.ok()) {
+    std::fprintf(stderr, "graphfs-update: error: %s\n", armed.error().message().c_str());
+    return 2;
+  }
   if (versions) return ListVersions(options.graph_dir);
   if (reclaim) return Reclaim(options.graph_dir, options.keep);
   if (options.add_file.empty() && options.delete_file.empty()) {

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/admin/graph_versions.h"
 #include "tests/engines/engine_test_util.h"
 #include "tests/testutil/striped_files.h"
 #include "chunkindex/chunk_index.h"
@@ -49,22 +50,6 @@ using etest::WriteFile;
 void Preprocessed(const std::string& edges, const std::string& dir, uint32_t vertices, uint32_t p, bool weighted,
                   bool sorted) {
   ASSERT_TRUE(etest::PreprocessGraph(edges, dir, vertices, p, weighted, sorted));
-}
-
-// A graph file's bytes, through its extent map if it is one.
-std::string GraphBytes(const std::string& path, const grid::StubFiles* stubs = nullptr) {
-  auto f = grid::GraphFile::Open(path, stubs);
-  if (!f.ok()) return "unreadable: " + f.error().message();
-  std::string bytes(f->size(), '\0');
-  Status s = f->ReadExact(bytes.data(), bytes.size(), 0);
-  return s.ok() ? bytes : "unreadable: " + s.error().message();
-}
-
-std::vector<std::string> GraphFiles(uint32_t p) {
-  std::vector<std::string> names = {"meta", "column", "row", "column_offset", "row_offset"};
-  for (uint32_t i = 0; i < p; ++i)
-    for (uint32_t j = 0; j < p; ++j) names.push_back(grid::BlockFileName(i, j));
-  return names;
 }
 
 struct Case {
@@ -307,14 +292,6 @@ TEST(GraphUpdateTool, GenUpdateMakesBatchesOfTheGraphsEdges) {
 namespace graphfs::admin {
 using namespace graphfs::volume;  // versions, keep, reclaim
 namespace {
-
-// Whether every graph file of `a` equals `b`'s.
-// `stubs` reads striped versions through their parts.
-bool SameGraph(const std::string& a, const std::string& b, uint32_t p, const grid::StubFiles* stubs = nullptr) {
-  for (const std::string& name : GraphFiles(p))
-    if (GraphBytes(a + "/" + name, stubs) != GraphBytes(b + "/" + name, stubs)) return false;
-  return std::filesystem::exists(a + "/meta");
-}
 
 bool IsMap(const std::string& path) {
   auto is = grid::IsExtentMap(path);
