@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -138,28 +139,53 @@ bool GraphfsMount::WaitForExit(int timeout_ms, int exit_status) {
   return true;
 }
 
+namespace {
+
+// Detaches whatever is mounted at `mountpoint`, stacked mounts included: fusermount3 -u first
+// (a live daemon sees its unmount and exits), then lazily — umount2(MNT_DETACH) where we may (as
+// root), fusermount3 -u -z otherwise — for a mount still busy or one whose daemon is dead.
+// Returns whether nothing is mounted there any more.
+bool DetachMount(const std::string& mountpoint) {
+  for (int attempt = 0; attempt < 4 && IsMountPoint(mountpoint); ++attempt) {
+    RunCommand({"fusermount3", "-u", mountpoint}, 30);
+    if (!IsMountPoint(mountpoint)) break;
+    if (::umount2(mountpoint.c_str(), MNT_DETACH) != 0) RunCommand({"fusermount3", "-u", "-z", mountpoint}, 30);
+  }
+  return !IsMountPoint(mountpoint);
+}
+
+}  // namespace
+
 void GraphfsMount::Unmount() {
   if (mountpoint_.empty()) return;
   // Also a mount whose daemon was killed, or one another process put there.
-  if (IsMountPoint(mountpoint_)) {
-    RunCommand({"fusermount3", "-u", mountpoint_}, 30);
-    if (IsMountPoint(mountpoint_)) RunCommand({"fusermount3", "-u", "-z", mountpoint_}, 30);
-  }
-  if (pid_ <= 0) return;
-  // The daemon leaves its loop once unmounted; make sure it is gone either way.
-  for (int i = 0; i < 200; ++i) {
-    int status;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      CheckExit(status);
-      pid_ = -1;
-      return;
+  DetachMount(mountpoint_);
+  if (pid_ > 0) {
+    // The daemon leaves its loop once unmounted; make sure it is gone either way.
+    bool exited = false;
+    for (int i = 0; i < 200 && !exited; ++i) {
+      int status;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        CheckExit(status);
+        exited = true;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    if (!exited) {
+      ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " did not exit within 5 s of the unmount";
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    pid_ = -1;
   }
-  ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " did not exit within 5 s of the unmount";
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  pid_ = -1;
+  // Every path ends with nothing mounted: a daemon can mount after the detach above — one slow
+  // to start, whose Mount gave up at 5 s and called this, or one that mounted again — and, killed
+  // here, leave a dead mount that outlives the test (and answers ENOTCONN to the next one).
+  if (!DetachMount(mountpoint_)) {
+    ADD_FAILURE() << mountpoint_ << " is still mounted after the daemon's end, fusermount3 -u and a lazy unmount "
+                  << "(umount2 MNT_DETACH, fusermount3 -u -z): a stale mount is left behind";
+  }
 }
 
 }  // namespace graphfs::testing

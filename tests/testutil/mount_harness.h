@@ -34,6 +34,9 @@ class GraphfsMount {
   // Starts the daemon in the foreground (as a child) and waits until the mount is live.
   // Returns false (with `error` filled) if it exits or does not come up.
   bool Mount(const std::string& source, const std::string& mountpoint, const std::vector<std::string>& options = {});
+  // Unmounts (lazily when it must), waits up to 5 s for the daemon to exit and kills it if it
+  // has not (a test failure), and ends with nothing mounted at the mountpoint, whatever mounted
+  // there meanwhile — or fails the test saying a stale mount was left behind.
   void Unmount();
   // Runs the daemon under `prefix` (e.g. setpriv ... --) from the next Mount on.
   void SetWrapper(std::vector<std::string> prefix) { wrapper_ = std::move(prefix); }
