@@ -6,9 +6,11 @@
 // looks like the old version swapped out, the bug commit 36e26d3 fixed (reverting its order
 // fails `meta-written` here). After the kill, after the recovery and after reruns, each name of
 // the graph's versions holds one whole version — byte for byte what preprocess makes of its edge
-// list, indexed — under its own number, and nothing else is left beside them.
+// list, indexed — under its own number, and nothing else is left beside them; on a striped graph
+// (with parity) also none of a dropped version's parts on the disks.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -16,15 +18,20 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "admin/graph_disks.h"
 #include "admin/graph_update.h"
 #include "admin/update_crash_points.h"
 #include "chunkindex/chunk_index.h"
 #include "chunkindex/index_builder.h"
 #include "tests/admin/graph_versions.h"
 #include "tests/engines/engine_test_util.h"
+#include "striping/graph_files.h"
+#include "striping/restripe.h"
 #include "tests/engines/run_binary.h"
+#include "tests/testutil/striped_files.h"
 #include "volume/version_reclaim.h"
 
 namespace graphfs {
@@ -53,7 +60,12 @@ bool AfterTheSwap(std::string_view point) {
   return at(point) >= at(kCrashSwapped);
 }
 
-class UpdateCrash : public ::testing::TestWithParam<CrashPointInfo> {
+// A point, and whether the graph is striped (graphfs-stripe over three directory "disks", blocks
+// too, parity 1): a killed striped run also leaves parts on the disks, which the recovery must
+// remove with the version they belong to.
+using CrashCase = std::tuple<CrashPointInfo, bool>;
+
+class UpdateCrash : public ::testing::TestWithParam<CrashCase> {
  protected:
   // The original graph, the batch and the references, once for all the points.
   static void SetUpTestSuite() {
@@ -89,9 +101,27 @@ class UpdateCrash : public ::testing::TestWithParam<CrashPointInfo> {
     b.chunk_size = std::filesystem::file_size(Graph() + "/block-0-0");
     auto indexed = chunkindex::BuildIndex(b);
     ASSERT_TRUE(indexed.ok()) << indexed.error().message();
-    ASSERT_EQ(Update().exit_code, 0);
+    if (striped()) {
+      for (int d = 0; d < 3; ++d) disks.push_back(tmp.Sub("disk" + std::to_string(d)));
+      StripeRequest r = testing::TestStripeRequest(Graph(), disks);
+      r.min_size = 4096;  // the blocks too: an update writes its rebuilt run to the disks
+      r.record_size = 8;
+      r.parity = 1;
+      auto done = StripeFiles(r);
+      ASSERT_TRUE(done.ok()) << done.error().message();
+      auto opened = GraphDisks::Open(Graph());
+      ASSERT_TRUE(opened.ok() && *opened) << (opened.ok() ? "no registry" : opened.error().message());
+      graph_disks = std::move(*opened);
+    }
+    const testing::BinaryRun first = Update();
+    ASSERT_EQ(first.exit_code, 0) << first.How() << ": " << first.output;
     ASSERT_NO_FATAL_FAILURE(ExpectVersions(1));
   }
+
+  std::string_view point() const { return std::get<0>(GetParam()).name; }
+  bool striped() const { return std::get<1>(GetParam()); }
+  // Reads a striped version's stubs through their parts (every version is on the same disks).
+  const grid::StubFiles* stubs() const { return graph_disks ? &graph_disks->stubs() : nullptr; }
 
   std::string Graph() const { return tmp.File("v/g"); }
   std::string In(const std::string& name) const { return tmp.File("v/" + name); }
@@ -107,9 +137,9 @@ class UpdateCrash : public ::testing::TestWithParam<CrashPointInfo> {
 
   // A run stopped at the test's point: it died of SIGKILL there, not earlier or by an error.
   void KillAtThePoint() const {
-    const testing::BinaryRun killed = Update(GetParam().name);
+    const testing::BinaryRun killed = Update(point());
     ASSERT_TRUE(!killed.exited && killed.signal == SIGKILL) << killed.How() << ": " << killed.output;
-    EXPECT_NE(killed.output.find("GRAPHFS_CRASH_AT=" + std::string(GetParam().name) + ": killed here"),
+    EXPECT_NE(killed.output.find("GRAPHFS_CRASH_AT=" + std::string(point()) + ": killed here"),
               std::string::npos)
         << killed.output;
   }
@@ -118,14 +148,15 @@ class UpdateCrash : public ::testing::TestWithParam<CrashPointInfo> {
   // an index that opens.
   void ExpectVersion(const std::string& name, int number) const {
     SCOPED_TRACE(name + " as version " + std::to_string(number));
-    EXPECT_TRUE(SameGraph(In(name), Want(number), kP)) << "not the bytes of version " << number;
+    EXPECT_TRUE(SameGraph(In(name), Want(number), kP, stubs())) << "not the bytes of version " << number;
     EXPECT_EQ(volume::VersionOf(In(name)), number);
-    auto index = chunkindex::ChunkTable::Open(In(name));
+    auto index = chunkindex::ChunkTable::Open(In(name), stubs());
     EXPECT_TRUE(index.ok()) << index.error().message();
   }
 
   // The graph at version `current`, every older one kept under its name, nothing else beside them
-  // (no staging directory, no half-built version under any name).
+  // (no staging directory, no half-built version under any name; on the disks, no part that no
+  // version's stub names, and no stub without its parts).
   void ExpectVersions(int current) const {
     std::set<std::string> want = {"g"}, have;
     for (int k = 0; k < current; ++k) want.insert("g@" + std::to_string(k));
@@ -133,10 +164,34 @@ class UpdateCrash : public ::testing::TestWithParam<CrashPointInfo> {
     EXPECT_EQ(have, want);
     ExpectVersion("g", current);
     for (int k = 0; k < current; ++k) ExpectVersion("g@" + std::to_string(k), k);
+    if (striped()) EXPECT_EQ(PartIds(), StubIds()) << "parts no stub names, or stubs without parts";
+  }
+
+  // The file ids of the parts on the disks (a file with parity also has ID.sums and ID.journal).
+  std::set<std::string> PartIds() const {
+    std::set<std::string> ids;
+    for (const std::string& d : disks)
+      for (const auto& e : std::filesystem::directory_iterator(d + "/parts")) {
+        const std::string name = e.path().filename().string();
+        ids.insert(name.substr(0, name.find('.')));
+      }
+    return ids;
+  }
+  // The file ids the stubs of every version name.
+  std::set<std::string> StubIds() const {
+    std::set<std::string> ids;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.File("v"))) {
+      struct stat st;
+      if (::lstat(e.path().c_str(), &st) != 0) continue;
+      if (auto m = StubManifest(e.path().string(), st)) ids.insert(m->file_id);
+    }
+    return ids;
   }
 
   static std::unique_ptr<etest::TempDir> refs;
   etest::TempDir tmp;
+  std::vector<std::string> disks;  // striped: the disk set's directories
+  std::unique_ptr<GraphDisks> graph_disks;
 };
 
 std::unique_ptr<etest::TempDir> UpdateCrash::refs;
@@ -145,13 +200,13 @@ std::unique_ptr<etest::TempDir> UpdateCrash::refs;
 // in-place run does first, RecoverUpdate) keeps exactly that one and names the old one if it was
 // swapped out; a rerun of the batch then makes the next version.
 TEST_P(UpdateCrash, TheRecoveryKeepsTheOldOrTheNewVersionWhole) {
-  const bool swapped = AfterTheSwap(GetParam().name);
+  const bool swapped = AfterTheSwap(point());
   ASSERT_NO_FATAL_FAILURE(KillAtThePoint());
   ExpectVersion("g", swapped ? 2 : 1);
   ExpectVersion("g@0", 0);
   // What the recovery has to sort out: the staging directory, new (unswapped) or old (swapped);
   // only a kill after the old one got its name leaves none.
-  EXPECT_EQ(std::filesystem::exists(In(".g.update")), GetParam().name != kCrashOldNamed);
+  EXPECT_EQ(std::filesystem::exists(In(".g.update")), point() != kCrashOldNamed);
 
   auto recovered = RecoverUpdate(Graph());
   ASSERT_TRUE(recovered.ok()) << recovered.error().message();
@@ -165,14 +220,14 @@ TEST_P(UpdateCrash, TheRecoveryKeepsTheOldOrTheNewVersionWhole) {
 // The path a user takes: after the kill, graphfs-update itself is run again. It recovers first
 // (saying what it did) and then applies the batch. Stopped twice in a row at the same point.
 TEST_P(UpdateCrash, ARerunRecoversAndUpdates) {
-  const bool swapped = AfterTheSwap(GetParam().name);
+  const bool swapped = AfterTheSwap(point());
   int current = 1;
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     ASSERT_NO_FATAL_FAILURE(KillAtThePoint());
     const testing::BinaryRun rerun = Update();
     ASSERT_EQ(rerun.exit_code, 0) << rerun.How() << ": " << rerun.output;
-    if (GetParam().name != kCrashOldNamed) {
+    if (point() != kCrashOldNamed) {
       EXPECT_NE(rerun.output.find(swapped ? "a killed update had swapped in version" : "an update killed before it"),
                 std::string::npos)
           << rerun.output;
@@ -182,11 +237,12 @@ TEST_P(UpdateCrash, ARerunRecoversAndUpdates) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Points, UpdateCrash, ::testing::ValuesIn(kUpdateCrashPoints),
-                         [](const ::testing::TestParamInfo<CrashPointInfo>& info) {
-                           std::string name(info.param.name);
+INSTANTIATE_TEST_SUITE_P(Points, UpdateCrash,
+                         ::testing::Combine(::testing::ValuesIn(kUpdateCrashPoints), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<CrashCase>& info) {
+                           std::string name(std::get<0>(info.param).name);
                            std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
+                           return name + (std::get<1>(info.param) ? "_striped" : "_plain");
                          });
 
 // A point graphfs-update does not have is a usage error, before anything is touched: a test
