@@ -164,7 +164,9 @@ class UpdateCrash : public ::testing::TestWithParam<CrashCase> {
     EXPECT_EQ(have, want);
     ExpectVersion("g", current);
     for (int k = 0; k < current; ++k) ExpectVersion("g@" + std::to_string(k), k);
-    if (striped()) EXPECT_EQ(PartIds(), StubIds()) << "parts no stub names, or stubs without parts";
+    if (striped()) {
+      EXPECT_EQ(PartIds(), StubIds()) << "parts no stub names, or stubs without parts";
+    }
   }
 
   // The file ids of the parts on the disks (a file with parity also has ID.sums and ID.journal).
