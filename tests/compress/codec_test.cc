@@ -249,6 +249,9 @@ TEST(SvbCodec, EveryCodingRoundTrips) {
       std::memcpy(extremes.data() + 4 * i, &v, 4);
     }
     inputs.push_back(extremes);
+    // Short units: the decoder takes records four at a time, then one at a time for the rest.
+    for (size_t k = 0; k < 11; ++k)
+      inputs.push_back(MakeData(testing::kAllKinds[k % std::size(testing::kAllKinds)], r * k + k % 3, r, 11 + k));
     for (Ref ref : {Ref::kBest, Ref::kPrevious, Ref::kSource}) {
       for (Enc se : {Enc::kBest, Enc::k1234, Enc::k0124}) {
         for (Enc te : {Enc::kBest, Enc::k1234, Enc::k0124}) {
