@@ -364,7 +364,7 @@ class LpScheduler {
   uint64_t Budget(bool guess) const;    // mu_ held: the next LP's size bound
   uint64_t Window() const;              // mu_ held
   uint64_t LiveBytes() const;           // mu_ held: live LPs
-  bool Room(uint64_t bytes) const;      // mu_ held: `bytes` more fit in the window
+  bool Room(uint64_t bytes) const;      // mu_ held: `bytes` more fit in the window (or only an LP can free it)
   void Prune();                         // mu_ held: drops LPs nobody holds or has queued, and stale guesses
   bool DropSpare();                     // mu_ held: the oldest unused guess leaves the window
   void Account() const;                 // mu_ held: closes the accounting span (idle while waiting)

@@ -13,16 +13,14 @@ namespace graphfs::chunkindex {
 LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) const {
   Selection s;
   std::vector<Taker> takers;  // jobs that would receive the LP, and what they need
-  uint64_t budget = UINT64_MAX;
   for (const auto& [id, j] : jobs_) {
     // A guess: jobs between iterations need again what they needed. Otherwise what each job
     // needs that no LP holds or loads for it yet.
     if (guess ? (j->Wants() || j->guess.empty()) : !j->Plannable()) continue;
     takers.push_back({j.get(), guess ? j->guess.data() : j->todo.data()});
-    budget = std::min(budget, j->partition_bytes);
   }
   if (takers.empty() || (!guess && first_for == nullptr)) return s;
-  if (options_.max_lp_bytes > 0) budget = std::min(budget, options_.max_lp_bytes);
+  const uint64_t budget = Budget(guess);  // the takers' smallest partition size, capped (lp_window.cc)
 
   // GraphM's partition priority: per block, max over the jobs needing it of 1/Nj, times |J_P|.
   // A block's chunks are consecutive ids, so a job's distinct blocks are the changes of block

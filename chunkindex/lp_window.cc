@@ -39,16 +39,32 @@ uint64_t LpScheduler::SpareBytesToDrop() const {
 
 bool LpScheduler::Room(uint64_t bytes) const {
   const uint64_t used = LiveBytes() + in_flight_bytes_ - SpareBytesToDrop();
-  return used == 0 || used + bytes <= Window();
+  if (used == 0 || used + bytes <= Window()) return true;
+  // A job holding two LPs keeps the one before the last while it waits for the next. When every
+  // job waits with nothing queued (or holds nothing) and nothing loads, only an LP for them can
+  // free any of the window: one is let past it. Without this, four jobs each waiting and each
+  // holding its last LP in a window with no room for a fifth waited forever (the demo's mix).
+  if (in_flight_ > 0) return false;
+  for (const auto& [id, j] : jobs_) {
+    const bool holds = j->holding || j->previous || !j->queue.empty();
+    if (!j->Starved() && holds) return false;  // it moves on by itself and frees what it holds
+  }
+  return true;
 }
 
 uint64_t LpScheduler::Budget(bool guess) const {
   uint64_t budget = UINT64_MAX;
+  uint64_t holding_two = 0;
   for (const auto& [id, j] : jobs_) {
+    holding_two += j->hold >= 2 ? 1 : 0;
     if (guess ? (j->Wants() || j->guess.empty()) : !j->Plannable()) continue;
     budget = std::min(budget, j->partition_bytes);
   }
   if (options_.max_lp_bytes > 0) budget = std::min(budget, options_.max_lp_bytes);
+  // Each job holding two may keep one LP while it waits: with LPs of at most 1/(n + 1) of the
+  // window, n such LPs still leave room for the next one (Room lets one past the window where
+  // older, larger LPs are held).
+  if (holding_two > 0) budget = std::min(budget, std::max<uint64_t>(1, Window() / (holding_two + 1)));
   return budget == UINT64_MAX ? 0 : budget;
 }
 

@@ -320,6 +320,51 @@ TEST(LpScheduler, AJobHoldingTwoInAWindowOfTwoLpsStillMovesOn) {
   EXPECT_EQ(seen, (std::set<uint64_t>{0, 1, 2, 3, 4}));
 }
 
+// Jobs holding two keep their last LP while they wait for the next. Three such jobs whose last
+// LPs fill the window all wait: the next LP is let past the window (it waited forever: the
+// demo's four-job mix hung with every job waiting, each holding one LP, the window full).
+TEST(LpScheduler, JobsHoldingTwoThatFillTheWindowAndAllWaitStillGetTheirNextLp) {
+  Catalog cat(6, 100);
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.window_bytes = 300});
+  for (uint64_t job : {1, 2, 3}) {
+    ASSERT_TRUE(s.AddJob(job, 100).ok());
+    ASSERT_TRUE(s.SetHold(job, 2).ok());
+  }
+  ASSERT_TRUE(s.SetActive(1, Active({0, 1}), 0).ok());
+  ASSERT_TRUE(s.SetActive(2, Active({2, 3}), 0).ok());
+  ASSERT_TRUE(s.SetActive(3, Active({4, 5}), 0).ok());
+  // Each asks for its next LP as soon as it has one (as the engines do: the ask for LP k+1
+  // goes out when LP k arrives), so every job waits while holding its last LP.
+  std::map<uint64_t, std::set<uint64_t>> seen;
+  std::map<uint64_t, DrivenScheduler::Answer> pending;
+  for (uint64_t job : {1, 2, 3}) pending[job] = Ask(s, job);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!pending.empty()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << pending.size() << " jobs never got their next LP";
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (it->second.wait_for(1ms) != std::future_status::ready) {
+        ++it;
+        continue;
+      }
+      auto g = it->second.get();
+      ASSERT_TRUE(g.ok()) << g.error().message();
+      if (g->end) {  // its readers finish the last LP, then it is done with it (a new active set)
+        s.Done(it->first);
+        it = pending.erase(it);
+        continue;
+      }
+      for (uint64_t id : Ids(g->held)) seen[it->first].insert(id);
+      it->second = Ask(s, it->first);
+      ++it;
+    }
+  }
+  EXPECT_EQ(seen[1], (std::set<uint64_t>{0, 1}));
+  EXPECT_EQ(seen[2], (std::set<uint64_t>{2, 3}));
+  EXPECT_EQ(seen[3], (std::set<uint64_t>{4, 5}));
+  // Past the window by at most one LP at a time.
+  EXPECT_LE(s.Stats().live_bytes_peak, 300u + 100u);
+}
+
 TEST(LpScheduler, AJobThatLeavesIsNotWaitedOn) {
   Catalog cat(5, 100);  // less than half of it active: no guess of the next iteration
   DrivenScheduler s(cat.chunks, cat.Loader(), {.window_bytes = 100});  // one LP at a time
