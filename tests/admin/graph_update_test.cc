@@ -886,31 +886,8 @@ class StripedVersionedUpdate : public ::testing::TestWithParam<StripedCase> {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && StubManifest(path, st).has_value();
   }
-  // The ids of the parts on the disks (each id on every disk), and their bytes (sums included).
-  std::set<std::string> PartIds(uint64_t* bytes = nullptr) const {
-    std::set<std::string> ids;
-    if (bytes != nullptr) *bytes = 0;
-    for (const std::string& d : disks) {
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(d + "/parts", ec)) {
-        // A file with parity also has its sums (ID.sums) and row journal (ID.journal).
-        const std::string name = e.path().filename().string();
-        ids.insert(name.substr(0, name.find('.')));
-        if (bytes != nullptr) *bytes += e.file_size();
-      }
-    }
-    return ids;
-  }
-  // The ids the stubs under the source directory name (each inode once).
-  std::set<std::string> StubIds() const {
-    std::set<std::string> ids;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.File("src"))) {
-      struct stat st;
-      if (::lstat(e.path().c_str(), &st) != 0) continue;
-      if (auto m = StubManifest(e.path().string(), st)) ids.insert(m->file_id);
-    }
-    return ids;
-  }
+  std::set<std::string> PartIds(uint64_t* bytes = nullptr) const { return admin::PartIds(disks, bytes); }
+  std::set<std::string> StubIds() const { return admin::StubIds(tmp.File("src")); }
   std::string Id(const std::string& path) const {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return "";

@@ -2,13 +2,18 @@
 // extent map or its parts as the mount reads them (graph_update_test.cc, update_crash_test.cc).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
+#include "striping/graph_files.h"
 
 namespace graphfs::admin {
 
@@ -35,6 +40,33 @@ inline bool SameGraph(const std::string& a, const std::string& b, uint32_t p, co
   for (const std::string& name : GraphFiles(p))
     if (GraphBytes(a + "/" + name, stubs) != GraphBytes(b + "/" + name, stubs)) return false;
   return std::filesystem::exists(a + "/meta");
+}
+
+// The file ids of the parts on `disks` (each id on every disk), and their bytes (sums included).
+// A file with parity also has its sums (ID.sums) and row journal (ID.journal).
+inline std::set<std::string> PartIds(const std::vector<std::string>& disks, uint64_t* bytes = nullptr) {
+  std::set<std::string> ids;
+  if (bytes != nullptr) *bytes = 0;
+  for (const std::string& d : disks) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(d + "/parts", ec)) {
+      const std::string name = e.path().filename().string();
+      ids.insert(name.substr(0, name.find('.')));
+      if (bytes != nullptr) *bytes += e.file_size();
+    }
+  }
+  return ids;
+}
+
+// The file ids the stubs under `dir` name (each inode once).
+inline std::set<std::string> StubIds(const std::string& dir) {
+  std::set<std::string> ids;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    struct stat st;
+    if (::lstat(e.path().c_str(), &st) != 0) continue;
+    if (auto m = StubManifest(e.path().string(), st)) ids.insert(m->file_id);
+  }
+  return ids;
 }
 
 }  // namespace graphfs::admin

@@ -169,26 +169,8 @@ class UpdateCrash : public ::testing::TestWithParam<CrashCase> {
     }
   }
 
-  // The file ids of the parts on the disks (a file with parity also has ID.sums and ID.journal).
-  std::set<std::string> PartIds() const {
-    std::set<std::string> ids;
-    for (const std::string& d : disks)
-      for (const auto& e : std::filesystem::directory_iterator(d + "/parts")) {
-        const std::string name = e.path().filename().string();
-        ids.insert(name.substr(0, name.find('.')));
-      }
-    return ids;
-  }
-  // The file ids the stubs of every version name.
-  std::set<std::string> StubIds() const {
-    std::set<std::string> ids;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.File("v"))) {
-      struct stat st;
-      if (::lstat(e.path().c_str(), &st) != 0) continue;
-      if (auto m = StubManifest(e.path().string(), st)) ids.insert(m->file_id);
-    }
-    return ids;
-  }
+  std::set<std::string> PartIds() const { return admin::PartIds(disks); }
+  std::set<std::string> StubIds() const { return admin::StubIds(tmp.File("v")); }
 
   static std::unique_ptr<etest::TempDir> refs;
   etest::TempDir tmp;
