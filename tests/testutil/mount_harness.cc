@@ -160,24 +160,10 @@ void GraphfsMount::Unmount() {
   if (mountpoint_.empty()) return;
   // Also a mount whose daemon was killed, or one another process put there.
   DetachMount(mountpoint_);
-  if (pid_ > 0) {
-    // The daemon leaves its loop once unmounted; make sure it is gone either way.
-    bool exited = false;
-    for (int i = 0; i < 200 && !exited; ++i) {
-      int status;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        CheckExit(status);
-        exited = true;
-      } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(25));
-      }
-    }
-    if (!exited) {
-      ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " did not exit within 5 s of the unmount";
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    pid_ = -1;
+  // The daemon leaves its loop once unmounted; make sure it is gone either way.
+  if (pid_ > 0 && !WaitForExit(5000)) {
+    ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " did not exit within 5 s of the unmount";
+    Kill();
   }
   // Every path ends with nothing mounted: a daemon can mount after the detach above — one slow
   // to start, whose Mount gave up at 5 s and called this, or one that mounted again — and, killed
