@@ -45,15 +45,13 @@ struct LpScheduler::Job {
   bool Plannable() const { return in_iteration && todo_chunks > 0; }
   // Waits with nothing to read: an LP must be loaded for it.
   bool Starved() const { return waiting && queue.empty(); }
-  // An ask, a new active set or `done`: what it is done with leaves it.
+  // An ask ends the use of the LP it holds — with hold 2, of the one before it (that one is
+  // kept as `previous`, still being read).
   void ReleaseOnAsk() {
-    if (hold >= 2) {
-      previous = std::move(holding);
-    } else {
-      previous = HeldLp{};
-    }
+    previous = hold >= 2 ? std::move(holding) : HeldLp{};
     holding = HeldLp{};
   }
+  // A new active set or `done`: both leave it.
   void ReleaseAll() {
     holding = HeldLp{};
     previous = HeldLp{};
