@@ -527,13 +527,18 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
     std::vector<EvictionCandidate> residents;
     std::vector<std::shared_ptr<Entry>> entries;
     for (const OrderKey& k : order_) {
-      const std::shared_ptr<Entry>& v = units_.at(std::get<2>(k)).entry;
+      const Record& resident = units_.at(std::get<2>(k));
+      const std::shared_ptr<Entry>& v = resident.entry;
       if (v->pins > 0 || v->sole_copy) continue;  // sole copies leave only for capacity (on_kept)
-      residents.push_back({v.get(), std::get<0>(k), v->charge});
+      residents.push_back({v.get(), std::get<0>(k), v->charge, resident.readers.last_ns()});
       entries.push_back(v);
     }
     std::vector<size_t> chosen;
-    policy_->ChooseVictims(*e, weighed, residents, used_ + e->charge - room, now, &chosen);
+    // Its previous visit breaks ties only when its weight leaves this visit out: with streams, a
+    // tie means the resident was read more often before.
+    const int64_t previous_visit = options_.predict_streams ? 0 : rec.readers.previous_ns();
+    policy_->ChooseVictims({e.get(), weighed, e->charge, previous_visit}, residents, used_ + e->charge - room, now,
+                           &chosen);
     for (size_t i : chosen) {
       victims.push_back(entries[i]);
       freed += entries[i]->charge;

@@ -42,7 +42,10 @@ class UnitView {
 struct EvictionCandidate {
   const UnitView* unit = nullptr;
   double rank = 0;      // Rank() when it was last scored
-  uint64_t charge = 0;  // bytes it frees
+  uint64_t charge = 0;  // bytes it frees (a newcomer: it needs)
+  // When some process last read it: a resident's latest visit; a newcomer's visit before the
+  // one that brought it in. 0: none known.
+  int64_t last_visit_ns = 0;
 };
 
 class EvictionPolicy {
@@ -57,12 +60,11 @@ class EvictionPolicy {
   // cache's window, `weight` the unit's own (mean source degree of an indexed chunk).
   virtual double Rank(int visits, double weight) const = 0;
   // Picks from `residents` (unpinned admitted units, lowest in the order first) the units
-  // to evict so that `need` bytes are freed for `newcomer`, whose Rank is `newcomer_rank`;
+  // to evict so that `need` bytes are freed for `newcomer` (its rank as the cache weighs it);
   // appends their positions in `residents` to `victims`. It may free fewer bytes: the
   // newcomer is then refused and nothing is evicted.
-  virtual void ChooseVictims(const UnitView& newcomer, double newcomer_rank,
-                             const std::vector<EvictionCandidate>& residents, uint64_t need, int64_t now_ns,
-                             std::vector<size_t>* victims) = 0;
+  virtual void ChooseVictims(const EvictionCandidate& newcomer, const std::vector<EvictionCandidate>& residents,
+                             uint64_t need, int64_t now_ns, std::vector<size_t>* victims) = 0;
   // Called now and then (at most every eighth of the cache's window): forget what is stale.
   virtual void Age(int64_t now_ns) { (void)now_ns; }
 };

@@ -11,7 +11,7 @@ class LruPolicy final : public EvictionPolicy {
   const char* name() const override { return "lru"; }
   void NoteLookup(const UnitKey&, uint64_t, uint32_t, int64_t) override {}
   double Rank(int, double) const override { return 0.0; }
-  void ChooseVictims(const UnitView&, double, const std::vector<EvictionCandidate>& residents, uint64_t need, int64_t,
+  void ChooseVictims(const EvictionCandidate&, const std::vector<EvictionCandidate>& residents, uint64_t need, int64_t,
                      std::vector<size_t>* victims) override {
     uint64_t freed = 0;
     for (size_t i = 0; i < residents.size() && freed < need; ++i) {

@@ -38,6 +38,19 @@ class ReaderSet {
     for (const Slot& s : slots_) t = s.last_ns > t ? s.last_ns : t;
     return t;
   }
+  // When the visit before the latest one was last read; 0 if there was none.
+  int64_t previous_ns() const {
+    int64_t last = 0, previous = 0;
+    for (const Slot& s : slots_) {
+      if (s.last_ns > last) {
+        previous = last;
+        last = s.last_ns;
+      } else if (s.last_ns > previous) {
+        previous = s.last_ns;
+      }
+    }
+    return previous;
+  }
 
  private:
   struct Slot {

@@ -525,6 +525,37 @@ TEST(ChunkCache, WithoutStreamsACyclicScanKeepsThePartItHolds) {
   EXPECT_EQ(s.evictions, 0u) << "no newcomer evicts a unit its pass is about to read";
 }
 
+// The frame tier's case (docs/memory-as-cache.md, 21st part): a job reads its row once (the
+// degree pass), then its column at every iteration, in a tier with room for one of them. The
+// column takes the room at its second pass — its units were read again after the row's were
+// last read —, not when the row's visits leave the window (ten minutes).
+TEST(ChunkCache, WithoutStreamsAFileReadOnceGivesWayAtTheSecondPassOfOneReadAgain) {
+  constexpr uint64_t kUnits = 4;
+  auto row = std::make_shared<FakeSource>(kUnits * kUnit);
+  auto column = std::make_shared<FakeSource>(kUnits * kUnit);
+  CacheOptions o = Options(kUnits, "priority");
+  o.predict_streams = false;
+  o.same_pass_ns = 1'000'000;  // 1 ms apart: a new visit
+  ChunkCache c(o);
+  for (uint64_t i = 0; i < kUnits; ++i) ASSERT_TRUE(ReadWhole(c, Unit(row, i, 1.0, 1), 1));
+  auto pass = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    int hits = 0;
+    bool hit = false;
+    for (uint64_t i = 0; i < kUnits; ++i) {
+      EXPECT_TRUE(ReadWhole(c, Unit(column, i, 1.0, 2), 1, &hit));
+      hits += hit ? 1 : 0;
+    }
+    return hits;
+  };
+  EXPECT_EQ(pass(), 0);
+  for (uint64_t i = 0; i < kUnits; ++i) EXPECT_TRUE(Resident(c, Unit(row, i, 1.0, 1))) << "a first pass is a scan";
+  EXPECT_EQ(pass(), 0);
+  for (uint64_t i = 0; i < kUnits; ++i) EXPECT_TRUE(Resident(c, Unit(column, i, 1.0, 2))) << i;
+  EXPECT_EQ(pass(), static_cast<int>(kUnits));
+  EXPECT_EQ(c.Stats().evictions, kUnits);
+}
+
 TEST(ChunkCache, AUnitTheTrailingStreamIsAboutToReadEvictsOneReadLater) {
   auto src = std::make_shared<FakeSource>(16 * kUnit);
   ChunkCache c(LiveOptions(1, {1, 2}));

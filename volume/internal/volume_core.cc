@@ -134,6 +134,9 @@ VolumeOptions Budgeted(VolumeOptions o) {
 // beside it.
 uint64_t RecycleBytes(uint64_t cache_bytes) { return std::min<uint64_t>(cache::kDefaultRecycleBytes, cache_bytes / 16); }
 
+// Lookups of one frame this close together are one visit of the frame tier (Start).
+constexpr int64_t kFrameVisitNs = 100'000'000;
+
 }  // namespace
 
 VolumeCore::VolumeCore(const VolumeOptions& options)
@@ -216,6 +219,12 @@ Status VolumeCore::Start() {
   fo.reader_window_ns = co.reader_window_ns;
   // The daemon reads every frame, for whichever job: its one stream predicts nothing.
   fo.predict_streams = false;
+  // Its one reader also makes "one visit per pass of a process" meaningless: a frame the daemon
+  // decodes every 0.4 s stayed at one visit forever (reads 2 s apart are one visit), as did the
+  // frames of a file read once, so a job's column never outranked the row its degree pass left
+  // in the tier and was read again for ten iterations (docs/memory-as-cache.md, 21st part).
+  // Here a visit is one decode: lookups of a frame this close are the runs of one LP load.
+  fo.same_pass_ns = kFrameVisitNs;
   // Frames are only loaded for a reader, never prefetched: no ceiling has anything to bound.
   fo.staging_limit = UINT64_MAX;
   fo.prefetch_threads = 1;
