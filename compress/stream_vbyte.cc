@@ -77,7 +77,7 @@ uint64_t StreamVByteBytes(const uint8_t* keys, uint64_t n, bool zero124) {
   return StreamVByteControlBytes(n) + data;
 }
 
-void StreamVByteDecode(const uint8_t* in, uint64_t n, bool zero124, const uint8_t* end, uint32_t* out) {
+uint64_t StreamVByteDecode(const uint8_t* in, uint64_t n, bool zero124, const uint8_t* end, uint32_t* out) {
   const KeyTables& t = zero124 ? kTables0124 : kTables1234;
   const auto& code_bytes = zero124 ? kCodeBytes0124 : kCodeBytes1234;
   const uint8_t* keys = in;
@@ -94,12 +94,15 @@ void StreamVByteDecode(const uint8_t* in, uint64_t n, bool zero124, const uint8_
     if (end - data >= 4) {
       std::memcpy(&v, data, 4);
       v &= kLowBytes[len];
-    } else {
+    } else if (end - data >= len) {
       std::memcpy(&v, data, len);
+    } else {
+      return kStreamVByteOverrun;
     }
     out[i] = v;
     data += len;
   }
+  return static_cast<uint64_t>(data - in);
 }
 
 }  // namespace graphfs::compress

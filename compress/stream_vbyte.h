@@ -19,13 +19,19 @@ inline uint64_t StreamVByteControlBytes(uint64_t n) { return (n + 3) / 4; }
 
 // The exact length of a stream of `n` values whose control bytes (StreamVByteControlBytes(n)
 // of them, which the caller made sure are there) start at `keys`: how many bytes decoding it
-// consumes. Check it against the stream's stored length before decoding.
+// consumes.
 uint64_t StreamVByteBytes(const uint8_t* keys, uint64_t n, bool zero124);
 
-// Decodes the `n` values of the stream at `in` into out[0, n). The stream must be exactly
-// StreamVByteBytes long and lie in a buffer that ends at `end`: no read passes `end`. (The
-// SIMD path loads 16 bytes per group of four values, so it runs while 16 bytes remain
-// before `end`, and the rest is decoded one value at a time.)
-void StreamVByteDecode(const uint8_t* in, uint64_t n, bool zero124, const uint8_t* end, uint32_t* out);
+// What StreamVByteDecode returns when the control bytes announce data past `end`.
+inline constexpr uint64_t kStreamVByteOverrun = UINT64_MAX;
+
+// Decodes the `n` values of the stream at `in` into out[0, n) and returns the bytes it consumed
+// (StreamVByteBytes): a caller that knows the stream's stored length compares the two, so the
+// control bytes are not walked twice. The control bytes must lie before `end`; the data is read
+// up to `end` and no further: data announced past it stops the decoding with
+// kStreamVByteOverrun (out's values are then unspecified). (The SIMD path loads 16 bytes per
+// group of four values, so it runs while 16 bytes remain before `end`, and the rest is decoded
+// one value at a time.)
+uint64_t StreamVByteDecode(const uint8_t* in, uint64_t n, bool zero124, const uint8_t* end, uint32_t* out);
 
 }  // namespace graphfs::compress

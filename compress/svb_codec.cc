@@ -263,17 +263,21 @@ class SvbCodec final : public Codec {
     return zero124 ? streamvbyte_encode_0124(values.data(), count, o) : streamvbyte_encode(values.data(), count, o);
   }
 
-  // Decodes the stream of `n` values at `in` (in a buffer ending at `end`) into *values after
-  // checking that its control bytes announce exactly `length` bytes.
+  // Decodes the stream of `n` values at `in` (in a buffer ending at `end`) into *values; its
+  // control bytes must announce exactly `length` bytes (checked by the decoding itself: a
+  // separate walk over them cost a fifth of the decoding).
   Status Decode(const char* in, uint64_t length, size_t n, bool zero124, const char* end, const char* column,
                 std::vector<uint32_t>* values) {
     const auto* keys = reinterpret_cast<const uint8_t*>(in);
-    if (length < StreamVByteControlBytes(n) || StreamVByteBytes(keys, n, zero124) != length) {
+    auto mismatch = [&] {
       return Corrupt(spec(), std::string(column) + " stream of " + std::to_string(length) +
                                  " bytes does not match its control bytes");
-    }
+    };
+    if (length < StreamVByteControlBytes(n)) return mismatch();
     values->resize(n);
-    StreamVByteDecode(keys, n, zero124, reinterpret_cast<const uint8_t*>(end), values->data());
+    if (StreamVByteDecode(keys, n, zero124, reinterpret_cast<const uint8_t*>(end), values->data()) != length) {
+      return mismatch();
+    }
     return Status::Ok();
   }
 

@@ -366,8 +366,23 @@ TEST(StreamVByte, DecoderAgreesWithTheLibraryAndStopsAtTheEnd) {
       if (length > 0) std::memcpy(guarded.data(), stream.data(), length);
       const auto* in = reinterpret_cast<const uint8_t*>(guarded.data());
       std::vector<uint32_t> ours(n + 1, 0xdeadbeef), theirs(n + 1, 0xdeadbeef);
-      StreamVByteDecode(in, n, zero124, in + length, ours.data());
+      EXPECT_EQ(StreamVByteDecode(in, n, zero124, in + length, ours.data()), length) << n;
       EXPECT_EQ(ours.back(), 0xdeadbeef) << "wrote past n=" << n;
+      // Control bytes that announce 4 data bytes a value: past the end for any stream that had a
+      // shorter value. The decoder stops at the guard page's edge and says so.
+      if (n > 0) {
+        std::vector<uint32_t> scratch(n);
+        GuardedBuffer lying(length);
+        std::memcpy(lying.data(), stream.data(), length);
+        std::memset(lying.data(), 0xff, StreamVByteControlBytes(n));
+        const auto* bad = reinterpret_cast<const uint8_t*>(lying.data());
+        const uint64_t got = StreamVByteDecode(bad, n, zero124, bad + length, scratch.data());
+        if (StreamVByteBytes(bad, n, zero124) > length) {
+          EXPECT_EQ(got, kStreamVByteOverrun) << n;
+        } else {
+          EXPECT_EQ(got, StreamVByteBytes(bad, n, zero124)) << n;
+        }
+      }
       ours.pop_back();
       EXPECT_EQ(ours, values) << "n=" << n << (zero124 ? " 0124" : "");
       const size_t used = zero124 ? streamvbyte_decode_0124(stream.data(), theirs.data(), n)
