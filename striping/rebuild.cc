@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,10 +16,13 @@
 #include <set>
 #include <thread>
 
+#include "common/crash_point.h"
+#include "common/unique_fd.h"
 #include "striping/disk_backend.h"
 #include "striping/disk_set.h"
 #include "striping/journal_replay.h"
 #include "striping/rate_limiter.h"
+#include "striping/rebuild_crash_points.h"
 #include "striping/rebuild_files.h"
 #include "striping/rebuild_read_back.h"
 #include "striping/row_scan.h"
@@ -82,6 +86,59 @@ Result<std::vector<std::string>> Entries(const std::string& dir) {
   return names;
 }
 
+// WriteFileAtomic's temporary copies (`NAME.tmp.PID`, disk_set.cc) of the files a run writes on
+// DIR: a run killed between a copy's sync and its rename leaves one, under a pid no later run has.
+bool IsLeftTemporary(const std::string& name) {
+  return name.starts_with(std::string(kRebuildRecordFile) + ".tmp.") ||
+         name.starts_with(std::string(kDiskIdentityFile) + ".tmp.");
+}
+
+// Removes what IsLeftTemporary names in `dir`.
+Status RemoveLeftTemporaries(const std::string& dir) {
+  auto names = Entries(dir);
+  if (!names.ok()) return names.error();
+  for (const std::string& n : *names)
+    if (IsLeftTemporary(n) && ::unlink((dir + "/" + n).c_str()) != 0 && errno != ENOENT)
+      return Error::FromErrno("remove " + dir + "/" + n);
+  return Status::Ok();
+}
+
+// WriteFileAtomic (disk_set.h) — the same temporary name, sync, rename and directory sync — with
+// CrashPoint(`point`) where a kill leaves the temporary copy synced and not renamed
+// (rebuild_crash_points.h): the state IsLeftTemporary lets a rerun clean up.
+Status WriteFileAtomicOrCrash(const std::string& path, const std::string& content, std::string_view point) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd.valid()) return Error::FromErrno("create " + tmp);
+    for (size_t done = 0; done < content.size();) {
+      const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        Error e = Error::FromErrno("write " + tmp);
+        ::unlink(tmp.c_str());
+        return e;
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0) {
+      Error e = Error::FromErrno("fsync " + tmp);
+      ::unlink(tmp.c_str());
+      return e;
+    }
+  }
+  CrashPoint(point);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Error e = Error::FromErrno("rename " + tmp + " to " + path);
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  const std::string dir = path.substr(0, path.find_last_of('/'));
+  UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dfd.valid() || ::fsync(dfd.get()) != 0) return Error::FromErrno("sync " + dir);
+  return Status::Ok();
+}
+
 // What the new directory holds decides whether to start, resume, or refuse. Returns the record
 // of a rebuild to resume (nullopt: start afresh).
 Result<std::optional<RebuildRecord>> CheckTarget(const std::string& to, const DiskRegistry& registry, uint32_t disk) {
@@ -125,6 +182,8 @@ Result<std::optional<RebuildRecord>> CheckTarget(const std::string& to, const Di
   auto names = Entries(to);
   if (!names.ok()) return names.error();
   std::erase(*names, "lost+found");  // a fresh ext4 has it
+  // A run killed while it wrote its first record (RunRebuild removes the copy).
+  std::erase_if(*names, IsLeftTemporary);
   if (!names->empty())
     return Error(ENOTEMPTY, to + " is not empty (" + std::to_string(names->size()) + " entr" +
                                 (names->size() == 1 ? "y" : "ies") + ": " + names->front() +
@@ -159,6 +218,7 @@ class DiskRebuild {
       if (!rebuilt.ok() && Defer(rebuilt.error(), m, row, /*writes_go_on=*/true)) continue;
       if (!rebuilt.ok()) return rebuilt.error();
       if (rebuilt->written == 0) continue;
+      CrashPoint(record_.file == m.file_id ? kRebuildCrashUnitPastCheckpoint : kRebuildCrashUnitWritten);
       since += rebuilt->written;
       done += rebuilt->read;
       if (req_.task != nullptr) req_.task->done.store(done, std::memory_order_relaxed);
@@ -171,10 +231,13 @@ class DiskRebuild {
     // Every row passed, and any the file grows to: a write from now on is done again.
     if (watch_ != nullptr) watch_->Passed(m.file_id, UINT64_MAX);
     GRAPHFS_RETURN_IF_ERROR(EndPart(f, **part, *sums));
+    CrashPoint(kRebuildCrashPartEnded);
     record_.done.insert(m.file_id);
     record_.file.clear();
     record_.row = 0;
-    return WriteFileAtomic(req_.to + "/" + kRebuildRecordFile, record_.Encode());
+    GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(req_.to + "/" + kRebuildRecordFile, record_.Encode()));
+    CrashPoint(kRebuildCrashFileDone);
+    return Status::Ok();
   }
 
   // How a pass does rows again: paced by the rate or at full speed, with the writes going on or
@@ -335,9 +398,13 @@ class DiskRebuild {
     GRAPHFS_RETURN_IF_ERROR(part.Sync());
     GRAPHFS_RETURN_IF_ERROR(sums.Sync());
     GRAPHFS_RETURN_IF_ERROR(target_.SyncNames());
+    CrashPoint(kRebuildCrashCheckpointSynced);
     record_.file = file;
     record_.row = next_row;
-    return WriteFileAtomic(req_.to + "/" + kRebuildRecordFile, record_.Encode());
+    GRAPHFS_RETURN_IF_ERROR(
+        WriteFileAtomicOrCrash(req_.to + "/" + kRebuildRecordFile, record_.Encode(), kRebuildCrashCheckpointTmp));
+    CrashPoint(kRebuildCrashCheckpointed);
+    return Status::Ok();
   }
 
   const RebuildRequest& req_;
@@ -534,7 +601,11 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   RebuildRecord& record = prep.record;
   RebuildReport& report = prep.report;
   const uint64_t total = prep.total;
-  GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(report.to + "/" + kRebuildRecordFile, record.Encode()));
+  // What a run killed while it wrote the record or the identity left (rebuild_crash_points.h).
+  GRAPHFS_RETURN_IF_ERROR(RemoveLeftTemporaries(report.to));
+  GRAPHFS_RETURN_IF_ERROR(
+      WriteFileAtomicOrCrash(report.to + "/" + kRebuildRecordFile, record.Encode(), kRebuildCrashRecordTmp));
+  CrashPoint(kRebuildCrashStarted);
   auto target = OpenDiskBackend(report.to);
   if (!target.ok()) return target.error();
   // Run by the daemon, the files that lost the disk take writes all along: from here each row a
@@ -686,6 +757,7 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   GRAPHFS_RETURN_IF_ERROR(read_back.Wait());
   report.rebuild_seconds = std::chrono::duration<double>(rebuilt - started).count();
   report.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rebuilt).count();
+  CrashPoint(kRebuildCrashReadBack);
   // Every row of the new disk is written and read back, so the rows the disk missed while it was
   // lost (stale_rows.h) are in step there: their records go before the directory becomes the
   // disk (a kill between leaves records, which only cost reads through parity until a scrub).
@@ -699,17 +771,21 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
       GRAPHFS_RETURN_IF_ERROR((*target)->Remove(UnitSums::FileName(id)));
     }
   // The directory is the disk now; then the registries say where it is.
-  GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(report.to + "/" + kDiskIdentityFile,
-                                          EncodeDiskIdentity({registry.set_id, req.disk, n})));
+  GRAPHFS_RETURN_IF_ERROR(WriteFileAtomicOrCrash(report.to + "/" + kDiskIdentityFile,
+                                                 EncodeDiskIdentity({registry.set_id, req.disk, n}),
+                                                 kRebuildCrashIdentityTmp));
+  CrashPoint(kRebuildCrashIdentityStamped);
   for (const std::string& g : prep.found.graph_dirs) {
     auto r = ReadRegistry(g);
     if (!r.ok()) return r.error();
     r->disks[req.disk] = report.to;
     GRAPHFS_RETURN_IF_ERROR(WriteRegistry(g, *r));
     report.registries.push_back(g);
+    CrashPoint(kRebuildCrashRegistrySwitched);
   }
   if (::unlink((report.to + "/" + kRebuildRecordFile).c_str()) != 0)
     return Error::FromErrno("remove " + report.to + "/" + kRebuildRecordFile);
+  CrashPoint(kRebuildCrashRecordRemoved);
   // With the writes still held: every open file takes the disk before any of them writes again.
   if (req.switch_in) GRAPHFS_RETURN_IF_ERROR(req.switch_in(report.to));
   return report;

@@ -12,6 +12,7 @@
 #include "common/size_parse.h"
 #include "striping/live_mount.h"
 #include "striping/rebuild.h"
+#include "striping/rebuild_crash_points.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -62,6 +63,13 @@ int main(int argc, char** argv) {
   // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2 as the
   // footer says.
   if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
+  // Tests stop the run at a named point (striping/rebuild_crash_points.h); a name it does not have
+  // is a usage error, not a run that never stops. A run handed to a mount's daemon stops at none.
+  if (graphfs::Status armed = graphfs::ArmCrashPointFromEnvironment("graphfs-rebuild", graphfs::kRebuildCrashPoints);
+      !armed.ok()) {
+    std::fprintf(stderr, "graphfs-rebuild: error: %s\n", armed.error().message().c_str());
+    return 2;
+  }
   req.progress = !quiet;
   if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
   if (!offline && disks.empty()) {
