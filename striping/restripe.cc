@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/crash_point.h"
 #include "common/size_parse.h"
 #include "common/unique_fd.h"
 #include "striping/disk_set.h"
@@ -24,6 +25,7 @@
 #include "striping/packed_stream.h"
 #include "striping/set_files.h"
 #include "striping/part_io.h"
+#include "striping/restripe_crash_points.h"
 #include "striping/stripe_parity.h"
 #include "striping/striped_file.h"
 
@@ -232,7 +234,8 @@ Status ConvertSource::Read(const DiskSet& disks, uint64_t off, uint64_t len, cha
 }
 
 Status SwitchToCopy(const DiskSet& disks, const Target& t, const struct stat& st, uint64_t size,
-                    const std::optional<StripeManifest>& old, const StripeManifest& m, const std::string& doing) {
+                    const std::optional<StripeManifest>& old, const StripeManifest& m, const std::string& doing,
+                    std::string_view switched, std::string_view old_removed) {
   const std::string path = t.path();
   if (!old) {
     struct stat now;
@@ -251,7 +254,9 @@ Status SwitchToCopy(const DiskSet& disks, const Target& t, const struct stat& st
     return Error(EAGAIN, path + " changed while " + doing + "; run again");
   GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
   if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + path);
+  if (!switched.empty()) CrashPoint(switched);
   RemovePartsOf(disks, old->file_id);
+  if (!old_removed.empty()) CrashPoint(old_removed);
   return Status::Ok();
 }
 
@@ -286,6 +291,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
     if (old && !(striped && old->id == striped->file_id)) RemovePartsOf(disks, old->id);
     // The record goes first: a part file never exists without a record naming it.
     GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
+    if (striped) CrashPoint(kStripeCrashParityRecord);
   }
   // Also when resuming: a run killed right after writing the record left no parts.
   GRAPHFS_RETURN_IF_ERROR(StripedFile::CreateParts(disks, rec.id));
@@ -309,6 +315,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
   auto opened = OpenParts(disks, rec.id, O_WRONLY);
   if (!opened.ok()) return opened.error();
   std::vector<UniqueFd>& parts = *opened;
+  if (striped) CrashPoint(kStripeCrashParityParts);
   ProgressLine progress(req.progress, t.name, size);
   progress.Start(rec.done);
   if (!striped) ::posix_fadvise(src.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -327,6 +334,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
       if (parity) GRAPHFS_RETURN_IF_ERROR(parity->Sync());
       rec.done = off;
       GRAPHFS_RETURN_IF_ERROR(WriteFileAtomic(record_path, rec.ToJson().dump() + "\n"));
+      if (striped && off < size) CrashPoint(kStripeCrashParityCheckpointed);
       since_checkpoint = 0;
     }
     progress.Update(off);
@@ -336,6 +344,7 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
       return Error::FromErrno("finish part on disk " + std::to_string(d));
   }
   if (parity) GRAPHFS_RETURN_IF_ERROR(parity->Finish());
+  if (striped) CrashPoint(kStripeCrashParityCopied);
   progress.Finish(size);
 
   // Verify: the parts, read back from disk, must hash like the original (a striped source's
@@ -356,8 +365,10 @@ Status StripeOne(const DiskSet& disks, const Target& t, const StripeRequest& req
 
   // (A kill after the switch, before the old parts go: the next run's FinishPendingParity.)
   GRAPHFS_RETURN_IF_ERROR(
-      SwitchToCopy(disks, t, st, size, striped, m, striped ? "its parity was being written" : "being striped"));
+      SwitchToCopy(disks, t, st, size, striped, m, striped ? "its parity was being written" : "being striped",
+                   kStripeCrashParitySwitched, kStripeCrashParityOldRemoved));
   ::unlink(record_path.c_str());
+  if (striped) CrashPoint(kStripeCrashParityRecordRemoved);
   report.converted.push_back(t.name);
   report.units.push_back(unit);
   report.bytes += size;

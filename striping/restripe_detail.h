@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -107,8 +108,11 @@ struct ConvertSource {
 // opened): a plain source by ReplaceWithStub; a striped one (`old`, converted in place) by its
 // stub's manifest switched in one fsetxattr, made durable, then its old parts removed. EAGAIN
 // ("PATH changed while DOING; run again") when the source changed meanwhile: the original is kept.
+// In place, CrashPoint(`switched`) once the stub names the copy and CrashPoint(`old_removed`) once
+// the old parts are gone (common/crash_point.h; empty: none).
 Status SwitchToCopy(const DiskSet& disks, const Target& t, const struct stat& st, uint64_t size,
-                    const std::optional<StripeManifest>& old, const StripeManifest& m, const std::string& doing);
+                    const std::optional<StripeManifest>& old, const StripeManifest& m, const std::string& doing,
+                    std::string_view switched = {}, std::string_view old_removed = {});
 
 // restripe_compress.cc: compresses one file — plain, or striped as it is (`old`) — into a
 // packed stream; and finishes what killed compression runs left behind a compressed file.

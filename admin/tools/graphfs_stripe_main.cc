@@ -21,6 +21,7 @@
 #include "grid/graph_file.h"
 #include "grid/grid_layout.h"
 #include "striping/restripe.h"
+#include "striping/restripe_crash_points.h"
 #include "striping/stripe_unit.h"
 
 namespace {
@@ -140,6 +141,13 @@ int main(int argc, char** argv) {
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2.
   if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
+  // Tests stop a parity change at a named point (striping/restripe_crash_points.h); a name it does
+  // not have is a usage error, not a run that never stops.
+  if (graphfs::Status armed = graphfs::ArmCrashPointFromEnvironment("graphfs-stripe", graphfs::kStripeCrashPoints);
+      !armed.ok()) {
+    std::fprintf(stderr, "graphfs-stripe: error: %s\n", armed.error().message().c_str());
+    return 2;
+  }
   const bool parity_given = app.count("--parity") > 0;
   if (parity_given && (parity < 0 || parity > 2)) {
     std::fprintf(stderr, "graphfs-stripe: --parity %d: 0, 1 or 2\n", parity);

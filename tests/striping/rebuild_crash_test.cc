@@ -25,7 +25,8 @@
 
 namespace graphfs {
 // gtest names a failed case's point by this (ADL: CrashPointInfo is graphfs's), not its bytes.
-void PrintTo(const CrashPointInfo& p, std::ostream* os) { *os << p.name << " (" << p.when << ")"; }
+// Inline: restripe_crash_test.cc, in the same binary, has the same.
+inline void PrintTo(const CrashPointInfo& p, std::ostream* os) { *os << p.name << " (" << p.when << ")"; }
 
 namespace {
 
