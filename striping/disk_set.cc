@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/crash_point.h"
 #include "common/unique_fd.h"
+#include "striping/atomic_write.h"
 #include "striping/json_fields.h"
 #include "striping/stale_rows.h"
 #include "striping/stripe_map.h"
@@ -81,6 +83,10 @@ Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  return WriteFileAtomicCrashingAt(path, content, {});
+}
+
+Status WriteFileAtomicCrashingAt(const std::string& path, const std::string& content, std::string_view crash_point) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
@@ -102,6 +108,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
       return e;
     }
   }
+  CrashPoint(crash_point);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Error e = Error::FromErrno("rename " + tmp + " to " + path);
     ::unlink(tmp.c_str());

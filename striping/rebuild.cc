@@ -18,6 +18,7 @@
 
 #include "common/crash_point.h"
 #include "common/unique_fd.h"
+#include "striping/atomic_write.h"
 #include "striping/disk_backend.h"
 #include "striping/disk_set.h"
 #include "striping/journal_replay.h"
@@ -100,42 +101,6 @@ Status RemoveLeftTemporaries(const std::string& dir) {
   for (const std::string& n : *names)
     if (IsLeftTemporary(n) && ::unlink((dir + "/" + n).c_str()) != 0 && errno != ENOENT)
       return Error::FromErrno("remove " + dir + "/" + n);
-  return Status::Ok();
-}
-
-// WriteFileAtomic (disk_set.h) — the same temporary name, sync, rename and directory sync — with
-// CrashPoint(`point`) where a kill leaves the temporary copy synced and not renamed
-// (rebuild_crash_points.h): the state IsLeftTemporary lets a rerun clean up.
-Status WriteFileAtomicOrCrash(const std::string& path, const std::string& content, std::string_view point) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd.valid()) return Error::FromErrno("create " + tmp);
-    for (size_t done = 0; done < content.size();) {
-      const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        Error e = Error::FromErrno("write " + tmp);
-        ::unlink(tmp.c_str());
-        return e;
-      }
-      done += static_cast<size_t>(n);
-    }
-    if (::fsync(fd.get()) != 0) {
-      Error e = Error::FromErrno("fsync " + tmp);
-      ::unlink(tmp.c_str());
-      return e;
-    }
-  }
-  CrashPoint(point);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Error e = Error::FromErrno("rename " + tmp + " to " + path);
-    ::unlink(tmp.c_str());
-    return e;
-  }
-  const std::string dir = path.substr(0, path.find_last_of('/'));
-  UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dfd.valid() || ::fsync(dfd.get()) != 0) return Error::FromErrno("sync " + dir);
   return Status::Ok();
 }
 
@@ -402,7 +367,7 @@ class DiskRebuild {
     record_.file = file;
     record_.row = next_row;
     GRAPHFS_RETURN_IF_ERROR(
-        WriteFileAtomicOrCrash(req_.to + "/" + kRebuildRecordFile, record_.Encode(), kRebuildCrashCheckpointTmp));
+        WriteFileAtomicCrashingAt(req_.to + "/" + kRebuildRecordFile, record_.Encode(), kRebuildCrashCheckpointTmp));
     CrashPoint(kRebuildCrashCheckpointed);
     return Status::Ok();
   }
@@ -604,7 +569,7 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   // What a run killed while it wrote the record or the identity left (rebuild_crash_points.h).
   GRAPHFS_RETURN_IF_ERROR(RemoveLeftTemporaries(report.to));
   GRAPHFS_RETURN_IF_ERROR(
-      WriteFileAtomicOrCrash(report.to + "/" + kRebuildRecordFile, record.Encode(), kRebuildCrashRecordTmp));
+      WriteFileAtomicCrashingAt(report.to + "/" + kRebuildRecordFile, record.Encode(), kRebuildCrashRecordTmp));
   CrashPoint(kRebuildCrashStarted);
   auto target = OpenDiskBackend(report.to);
   if (!target.ok()) return target.error();
@@ -771,7 +736,7 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
       GRAPHFS_RETURN_IF_ERROR((*target)->Remove(UnitSums::FileName(id)));
     }
   // The directory is the disk now; then the registries say where it is.
-  GRAPHFS_RETURN_IF_ERROR(WriteFileAtomicOrCrash(report.to + "/" + kDiskIdentityFile,
+  GRAPHFS_RETURN_IF_ERROR(WriteFileAtomicCrashingAt(report.to + "/" + kDiskIdentityFile,
                                                  EncodeDiskIdentity({registry.set_id, req.disk, n}),
                                                  kRebuildCrashIdentityTmp));
   CrashPoint(kRebuildCrashIdentityStamped);
