@@ -31,13 +31,9 @@
 #include "striping/graph_files.h"
 #include "striping/restripe.h"
 #include "tests/engines/run_binary.h"
+#include "tests/testutil/crash_points.h"
 #include "tests/testutil/striped_files.h"
 #include "volume/version_reclaim.h"
-
-namespace graphfs {
-// gtest names a failed case's point by this (ADL: CrashPointInfo is graphfs's), not its bytes.
-void PrintTo(const CrashPointInfo& p, std::ostream* os) { *os << p.name << " (" << p.when << ")"; }
-}  // namespace graphfs
 
 namespace graphfs::admin {
 namespace {
@@ -224,9 +220,8 @@ TEST_P(UpdateCrash, ARerunRecoversAndUpdates) {
 INSTANTIATE_TEST_SUITE_P(Points, UpdateCrash,
                          ::testing::Combine(::testing::ValuesIn(kUpdateCrashPoints), ::testing::Bool()),
                          [](const ::testing::TestParamInfo<CrashCase>& info) {
-                           std::string name(std::get<0>(info.param).name);
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name + (std::get<1>(info.param) ? "_striped" : "_plain");
+                           return graphfs::testing::CrashCaseName(std::get<0>(info.param).name) +
+                                  (std::get<1>(info.param) ? "_striped" : "_plain");
                          });
 
 // A point graphfs-update does not have is a usage error, before anything is touched: a test

@@ -22,12 +22,9 @@
 #include "striping/rebuild_crash_points.h"
 #include "tests/engines/run_binary.h"
 #include "tests/striping/parity_graph.h"
+#include "tests/testutil/crash_points.h"
 
 namespace graphfs {
-// gtest names a failed case's point by this (ADL: CrashPointInfo is graphfs's), not its bytes.
-// Inline: restripe_crash_test.cc, in the same binary, has the same.
-inline void PrintTo(const CrashPointInfo& p, std::ostream* os) { *os << p.name << " (" << p.when << ")"; }
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -173,12 +170,7 @@ TEST_P(RebuildCrash, ARerunEndsWithTheLostDisksBytesAndNothingElse) {
   EXPECT_TRUE(g.ScrubClean());
 }
 
-INSTANTIATE_TEST_SUITE_P(Points, RebuildCrash, ::testing::ValuesIn(kRebuildCrashPoints),
-                         [](const ::testing::TestParamInfo<CrashPointInfo>& info) {
-                           std::string name(info.param.name);
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Points, RebuildCrash, ::testing::ValuesIn(kRebuildCrashPoints), testing::CrashPointCaseName);
 
 // A point graphfs-rebuild does not have is a usage error, before anything is written: a test
 // that misspells one must not pass with a run that was never stopped.

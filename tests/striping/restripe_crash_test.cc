@@ -21,12 +21,9 @@
 #include "striping/unit_sums.h"
 #include "tests/engines/run_binary.h"
 #include "tests/striping/parity_graph.h"
+#include "tests/testutil/crash_points.h"
 
 namespace graphfs {
-// gtest names a failed case's point by this (ADL: CrashPointInfo is graphfs's), not its bytes.
-// Inline: rebuild_crash_test.cc, in the same binary, has the same.
-inline void PrintTo(const CrashPointInfo& p, std::ostream* os) { *os << p.name << " (" << p.when << ")"; }
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -178,12 +175,7 @@ TEST_P(ParityChangeCrash, ARerunEndsWithTheUninterruptedRunsPartsAndNothingElse)
   EXPECT_TRUE(g.ScrubClean());
 }
 
-INSTANTIATE_TEST_SUITE_P(Points, ParityChangeCrash, ::testing::ValuesIn(kStripeCrashPoints),
-                         [](const ::testing::TestParamInfo<CrashPointInfo>& info) {
-                           std::string name(info.param.name);
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Points, ParityChangeCrash, ::testing::ValuesIn(kStripeCrashPoints), testing::CrashPointCaseName);
 
 // A point graphfs-stripe does not have is a usage error, before anything is touched.
 TEST(ParityChangeCrashPoints, AnUnknownPointIsRefusedAndNamesTheKnownOnes) {
