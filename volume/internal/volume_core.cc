@@ -220,10 +220,11 @@ Status VolumeCore::Start() {
   // The daemon reads every frame, for whichever job: its one stream predicts nothing.
   fo.predict_streams = false;
   // Its one reader also makes "one visit per pass of a process" meaningless: a frame the daemon
-  // decodes every 0.4 s stayed at one visit forever (reads 2 s apart are one visit), as did the
-  // frames of a file read once, so a job's column never outranked the row its degree pass left
-  // in the tier and was read again for ten iterations (docs/memory-as-cache.md, 21st part).
-  // Here a visit is one decode: lookups of a frame this close are the runs of one LP load.
+  // decodes every 0.4 s stayed at one visit forever (one process's reads less than 2 s apart
+  // are one visit), as did the frames of a file read once, so a job's column never outranked the
+  // row its degree pass left in the tier and was read again for ten iterations
+  // (docs/memory-as-cache.md, 21st part). Here a visit is one decode: lookups of a frame this
+  // close are the runs of one LP load.
   fo.same_pass_ns = kFrameVisitNs;
   // Frames are only loaded for a reader, never prefetched: no ceiling has anything to bound.
   fo.staging_limit = UINT64_MAX;
