@@ -17,7 +17,6 @@
 #include <thread>
 
 #include "common/crash_point.h"
-#include "common/unique_fd.h"
 #include "striping/atomic_write.h"
 #include "striping/disk_backend.h"
 #include "striping/disk_set.h"
