@@ -331,6 +331,16 @@ std::optional<uint64_t> LpScheduler::HoldingBytes(uint64_t job, uint64_t seq) co
   return bytes;
 }
 
+std::vector<uint64_t> LpScheduler::HeldSeqs(uint64_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint64_t> seqs;
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return seqs;
+  for (const HeldLp* held : {&it->second->previous, &it->second->holding})
+    if (*held) seqs.push_back(held->lp->seq);
+  return seqs;
+}
+
 bool LpScheduler::VisitHolding(uint64_t job, uint64_t seq, const std::function<void(const HeldLp&)>& visit) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job);

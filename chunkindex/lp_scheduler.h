@@ -288,6 +288,9 @@ class LpScheduler {
   // or `visit` called with it under the scheduler's lock (false if not held). A sparse view
   // has tens of thousands of pieces; a lookup or stat of lp-SEQ copied them every time.
   std::optional<uint64_t> HoldingBytes(uint64_t job, uint64_t seq) const;
+  // The sequence numbers of the LPs `job` holds now, the one handed before first (hold 2); empty
+  // for an unknown job. (A readdir of the job's directory asks: no JobView copied for two numbers.)
+  std::vector<uint64_t> HeldSeqs(uint64_t job) const;
   bool VisitHolding(uint64_t job, uint64_t seq, const std::function<void(const HeldLp&)>& visit) const;
 
   // ---- for the loaders (the volume's threads) ----

@@ -137,16 +137,7 @@ std::optional<Result<NextLp>> JobGraph::Next(uint64_t job, uint64_t ticket) {
 bool JobGraph::Cancel(uint64_t job, uint64_t ticket) { return schedule_->scheduler().Cancel(job, ticket); }
 void JobGraph::Done(uint64_t job) { schedule_->scheduler().Done(job); }
 
-std::vector<uint64_t> JobGraph::HeldSeqs(uint64_t job) const {
-  std::vector<uint64_t> seqs;
-  auto view = schedule_->scheduler().View(job);
-  if (!view.ok()) return seqs;
-  if (view->previous_seq != 0) seqs.push_back(view->previous_seq);
-  // holding_seq names the first queued LP when it holds none.
-  if (view->holding_seq != 0 && schedule_->scheduler().HoldingBytes(job, view->holding_seq))
-    seqs.push_back(view->holding_seq);
-  return seqs;
-}
+std::vector<uint64_t> JobGraph::HeldSeqs(uint64_t job) const { return schedule_->scheduler().HeldSeqs(job); }
 
 std::optional<uint64_t> JobGraph::HeldBytes(uint64_t job, uint64_t seq) const {
   return schedule_->scheduler().HoldingBytes(job, seq);
