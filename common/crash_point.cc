@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -31,6 +32,13 @@ Status ArmCrashPointFromEnvironment(std::string_view tool, std::span<const Crash
   for (const CrashPointInfo& p : points) known += (known.empty() ? "" : ", ") + std::string(p.name);
   return Error(EINVAL, std::string(kCrashAtVariable) + "=" + std::string(wanted) + " names no crash point of " +
                            std::string(tool) + " (its points: " + (known.empty() ? "none" : known) + ")");
+}
+
+std::optional<int> ArmCrashPointOrUsageError(std::string_view tool, std::span<const CrashPointInfo> points) {
+  const Status armed = ArmCrashPointFromEnvironment(tool, points);
+  if (armed.ok()) return std::nullopt;
+  std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(tool.size()), tool.data(), armed.error().message().c_str());
+  return 2;
 }
 
 void CrashPoint(std::string_view name) {

@@ -15,6 +15,7 @@
 // are installed.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -33,6 +34,9 @@ struct CrashPointInfo {
 // armed for the rest of the process. Any other name: EINVAL naming `tool` and its points (the
 // process arms nothing). Call once, before any thread starts.
 Status ArmCrashPointFromEnvironment(std::string_view tool, std::span<const CrashPointInfo> points);
+// The same for a tool's main, as ParseCommandLine is for its arguments: nullopt when the run goes
+// on; else the error printed ("TOOL: error: ...") and 2, the usage error's status, to exit with.
+std::optional<int> ArmCrashPointOrUsageError(std::string_view tool, std::span<const CrashPointInfo> points);
 
 // At the armed point: one line on stderr ("<tool>: GRAPHFS_CRASH_AT=<name>: killed here"), then
 // SIGKILL to the process — no destructor, buffered write, atexit handler or cleanup of the

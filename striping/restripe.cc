@@ -254,9 +254,9 @@ Status SwitchToCopy(const DiskSet& disks, const Target& t, const struct stat& st
     return Error(EAGAIN, path + " changed while " + doing + "; run again");
   GRAPHFS_RETURN_IF_ERROR(WriteManifestFd(stub.get(), m));
   if (::fsync(stub.get()) != 0) return Error::FromErrno("fsync " + path);
-  if (!switched.empty()) CrashPoint(switched);
+  CrashPoint(switched);  // an empty name is no point
   RemovePartsOf(disks, old->file_id);
-  if (!old_removed.empty()) CrashPoint(old_removed);
+  CrashPoint(old_removed);
   return Status::Ok();
 }
 

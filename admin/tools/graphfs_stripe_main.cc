@@ -143,11 +143,7 @@ int main(int argc, char** argv) {
   if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   // Tests stop a parity change at a named point (striping/restripe_crash_points.h); a name it does
   // not have is a usage error, not a run that never stops.
-  if (graphfs::Status armed = graphfs::ArmCrashPointFromEnvironment("graphfs-stripe", graphfs::kStripeCrashPoints);
-      !armed.ok()) {
-    std::fprintf(stderr, "graphfs-stripe: error: %s\n", armed.error().message().c_str());
-    return 2;
-  }
+  if (auto status = graphfs::ArmCrashPointOrUsageError("graphfs-stripe", graphfs::kStripeCrashPoints)) return *status;
   const bool parity_given = app.count("--parity") > 0;
   if (parity_given && (parity < 0 || parity > 2)) {
     std::fprintf(stderr, "graphfs-stripe: --parity %d: 0, 1 or 2\n", parity);

@@ -118,11 +118,8 @@ int main(int argc, char** argv) {
   if (keep_option->count() > 0) options.keep = keep;
   // Tests stop the run at a named point of its sequence (admin/update_crash_points.h); a name
   // it does not have is a usage error, not a run that never stops.
-  if (graphfs::Status armed = graphfs::ArmCrashPointFromEnvironment("graphfs-update", graphfs::admin::kUpdateCrashPoints);
-      !armed.ok()) {
-    std::fprintf(stderr, "graphfs-update: error: %s\n", armed.error().message().c_str());
-    return 2;
-  }
+  if (auto status = graphfs::ArmCrashPointOrUsageError("graphfs-update", graphfs::admin::kUpdateCrashPoints))
+    return *status;
   if (versions) return ListVersions(options.graph_dir);
   if (reclaim) return Reclaim(options.graph_dir, options.keep);
   if (options.add_file.empty() && options.delete_file.empty()) {

@@ -65,11 +65,7 @@ int main(int argc, char** argv) {
   if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   // Tests stop the run at a named point (striping/rebuild_crash_points.h); a name it does not have
   // is a usage error, not a run that never stops. A run handed to a mount's daemon stops at none.
-  if (graphfs::Status armed = graphfs::ArmCrashPointFromEnvironment("graphfs-rebuild", graphfs::kRebuildCrashPoints);
-      !armed.ok()) {
-    std::fprintf(stderr, "graphfs-rebuild: error: %s\n", armed.error().message().c_str());
-    return 2;
-  }
+  if (auto status = graphfs::ArmCrashPointOrUsageError("graphfs-rebuild", graphfs::kRebuildCrashPoints)) return *status;
   req.progress = !quiet;
   if (!disks.empty()) req.disks = graphfs::SplitList(disks, ',');
   if (!offline && disks.empty()) {
