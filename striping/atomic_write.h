@@ -4,6 +4,9 @@
 // disk_set.h, which most of the tree includes. Defined in disk_set.cc.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,7 +14,19 @@
 
 namespace graphfs {
 
-// `crash_point` empty: WriteFileAtomic itself.
+// `crash_point` empty: WriteFileAtomic itself. Removes the copies of `path` that dead writers left
+// first (RemoveDeadWritersCopies).
 Status WriteFileAtomicCrashingAt(const std::string& path, const std::string& content, std::string_view crash_point);
+
+// The writer's pid when `name` is a temporary copy WriteFileAtomic made of a file named `of`
+// (`of.tmp.PID`, PID decimal digits only); nullopt for any other name.
+std::optional<pid_t> TemporaryCopyPid(std::string_view name, std::string_view of);
+
+// Removes the temporary copies of `path` whose writer is no process any more: one killed between
+// its copy's sync and its rename leaves it, and nothing else would ever remove it (disks.json's
+// directory, a disk's root). A copy whose pid is alive is kept — another writer's, under way,
+// whose rename must find it (or, the pid reused since, left for a later writer). EIO-like errors
+// of the removal name the copy; a directory that cannot be listed is left to the write to report.
+Status RemoveDeadWritersCopies(const std::string& path);
 
 }  // namespace graphfs

@@ -2,12 +2,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -86,7 +88,35 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
   return WriteFileAtomicCrashingAt(path, content, {});
 }
 
+std::optional<pid_t> TemporaryCopyPid(std::string_view name, std::string_view of) {
+  if (name.size() <= of.size() + 5 || !name.starts_with(of) || name.substr(of.size(), 5) != ".tmp.") return std::nullopt;
+  const std::string_view digits = name.substr(of.size() + 5);
+  if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return static_cast<pid_t>(std::stol(std::string(digits)));
+}
+
+Status RemoveDeadWritersCopies(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return Status::Ok();  // the write's own create says what is wrong with it
+  std::vector<std::string> dead;
+  while (struct dirent* e = ::readdir(d)) {
+    const std::optional<pid_t> pid = TemporaryCopyPid(e->d_name, base);
+    // kill(pid, 0): EPERM is a live process of another user; only ESRCH says none is.
+    if (pid && *pid != ::getpid() && ::kill(*pid, 0) != 0 && errno == ESRCH) dead.push_back(e->d_name);
+  }
+  ::closedir(d);
+  for (const std::string& name : dead)
+    if (::unlink((dir + "/" + name).c_str()) != 0 && errno != ENOENT)
+      return Error::FromErrno("remove " + dir + "/" + name + " (a killed writer's copy of " + base + ")");
+  return Status::Ok();
+}
+
 Status WriteFileAtomicCrashingAt(const std::string& path, const std::string& content, std::string_view crash_point) {
+  GRAPHFS_RETURN_IF_ERROR(RemoveDeadWritersCopies(path));
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));

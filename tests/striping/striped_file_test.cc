@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <future>
 #include <random>
 
+#include "striping/atomic_write.h"
 #include "striping/disk_set.h"
 #include "striping/local_disk_backend.h"
 #include "striping/manifest.h"
@@ -122,6 +124,48 @@ TEST(DiskSet, RegistryRoundTripAndDiscovery) {
   EXPECT_TRUE(FindRegistries(tmp.path() + "/src", 1).empty());
   std::ofstream(g + "/.graphfs/disks.json") << "{not json";
   EXPECT_FALSE(ReadRegistry(g).ok());
+}
+
+// A writer of the registry killed between its temporary copy's sync and its rename leaves
+// `disks.json.tmp.PID` for good: the next write removes the copies of dead writers — made here by
+// a child that wrote one and exited —, and keeps a live process's (a writer under way), a name
+// that is no pid's and another file's copies.
+TEST(DiskSet, ARegistryWriteRemovesTheCopiesKilledWritersLeft) {
+  TempDir tmp;
+  auto set = DiskSet::Claim({tmp.Sub("d0"), tmp.Sub("d1")});
+  ASSERT_TRUE(set.ok());
+  const std::string g = tmp.Sub("graph");
+  ASSERT_TRUE(WriteRegistry(g, set->registry()).ok());
+  const std::string dir = g + "/.graphfs/";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::ofstream(dir + "disks.json.tmp." + std::to_string(::getpid())) << "{\"half\":";
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const std::string dead = dir + "disks.json.tmp." + std::to_string(child);
+  const std::string live = dir + "disks.json.tmp." + std::to_string(::getppid());
+  const std::string not_pid = dir + "disks.json.tmp.12ab", other = dir + "other.json.tmp." + std::to_string(child);
+  for (const std::string& p : {live, not_pid, other}) std::ofstream(p) << "x";
+  ASSERT_EQ(::access(dead.c_str(), F_OK), 0) << "the child wrote no copy";
+
+  DiskRegistry r = set->registry();
+  r.parity = 1;
+  ASSERT_TRUE(WriteRegistry(g, r).ok());
+  EXPECT_NE(::access(dead.c_str(), F_OK), 0) << dead << " is left";
+  for (const std::string& p : {live, not_pid, other}) EXPECT_EQ(::access(p.c_str(), F_OK), 0) << p << " was removed";
+  auto back = ReadRegistry(g);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->disks, r.disks);
+  EXPECT_EQ(back->parity, 1u);
+  // The names it takes for copies: the file's own, then ".tmp." and digits only.
+  EXPECT_EQ(TemporaryCopyPid("disks.json.tmp.4242", "disks.json"), std::optional<pid_t>(4242));
+  EXPECT_FALSE(TemporaryCopyPid("disks.json.tmp.", "disks.json"));
+  EXPECT_FALSE(TemporaryCopyPid("disks.json.tmp.-1", "disks.json"));
+  EXPECT_FALSE(TemporaryCopyPid("disks.jsonx.tmp.1", "disks.json"));
+  EXPECT_FALSE(TemporaryCopyPid("disks.json.tmp.12345678901", "disks.json"));
 }
 
 TEST(Manifest, EncodeDecodeAndRejectDamage) {
