@@ -24,6 +24,7 @@
 #include "striping/rate_limiter.h"
 #include "striping/rebuild_crash_points.h"
 #include "striping/rebuild_files.h"
+#include "striping/rebuild_in_place.h"
 #include "striping/rebuild_read_back.h"
 #include "striping/row_scan.h"
 #include "striping/progress_line.h"
@@ -88,9 +89,10 @@ Result<std::vector<std::string>> Entries(const std::string& dir) {
 
 // WriteFileAtomic's temporary copies (`NAME.tmp.PID`, disk_set.cc) of the files a run writes on
 // DIR: a run killed between a copy's sync and its rename leaves one, under a pid no later run has.
+// Any pid: no other writer works in DIR (an offline run holds the set's disks alone, set_hold.h;
+// the daemon runs one task at a time), so none is a copy under way.
 bool IsLeftTemporary(const std::string& name) {
-  return name.starts_with(std::string(kRebuildRecordFile) + ".tmp.") ||
-         name.starts_with(std::string(kDiskIdentityFile) + ".tmp.");
+  return TemporaryCopyPid(name, kRebuildRecordFile).has_value() || TemporaryCopyPid(name, kDiskIdentityFile).has_value();
 }
 
 // Removes what IsLeftTemporary names in `dir`.
@@ -103,9 +105,17 @@ Status RemoveLeftTemporaries(const std::string& dir) {
   return Status::Ok();
 }
 
-// What the new directory holds decides whether to start, resume, or refuse. Returns the record
-// of a rebuild to resume (nullopt: start afresh).
-Result<std::optional<RebuildRecord>> CheckTarget(const std::string& to, const DiskRegistry& registry, uint32_t disk) {
+// What the new directory holds: a killed run's record to resume from, or the disk itself — its
+// identity and no record, so a finished rebuild's directory, or the disk never lost (neither:
+// start afresh).
+struct Target {
+  std::optional<RebuildRecord> resume;
+  bool is_disk = false;
+};
+
+// What the new directory holds decides whether to start, resume, or refuse (or, offline, see
+// whether the disk is in place already: InPlace).
+Result<Target> CheckTarget(const std::string& to, const DiskRegistry& registry, uint32_t disk) {
   struct stat st;
   if (::stat(to.c_str(), &st) != 0) return Error::FromErrno(to);
   if (!S_ISDIR(st.st_mode)) return Error(ENOTDIR, to + " is not a directory");
@@ -138,11 +148,9 @@ Result<std::optional<RebuildRecord>> CheckTarget(const std::string& to, const Di
                                std::to_string(disk));
     // The identity is stamped after every part was verified: with no record left the rebuild is
     // finished (a record left means the registries may still need the new path).
-    if (!record)
-      return Error(EEXIST, to + " is disk " + std::to_string(disk) + " of set " + registry.set_id +
-                               " already (rebuilt, or the disk itself): nothing to rebuild");
+    if (!record) return Target{std::nullopt, true};
   }
-  if (record) return record;
+  if (record) return Target{std::move(record), false};
   auto names = Entries(to);
   if (!names.ok()) return names.error();
   std::erase(*names, "lost+found");  // a fresh ext4 has it
@@ -152,7 +160,7 @@ Result<std::optional<RebuildRecord>> CheckTarget(const std::string& to, const Di
     return Error(ENOTEMPTY, to + " is not empty (" + std::to_string(names->size()) + " entr" +
                                 (names->size() == 1 ? "y" : "ies") + ": " + names->front() +
                                 (names->size() > 1 ? ", ..." : "") + "); rebuild writes onto an empty directory");
-  return std::optional<RebuildRecord>();
+  return Target{};
 }
 
 class DiskRebuild {
@@ -426,8 +434,23 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
   RebuildReport& report = prep->report;
   report.set_id = registry.set_id;
   report.to = RealPath(req.to);
-  auto resume = CheckTarget(report.to, registry, req.disk);
-  if (!resume.ok()) return resume.error();
+  auto target = CheckTarget(report.to, registry, req.disk);
+  if (!target.ok()) return target.error();
+  if (target->is_disk) {
+    // The daemon's rebuild is of a disk missing from the mount, which DIR, in place, is not.
+    if (req.live != nullptr)
+      return Error(EEXIST, report.to + " is disk " + std::to_string(req.disk) + " of set " + registry.set_id +
+                               " already: nothing to rebuild");
+    // A finished run's rerun (or the disk never lost): done, when the disks prove it. Nothing
+    // is written, so no hold is taken and no journal replayed.
+    GRAPHFS_RETURN_IF_ERROR(CheckRebuiltInPlace(*found_ptr, registry, req.disk, report.to));
+    report.in_place = true;
+    report.registries = found_ptr->graph_dirs;
+    for (const StripedFileRef& f : found_ptr->files)
+      report.files += StripeMap::Create(f.manifest.layout)->PartSize(req.disk, f.manifest.stored_size()) > 0;
+    return prep;
+  }
+  const std::optional<RebuildRecord>& resume = target->resume;
   // Every file must be rebuildable before a byte is written.
   std::vector<std::string> unprotected;
   for (const StripedFileRef& f : found_ptr->files)
@@ -457,8 +480,8 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
     f.manifest = std::move(*m);
   }
   RebuildRecord& record = prep->record;
-  if (*resume) {
-    record = **resume;
+  if (resume) {
+    record = *resume;
     report.resumed = true;
   } else {
     record.set_id = registry.set_id;
@@ -564,6 +587,7 @@ Result<RebuildReport> RunRebuild(PreparedRebuild& prep) {
   const uint32_t n = static_cast<uint32_t>(registry.disks.size());
   RebuildRecord& record = prep.record;
   RebuildReport& report = prep.report;
+  if (report.in_place) return report;
   const uint64_t total = prep.total;
   // What a run killed while it wrote the record or the identity left (rebuild_crash_points.h).
   GRAPHFS_RETURN_IF_ERROR(RemoveLeftTemporaries(report.to));

@@ -97,6 +97,9 @@ struct RebuildReport {
   uint64_t holds_given_up = 0;
   double longest_hold_seconds = 0;
   bool resumed = false;
+  // Nothing was done: the directory is the disk already, every registry names it and it holds
+  // every file's part and sums, in step (rebuild_in_place.h) — a finished run's rerun.
+  bool in_place = false;
   double rebuild_seconds = 0;        // rebuilding and writing (this run)
   double verify_seconds = 0;         // the read back left after the last row was written
   std::vector<std::string> registries;  // graph directories whose registry now names the new disk

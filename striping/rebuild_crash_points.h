@@ -58,7 +58,7 @@ inline constexpr std::array<CrashPointInfo, 14> kRebuildCrashPoints = {{
      "the first graph's registry names DIR, the other graphs' not yet; the record is still there"},
     {kRebuildCrashRecordRemoved,
      "the record removed: the rebuild is done but for the tool's report (a rerun finds the disk rebuilt: "
-     "\"nothing to rebuild\", exit 1)"},
+     "\"DIR already\", nothing written, exit 0)"},
 }};
 
 }  // namespace graphfs

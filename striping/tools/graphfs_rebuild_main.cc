@@ -57,8 +57,10 @@ int main(int argc, char** argv) {
       "With --offline, a writable mount of the set makes the tool refuse (exit 1: the daemon holds the disks, and a "
       "mount started meanwhile is refused); read-only mounts keep reading the disk through parity until they are "
       "mounted again. "
-      "Exit status: 0 when the disk was rebuilt and the registries switched; 1 when it failed (the message says "
-      "why; nothing switched); 2 for bad arguments.");
+      "Exit status: 0 when the disk was rebuilt and the registries switched, or when DIR is the disk already (a "
+      "finished rebuild run again: its identity, every registry naming it, every file's part and sums there, no "
+      "write-intent record naming it; nothing is written); 1 when it failed or DIR is the disk but not all of that "
+      "holds (the message says why; nothing switched); 2 for bad arguments.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2 as the
   // footer says.
@@ -97,6 +99,14 @@ int main(int argc, char** argv) {
   if (!report.ok()) {
     std::fprintf(stderr, "\ngraphfs-rebuild: %s\n", report.error().message().c_str());
     return 1;
+  }
+  if (report->in_place) {
+    // A rerun of a finished rebuild (rebuild_in_place.h): the state it was run for holds.
+    std::printf("graphfs-rebuild: disk %u of set %s is %s already (rebuilt there, or never lost): its identity says "
+                "so, every registry names it, it holds the parts and sums of its %lu file(s) and no write-intent "
+                "record names it; nothing to rebuild\n",
+                req.disk, report->set_id.c_str(), report->to.c_str(), report->files);
+    return 0;
   }
   if (report->bad_source_blocks > 0)
     std::fprintf(stderr,

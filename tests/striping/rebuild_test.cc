@@ -19,6 +19,7 @@
 #include "striping/rebuild_read_back.h"
 #include "striping/set_files.h"
 #include "striping/scrub.h"
+#include "striping/stale_rows.h"
 #include "tests/engines/run_binary.h"
 #include "tests/striping/parity_graph.h"
 
@@ -74,11 +75,76 @@ TEST(Rebuild, LostDiskComesBackByteForByteAndTheRegistryNamesIt) {
     ASSERT_TRUE(s.ok()) << s.error().message();
     EXPECT_FALSE(s->damage_left());
     EXPECT_EQ(s->total.checksum_errors + s->total.parity_rewrites, 0u);
-    // Run again onto the same directory: it is the disk now.
+    // Run again onto the same directory: it is the disk now, which is done, and nothing changes.
     auto again = Rebuild(g.RebuildOf(lost, to));
-    ASSERT_FALSE(again.ok());
-    EXPECT_NE(again.error().message().find("nothing to rebuild"), std::string::npos) << again.error().message();
+    ASSERT_TRUE(again.ok()) << again.error().message();
+    EXPECT_TRUE(again->in_place);
+    EXPECT_EQ(again->bytes, 0u);
+    EXPECT_EQ(PartsOf(to), before);
   }
+}
+
+// A rerun of a finished rebuild succeeds, saying the disk is DIR already, only while the disks
+// prove it: the identity with no progress record, every registry naming DIR, no write-intent
+// record naming the disk, every file's part and sums there. Each of these taken away in turn makes
+// it fail (exit 1) with a message naming what is wrong, and nothing is written either way.
+TEST(Rebuild, ARerunOfAFinishedRebuildIsDoneOnlyWhileTheDisksProveIt) {
+  ParityGraph g(4);
+  const StripeManifest m = g.Stripe("column", RandomBytes(11 * kUnit + 300, 40), 1);
+  const uint32_t lost = 2;
+  fs::remove_all(g.disks[lost]);
+  const std::string to = g.tmp.Sub("new-disk");
+  ASSERT_TRUE(Rebuild(g.RebuildOf(lost, to)).ok());
+  const auto parts = PartsOf(to);
+  auto run = [&] {
+    return testing::RunBinary({GRAPHFS_REBUILD_TOOL, "-q", "--offline", "--disk", "2", "--to", to, g.graph});
+  };
+  testing::BinaryRun r = run();
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.How() << "\n" << r.output;
+  EXPECT_NE(r.output.find("disk 2 of set " + m.set_id + " is " + to + " already (rebuilt there, or never lost)"),
+            std::string::npos)
+      << r.output;
+  // A disk never lost, given as its own directory, is in place the same way.
+  auto own = Rebuild(g.RebuildOf(1, g.disks[1]));
+  ASSERT_TRUE(own.ok()) << own.error().message();
+  EXPECT_TRUE(own->in_place);
+
+  // A registry that still names the lost path.
+  const DiskRegistry registry = *ReadRegistry(g.graph);
+  DiskRegistry old = registry;
+  old.disks[lost] = g.disks[lost];
+  ASSERT_TRUE(WriteRegistry(g.graph, old).ok());
+  r = run();
+  EXPECT_TRUE(r.exited && r.exit_code == 1) << r.How() << "\n" << r.output;
+  EXPECT_NE(r.output.find("names " + g.disks[lost] + " for it: nothing to rebuild"), std::string::npos) << r.output;
+  ASSERT_TRUE(WriteRegistry(g.graph, registry).ok());
+
+  // A write-intent record naming the disk: it missed writes, the scrub's to resync.
+  {
+    auto set = DiskSet::Open(registry);
+    ASSERT_TRUE(set.ok()) << set.error().message();
+    std::vector<bool> gone(4, false);
+    gone[lost] = true;
+    auto stale = StaleRowsWriter::Open(*set, m.file_id, 4, gone);
+    ASSERT_TRUE(stale.ok()) << stale.error().message();
+    ASSERT_TRUE((*stale)->Mark(3, 4).ok());
+    r = run();
+    EXPECT_TRUE(r.exited && r.exit_code == 1) << r.How() << "\n" << r.output;
+    EXPECT_NE(r.output.find("missed writes while it was lost"), std::string::npos) << r.output;
+    ASSERT_TRUE(ClearStaleRows(*set, m.file_id, lost).ok());
+  }
+
+  // A part gone from the directory.
+  const std::string part = to + "/parts/" + m.file_id;
+  fs::rename(part, part + ".aside");
+  r = run();
+  EXPECT_TRUE(r.exited && r.exit_code == 1) << r.How() << "\n" << r.output;
+  EXPECT_NE(r.output.find("does not hold " + g.graph + "/column whole"), std::string::npos) << r.output;
+  fs::rename(part + ".aside", part);
+
+  EXPECT_EQ(PartsOf(to), parts) << "a rerun wrote something";
+  r = run();
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.How() << "\n" << r.output;
 }
 
 // The read back checks the new disk's rows against their sums with O_DIRECT where the
