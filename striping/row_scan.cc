@@ -48,14 +48,32 @@ Result<std::unique_ptr<RowScanner>> RowScanner::Open(const DiskSet& disks, const
       continue;
     }
     disk.backend = std::move(*backend);
+    auto stale = LoadStaleRows(disks, m.file_id, d);
+    if (!stale.ok()) return stale.error();
+    // A file created while the disk was missing (file_creation.h) has no part nor sums on it, and
+    // its records mark every row: nothing of the disk's is needed, so a resync makes both, empty,
+    // and rewrites every row into them (a run killed meanwhile leaves a part the next one resumes:
+    // every row is still marked). Any other file's part or sums missing is damage: lost.
+    const bool missed_every_row = writable && *stale && (*stale)->Count(s->rows()) == s->rows();
     DiskFileOptions o;
     o.writable = writable;
     auto part = disk.backend->Open(m.file_id, o);
+    if (!part.ok() && part.error().code() == ENOENT && missed_every_row) {
+      o.create = true;
+      part = disk.backend->Open(m.file_id, o);
+    }
     if (!part.ok()) {
       disk.lost = "part: " + part.error().message();
       continue;
     }
     auto sums = UnitSums::Open(*disk.backend, SumsHeaderOf(m, d), writable);
+    if (!sums.ok() && sums.error().code() == ENOENT && missed_every_row) {
+      sums = UnitSums::Create(*disk.backend, SumsHeaderOf(m, d));
+      // Named for good before any row is written: the records go once the rows are, and must
+      // not outlive names a crash could take back.
+      if (sums.ok())
+        if (Status named = disk.backend->SyncNames(); !named.ok()) return named.error().Wrap(disk.where);
+    }
     if (!sums.ok()) {
       disk.lost = "sums: " + sums.error().message();
       continue;
@@ -69,8 +87,6 @@ Result<std::unique_ptr<RowScanner>> RowScanner::Open(const DiskSet& disks, const
       disk.lost = cut.error().message();
       continue;
     }
-    auto stale = LoadStaleRows(disks, m.file_id, d);
-    if (!stale.ok()) return stale.error();
     disk.stale = std::move(*stale);
     disk.part = std::move(*part);
     disk.sums.emplace(std::move(*sums));

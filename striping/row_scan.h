@@ -57,7 +57,9 @@ class RowScanner {
   // sums file that is missing or damaged, or a part shorter than its sums header says make that
   // disk lost for the file (lost(d) says why). A disk the file's write-intent records name
   // (stale_rows.h) is opened, but its slots of the rows they mark read as failed (SlotScan::
-  // stale). `writable`: repairs may be written to the parts and sums. EINVAL for a file without
+  // stale). `writable`: repairs may be written to the parts and sums — and a disk with no part or
+  // sums of the file whose records mark every row (the file was created while it was missing) gets
+  // both made, empty, so that the resync writes every row into them. EINVAL for a file without
   // sums.
   static Result<std::unique_ptr<RowScanner>> Open(const DiskSet& disks, const StripeManifest& m, bool writable,
                                                   std::optional<uint32_t> skip = std::nullopt);

@@ -19,7 +19,9 @@
 // of the row and written on it with their sums (`resynced_blocks`), the part cut to the file's
 // size, all fsynced, and only then the file's records removed; once no record names the disk,
 // the mount's set says it is healthy again (DiskSet::ClearStale). Only the marked rows are
-// rewritten (md's resync by its bitmap), not the whole disk. Run by the daemon, a file it has
+// rewritten (md's resync by its bitmap), not the whole disk. A file created while the disk was
+// missing has no part there, and every row marked: its part and sums are made, empty, and every
+// row written into them (RowScanner::Open). Run by the daemon, a file it has
 // open has its writes held off while its stale rows are rewritten (its writer would mark rows
 // the resync passed), then takes the disk for its reads and writes (StripedFile::AdoptDisk)
 // before its records go.

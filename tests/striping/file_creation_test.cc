@@ -4,7 +4,8 @@
 // records; reads rebuild them; graphfs-rebuild writes them onto the new disk (parity and sums right
 // on every disk, the records gone). And how such a creation meets a rebuild run by the daemon: it
 // waits while the rebuild holds the writes, the hold awaits it, and the rebuild is told of the file
-// once it is named, and of a file whose parts are removed.
+// once it is named, and of a file whose parts are removed. And a missing disk that comes back
+// instead: the scrub's resync makes the file's part and sums on it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -104,6 +105,57 @@ TEST(FileCreation, AFileCreatedWithADiskMissingIsLostThereFromTheStartAndTheRebu
   auto f = g.OpenFile("fresh", /*reopen_set=*/true);
   ASSERT_TRUE(f.ok()) << f.error().message();
   EXPECT_TRUE(ReadAll(**f) == data) << "the rebuilt disk's units do not serve";
+}
+
+// The missing disk comes back instead of being rebuilt: it is stale for the file (its records mark
+// every row) and holds no part of it. The scrub's resync makes the part and its sums and writes
+// every row into them, then removes the records: the set is healthy, parity and sums check on all
+// four disks, and with disk 0 gone disk 2's units serve. Also from a part a killed resync left
+// (made, empty, its sums not yet).
+TEST(FileCreation, ADiskThatComesBackIsGivenTheFilesCreatedWhileItWasMissingByTheScrub) {
+  for (bool part_left : {false, true}) {
+    SCOPED_TRACE(part_left ? "an empty part left by a killed resync" : "no part on the disk");
+    ParityGraph g(4);
+    const StripeManifest column = g.Stripe("column", RandomBytes(10 * ParityGraph::kUnit, 5), 1);
+    const std::string aside = g.tmp.path() + "/d2-unplugged";
+    std::filesystem::rename(g.disks[2], aside);
+    ASSERT_TRUE(g.OpenSet().ok());
+    const std::string data = RandomBytes(13 * ParityGraph::kUnit + 999, 6);
+    const StripeManifest m = NewFileLike(column, data.size());
+    auto c = FileCreation::Begin(*g.set, m);
+    ASSERT_TRUE(c.ok()) << c.error().message();
+    ASSERT_NO_FATAL_FAILURE(CreateAndWrite(*g.set, *c, m, data, g.graph + "/fresh"));
+
+    std::filesystem::rename(aside, g.disks[2]);
+    ASSERT_TRUE(g.OpenSet().ok());
+    EXPECT_EQ(g.set->state(2), DiskState::kStale);
+    ASSERT_FALSE(std::filesystem::exists(g.PartPath(2, m)));
+    if (part_left) WriteFile(g.PartPath(2, m), "");
+
+    auto scrub = g.RunScrub(/*repair=*/true);
+    ASSERT_TRUE(scrub.ok()) << scrub.error().message();
+    EXPECT_TRUE(scrub->stale.empty()) << "disk 2 still stale after the resync";
+    EXPECT_NE(std::find(scrub->resynced.begin(), scrub->resynced.end(),
+                        g.graph + "/fresh: disk 2: " + std::to_string(StripeMap::Create(m.layout)->Rows(data.size())) +
+                            " rows resynced"),
+              scrub->resynced.end())
+        << ::testing::PrintToString(scrub->resynced);
+    const uint64_t share = StripeMap::Create(m.layout)->PartSize(2, data.size());
+    ASSERT_TRUE(std::filesystem::exists(g.PartPath(2, m)));
+    EXPECT_EQ(std::filesystem::file_size(g.PartPath(2, m)), share);
+    EXPECT_TRUE(std::filesystem::exists(g.SumsPath(2, m)));
+    for (uint32_t d : {0u, 1u, 3u})
+      EXPECT_FALSE(std::filesystem::exists(g.disks[d] + "/parts/" + StaleRecordName(m.file_id, 2))) << "disk " << d;
+    ASSERT_TRUE(g.OpenSet().ok());
+    EXPECT_FALSE(g.set->degraded());
+    EXPECT_TRUE(VerifyStripeParity(*g.set, m).ok()) << "parity or sums wrong on some disk";
+    EXPECT_TRUE(g.ScrubClean());
+    // With another disk gone, disk 2's units serve: they are the file's bytes.
+    std::filesystem::remove_all(g.disks[0]);
+    auto f = g.OpenFile("fresh", /*reopen_set=*/true);
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    EXPECT_TRUE(ReadAll(**f) == data) << "the resynced disk's units do not serve";
+  }
 }
 
 TEST(FileCreation, AFileWithoutParityIsNotCreatedWithADiskMissing) {
