@@ -133,6 +133,7 @@ class ParityReader {
   // The lock of a row of this file (DiskSet::RowLock): heals and in-place writes take it.
   std::mutex& RowLock(uint64_t row) const { return set_.RowLock(file_id_, row); }
   void SetStoredSize(uint64_t size) { stored_size_.store(size, std::memory_order_release); }
+  uint64_t stored_size() const { return stored_size_.load(std::memory_order_acquire); }
   // What degraded reads shared of their rows' blocks (row_share.h); zeros when no disk is lost.
   RowShare::Stats share_stats() const { return share_ ? share_->stats() : RowShare::Stats{}; }
   // Whether a disk is lost or stale for this file now (its reads share their degraded rows'

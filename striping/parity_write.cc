@@ -103,11 +103,21 @@ Result<std::optional<uint64_t>> ParityWriter::Recover() {
   if (!pending.ok()) return pending.error().Wrap("recovery of striped file " + file_id_);
   const uint32_t n = map_.disks(), d_units = map_.data_units();
   std::optional<uint64_t> final_size;
+  // The file's size before each entry: an entry that makes it shorter is a shrink.
+  uint64_t size = reader_->stored_size();
   for (RowJournal::Pending& p : *pending) {
     const JournalRecord& r = p.record;
     // Fewer good units than D: the journal's fsync never returned, so the row was never
     // touched in place — the entry is dropped, and the row stays as it was.
     if (p.good() < d_units) continue;
+    // A shrink replayed: a disk lost since it was journaled missed the cut too, and keeps its units
+    // of the rows cut — should the file grow over them again they must read as zeros, not as what
+    // the disk kept — so they are marked for it first, as Resize marks them (the new last row is
+    // the entry's own, marked below). Marked even should the entry not apply: a mark costs reads
+    // through parity, a missing one serves old bytes.
+    if (r.file_size < size)
+      if (Status m = MarkStale(map_.Rows(r.file_size), map_.Rows(size)); !m.ok())
+        return m.error().Wrap("recovery of striped file " + file_id_);
     if (r.length > 0) {
       RowBuffer row;
       if (!row.Make(n, r.length)) return Error(ENOMEM, "recovery of striped file " + file_id_ + ": no memory for a row");
@@ -134,6 +144,7 @@ Result<std::optional<uint64_t>> ParityWriter::Recover() {
         return w.error().Wrap("recovery of striped file " + file_id_);
     }
     final_size = r.file_size;
+    size = r.file_size;
     reader_->SetStoredSize(r.file_size);
   }
   return final_size;

@@ -27,7 +27,9 @@
 #include <thread>
 #include <vector>
 
+#include "common/unique_fd.h"
 #include "striping/disk_set.h"
+#include "striping/manifest.h"
 #include "striping/rebuild.h"
 #include "striping/scrub.h"
 #include "striping/stale_rows.h"
@@ -294,6 +296,67 @@ TEST(DegradedWrite, ARebuildOntoANewDiskClearsTheRecordsAndServesTheWrites) {
   auto f = g.Open();
   ASSERT_TRUE(f.ok()) << f.error().message();
   EXPECT_TRUE(ReadAll(**f) == model);
+}
+
+// A shrink journaled with every disk there, the writer killed before its cut reached any disk
+// (parts, sums and the stub's size put back as they were, the journal kept), then disk 2 lost
+// before the next open: the recovery replays the shrink on the present disks, and disk 2 keeps
+// its units of the rows cut. The file grown back over them with the disk still lost must read
+// zeros there also once the disk is back — its old units match their old sums, so only their
+// rows' marks keep them from being served —, and the scrub resyncs them.
+TEST(DegradedWrite, AShrinkReplayedWithADiskLostMarksTheRowsItCutForIt) {
+  const uint64_t row = 3 * kUnit;  // N = 4, K = 1
+  std::string model = RandomBytes(4 * row, 230);
+  Graph g(4, 1, model);
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_TRUE((*f)->Write(0, "x", 1).ok());  // the journals exist
+    ASSERT_TRUE((*f)->Sync().ok());
+    model[0] = 'x';
+  }
+  const std::string stub = g.graph + "/column";
+  auto manifest = ReadManifest(stub);
+  ASSERT_TRUE(manifest.ok() && manifest->has_value());
+  std::vector<std::pair<std::string, std::string>> parts;  // every part and sums file, not the journals
+  for (const std::string& d : g.disks)
+    for (const auto& e : fs::directory_iterator(d + "/parts"))
+      if (!e.path().string().ends_with(".journal")) parts.emplace_back(e.path(), ReadFile(e.path()));
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_TRUE((*f)->Truncate(row).ok());  // a row boundary: the entry rewrites no row
+  }
+  g.io.reset();
+  for (const auto& [path, bytes] : parts) testing::WriteFile(path, bytes);
+  {
+    UniqueFd fd(::open(stub.c_str(), O_RDWR));
+    ASSERT_TRUE(WriteManifestFd(fd.get(), **manifest).ok());
+  }
+  g.Away(2);
+  {
+    auto f = g.Open();  // the shrink replayed with disk 2 lost
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_EQ((*f)->size(), row) << "the shrink was not replayed: the test proves nothing";
+    ASSERT_TRUE((*f)->Truncate(4 * row).ok());
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
+  model = model.substr(0, row) + std::string(3 * row, '\0');
+  for (uint32_t d : {0u, 1u, 3u}) EXPECT_TRUE(fs::exists(g.Record(d, 2))) << "disk " << d;
+  g.Back(2);
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    EXPECT_TRUE(ReadAll(**f) == model) << "disk 2's units of the rows cut were served";
+  }
+  auto scrub = g.RunScrub();
+  ASSERT_TRUE(scrub.ok()) << scrub.error().message();
+  EXPECT_TRUE(scrub->stale.empty());
+  EXPECT_TRUE(g.ScrubClean());
+  g.Away(0);
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  EXPECT_TRUE(ReadAll(**f) == model) << "the resynced disk's units are not the file's";
 }
 
 // A writer killed with SIGKILL while it writes and fsyncs with a disk lost: every fsync'ed block
