@@ -226,7 +226,19 @@ Status RowScanner::CutToFile(uint32_t disk) {
   // The header first when cutting (it never says more than the part holds); rows past the end
   // lose their sums, so a file grown again reads zero blocks there.
   GRAPHFS_RETURN_IF_ERROR(dk.sums->SetPartLength(std::min(*now, share)));
-  GRAPHFS_RETURN_IF_ERROR(dk.sums->CutRows(map_.Rows(size)));
+  const uint64_t rows = map_.Rows(size);
+  GRAPHFS_RETURN_IF_ERROR(dk.sums->CutRows(rows));
+  if (rows > 0) {
+    // The last row's unit on this disk may be shorter than the part held (the file shrank while
+    // the disk was lost): the resync rewrote its blocks up to its new end, and the blocks past it
+    // are cut from the part, so their sums are made the zero blocks' — else, once the file grows
+    // again, they read as damaged, and as EIO with K other disks lost.
+    const uint64_t last = rows - 1, b = m_.sum_block, at = last * map_.unit();
+    const uint64_t kept = map_.RowUnitLength(last, map_.DiskSlot(last, disk), size);
+    const uint64_t held = *now > at ? std::min<uint64_t>(map_.unit(), *now - at) : 0;
+    const uint64_t from = (kept + b - 1) / b, to = (held + b - 1) / b;
+    if (to > from) GRAPHFS_RETURN_IF_ERROR(dk.sums->Write(last, from, std::vector<uint64_t>(to - from, 0)));
+  }
   if (*now > share) GRAPHFS_RETURN_IF_ERROR(dk.part->Truncate(share));
   dk.dirty = true;
   return Status::Ok();

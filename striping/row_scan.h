@@ -77,8 +77,9 @@ class RowScanner {
   // The rows disk `disk` missed while it was lost, when the file's records name it.
   const std::optional<StaleRows>& stale(uint32_t disk) const { return disks_[disk].stale; }
   // A resync of disk `disk` is done (every row its records mark rewritten): its part and its sums
-  // are cut to the file's size (it may have shrunk while the disk was lost) and their header says
-  // the part's length. Sync makes it durable.
+  // are cut to the file's size (it may have shrunk while the disk was lost) — the sums of the
+  // last row's blocks past the disk's unit made zero blocks' — and their header says the part's
+  // length. Sync makes it durable.
   Status CutToFile(uint32_t disk);
 
   // Reads the slots of row `row` that `want` lists (all when empty) into their buffers and

@@ -359,6 +359,43 @@ TEST(DegradedWrite, AShrinkReplayedWithADiskLostMarksTheRowsItCutForIt) {
   EXPECT_TRUE(ReadAll(**f) == model) << "the resynced disk's units are not the file's";
 }
 
+// The file cut in the middle of a lost disk's unit, the disk back and resynced: the blocks of that
+// unit past the cut are gone from the disk's part, and their sums must be the zero blocks' too —
+// grown again, the file reads zeros there with another disk gone, and the scrub finds nothing.
+TEST(DegradedWrite, AResyncAfterAShrinkLeavesZeroSumsPastTheDisksUnitInTheLastRow) {
+  const uint64_t row = 3 * kUnit;  // N = 4, K = 1
+  std::string model = RandomBytes(4 * row, 240);
+  Graph g(4, 1, model);
+  const StripeMap map = *StripeMap::Create(g.manifest.layout);
+  const uint32_t lost = map.SlotDisk(2, 0), other = (lost + 1) % 4;
+  // Inside row 2's first data unit, on `lost`: its last sum block (of four) lies wholly past the cut.
+  const uint64_t cut = 2 * row + kUnit / 2 + 100;
+  static_assert(kUnit / 2 + 100 <= kUnit - testing::ParityGraph::kBlock);
+  g.Away(lost);
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_TRUE((*f)->Truncate(cut).ok());
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
+  g.Back(lost);
+  auto scrub = g.RunScrub();
+  ASSERT_TRUE(scrub.ok()) << scrub.error().message();
+  ASSERT_TRUE(scrub->stale.empty());
+  {
+    auto f = g.Open();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    ASSERT_TRUE((*f)->Truncate(4 * row).ok());
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
+  model = model.substr(0, cut) + std::string(4 * row - cut, '\0');
+  EXPECT_TRUE(g.ScrubClean());
+  g.Away(other);
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  EXPECT_TRUE(ReadAll(**f) == model);
+}
+
 // A writer killed with SIGKILL while it writes and fsyncs with a disk lost: every fsync'ed block
 // is there at the next open (still degraded), and again once the disk is back and resynced.
 TEST(DegradedWrite, AWriterKilledWhileWritingDegradedLosesNothingFsynced) {
