@@ -42,6 +42,20 @@ std::optional<LiveMount> FindLiveMount(const std::string& path) {
   return found;
 }
 
+Result<bool> MountReadsDiskFrom(const LiveMount& mount, uint32_t disk, const std::string& dir) {
+  const std::string file = mount.mountpoint + "/.graphfs/disks";
+  auto text = ReadSmallFile(file);
+  if (!text.ok()) return text.error();
+  try {
+    for (const auto& d : nlohmann::json::parse(*text).at("disks"))
+      if (d.at("index").get<uint32_t>() == disk)
+        return d.at("path").get<std::string>() == dir && d.at("state").get<std::string>() == "healthy";
+  } catch (const std::exception& e) {
+    return Error(EIO, file + ": " + e.what());
+  }
+  return false;
+}
+
 Result<nlohmann::json> RunInDaemon(const LiveMount& mount, const std::string& line, bool progress, const char* tool) {
   const std::string file = mount.mountpoint + "/.graphfs/disks";
   {

@@ -113,8 +113,8 @@ struct Target {
   bool is_disk = false;
 };
 
-// What the new directory holds decides whether to start, resume, or refuse (or, offline, see
-// whether the disk is in place already: InPlace).
+// What the new directory holds decides whether to start, resume, or refuse (or, when it is the
+// disk, whether it is in place already: CheckRebuiltInPlace).
 Result<Target> CheckTarget(const std::string& to, const DiskRegistry& registry, uint32_t disk) {
   struct stat st;
   if (::stat(to.c_str(), &st) != 0) return Error::FromErrno(to);

@@ -1,22 +1,13 @@
 #include "striping/rebuild_in_place.h"
 
-#include <limits.h>
-#include <stdlib.h>
+#include <filesystem>
+#include <system_error>
 
 #include "striping/disk_backend.h"
 #include "striping/stripe_map.h"
 #include "striping/unit_sums.h"
 
 namespace graphfs {
-
-namespace {
-
-std::string RealPath(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
-}
-
-}  // namespace
 
 Status CheckRebuiltInPlace(const SetFiles& found, DiskRegistry registry, uint32_t disk, const std::string& to) {
   const std::string is_disk =
@@ -26,7 +17,8 @@ Status CheckRebuiltInPlace(const SetFiles& found, DiskRegistry registry, uint32_
   for (const std::string& g : found.graph_dirs) {
     auto r = ReadRegistry(g);
     if (!r.ok()) return r.error();
-    if (disk >= r->disks.size() || RealPath(r->disks[disk]) != to)
+    std::error_code ec;  // a path that cannot be resolved is not `to`
+    if (disk >= r->disks.size() || std::filesystem::weakly_canonical(r->disks[disk], ec).string() != to)
       return Error(EEXIST, is_disk + ", but " + g + "/" + kRegistryDir + "/" + kRegistryFile + " names " +
                                (disk < r->disks.size() ? r->disks[disk] : std::string("no path")) +
                                " for it: nothing to rebuild, and no registry switched");

@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
       "mounted again. "
       "Exit status: 0 when the disk was rebuilt and the registries switched, or when DIR is the disk already (a "
       "finished rebuild run again: its identity, every registry naming it, every file's part and sums there, no "
-      "write-intent record naming it; nothing is written); 1 when it failed or DIR is the disk but not all of that "
+      "write-intent record naming it — or, mounted, the mount reading the disk from DIR, healthy; nothing is "
+      "written); 1 when it failed or DIR is the disk but not all of that "
       "holds (the message says why; nothing switched); 2 for bad arguments.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2 as the
@@ -76,6 +77,19 @@ int main(int argc, char** argv) {
       if (::realpath(req.to.c_str(), to) == nullptr) {
         std::fprintf(stderr, "graphfs-rebuild: %s: %s\n", req.to.c_str(), std::strerror(errno));
         return 1;
+      }
+      // A rerun after the daemon's rebuild (or for a disk never lost): the daemon would refuse a
+      // disk it does not miss; what it reads says the rebuild is done.
+      auto in_place = graphfs::MountReadsDiskFrom(*live, req.disk, to);
+      if (!in_place.ok()) {
+        std::fprintf(stderr, "graphfs-rebuild: %s\n", in_place.error().message().c_str());
+        return 1;
+      }
+      if (*in_place) {
+        std::printf("graphfs-rebuild: disk %u is %s already (rebuilt there, or never lost): the mount at %s reads it "
+                    "there and finds it healthy; nothing to rebuild\n",
+                    req.disk, to, live->mountpoint.c_str());
+        return 0;
       }
       std::fprintf(stderr, "graphfs-rebuild: %s is mounted at %s: its daemon rebuilds disk %u\n",
                    live->source.c_str(), live->mountpoint.c_str(), req.disk);

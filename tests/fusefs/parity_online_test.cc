@@ -515,6 +515,11 @@ TEST_F(ParityOnline, TheToolsHandTheirWorkToTheMount) {
   EXPECT_NE(ReadFile(out).find("is mounted at " + mnt), std::string::npos) << ReadFile(out);
   EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
   EXPECT_EQ(Stats()["disks"][0]["path"], to);
+  // Run again: the mount reads the disk from there, healthy — done, nothing handed over.
+  EXPECT_EQ(run(std::string(GRAPHFS_REBUILD_TOOL) + " -q --disk 0 --to " + to + " " + graph), 0) << ReadFile(out);
+  EXPECT_NE(ReadFile(out).find("disk 0 is " + std::filesystem::canonical(to).string() + " already"), std::string::npos)
+      << ReadFile(out);
+  EXPECT_EQ(ReadFile(out).find("its daemon rebuilds"), std::string::npos) << ReadFile(out);
   // A refusal by the daemon is the tool's failure, with the reason.
   EXPECT_EQ(run(std::string(GRAPHFS_REBUILD_TOOL) + " -q --disk 0 --to " + tmp.Sub("again") + " " + graph), 1);
   EXPECT_NE(ReadFile(out).find("is not missing from the mount"), std::string::npos) << ReadFile(out);
