@@ -42,18 +42,21 @@ std::optional<LiveMount> FindLiveMount(const std::string& path) {
   return found;
 }
 
-Result<bool> MountReadsDiskFrom(const LiveMount& mount, uint32_t disk, const std::string& dir) {
+Result<std::optional<std::string>> MountReadsDiskFrom(const LiveMount& mount, uint32_t disk, const std::string& dir) {
   const std::string file = mount.mountpoint + "/.graphfs/disks";
   auto text = ReadSmallFile(file);
   if (!text.ok()) return text.error();
   try {
-    for (const auto& d : nlohmann::json::parse(*text).at("disks"))
-      if (d.at("index").get<uint32_t>() == disk)
-        return d.at("path").get<std::string>() == dir && d.at("state").get<std::string>() == "healthy";
+    const nlohmann::json j = nlohmann::json::parse(*text);  // kept: the loop iterates a part of it
+    for (const auto& d : j.at("disks")) {
+      if (d.at("index").get<uint32_t>() != disk || d.at("path").get<std::string>() != dir) continue;
+      const std::string state = d.at("state").get<std::string>();
+      if (state != "missing" && state != "stale") return std::optional<std::string>(state);
+    }
   } catch (const std::exception& e) {
     return Error(EIO, file + ": " + e.what());
   }
-  return false;
+  return std::optional<std::string>();
 }
 
 Result<nlohmann::json> RunInDaemon(const LiveMount& mount, const std::string& line, bool progress, const char* tool) {

@@ -31,11 +31,12 @@ std::optional<LiveMount> FindLiveMount(const std::string& path);
 // task that ended otherwise.
 Result<nlohmann::json> RunInDaemon(const LiveMount& mount, const std::string& line, bool progress, const char* tool);
 
-// Whether the mount already reads disk `disk` of its set from `dir` (absolute) and finds it healthy
-// (MOUNT/.graphfs/disks: its path and state): a rebuild onto `dir` is then done — its daemon
-// switched the disk in once it was read back, or mounted it from the registries, whose identity
-// it checked — and a rerun has nothing to hand over. Errors: the file unread or not the JSON the
-// daemon writes.
-Result<bool> MountReadsDiskFrom(const LiveMount& mount, uint32_t disk, const std::string& dir);
+// The state the mount gives disk `disk` of its set when it reads it from `dir` (absolute) and it
+// is neither missing nor stale (MOUNT/.graphfs/disks: its path and state): a rebuild onto `dir` is
+// then done — its daemon switched the disk in once it was read back, or mounted it from the
+// registries, whose identity it checked — and a rerun has nothing to hand over. "failing" or
+// "avoided" count: they are I/O errors seen since, which a rebuild onto the same directory would
+// not mend. nullopt otherwise. Errors: the file unread or not the JSON the daemon writes.
+Result<std::optional<std::string>> MountReadsDiskFrom(const LiveMount& mount, uint32_t disk, const std::string& dir);
 
 }  // namespace graphfs

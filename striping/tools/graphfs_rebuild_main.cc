@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
       "mounted again. "
       "Exit status: 0 when the disk was rebuilt and the registries switched, or when DIR is the disk already (a "
       "finished rebuild run again: its identity, every registry naming it, every file's part and sums there, no "
-      "write-intent record naming it — or, mounted, the mount reading the disk from DIR, healthy; nothing is "
+      "write-intent record naming it — or, mounted, the mount reading the disk from DIR, neither missing nor stale; "
+      "nothing is "
       "written); 1 when it failed or DIR is the disk but not all of that "
       "holds (the message says why; nothing switched); 2 for bad arguments.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
@@ -87,8 +88,8 @@ int main(int argc, char** argv) {
       }
       if (*in_place) {
         std::printf("graphfs-rebuild: disk %u is %s already (rebuilt there, or never lost): the mount at %s reads it "
-                    "there and finds it healthy; nothing to rebuild\n",
-                    req.disk, to, live->mountpoint.c_str());
+                    "there (%s); nothing to rebuild\n",
+                    req.disk, to, live->mountpoint.c_str(), (*in_place)->c_str());
         return 0;
       }
       std::fprintf(stderr, "graphfs-rebuild: %s is mounted at %s: its daemon rebuilds disk %u\n",
