@@ -60,9 +60,8 @@ int main(int argc, char** argv) {
       "Exit status: 0 when the disk was rebuilt and the registries switched, or when DIR is the disk already (a "
       "finished rebuild run again: its identity, every registry naming it, every file's part and sums there, no "
       "write-intent record naming it — or, mounted, the mount reading the disk from DIR, neither missing nor stale; "
-      "nothing is "
-      "written); 1 when it failed or DIR is the disk but not all of that "
-      "holds (the message says why; nothing switched); 2 for bad arguments.");
+      "nothing is written); 1 when it failed or DIR is the disk but not all of that holds (the message says why; "
+      "nothing switched); 2 for bad arguments.");
   graphfs::AddManPageFlag(app);  // --help-man: the manual page (packaging/)
   // --help exits 0; anything CLI11 refuses (a bad size among it) is a usage error, status 2 as the
   // footer says.
