@@ -99,6 +99,9 @@ struct ChunkInfo {
   uint32_t num_sources = 0;  // distinct sources (0: unknown); a job with this many active needs it all
   bool diagonal = false;     // of a diagonal block (i, i)
   uint64_t stored_length = 0;  // compressed: its frame's bytes on the disks (0: `length`, as it is)
+  // Its target partition (j of block (i, j)). An LP's chunks are grouped by it (lp_selection.cc
+  // says why); all 0 (unknown) leaves the priority order as it is.
+  uint32_t column = 0;
 };
 
 // A chunk's bytes on one disk of a striped file.

@@ -151,6 +151,30 @@ TEST(LpScheduler, HighestPriorityChunksFirstThenSortedById) {
   EXPECT_EQ(Ids(g->held), (std::set<uint64_t>{0, 7}));
 }
 
+// An engine adds into a window of one target partition at a time (engines/core/target_sums.h):
+// an LP's chunks are grouped by column, the first pick's column first, though the priorities
+// alternate between columns.
+TEST(LpScheduler, AnLpHoldsTheChunksOfItsFirstPicksColumnBeforeOthers) {
+  // Priority grows with the id; chunk id's column is id % 4: by priority alone an LP of two
+  // chunks holds two columns ({6, 7}).
+  Catalog cat(8, 100, [](uint64_t id) { return 1.0 + static_cast<double>(id); });
+  for (uint64_t i = 0; i < 8; ++i) cat.chunks[i].column = static_cast<uint32_t>(i % 4);
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  ASSERT_TRUE(s.AddJob(1, 200).ok());
+  std::vector<ActiveChunk> all;
+  for (uint64_t id = 0; id < 8; ++id) all.push_back({id, 2, 0});
+  ASSERT_TRUE(s.SetActive(1, all, 0).ok());
+  std::vector<std::set<uint64_t>> lps;
+  for (int round = 0; round < 8; ++round) {
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok()) << g.error().message();
+    if (g->end) break;
+    lps.push_back(Ids(g->held));
+  }
+  // Columns in the order of their best chunk (7, 6, 5, 4), each whole in one LP.
+  EXPECT_EQ(lps, (std::vector<std::set<uint64_t>>{{3, 7}, {2, 6}, {1, 5}, {0, 4}}));
+}
+
 // Equal priorities (a dense job: every chunk's claim alike) and one block each: with
 // diagonal_first, the chunks of diagonal blocks come first; without, the lowest ids.
 TEST(LpScheduler, DiagonalBlocksFirstAmongEqualPriorities) {

@@ -200,7 +200,8 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
       }
     }
     catalog.push_back({c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(),
-                       c.num_sources, c.block_i == c.block_j, compressed ? std::max<uint64_t>(stored, 1) : 0});
+                       c.num_sources, c.block_i == c.block_j, compressed ? std::max<uint64_t>(stored, 1) : 0,
+                       static_cast<uint32_t>(c.block_j)});
   }
   // The LPs' memory (and, while the graph has jobs, its cached units'): sparse, far larger than
   // the window and the cache so that it never fragments into refusals; what is in use is bounded
