@@ -68,6 +68,7 @@ std::optional<LpScheduler::LoadPlan> LpScheduler::TakePlan() {
       idle_cv_.notify_all();
       continue;
     }
+    last_column_ = chunks_[sel->ids.back()].column;  // ids ascending: the view ends in it
     LoadPlan plan;
     plan.lp_ = MakeLp(*sel);
     while (!Room(plan.lp_->size) && DropSpare()) {

@@ -18,6 +18,11 @@
 //     Nj = blocks job j still needs, |J_P| = jobs needing P
 //   then (Options::diagonal_first) chunks of diagonal blocks (i, i) — CLIP's diagonal-first
 //   order, where loaded-data reentry gains most —, then chunk id.
+// Within an LP the chunks are then grouped by target partition (ChunkInfo::column): the first
+// pick's column first (the column the LP planned before ended in, where a job needs a chunk
+// there), the others in the order of their best chunk. An engine sums into one target
+// partition's window at a time and moves it out when it leaves the partition; LPs that each
+// lay in every column cost it a flush per target and LP (lp_selection.cc).
 //
 // The first chunk picked is the best one needed by the job that has waited longest with
 // nothing queued (else by the job with the fewest bytes queued), so every LP serves a job
@@ -473,6 +478,9 @@ class LpScheduler {
   static constexpr uint64_t kPlanMemoExtents = 64 * 1024;
   mutable std::map<uint64_t, PlanMemo> plan_memo_;  // by chunk
   mutable uint64_t plan_memo_extents_ = 0;
+  // The column (ChunkInfo::column) the view of the LP planned last ends in: the next LP's first
+  // pick is of it when a job it serves needs one there (lp_selection.cc). mu_ held.
+  uint32_t last_column_ = UINT32_MAX;
 };
 
 }  // namespace graphfs::chunkindex

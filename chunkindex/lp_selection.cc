@@ -78,6 +78,22 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
   // A dense `first_for` needs every chunk, so its order does not change.
   if (!guess)
     std::stable_partition(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
+  // The first pick is the best chunk `first_for` needs (a waiting job, else the one with the
+  // least queued), so every LP serves it — of the column the LP planned before ended in, when
+  // it needs one there (below).
+  if (candidates.empty()) return s;
+  uint64_t first_id = candidates.front().id;
+  {
+    auto best = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
+    auto here = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+      return asked[c.id] && chunks_[c.id].column == last_column_;
+    });
+    if (here != candidates.end() && !options_.diagonal_first) {
+      first_id = here->id;
+    } else if (best != candidates.end()) {
+      first_id = best->id;
+    }
+  }
   // Then grouped by target partition (column of blocks): the first pick's column first, the
   // others in the order of their best chunk, priority order within each. An engine adds into a
   // window of the target partition it is in and moves the window's sums out when it leaves it
@@ -85,20 +101,21 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
   // so with ~30 LPs an iteration each target got a flush (a scattered atomic add) per LP —
   // about one per edge, where a stream over `column` has one per target and pass: 2.6 of
   // pagerank-delta's 12 CPU-s through the mount at f = 1/2 against 0.46 on plain
-  // (docs/memory-as-cache.md, twenty-second part). Which chunks an iteration loads is unchanged;
-  // an LP that fits the iteration is unchanged; the asked chunks still come first. Not with
-  // diagonal_first, whose point is the order across columns.
+  // (docs/memory-as-cache.md, twenty-second part). A job reads an LP in chunk order, so the
+  // next LP starting in the column this one ended in keeps the window where it is. Which
+  // chunks an iteration loads is unchanged; an LP that fits the iteration is unchanged; the
+  // asked chunks still come first. Not with diagonal_first, whose point is the order across
+  // columns.
   if (!options_.diagonal_first) {
     std::unordered_map<uint32_t, size_t> rank;  // column -> order of first appearance
+    rank.emplace(chunks_[first_id].column, 0);
     for (const Candidate& c : candidates) rank.emplace(chunks_[c.id].column, rank.size());
     std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
       return std::pair(!asked[a.id] && !guess, rank[chunks_[a.id].column]) <
              std::pair(!asked[b.id] && !guess, rank[chunks_[b.id].column]);
     });
   }
-  // The first pick is the best chunk `first_for` needs (a waiting job, else the one with the
-  // least queued), so every LP serves it. The
-  // budget counts what each chunk's plan holds; after this many chunks in a row that do not
+  // The budget counts what each chunk's plan holds; after this many chunks in a row that do not
   // fit, the LP is full enough (planning every remaining chunk would cost more than it gains).
   constexpr int kMisfitsBeforeFull = 64;
 
@@ -126,8 +143,7 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
     if (balance) for_each_disk(c, plan.bytes, [&](uint32_t d, uint64_t b) { on_disk[d] += b; });
     picked.emplace_back(c, std::move(plan));
   };
-  auto first = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return asked[c.id]; });
-  take(first->id, Plan(first->id, takers));
+  take(first_id, Plan(first_id, takers));
 
   struct Deferred {
     uint64_t id;
@@ -138,7 +154,7 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
   std::vector<Deferred> deferred;  // priority order
   int misfits = 0;
   for (const Candidate& c : candidates) {
-    if (c.id == first->id) continue;
+    if (c.id == first_id) continue;
     const uint64_t least = std::min(chunks_[c.id].length, MinPlanBytes(c.id, takers));
     if (s.bytes + least > budget) {
       if (++misfits >= kMisfitsBeforeFull) break;

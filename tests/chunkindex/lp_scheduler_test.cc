@@ -175,6 +175,32 @@ TEST(LpScheduler, AnLpHoldsTheChunksOfItsFirstPicksColumnBeforeOthers) {
   EXPECT_EQ(lps, (std::vector<std::set<uint64_t>>{{3, 7}, {2, 6}, {1, 5}, {0, 4}}));
 }
 
+// A job reads an LP in chunk order: the next LP starts in the column the one before ended in,
+// so that the engine's window stays where it is.
+TEST(LpScheduler, TheNextLpStartsInTheColumnTheLastEndedIn) {
+  // Column 0: chunks 0-2 (priorities 100, 99, 10); column 1: chunks 3-4 (50, 49); column 2:
+  // chunk 5 (5). An LP holds two chunks.
+  const double degree[] = {100, 99, 10, 50, 49, 5};
+  Catalog cat(6, 100, [&](uint64_t id) { return degree[id]; });
+  const uint32_t column[] = {0, 0, 0, 1, 1, 2};
+  for (uint64_t i = 0; i < 6; ++i) cat.chunks[i].column = column[i];
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  ASSERT_TRUE(s.AddJob(1, 200).ok());
+  std::vector<ActiveChunk> all;
+  for (uint64_t id = 0; id < 6; ++id) all.push_back({id, 2, 0});
+  ASSERT_TRUE(s.SetActive(1, all, 0).ok());
+  std::vector<std::set<uint64_t>> lps;
+  for (int round = 0; round < 6; ++round) {
+    auto g = AskNow(s, 1);
+    ASSERT_TRUE(g.ok()) << g.error().message();
+    if (g->end) break;
+    lps.push_back(Ids(g->held));
+  }
+  // {0, 1} ends in column 0, so the next starts with chunk 2 there (by priority alone column
+  // 1's {3, 4} would come next) and fills up with column 1's best; it ends in column 1.
+  EXPECT_EQ(lps, (std::vector<std::set<uint64_t>>{{0, 1}, {2, 3}, {4, 5}}));
+}
+
 // Equal priorities (a dense job: every chunk's claim alike) and one block each: with
 // diagonal_first, the chunks of diagonal blocks come first; without, the lowest ids.
 TEST(LpScheduler, DiagonalBlocksFirstAmongEqualPriorities) {
