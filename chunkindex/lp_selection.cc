@@ -88,7 +88,7 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
     auto here = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
       return asked[c.id] && chunks_[c.id].column == last_column_;
     });
-    if (here != candidates.end() && !options_.diagonal_first) {
+    if (here != candidates.end()) {
       first_id = here->id;
     } else if (best != candidates.end()) {
       first_id = best->id;
@@ -104,9 +104,9 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
   // (docs/memory-as-cache.md, twenty-second part). A job reads an LP in chunk order, so the
   // next LP starting in the column this one ended in keeps the window where it is. Which
   // chunks an iteration loads is unchanged; an LP that fits the iteration is unchanged; the
-  // asked chunks still come first. Not with diagonal_first, whose point is the order across
-  // columns.
-  if (!options_.diagonal_first) {
+  // asked chunks still come first. Diagonal chunks (Options::diagonal_first, the mount's
+  // default) still come first among equal priorities within their column.
+  {
     std::unordered_map<uint32_t, size_t> rank;  // column -> order of first appearance
     rank.emplace(chunks_[first_id].column, 0);
     for (const Candidate& c : candidates) rank.emplace(chunks_[c.id].column, rank.size());
