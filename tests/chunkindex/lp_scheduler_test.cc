@@ -151,6 +151,25 @@ TEST(LpScheduler, HighestPriorityChunksFirstThenSortedById) {
   EXPECT_EQ(Ids(g->held), (std::set<uint64_t>{0, 7}));
 }
 
+// The LPs one job gets, in order, for an iteration that needs every chunk of `cat` (its chunks'
+// columns set), LPs of at most `partition_bytes`: each LP's chunk ids.
+std::vector<std::set<uint64_t>> LpsOfADenseIteration(Catalog& cat, uint64_t partition_bytes) {
+  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
+  EXPECT_TRUE(s.AddJob(1, partition_bytes).ok());
+  std::vector<ActiveChunk> all;
+  for (uint64_t id = 0; id < cat.chunks.size(); ++id) all.push_back({id, 2, 0});
+  EXPECT_TRUE(s.SetActive(1, all, 0).ok());
+  std::vector<std::set<uint64_t>> lps;
+  for (size_t round = 0; round <= cat.chunks.size(); ++round) {
+    auto g = AskNow(s, 1);
+    EXPECT_TRUE(g.ok()) << g.error().message();
+    if (!g.ok() || g->end) return lps;
+    lps.push_back(Ids(g->held));
+  }
+  ADD_FAILURE() << "no end after an LP per chunk";
+  return lps;
+}
+
 // An engine adds into a window of one target partition at a time (engines/core/target_sums.h):
 // an LP's chunks are grouped by column, the first pick's column first, though the priorities
 // alternate between columns.
@@ -159,20 +178,8 @@ TEST(LpScheduler, AnLpHoldsTheChunksOfItsFirstPicksColumnBeforeOthers) {
   // chunks holds two columns ({6, 7}).
   Catalog cat(8, 100, [](uint64_t id) { return 1.0 + static_cast<double>(id); });
   for (uint64_t i = 0; i < 8; ++i) cat.chunks[i].column = static_cast<uint32_t>(i % 4);
-  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
-  ASSERT_TRUE(s.AddJob(1, 200).ok());
-  std::vector<ActiveChunk> all;
-  for (uint64_t id = 0; id < 8; ++id) all.push_back({id, 2, 0});
-  ASSERT_TRUE(s.SetActive(1, all, 0).ok());
-  std::vector<std::set<uint64_t>> lps;
-  for (int round = 0; round < 8; ++round) {
-    auto g = AskNow(s, 1);
-    ASSERT_TRUE(g.ok()) << g.error().message();
-    if (g->end) break;
-    lps.push_back(Ids(g->held));
-  }
   // Columns in the order of their best chunk (7, 6, 5, 4), each whole in one LP.
-  EXPECT_EQ(lps, (std::vector<std::set<uint64_t>>{{3, 7}, {2, 6}, {1, 5}, {0, 4}}));
+  EXPECT_EQ(LpsOfADenseIteration(cat, 200), (std::vector<std::set<uint64_t>>{{3, 7}, {2, 6}, {1, 5}, {0, 4}}));
 }
 
 // A job reads an LP in chunk order: the next LP starts in the column the one before ended in,
@@ -184,21 +191,9 @@ TEST(LpScheduler, TheNextLpStartsInTheColumnTheLastEndedIn) {
   Catalog cat(6, 100, [&](uint64_t id) { return degree[id]; });
   const uint32_t column[] = {0, 0, 0, 1, 1, 2};
   for (uint64_t i = 0; i < 6; ++i) cat.chunks[i].column = column[i];
-  DrivenScheduler s(cat.chunks, cat.Loader(), {.prefetch_next = false});
-  ASSERT_TRUE(s.AddJob(1, 200).ok());
-  std::vector<ActiveChunk> all;
-  for (uint64_t id = 0; id < 6; ++id) all.push_back({id, 2, 0});
-  ASSERT_TRUE(s.SetActive(1, all, 0).ok());
-  std::vector<std::set<uint64_t>> lps;
-  for (int round = 0; round < 6; ++round) {
-    auto g = AskNow(s, 1);
-    ASSERT_TRUE(g.ok()) << g.error().message();
-    if (g->end) break;
-    lps.push_back(Ids(g->held));
-  }
   // {0, 1} ends in column 0, so the next starts with chunk 2 there (by priority alone column
   // 1's {3, 4} would come next) and fills up with column 1's best; it ends in column 1.
-  EXPECT_EQ(lps, (std::vector<std::set<uint64_t>>{{0, 1}, {2, 3}, {4, 5}}));
+  EXPECT_EQ(LpsOfADenseIteration(cat, 200), (std::vector<std::set<uint64_t>>{{0, 1}, {2, 3}, {4, 5}}));
 }
 
 // Equal priorities (a dense job: every chunk's claim alike) and one block each: with
