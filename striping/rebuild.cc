@@ -443,11 +443,11 @@ Result<PreparedRebuildPtr> PrepareRebuild(const RebuildRequest& req) {
                                " already: nothing to rebuild");
     // A finished run's rerun (or the disk never lost): done, when the disks prove it. Nothing
     // is written, so no hold is taken and no journal replayed.
-    GRAPHFS_RETURN_IF_ERROR(CheckRebuiltInPlace(*found_ptr, registry, req.disk, report.to));
+    auto with_part = CheckRebuiltInPlace(*found_ptr, registry, req.disk, report.to);
+    if (!with_part.ok()) return with_part.error();
     report.in_place = true;
     report.registries = found_ptr->graph_dirs;
-    for (const StripedFileRef& f : found_ptr->files)
-      report.files += StripeMap::Create(f.manifest.layout)->PartSize(req.disk, f.manifest.stored_size()) > 0;
+    report.files = *with_part;
     return prep;
   }
   const std::optional<RebuildRecord>& resume = target->resume;

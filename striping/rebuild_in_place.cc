@@ -9,7 +9,7 @@
 
 namespace graphfs {
 
-Status CheckRebuiltInPlace(const SetFiles& found, DiskRegistry registry, uint32_t disk, const std::string& to) {
+Result<uint64_t> CheckRebuiltInPlace(const SetFiles& found, DiskRegistry registry, uint32_t disk, const std::string& to) {
   const std::string is_disk =
       to + " is disk " + std::to_string(disk) + " of set " + registry.set_id + " already (its identity says so)";
   // A registry that names another path for the disk was not switched: the directory is not where
@@ -31,11 +31,13 @@ Status CheckRebuiltInPlace(const SetFiles& found, DiskRegistry registry, uint32_
                                    "graphfs-scrub resyncs it");
   auto backend = OpenDiskBackend(to);
   if (!backend.ok()) return backend.error();
+  uint64_t with_part = 0;
   for (const StripedFileRef& f : found.files) {
     auto map = StripeMap::Create(f.manifest.layout);
     if (!map.ok()) return map.error().Wrap(f.path);
     const uint64_t share = map->PartSize(disk, f.manifest.stored_size());
     if (share == 0) continue;
+    ++with_part;
     auto part = (*backend)->Open(f.manifest.file_id, {});
     auto size = part.ok() ? (*part)->Size() : Result<uint64_t>(part.error());
     auto sums = UnitSums::Open(**backend, SumsHeaderOf(f.manifest, disk), /*writable=*/false);
@@ -47,7 +49,7 @@ Status CheckRebuiltInPlace(const SetFiles& found, DiskRegistry registry, uint32_
       return Error(EEXIST, is_disk + ", but it does not hold " + f.path + " whole (" + wrong +
                                "): graphfs-scrub reports the damage; rebuild onto a new, empty directory to replace it");
   }
-  return Status::Ok();
+  return with_part;
 }
 
 }  // namespace graphfs

@@ -18,7 +18,8 @@ namespace graphfs {
 // (CheckTarget found so). Ok when it is the disk in place: every registry of the graphs found
 // names `to` for the disk, the set opens with it and no write-intent record names it (it missed
 // no write), and it holds each file's part (as long as its share) and sums. Else EEXIST saying
-// which of these fails and what to do instead (nothing was written).
-Status CheckRebuiltInPlace(const SetFiles& found, DiskRegistry registry, uint32_t disk, const std::string& to);
+// which of these fails and what to do instead (nothing was written). Returns how many of the files
+// have a part on the disk.
+Result<uint64_t> CheckRebuiltInPlace(const SetFiles& found, DiskRegistry registry, uint32_t disk, const std::string& to);
 
 }  // namespace graphfs
