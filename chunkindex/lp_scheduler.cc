@@ -74,6 +74,7 @@ Status LpScheduler::AddJob(uint64_t job, uint64_t partition_bytes) {
   j->partition_bytes = partition_bytes;
   j->need.assign(chunks_.size(), 0);
   j->todo.assign(chunks_.size(), 0);
+  j->coverage.assign(chunks_.size(), Job::Coverage{});
   j->tick = ticks_;
   jobs_[job] = std::move(j);
   stats_.jobs = jobs_.size();

@@ -236,6 +236,13 @@ class LpScheduler {
     // the daemon and the job about as much as scanning this many edges (docs/memory-as-cache.md,
     // "Dense iterations"). 0: always the runs.
     uint32_t scan_edges_per_run = 32;
+    // A job whose active sources' edges are at least this share of a chunk's bytes reads it
+    // whole too (the rule above counts sources; in a skewed graph a third of the sources may
+    // hold nearly all the edges). The share is known only once the job's runs in the chunk
+    // were cut for its current active set; from then on the chunk is whole for it in every plan
+    // and view, instead of its runs cut again for each (docs/memory-as-cache.md, twenty-third
+    // part). 0 (or above 1): never.
+    double edge_dense_share = 0.875;
     // Where the file's bytes lie (a striped file): per chunk, its bytes on each disk it touches;
     // `disks` their count (below 2, or no list: no balancing). Chunks the cache holds are weighed like the others: counting them as free
     // made LPs less balanced, not more (BENCHMARKS.md, issue 16) — what a small cache holds
@@ -404,6 +411,11 @@ class LpScheduler {
   // Whether `active` sources of chunk c are enough that their runs would cost more than the whole
   // chunk (Options::scan_edges_per_run): a job with that many reads the chunk whole.
   bool Dense(uint64_t c, uint64_t active) const;
+  // Whether job j's runs in chunk c, cut for its current active set, held at least
+  // Options::edge_dense_share of the chunk's bytes: it then reads the chunk whole.
+  bool EdgeDense(const Job& j, uint64_t c) const;
+  // Records what job j's runs `runs` in chunk c hold, for EdgeDense.
+  void NoteCoverage(const Job& j, uint64_t c, std::span<const ByteRun> runs) const;
   // Job j's view of chunk c in `lp` (its extents [first, last)); false if the extents miss
   // some of its active sources' edges (its active set changed since the LP was planned).
   bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,

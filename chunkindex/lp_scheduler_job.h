@@ -28,6 +28,15 @@ struct LpScheduler::Job {
   uint64_t remaining_bytes = 0;
   bool in_iteration = false;
   uint64_t tick = 0;  // the scheduler's SetActive count at its last one
+  // Per chunk: the share of its bytes its active sources' edges held when their runs were last
+  // cut, and the tick they were cut at (LpScheduler::EdgeDense). Cutting runs is the scheduler's
+  // largest cost where most sources are active; a share measured once an active set serves
+  // every later plan and view of the chunk for that set.
+  struct Coverage {
+    uint64_t tick = UINT64_MAX;
+    float share = 0;
+  };
+  mutable std::vector<Coverage> coverage;
   bool waiting = false;  // an ask is parked
   uint64_t ticket = 0;   //   under this ticket
   Clock::time_point wait_start;

@@ -244,6 +244,20 @@ bool LpScheduler::Dense(uint64_t c, uint64_t active) const {
   return options_.scan_edges_per_run > 0 && active * options_.scan_edges_per_run >= edges;
 }
 
+bool LpScheduler::EdgeDense(const Job& j, uint64_t c) const {
+  const double share = options_.edge_dense_share;
+  if (share <= 0 || share > 1 || c >= j.coverage.size()) return false;
+  const Job::Coverage& k = j.coverage[c];
+  return k.tick == j.tick && k.share >= share;
+}
+
+void LpScheduler::NoteCoverage(const Job& j, uint64_t c, std::span<const ByteRun> runs) const {
+  if (c >= j.coverage.size() || chunks_[c].length == 0) return;
+  uint64_t bytes = 0;
+  for (const ByteRun& r : runs) bytes += r.length;
+  j.coverage[c] = {j.tick, static_cast<float>(static_cast<double>(bytes) / static_cast<double>(chunks_[c].length))};
+}
+
 std::vector<LpScheduler::TakerKey> LpScheduler::KeyOf(uint64_t c, std::span<const Taker> takers) {
   std::vector<TakerKey> key;
   for (const Taker& t : takers)
@@ -281,14 +295,20 @@ ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const
   ++stats_.plans_made;
   ChunkReadPlan whole = WholePlan(c);
   std::vector<const uint64_t*> bitmaps;
+  const Job* only = nullptr;  // the one job whose runs these are, if there is one
   for (const Taker& t : takers) {
     if (t.need[c] == 0) continue;
     // A job that reads the chunk whole (no bitmap, every source active, or dense) needs all of it.
-    if (NeedsAll(*t.job, c, t.need[c]) || Dense(c, t.need[c])) return whole;
+    if (NeedsAll(*t.job, c, t.need[c]) || Dense(c, t.need[c]) || EdgeDense(*t.job, c)) return whole;
     bitmaps.push_back(t.job->active->data());
+    only = bitmaps.size() == 1 ? t.job : nullptr;
   }
   std::vector<ByteRun> runs;
   options_.runs->ActiveRuns(c, bitmaps, &runs);
+  if (only != nullptr) {
+    NoteCoverage(*only, c, runs);
+    if (EdgeDense(*only, c)) return whole;
+  }
   ChunkReadPlan plan = PlanChunkRead(info.offset, info.length, runs, options_.cost, info.stored_length);
   // No run at all would mean the bitmaps and the active-chunk answer disagree; the whole
   // chunk keeps every job that needs it moving.
@@ -341,14 +361,15 @@ bool LpScheduler::PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp,
   // was planned while the job's sources were sparse, or for other jobs), it takes its runs.
   const bool held_whole = last == first + 1 && lp.extents[first].file_offset == info.offset &&
                           lp.extents[first].length == info.length;
-  const bool all = NeedsAll(j, c, j.need[c]) || (held_whole && Dense(c, j.need[c]));
+  bool all = NeedsAll(j, c, j.need[c]) || (held_whole && (Dense(c, j.need[c]) || EdgeDense(j, c)));
   std::vector<ByteRun> runs;
-  if (all) {
-    runs.push_back({0, info.length});
-  } else {
+  if (!all) {
     const uint64_t* bitmap = j.active->data();
     options_.runs->ActiveRuns(c, std::span<const uint64_t* const>(&bitmap, 1), &runs);
+    NoteCoverage(j, c, runs);
+    all = held_whole && EdgeDense(j, c);
   }
+  if (all) runs.assign(1, ByteRun{0, info.length});
   const size_t before = out->size();
   size_t k = first;
   for (const ByteRun& r : runs) {

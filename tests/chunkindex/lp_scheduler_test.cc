@@ -896,7 +896,8 @@ struct SortedCatalog : Catalog {
     o.cost.bytes_per_second = 1e9;
     o.cost.seconds_per_request = 1e-9;  // no gap is worth reading through
     o.cost.align = 1;
-    o.scan_edges_per_run = 0;  // the runs, however dense (the dense rule's tests set it)
+    o.scan_edges_per_run = 0;  // the runs, however dense (the dense rules' tests set them)
+    o.edge_dense_share = 0;
     return o;
   }
 };
@@ -969,6 +970,34 @@ TEST(LpSchedulerVertexGranular, ADenseJobReadsTheWholeChunkASparseOneItsRuns) {
   EXPECT_EQ(Pieces(b->held), (std::vector<Piece>{{0, 120, 40}}));  // its run, from the whole chunk
   EXPECT_EQ(a->held.lp, b->held.lp);                                  // one LP for both
   EXPECT_EQ(s.Stats().bytes_loaded, 800u + 9 * 40);
+}
+
+// The edge-dense rule (Options::edge_dense_share): a job whose active sources' edges are at
+// least that share of a chunk reads it whole, whatever its count of active sources. The share
+// is measured by cutting the runs once per active set: the next set is cut again.
+TEST(LpSchedulerVertexGranular, AJobWhoseActiveSourcesHoldMostOfAChunksEdgesReadsItWhole) {
+  SortedCatalog cat(2);
+  LpScheduler::Options options = cat.Options();
+  options.edge_dense_share = 0.875;  // of 20 sources of 5 edges each: 18 active or more
+  DrivenScheduler s(cat.chunks, cat.Loader(), options);
+  ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
+  std::vector<uint64_t> active;  // chunk 0: sources 0-17 (18 of 20: 0.9); chunk 1: 100-116 (17: 0.85)
+  for (uint64_t v = 0; v < 18; ++v) active.push_back(v);
+  for (uint64_t v = 100; v < 117; ++v) active.push_back(v);
+  auto bits = std::make_shared<std::vector<uint64_t>>(4, 0);
+  for (uint64_t v : active) (*bits)[v / 64] |= uint64_t{1} << (v % 64);
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 18, 1}, {1, 17, 1}}, 0, bits).ok());
+  auto a = AskNow(s, 1);
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  // Chunk 0 whole (one piece, the LP holds it whole), chunk 1 its run of sources 100-116.
+  EXPECT_EQ(Pieces(a->held), (std::vector<Piece>{{0, 0, 800}, {1, 800, 17 * 40}}));
+  EXPECT_EQ(s.Stats().bytes_loaded, 800u + 17 * 40);
+  s.Done(1);
+  // The next active set: 3 sources of chunk 0. Its runs are cut again, not the whole chunk.
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 3, 1}}, 0, Bits(200, {1, 2, 3})).ok());
+  auto b = AskNow(s, 1);
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_EQ(Pieces(b->held), (std::vector<Piece>{{0, 40, 120}}));
 }
 
 TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
