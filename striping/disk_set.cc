@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "common/crash_point.h"
@@ -388,6 +389,42 @@ Status DiskSet::Replace(uint32_t disk, const std::string& dir) const {
   std::lock_guard<std::mutex> lock(shared_->mu);
   shared_->paths[disk] = Absolute(dir);
   shared_->missing[disk] = false;
+  return Status::Ok();
+}
+
+Status DiskSet::TakeBack(uint32_t disk) const {
+  if (disk >= size_)
+    return Error(EINVAL, "disk " + std::to_string(disk) + ": the set has disks 0.." + std::to_string(size_ - 1));
+  if (state(disk) != DiskState::kMissing)
+    return Error(EINVAL, "disk " + std::to_string(disk) + " (" + path(disk) + ") is not missing: nothing to take back");
+  const std::string dir = path(disk);
+  const std::string label = "disk " + std::to_string(disk) + " (" + dir + ")";
+  auto id = ReadIdentity(dir);
+  if (!id.ok()) {
+    if (id.error().code() == ENOENT) {
+      struct stat st;
+      if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        return Error(ENODEV, label + ": the directory is there but holds no " + std::string(kDiskIdentityFile) +
+                                 " (an empty directory, or the disk not mounted on it): not this set's disk");
+      return Error(ENOENT, label + ": not there");
+    }
+    return Error(EINVAL, label + ": " + id.error().message());
+  }
+  if (id->set_id != set_id_ || id->index != disk || id->count != size_)
+    return Error(EINVAL, label + " holds disk " + std::to_string(id->index) + " of " + std::to_string(id->count) +
+                             " of set " + id->set_id + ", not disk " + std::to_string(disk) + " of " +
+                             std::to_string(size_) + " of set " + set_id_);
+  struct stat st;
+  if (::stat((dir + "/parts").c_str(), &st) != 0)
+    return Error(EINVAL, label + " carries this set's identity but no readable parts directory: " + std::strerror(errno));
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  if (!shared_->missing[disk]) return Error(EINVAL, label + " is not missing: nothing to take back");
+  if (shared_->rebuilds[disk])
+    return Error(EBUSY, label + " is there again, but the daemon rebuilds it elsewhere: the rebuild's switch decides");
+  // Missing and stale change together: no read sees the disk present and in step before the
+  // files have been asked about their records.
+  shared_->missing[disk] = false;
+  shared_->stale[disk] = true;
   return Status::Ok();
 }
 

@@ -69,7 +69,7 @@ class DiskSet {
   // By value: a disk switched online (Replace) changes it under a running mount.
   std::string path(uint32_t disk) const;
   std::string PartPath(uint32_t disk, const std::string& file_id) const;
-  // kHealthy, kMissing or kStale (as found by Open, or since Replace and ClearStale; Claim finds
+  // kHealthy, kMissing or kStale (as found by Open, or since Replace, TakeBack and ClearStale; Claim finds
   // every disk healthy).
   DiskState state(uint32_t disk) const;
   bool degraded() const;
@@ -106,6 +106,17 @@ class DiskSet {
   // (StripedFile::AdoptDisk, for each of OpenFiles()). EINVAL naming what is wrong, and nothing
   // changes, when the disk is not missing or `dir` is not it.
   Status Replace(uint32_t disk, const std::string& dir) const;
+  // A disk missing since the set was opened is there again under a running mount (its directory
+  // readable at the registered path): the mount's daemon probes for it (volume/internal/
+  // disk_tasks.h). It is taken back only if it carries this set's identity at this index — else an
+  // error naming what it is, and nothing changes: ENOENT when no directory is there yet, ENODEV
+  // when the directory holds no identity (an empty one, or the disk not mounted on it), EINVAL
+  // when it is another set's disk or another index (or its identity is damaged), EBUSY while the
+  // daemon rebuilds the disk elsewhere (its switch would find it no longer missing). Taken back, it is kStale — never healthy at once: files
+  // written while it was missing hold records of the rows it missed, and until the caller has
+  // handed it to the files open (StripedFile::TakeBackDisk) and found no record left
+  // (AnyStaleRecordFor, then ClearStale), reads must treat it so.
+  Status TakeBack(uint32_t disk) const;
 
   // Files opened over the set (StripedFile::Open tracks those with block sums): the ones still
   // open, for a switch to reach.

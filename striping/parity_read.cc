@@ -174,7 +174,15 @@ BufferPool& ParityReader::ScratchPool() {
   return *pool;
 }
 
-Status ParityReader::AdoptDisk(uint32_t disk, ParityPart part) {
+Status ParityReader::AdoptDisk(uint32_t disk, ParityPart part) { return Adopt(disk, std::move(part), false); }
+
+Status ParityReader::AdoptStaleDisk(uint32_t disk, ParityPart part) {
+  if (part.stale == nullptr)
+    return Error(EINVAL, "striped file " + file_id_ + ", disk " + std::to_string(disk) + ": taken back stale without its rows");
+  return Adopt(disk, std::move(part), true);
+}
+
+Status ParityReader::Adopt(uint32_t disk, ParityPart part, bool stale) {
   if (disk >= map_.disks()) return Error(EINVAL, "disk " + std::to_string(disk) + " is not in the set");
   auto sums = OpenSums(set_, manifest_, disk, part);
   if (!sums.ok()) return sums.error().Wrap("striped file " + file_id_ + ", disk " + std::to_string(disk));
@@ -183,7 +191,7 @@ Status ParityReader::AdoptDisk(uint32_t disk, ParityPart part) {
   std::lock_guard<std::mutex> lock(parts_mu_);
   auto parts = std::make_shared<PartList>(*parts_);
   part.lost.clear();
-  part.stale = nullptr;
+  if (!stale) part.stale = nullptr;
   (*parts)[disk] = std::move(part);
   parts_ = std::move(parts);
   // The blocks degraded reads share (share_) stay for the reads planned before, which may await

@@ -130,6 +130,14 @@ class ParityReader {
   // it; reads planned before finish as they were planned (each read keeps the parts it was
   // planned with). Nothing changes on an error.
   Status AdoptDisk(uint32_t disk, ParityPart part);
+  // Disk `disk`, lost for this file since it was opened because the disk was missing, is back
+  // under the running mount (DiskSet::TakeBack) but missed writes of this file: `part.stale`
+  // holds the rows its records mark. Opens and checks its sums file, then reads planned from now
+  // on read the disk's other rows from it and rebuild the marked ones, as for a disk found stale
+  // when the file was opened; lost() still names the disk (stale), so the writes keep treating it
+  // as lost and mark every row they write — here too (MarkStale) — until a resync's AdoptDisk.
+  // EINVAL without `part.stale`; nothing changes on an error.
+  Status AdoptStaleDisk(uint32_t disk, ParityPart part);
   // The lock of a row of this file (DiskSet::RowLock): heals and in-place writes take it.
   std::mutex& RowLock(uint64_t row) const { return set_.RowLock(file_id_, row); }
   void SetStoredSize(uint64_t size) { stored_size_.store(size, std::memory_order_release); }
@@ -174,6 +182,8 @@ class ParityReader {
   // why the disk is lost for this file.
   static Result<UnitSums> OpenSums(const DiskSet& disks, const StripeManifest& m, uint32_t d, const ParityPart& p);
   static int ReadFd(const PartList& parts, uint32_t disk, bool aligned);
+  // AdoptDisk and AdoptStaleDisk: `part` with its stale marks kept, or cleared.
+  Status Adopt(uint32_t disk, ParityPart part, bool stale);
   // A row one of whose data units lies on a disk lost (or stale) in it: its reads share blocks
   // (share_).
   bool DegradedRow(const PartList& parts, uint64_t row) const;

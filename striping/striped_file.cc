@@ -157,6 +157,38 @@ Status StripedFile::AdoptDisk(uint32_t disk, const DiskSet& disks, const std::un
   return Status::Ok();
 }
 
+Status StripedFile::TakeBackDisk(uint32_t disk, const DiskSet& disks, bool* stale) {
+  std::unique_lock<std::mutex> lock(write_mu_);
+  if (stale != nullptr) *stale = false;
+  if (!parity_ || disk >= parts_.size() || parity_->lost(disk).empty()) return Status::Ok();
+  if (disks.state(disk) == DiskState::kMissing)
+    return Error(ENODEV, "striped file " + manifest().file_id + ": disk " + std::to_string(disk) + " is still missing");
+  if (parts_[disk].fd.valid()) return Status::Ok();  // stale when opened: its part open, its rows marked
+  // No write runs (write_mu_), and each marks its row in the records before anything of it
+  // changes: the records now are every row the disk missed, and stay so until the writer marks more
+  // — which it does in the reads' marks too (ParityReader::MarkStale).
+  auto rows = LoadStaleRows(disks, manifest().file_id, disk);
+  if (!rows.ok()) return rows.error().Wrap("striped file " + manifest().file_id);
+  if (!*rows) return AdoptDisk(disk, disks, lock);
+  const std::string path = disks.PartPath(disk, manifest().file_id);
+  UniqueFd fd(::open(path.c_str(), (options_.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd.valid())
+    return Error::FromErrno("striped file " + manifest().file_id + " was written while disk " + std::to_string(disk) +
+                            " was missing, and has no part there (" + path + ")");
+  UniqueFd direct;
+  if (options_.direct_io) direct.reset(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOFOLLOW));
+  auto marks = std::make_shared<StaleMarks>(std::move(**rows), "disk " + disks.path(disk) +
+                                                                   " is stale: this file was written while it was lost");
+  ParityPart part{fd.get(), direct.valid() ? direct.get() : -1, options_.writable, path, "", std::move(marks)};
+  GRAPHFS_RETURN_IF_ERROR(parity_->AdoptStaleDisk(disk, std::move(part)));
+  Part& p = parts_[disk];
+  p.fd = std::move(fd);
+  p.direct = std::move(direct);
+  p.path = path;
+  if (stale != nullptr) *stale = true;
+  return Status::Ok();
+}
+
 Status StripedFile::AdoptForWrites(uint32_t disk, const DiskSet& disks) {
   // Why this order is safe against a kill -9 at any point (no RAID write hole): write_mu_ is
   // held, so no write, truncate or sync of this file is under way, and none starts before the

@@ -101,6 +101,16 @@ class StripedFile {
   // by the daemon's scrub (scrub.h) while the file is open, whose writes must not mark a row
   // between the resync and the switch.
   Status AdoptDisk(uint32_t disk, const DiskSet& disks, const std::unique_lock<std::mutex>& held);
+  // Disk `disk` of `disks`, missing when this file was opened, was taken back under the running
+  // mount (DiskSet::TakeBack). With the file's writes held off (so that no write marks a row
+  // meanwhile), asks the write-intent records: none for the disk — the file missed no write — and
+  // the disk is the file's again for reads and writes (AdoptDisk); some, and the file's reads take
+  // the disk's rows they do not mark and keep rebuilding the marked ones, its writes keep treating
+  // it as lost and mark what they write (ParityReader::AdoptStaleDisk), until the daemon's scrub
+  // resyncs the rows and hands it the disk. `*stale` (optional) says which. Ok with nothing done
+  // when the file reads the disk already or has no sums; an error (no part there — a file created
+  // while the disk was missing — or damaged sums) leaves it reading the disk through parity.
+  Status TakeBackDisk(uint32_t disk, const DiskSet& disks, bool* stale = nullptr);
   // No write, truncate or sync of the file runs while the lock is held.
   std::unique_lock<std::mutex> LockWrites() { return std::unique_lock<std::mutex>(write_mu_); }
   // Returns once no write, truncate or sync of the file is under way: one that starts after

@@ -32,6 +32,7 @@ Result<std::unique_ptr<Volume>> Volume::Open(const VolumeOptions& options) {
 Status Volume::Start() {
   GRAPHFS_RETURN_IF_ERROR(core_->Start());
   reclaimer_.Start();
+  tasks_->StartProbe(DiskTasks::kProbeEvery);  // a disk missing since the mount may come back
   return Status::Ok();
 }
 

@@ -21,7 +21,11 @@
 #include <utility>
 #include <vector>
 
+#include "striping/disk_set.h"
 #include "striping/manifest.h"
+#include "striping/stale_rows.h"
+#include "striping/stripe_map.h"
+#include "striping/stripe_parity.h"
 #include "striping/rebuild.h"
 #include "tests/fusefs/disk_tasks_fixture.h"
 #include "tests/fusefs/write_log.h"
@@ -228,6 +232,91 @@ TEST_F(DegradedUnpack, CompressedFilesWrittenWhileTheDaemonRebuildsAreRebuiltToo
     SCOPED_TRACE(name);
     ExpectWholeAfterTheRebuild(name, ReadFile(twin(name)));
   }
+}
+
+
+// The copy a first write makes with disk 1 missing, and disk 1 then back (its directory put back
+// as it was, between two mounts): the mount finds it stale, with no part of the copy; the daemon's
+// scrub (`scrub` in .graphfs/disks), with the copy open in the daemon the whole time, creates the
+// part and the sums on disk 1 and resyncs every row of it (docs/parity.md, "A missing disk that
+// comes back"); the records go, the disk is healthy, the open descriptor writes on, and with disk
+// 0 failing every read the bytes come through disk 1's new units. Offline, the disks pass
+// VerifyStripeParity (every block's sum and every row's parity on all three disks).
+TEST_F(DegradedUnpack, TheDaemonsScrubGivesADiskThatComesBackTheCopyMadeWhileItWasMissing) {
+  const std::string data = CompressibleBytes(1300 * 1000 + 11, 81);
+  const StripeManifest compressed = CompressWithParity("column", data);
+  const std::string aside = tmp.path() + "/disk1-unplugged";
+  std::filesystem::rename(disks[1], aside);
+  DoMount({"cache_size=0"});
+  int fd = ::open((mnt + "/graph/column").c_str(), O_RDWR);
+  int plain = ::open(twin("column").c_str(), O_RDWR);
+  CloseAll close_all{{&fd, &plain}};
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_GE(plain, 0);
+  std::mt19937 rng(82);
+  for (int i = 0; i < 8; ++i) {
+    const uint64_t at = rng() % data.size(), length = 1 + rng() % (2 * kUnit);
+    ASSERT_EQ(WriteBoth(fd, plain, at, RandomBytes(length, rng())), 0) << "write " << i << "\n" << ReadFile(mount.log());
+  }
+  ASSERT_EQ(::fsync(fd), 0) << std::strerror(errno);
+  const StripeManifest copy = ManifestOf("column");
+  ASSERT_FALSE(copy.packed) << "the write did not make the file plain";
+  ASSERT_NE(copy.file_id, compressed.file_id);
+  ::close(std::exchange(fd, -1));
+  mount.Unmount();
+
+  std::filesystem::rename(aside, disks[1]);
+  ASSERT_FALSE(std::filesystem::exists(PartPath(disks[1], copy))) << "disk 1 was missing: it cannot hold the copy";
+  DoMount({"cache_size=0"});
+  EXPECT_EQ(Stats()["stale"], nlohmann::json::array({1})) << Stats()["stale"].dump();
+  EXPECT_EQ(Stats()["degraded"], nlohmann::json::array());
+  // The copy open in the daemon across the scrub (the kernel holds its inode while fd is open).
+  fd = ::open((mnt + "/graph/column").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_TRUE(ReadDirect(mnt + "/graph/column") == ReadFile(twin("column"))) << "stale disk 1 served before the scrub";
+
+  ASSERT_EQ(WriteControl(DisksFile(), "scrub\n"), 0);
+  const nlohmann::json task = WaitForTask();
+  ASSERT_EQ(task["state"], "done") << task.dump() << "\n" << ReadFile(mount.log());
+  EXPECT_EQ(task["report"]["stale"], nlohmann::json::array()) << task.dump();
+  EXPECT_EQ(task["report"]["damage_left"], false) << task.dump();
+  const std::string resynced = task["report"]["resynced"].dump();
+  EXPECT_NE(resynced.find("column: disk 1: "), std::string::npos) << resynced;
+  EXPECT_NE(resynced.find("rows resynced"), std::string::npos) << resynced;
+  EXPECT_EQ(resynced.find("open in the mount"), std::string::npos) << resynced;
+  EXPECT_EQ(Stats()["stale"], nlohmann::json::array());
+  EXPECT_EQ(Disks()["stale"], nlohmann::json::array()) << Disks().dump();
+  // Disk 1 holds the copy's part, its share long, and its sums; no record is left anywhere.
+  ASSERT_TRUE(std::filesystem::exists(PartPath(disks[1], copy))) << "the scrub made no part on disk 1";
+  const uint64_t size = ReadFile(twin("column")).size();
+  EXPECT_EQ(std::filesystem::file_size(PartPath(disks[1], copy)), StripeMap::Create(copy.layout)->PartSize(1, size));
+  EXPECT_TRUE(std::filesystem::exists(SumsPath(disks[1], copy)));
+  for (uint32_t d = 0; d < 3; ++d)
+    EXPECT_FALSE(std::filesystem::exists(disks[d] + "/parts/" + StaleRecordName(copy.file_id, 1))) << "disk " << d;
+
+  // The descriptor open across the scrub writes on (its writer took disk 1); then, with disk 0
+  // failing every read, the bytes come through disk 1's units.
+  ASSERT_EQ(WriteBoth(fd, plain, 12345, RandomBytes(3 * kUnit, 83)), 0) << ReadFile(mount.log());
+  ASSERT_EQ(::fsync(fd), 0) << std::strerror(errno);
+  ::close(std::exchange(fd, -1));
+  const std::string want = ReadFile(twin("column"));
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want);
+  WriteFile(mnt + "/.graphfs/fault", "0 5\n");
+  EXPECT_TRUE(ReadDirect(mnt + "/graph/column") == want) << "disk 1's units of the copy do not serve";
+  WriteFile(mnt + "/.graphfs/fault", "0 0\n");
+  ExpectScrubFindsNothing("after the resync");
+  mount.Unmount();
+
+  auto registry = ReadRegistry(graph);
+  ASSERT_TRUE(registry.ok()) << registry.error().message();
+  auto set = DiskSet::Open(*registry);
+  ASSERT_TRUE(set.ok()) << set.error().message();
+  EXPECT_FALSE(set->degraded());
+  EXPECT_EQ(set->state(1), DiskState::kHealthy);
+  const StripeManifest last = ManifestOf("column");
+  EXPECT_EQ(last.file_id, copy.file_id);
+  const Status verified = VerifyStripeParity(*set, last);
+  EXPECT_TRUE(verified.ok()) << verified.error().message();
 }
 
 }  // namespace

@@ -33,6 +33,7 @@
 #include "striping/rebuild.h"
 #include "striping/scrub.h"
 #include "striping/stale_rows.h"
+#include "striping/stripe_parity.h"
 #include "striping/striped_file.h"
 #include "tests/striping/parity_graph.h"
 #include "tests/testutil/file_bytes.h"
@@ -273,6 +274,130 @@ TEST(DegradedWrite, AStaleDiskServesTheRowsItDidNotMissAndNoneItMissed) {
   ASSERT_TRUE(f.ok()) << f.error().message();
   EXPECT_TRUE(ReadAll(**f) == model);
   ASSERT_NO_FATAL_FAILURE(with_failing(now_missed));
+}
+
+// A disk missing when the file was opened comes back while it is open (the mount's daemon
+// takes it back: DiskSet::TakeBack, then StripedFile::TakeBackDisk for each open file) — not
+// before it is there as this set's disk: nothing there, an empty directory and another set's disk
+// are refused and change nothing. Taken back, it is stale; the open file reads its rows not missed
+// from it (with disk 0 failing every read they come whole, and the disk serves bytes) and never
+// its units of the rows written while it was away (EIO with disk 0 failing, not its old bytes); a
+// row written after the return is kept from it too. The scrub run with the set (as the daemon's)
+// resyncs it with the file open: healthy, the file takes the disk for reads and writes, and every
+// row reads whole with disk 0 failing.
+TEST(DegradedWrite, ADiskTakenBackUnderAnOpenFileServesTheRowsItDidNotMissAndNoneItMissed) {
+  constexpr uint32_t kBack = 2, kFailing = 0;
+  const uint64_t row_bytes = 3 * kUnit;
+  std::string model = RandomBytes(8 * row_bytes, 281);
+  Graph g(4, 1, model);
+  const StripeMap map = *StripeMap::Create(g.manifest.layout);
+  g.Away(kBack);
+  auto f = g.Open();
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  const std::set<uint64_t> missed = {2, 6};
+  for (uint64_t row : missed) {
+    const std::string bytes = RandomBytes(kUnit + 300, 282 + row);
+    const uint64_t at = row * row_bytes + kUnit / 3;
+    ASSERT_TRUE((*f)->Write(at, bytes.data(), bytes.size()).ok());
+    model.replace(at, bytes.size(), bytes);
+  }
+  ASSERT_TRUE((*f)->Sync().ok());
+
+  // Not the disk: nothing there, an empty directory, another set's disk of the same index.
+  Status s = g.set->TakeBack(kBack);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), ENOENT) << s.error().message();
+  fs::create_directory(g.disks[kBack]);
+  s = g.set->TakeBack(kBack);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), ENODEV) << s.error().message();
+  EXPECT_NE(s.error().message().find("holds no .graphfs-disk"), std::string::npos) << s.error().message();
+  fs::remove(g.disks[kBack]);
+  std::vector<std::string> foreign;
+  for (int i = 0; i < 4; ++i) foreign.push_back(g.tmp.Sub("foreign" + std::to_string(i)));
+  auto other = DiskSet::Claim(foreign);
+  ASSERT_TRUE(other.ok()) << other.error().message();
+  fs::rename(foreign[kBack], g.disks[kBack]);
+  s = g.set->TakeBack(kBack);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), EINVAL) << s.error().message();
+  EXPECT_NE(s.error().message().find("of set " + other->set_id() + ", not disk 2 of 4 of set " + g.set->set_id()),
+            std::string::npos)
+      << s.error().message();
+  fs::remove_all(g.disks[kBack]);
+  EXPECT_EQ(g.set->state(kBack), DiskState::kMissing);
+  // A file asked before the set took the disk back keeps reading through parity.
+  EXPECT_FALSE((*f)->TakeBackDisk(kBack, *g.set).ok());
+  EXPECT_TRUE(ReadAll(**f) == model);
+
+  g.Back(kBack);
+  ASSERT_TRUE(g.set->TakeBack(kBack).ok());
+  EXPECT_EQ(g.set->state(kBack), DiskState::kStale);
+  EXPECT_FALSE(g.set->degraded());
+  EXPECT_FALSE(g.set->TakeBack(kBack).ok()) << "taken back twice";
+  bool stale = false;
+  Status taken = (*f)->TakeBackDisk(kBack, *g.set, &stale);
+  ASSERT_TRUE(taken.ok()) << taken.error().message();
+  EXPECT_TRUE(stale);
+  EXPECT_TRUE((*f)->degraded());
+  EXPECT_TRUE(ReadAll(**f) == model) << "stale units served";
+
+  auto expect_rows = [&](const std::set<uint64_t>& stale_rows) {
+    for (uint64_t row = 0; row < 8; ++row) {
+      SCOPED_TRACE("row " + std::to_string(row));
+      std::string got(row_bytes, '\0');
+      auto n = (*f)->Read(row * row_bytes, row_bytes, got.data());
+      if (stale_rows.count(row) != 0) {
+        ASSERT_FALSE(n.ok()) << "disk " << kFailing << " failing and disk " << kBack << " missed the row: served";
+        EXPECT_EQ(n.error().code(), EIO);
+      } else {
+        ASSERT_TRUE(n.ok()) << n.error().message();
+        EXPECT_TRUE(got == model.substr(row * row_bytes, row_bytes));
+      }
+    }
+  };
+  auto with_failing = [&](const std::set<uint64_t>& stale_rows) {
+    g.io->InjectFault(kFailing, EIO);
+    expect_rows(stale_rows);
+    g.io->InjectFault(kFailing, 0);
+    g.io->NoteReadOk(kFailing);
+  };
+  const uint64_t back_reads = g.io->counters(kBack).bytes_read.load();
+  ASSERT_NO_FATAL_FAILURE(with_failing(missed));
+  EXPECT_GT(g.io->counters(kBack).bytes_read.load(), back_reads) << "the disk taken back served nothing";
+
+  // A row not missed whose data the disk holds, written whole after the return: kept from it.
+  uint64_t row = 0;
+  while (missed.count(row) != 0 || map.DiskSlot(row, kBack) >= map.data_units()) ++row;
+  ASSERT_LT(row, 8u);
+  const std::string bytes = RandomBytes(row_bytes, 290);
+  ASSERT_TRUE((*f)->Write(row * row_bytes, bytes.data(), bytes.size()).ok());
+  model.replace(row * row_bytes, row_bytes, bytes);
+  ASSERT_TRUE((*f)->Sync().ok());
+  std::set<uint64_t> now_missed = missed;
+  now_missed.insert(row);
+  ASSERT_NO_FATAL_FAILURE(with_failing(now_missed));
+  EXPECT_TRUE(ReadAll(**f) == model);
+
+  // The daemon's scrub (run with the set the file reads through) resyncs it, the file open.
+  ScrubRequest req;
+  req.paths = {g.graph};
+  req.progress = false;
+  req.live = g.set.get();
+  auto scrub = Scrub(req);
+  ASSERT_TRUE(scrub.ok()) << scrub.error().message();
+  EXPECT_TRUE(scrub->stale.empty());
+  EXPECT_EQ(g.set->state(kBack), DiskState::kHealthy);
+  EXPECT_FALSE((*f)->degraded());
+  ASSERT_NO_FATAL_FAILURE(with_failing({}));
+  const std::string more = RandomBytes(2 * kUnit, 291);
+  ASSERT_TRUE((*f)->Write(2 * row_bytes, more.data(), more.size()).ok());
+  model.replace(2 * row_bytes, more.size(), more);
+  ASSERT_TRUE((*f)->Sync().ok());
+  ASSERT_NO_FATAL_FAILURE(with_failing({}));
+  for (uint32_t d = 0; d < 4; ++d) EXPECT_FALSE(fs::exists(g.Record(d, kBack))) << "disk " << d;
+  Status verified = VerifyStripeParity(*g.set, (*f)->manifest());
+  EXPECT_TRUE(verified.ok()) << verified.error().message();
 }
 
 // graphfs-rebuild onto a new directory writes every row, so it clears the records too.

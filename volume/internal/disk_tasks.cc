@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "striping/rebuild.h"
+#include "striping/disk_set.h"
 #include "striping/scrub.h"
 #include "striping/striped_file.h"
 #include "volume/internal/volume_core.h"
@@ -27,7 +28,9 @@ json ScrubJson(const ScrubReport& r) {
 }  // namespace
 
 Status DiskTasks::Claim(json what) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  // A disk being taken back: the task starts with the set as it is after (a moment).
+  taken_back_.wait(lock, [this] { return !taking_back_; });
   if (busy_) {
     const std::string kind = task_.value("kind", std::string("task"));
     const uint64_t done = progress_ ? progress_->done.load() : 0, total = progress_ ? progress_->total.load() : 0;
@@ -157,13 +160,60 @@ json DiskTasks::Json() const {
 }
 
 void DiskTasks::Stop() {
-  std::thread t;
+  std::thread t, probe;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (progress_) progress_->cancel.store(true);
     t = std::move(thread_);
+    probe_stop_ = true;
+    probe = std::move(probe_);
   }
+  probe_wake_.notify_all();
+  if (probe.joinable()) probe.join();
   if (t.joinable()) t.join();
+}
+
+void DiskTasks::StartProbe(std::chrono::milliseconds every) {
+  const DiskSet* set = core_.disk_set();
+  if (set == nullptr || !set->degraded()) return;  // a disk is missing only from the mount on
+  std::lock_guard<std::mutex> lock(mu_);
+  if (probe_.joinable() || probe_stop_) return;
+  refused_.assign(set->size(), std::string());
+  probe_ = std::thread([this, every] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!probe_stop_) {
+      probe_wake_.wait_for(lock, every, [this] { return probe_stop_; });
+      if (probe_stop_) break;
+      lock.unlock();
+      ProbeMissing();
+      lock.lock();
+    }
+  });
+}
+
+void DiskTasks::ProbeMissing() {
+  const DiskSet* set = core_.disk_set();
+  for (uint32_t d = 0; d < set->size(); ++d) {
+    if (set->state(d) != DiskState::kMissing) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (busy_ || probe_stop_) return;  // the next probe, once the task has ended
+      taking_back_ = true;
+    }
+    const Status s = core_.TakeBackDisk(d);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      taking_back_ = false;
+    }
+    taken_back_.notify_all();
+    if (s.ok() || s.error().code() == ENOENT || s.error().code() == EBUSY) {
+      refused_[d].clear();  // nothing there (yet), or taken: a refusal later is news again
+      continue;
+    }
+    if (s.error().message() == refused_[d]) continue;
+    refused_[d] = s.error().message();
+    LogError("disks: " + s.error().message() + " — not taken back; disk " + std::to_string(d) + " stays missing");
+  }
 }
 
 }  // namespace graphfs::volume

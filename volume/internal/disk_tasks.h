@@ -7,13 +7,16 @@
 // `.graphfs/disks` and `stats`.
 #pragma once
 
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/result.h"
 #include "striping/set_task.h"
@@ -43,8 +46,17 @@ class DiskTasks {
   // none was asked for.
   nlohmann::json Json() const;
   // Stops a running task (it stops at its next row; a rebuild resumes from its record when asked
-  // again) and waits for it. For the unmount.
+  // again) and waits for it, and the probe of missing disks. For the unmount.
   void Stop();
+
+  // Starts the probe of the disks missing since the mount (none missing: nothing started): every
+  // `every`, each missing disk's registered directory is looked at, and one that holds this set's
+  // disk is taken back (VolumeCore::TakeBackDisk: stale, until the scrub resyncs it) — never while
+  // a task runs (a rebuild of the disk switches it in itself; a scrub keeps the set it began
+  // with). One that holds something else (an empty directory, another set's disk) is refused,
+  // the log saying what it is once per change. After the fork (a thread): Volume::Start.
+  void StartProbe(std::chrono::milliseconds every);
+  static constexpr std::chrono::milliseconds kProbeEvery{500};
 
  private:
   // Marks a task as starting (EBUSY if one runs); `what` names it for the status.
@@ -55,10 +67,19 @@ class DiskTasks {
   void Launch(std::function<Result<nlohmann::json>()> work);
   void Ended(const Result<nlohmann::json>& outcome);
 
+  // One look at the missing disks (StartProbe).
+  void ProbeMissing();
+
   VolumeCore& core_;
   mutable std::mutex mu_;
   std::thread thread_;
   bool busy_ = false;  // claimed, until the task ended; under mu_
+  bool taking_back_ = false;  // the probe takes a disk back: Claim waits; under mu_
+  std::condition_variable taken_back_;
+  std::thread probe_;
+  bool probe_stop_ = false;  // under mu_
+  std::condition_variable probe_wake_;
+  std::vector<std::string> refused_;  // per disk, the last refusal logged; the probe's thread only
   nlohmann::json task_;  // what Json shows; under mu_
   std::chrono::steady_clock::time_point started_;
   std::shared_ptr<SetTaskProgress> progress_;

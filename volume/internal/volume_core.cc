@@ -348,6 +348,44 @@ Status VolumeCore::SwitchDisk(uint32_t disk, const std::string& dir) {
   return Status::Ok();
 }
 
+Status VolumeCore::TakeBackDisk(uint32_t disk) {
+  if (!disks_) return Error(EINVAL, "nothing under the source is striped");
+  GRAPHFS_RETURN_IF_ERROR(disks_->TakeBack(disk));
+  const std::string dir = disks_->path(disk);
+  const std::string label = "disk " + std::to_string(disk) + " (" + dir + ")";
+  if (!options_.read_only)
+    if (Status s = disk_hold_.ServeDisk(dir); !s.ok())
+      LogError(label + " back, but not held against offline rebuilds: " + s.error().message());
+  uint64_t whole = 0, stale = 0;
+  std::vector<std::string> failed;
+  for (const std::shared_ptr<StripedFile>& f : disks_->OpenFiles()) {
+    bool file_stale = false;
+    if (Status s = f->TakeBackDisk(disk, *disks_, &file_stale); !s.ok()) {
+      failed.push_back(s.error().message());
+    } else {
+      ++(file_stale ? stale : whole);
+    }
+  }
+  // The records are the truth (a file opened since may have marked rows): the disk stays stale
+  // while any names it, until the scrub resyncs them (DiskSet::ClearStale there).
+  const bool missed = AnyStaleRecordFor(*disks_, disk);
+  if (!missed) disks_->ClearStale(disk);
+  LogError(label + " is back under the mount (this set's disk " + std::to_string(disk) + "): " +
+           (missed ? "stale: files were written while it was missing; they read the rows it missed through parity "
+                     "until `scrub` (.graphfs/disks, or graphfs-scrub) resyncs it"
+                   : "in step: no file was written while it was missing") +
+           "; open files: " + std::to_string(whole) + " took it whole, " + std::to_string(stale) +
+           " read the rows it missed through parity, " + std::to_string(failed.size()) + " did not take it");
+  for (const std::string& why : failed) LogError(label + " back, but a file still reads it through parity: " + why);
+  // As after a switch: the degraded reads' share goes back once no file reads through parity.
+  degraded_share_->Release([this] {
+    if (disks_->degraded()) return true;
+    const auto open = disks_->OpenFiles();
+    return std::any_of(open.begin(), open.end(), [](const std::shared_ptr<StripedFile>& f) { return f->degraded(); });
+  });
+  return Status::Ok();
+}
+
 Result<std::shared_ptr<StripedFile>> VolumeCore::OpenFile(UniqueFd stub, const StripeManifest& manifest,
                                                           bool writable, std::optional<bool> direct_io) {
   if (disks_ == nullptr) return Error(EIO, "striped file " + manifest.file_id + ", but no disk set is open");

@@ -166,6 +166,13 @@ class VolumeCore {
   // set reads it from now on (StripedFile::AdoptDisk; one that cannot keeps reading through
   // parity, logged). The log says "disk 2 back: /new/dir"; stats drop it from `degraded`.
   Status SwitchDisk(uint32_t disk, const std::string& dir);
+  // A disk missing since the mount is there again at its registered path (docs/parity.md, "A disk
+  // that comes back under the mount"): taken back if it is this set's (DiskSet::TakeBack; its
+  // error otherwise, nothing changed) — stale, and every file open over the set handed it
+  // (StripedFile::TakeBackDisk: a file written while it was missing reads its other rows from it
+  // and rebuilds those it missed; one that was not reads and writes it whole). Healthy at once
+  // only when no write-intent record names it. The log says which and how many open files took it.
+  Status TakeBackDisk(uint32_t disk);
   IoEngine* io() { return io_.get(); }
   // Every striped file the volume opens, over its disk set: `writable` or not, read O_DIRECT
   // unless `direct_io` says otherwise (the mount's `direct` option by default), its degraded rows'
