@@ -1,8 +1,8 @@
 #include "volume/internal/disk_tasks.h"
 
 #include "common/log.h"
-#include "striping/rebuild.h"
 #include "striping/disk_set.h"
+#include "striping/rebuild.h"
 #include "striping/scrub.h"
 #include "striping/striped_file.h"
 #include "volume/internal/volume_core.h"
