@@ -35,16 +35,6 @@ namespace {
 
 constexpr uint64_t kUnit = kTestUnit;
 
-
-// Closes the descriptors however the test ends: one left open would keep the daemon from exiting.
-struct CloseAll {
-  std::vector<int*> fds;
-  ~CloseAll() {
-    for (int* f : fds)
-      if (*f >= 0) ::close(std::exchange(*f, -1));
-  }
-};
-
 class DegradedUnpack : public DiskTasksMount {
  protected:
   // `name` written with `bytes`, compressed (zstd:1, units of 50000 bytes) with one parity unit

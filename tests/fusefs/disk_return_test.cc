@@ -35,15 +35,6 @@ namespace {
 
 constexpr uint64_t kUnit = kTestUnit;
 
-// Closes the descriptors however the test ends: one left open would keep the daemon from exiting.
-struct CloseAll {
-  std::vector<int*> fds;
-  ~CloseAll() {
-    for (int* f : fds)
-      if (*f >= 0) ::close(std::exchange(*f, -1));
-  }
-};
-
 // `length` bytes at `offset` of `path`, read with O_DIRECT (`offset` 4 KiB aligned); the errno of
 // a failed read instead.
 struct RangeRead {

@@ -6,6 +6,10 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +57,15 @@ class DiskTasksMount : public StripedMount {
     EXPECT_EQ(task["report"]["total"]["parity_rewrites"], 0) << what << ": " << task.dump();
     EXPECT_EQ(task["report"]["total"]["repaired_blocks"], 0) << what << ": " << task.dump();
     EXPECT_EQ(task["report"]["total"]["checksum_errors"], 0) << what << ": " << task.dump();
+  }
+};
+
+// Closes the descriptors however the test ends: one left open would keep the daemon from exiting.
+struct CloseAll {
+  std::vector<int*> fds;
+  ~CloseAll() {
+    for (int* f : fds)
+      if (*f >= 0) ::close(std::exchange(*f, -1));
   }
 };
 
