@@ -37,28 +37,6 @@ constexpr uint64_t kUnit = kTestUnit;
 
 class DegradedUnpack : public DiskTasksMount {
  protected:
-  // `name` written with `bytes`, compressed (zstd:1, units of 50000 bytes) with one parity unit
-  // per row over the three disks, and a plain twin of it beside the source (`twin(name)`).
-  StripeManifest CompressWithParity(const std::string& name, const std::string& bytes) {
-    const std::string path = graph + "/" + name;
-    WriteFile(path, bytes);
-    WriteFile(twin(name), bytes);
-    StripeRequest req = TestStripeRequest(path, disks);
-    req.compress = "zstd:1";
-    req.compress_unit = 50000;
-    req.parity = 1;
-    const StripeManifest m = StripeAndRead(req, path);
-    EXPECT_TRUE(m.packed.has_value()) << name << " was not compressed";
-    EXPECT_EQ(m.layout.parity, 1u);
-    return m;
-  }
-  std::string twin(const std::string& name) const { return tmp.path() + "/plain-" + name; }
-  StripeManifest ManifestOf(const std::string& name) {
-    auto m = ReadManifest(graph + "/" + name);
-    EXPECT_TRUE(m.ok() && m->has_value()) << name;
-    return m.ok() && m->has_value() ? **m : StripeManifest{};
-  }
-
   // `column` compressed with parity, disk `gone`'s directory removed, mounted degraded: the first
   // write lands, more writes and a truncate read as the plain twin's, fsynced; then the daemon
   // killed while a writer writes and fsyncs, and mounted again (still degraded) with nothing

@@ -73,12 +73,6 @@ RangeRead ReadRangeDirect(const std::string& path, uint64_t offset, uint64_t len
 
 class DiskReturn : public DiskTasksMount {
  protected:
-  std::string twin(const std::string& name) const { return tmp.path() + "/plain-" + name; }
-  StripeManifest ManifestOf(const std::string& name) {
-    auto m = ReadManifest(graph + "/" + name);
-    EXPECT_TRUE(m.ok() && m->has_value()) << name;
-    return m.ok() && m->has_value() ? **m : StripeManifest{};
-  }
   // Polls `done` for up to `seconds`; whether it came true.
   static bool Within(int seconds, const std::function<bool()>& done) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
@@ -262,14 +256,7 @@ TEST_F(DiskReturn, ADiskBackUnderTheMountIsTakenBackStaleAndTheDaemonsScrubResyn
 // failing every read the bytes come through disk 1's new units.
 TEST_F(DiskReturn, TheDaemonsScrubGivesADiskBackUnderTheMountTheCopyMadeWhileItWasMissing) {
   const std::string data = CompressibleBytes(1100 * 1000 + 3, 101);
-  const std::string path = graph + "/column";
-  WriteFile(path, data);
-  WriteFile(twin("column"), data);
-  StripeRequest req = TestStripeRequest(path, disks);
-  req.compress = "zstd:1";
-  req.compress_unit = 50000;
-  req.parity = 1;
-  const StripeManifest compressed = StripeAndRead(req, path);
+  const StripeManifest compressed = CompressWithParity("column", data);
   ASSERT_TRUE(compressed.packed.has_value()) << "column was not compressed";
   const std::string aside = tmp.path() + "/disk1-unplugged";
   std::filesystem::rename(disks[1], aside);
