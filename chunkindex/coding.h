@@ -18,6 +18,13 @@ inline void PutVarint(std::string* out, uint64_t v) {
   out->push_back(static_cast<char>(v));
 }
 
+// The bytes PutVarint writes for `v`.
+inline size_t VarintLength(uint64_t v) {
+  size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+
 inline void PutBigEndian64(std::string* out, uint64_t v) {
   for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>((v >> shift) & 0xff));
 }

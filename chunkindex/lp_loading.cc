@@ -149,6 +149,7 @@ uint64_t LpScheduler::Assign(Job& j, const std::shared_ptr<const LogicalPartitio
     if (!PiecesOf(j, span.chunk, *lp, span.first, span.last, &held.pieces)) continue;
     NoteTaken(span.chunk, std::span<const ViewPiece>(held.pieces).subspan(before), &span.taken, &span.taken_whole);
     j.need[span.chunk] = 0;
+    j.ForgetRuns(span.chunk);  // taken: not cut for this active set again
     if (j.todo[span.chunk] != 0) {  // planned in no LP for it, or in one loading that now comes too late
       j.todo[span.chunk] = 0;
       --j.todo_chunks;

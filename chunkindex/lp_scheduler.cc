@@ -157,6 +157,7 @@ Status LpScheduler::SetActive(uint64_t job, std::span<const ActiveChunk> active,
     std::fill(j.need.begin(), j.need.end(), 0);
     std::fill(j.todo.begin(), j.todo.end(), 0);
     j.active = std::move(words);
+    j.ForgetRuns();  // cut for the last set (RunsOf would drop them at the first cut for this one)
     j.remaining_chunks = 0;
     j.remaining_bytes = 0;
     for (const ActiveChunk& a : active) {

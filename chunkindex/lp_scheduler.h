@@ -188,6 +188,11 @@ struct SchedulerStats {
   // plan_memo_) instead of planning again.
   uint64_t plans_made = 0;
   uint64_t plans_reused = 0;
+  // Chunks whose active runs were cut (SourceRuns::ActiveRuns), and a job's cuts that served
+  // again (Job::runs: its plan's cut at its view's publish, a match against a loading LP's at
+  // its publish) instead of cutting anew.
+  uint64_t runs_cut = 0;
+  uint64_t runs_reused = 0;
   double load_seconds = 0;         // summed over the loaders (they overlap)
   double loader_cpu_seconds = 0;   // the loader threads' own CPU while loading (not the I/O workers')
   uint64_t load_errors = 0;
@@ -243,6 +248,9 @@ class LpScheduler {
     // and view, instead of its runs cut again for each (docs/memory-as-cache.md, twenty-third
     // part). 0 (or above 1): never.
     double edge_dense_share = 0.875;
+    // A job's cuts kept until it takes their chunks (Job::runs), at most this many runs (16 bytes
+    // each; 4 MiB: a window's chunks of a sparse set hold some 50k); past them a cut is not kept.
+    uint64_t kept_runs_per_job = 1 << 18;
     // Where the file's bytes lie (a striped file): per chunk, its bytes on each disk it touches;
     // `disks` their count (below 2, or no list: no balancing). Chunks the cache holds are weighed like the others: counting them as free
     // made LPs less balanced, not more (BENCHMARKS.md, issue 16) — what a small cache holds
@@ -416,6 +424,9 @@ class LpScheduler {
   bool EdgeDense(const Job& j, uint64_t c) const;
   // Records what job j's runs `runs` in chunk c hold, for EdgeDense.
   void NoteCoverage(const Job& j, uint64_t c, std::span<const ByteRun> runs) const;
+  // Job j's active sources' runs in chunk c (its bitmap's: never null here), cut once per active
+  // set and kept until it takes the chunk (Job::runs); their coverage noted.
+  const std::vector<ByteRun>& RunsOf(const Job& j, uint64_t c) const;
   // Job j's view of chunk c in `lp` (its extents [first, last)); false if the extents miss
   // some of its active sources' edges (its active set changed since the LP was planned).
   bool PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp, size_t first, size_t last,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "chunkindex/lp_scheduler.h"
@@ -37,6 +38,17 @@ struct LpScheduler::Job {
     float share = 0;
   };
   mutable std::vector<Coverage> coverage;
+  // The runs of its active sources cut from chunks it has not taken yet, for `runs_tick`
+  // (LpScheduler::RunsOf): a chunk planned for it alone was cut in Plan and again for its view at
+  // publish, and one matched against the LPs loading at SetActive again at their publish — two
+  // thirds of the cutting, the scheduler's largest cost with everything cached. A chunk's runs
+  // leave when it takes the chunk (Assign), all of them at its next active set.
+  // At most Options::kept_runs_per_job runs are kept; past them a cut is made into
+  // `runs_scratch` and not kept.
+  mutable std::unordered_map<uint64_t, std::vector<ByteRun>> runs;
+  mutable uint64_t runs_kept = 0;  // in `runs`
+  mutable uint64_t runs_tick = UINT64_MAX;
+  mutable std::vector<ByteRun> runs_scratch;
   bool waiting = false;  // an ask is parked
   uint64_t ticket = 0;   //   under this ticket
   Clock::time_point wait_start;
@@ -49,6 +61,18 @@ struct LpScheduler::Job {
   IterationCost cur;
   std::deque<IterationCost> recent;
   IterationCost total;
+
+  // Drops the kept cut of chunk `c` (taken), or every kept cut (a new active set).
+  void ForgetRuns(uint64_t c) const {
+    if (auto it = runs.find(c); it != runs.end()) {
+      runs_kept -= it->second.size();
+      runs.erase(it);
+    }
+  }
+  void ForgetRuns() const {
+    runs.clear();
+    runs_kept = 0;
+  }
 
   bool Wants() const { return in_iteration && remaining_chunks > 0; }
   bool Plannable() const { return in_iteration && todo_chunks > 0; }

@@ -258,6 +258,25 @@ void LpScheduler::NoteCoverage(const Job& j, uint64_t c, std::span<const ByteRun
   j.coverage[c] = {j.tick, static_cast<float>(static_cast<double>(bytes) / static_cast<double>(chunks_[c].length))};
 }
 
+const std::vector<ByteRun>& LpScheduler::RunsOf(const Job& j, uint64_t c) const {
+  if (j.runs_tick != j.tick) {
+    j.ForgetRuns();
+    j.runs_tick = j.tick;
+  }
+  if (auto it = j.runs.find(c); it != j.runs.end()) {
+    ++stats_.runs_reused;
+    return it->second;
+  }
+  const bool keep = j.runs_kept < options_.kept_runs_per_job;
+  std::vector<ByteRun>& cut = keep ? j.runs[c] : j.runs_scratch;
+  const uint64_t* bitmap = j.active->data();
+  options_.runs->ActiveRuns(c, std::span<const uint64_t* const>(&bitmap, 1), &cut);
+  NoteCoverage(j, c, cut);
+  ++stats_.runs_cut;
+  if (keep) j.runs_kept += cut.size();
+  return cut;
+}
+
 std::vector<LpScheduler::TakerKey> LpScheduler::KeyOf(uint64_t c, std::span<const Taker> takers) {
   std::vector<TakerKey> key;
   for (const Taker& t : takers)
@@ -303,12 +322,13 @@ ChunkReadPlan LpScheduler::Plan(uint64_t c, std::span<const Taker> takers) const
     bitmaps.push_back(t.job->active->data());
     only = bitmaps.size() == 1 ? t.job : nullptr;
   }
-  std::vector<ByteRun> runs;
-  options_.runs->ActiveRuns(c, bitmaps, &runs);
-  if (only != nullptr) {
-    NoteCoverage(*only, c, runs);
-    if (EdgeDense(*only, c)) return whole;
+  std::vector<ByteRun> shared;  // the runs of several takers' bitmaps
+  if (only == nullptr) {
+    options_.runs->ActiveRuns(c, bitmaps, &shared);
+    ++stats_.runs_cut;
   }
+  const std::vector<ByteRun>& runs = only != nullptr ? RunsOf(*only, c) : shared;
+  if (only != nullptr && EdgeDense(*only, c)) return whole;
   ChunkReadPlan plan = PlanChunkRead(info.offset, info.length, runs, options_.cost, info.stored_length);
   // No run at all would mean the bitmaps and the active-chunk answer disagree; the whole
   // chunk keeps every job that needs it moving.
@@ -362,14 +382,13 @@ bool LpScheduler::PiecesOf(const Job& j, uint64_t c, const LogicalPartition& lp,
   const bool held_whole = last == first + 1 && lp.extents[first].file_offset == info.offset &&
                           lp.extents[first].length == info.length;
   bool all = NeedsAll(j, c, j.need[c]) || (held_whole && (Dense(c, j.need[c]) || EdgeDense(j, c)));
-  std::vector<ByteRun> runs;
+  const std::vector<ByteRun>* cut = nullptr;
   if (!all) {
-    const uint64_t* bitmap = j.active->data();
-    options_.runs->ActiveRuns(c, std::span<const uint64_t* const>(&bitmap, 1), &runs);
-    NoteCoverage(j, c, runs);
+    cut = &RunsOf(j, c);
     all = held_whole && EdgeDense(j, c);
   }
-  if (all) runs.assign(1, ByteRun{0, info.length});
+  const std::vector<ByteRun> whole_chunk(all ? 1 : 0, ByteRun{0, info.length});
+  const std::vector<ByteRun>& runs = all ? whole_chunk : *cut;
   const size_t before = out->size();
   size_t k = first;
   for (const ByteRun& r : runs) {

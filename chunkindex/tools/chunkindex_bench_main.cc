@@ -1,7 +1,10 @@
-// chunkindex-bench GRAPH_DIR [--densities 0.0001,0.001,0.01,0.1,1] [--reps 21] [--no-read]
+// chunkindex-bench GRAPH_DIR [--densities 0.0001,0.001,0.01,0.1,1] [--reps 21] [--no-read] [--runs]
 // Times the active-chunk query (ActiveChunkFinder::Find on `column`) for random
 // active sets — uniform and contiguous — in each in-memory form, and compares
 // with reading the active chunks (page cache as it is: warm if recently used).
+// With --runs, times cutting the active sources' byte runs out of every sorted chunk of
+// `column` (SourceRuns::ActiveRuns, what the LP scheduler does per chunk it plans) with
+// every chunk in the list form, the forms chosen per chunk, and every chunk in the bitmap form.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,6 +17,7 @@
 
 #include "chunkindex/active_chunk_finder.h"
 #include "chunkindex/chunk_index.h"
+#include "chunkindex/source_runs.h"
 #include "common/cli_size.h"
 #include "common/size_parse.h"
 
@@ -52,17 +56,76 @@ std::vector<uint64_t> MakeActive(uint64_t vertices, double density, bool contigu
   return words;
 }
 
+// --runs: the runs of every sorted chunk for each active set in each choice of forms; all must
+// give the same runs.
+int BenchRuns(const ChunkTable& table, const std::vector<double>& densities, int reps) {
+  using graphfs::chunkindex::ByteRun;
+  using graphfs::chunkindex::SourceRuns;
+  std::vector<SourceRuns> forms;
+  const SourceRuns::Forms kinds[] = {SourceRuns::Forms::kList, SourceRuns::Forms::kChosen, SourceRuns::Forms::kBitmap};
+  const char* const names[] = {"list", "chosen", "bitmap"};
+  for (size_t k = 0; k < std::size(kinds); ++k) {
+    const double t0 = Now();
+    auto runs = SourceRuns::Load(table, ChunkFile::kColumn, kinds[k]);
+    if (!runs.ok()) {
+      std::fprintf(stderr, "chunkindex-bench: %s\n", runs.error().message().c_str());
+      return 1;
+    }
+    std::printf("runs %-6s load %.3f s, memory %s (%llu sorted chunks, %llu in the bitmap form)\n",
+                names[k], Now() - t0, graphfs::FormatSize(runs->memory_bytes()).c_str(),
+                static_cast<unsigned long long>(runs->sorted_chunks()),
+                static_cast<unsigned long long>(runs->bitmap_chunks()));
+    forms.push_back(std::move(*runs));
+  }
+  std::printf("\n%-10s %-8s %12s %14s %10s %10s %10s %8s\n", "pattern", "density", "runs", "run bytes", "list ms",
+              "chosen ms", "bitmap ms", "list/chosen");
+  std::vector<ByteRun> out;
+  for (bool contiguous : {false, true}) {
+    for (double d : densities) {
+      const std::vector<uint64_t> active = MakeActive(table.vertices(), d, contiguous, 42);
+      const uint64_t* bits = active.data();
+      const std::span<const uint64_t* const> bitmaps(&bits, 1);
+      double ms[3] = {0, 0, 0};
+      uint64_t runs[3] = {0, 0, 0}, bytes[3] = {0, 0, 0};
+      for (size_t f = 0; f < forms.size(); ++f) {
+        std::vector<double> times;
+        for (int r = 0; r < reps; ++r) {
+          runs[f] = bytes[f] = 0;
+          const double s = Now();
+          for (uint64_t c = 0; c < forms[f].chunk_count(); ++c) {
+            if (!forms[f].sorted(c)) continue;
+            forms[f].ActiveRuns(c, bitmaps, &out);
+            runs[f] += out.size();
+            for (const ByteRun& run : out) bytes[f] += run.length;
+          }
+          times.push_back(Now() - s);
+        }
+        ms[f] = Median(times) * 1e3;
+      }
+      if (runs[0] != runs[1] || bytes[0] != bytes[1] || runs[0] != runs[2] || bytes[0] != bytes[2]) {
+        std::fprintf(stderr, "chunkindex-bench: the forms disagree at density %g\n", d);
+        return 1;
+      }
+      std::printf("%-10s %-8g %12llu %14s %10.3f %10.3f %10.3f %10.2fx\n", contiguous ? "contiguous" : "uniform", d,
+                  static_cast<unsigned long long>(runs[1]), graphfs::FormatSize(bytes[1]).c_str(), ms[0], ms[1], ms[2],
+                  ms[1] > 0 ? ms[0] / ms[1] : 0.0);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Micro-benchmark of the active-chunk query against reading the active chunks."};
   std::string graph, densities_text = "0.0001,0.001,0.01,0.1,1";
   int reps = 21;
-  bool no_read = false;
+  bool no_read = false, runs = false;
   app.add_option("graph", graph, "indexed graph directory")->required();
   app.add_option("--densities", densities_text, "fractions of active vertices, comma-separated");
   app.add_option("--reps", reps, "query repetitions per point (median reported)");
   app.add_flag("--no-read", no_read, "do not time reading the active chunks");
+  app.add_flag("--runs", runs, "time cutting the active sources' runs out of the sorted chunks instead");
   // --help: 0; a usage error: 2 (common/cli_size.h).
   if (auto status = graphfs::ParseCommandLine(app, argc, argv)) return *status;
   std::vector<double> densities;
@@ -77,6 +140,7 @@ int main(int argc, char** argv) {
   std::printf("graph %s: %llu vertices, %zu chunks per file, chunk size %s; table open %.3f s\n", graph.c_str(),
               static_cast<unsigned long long>(table->vertices()), table->chunks(ChunkFile::kColumn).size(),
               graphfs::FormatSize(table->chunk_size()).c_str(), Now() - t0);
+  if (runs) return BenchRuns(*table, densities, reps);
 
   using Path = ActiveChunkFinder::Path;
   struct Variant {

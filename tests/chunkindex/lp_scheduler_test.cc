@@ -1095,9 +1095,17 @@ TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
 // A selection plans every candidate until the LP is full, and most of them do not fit when LPs
 // are small beside the chunks; the next selection takes those plans from the memo instead of
 // cutting the same runs again — but only for the same active sets: a new one plans anew.
-TEST(LpSchedulerVertexGranular, PlansLeftByOneLpServeTheNextUntilTheActiveSetChanges) {
+// With its cuts kept (the default) or not (kept_runs_per_job 0): the same pieces; kept, each
+// chunk is cut once per active set.
+class PlansLeft : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(CutsKept, PlansLeft, ::testing::Bool());
+
+TEST_P(PlansLeft, PlansLeftByOneLpServeTheNextUntilTheActiveSetChanges) {
+  const bool kept = GetParam();
   SortedCatalog cat(8);
-  DrivenScheduler s(cat.chunks, cat.Loader(), cat.Options());
+  LpScheduler::Options options = cat.Options();
+  if (!kept) options.kept_runs_per_job = 0;
+  DrivenScheduler s(cat.chunks, cat.Loader(), options);
   ASSERT_TRUE(s.AddJob(1, 200).ok());  // one chunk's runs (120 bytes) per LP
   auto first_three = std::make_shared<std::vector<uint64_t>>((800 + 63) / 64, 0);
   std::vector<ActiveChunk> active;
@@ -1116,6 +1124,10 @@ TEST(LpSchedulerVertexGranular, PlansLeftByOneLpServeTheNextUntilTheActiveSetCha
   SchedulerStats st = s.Stats();
   EXPECT_EQ(st.plans_made, 8u);
   EXPECT_EQ(st.plans_reused, 7u + 6u);
+  // Kept, each chunk's runs were cut once, in its plan, and the three views published took their
+  // cut; not kept, each view cut them again.
+  EXPECT_EQ(st.runs_cut, kept ? 8u : 8u + 3u);
+  EXPECT_EQ(st.runs_reused, kept ? 3u : 0u);
 
   // A new active set (source 5 of every chunk): the memo's plans of sources 0-2 are stale.
   auto fifth = std::make_shared<std::vector<uint64_t>>((800 + 63) / 64, 0);
@@ -1137,6 +1149,13 @@ TEST(LpSchedulerVertexGranular, PlansLeftByOneLpServeTheNextUntilTheActiveSetCha
   EXPECT_EQ(got, want);
   st = s.Stats();
   EXPECT_GE(st.plans_made, 8u + 8u);  // every chunk planned again for the new set
+  if (kept) {
+    EXPECT_EQ(st.runs_cut, 8u + 8u);     // and cut once for it
+    EXPECT_GE(st.runs_reused, 3u + 8u);  // each view published took its plan's cut (a plan made again too)
+  } else {
+    EXPECT_GE(st.runs_cut, 8u + 3u + 8u + 8u);
+    EXPECT_EQ(st.runs_reused, 0u);
+  }
 }
 
 // Many jobs with random bitmaps, a preloading scheduler: every job gets, per iteration, exactly

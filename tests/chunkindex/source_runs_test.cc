@@ -225,19 +225,22 @@ TEST(SourceRuns, FromChunksMatchesTheSourcesGiven) {
   EXPECT_EQ(got, (std::vector<ByteRun>{{0, 80}}));
 }
 
-TEST(SourceRuns, SparseBitmapsSkipBlocksYetFindEveryActiveSource) {
-  // Chunks of many sources (several blocks each, the last one partial) with gaps between ids,
-  // against the runs computed source by source; bitmaps from one set bit to all set, with bits
-  // on block edges (the first and last source of a block) where a skipped block would show.
-  std::mt19937_64 rng(42);
+// Chunks of many sources (several list blocks or words each, the last one partial), ids
+// `max_gap` apart at most and up to `max_edges` edges a source, against the runs computed source by
+// source; bitmaps from one set bit to all set, with bits on block edges (the first and last source
+// of a list block) and word edges (ids 64k and 64k + 63) where a skipped block or word would show.
+// Returns how many chunks were kept in the bitmap form.
+uint64_t ExpectRunsAsSourceBySource(uint32_t max_gap, uint32_t max_edges) {
+  std::mt19937_64 rng(42 + max_gap * 1000 + max_edges);
   const uint64_t edge = 12;
   std::vector<SourceRuns::ChunkSources> chunks;
   uint32_t v = 0;
   for (uint32_t sources : {1u, 63u, 64u, 65u, 1000u, 4097u}) {
     SourceRuns::ChunkSources c;
     for (uint32_t k = 0; k < sources; ++k) {
-      v += 1 + static_cast<uint32_t>(rng() % 5);
-      const uint32_t edges = 1 + static_cast<uint32_t>(rng() % 4);
+      v += 1 + static_cast<uint32_t>(rng() % max_gap);
+      // Mostly small counts, now and then the largest (which sets a bitmap chunk's width).
+      const uint32_t edges = rng() % 16 == 0 ? max_edges : 1 + static_cast<uint32_t>(rng() % 4);
       c.sources.push_back({v, edges});
       c.length += edges * edge;
     }
@@ -271,6 +274,8 @@ TEST(SourceRuns, SparseBitmapsSkipBlocksYetFindEveryActiveSource) {
       if (k % 64 == 0 || k % 64 == 63 || k + 1 == c.sources.size())
         edges_of_blocks[c.sources[k].vertex / 64] |= uint64_t{1} << (c.sources[k].vertex % 64);
   bitmaps.push_back(edges_of_blocks);
+  std::vector<uint64_t> edges_of_words(words, (uint64_t{1} << 63) | 1);
+  bitmaps.push_back(edges_of_words);
   size_t nonempty = 0;
   for (size_t i = 0; i < chunks.size(); ++i) {
     for (const auto& bits : bitmaps) {
@@ -289,6 +294,44 @@ TEST(SourceRuns, SparseBitmapsSkipBlocksYetFindEveryActiveSource) {
     EXPECT_EQ(got, naive(chunks[i], either)) << "chunk " << i;
   }
   EXPECT_GT(nonempty, chunks.size());  // the test saw runs, not only empty answers
+  EXPECT_EQ(runs.sorted_chunks(), chunks.size());
+  return runs.bitmap_chunks();
+}
+
+TEST(SourceRuns, DenseChunksTakeTheBitmapFormAndFindEveryActiveSource) {
+  // Ids 1–3 apart: a word holds ~32 sources, less memory than their varints. Counts of 300 and
+  // 70,000 (a sixteenth of the sources) are escaped; 255 is the escape byte itself.
+  EXPECT_EQ(ExpectRunsAsSourceBySource(3, 4), 6u);
+  EXPECT_EQ(ExpectRunsAsSourceBySource(3, 300), 6u);
+  EXPECT_EQ(ExpectRunsAsSourceBySource(3, 70000), 6u);
+  EXPECT_EQ(ExpectRunsAsSourceBySource(3, 255), 6u);
+  EXPECT_EQ(ExpectRunsAsSourceBySource(3, 254), 6u);
+  EXPECT_EQ(ExpectRunsAsSourceBySource(1, 4), 6u);  // every id a source: full words
+}
+
+TEST(SourceRuns, SparseChunksTakeTheListFormAndSkipBlocksYetFindEveryActiveSource) {
+  // Ids up to 400 apart: a word holds one source at most, so the varint list is smaller (a
+  // one-source chunk is one word either way and may take either form).
+  EXPECT_LE(ExpectRunsAsSourceBySource(400, 4), 1u);
+  EXPECT_LE(ExpectRunsAsSourceBySource(400, 70000), 1u);
+}
+
+TEST(SourceRuns, TheBitmapFormTakesLessMemoryThanTheList) {
+  // The same dense sources, as one chunk (bitmap) and spread 200 ids apart (list): the form is
+  // chosen by size, so the dense chunk costs at most its list's bytes.
+  std::vector<SourceCount> dense, sparse;
+  for (uint32_t k = 0; k < 10000; ++k) {
+    dense.push_back({k * 2, 3});
+    sparse.push_back({k * 200, 3});
+  }
+  const SourceRuns a = SourceRuns::FromChunks(8, {{10000 * 24, dense}});
+  const SourceRuns b = SourceRuns::FromChunks(8, {{10000 * 24, sparse}});
+  EXPECT_EQ(a.bitmap_chunks(), 1u);
+  EXPECT_EQ(b.bitmap_chunks(), 0u);
+  // Per source: 16 bytes a word / 32 sources + a count byte against a varint pair (2–3 bytes)
+  // and a block entry every 64 sources.
+  EXPECT_LT(a.memory_bytes(), b.memory_bytes());
+  EXPECT_LT(a.memory_bytes(), 10000u * 2);
 }
 
 }  // namespace
