@@ -661,18 +661,29 @@ bool ChunkCache::Contains(const UnitKey& key) const {
   return it != units_.end() && it->second.entry != nullptr;
 }
 
+CacheMemory ChunkCache::MemoryLocked(const BufferPool::Stats& buffers) const {
+  CacheMemory m;
+  m.used = used_;
+  m.staged = staged_bytes_;
+  m.buffers_idle_bytes = buffers.idle_bytes;
+  m.held = held_bytes_;
+  return m;
+}
+
+CacheMemory ChunkCache::Memory() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MemoryLocked(buffers_->stats());
+}
+
 CacheStats ChunkCache::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   CacheStats s = counters_;
-  s.used = used_;
-  s.staged = staged_bytes_;
+  const BufferPool::Stats b = buffers_->stats();
+  static_cast<CacheMemory&>(s) = MemoryLocked(b);
   s.units = order_.size();
   s.staged_units = staged_.size();
-  const BufferPool::Stats b = buffers_->stats();
   s.buffers_reused = b.reused;
   s.buffers_created = b.created;
-  s.buffers_idle_bytes = b.idle_bytes;
-  s.held = held_bytes_;
   s.held_units = held_units_;
   for (const auto& [pid, p] : processes_) s.processes.push_back(p);
   std::sort(s.processes.begin(), s.processes.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });

@@ -148,9 +148,21 @@ struct ProcessStats {
   uint64_t bytes_bypassed = 0;                  // read from disk around the cache (small random reads)
 };
 
-struct CacheStats {
+// The bytes a cache keeps resident, each as CacheStats counts it. Apart so that the daemon's
+// memory sampler (several times a second) reads them under one lock without copying the rest of
+// the stats (every process's counters); CacheStats is made of it, so the names are written once.
+struct CacheMemory {
+  uint64_t used = 0;                // admitted units
+  uint64_t staged = 0;              // units loading or waiting for their readers
+  uint64_t buffers_idle_bytes = 0;  // freed unit buffers kept for the next loads
+  // Units their holders took out of staging (UnitRef::LeaveStaging) that the policy refused:
+  // memory the pins alone keep (the holder counts it), freed at the last unpin.
+  uint64_t held = 0;
+};
+
+struct CacheStats : CacheMemory {
   std::string policy;
-  uint64_t capacity = 0, used = 0, staged = 0;
+  uint64_t capacity = 0;
   uint64_t units = 0, staged_units = 0;
   uint64_t hits = 0, misses = 0, bypassed = 0;
   uint64_t admissions = 0, rejections = 0, evictions = 0;
@@ -172,10 +184,7 @@ struct CacheStats {
   uint64_t lookup_bytes = 0, lookup_hit_bytes = 0, lru_hit_bytes = 0;
   uint64_t prefetched_unused_bytes = 0;  // loaded ahead, dropped without a reader
   uint64_t buffers_reused = 0, buffers_created = 0;  // unit buffers: recycled, newly mapped
-  uint64_t buffers_idle_bytes = 0;                   //   freed ones kept for the next loads
-  // Units their holders took out of staging (UnitRef::LeaveStaging) that the policy refused:
-  // memory the pins alone keep (the holder counts it), freed at the last unpin.
-  uint64_t held = 0, held_units = 0;
+  uint64_t held_units = 0;                           // the units of CacheMemory::held
   uint64_t dropped = 0;  // units their holders dropped (UnitRef::Drop)
   std::vector<ProcessStats> processes;
 };
@@ -323,6 +332,8 @@ class ChunkCache {
   uint64_t staged() const;  // CacheStats::staged
 
   CacheStats Stats() const;
+  // The resident bytes of Stats() alone, as one snapshot (CacheMemory).
+  CacheMemory Memory() const;
   const CacheOptions& options() const { return options_; }  // capacity: as constructed
 
  private:
@@ -372,6 +383,7 @@ class ChunkCache {
   // mu_ held: resident bytes within the capacity that are not admitted units — units let go
   // that pins keep (CacheStats::held) and the idle recycled buffers. Admitted units get the rest.
   uint64_t OutsideLocked() const;
+  CacheMemory MemoryLocked(const BufferPool::Stats& buffers) const;  // mu_ held; the pool's stats now
   // Admitted bytes change by `delta` (a unit of `file` admitted or gone): used_ and its
   // by-file split together.
   void AddUsed(uint64_t file, int64_t delta);                      // mu_ held

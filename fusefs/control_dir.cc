@@ -85,42 +85,48 @@ static json CpuJson(GraphFs& fs, const json& schedulers) {
   return {{"user_seconds", secs(ru.ru_utime)}, {"system_seconds", secs(ru.ru_stime)}, {"by_path", paths}};
 }
 
-// The daemon's resident memory (/proc/self/status) and what it holds it for, from the figures
-// the rest of `stats` gives: cache units admitted and staged, recycled unit buffers, compressed
-// files' frames (admitted and loading) and their recycled buffers, the LPs live
-// and loading (their own memory: the cached units they are made of are the cache's, except
-// those the cache refused while LPs pinned them), the chunk indexes in memory, the LP loaders'
-// read buffers, degraded files' rows' blocks kept for their other reads; `other` is the rest (allocator slack, threads' buffers, libraries).
-static json MemoryJson(const json& stats) {
-  const ProcessMemory process = ReadProcessMemory();
+// The daemon's resident memory `rss` split by use — {"by_use", "lps"} — from the figures of the
+// volume that hold memory: cache units admitted and staged, recycled unit buffers, compressed
+// files' frames (admitted and loading) and their recycled buffers, the LPs live and loading
+// (their own memory: the cached units they are made of are the cache's, except those the cache
+// refused while LPs pinned them), the chunk indexes in memory, the LP loaders' read buffers,
+// degraded files' rows' blocks kept for their other reads; `other` is the rest (allocator slack,
+// threads' buffers, libraries). `figures` is the full stats or Volume::AddMemoryStats' (the
+// same objects under the same names): this is the one pricing of memory, for `stats.memory` and
+// for the sampler's split (MemoryByUseNow) alike, so the two cannot disagree.
+static json MemoryByUse(const json& figures, uint64_t rss) {
   auto num = [](const json& o, const char* key) -> uint64_t {
     return o.is_object() && o.contains(key) && o[key].is_number() ? o[key].get<uint64_t>() : 0;
   };
+  auto object = [](const json& o, const char* key) -> const json& {
+    static const json kNone = json::object();
+    return o.is_object() && o.contains(key) ? o[key] : kNone;
+  };
   json by_use = json::object();
-  const json& cache = stats.contains("cache") ? stats["cache"] : json::object();
+  const json& cache = object(figures, "cache");
   by_use["cache_admitted"] = num(cache, "used");
   by_use["cache_staged"] = num(cache, "staged");
   by_use["cache_idle_buffers"] = num(cache, "buffers_idle_bytes");
   // Compressed files' frames (the cache's first tier) and the buffers it keeps for the next.
-  const json& frames = stats.contains("frames") ? stats["frames"] : json::object();
+  const json& frames = object(figures, "frames");
   by_use["frames"] = num(frames, "used") + num(frames, "staged");
   by_use["frames_idle_buffers"] = num(frames, "buffers_idle_bytes");
   // Degraded files' rows' blocks kept for their other reads (volume/internal/degraded_share.h).
-  by_use["degraded_rows"] = stats.contains("degraded_share") ? num(stats["degraded_share"], "held_bytes") : 0;
+  by_use["degraded_rows"] = num(object(figures, "degraded_share"), "held_bytes");
   uint64_t lps = num(cache, "held"), lp_idle = 0, index = 0, scratch = 0;
   // What `lps` is made of, summed over the graphs (the window counts LPs by footprint: their own
   // memory and the whole cached units they pin).
   uint64_t live_bytes = 0, loading_bytes = 0, unit_bytes = 0;
-  for (const json& s : stats["schedulers"]) {
-    const json& w = s.contains("window") ? s["window"] : json::object();
-    const json& shared = s.contains("shared_memory") ? s["shared_memory"] : json::object();
+  for (const json& s : object(figures, "schedulers")) {
+    const json& w = object(s, "window");
+    const json& shared = object(s, "shared_memory");
     const uint64_t live = num(w, "live_bytes") + num(w, "loading_bytes");
     lps += live - std::min(live, num(w, "live_unit_bytes"));
     live_bytes += num(w, "live_bytes");
     loading_bytes += num(w, "loading_bytes");
     unit_bytes += num(w, "live_unit_bytes");
     lp_idle += num(shared, "resident_bytes") - std::min(num(shared, "resident_bytes"), num(shared, "used_bytes"));
-    const json& m = s.contains("memory") ? s["memory"] : json::object();
+    const json& m = object(s, "memory");
     index += num(m, "index_bytes");
     scratch += num(m, "scratch_bytes");
   }
@@ -130,27 +136,34 @@ static json MemoryJson(const json& stats) {
   by_use["lp_loader_buffers"] = scratch;
   uint64_t accounted = 0;
   for (const auto& [k, v] : by_use.items()) accounted += v.get<uint64_t>();
-  const uint64_t rss = process.rss;
   by_use["other"] = rss > accounted ? rss - accounted : 0;
-  // What "other" may be: the allocator's view of the heap (all arenas): bytes in live blocks,
-  // and free bytes it keeps instead of giving them back to the kernel.
-  const struct mallinfo2 heap = ::mallinfo2();
-  const SharedArena::Churn churn = SharedArena::ProcessChurn();
-  return {{"rss", rss},
-          // The graphs' shared memory since the mount: fresh pages faulted in, pages punched out.
-          {"shared_churn", {{"populated_bytes", churn.populated_bytes}, {"punched_bytes", churn.punched_bytes}}},
-          {"heap", {{"in_use_bytes", heap.uordblks + heap.hblkhd},
-                    {"free_kept_bytes", heap.fordblks},
-                    {"mmapped_bytes", heap.hblkhd}}},
-          {"peak_rss", process.peak_rss},
-          {"rss_anon", process.anon},
-          {"rss_file", process.file},
-          {"rss_shmem", process.shmem},
-          {"by_use", by_use},
+  return {{"by_use", std::move(by_use)},
           {"lps", {{"live_bytes", live_bytes},
                    {"loading_bytes", loading_bytes},
                    {"unit_bytes", unit_bytes},
                    {"held_bytes", num(cache, "held")}}}};
+}
+
+// `stats.memory`: the daemon's resident memory (/proc/self/status), its split by use
+// (MemoryByUse) and what "other" may be.
+static json MemoryJson(const json& stats) {
+  const ProcessMemory process = ReadProcessMemory();
+  json memory = MemoryByUse(stats, process.rss);
+  // What "other" may be: the allocator's view of the heap (all arenas): bytes in live blocks,
+  // and free bytes it keeps instead of giving them back to the kernel.
+  const struct mallinfo2 heap = ::mallinfo2();
+  const SharedArena::Churn churn = SharedArena::ProcessChurn();
+  memory.update({{"rss", process.rss},
+                 // The graphs' shared memory since the mount: fresh pages faulted in, pages punched out.
+                 {"shared_churn", {{"populated_bytes", churn.populated_bytes}, {"punched_bytes", churn.punched_bytes}}},
+                 {"heap", {{"in_use_bytes", heap.uordblks + heap.hblkhd},
+                           {"free_kept_bytes", heap.fordblks},
+                           {"mmapped_bytes", heap.hblkhd}}},
+                 {"peak_rss", process.peak_rss},
+                 {"rss_anon", process.anon},
+                 {"rss_file", process.file},
+                 {"rss_shmem", process.shmem}});
+  return memory;
 }
 
 static json StatsJson(GraphFs& fs) {
@@ -185,11 +198,17 @@ static json StatsJson(GraphFs& fs) {
 }
 
 json MemoryByUseNow(GraphFs& fs) {
+  // From the volume's memory figures alone, not the whole of `stats` (every job's and every
+  // scheduler's counts, the disks, the versions' disk space, the heap's arenas walked): the
+  // sampler asks four times a second and at every new peak, and built whole there the stats
+  // took ~6% of the daemon's CPU (issue 42).
+  json figures;
+  fs.volume->AddMemoryStats(figures);
+  json split = MemoryByUse(figures, ReadProcessMemory().rss);
   // With what the budget allowed at that moment (reservations and the tiers' capacities move as
   // graphs load their indexes and LPs), so a peak over the budget shows which part overran.
-  const json stats = StatsJson(fs);
-  const json& memory = stats["memory"];
-  return {{"by_use", memory["by_use"]}, {"lps", memory["lps"]}, {"memory_budget", stats["memory_budget"]}};
+  split["memory_budget"] = std::move(figures["memory_budget"]);
+  return split;
 }
 
 std::string RenderStats(GraphFs& fs) {

@@ -31,7 +31,9 @@ void FillControlStat(const Inode& inode, struct stat* st);
 Result<std::string> OpenControlFile(GraphFs& fs, const Inode& inode, int flags, uid_t caller);
 Status WriteControlFile(GraphFs& fs, const Inode& inode, const std::string& data, uid_t caller);
 std::string RenderStats(GraphFs& fs);
-// {"by_use", "lps"} of stats.memory as of now (for the peak sampler, fusefs/memory_peak.h).
+// {"by_use", "lps"} of stats.memory as of now, and stats.memory_budget (for the peak sampler,
+// fusefs/memory_peak.h): priced as RenderStats prices them, from the volume's memory figures
+// alone (volume::Volume::AddMemoryStats), so that sampling costs little.
 nlohmann::json MemoryByUseNow(GraphFs& fs);
 
 }  // namespace graphfs

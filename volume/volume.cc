@@ -78,6 +78,13 @@ void Volume::AddStats(nlohmann::json& j) {
   j["disk_task"] = tasks_->Json();
 }
 
+void Volume::AddMemoryStats(nlohmann::json& j) {
+  core_->AddMemoryStats(j);  // the core first, then the schedules: the order of the full stats
+  nlohmann::json graphs = nlohmann::json::array();
+  for (const auto& g : schedules_->List()) graphs.push_back(g->MemoryStatsJson());
+  j["schedulers"] = std::move(graphs);
+}
+
 Status Volume::StartRebuild(uint32_t disk, const std::string& dir, uint64_t rate) {
   return tasks_->StartRebuild(disk, dir, rate);
 }

@@ -140,6 +140,13 @@ class Volume {
 
   // For `.graphfs/stats`: disks, cache, indexes, graph versions as JSON objects.
   void AddStats(nlohmann::json& j);
+  // The figures of the memory the volume holds, as AddStats and SchedulesJson give them (the
+  // same names and values, `schedulers` for the latter) but nothing else: `cache` and `frames`
+  // (used, staged, buffers_idle_bytes, held), `memory_budget`, `degraded_share`, and per graph
+  // its schedule's `graph`, `window`, `memory` and `shared_memory`. For the daemon's memory
+  // sampler, which prices memory several times a second: the full stats would cost it the
+  // disks, the versions' disk space, every cache counter and every scheduler's counts.
+  void AddMemoryStats(nlohmann::json& j);
   // One line per disk the set was opened without (up to the files' parity), naming it, for the
   // daemon's log: "degraded: disk 2 (/disks/2) is missing; files are read through parity".
   std::vector<std::string> DegradedNotes() const;

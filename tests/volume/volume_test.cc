@@ -16,6 +16,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -915,6 +916,74 @@ TEST_F(IndexedVolumeCacheLoader, LoadsLogicalPartitionsOfActiveChunksThroughTheC
   EXPECT_EQ(cs.staged, 0u) << "units an LP took leave staging at once";
 }
 
+// Every leaf of `part` is in `whole` at the same place, with the same value (`where`: its path).
+void ExpectWithin(const nlohmann::json& part, const nlohmann::json& whole, const std::string& where) {
+  if (part.is_object()) {
+    ASSERT_TRUE(whole.is_object()) << where;
+    for (const auto& [key, value] : part.items()) {
+      ASSERT_TRUE(whole.contains(key)) << where << "." << key << " is not in the full stats";
+      ExpectWithin(value, whole[key], where + "." + key);
+    }
+  } else if (part.is_array()) {
+    ASSERT_TRUE(whole.is_array()) << where;
+    ASSERT_EQ(part.size(), whole.size()) << where;
+    for (size_t i = 0; i < part.size(); ++i) ExpectWithin(part[i], whole[i], where + "[" + std::to_string(i) + "]");
+  } else {
+    EXPECT_EQ(part, whole) << where;
+  }
+}
+
+std::set<std::string> KeysOf(const nlohmann::json& o) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : o.items()) keys.insert(key);
+  return keys;
+}
+
+// The daemon's memory sampler prices memory from Volume::AddMemoryStats, `stats.memory` from the
+// full stats (AddStats and SchedulesJson): the sampler's figures are the full stats' own, under
+// the same names with the same values — and nothing more, so a sample builds none of the disks',
+// the cache counters' or the schedulers' other stats.
+TEST_F(IndexedVolumeCacheLoader, TheMemoryFiguresAreTheFullStatsOwnAndNothingMore) {
+  // The cache holding chunks of `column`, and a job holding an LP made of cached units.
+  ReadStreams streams;
+  AlignedBuffer scratch;
+  for (uint64_t off = 0; off < g.column.size(); off += 1 << 20) ASSERT_TRUE(v->Read(*f, streams, off, 1 << 20, 7, scratch).ok());
+  auto schedule = v->schedules().Get(v->core(), g.graph);
+  ASSERT_TRUE(schedule.ok()) << schedule.error().message();
+  GraphSchedule& s = **schedule;
+  ASSERT_TRUE(s.scheduler().AddJob(1, 64 << 10).ok());
+  std::vector<uint64_t> words((g.vertices + 63) / 64, ~0ull);
+  words.back() = (1ull << (g.vertices % 64)) - 1;
+  ASSERT_TRUE(s.SetActive(1, words).ok());
+  Result<LpGrant> grant = AskNext(s, 1);
+  ASSERT_TRUE(grant.ok()) << grant.error().message();
+  ASSERT_FALSE(grant->end);
+  // The loaders may still be loading the job's next LPs ahead: the figures are compared once
+  // two samples taken around the full stats agree.
+  nlohmann::json lean, full;
+  for (int tries = 0; tries < 500 && lean.is_null(); ++tries) {
+    nlohmann::json before, after;
+    v->AddMemoryStats(before);
+    full = nlohmann::json::object();
+    v->AddStats(full);
+    full["schedulers"] = v->SchedulesJson();
+    v->AddMemoryStats(after);
+    if (before == after) lean = std::move(before);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(lean.is_null()) << "the volume's memory never held still";
+  EXPECT_GT(lean["cache"]["used"].get<uint64_t>(), 0u) << lean.dump();
+  ASSERT_EQ(lean["schedulers"].size(), 1u);
+  EXPECT_GT(lean["schedulers"][0]["window"]["live_bytes"].get<uint64_t>(), 0u) << "the LP the job holds";
+  EXPECT_GT(lean["schedulers"][0]["memory"]["index_bytes"].get<uint64_t>(), 0u);
+  ExpectWithin(lean, full, "stats");
+  EXPECT_EQ(KeysOf(lean), (std::set<std::string>{"cache", "degraded_share", "frames", "memory_budget", "schedulers"}));
+  EXPECT_EQ(KeysOf(lean["cache"]), (std::set<std::string>{"buffers_idle_bytes", "held", "staged", "used"}))
+      << "the cache's resident bytes, not its counters or its processes";
+  EXPECT_EQ(KeysOf(lean["schedulers"][0]), (std::set<std::string>{"graph", "memory", "shared_memory", "window"}))
+      << "no scheduler's or loader's counts";
+  s.scheduler().RemoveJob(1);
+}
 
 // Asks for the job's LPs until the end of its iteration; every piece's bytes are checked
 // against `column`. Returns the pieces (file offset -> length).

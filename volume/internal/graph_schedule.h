@@ -106,6 +106,10 @@ class GraphSchedule {
   nlohmann::json GranularityJson(const chunkindex::SchedulerStats& s) const;
   // Everything above and the scheduler's stats, as `.graphfs/stats` shows a graph (stats.cc).
   nlohmann::json StatsJson() const;
+  // Of StatsJson, the objects that say what memory the graph holds — "graph", "window" (its LPs
+  // live and loading), "memory" (index, owned, scratch), "shared_memory" — alone, with the same
+  // values: what the daemon's memory sampler prices (Volume::AddMemoryStats).
+  nlohmann::json MemoryStatsJson() const;
 
   // Memory it holds besides its LPs: the chunk index's finder and source runs in memory, and the
   // loaders' read buffers.
@@ -120,6 +124,8 @@ class GraphSchedule {
 
  private:
   GraphSchedule() = default;
+  // MemoryStatsJson of the scheduler's stats `s`: StatsJson starts from it.
+  nlohmann::json MemoryStatsJson(const chunkindex::SchedulerStats& s) const;
   void LoaderLoop();  // a loader thread: TakePlan, Load, Finish until the scheduler stops
   Status Load(chunkindex::LogicalPartition& lp);
   static std::vector<int64_t> Stamp(const std::string& dir);

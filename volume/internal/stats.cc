@@ -1,4 +1,5 @@
-// The volume's part of `.graphfs/stats`: its disks, its cache, its graphs' indexes and versions.
+// The volume's part of `.graphfs/stats`: its disks, its cache, its graphs' indexes and versions;
+// and, alone, the part that says what memory it holds (AddMemoryStats: the daemon's memory sampler).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +59,43 @@ std::string ProcessName(uint32_t pid) {
   return name;
 }
 
+// The figures of a cache that hold memory, as `stats.cache` and `stats.frames` name them. The
+// full stats and the memory sampler's (VolumeCore::AddMemoryStats) both write them here, so
+// the front end prices the same names and values in either (fusefs/control_dir.cc).
+json CacheMemoryJson(const cache::CacheMemory& m) {
+  return {{"used", m.used}, {"staged", m.staged}, {"buffers_idle_bytes", m.buffers_idle_bytes}, {"held", m.held}};
+}
+
+// The memory the cache's two tiers get: with memory=, what the budget sets aside and leaves.
+json MemoryBudgetJson(const MemoryBudget& budget, uint64_t lp_memory) {
+  const MemoryBudget::State b = budget.state();
+  return {{"enabled", budget.enabled()},
+          {"total", b.total},
+          {"staging", b.staging},
+          {"staging_ceiling", b.staging_ceiling},
+          {"reserved", b.reserved},
+          {"reservations", b.reservations},
+          {"unaccounted", b.unaccounted},
+          {"cache_capacity", b.cache_capacity},
+          {"frames_capacity", b.frames_capacity},
+          {"frames_used", b.frames_used},
+          {"standing", b.standing},
+          {"units_capacity", b.units_capacity},
+          {"lent", b.lent},
+          {"lp_memory", lp_memory}};
+}
+
+// Degraded files' rows' blocks kept for each other's reads (degraded_share.h): the pool's
+// capacity, what it holds now and at most since the mount, and what the budget set aside.
+json DegradedShareJson(const DegradedShare& degraded) {
+  const DegradedShare::State share = degraded.state();
+  return {{"capacity", share.pool.capacity},
+          {"held_bytes", share.pool.held_bytes},
+          {"peak_held_bytes", share.pool.peak_held_bytes},
+          {"files", share.pool.shares},
+          {"reserved", share.reserved}};
+}
+
 json RenderCache(const cache::CacheStats& c) {
   auto ratio = [](uint64_t part, uint64_t whole) {
     return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
@@ -79,49 +117,48 @@ json RenderCache(const cache::CacheStats& c) {
   // Of the bytes handed to readers from the cache, the share that cost no disk read.
   const double byte_hit_ratio =
       c.bytes_served == 0 ? 0.0 : 1.0 - std::min(1.0, static_cast<double>(c.bytes_loaded) / static_cast<double>(c.bytes_served));
-  return {{"policy", c.policy},
-          {"capacity", c.capacity},
-          {"used", c.used},
-          {"units", c.units},
-          {"staged", c.staged},
-          {"staged_units", c.staged_units},
-          {"hits", c.hits},
-          {"misses", c.misses},
-          {"hit_ratio", lookups == 0 ? 0.0 : static_cast<double>(c.hits) / static_cast<double>(lookups)},
-          {"bypassed", c.bypassed},
-          {"admissions", c.admissions},
-          {"rejections", c.rejections},
-          {"evictions", c.evictions},
-          {"capacity_evictions", c.capacity_evictions},
-          {"capacity_evicted_bytes", c.capacity_evicted_bytes},
-          {"prefetches", c.prefetches},
-          {"prefetches_skipped", c.prefetches_skipped},
-          {"reader_room_waits", c.reader_room_waits},
-          {"reader_room_timeouts", c.reader_room_timeouts},
-          {"offers", c.offers},
-          {"offers_admitted", c.offers_admitted},
-          {"buffers_reused", c.buffers_reused},
-          {"buffers_idle_bytes", c.buffers_idle_bytes},
-          // Units LPs took out of staging that the policy refused: kept by the LPs' pins alone.
-          {"held", c.held},
-          {"held_units", c.held_units},
-          // Units their holders dropped: frames whose decoded units the cache keeps.
-          {"dropped", c.dropped},
-          {"buffers_created", c.buffers_created},
-          {"load_errors", c.load_errors},
-          {"byte_hit_ratio", byte_hit_ratio},
-          {"bytes_served", c.bytes_served},
-          {"bytes_from_cache", c.bytes_from_cache},
-          {"bytes_loaded", c.bytes_loaded},
-          // Of them, units loaded before: what memory did not keep (or two loads of one unit at once).
-          {"bytes_reloaded", c.bytes_reloaded},
-          // Per lookup: the bytes in memory when asked for, against an LRU of the same capacity.
-          {"lookup_bytes", c.lookup_bytes},
-          {"lookup_hit_ratio", ratio(c.lookup_hit_bytes, c.lookup_bytes)},
-          {"lru_lookup_hit_ratio", ratio(c.lru_hit_bytes, c.lookup_bytes)},
-          {"prefetched_unused_bytes", c.prefetched_unused_bytes},
-          {"bytes_bypassed", c.bytes_bypassed},
-          {"processes", procs}};
+  json j = CacheMemoryJson(c);  // used, staged, buffers_idle_bytes, held
+  j.update({{"policy", c.policy},
+            {"capacity", c.capacity},
+            {"units", c.units},
+            {"staged_units", c.staged_units},
+            {"hits", c.hits},
+            {"misses", c.misses},
+            {"hit_ratio", lookups == 0 ? 0.0 : static_cast<double>(c.hits) / static_cast<double>(lookups)},
+            {"bypassed", c.bypassed},
+            {"admissions", c.admissions},
+            {"rejections", c.rejections},
+            {"evictions", c.evictions},
+            {"capacity_evictions", c.capacity_evictions},
+            {"capacity_evicted_bytes", c.capacity_evicted_bytes},
+            {"prefetches", c.prefetches},
+            {"prefetches_skipped", c.prefetches_skipped},
+            {"reader_room_waits", c.reader_room_waits},
+            {"reader_room_timeouts", c.reader_room_timeouts},
+            {"offers", c.offers},
+            {"offers_admitted", c.offers_admitted},
+            {"buffers_reused", c.buffers_reused},
+            // Of "held" (units LPs took out of staging that the policy refused: kept by the LPs'
+            // pins alone), the units.
+            {"held_units", c.held_units},
+            // Units their holders dropped: frames whose decoded units the cache keeps.
+            {"dropped", c.dropped},
+            {"buffers_created", c.buffers_created},
+            {"load_errors", c.load_errors},
+            {"byte_hit_ratio", byte_hit_ratio},
+            {"bytes_served", c.bytes_served},
+            {"bytes_from_cache", c.bytes_from_cache},
+            {"bytes_loaded", c.bytes_loaded},
+            // Of them, units loaded before: what memory did not keep (or two loads of one unit at once).
+            {"bytes_reloaded", c.bytes_reloaded},
+            // Per lookup: the bytes in memory when asked for, against an LRU of the same capacity.
+            {"lookup_bytes", c.lookup_bytes},
+            {"lookup_hit_ratio", ratio(c.lookup_hit_bytes, c.lookup_bytes)},
+            {"lru_lookup_hit_ratio", ratio(c.lru_hit_bytes, c.lookup_bytes)},
+            {"prefetched_unused_bytes", c.prefetched_unused_bytes},
+            {"bytes_bypassed", c.bytes_bypassed},
+            {"processes", procs}});
+  return j;
 }
 
 }  // namespace
@@ -211,30 +248,8 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
     frames["in_place_bytes"] = frames_->in_place_bytes();
     j["frames"] = frames;
   }
-  // The memory the cache's two tiers get: with memory=, what the budget sets aside and leaves.
-  const MemoryBudget::State b = budget_.state();
-  j["memory_budget"] = {{"enabled", budget_.enabled()},
-                        {"total", b.total},
-                        {"staging", b.staging},
-                        {"staging_ceiling", b.staging_ceiling},
-                        {"reserved", b.reserved},
-                        {"reservations", b.reservations},
-                        {"unaccounted", b.unaccounted},
-                        {"cache_capacity", b.cache_capacity},
-                        {"frames_capacity", b.frames_capacity},
-                        {"frames_used", b.frames_used},
-                        {"standing", b.standing},
-                        {"units_capacity", b.units_capacity},
-                        {"lent", b.lent},
-                        {"lp_memory", options_.lp_memory}};
-  // Degraded files' rows' blocks kept for each other's reads (degraded_share.h): the pool's
-  // capacity, what it holds now and at most since the mount, and what the budget set aside.
-  const DegradedShare::State share = degraded_share_->state();
-  j["degraded_share"] = {{"capacity", share.pool.capacity},
-                         {"held_bytes", share.pool.held_bytes},
-                         {"peak_held_bytes", share.pool.peak_held_bytes},
-                         {"files", share.pool.shares},
-                         {"reserved", share.reserved}};
+  j["memory_budget"] = MemoryBudgetJson(budget_, options_.lp_memory);
+  j["degraded_share"] = DegradedShareJson(*degraded_share_);
   json indexes = json::array();
   for (const GraphIndexes::IndexState& s : indexes_->List())
     indexes.push_back({{"graph", s.dir},
@@ -260,6 +275,16 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
                     {"calibrated_disks", calibrated},
                     {"uncalibrated_disks", read_cost_->missing},
                     {"damaged_calibrations", read_cost_->damaged}};
+}
+
+// What AddStats gives of the memory the volume holds, and nothing else: the cache's and the
+// frames' resident bytes (CacheMemory, not their counters and processes), the memory budget,
+// the degraded share. In the order AddStats takes their locks, one at a time.
+void VolumeCore::AddMemoryStats(json& j) {
+  if (cache_) j["cache"] = CacheMemoryJson(cache_->Memory());
+  if (frames_) j["frames"] = CacheMemoryJson(frames_->cache().Memory());
+  j["memory_budget"] = MemoryBudgetJson(budget_, options_.lp_memory);
+  j["degraded_share"] = DegradedShareJson(*degraded_share_);
 }
 
 std::vector<std::string> VolumeCore::DegradedNotes() const {

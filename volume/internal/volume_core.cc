@@ -320,12 +320,24 @@ Result<std::shared_ptr<StripedVolumeFile>> VolumeCore::OpenStriped(UniqueFd stub
   return std::make_shared<StripedVolumeFile>(*this, *f, std::move(*source), backing_path);
 }
 
+void VolumeCore::HoldDiskBack(const std::string& label, const std::string& dir) {
+  if (options_.read_only) return;
+  if (Status s = disk_hold_.ServeDisk(dir); !s.ok())
+    LogError(label + " back, but not held against offline rebuilds: " + s.error().message());
+}
+
+void VolumeCore::ReleaseDegradedShareWhenWhole() {
+  degraded_share_->Release([this] {
+    if (disks_->degraded()) return true;
+    const auto open = disks_->OpenFiles();
+    return std::any_of(open.begin(), open.end(), [](const std::shared_ptr<StripedFile>& f) { return f->degraded(); });
+  });
+}
+
 Status VolumeCore::SwitchDisk(uint32_t disk, const std::string& dir) {
   if (!disks_) return Error(EINVAL, "nothing under the source is striped");
   GRAPHFS_RETURN_IF_ERROR(disks_->Replace(disk, dir));
-  if (!options_.read_only)
-    if (Status s = disk_hold_.ServeDisk(dir); !s.ok())
-      LogError("disk " + std::to_string(disk) + " back, but not held against offline rebuilds: " + s.error().message());
+  HoldDiskBack("disk " + std::to_string(disk), dir);
   uint64_t switched = 0;
   std::vector<std::string> failed;
   for (const std::shared_ptr<StripedFile>& f : disks_->OpenFiles()) {
@@ -338,13 +350,7 @@ Status VolumeCore::SwitchDisk(uint32_t disk, const std::string& dir) {
   LogError("disk " + std::to_string(disk) + " back: " + dir + " (" + std::to_string(switched) + " open file" +
            (switched == 1 ? "" : "s") + " took it)");
   for (const std::string& why : failed) LogError("disk " + std::to_string(disk) + " back, but not yet for a file: " + why);
-  // No disk lost any more, and every open file took the disk: the degraded reads' share goes
-  // back to the budget (a file that could not still reads through parity, and keeps it).
-  degraded_share_->Release([this] {
-    if (disks_->degraded()) return true;
-    const auto open = disks_->OpenFiles();
-    return std::any_of(open.begin(), open.end(), [](const std::shared_ptr<StripedFile>& f) { return f->degraded(); });
-  });
+  ReleaseDegradedShareWhenWhole();
   return Status::Ok();
 }
 
@@ -353,9 +359,7 @@ Status VolumeCore::TakeBackDisk(uint32_t disk) {
   GRAPHFS_RETURN_IF_ERROR(disks_->TakeBack(disk));
   const std::string dir = disks_->path(disk);
   const std::string label = "disk " + std::to_string(disk) + " (" + dir + ")";
-  if (!options_.read_only)
-    if (Status s = disk_hold_.ServeDisk(dir); !s.ok())
-      LogError(label + " back, but not held against offline rebuilds: " + s.error().message());
+  HoldDiskBack(label, dir);
   uint64_t whole = 0, stale = 0;
   std::vector<std::string> failed;
   for (const std::shared_ptr<StripedFile>& f : disks_->OpenFiles()) {
@@ -377,12 +381,7 @@ Status VolumeCore::TakeBackDisk(uint32_t disk) {
            "; open files: " + std::to_string(whole) + " took it whole, " + std::to_string(stale) +
            " read the rows it missed through parity, " + std::to_string(failed.size()) + " did not take it");
   for (const std::string& why : failed) LogError(label + " back, but a file still reads it through parity: " + why);
-  // As after a switch: the degraded reads' share goes back once no file reads through parity.
-  degraded_share_->Release([this] {
-    if (disks_->degraded()) return true;
-    const auto open = disks_->OpenFiles();
-    return std::any_of(open.begin(), open.end(), [](const std::shared_ptr<StripedFile>& f) { return f->degraded(); });
-  });
+  ReleaseDegradedShareWhenWhole();
   return Status::Ok();
 }
 

@@ -151,6 +151,11 @@ class VolumeCore {
   // For `.graphfs/stats` (stats.cc): disks, read path, compressed reads, cache, frames, memory
   // budget, indexes, read-cost model, and the versions `reclaimer` knows of.
   void AddStats(nlohmann::json& j, const VersionReclaimer& reclaimer);
+  // Of those, only the objects that say what memory the volume holds — `cache` and `frames`
+  // (their resident bytes alone: used, staged, buffers_idle_bytes, held), `memory_budget`,
+  // `degraded_share` — with AddStats' names and values; for the daemon's memory sampler, which
+  // prices them several times a second (Volume::AddMemoryStats).
+  void AddMemoryStats(nlohmann::json& j);
   std::vector<std::string> DegradedNotes() const;
 
   GraphIndexes& indexes() { return *indexes_; }
@@ -192,6 +197,12 @@ class VolumeCore {
 
  private:
   explicit VolumeCore(const VolumeOptions& options);
+  // A disk the set names again (SwitchDisk, TakeBackDisk): held against offline rebuilds on a
+  // writable mount (logged as "`label` back, but not held ..." when it cannot be); and, once no
+  // disk is lost and no open file reads through parity, the degraded reads' share given back to
+  // the budget (a file that could not take the disk keeps it).
+  void HoldDiskBack(const std::string& label, const std::string& dir);
+  void ReleaseDegradedShareWhenWhole();
   void RefreshSourceLayout(StripedSource& source, const std::string& backing_path);
   bool ServeFromCache(StripedVolumeFile& file, uint64_t off, uint64_t len, const ReadStreams::Position& stream,
                       ReadStreams& streams, uint32_t pid, PinnedRead* out, Status* error);
