@@ -56,6 +56,13 @@ LpScheduler::~LpScheduler() {
   Send(replies);
 }
 
+void LpScheduler::SetResident(std::vector<bool> resident) {
+  const uint64_t count = static_cast<uint64_t>(std::count(resident.begin(), resident.end(), true));
+  std::lock_guard<std::mutex> lock(mu_);
+  resident_ = std::move(resident);
+  stats_.resident_chunks = count;
+}
+
 void LpScheduler::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);

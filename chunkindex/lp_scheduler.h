@@ -193,6 +193,10 @@ struct SchedulerStats {
   // its publish) instead of cutting anew.
   uint64_t runs_cut = 0;
   uint64_t runs_reused = 0;
+  // Chunks in memory as the jobs read them, as the volume last said (SetResident), and the
+  // times a job's chunk was weighed whole only because of it (Options::resident_scan_edges_per_run).
+  uint64_t resident_chunks = 0;
+  uint64_t resident_whole = 0;
   double load_seconds = 0;         // summed over the loaders (they overlap)
   double loader_cpu_seconds = 0;   // the loader threads' own CPU while loading (not the I/O workers')
   uint64_t load_errors = 0;
@@ -241,6 +245,15 @@ class LpScheduler {
     // the daemon and the job about as much as scanning this many edges (docs/memory-as-cache.md,
     // "Dense iterations"). 0: always the runs.
     uint32_t scan_edges_per_run = 32;
+    // The same for a chunk in memory as the jobs read it (SetResident: a decoded unit the cache
+    // holds): reading it whole costs no disk and no decode, and the jobs skip an inactive
+    // source's edge for about a nanosecond (their bit test in a sequential scan), while each run
+    // costs the daemon a cut, a piece and its share of the view's text. A job reads such a chunk
+    // whole once it has an active source per this many of the chunk's edges (docs/memory-as-cache.md,
+    // twenty-fifth part: with the graph in memory the daemon's CPU −40%, the jobs' scan of the
+    // inactive edges costing them less than that; 256 saved less, 4096 no more). 0, or not above
+    // scan_edges_per_run: the rule above for every chunk.
+    uint32_t resident_scan_edges_per_run = 1024;
     // A job whose active sources' edges are at least this share of a chunk's bytes reads it
     // whole too (the rule above counts sources; in a skewed graph a third of the sources may
     // hold nearly all the edges). The share is known only once the job's runs in the chunk
@@ -346,6 +359,11 @@ class LpScheduler {
   // published to the jobs that need it, or its chunks planned again. `loader_cpu_seconds`:
   // the loading thread's own CPU, for stats.
   void Finish(LoadPlan plan, Status status, double loader_cpu_seconds);
+  // The chunks in memory as the jobs read them (`resident[c]`, one per chunk; shorter: the
+  // rest are not), as the volume sees its cache now; weighed by resident_scan_edges_per_run
+  // from the next plan or view on. Called from time to time by the volume, never under its locks
+  // that a plan could wait for (the scheduler never calls into the volume).
+  void SetResident(std::vector<bool> resident);
   // TakePlan() returns none from now on; plans taken may still Finish.
   void Stop();
   // Blocks until no LP loads and none is due (tests, with loaders running).
@@ -417,7 +435,8 @@ class LpScheduler {
   // the chunk is not source-sorted, or every source of it is active.
   bool NeedsAll(const Job& j, uint64_t c, uint64_t active) const;
   // Whether `active` sources of chunk c are enough that their runs would cost more than the whole
-  // chunk (Options::scan_edges_per_run): a job with that many reads the chunk whole.
+  // chunk (Options::scan_edges_per_run, or resident_scan_edges_per_run for a chunk in memory): a
+  // job with that many reads the chunk whole.
   bool Dense(uint64_t c, uint64_t active) const;
   // Whether job j's runs in chunk c, cut for its current active set, held at least
   // Options::edge_dense_share of the chunk's bytes: it then reads the chunk whole.
@@ -500,6 +519,7 @@ class LpScheduler {
   // Bounds the memo's extents (16 bytes each): past it the memo starts again empty.
   static constexpr uint64_t kPlanMemoExtents = 64 * 1024;
   mutable std::map<uint64_t, PlanMemo> plan_memo_;  // by chunk
+  std::vector<bool> resident_;  // SetResident's: per chunk, in memory as the jobs read it
   mutable uint64_t plan_memo_extents_ = 0;
   // The column (ChunkInfo::column) the view of the LP planned last ends in: the next LP's first
   // pick is of it when a job it serves needs one there (lp_selection.cc). mu_ held.

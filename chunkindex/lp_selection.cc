@@ -241,7 +241,15 @@ bool LpScheduler::NeedsAll(const Job& j, uint64_t c, uint64_t active) const {
 bool LpScheduler::Dense(uint64_t c, uint64_t active) const {
   // Each active source is at least one run; the whole chunk is its edges.
   const uint64_t edges = chunks_[c].length / std::max<uint64_t>(edge_size_, 1);
-  return options_.scan_edges_per_run > 0 && active * options_.scan_edges_per_run >= edges;
+  const uint64_t per_run = options_.scan_edges_per_run;
+  if (per_run == 0) return false;
+  if (active * per_run >= edges) return true;
+  const uint64_t resident_per_run = options_.resident_scan_edges_per_run;
+  if (resident_per_run > per_run && c < resident_.size() && resident_[c] && active * resident_per_run >= edges) {
+    ++stats_.resident_whole;
+    return true;
+  }
+  return false;
 }
 
 bool LpScheduler::EdgeDense(const Job& j, uint64_t c) const {

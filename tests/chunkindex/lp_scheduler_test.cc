@@ -972,6 +972,46 @@ TEST(LpSchedulerVertexGranular, ADenseJobReadsTheWholeChunkASparseOneItsRuns) {
   EXPECT_EQ(s.Stats().bytes_loaded, 800u + 9 * 40);
 }
 
+// The dense rule for chunks in memory (SetResident, Options::resident_scan_edges_per_run): a
+// chunk the volume says is cached decoded is read whole from far fewer active sources than one
+// that costs a read; the others keep the ordinary rule, and a chunk no longer in memory is cut
+// into runs again.
+TEST(LpSchedulerVertexGranular, AChunkInMemoryIsReadWholeFromFewerActiveSources) {
+  SortedCatalog cat(3);
+  LpScheduler::Options options = cat.Options();
+  options.scan_edges_per_run = 10;           // 100 edges a chunk: 10 active sources read it whole
+  options.resident_scan_edges_per_run = 50;  // in memory: 2 do
+  DrivenScheduler s(cat.chunks, cat.Loader(), options);
+  ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
+  s.SetResident({true, false});  // chunk 0 in memory; chunk 1 not; chunk 2 beyond the list: not
+  EXPECT_EQ(s.Stats().resident_chunks, 1u);
+  // Two active sources in each chunk: 0 and 5, 100 and 105, 200 and 205.
+  ASSERT_TRUE(
+      s.SetActive(1, std::vector<ActiveChunk>{{0, 2, 1}, {1, 2, 1}, {2, 2, 1}}, 0, Bits(300, {0, 5, 100, 105, 200, 205}))
+          .ok());
+  auto a = AskNow(s, 1);
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  EXPECT_EQ(Pieces(a->held), (std::vector<Piece>{{0, 0, 800},
+                                                 {1, 800, 40}, {1, 800 + 5 * 40, 40},
+                                                 {2, 1600, 40}, {2, 1600 + 5 * 40, 40}}));
+  EXPECT_EQ(s.Stats().bytes_loaded, 800u + 4 * 40);
+  EXPECT_GT(s.Stats().resident_whole, 0u);
+  s.Done(1);
+  // One active source in chunk 0 is below even the resident rule; and with chunk 0 gone from
+  // memory, two are cut into runs again.
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 1, 1}}, 0, Bits(300, {7})).ok());
+  auto b = AskNow(s, 1);
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_EQ(Pieces(b->held), (std::vector<Piece>{{0, 7 * 40, 40}}));
+  s.Done(1);
+  s.SetResident({});
+  EXPECT_EQ(s.Stats().resident_chunks, 0u);
+  ASSERT_TRUE(s.SetActive(1, std::vector<ActiveChunk>{{0, 2, 1}}, 0, Bits(300, {1, 3})).ok());
+  auto c = AskNow(s, 1);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(Pieces(c->held), (std::vector<Piece>{{0, 40, 40}, {0, 3 * 40, 40}}));
+}
+
 // The edge-dense rule (Options::edge_dense_share): a job whose active sources' edges are at
 // least that share of a chunk reads it whole, whatever its count of active sources. The share
 // is measured by cutting the runs once per active set: the next set is cut again.

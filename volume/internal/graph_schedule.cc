@@ -199,6 +199,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
         if (per_disk[d] > 0) chunk_disks.back().push_back({d, per_disk[d]});
       }
     }
+    if (g->source_ != nullptr) g->chunk_ranges_.emplace_back(c.offset, c.length);
     catalog.push_back({c.offset, c.length, static_cast<uint32_t>(c.block_i * p + c.block_j), c.mean_source_degree(),
                        c.num_sources, c.block_i == c.block_j, compressed ? std::max<uint64_t>(stored, 1) : 0,
                        static_cast<uint32_t>(c.block_j)});
@@ -288,6 +289,10 @@ void GraphSchedule::LoaderLoop() {
   }
 }
 
+void GraphSchedule::RefreshResident() {
+  if (source_ == nullptr || chunk_ranges_.empty()) return;
+  scheduler_->SetResident(core_->InMemory(source_, source_->size(), chunk_ranges_));
+}
 Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   const auto t0 = std::chrono::steady_clock::now();
   // Whole chunks adjacent in the file and in the LP are read as one range, through the cache;
@@ -412,6 +417,7 @@ Result<GraphSchedule::ActiveCounts> GraphSchedule::SetActive(uint64_t job, std::
     find_seconds_ += seconds;
     ++finds_;
   }
+  RefreshResident();
   GRAPHFS_RETURN_IF_ERROR(scheduler_->SetActive(job, active, seconds, std::move(bitmap)));
   Recharge();  // LPs of the last iteration may have gone
   return ActiveCounts{count, static_cast<uint64_t>(active.size())};

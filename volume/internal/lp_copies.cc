@@ -139,6 +139,31 @@ Status CopyFromBlocks(cache::ChunkCache& cache, const std::shared_ptr<StripedSou
 
 }  // namespace
 
+std::vector<bool> VolumeCore::InMemory(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
+                                       std::span<const std::pair<uint64_t, uint64_t>> ranges) const {
+  std::vector<bool> in(ranges.size(), false);
+  const std::shared_ptr<const cache::UnitLayout> layout = src->layout();
+  if (cache_ == nullptr || layout == nullptr) return in;
+  // Ranges come ascending and units are shared by neighbours: the last unit's answer is reused.
+  uint64_t last_unit = UINT64_MAX;
+  bool last_in = false;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto [offset, length] = ranges[i];
+    if (length == 0 || offset + length > file_size) continue;
+    bool all = true;
+    for (cache::UnitExtent u = layout->Find(offset, file_size); all && u.offset < offset + length && u.length > 0;
+         u = layout->At(u.index + 1, file_size)) {
+      if (u.index != last_unit) {
+        last_unit = u.index;
+        last_in = cache_->Contains({src->key(), u.index});
+      }
+      all = last_in;
+    }
+    in[i] = all;
+  }
+  return in;
+}
+
 Status VolumeCore::CopyRanges(const std::shared_ptr<StripedSource>& src, uint64_t file_size,
                           const std::vector<CopyRange>& ranges, char* out, uint32_t pid, bool done_with_units,
                           chunkindex::LpMemory* place, uint64_t* borrowed) {

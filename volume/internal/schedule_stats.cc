@@ -122,6 +122,8 @@ json GraphSchedule::StatsJson() const {
             {"plans_reused", s.plans_reused},
             {"runs_cut", s.runs_cut},
             {"runs_reused", s.runs_reused},
+            {"resident_chunks", s.resident_chunks},
+            {"resident_whole", s.resident_whole},
             {"load_seconds", s.load_seconds},
             {"loader_cpu_seconds", s.loader_cpu_seconds},
             {"load_errors", s.load_errors},

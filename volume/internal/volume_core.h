@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/chunk_cache.h"
@@ -135,6 +137,12 @@ class VolumeCore {
   Status CopyRuns(const std::shared_ptr<StripedSource>& source, uint64_t file_size, const std::vector<CopyRange>& ranges,
                   char* out, uint32_t pid, RunsReport* report, std::vector<AlignedBuffer>* scratch = nullptr,
                   chunkindex::LpMemory* place = nullptr);
+  // For each of `ranges` (offset, length) of `source`, a file of `file_size` bytes: whether every
+  // unit it lies in is in the cache as readers read it (decoded), so that an LP takes it from
+  // memory with no disk read and no decode. One look at the cache per unit, nothing loaded or
+  // counted as a lookup.
+  std::vector<bool> InMemory(const std::shared_ptr<StripedSource>& source, uint64_t file_size,
+                             std::span<const std::pair<uint64_t, uint64_t>> ranges) const;
 
   // Deletes the parts of a striped file on every disk (its last name is gone).
   void RemoveParts(const std::string& file_id);
