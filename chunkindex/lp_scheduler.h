@@ -247,7 +247,7 @@ class LpScheduler {
     uint32_t scan_edges_per_run = 32;
     // The same for a chunk in memory as the jobs read it (SetResident: a decoded unit the cache
     // holds): reading it whole costs no disk and no decode, and the jobs skip an inactive
-    // source's edge for about a nanosecond (their bit test in a sequential scan), while each run
+    // source's edge in a few nanoseconds (their bit test in a sequential scan), while each run
     // costs the daemon a cut, a piece and its share of the view's text. A job reads such a chunk
     // whole once it has an active source per this many of the chunk's edges (docs/memory-as-cache.md,
     // twenty-fifth part: with the graph in memory the daemon's CPU −40%, the jobs' scan of the
@@ -361,8 +361,8 @@ class LpScheduler {
   void Finish(LoadPlan plan, Status status, double loader_cpu_seconds);
   // The chunks in memory as the jobs read them (`resident[c]`, one per chunk; shorter: the
   // rest are not), as the volume sees its cache now; weighed by resident_scan_edges_per_run
-  // from the next plan or view on. Called from time to time by the volume, never under its locks
-  // that a plan could wait for (the scheduler never calls into the volume).
+  // from the next plan or view on. The volume calls it at every SetActive, never under a lock of
+  // its own (the scheduler never calls into the volume).
   void SetResident(std::vector<bool> resident);
   // TakePlan() returns none from now on; plans taken may still Finish.
   void Stop();

@@ -293,6 +293,7 @@ void GraphSchedule::RefreshResident() {
   if (source_ == nullptr || chunk_ranges_.empty()) return;
   scheduler_->SetResident(core_->InMemory(source_, source_->size(), chunk_ranges_));
 }
+
 Status GraphSchedule::Load(chunkindex::LogicalPartition& lp) {
   const auto t0 = std::chrono::steady_clock::now();
   // Whole chunks adjacent in the file and in the LP are read as one range, through the cache;

@@ -114,7 +114,7 @@ class GraphSchedule {
 
   // Tells the scheduler which of `column`'s chunks the cache holds decoded now
   // (LpScheduler::SetResident): at every SetActive, before the iteration's LPs are planned (one
-  // look at the cache per unit of `column`: ~0.1 ms at scale 22).
+  // look at the cache per unit of `column`).
   void RefreshResident();
 
   // Memory it holds besides its LPs: the chunk index's finder and source runs in memory, and the
