@@ -235,11 +235,13 @@ TEST(OnlineSwitch, WritesAndTruncatesRacingARebuildAndItsSwitchLandOnTheNewDisk)
   ExpectWholeOnTheNewDisk(g, **f, model);
 }
 
+constexpr uint64_t kWriteAheadRows = 40;  // the file's rows in WriteAheadOfARebuild
+
 // One run of the test below: writes of 100 bytes row after row, their speed measured first, and
 // a rebuild reading at 1/`slower` of it while they go on (a fresh graph each run). `report` and
 // `writes_per_second` say what happened; the disk is checked whole after it.
 void WriteAheadOfARebuild(double slower, uint32_t seed, RebuildReport* report, double* writes_per_second) {
-  constexpr uint64_t kRows = 40, kRowBytes = 3 * kUnit;
+  constexpr uint64_t kRows = kWriteAheadRows, kRowBytes = 3 * kUnit;
   ParityGraph g(4);
   std::string model = RandomBytes(kRows * kRowBytes, seed);
   g.Stripe("column", model, 1);
@@ -287,7 +289,7 @@ void WriteAheadOfARebuild(double slower, uint32_t seed, RebuildReport* report, d
 // was left, done without the rate).
 TEST(OnlineSwitch, WritesFasterThanTheRebuildAreHeldForAFewRowsOnly) {
   // The hold lets the write under way finish first: one row beyond the rows it waited for.
-  constexpr uint64_t kRows = 40, kMostHeld = 16 + 1;
+  constexpr uint64_t kRows = kWriteAheadRows, kMostHeld = 16 + 1;
   // The writes must keep ahead of the rebuild, and how fast they go depends on the machine's
   // load (each is journaled and fsynced): their speed is measured first and the rebuild reads
   // at a third of it. Under a load that rises after the measure (ctest -j2) the writes can still
