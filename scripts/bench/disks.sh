@@ -247,7 +247,7 @@ make_btrfs_disk() {
   cp -a "$g" "$BENCH_ROOT/d$i/g"
   rm -rf "$BENCH_ROOT/d$i/g/.graphfs"
   sync
-  BTRFS_DATA_BYTES=$(btrfs filesystem df -b "$BENCH_ROOT/d$i" | awk -F'used=' '/^Data/ {print $2 + 0; exit}')
+  BTRFS_DATA_BYTES=$(btrfs filesystem df -b "$BENCH_ROOT/d$i" | awk -F'used=' '/^Data/ {printf "%.0f\n", $2 + 0; exit}')
   throttle_disk "$i" $((4 * bps))
   BTRFS_DISK=$i
 }
