@@ -343,6 +343,69 @@ TEST(FrameTier, AnLpsFewRunsOfFramesNotInMemoryReadOnlyTheirBlocks) {
   }
 }
 
+// A cold mount: no frame has been read whole yet, so an LP's few runs learn where the frames'
+// blocks lie from their headers and tables alone (a page or two each, read once per unit), then
+// read only those blocks — a first sparse pass does not read whole frames for a few runs. A
+// version 1 frame (one block) is read whole after its header says so, and its header is not
+// read again.
+TEST(FrameTier, AColdLpsFewRunsReadTheFramesTablesThenOnlyTheirBlocks) {
+  for (uint64_t block : {uint64_t{64 << 10}, uint64_t{0}}) {
+    SCOPED_TRACE("frame blocks " + std::to_string(block));
+    CompressedFile c(32 * kMiB, block);
+    Mounted m = Open(c, 4 * kMiB);
+    ASSERT_NE(m.file, nullptr);
+    const uint64_t stored = StoredBytes(m, c);
+    const PackedCounters& z = m.volume->core().packed_counters();
+    std::vector<std::pair<uint64_t, uint64_t>> few;
+    std::string expect;
+    for (uint64_t u = 0; u < 32; ++u) {
+      for (auto [at, n] : {std::pair<uint64_t, uint64_t>{1000, 3000}, {5 * (64 << 10) + 10, 70000}}) {
+        few.push_back({u * kMiB + at, n});
+        expect += c.bytes.substr(u * kMiB + at, n);
+      }
+    }
+    EXPECT_TRUE(CopyRuns(m, few) == expect) << "the runs' bytes differ";
+    EXPECT_EQ(z.checksum_errors.load(), 0u);
+    EXPECT_EQ(z.layouts_read.load(), 32u) << "each unit's header and table read once";
+    EXPECT_LE(z.layout_bytes_read.load(), 32u * 8192) << "a page or two a unit";
+    const uint64_t disk = FramesFromDisks(m);
+    if (block == 0) {
+      EXPECT_EQ(z.run_blocks_read.load(), 0u) << "a version 1 frame is one block: read whole";
+      EXPECT_GT(disk, stored / 2);
+    } else {
+      EXPECT_EQ(z.run_blocks_read.load(), 3u * 32) << "blocks 0, 5 and 6 of every unit";
+      EXPECT_EQ(disk, z.run_block_bytes_read.load() + z.layout_bytes_read.load()) << "no frame read whole";
+      EXPECT_LT(disk, stored * 3 / 10) << "3 of 16 blocks and the tables, not the frames";
+    }
+    // Again: nothing learned twice, and the layouts read are the ones the second LP uses.
+    EXPECT_TRUE(CopyRuns(m, few) == expect) << "the runs' bytes differ the second time";
+    EXPECT_EQ(z.layouts_read.load(), 32u) << "no header read again";
+    EXPECT_EQ(z.checksum_errors.load(), 0u);
+  }
+}
+
+// A frame whose block table was damaged on the disk is not learned from it: its runs then read
+// the frame whole, whose checksum fails — EIO naming the unit, never wrong bytes.
+TEST(FrameTier, AColdLpsRunsOfAFrameWithADamagedTableAreAnError) {
+  CompressedFile c(8 * kMiB);
+  Mounted m = Open(c, 4 * kMiB);
+  ASSERT_NE(m.file, nullptr);
+  const std::shared_ptr<StripedSource> src = m.file->shared_source();
+  ASSERT_NE(src->packed(), nullptr);
+  const PackedUnit& unit = src->packed()->directory().units()[5];
+  // A byte of the table: past the 32-byte header and the table's 8-byte head, in block 2's entry.
+  const DiskLocation where = src->file().map().Locate(unit.frame_offset + 32 + 8 + 2 * 16 + 1);
+  testing::FlipByte(c.tmp.path() + "/disk" + std::to_string(where.disk) + "/parts/" + src->file().manifest().file_id,
+                    where.disk_offset, 0x5a);
+  std::vector<CopyRange> ranges{{5 * kMiB + 1000, 3000, 0}};
+  chunkindex::LpMemory memory;
+  Status st = m.volume->core().CopyRanges(src, m.file->size(), ranges, nullptr, 300, /*done_with_units=*/true, &memory);
+  ASSERT_FALSE(st.ok()) << "bytes served from a damaged frame";
+  EXPECT_EQ(st.error().code(), EIO) << st.error().message();
+  EXPECT_NE(st.error().message().find("compressed unit 5"), std::string::npos) << st.error().message();
+  EXPECT_EQ(m.volume->core().packed_counters().layouts_read.load(), 1u);
+}
+
 // A frame is verified (its checksum) at its first use, not again at each use from memory; a
 // frame its use failed on is not kept: the next use reads it from the disks again, unchecked.
 class CountingSource final : public cache::UnitSource {

@@ -222,9 +222,69 @@ Result<PackedFile::PiecesOutcome> PackedFile::DecodePieces(
   return outcome;
 }
 
+Status PackedFile::ReadLayouts(std::span<const UnitPieces> units) {
+  // A frame's header and table: 32 + 8 + 16 bytes a block, read as if its blocks were no larger
+  // than 32 KiB (graphfs-stripe cuts them at about 64 KiB: a 2 MiB unit's table is 552 bytes,
+  // one or two pages). A table longer than that (smaller blocks) is left to a whole read.
+  constexpr uint64_t kSmallestBlockGuess = 32 << 10;
+  const uint64_t stream_size = stream_->size();
+  auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
+  auto align_up = [](uint64_t v) { return (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign; };
+  struct Head {
+    size_t unit = 0;
+    uint64_t offset = 0, length = 0, buf_at = 0;  // the pages read, in the stream and in the buffer
+  };
+  std::vector<Head> heads;
+  uint64_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(layouts_mu_);
+    for (const UnitPieces& e : units) {
+      if (e.pieces.empty() || e.unit >= dir_.units().size() || layouts_[e.unit] != nullptr || layout_read_[e.unit]) continue;
+      if (!heads.empty() && heads.back().unit == e.unit) continue;
+      const PackedUnit& u = dir_.units()[e.unit];
+      const uint64_t table = compress::kUnitHeaderBytes + compress::kBlockTableHeadBytes +
+                             compress::kBlockEntryBytes * ((u.raw_length + kSmallestBlockGuess - 1) / kSmallestBlockGuess);
+      const uint64_t from = align_down(u.frame_offset);
+      const uint64_t to = std::min(align_up(u.frame_offset + std::min<uint64_t>(u.frame_length, table)), align_up(stream_size));
+      if (to <= from) continue;
+      layout_read_[e.unit] = true;  // once, known or not: a whole read learns it otherwise
+      heads.push_back({e.unit, from, to - from, bytes});
+      bytes += to - from;
+    }
+  }
+  if (heads.empty()) return Status::Ok();
+  AlignedBuffer buf(bytes);
+  if (!buf.ok()) return Error(ENOMEM, "no memory for " + std::to_string(bytes) + " bytes of frames' block tables");
+  std::vector<StripedFile::ReadRequest> requests;
+  for (const Head& h : heads) requests.push_back({h.offset, std::min(h.offset + h.length, stream_size) - h.offset, buf.data() + h.buf_at});
+  GRAPHFS_RETURN_IF_ERROR(stream_->ReadMany(requests));
+  counters_->frame_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  counters_->layout_bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+  counters_->layouts_read.fetch_add(heads.size(), std::memory_order_relaxed);
+  for (const Head& h : heads) {
+    const PackedUnit& u = dir_.units()[h.unit];
+    const uint64_t skip = u.frame_offset - h.offset;
+    const uint64_t have = std::min<uint64_t>(std::min(h.offset + h.length, stream_size) - u.frame_offset, u.frame_length);
+    const std::span<const char> prefix(buf.data() + h.buf_at + skip, have);
+    // Verified here (the header's checksum covers the table): a table that does not check is
+    // not learned, and the whole read that follows reports the damage (EIO, logged, counted).
+    // A v1 frame, or a table longer than was read, is not learned either.
+    if (prefix.size() < compress::kUnitHeaderBytes + compress::kBlockTableHeadBytes ||
+        prefix[4] != compress::kUnitFrameV2)
+      continue;
+    auto layout = compress::ReadFrameLayout(prefix, /*verify_checksum=*/true);
+    if (!layout.ok() || layout->block_count() < 2) continue;
+    auto known = std::make_shared<const compress::FrameLayout>(std::move(*layout));
+    std::lock_guard<std::mutex> lock(layouts_mu_);
+    if (layouts_[h.unit] == nullptr) layouts_[h.unit] = std::move(known);
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<bool>> PackedFile::ReadPieces(
     std::span<const UnitPieces> units, const std::function<Status(size_t entry, size_t i, const char* bytes)>& deliver) {
   std::vector<bool> done(units.size(), false);
+  GRAPHFS_RETURN_IF_ERROR(ReadLayouts(units));
   // Per entry taken: its layout, its blocks, and the reads (file ranges in whole pages) that
   // hold them — stretches of blocks less than kGapBytes apart share one read (a request saved
   // costs more than the gap's bytes on a disk that seeks).

@@ -44,6 +44,11 @@ struct PackedCounters {
   // memory), and the bytes the disks read for them (whole pages; counted in frame_bytes too).
   std::atomic<uint64_t> run_blocks_read{0};
   std::atomic<uint64_t> run_block_bytes_read{0};
+  // Frames' headers and block tables read alone from the disks to learn where their blocks lie
+  // before any whole read of the frame (PackedFile::ReadPieces), and the bytes read for them
+  // (whole pages; counted in frame_bytes too).
+  std::atomic<uint64_t> layouts_read{0};
+  std::atomic<uint64_t> layout_bytes_read{0};
 };
 
 class PackedFile {
@@ -79,10 +84,12 @@ class PackedFile {
   // Pieces of several units read from the disks when the frame tier does not hold their frames:
   // of each unit only the blocks of its frame the pieces lie in, whole pages around them, all
   // the units' reads at once (path 3 of docs/block-frames.md) — not each frame whole for a few
-  // runs. The layout of a frame (where its blocks lie) is known once any read of the file decoded
-  // the whole frame (every unit's is, on a first pass): without it, for a frame of one block
-  // (version 1), and where the pieces lie in more than half of its blocks, the entry is left
-  // (false in the result) for the caller to read the unit whole — which the frame tier may keep.
+  // runs. The layout of a frame (where its blocks lie) is learned from any read of the frame
+  // whole, or else here: the headers and block tables of the units not known yet are read first,
+  // all at once (a page or two each, once per unit and mount), so that a cold sparse pass reads
+  // blocks, not whole frames. For a frame of one block (version 1), a table that does not
+  // check, and where the pieces lie in more than half of its blocks, the entry is left (false in
+  // the result) for the caller to read the unit whole — which the frame tier may keep.
   // `deliver(entry, i, bytes)` gets piece i of units[entry], valid during the call. Every block's
   // checksum is verified; a damaged block is EIO naming it (logged and counted as DecodeFrame's).
   // At most kPiecesReadBytes are read at once.
@@ -107,7 +114,8 @@ class PackedFile {
         dir_(std::move(dir)),
         layout_(std::move(layout)),
         counters_(counters),
-        layouts_(dir_.units().size()) {}
+        layouts_(dir_.units().size()),
+        layout_read_(dir_.units().size(), false) {}
   // Unit k decoded into `out` (its raw length): its frame from the frame tier, else the disks.
   // `whole`: `out` is the unit's whole buffer, which the cache keeps (a piece copied out of a
   // scratch decode is not: its frame is kept whatever the decoded units' room).
@@ -123,6 +131,9 @@ class PackedFile {
   // units keep 384 KiB.
   std::shared_ptr<const compress::FrameLayout> KnownLayout(size_t k) const;
   void Learn(size_t k, std::span<const char> frame);
+  // Reads from the disks the headers and block tables of those of `units` whose layout is not
+  // known and was not read before, all at once, and learns them (ReadPieces' first step).
+  Status ReadLayouts(std::span<const UnitPieces> units);
 
   std::shared_ptr<StripedFile> stream_;
   std::shared_ptr<FrameTier> frames_;
@@ -134,6 +145,7 @@ class PackedFile {
   PackedCounters* counters_;
   mutable std::mutex layouts_mu_;
   std::vector<std::shared_ptr<const compress::FrameLayout>> layouts_;  // by unit; null: not seen
+  std::vector<bool> layout_read_;  // by unit: its header and table were read alone (ReadLayouts), known or not
 };
 
 }  // namespace graphfs::volume

@@ -236,7 +236,9 @@ void VolumeCore::AddStats(json& j, const VersionReclaimer& reclaimer) {
                      {"run_blocks_decoded", p.run_blocks_decoded.load()},
                      {"run_block_bytes_decoded", p.run_block_bytes_decoded.load()},
                      {"run_blocks_read", p.run_blocks_read.load()},
-                     {"run_block_bytes_read", p.run_block_bytes_read.load()}};
+                     {"run_block_bytes_read", p.run_block_bytes_read.load()},
+                     {"layouts_read", p.layouts_read.load()},
+                     {"layout_bytes_read", p.layout_bytes_read.load()}};
   if (cache_) j["cache"] = RenderCache(cache_->Stats());
   if (frames_) {
     json frames = RenderCache(frames_->cache().Stats());
