@@ -517,7 +517,10 @@ void ChunkCache::Decide(const std::shared_ptr<Entry>& e, int64_t now) {
   // are resident too: admitted units get what they leave of the capacity, so that the memory the
   // cache answers for stays within it (the daemon's RSS overshot its budget by the LP-held units
   // and idle buffers otherwise: docs/memory-as-cache.md).
-  const uint64_t outside = OutsideLocked();
+  // With CacheOptions::idle_reserve_bytes, that much is left to idle buffers even when fewer
+  // are idle now: the next loads reuse them instead of mapping fresh pages.
+  const uint64_t outside =
+      std::max(OutsideLocked(), held_bytes_ + std::min(options_.idle_reserve_bytes, options_.recycle_bytes));
   const uint64_t room = counters_.capacity > outside ? counters_.capacity - outside : 0;
   if (e->charge > room) return refuse();
   std::vector<std::shared_ptr<Entry>> victims;

@@ -119,6 +119,15 @@ struct CacheOptions {
   // Bytes of freed unit buffers kept for the next loads (common/buffer_pool.h): the cache loads
   // one unit for each one it evicts, and a fresh mapping costs a zeroed page per 4 KiB.
   uint64_t recycle_bytes = kDefaultRecycleBytes;
+  // Of the capacity, what admitted units leave to idle buffers even when the cache is full
+  // (at most recycle_bytes counts). Idle buffers are resident, so they count against the
+  // capacity (admitted units get what they and held units leave), and a capacity that shrinks
+  // gives them up first: with 0, a full cache whose owner resizes it often keeps none and
+  // every load maps fresh pages. The volume's frame tier keeps its whole recycle_bytes so: a
+  // frame is read from the disks into a fresh mapping otherwise, and at scale-24 R-MAT W5 the
+  // I/O threads' page faults (zeroing the pages O_DIRECT reads into) were a fifth of the daemon's
+  // CPU (docs/memory-as-cache.md, twenty-seventh part).
+  uint64_t idle_reserve_bytes = 0;
   // Told, with the cache's lock held (they must not call into this cache), when a unit is kept
   // — admitted, or read again while admitted — with its bytes and how long it has been admitted,
   // and when a kept unit leaves (evicted, dropped, invalidated). The volume drops the frame of a

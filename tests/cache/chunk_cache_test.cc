@@ -836,6 +836,39 @@ TEST(ChunkCache, AUnitAskedForWithAnArenaLiesInIt) {
   EXPECT_EQ(plain->memory_offset(), SharedBytes::kNotShared);
 }
 
+// A full cache that its owner resizes at every load (the frame tier, whose budget follows
+// staging's charge) gives its idle buffers up at each resize; with idle_reserve_bytes its
+// admitted units leave that much to them, so the next loads reuse the freed buffers — and the
+// admitted units, held ones and idle buffers together still stay within the capacity.
+TEST(ChunkCache, AnIdleReserveKeepsBuffersForTheNextLoadsThroughResizes) {
+  for (uint64_t reserve : {uint64_t{0}, 2 * kUnit}) {
+    SCOPED_TRACE("reserve " + std::to_string(reserve));
+    auto src = std::make_shared<FakeSource>(40 * kUnit);
+    CacheOptions o = Options(6, "lru");
+    o.recycle_bytes = 2 * kUnit;
+    o.idle_reserve_bytes = reserve;
+    ChunkCache c(o);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (uint64_t i = 0; i < 40; ++i) {
+        ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1)) << "unit " << i;
+        c.SetCapacity(6 * kUnit);  // the owner's resize, the capacity unchanged
+        const CacheStats s = c.Stats();
+        EXPECT_LE(s.used + s.held + s.buffers_idle_bytes, 6 * kUnit) << "unit " << i;
+      }
+    }
+    const CacheStats s = c.Stats();
+    EXPECT_EQ(s.misses, 80u);
+    if (reserve == 0) {
+      EXPECT_EQ(s.used, 6 * kUnit) << "the units take the whole capacity";
+      EXPECT_GE(s.buffers_created, 70u) << "every resize let the idle buffers go";
+    } else {
+      EXPECT_EQ(s.used, 4 * kUnit) << "two units' room left to idle buffers";
+      EXPECT_LE(s.buffers_created, 8u) << "the freed buffers served the next loads";
+      EXPECT_GE(s.buffers_reused, 72u);
+    }
+  }
+}
+
 // At a cache's churn (a unit evicted for each one loaded) units of a graph's shared memory take
 // the slices the evicted ones leave: no fresh page is populated and none punched, though the
 // arena itself keeps nothing idle.

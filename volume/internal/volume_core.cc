@@ -231,6 +231,10 @@ Status VolumeCore::Start() {
   fo.prefetch_threads = 1;
   fo.disks = co.disks;
   fo.recycle_bytes = RecycleBytes(cache_bytes) / 4;
+  // ... kept even when the tier is full: the budget resizes it at every change of staging's
+  // charge, and a full tier gave its idle buffers up each time, so nearly every frame from the
+  // disks was read into fresh pages (5,322 buffers made, 137 reused, in a 40 s run).
+  fo.idle_reserve_bytes = fo.recycle_bytes;
   frames_ = std::make_shared<FrameTier>(fo, &budget_);
   // A decoded unit the cache keeps may stand for its frame (the cache holds the tier: it
   // outlives the volume's pointer to it while prefetches finish).
