@@ -260,6 +260,21 @@ std::string CopyRuns(Mounted& m, const std::vector<std::pair<uint64_t, uint64_t>
   return memory.Copy(0, lp);
 }
 
+// Two runs in each of the first `units` 1 MiB units, in 3 of its 16 blocks: bytes 1000+3000
+// (block 0) and a run across blocks 5 and 6; and the bytes they hold.
+std::pair<std::vector<std::pair<uint64_t, uint64_t>>, std::string> FewRunsOfEachUnit(const CompressedFile& c,
+                                                                                    uint64_t units) {
+  std::vector<std::pair<uint64_t, uint64_t>> few;
+  std::string expect;
+  for (uint64_t u = 0; u < units; ++u) {
+    for (auto [at, n] : {std::pair<uint64_t, uint64_t>{1000, 3000}, {5 * (64 << 10) + 10, 70000}}) {
+      few.push_back({u * kMiB + at, n});
+      expect += c.bytes.substr(u * kMiB + at, n);
+    }
+  }
+  return {std::move(few), std::move(expect)};
+}
+
 // Frames cut into blocks (docs/block-frames.md): an LP's few runs of a unit whose frame is in
 // memory and whose decoded unit is not decode from the blocks they lie in, not the whole unit;
 // runs in more than half a unit's blocks, and frames of version 1 (one block), decode the unit.
@@ -272,14 +287,7 @@ TEST(FrameTier, AnLpsFewRunsDecodeOnlyTheBlocksTheyLieIn) {
     Pass(m, c.bytes, 100);  // every frame in memory
     const PackedCounters& z = m.volume->core().packed_counters();
     // Three blocks of each unit's 16: bytes 1000+3000 (block 0) and a run across blocks 5 and 6.
-    std::vector<std::pair<uint64_t, uint64_t>> few;
-    std::string expect;
-    for (uint64_t u = 0; u < 16; ++u) {
-      for (auto [at, n] : {std::pair<uint64_t, uint64_t>{1000, 3000}, {5 * (64 << 10) + 10, 70000}}) {
-        few.push_back({u * kMiB + at, n});
-        expect += c.bytes.substr(u * kMiB + at, n);
-      }
-    }
+    auto [few, expect] = FewRunsOfEachUnit(c, 16);
     const uint64_t decoded_before = z.bytes_decoded.load();
     EXPECT_TRUE(CopyRuns(m, few) == expect) << "the runs' bytes differ";
     const uint64_t blocks = z.run_blocks_decoded.load(), block_bytes = z.run_block_bytes_decoded.load();
@@ -317,14 +325,7 @@ TEST(FrameTier, AnLpsFewRunsOfFramesNotInMemoryReadOnlyTheirBlocks) {
     const uint64_t stored = StoredBytes(m, c);
     Pass(m, c.bytes, 100);  // the frames' layouts learned
     const PackedCounters& z = m.volume->core().packed_counters();
-    std::vector<std::pair<uint64_t, uint64_t>> few;
-    std::string expect;
-    for (uint64_t u = 0; u < 32; ++u) {
-      for (auto [at, n] : {std::pair<uint64_t, uint64_t>{1000, 3000}, {5 * (64 << 10) + 10, 70000}}) {
-        few.push_back({u * kMiB + at, n});
-        expect += c.bytes.substr(u * kMiB + at, n);
-      }
-    }
+    auto [few, expect] = FewRunsOfEachUnit(c, 32);
     const uint64_t disk_before = FramesFromDisks(m), read_before = z.run_block_bytes_read.load();
     EXPECT_TRUE(CopyRuns(m, few) == expect) << "the runs' bytes differ";
     const uint64_t disk = FramesFromDisks(m) - disk_before, blocks = z.run_blocks_read.load();
@@ -356,14 +357,7 @@ TEST(FrameTier, AColdLpsFewRunsReadTheFramesTablesThenOnlyTheirBlocks) {
     ASSERT_NE(m.file, nullptr);
     const uint64_t stored = StoredBytes(m, c);
     const PackedCounters& z = m.volume->core().packed_counters();
-    std::vector<std::pair<uint64_t, uint64_t>> few;
-    std::string expect;
-    for (uint64_t u = 0; u < 32; ++u) {
-      for (auto [at, n] : {std::pair<uint64_t, uint64_t>{1000, 3000}, {5 * (64 << 10) + 10, 70000}}) {
-        few.push_back({u * kMiB + at, n});
-        expect += c.bytes.substr(u * kMiB + at, n);
-      }
-    }
+    auto [few, expect] = FewRunsOfEachUnit(c, 32);
     EXPECT_TRUE(CopyRuns(m, few) == expect) << "the runs' bytes differ";
     EXPECT_EQ(z.checksum_errors.load(), 0u);
     EXPECT_EQ(z.layouts_read.load(), 32u) << "each unit's header and table read once";

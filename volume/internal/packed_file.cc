@@ -284,7 +284,9 @@ Status PackedFile::ReadLayouts(std::span<const UnitPieces> units) {
 Result<std::vector<bool>> PackedFile::ReadPieces(
     std::span<const UnitPieces> units, const std::function<Status(size_t entry, size_t i, const char* bytes)>& deliver) {
   std::vector<bool> done(units.size(), false);
-  GRAPHFS_RETURN_IF_ERROR(ReadLayouts(units));
+  // A table read that failed (a disk's error) leaves the layouts unknown: those units are read
+  // whole below, whose read reports the error where it belongs, or survives it (parity).
+  (void)ReadLayouts(units);
   // Per entry taken: its layout, its blocks, and the reads (file ranges in whole pages) that
   // hold them — stretches of blocks less than kGapBytes apart share one read (a request saved
   // costs more than the gap's bytes on a disk that seeks).

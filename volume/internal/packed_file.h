@@ -132,7 +132,8 @@ class PackedFile {
   std::shared_ptr<const compress::FrameLayout> KnownLayout(size_t k) const;
   void Learn(size_t k, std::span<const char> frame);
   // Reads from the disks the headers and block tables of those of `units` whose layout is not
-  // known and was not read before, all at once, and learns them (ReadPieces' first step).
+  // known and was not read before, all at once, and learns them (ReadPieces' first step; an
+  // error leaves them unknown).
   Status ReadLayouts(std::span<const UnitPieces> units);
 
   std::shared_ptr<StripedFile> stream_;
