@@ -84,6 +84,10 @@ Error PackedFile::Damaged(size_t k, const Error& e) const {
 
 namespace {
 
+// Stream offsets to whole pages, as O_DIRECT reads of the packed stream need them.
+uint64_t PageDown(uint64_t v) { return v / kDirectAlign * kDirectAlign; }
+uint64_t PageUp(uint64_t v) { return (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign; }
+
 void AddNs(std::atomic<uint64_t>& to, std::chrono::steady_clock::time_point since) {
   to.fetch_add(static_cast<uint64_t>(
                    std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count()),
@@ -112,14 +116,13 @@ std::shared_ptr<const compress::FrameLayout> PackedFile::KnownLayout(size_t k) c
   return k < layouts_.size() ? layouts_[k] : nullptr;
 }
 
-void PackedFile::Learn(size_t k, std::span<const char> frame) {
+void PackedFile::Learn(size_t k, std::span<const char> frame, bool verify_checksum) {
   if (k >= layouts_.size() || frame.size() < compress::kUnitHeaderBytes || frame[4] != compress::kUnitFrameV2) return;
   {
     std::lock_guard<std::mutex> lock(layouts_mu_);
     if (layouts_[k] != nullptr) return;
   }
-  // The frame decoded (or its blocks did): its table was verified by then, or while in memory.
-  auto layout = compress::ReadFrameLayout(frame, /*verify_checksum=*/false);
+  auto layout = compress::ReadFrameLayout(frame, verify_checksum);
   if (!layout.ok() || layout->block_count() < 2) return;
   auto known = std::make_shared<const compress::FrameLayout>(std::move(*layout));
   std::lock_guard<std::mutex> lock(layouts_mu_);
@@ -228,8 +231,6 @@ Status PackedFile::ReadLayouts(std::span<const UnitPieces> units) {
   // one or two pages). A table longer than that (smaller blocks) is left to a whole read.
   constexpr uint64_t kSmallestBlockGuess = 32 << 10;
   const uint64_t stream_size = stream_->size();
-  auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
-  auto align_up = [](uint64_t v) { return (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign; };
   struct Head {
     size_t unit = 0;
     uint64_t offset = 0, length = 0, buf_at = 0;  // the pages read, in the stream and in the buffer
@@ -240,12 +241,11 @@ Status PackedFile::ReadLayouts(std::span<const UnitPieces> units) {
     std::lock_guard<std::mutex> lock(layouts_mu_);
     for (const UnitPieces& e : units) {
       if (e.pieces.empty() || e.unit >= dir_.units().size() || layouts_[e.unit] != nullptr || layout_read_[e.unit]) continue;
-      if (!heads.empty() && heads.back().unit == e.unit) continue;
       const PackedUnit& u = dir_.units()[e.unit];
       const uint64_t table = compress::kUnitHeaderBytes + compress::kBlockTableHeadBytes +
                              compress::kBlockEntryBytes * ((u.raw_length + kSmallestBlockGuess - 1) / kSmallestBlockGuess);
-      const uint64_t from = align_down(u.frame_offset);
-      const uint64_t to = std::min(align_up(u.frame_offset + std::min<uint64_t>(u.frame_length, table)), align_up(stream_size));
+      const uint64_t from = PageDown(u.frame_offset);
+      const uint64_t to = std::min(PageUp(u.frame_offset + std::min<uint64_t>(u.frame_length, table)), PageUp(stream_size));
       if (to <= from) continue;
       layout_read_[e.unit] = true;  // once, known or not: a whole read learns it otherwise
       heads.push_back({e.unit, from, to - from, bytes});
@@ -265,18 +265,10 @@ Status PackedFile::ReadLayouts(std::span<const UnitPieces> units) {
     const PackedUnit& u = dir_.units()[h.unit];
     const uint64_t skip = u.frame_offset - h.offset;
     const uint64_t have = std::min<uint64_t>(std::min(h.offset + h.length, stream_size) - u.frame_offset, u.frame_length);
-    const std::span<const char> prefix(buf.data() + h.buf_at + skip, have);
     // Verified here (the header's checksum covers the table): a table that does not check is
     // not learned, and the whole read that follows reports the damage (EIO, logged, counted).
     // A v1 frame, or a table longer than was read, is not learned either.
-    if (prefix.size() < compress::kUnitHeaderBytes + compress::kBlockTableHeadBytes ||
-        prefix[4] != compress::kUnitFrameV2)
-      continue;
-    auto layout = compress::ReadFrameLayout(prefix, /*verify_checksum=*/true);
-    if (!layout.ok() || layout->block_count() < 2) continue;
-    auto known = std::make_shared<const compress::FrameLayout>(std::move(*layout));
-    std::lock_guard<std::mutex> lock(layouts_mu_);
-    if (layouts_[h.unit] == nullptr) layouts_[h.unit] = std::move(known);
+    Learn(h.unit, std::span<const char>(buf.data() + h.buf_at + skip, have), /*verify_checksum=*/true);
   }
   return Status::Ok();
 }
@@ -301,8 +293,6 @@ Result<std::vector<bool>> PackedFile::ReadPieces(
     std::vector<Read> reads;
   };
   const uint64_t stream_size = stream_->size();
-  auto align_down = [](uint64_t v) { return v / kDirectAlign * kDirectAlign; };
-  auto align_up = [](uint64_t v) { return (v + kDirectAlign - 1) / kDirectAlign * kDirectAlign; };
   size_t next = 0;
   while (next < units.size()) {
     // One batch: entries in order until their reads would pass kPiecesReadBytes.
@@ -321,8 +311,8 @@ Result<std::vector<bool>> PackedFile::ReadPieces(
       uint64_t need = 0;
       for (size_t b : t.blocks) {
         const compress::FrameLayout::Block& block = layout->blocks[b];
-        const uint64_t from = align_down(u.frame_offset + block.frame_offset);
-        const uint64_t to = std::min(align_up(u.frame_offset + block.frame_offset + block.payload_bytes), align_up(stream_size));
+        const uint64_t from = PageDown(u.frame_offset + block.frame_offset);
+        const uint64_t to = std::min(PageUp(u.frame_offset + block.frame_offset + block.payload_bytes), PageUp(stream_size));
         if (!t.reads.empty() && from <= t.reads.back().offset + t.reads.back().length + kGapBytes) {
           Read& last = t.reads.back();
           const uint64_t end = std::max(last.offset + last.length, to);

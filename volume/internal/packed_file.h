@@ -130,7 +130,9 @@ class PackedFile {
   // seen yet). ~1 KiB a 2 MiB unit of 12-byte records (32 blocks): a scale-22 column's 384
   // units keep 384 KiB.
   std::shared_ptr<const compress::FrameLayout> KnownLayout(size_t k) const;
-  void Learn(size_t k, std::span<const char> frame);
+  // From a frame decoded whole, or whose blocks were (its table verified by then, or while in
+  // memory: `verify_checksum` false), or a prefix of the header and table alone (true).
+  void Learn(size_t k, std::span<const char> frame, bool verify_checksum = false);
   // Reads from the disks the headers and block tables of those of `units` whose layout is not
   // known and was not read before, all at once, and learns them (ReadPieces' first step; an
   // error leaves them unknown).
