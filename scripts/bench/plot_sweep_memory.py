@@ -8,7 +8,9 @@ configuration, the medians over the rounds: wall time with its floors beside it 
 side's bandwidth; CPU: CPU seconds / cores), disk MiB read, the memory (limit / peak: for graphfs,
 the mount's budget and the jobs' peak + the daemon's peak RSS), what the apps were told, their
 O_DIRECT streams, and the wall time's ratio to the better plain row (plain, plain-btrfs) at that f
-— for graphfs integrated, the figure issue 42 asks for. Then whether every run's results equal the
+— for graphfs integrated, the figure issue 42 asks for. A run stopped by sweep.sh's --max-wall
+(status "stopped") has a lower bound for its time: its wall is printed "> T", and a ratio to it
+"< R" (an upper bound). Then whether every run's results equal the
 plain ext4 run's of the same round and f. Draws PNG: wall time (solid; disk floor dotted) and disk
 MiB read against f, one line per configuration.
 """
@@ -47,16 +49,21 @@ def med(f, c, key):
     return statistics.median(vals) if vals else None
 
 
+def stopped(f, c):
+    return any(r["status"] == "stopped" for r in runs[(f, c)])
+
+
 def mib(x):
     return "-" if x is None else str(int(x) >> 20)
 
 
-print(f"{'f':>5} {'config':<20} {'runs':>4} {'wall s':>8} {'floors: disk':>12} {'cpu':>6} {'disk MiB':>9} "
+print(f"{'f':>5} {'config':<20} {'runs':>4} {'wall s':>9} {'floors: disk':>12} {'cpu':>6} {'disk MiB':>9} "
       f"{'memory MiB: limit / peak':>26} {'told GiB':>9} {'O_DIRECT':>8} {'vs best plain':>13}")
 for f in fractions:
     walls = {c: med(f, c, "wall_s") for c in configs if runs[(f, c)]}
     plains = [walls[c] for c in PLAIN if walls.get(c) is not None]
     best = min(plains) if plains else None
+    best_bound = any(stopped(f, c) and walls[c] == best for c in PLAIN if walls.get(c) is not None)
     for c in configs:
         if not runs[(f, c)]:
             continue
@@ -68,9 +75,12 @@ for f in fractions:
         else:
             mem = f"{limit} / {mib(peak)}"
         told = runs[(f, c)][0]["mem_gb"]
-        ratio = f"{walls[c] / best:.2f}x" if best and walls[c] is not None else "-"
+        ratio = "-"
+        if best and walls[c] is not None and not (best_bound and stopped(f, c)):  # two bounds: no ratio
+            ratio = ("< " if best_bound else "") + f"{walls[c] / best:.2f}x"
         cpu = med(f, c, "cpu_floor_s")
-        print(f"{f:>5} {LABEL.get(c, c):<20} {len(runs[(f, c)]):>4} {walls[c]:>8.2f} {med(f, c, 'disk_floor_s'):>12.2f} "
+        wall = ("> " if stopped(f, c) else "") + f"{walls[c]:.2f}"
+        print(f"{f:>5} {LABEL.get(c, c):<20} {len(runs[(f, c)]):>4} {wall:>9} {med(f, c, 'disk_floor_s'):>12.2f} "
               f"{'-' if cpu is None else f'{cpu:.2f}':>6} {mib(med(f, c, 'disk_bytes')):>9} {mem:>26} {told:>9} "
               f"{med(f, c, 'direct_streams'):>8.0f} {ratio:>13}")
 print("(floors: disk = bytes read / the side's disks' summed bandwidth; cpu = CPU seconds / cores, the jobs' "
@@ -101,9 +111,10 @@ def same_results(a, b):
     return True
 
 
-ref = {(r["round"], r["f"]): r["results"] for r in rows if r["config"] == "plain"}
-bad = [r for r in rows if (r["round"], r["f"]) in ref and not same_results(r["results"], ref[(r["round"], r["f"])])]
-failed = [r for r in rows if r["status"] != "ok"]
+ref = {(r["round"], r["f"]): r["results"] for r in rows if r["config"] == "plain" and r["status"] != "stopped"}
+bad = [r for r in rows if r["status"] != "stopped" and (r["round"], r["f"]) in ref
+       and not same_results(r["results"], ref[(r["round"], r["f"])])]
+failed = [r for r in rows if r["status"] not in ("ok", "stopped")]
 if not ref:
     print("results: no plain ext4 run to compare with")
 elif bad:
@@ -115,6 +126,9 @@ else:
           "ranks within 1e-6 relative)")
 for r in failed:
     print(f"FAILED: round {r['round']} f={r['f']} {r['config']} ({r['log']})")
+for r in rows:
+    if r["status"] == "stopped":
+        print(f"STOPPED by --max-wall after {float(r['wall_s']):.0f} s: round {r['round']} f={r['f']} {r['config']} ({r['log']})")
 
 fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=(11, 4.2))
 xs = [float(Fraction(f)) for f in fractions]

@@ -9,7 +9,8 @@
 #                          [--configs "integrated unmodified plain plain-btrfs"] [--repeat 3]
 #                          [--bps 100000000] [--partition 256M] [--chunk-size 2M] [--mount-mem-gb G]
 #                          [--margin 64M] [--compress auto|none|CODEC] [--stripe-memory f|SIZE] [--mount-opts OPTS]
-#                          [--request-us N] [--gen-dir DIR] [--tag TAG]
+#                          [--request-us N] [--plain-limit SIZE] [--max-wall SECONDS]
+#                          [--gen-dir DIR] [--tag TAG]
 #
 # The graph (scripts/bench/graphs.sh: generated, preprocessed with --sort-sources and indexed once
 # into --gen-dir) is striped over 4 loop disks of BPS bytes/s each (compressed where graphfs-stripe's
@@ -32,6 +33,13 @@
 #                 read buffered where the active edges fit in it (GridGraph's rule) and the page
 #                 cache keeps what fits
 #   plain-btrfs   the same on the btrfs copy (zstd level 1): the plain row for compressed storage
+# --plain-limit SIZE: the plain configurations' LIMIT where no graphfs configuration of this sweep
+# measured one (a graphfs TOTAL from an earlier sweep of the same graph and mix): then --configs may
+# hold plain rows only.
+# --max-wall SECONDS: a run still going after that long is stopped (run-jobs is sent SIGTERM and
+# stops its jobs; SIGKILL a minute later); its status is "stopped" and its wall time a lower bound,
+# which the table prints as "> T" (and a ratio to it as "< R"). For mixes where a plain side takes
+# many times graphfs's time, so that the bound alone decides the target.
 # --repeat N runs N rounds; in each the configurations of an f run in an order that turns from round
 # to round, but round 1 runs the graphfs configurations first (they measure the plain ones' LIMIT).
 # Every run starts with the page cache dropped and is traced every second (disk_trace.py).
@@ -72,6 +80,8 @@ bench_options "$@" <<'EOF'
 --stripe-memory STRIPE_MEMORY ""
 --mount-opts    MOUNT_OPTS    ""
 --request-us    REQUEST_US    ""
+--plain-limit   PLAIN_LIMIT   ""  bytes
+--max-wall      MAX_WALL      ""
 --gen-dir       GEN_DIR       /var/tmp/graphfs-gen
 --tag           TAG           ""
 EOF
@@ -79,10 +89,11 @@ EOF
 for c in $CONFIGS; do
   case $c in integrated | unmodified | plain | plain-btrfs) ;; *) echo "sweep.sh: unknown config $c" >&2; exit 2 ;; esac
 done
-if [[ " $CONFIGS " =~ \ plain && ! " $CONFIGS " =~ \ (integrated|unmodified)\  ]]; then
-  echo "sweep.sh: the plain configurations get the memory a graphfs configuration measured at the same f: add integrated or unmodified" >&2
+if [[ " $CONFIGS " =~ \ plain && ! " $CONFIGS " =~ \ (integrated|unmodified)\  && -z $PLAIN_LIMIT ]]; then
+  echo "sweep.sh: the plain configurations get the memory a graphfs configuration measured at the same f: add integrated or unmodified, or give --plain-limit" >&2
   exit 2
 fi
+[[ -z $MAX_WALL || $MAX_WALL =~ ^[1-9][0-9]*$ ]] || { echo "sweep.sh: --max-wall wants whole seconds, not '$MAX_WALL'" >&2; exit 2; }
 for f in $FRACTIONS; do
   [[ $f =~ ^[0-9]+(\.[0-9]+)?(/[0-9]+)?$ ]] || { echo "sweep.sh: fraction '$f' is not a number or a quotient (1/4)" >&2; exit 2; }
 done
@@ -165,7 +176,7 @@ sweep_run() {
       memgb=$MOUNT_MEM_GB
       [[ $config == integrated ]] && flags="--integrated --partition $PARTITION" ;;
     plain | plain-btrfs)
-      limit=${TOTAL[$f]}
+      limit=${TOTAL[$f]:-$PLAIN_LIMIT}
       memgb=$(told_mem_gb "$limit")
       if [[ $config == plain ]]; then
         dir=$PLAIN
@@ -178,9 +189,16 @@ sweep_run() {
   drop_caches   # run_measured drops it again, at once: the trace starts with the run
   trace_start "$log.trace" "$( ((mounted)) && echo "$MNT" || echo -)" "${loops[@]}"
   m0=$(machine_cpu_seconds)
+  local -a limiter=()
+  [[ -z $MAX_WALL ]] || limiter=(timeout --signal=TERM --kill-after=60 "$MAX_WALL")
   # shellcheck disable=SC2046,SC2086  # the flags: words
-  run_measured "$limit" "$log" "$log" "${loops[@]}" -- env GRAPHFS_ENGINE_VERBOSE=1 \
+  run_measured "$limit" "$log" "$log" "${loops[@]}" -- "${limiter[@]}" env GRAPHFS_ENGINE_VERBOSE=1 \
     "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$JOBS" --mem-gb "$memgb" $flags $(mix_arrivals "$MIX")
+  if [[ -n $MAX_WALL ]] && ((RUN_RC == 124 || RUN_RC == 137)); then
+    RUN_STATUS=stopped
+    echo "stopped after --max-wall $MAX_WALL s: the run's wall time is more than that" >> "$log"
+    echo "  f=$f $config stopped after $MAX_WALL s (--max-wall): its time is a lower bound"
+  fi
   m1=$(machine_cpu_seconds)
   trace_stop
   cpu=$RUN_CPU
@@ -198,7 +216,7 @@ sweep_run() {
     LAST_TOTAL=$((RUN_PEAK + dpeak_n))
   fi
   echo "mix cgroup: limit $limit, peak $RUN_PEAK, oom kills $RUN_OOM; daemon: peak rss $dpeak, cpu $(fsub "$dcpu1" "$dcpu0") s" >> "$log"
-  if [[ $RUN_STATUS != ok ]]; then
+  if [[ $RUN_STATUS == failed ]]; then
     echo "  f=$f $config failed (OOM kills in its cgroup: $RUN_OOM):"
     tail -5 "$log"
   fi
