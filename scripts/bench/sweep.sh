@@ -133,10 +133,15 @@ if [[ $STRIPE_MEMORY == f ]]; then
   STRIPE_MEMORY=$(cache_budget "$RAW" "$FRACTIONS")
 fi
 export STRIPE_MEMORY
-stage_graph "$G" "$BPS" 2048
+# Each disk's room beside the graph holds the jobs' vertex state files (32 bytes per vertex a job,
+# more than any app writes: pagerank-delta 12), which plain jobs write next to the graph: P16's
+# 16 jobs at scale 24 need ~2 GiB, more than a fixed 2 GiB left once ext4 took its share.
+njobs=$(tr ',' '\n' <<< "$JOBS" | wc -l)
+HEADROOM_MIB=$(( 1024 + ((VERTICES * 32 * njobs) >> 20) ))
+stage_graph "$G" "$BPS" "$HEADROOM_MIB"
 PLAIN=${DISK_DIRS[4]}/g
 BTRFS_DISK=""
-if [[ " $CONFIGS " == *" plain-btrfs "* ]]; then make_btrfs_disk "$G" "$BPS" 2048; fi
+if [[ " $CONFIGS " == *" plain-btrfs "* ]]; then make_btrfs_disk "$G" "$BPS" "$HEADROOM_MIB"; fi
 COST_OPTS=""
 if [[ -n $REQUEST_US ]]; then
   COST_OPTS=",disk_bandwidth=$BPS,request_cost_us=$REQUEST_US"
@@ -240,7 +245,11 @@ for ((ROUND = 1; ROUND <= REPEAT; ROUND++)); do
     mapfile -t order < <(rotate $((ROUND - 1)) "${CONFIG_LIST[@]}")
     # Until this f has a measured TOTAL, the graphfs configurations go first.
     if [[ -z ${TOTAL[$f]:-} ]]; then
-      mapfile -t order < <(printf '%s\n' "${order[@]}" | grep -E '^(integrated|unmodified)$'; printf '%s\n' "${order[@]}" | grep -vE '^(integrated|unmodified)$')
+      first=() rest=()
+      for config in "${order[@]}"; do
+        if [[ $config == integrated || $config == unmodified ]]; then first+=("$config"); else rest+=("$config"); fi
+      done
+      order=("${first[@]}" "${rest[@]}")
     fi
     for config in "${order[@]}"; do
       sweep_run "$ROUND" "$f" "$config"
