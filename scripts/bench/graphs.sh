@@ -9,6 +9,8 @@
 #   mix_jobs MIX           run-jobs --jobs of a job mix over the graph (below)
 #   mix_arrivals MIX       its run-jobs arrival flags (P16's Poisson arrivals; none for the others)
 #   mix_work MIX           an estimate of the mix's own memory (vertex state, read buffers)
+#   jobs_disk_room JOBS    MiB a disk needs beside the graph for the vertex state files of JOBS
+#                          (a run-jobs --jobs list)
 #
 # bench_graph FAMILY SCALE GRID GEN_DIR CHUNK: generates (once) and preprocesses (once, blocks
 # sorted by source, PARTITIONS partitions, default 16) a weighted graph of the family and indexes
@@ -95,3 +97,9 @@ mix_arrivals() { if [[ $1 == P16 ]]; then echo "--arrivals poisson:5 --seed 16";
 # 4 jobs; 16 jobs: 4 times that): a generous memory cgroup limit for the jobs on a mount, where
 # the graph's memory is the daemon's.
 mix_work() { case $1 in P16) echo $(( VERTICES * 4 * 64 + (2048 << 20) )) ;; *) echo $(( VERTICES * 64 + (512 << 20) )) ;; esac; }
+
+# jobs_disk_room JOBS: MiB of room a disk needs beside the graph for the vertex state files the
+# jobs of JOBS (run-jobs --jobs, comma-separated) write next to it — 32 B per vertex and job, more
+# than any app writes (pagerank-delta 12) — plus 1 GiB. P16's 16 jobs at scale 24 write ~2 GiB,
+# more than a fixed 2 GiB of room held once ext4 took its share.
+jobs_disk_room() { local n; n=$(tr ',' '\n' <<< "$1" | wc -l); echo $(( 1024 + ((VERTICES * 32 * n) >> 20) )); }

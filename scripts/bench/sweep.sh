@@ -133,11 +133,8 @@ if [[ $STRIPE_MEMORY == f ]]; then
   STRIPE_MEMORY=$(cache_budget "$RAW" "$FRACTIONS")
 fi
 export STRIPE_MEMORY
-# Each disk's room beside the graph holds the jobs' vertex state files (32 bytes per vertex a job,
-# more than any app writes: pagerank-delta 12), which plain jobs write next to the graph: P16's
-# 16 jobs at scale 24 need ~2 GiB, more than a fixed 2 GiB left once ext4 took its share.
-njobs=$(tr ',' '\n' <<< "$JOBS" | wc -l)
-HEADROOM_MIB=$(( 1024 + ((VERTICES * 32 * njobs) >> 20) ))
+# Each disk's room beside the graph holds the jobs' vertex state files (plain jobs write them there).
+HEADROOM_MIB=$(jobs_disk_room "$JOBS")
 stage_graph "$G" "$BPS" "$HEADROOM_MIB"
 PLAIN=${DISK_DIRS[4]}/g
 BTRFS_DISK=""
