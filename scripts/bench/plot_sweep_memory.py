@@ -9,8 +9,8 @@ side's bandwidth; CPU: CPU seconds / cores), disk MiB read, the memory (limit / 
 the mount's budget and the jobs' peak + the daemon's peak RSS), what the apps were told, their
 O_DIRECT streams, and the wall time's ratio to the better plain row (plain, plain-btrfs) at that f
 — for graphfs integrated, the figure issue 42 asks for. A run stopped by sweep.sh's --max-wall
-(status "stopped") has a lower bound for its time: its wall is printed "> T", and a ratio to it
-"< R" (an upper bound). Then whether every run's results equal the
+(status "stopped") has a lower bound for its time: its wall is printed "> T", a ratio to it
+"< R" (an upper bound) and its own ratio to a plain row that finished "> R". Then whether every run's results equal the
 plain ext4 run's of the same round and f. Draws PNG: wall time (solid; disk floor dotted) and disk
 MiB read against f, one line per configuration.
 """
@@ -77,7 +77,7 @@ for f in fractions:
         told = runs[(f, c)][0]["mem_gb"]
         ratio = "-"
         if best and walls[c] is not None and not (best_bound and stopped(f, c)):  # two bounds: no ratio
-            ratio = ("< " if best_bound else "") + f"{walls[c] / best:.2f}x"
+            ratio = ("< " if best_bound else "> " if stopped(f, c) else "") + f"{walls[c] / best:.2f}x"
         cpu = med(f, c, "cpu_floor_s")
         wall = ("> " if stopped(f, c) else "") + f"{walls[c]:.2f}"
         print(f"{f:>5} {LABEL.get(c, c):<20} {len(runs[(f, c)]):>4} {wall:>9} {med(f, c, 'disk_floor_s'):>12.2f} "

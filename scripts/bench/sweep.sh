@@ -196,7 +196,9 @@ sweep_run() {
   # shellcheck disable=SC2046,SC2086  # the flags: words
   run_measured "$limit" "$log" "$log" "${loops[@]}" -- "${limiter[@]}" env GRAPHFS_ENGINE_VERBOSE=1 \
     "$GRAPHFS_BIN/run-jobs" --graph "$dir" --jobs "$JOBS" --mem-gb "$memgb" $flags $(mix_arrivals "$MIX")
-  if [[ -n $MAX_WALL ]] && ((RUN_RC == 124 || RUN_RC == 137)); then
+  # timeout exits 124 when it stopped the run with SIGTERM, 137 when it had to SIGKILL it — and
+  # also when run-jobs died of a SIGKILL of its own (the OOM killer) before the limit: a failure.
+  if [[ -n $MAX_WALL ]] && { ((RUN_RC == 124)) || { ((RUN_RC == 137)) && awk -v w="$RUN_WALL" -v m="$MAX_WALL" 'BEGIN {exit !(w >= m)}'; }; }; then
     RUN_STATUS=stopped
     echo "stopped after --max-wall $MAX_WALL s: the run's wall time is more than that" >> "$log"
     echo "  f=$f $config stopped after $MAX_WALL s (--max-wall): its time is a lower bound"
