@@ -158,6 +158,8 @@ struct Partition {
   uint64_t seq = 0;  // lp-SEQ
   std::string path;  // MOUNT/.graphfs/jobs/NAME/lp-SEQ
   uint64_t bytes = 0;
+  // A turn at the cores (Job::TakeTurns): call Job::Yield once done computing on this LP.
+  bool turn = false;
   std::vector<ChunkExtent> chunks;
   std::vector<Piece> pieces;  // the view in shared memory, in view order (mapped())
   Fd file;  // otherwise: the LP opened read-only; closed with the Partition
@@ -234,19 +236,24 @@ inline Result<Partition> ParseNext(std::string_view answer) {
 
 namespace detail {
 
-// The answer of a read of `next` opened read-write: "lp-SEQ BYTES\n" and then the BYTES of
-// lp-SEQ.pieces. *header becomes "lp-SEQ", *carried those bytes; false when the answer is not
-// of that form (as "end\n" is not) or its length is not what it says.
-inline bool SplitNextAnswer(std::string_view answer, std::string_view* header, std::string_view* carried) {
+// The answer of a read of `next` opened read-write: "lp-SEQ BYTES\n", or "lp-SEQ BYTES turn\n" for
+// a job that takes turns (Job::TakeTurns), and then the BYTES of lp-SEQ.pieces. *header becomes
+// "lp-SEQ", *carried those bytes, *turn whether it is a turn; false when the answer is not of that
+// form (as "end\n" is not) or its length is not what it says.
+inline bool SplitNextAnswer(std::string_view answer, std::string_view* header, std::string_view* carried,
+                            bool* turn = nullptr) {
   const size_t eol = answer.find('\n');
   if (eol == std::string_view::npos) return false;
-  const std::string_view line = answer.substr(0, eol);
+  std::string_view line = answer.substr(0, eol);
+  const bool is_turn = line.size() > 5 && line.substr(line.size() - 5) == " turn";
+  if (is_turn) line.remove_suffix(5);
   const size_t space = line.find(' ');
   uint64_t bytes = 0;
   if (space == std::string_view::npos || !ParseU64(line.substr(space + 1), &bytes) || bytes != answer.size() - eol - 1)
     return false;
   *header = line.substr(0, space);
   *carried = answer.substr(eol + 1);
+  if (turn != nullptr) *turn = is_turn;
   return true;
 }
 
@@ -566,6 +573,20 @@ class Job {
   // has no `hold` file (ENOENT).
   Status SetHold(unsigned lps) { return WriteControl("hold", std::to_string(lps) + "\n"); }
 
+  // Takes turns at the cores with the mount's other jobs that do (`compute_slots=`): when more
+  // of them would compute than the mount has turns, an LP is answered only when a turn is free,
+  // marked Partition::turn, and the job calls Yield() when it is done computing on it. Only for
+  // a caller that does: a turn never yielded holds the others back until the daemon takes it
+  // back (seconds). A daemon without turns refuses the word (EINVAL): nothing changes then.
+  Status TakeTurns() {
+    if (!next_carries_pieces_) return Error{EINVAL, "turns need `next` opened read-write"};
+    return WriteNext("turns\n");
+  }
+
+  // Done computing on the LP Next() answered as a turn (Partition::turn): the turn goes to the
+  // job that has waited longest. Safe while another thread waits in Next().
+  Status Yield() { return WriteNext("yield\n"); }
+
   // Blocks until the next LP holding chunks active for this job is ready
   // (or the iteration is over: Partition::end). Reading `next` again also
   // ends the job's use of the LP it held (with SetHold(2): of the one before it). `read_map` false leaves
@@ -575,12 +596,14 @@ class Job {
     Result<std::string> answer = ReadNextAnswer();
     if (!answer.ok()) return answer.error();
     std::string_view header = *answer, carried;
-    const bool carries = next_carries_pieces_ && detail::SplitNextAnswer(*answer, &header, &carried);
+    bool turn = false;
+    const bool carries = next_carries_pieces_ && detail::SplitNextAnswer(*answer, &header, &carried, &turn);
     if (next_carries_pieces_ && !carries && header.substr(0, 3) == "lp-")
       return Fail(EPROTO, "read next: " + detail::Quote(*answer) + " carries no pieces (want lp-SEQ BYTES)");
     Result<Partition> lp = ParseNext(header);
     if (!lp.ok()) return Fail(lp.error().code, "read next: " + lp.error().message);
     if (lp->end) return lp;
+    lp->turn = turn;
     const std::string name = "lp-" + std::to_string(lp->seq);
     lp->path = dir_ + "/" + name;
     if (!read_lps_) {
@@ -627,15 +650,7 @@ class Job {
   // saying so early lets the daemon move on while this job computes).
   Status Done() {
     if (!next_carries_pieces_) return WriteControl("done", "\n");
-    ssize_t n;
-    do {
-      n = ::pwrite(next_.get(), "done\n", 5, 0);
-    } while (n < 0 && errno == EINTR);
-    if (n != 5) {
-      const int code = n < 0 ? errno : EIO;
-      return FailExplained(code, "write done to next");
-    }
-    return Status::Ok();
+    return WriteNext("done\n");
   }
 
  private:
@@ -687,6 +702,19 @@ class Job {
       ::close(fd);
     }
     return Fail(code, what, ParseStatusString(status, "last_error"));
+  }
+
+  // One word to `next` (opened read-write).
+  Status WriteNext(std::string_view word) const {
+    ssize_t n;
+    do {
+      n = ::pwrite(next_.get(), word.data(), word.size(), 0);
+    } while (n < 0 && errno == EINTR);
+    if (n != static_cast<ssize_t>(word.size())) {
+      const int code = n < 0 ? errno : EIO;
+      return FailExplained(code, "write " + std::string(word.substr(0, word.size() - 1)) + " to next");
+    }
+    return Status::Ok();
   }
 
   // The whole answer of a read of `next`: the read at offset 0 asks for the LP (and blocks); an

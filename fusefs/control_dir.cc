@@ -187,6 +187,7 @@ static json StatsJson(GraphFs& fs) {
   nlohmann::json jobs = fs.jobs.StatsJson(fs);
   j["jobs"] = jobs["jobs"];
   j["schedulers"] = jobs["schedulers"];
+  j["compute_turns"] = jobs["compute_turns"];
   j["cpu"] = CpuJson(fs, j["schedulers"]);
   j["memory"] = MemoryJson(j);
   j["inodes"] = fs.inodes.size();

@@ -62,6 +62,10 @@ JobsDir::JobsDir() : root_(std::make_unique<Inode>()) {
 
 JobsDir::~JobsDir() { Shutdown(); }
 
+void JobsDir::StartTurns(unsigned slots) {
+  if (slots > 0 && !turns_) turns_ = std::make_unique<volume::ComputeTurns>(slots);
+}
+
 std::shared_ptr<ControlJob> JobsDir::Find(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(name);
@@ -207,6 +211,8 @@ void JobsDir::RemoveJob(const std::shared_ptr<ControlJob>& job, const std::strin
     if (it != jobs_.end() && it->second == job) jobs_.erase(it);
   }
   if (schedule) volume_.load()->LeaveGraph(std::move(schedule), job->id);
+  // After the scheduler let go of it: an answer of its that waits for a turn is delivered now.
+  if (turns_) turns_->Leave(job->id);
   if (!why.empty()) LogError("job " + job->name + " removed: " + why);
 }
 
@@ -226,6 +232,7 @@ void JobsDir::Shutdown() {
     for (const auto& [name, job] : jobs_) jobs.push_back(job);
   }
   for (const auto& job : jobs) RemoveJob(job, "");
+  if (turns_) turns_->Shutdown();
   // Their parked asks were answered (ENOENT) into the queue: reply to them, then stop.
   volume::JobAnswers* answers;
   {

@@ -31,6 +31,7 @@
 #include "common/jobs_protocol.h"
 #include "common/result.h"
 #include "fusefs/credentials.h"
+#include "volume/compute_turns.h"
 #include "volume/graph_jobs.h"
 
 namespace graphfs {
@@ -65,6 +66,9 @@ struct ControlJob {
   // `hold`: LPs it may hold at once, 1 (default) or 2 — with 2, reading `next` ends its use of
   // the LP handed before the last one, so it may ask for LP k+1 while it still reads LP k.
   uint32_t hold = 1;
+  // It wrote "turns" to `next`: it writes "yield" when done computing on an LP answered as a
+  // turn, so its answers may wait for one (volume/compute_turns.h).
+  bool yields = false;
   uint64_t active_vertices = 0;
   uint64_t active_chunks = 0;
   int leases = 0;
@@ -131,6 +135,9 @@ class JobsDir {
   nlohmann::json StatsJson(GraphFs& fs);
   // Removes every job (unmount), answering waiting readers.
   void Shutdown();
+  // Turns at the cores for jobs that yield: at most `slots` compute at once (0: no turns).
+  // Called once the daemon serves (its timer thread starts after the fork), before any job.
+  void StartTurns(unsigned slots);
 
  private:
   // A read of `next` not answered yet.
@@ -148,7 +155,8 @@ class JobsDir {
   static void OnInterrupt(fuse_req_t req, void* self);
   void Interrupted(fuse_req_t req);
   void AskNext(fuse_req_t req, const std::shared_ptr<JobFileHandle>& h, size_t size);
-  void Answer(const PendingAsk& ask, Result<volume::NextLp> g);  // replies to the read
+  void Answer(const PendingAsk& ask, Result<volume::NextLp> g);  // replies to the read, in turn
+  void Reply(const PendingAsk& ask, const std::string& line, const std::string& pieces, bool turn);
   // Binds the jobs to the mount's volume and starts the thread that replies to parked asks
   // (once: one volume and one answer queue per mount). Before a job's first graph.
   void Attach(volume::Volume& volume);
@@ -174,6 +182,7 @@ class JobsDir {
   volume::JobAnswers* answers_ = nullptr;
   std::atomic<volume::Volume*> volume_{nullptr};  // set by Attach, before any job has a graph
   std::thread answering_;
+  std::unique_ptr<volume::ComputeTurns> turns_;  // null: no turns (StartTurns not called, or 0)
 };
 
 }  // namespace graphfs

@@ -102,13 +102,25 @@ Status JobsDir::Write(JobFileHandle& h, const char* data, size_t size, off_t off
   if (h.file == "next") {
     // Each write is one word, taken at once (nothing waits for the close).
     const std::string word = TrimBlanks(std::string(data, size));
-    if (word != "done") {
-      Error e(EINVAL, "next: '" + word.substr(0, 32) + "' written; the one word it takes is done");
-      job.Fail(e);
-      return e;
+    if (word == "done") {
+      if (volume::JobGraph schedule = job.Schedule()) schedule.Done(job.id);
+      return Status::Ok();
     }
-    if (volume::JobGraph schedule = job.Schedule()) schedule.Done(job.id);
-    return Status::Ok();
+    if (word == "yield") {  // done computing on the LP answered as a turn
+      if (turns_) turns_->Yield(job.id);
+      return Status::Ok();
+    }
+    if (word == "turns") {  // from now on it yields after each turn (jobs_next.cc)
+      // Joined under the job's lock: RemoveJob marks it removed under it before it leaves.
+      std::lock_guard<std::mutex> lock(job.mu);
+      if (job.removed) return Error(ENOENT, "next: the job was removed");
+      job.yields = true;
+      if (turns_) turns_->Join(job.id);
+      return Status::Ok();
+    }
+    Error e(EINVAL, "next: '" + word.substr(0, 32) + "' written; the words it takes are done, turns and yield");
+    job.Fail(e);
+    return e;
   }
   if (h.file != "graph" && h.file != "partition_size" && h.file != "granularity" && h.file != "hold" &&
       h.file != "active" && h.file != "active.list")

@@ -8,6 +8,10 @@
 // instead of ~14 (lookup, getattr, open, reads, flush and release of lp-SEQ.pieces and of done):
 // 6.7k requests instead of 40k in the demo's shape at f = 1/2 — though the daemon's CPU did not
 // change with them (docs/memory-as-cache.md, sixth part).
+//
+// A job that wrote "turns" to `next` yields: its LPs' answers wait for a turn at the cores
+// (volume::ComputeTurns, `compute_slots=`) when more such jobs than turns compute, and come as
+// "lp-SEQ BYTES turn"; the job writes "yield" when it is done computing on that LP.
 #include "fusefs/jobs_dir.h"
 
 #include <algorithm>
@@ -76,14 +80,30 @@ void JobsDir::Answer(const PendingAsk& ask, Result<volume::NextLp> g) {
     if (g.error().code() != EINTR) ask.h->job->Fail(g.error().Wrap("next"));
     return (void)fuse_reply_err(ask.req, g.error().code());
   }
-  std::string answer = g->end ? "end\n" : "lp-" + std::to_string(g->seq) + "\n";
+  std::string line = g->end ? "end" : "lp-" + std::to_string(g->seq);
+  std::string pieces;
   if (!g->end && ask.h->next_read_write) {
-    const std::optional<std::string> pieces =
+    const std::optional<std::string> text =
         ask.schedule.Describe(ask.job, g->seq, volume::JobGraph::HeldText::kPieces);
-    const std::string_view text = pieces ? std::string_view(*pieces) : std::string_view();
-    answer.insert(answer.size() - 1, " " + std::to_string(text.size()));
-    answer += text;
+    if (text) pieces = *text;
+    line += " " + std::to_string(pieces.size());
   }
+  bool yields;
+  {
+    std::lock_guard<std::mutex> lock(ask.h->job->mu);
+    yields = ask.h->job->yields;
+  }
+  // An LP for a job that yields waits for a turn at the cores (volume/compute_turns.h); the end
+  // of an iteration never does: the job computes nothing on it.
+  if (g->end || !yields || !turns_) return Reply(ask, line, pieces, /*turn=*/false);
+  turns_->Offer(ask.job, [this, ask, line = std::move(line), pieces = std::move(pieces)](bool turn) {
+    Reply(ask, line, pieces, turn);
+  });
+}
+
+void JobsDir::Reply(const PendingAsk& ask, const std::string& line, const std::string& pieces, bool turn) {
+  // "lp-SEQ BYTES turn": this LP is a turn at the cores, which the job ends with `yield`.
+  std::string answer = line + (turn ? " turn\n" : "\n") + pieces;
   {
     std::lock_guard<std::mutex> lock(ask.h->answer_mu);
     ask.h->answer = answer;

@@ -19,6 +19,7 @@ json JobsDir::JobJson(ControlJob& job) {
          {"partition_size", job.partition_bytes},
          {"granularity", job.whole_chunks ? "chunk" : "vertex"},
          {"hold", job.hold},
+         {"yields", job.yields},
          {"leases", job.leases},
          {"active_vertices", job.active_vertices},
          {"active_chunks", job.active_chunks},
@@ -46,6 +47,17 @@ json JobsDir::StatsJson(GraphFs& fs) {
   for (const auto& job : jobs) list.push_back(JobJson(*job));  // with its recent iterations' costs
   out["jobs"] = list;
   out["schedulers"] = fs.volume->SchedulesJson();
+  // The turns at the cores (volume/compute_turns.h): slots 0 when there are none.
+  json turns = {{"slots", 0}};
+  if (turns_) {
+    const volume::ComputeTurns::Stats t = turns_->stats();
+    turns = {{"slots", t.slots},         {"jobs", t.jobs},
+             {"computing", t.computing}, {"waiting", t.waiting},
+             {"turns", t.turns},         {"free", t.free},
+             {"waited", t.waited},       {"wait_seconds", t.wait_seconds},
+             {"overdue", t.overdue},     {"stray_yields", t.stray_yields}};
+  }
+  out["compute_turns"] = turns;
   return out;
 }
 

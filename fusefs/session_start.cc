@@ -42,6 +42,7 @@ Status StartServing(GraphFs& fs) {
   }
   // The volume's threads (I/O workers, prefetchers) must start after the fork.
   GRAPHFS_RETURN_IF_ERROR(fs.volume->Start());
+  fs.jobs.StartTurns(fs.options.compute_slots);
   // The memory nothing in the split accounts for is charged to the budget (memory=).
   fs.memory_peak.Start([&fs] { return MemoryByUseNow(fs); }, std::chrono::milliseconds(100),
                        [&fs](uint64_t other) { fs.volume->SetUnaccountedMemory(other); });

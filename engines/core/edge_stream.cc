@@ -249,13 +249,17 @@ Status EdgeStream::RunPartitions(const StreamOptions& options, const BufferFn& o
       fed = RunReads(lp->fd, lp->path, PlanPartitionReads(lp->bytes, IoPage(layout_.edge_type()), threads_), lp->bytes,
                      feed);
     }
+    // Our threads are done with it: another job may take the turn while we wait for the next.
+    Status ended = lp->turn ? source_->EndTurn() : Status::Ok();
     if (ahead) {
       Result<LogicalPartition> got = timed([&] { return next.get(); });  // joined before any return
       if (!fed.ok()) return fed;
+      if (!ended.ok()) return ended;
       lp = std::move(got);
       continue;
     }
     if (!fed.ok()) return fed;
+    if (!ended.ok()) return ended;
     GRAPHFS_RETURN_IF_ERROR(source_->Done());
     lp = timed([&] { return source_->Next(); });
   }

@@ -40,6 +40,7 @@ class GraphfsPartitions : public PartitionSource {
     out.fd = current_.fd();
     out.path = current_.path;
     out.bytes = current_.bytes;
+    out.turn = current_.turn;
     out.spans.reserve(current_.pieces.size());
     for (const graphfs_client::Piece& p : current_.pieces) out.spans.emplace_back(p.data, p.length);
     return out;
@@ -58,6 +59,12 @@ class GraphfsPartitions : public PartitionSource {
   }
 
   bool AsksAhead() const override { return asks_ahead_; }
+
+  Status EndTurn() override {
+    const graphfs_client::Status s = job_.Yield();
+    if (!s.ok()) return Convert(s.error());
+    return Status::Ok();
+  }
 
  private:
   graphfs_client::Job job_;
@@ -84,6 +91,10 @@ Result<std::unique_ptr<PartitionSource>> OpenGraphfsPartitions(const grid::GridL
   // gets one ask at a time.
   const graphfs_client::Status hold = job->SetHold(2);
   if (!hold.ok() && hold.error().code != ENOENT) return Convert(hold.error());
+  // Turns at the cores with the mount's other jobs (EdgeStream ends each turn when its threads
+  // are done with the LP). A daemon without turns refuses the word: the job computes untimed.
+  const graphfs_client::Status turns = job->TakeTurns();
+  if (!turns.ok() && turns.error().code != EINVAL) return Convert(turns.error());
   return std::unique_ptr<PartitionSource>(
       std::make_unique<GraphfsPartitions>(std::move(*job), whole_chunks_after, hold.ok()));
 }

@@ -28,6 +28,8 @@ struct LogicalPartition {
   int fd = -1;        // owned by the source, valid until Done()
   std::string path;   // for messages
   uint64_t bytes = 0;
+  // A turn at the cores: the stream calls EndTurn() once its threads are done with this LP.
+  bool turn = false;
 };
 
 class PartitionSource {
@@ -43,6 +45,9 @@ class PartitionSource {
   // that LP stays valid until the Next() after, Done() or SetActive(). The stream then asks for
   // LP k+1 while its threads process LP k, and the ask's round trip is off its critical path.
   virtual bool AsksAhead() const { return false; }
+  // Done computing on an LP marked `turn`: the source may let another job compute (graphfs's
+  // turns at the cores, `compute_slots=`). Safe while a Next() of AsksAhead() waits.
+  virtual Status EndTurn() { return Status::Ok(); }
 };
 
 }  // namespace graphfs::engine

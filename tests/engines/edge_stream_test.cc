@@ -298,6 +298,7 @@ TEST(EdgeStream, IntegratedModeSeesEveryActiveEdgeOnceFromLogicalPartitions) {
     fake.chunk_edges = 37;
     fake.partition_bytes = 64 * 1024;
     fake.asks_ahead = ahead;
+    fake.turn_every = 2;
     // A tiny budget: a plain column stream would be split into source windows and use O_DIRECT.
     EdgeStream stream(*layout, 1024, 2);
     stream.SetPartitionSource(std::make_unique<testing::FakePartitions>(*layout, tmp.File("lp"), fake, counts));
@@ -317,6 +318,10 @@ TEST(EdgeStream, IntegratedModeSeesEveryActiveEdgeOnceFromLogicalPartitions) {
     EXPECT_EQ(counts->done, ahead ? 0u : counts->partitions);
     EXPECT_EQ(counts->asked_holding, ahead ? counts->partitions : 0u);
     EXPECT_EQ(counts->ends, 1u);
+    // Every LP handed out as a turn was ended, once.
+    EXPECT_GT(counts->turns.load(), 0u);
+    EXPECT_EQ(counts->end_turns.load(), counts->turns.load());
+    EXPECT_EQ(counts->stray_end_turns.load(), 0u);
     EXPECT_EQ(stream.stats().edges_read, g.edges.size());
     EXPECT_EQ(stream.stats().edges_active, g.edges.size());
     EXPECT_EQ(stream.stats().bytes_read, g.edges.size() * layout->edge_size());

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <random>
 #include <string>
@@ -35,6 +36,9 @@ struct FakePartitionCounts {
   uint64_t ends = 0;
   uint64_t chunk_edges_out = 0;  // edge records in the LPs handed out
   uint64_t asked_holding = 0;    // Next called while the LP of the last Next was held
+  std::atomic<uint64_t> turns{0};      // LPs handed out as turns (turn_every)
+  std::atomic<uint64_t> end_turns{0};  // EndTurn calls, each for a turn handed out and not ended
+  std::atomic<uint64_t> stray_end_turns{0};  // EndTurn with no turn outstanding
 };
 
 struct FakePartitionOptions {
@@ -43,6 +47,7 @@ struct FakePartitionOptions {
   uint32_t seed = 1;
   uint64_t junk_bytes = 0;  // appended to every LP (a broken daemon)
   bool asks_ahead = false;  // holds two LPs (PartitionSource::AsksAhead)
+  uint64_t turn_every = 0;  // every N-th LP is a turn at the cores (0: none)
 };
 
 class FakePartitions : public PartitionSource {
@@ -121,7 +126,25 @@ class FakePartitions : public PartitionSource {
     lp.fd = fd_;
     lp.path = path_;
     lp.bytes = bytes.size();
+    if (options_.turn_every != 0 && counts_->partitions % options_.turn_every == 0) {
+      lp.turn = true;
+      ++counts_->turns;
+      ++turns_outstanding_;
+    }
     return lp;
+  }
+
+  // Called by the stream's thread while a Next() of asks_ahead may run on another.
+  Status EndTurn() override {
+    uint64_t n = turns_outstanding_.load();
+    do {
+      if (n == 0) {
+        ++counts_->stray_end_turns;
+        return Error(EINVAL, "fake graphfs: EndTurn without a turn");
+      }
+    } while (!turns_outstanding_.compare_exchange_weak(n, n - 1));
+    ++counts_->end_turns;
+    return Status::Ok();
   }
 
   Status Done() override {
@@ -159,6 +182,7 @@ class FakePartitions : public PartitionSource {
   std::string path_;
   int prev_fd_ = -1;  // with asks_ahead: the LP before the last, still held
   std::string prev_path_;
+  std::atomic<uint64_t> turns_outstanding_{0};
 };
 
 }  // namespace graphfs::engine::testing

@@ -226,6 +226,154 @@ TEST_F(JobsMount, NextOpenedReadWriteCarriesThePiecesAndTakesDone) {
   EXPECT_TRUE(Status("a")["iterations"][0]["finished"].get<bool>());
 }
 
+// One read of `next` opened read-write, at offset 0 and on past a first short read: the answer.
+std::string ReadAnswer(int fd) {
+  std::string answer(4096, '\0');
+  size_t have = 0;
+  for (;;) {
+    const ssize_t n = ::pread(fd, answer.data() + have, answer.size() - have, static_cast<off_t>(have));
+    if (n < 0) return "error: " + std::string(std::strerror(errno));
+    have += static_cast<size_t>(n);
+    if (have < answer.size()) break;
+    answer.resize(answer.size() * 2);
+  }
+  answer.resize(have);
+  return answer;
+}
+
+// "lp-SEQ BYTES turn\n...": whether the answer is a turn at the cores.
+bool IsTurn(const std::string& answer) {
+  const std::string line = answer.substr(0, answer.find('\n'));
+  return line.size() > 5 && line.compare(line.size() - 5, 5, " turn") == 0;
+}
+
+TEST_F(JobsMount, JobsTakingTurnsComputeNoMoreThanTheSlotsAtOnce) {
+  DoMount({"compute_slots=1"});
+  const std::string stats_path = mnt + "/.graphfs/stats";
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(stats_path))["compute_turns"]["slots"], 1);
+  int fd[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::string name(1, static_cast<char>('a' + i));
+    Register(name, "64K");
+    ASSERT_EQ(WriteAndClose(jobs + "/" + name + "/active.list", "all\n"), 0);
+    fd[i] = ::open((jobs + "/" + name + "/next").c_str(), O_RDWR);
+    ASSERT_GE(fd[i], 0) << std::strerror(errno);
+  }
+  // a and b take turns; c does not (an engine that never yields is never held back).
+  ASSERT_EQ(::pwrite(fd[0], "turns\n", 6, 0), 6) << std::strerror(errno);
+  ASSERT_EQ(::pwrite(fd[1], "turns\n", 6, 0), 6) << std::strerror(errno);
+  EXPECT_TRUE(Status("a")["yields"].get<bool>());
+  EXPECT_FALSE(Status("c")["yields"].get<bool>());
+
+  const std::string first = ReadAnswer(fd[0]);
+  ASSERT_EQ(first.rfind("lp-", 0), 0u) << first;
+  EXPECT_TRUE(IsTurn(first)) << "two jobs take turns on one slot: " << first.substr(0, 40);
+  // b's answer waits for a's turn.
+  std::atomic<bool> b_answered{false};
+  std::string b_answer;
+  std::thread b([&] {
+    b_answer = ReadAnswer(fd[1]);
+    b_answered = true;
+  });
+  const std::string c_answer = ReadAnswer(fd[2]);
+  EXPECT_EQ(c_answer.rfind("lp-", 0), 0u) << c_answer;
+  EXPECT_FALSE(IsTurn(c_answer)) << "c does not take turns";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(b_answered) << "b computed while a held the only turn";
+  const nlohmann::json waiting = nlohmann::json::parse(ReadFile(stats_path))["compute_turns"];
+  EXPECT_EQ(waiting["computing"], 1) << waiting.dump();
+  EXPECT_EQ(waiting["waiting"], 1) << waiting.dump();
+  EXPECT_EQ(waiting["jobs"], 2) << waiting.dump();
+  ASSERT_EQ(::pwrite(fd[0], "yield\n", 6, 0), 6) << std::strerror(errno);
+  b.join();
+  EXPECT_TRUE(b_answered);
+  EXPECT_EQ(b_answer.rfind("lp-", 0), 0u) << b_answer;
+  EXPECT_TRUE(IsTurn(b_answer)) << b_answer.substr(0, 40);
+
+  // Both go to the end of the iteration, yielding each turn: never both computing at once, and
+  // each gets the whole column in its LPs' views.
+  std::atomic<int> computing{0}, most{0};
+  auto run = [&](int i, std::string answer, uint64_t* view_bytes, int* lps) {
+    const std::string name(1, static_cast<char>('a' + i));
+    for (int guard = 0; guard < 1000 && answer != "end\n"; ++guard) {
+      ASSERT_EQ(answer.rfind("lp-", 0), 0u) << answer;
+      EXPECT_TRUE(IsTurn(answer)) << answer.substr(0, 40);
+      const int now = ++computing;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      const std::string pieces = answer.substr(answer.find('\n') + 1);
+      ASSERT_GE(pieces.size(), 32u) << answer.substr(0, 40);
+      uint64_t bytes;
+      std::memcpy(&bytes, pieces.data() + 24, 8);  // "GFSPIEC1", count, memory id, view bytes
+      *view_bytes += bytes;
+      ++*lps;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      --computing;
+      ASSERT_EQ(::pwrite(fd[i], "yield\n", 6, 0), 6) << std::strerror(errno);
+      answer = ReadAnswer(fd[i]);
+    }
+    EXPECT_EQ(answer, "end\n");
+  };
+  uint64_t a_bytes = 0, b_bytes = 0;
+  int a_lps = 0, b_lps = 0;
+  {
+    // a's first LP was computed and yielded above; count it.
+    const std::string pieces = first.substr(first.find('\n') + 1);
+    ASSERT_GE(pieces.size(), 32u);
+    std::memcpy(&a_bytes, pieces.data() + 24, 8);
+    a_lps = 1;
+  }
+  std::thread tb(run, 1, b_answer, &b_bytes, &b_lps);
+  std::thread ta([&] { run(0, ReadAnswer(fd[0]), &a_bytes, &a_lps); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(most.load(), 1) << "one slot: one job computing at a time";
+  EXPECT_EQ(a_bytes, column.size());
+  EXPECT_EQ(b_bytes, column.size());
+  EXPECT_GT(a_lps, 4);
+  EXPECT_GT(b_lps, 4);
+  const nlohmann::json turns = nlohmann::json::parse(ReadFile(stats_path))["compute_turns"];
+  EXPECT_EQ(turns["turns"].get<int>(), a_lps + b_lps) << turns.dump();
+  EXPECT_GT(turns["waited"].get<int>(), 0) << turns.dump();
+  EXPECT_EQ(turns["overdue"], 0) << turns.dump();
+  EXPECT_EQ(turns["computing"], 0) << turns.dump();
+  EXPECT_EQ(::pwrite(fd[2], "yield\n", 6, 0), 6) << "a yield without a turn is harmless";
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(stats_path))["compute_turns"]["stray_yields"], 1);
+  for (int i = 0; i < 3; ++i) ::close(fd[i]);
+}
+
+TEST_F(JobsMount, WithoutSlotsOrWithFewJobsNobodyWaitsForATurn) {
+  for (const char* option : {"compute_slots=0", "compute_slots=2"}) {
+    SCOPED_TRACE(option);
+    DoMount({option});
+    int fd[2];
+    for (int i = 0; i < 2; ++i) {
+      const std::string name(1, static_cast<char>('a' + i));
+      Register(name, "64K");
+      ASSERT_EQ(WriteAndClose(jobs + "/" + name + "/active.list", "all\n"), 0);
+      fd[i] = ::open((jobs + "/" + name + "/next").c_str(), O_RDWR);
+      ASSERT_GE(fd[i], 0) << std::strerror(errno);
+      ASSERT_EQ(::pwrite(fd[i], "turns\n", 6, 0), 6) << std::strerror(errno);
+    }
+    // Neither yields, and neither waits: answers are not turns.
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 2; ++i) {
+        const std::string answer = ReadAnswer(fd[i]);
+        ASSERT_EQ(answer.rfind("lp-", 0), 0u) << answer;
+        EXPECT_FALSE(IsTurn(answer)) << answer.substr(0, 40);
+      }
+    }
+    const nlohmann::json turns = nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats"))["compute_turns"];
+    EXPECT_EQ(turns["slots"], std::string(option) == "compute_slots=0" ? 0 : 2) << turns.dump();
+    EXPECT_EQ(turns.value("turns", 0), 0) << turns.dump();
+    for (int i = 0; i < 2; ++i) ::close(fd[i]);
+    ASSERT_EQ(::rmdir((jobs + "/a").c_str()), 0);
+    ASSERT_EQ(::rmdir((jobs + "/b").c_str()), 0);
+    mount.Unmount();
+  }
+}
+
 TEST_F(JobsMount, ABitmapSelectsExactlyTheChunksWithAnActiveSource) {
   DoMount();
   Register("a", "128K");
