@@ -1,17 +1,8 @@
 #include "volume/compute_turns.h"
 
-#include <sched.h>
-
 #include <algorithm>
 
 namespace graphfs::volume {
-
-unsigned DefaultComputeSlots() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 ComputeTurns::ComputeTurns(unsigned slots, Clock::duration longest_turn) : slots_(slots), longest_turn_(longest_turn) {
   stats_.slots = slots;
