@@ -102,6 +102,11 @@ void JobsDir::Answer(const PendingAsk& ask, Result<volume::NextLp> g) {
 }
 
 void JobsDir::Reply(const PendingAsk& ask, const std::string& line, const std::string& pieces, bool turn) {
+  // An answer that waited for a turn while the job was removed: its LP is no longer the job's.
+  {
+    std::lock_guard<std::mutex> lock(ask.h->job->mu);
+    if (ask.h->job->removed) return (void)fuse_reply_err(ask.req, ENOENT);
+  }
   // "lp-SEQ BYTES turn": this LP is a turn at the cores, which the job ends with `yield`.
   std::string answer = line + (turn ? " turn\n" : "\n") + pieces;
   {

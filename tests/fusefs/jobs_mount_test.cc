@@ -147,6 +147,13 @@ class JobsMount : public StripedMount {
     }
     return ids;
   }
+  // Registers job NAME (64K partitions) with every vertex active; `next` opened read-write (-1:
+  // errno says why).
+  int OpenNextOfAllActiveJob(const std::string& name) {
+    Register(name, "64K");
+    EXPECT_EQ(WriteAndClose(jobs + "/" + name + "/active.list", "all\n"), 0);
+    return ::open((jobs + "/" + name + "/next").c_str(), O_RDWR);
+  }
   nlohmann::json Status(const std::string& name) {
     return nlohmann::json::parse(ReadFile(jobs + "/" + name + "/status"));
   }
@@ -253,10 +260,7 @@ TEST_F(JobsMount, JobsTakingTurnsComputeNoMoreThanTheSlotsAtOnce) {
   EXPECT_EQ(nlohmann::json::parse(ReadFile(stats_path))["compute_turns"]["slots"], 1);
   int fd[3];
   for (int i = 0; i < 3; ++i) {
-    const std::string name(1, static_cast<char>('a' + i));
-    Register(name, "64K");
-    ASSERT_EQ(WriteAndClose(jobs + "/" + name + "/active.list", "all\n"), 0);
-    fd[i] = ::open((jobs + "/" + name + "/next").c_str(), O_RDWR);
+    ASSERT_NO_FATAL_FAILURE(fd[i] = OpenNextOfAllActiveJob(std::string(1, 'a' + i)));
     ASSERT_GE(fd[i], 0) << std::strerror(errno);
   }
   // a and b take turns; c does not (an engine that never yields is never held back).
@@ -343,16 +347,38 @@ TEST_F(JobsMount, JobsTakingTurnsComputeNoMoreThanTheSlotsAtOnce) {
   for (int i = 0; i < 3; ++i) ::close(fd[i]);
 }
 
+TEST_F(JobsMount, AJobRemovedWhileItsAnswerWaitsForATurnGetsEnoent) {
+  DoMount({"compute_slots=1"});
+  int fd[2];
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_NO_FATAL_FAILURE(fd[i] = OpenNextOfAllActiveJob(std::string(1, 'a' + i)));
+    ASSERT_GE(fd[i], 0) << std::strerror(errno);
+    ASSERT_EQ(::pwrite(fd[i], "turns\n", 6, 0), 6) << std::strerror(errno);
+  }
+  ASSERT_TRUE(IsTurn(ReadAnswer(fd[0])));
+  std::string b_answer;
+  std::thread b([&] { b_answer = ReadAnswer(fd[1]); });
+  for (int i = 0; i < 200; ++i) {
+    if (nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats"))["compute_turns"]["waiting"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats"))["compute_turns"]["waiting"], 1);
+  ASSERT_EQ(::rmdir((jobs + "/b").c_str()), 0) << std::strerror(errno);
+  b.join();
+  EXPECT_EQ(b_answer, "error: " + std::string(std::strerror(ENOENT)));
+  const nlohmann::json turns = nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats"))["compute_turns"];
+  EXPECT_EQ(turns["waiting"], 0) << turns.dump();
+  EXPECT_EQ(turns["jobs"], 1) << turns.dump();
+  for (int i = 0; i < 2; ++i) ::close(fd[i]);
+}
+
 TEST_F(JobsMount, WithoutSlotsOrWithFewJobsNobodyWaitsForATurn) {
   for (const char* option : {"compute_slots=0", "compute_slots=2"}) {
     SCOPED_TRACE(option);
     DoMount({option});
     int fd[2];
     for (int i = 0; i < 2; ++i) {
-      const std::string name(1, static_cast<char>('a' + i));
-      Register(name, "64K");
-      ASSERT_EQ(WriteAndClose(jobs + "/" + name + "/active.list", "all\n"), 0);
-      fd[i] = ::open((jobs + "/" + name + "/next").c_str(), O_RDWR);
+      ASSERT_NO_FATAL_FAILURE(fd[i] = OpenNextOfAllActiveJob(std::string(1, 'a' + i)));
       ASSERT_GE(fd[i], 0) << std::strerror(errno);
       ASSERT_EQ(::pwrite(fd[i], "turns\n", 6, 0), 6) << std::strerror(errno);
     }
