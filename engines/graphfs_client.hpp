@@ -577,7 +577,8 @@ class Job {
   // of them would compute than the mount has turns, an LP is answered only when a turn is free,
   // marked Partition::turn, and the job calls Yield() when it is done computing on it. Only for
   // a caller that does: a turn never yielded holds the others back until the daemon takes it
-  // back (seconds). A daemon without turns refuses the word (EINVAL): nothing changes then.
+  // back (seconds). Off on a mount without `compute_slots=`; a daemon older than turns refuses
+  // the word (EINVAL): nothing changes then.
   Status TakeTurns() {
     if (!next_carries_pieces_) return Error{EINVAL, "turns need `next` opened read-write"};
     return WriteNext("turns\n");

@@ -2,10 +2,11 @@
 //
 // Why: sixteen jobs time-sliced on two cores each walk their own vertex arrays for every LP,
 // and together they walk far more than the caches hold — an edge then costs a cache miss.
-// Measured on plain page-cache reads of a scale-24 R-MAT (docs/memory-as-cache.md, twenty-ninth
-// part): eight sssp jobs took 524 CPU-s all at once and 385 CPU-s two at a time. graphfs is the
-// one layer that sees every job, so it can hand out the turns: a job that opted in (it writes
-// `yield` when it is done computing on an LP) gets its LP's answer only when a turn is free.
+// Measured on plain page-cache reads of a scale-24 rmat-local graph (docs/memory-as-cache.md,
+// twenty-ninth part): eight sssp jobs took 524 CPU-s all at once and 385 CPU-s two at a time.
+// graphfs is the one layer that sees every job, so it can hand out the turns: a job that opted
+// in (it writes `yield` when it is done computing on an LP) gets its LP's answer only when a turn
+// is free.
 // Off by default (`compute_slots=`): on P16 at scale 24 the turns cut the jobs' CPU by 6% at the
 // same wall time, and slowed a 4-job mix by ~5% (the twenty-ninth part).
 //
