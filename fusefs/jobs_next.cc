@@ -88,14 +88,9 @@ void JobsDir::Answer(const PendingAsk& ask, Result<volume::NextLp> g) {
     if (text) pieces = *text;
     line += " " + std::to_string(pieces.size());
   }
-  bool yields;
-  {
-    std::lock_guard<std::mutex> lock(ask.h->job->mu);
-    yields = ask.h->job->yields;
-  }
-  // An LP for a job that yields waits for a turn at the cores (volume/compute_turns.h); the end
-  // of an iteration never does: the job computes nothing on it.
-  if (g->end || !yields || !turns_) return Reply(ask, line, pieces, /*turn=*/false);
+  // An LP waits for a turn at the cores if its job yields (ComputeTurns knows which do, and
+  // delivers the others' at once); the end of an iteration never does: nothing is computed on it.
+  if (g->end || !turns_) return Reply(ask, line, pieces, /*turn=*/false);
   turns_->Offer(ask.job, [this, ask, line = std::move(line), pieces = std::move(pieces)](bool turn) {
     Reply(ask, line, pieces, turn);
   });

@@ -5,7 +5,6 @@
 namespace graphfs::volume {
 
 ComputeTurns::ComputeTurns(unsigned slots, Clock::duration longest_turn) : slots_(slots), longest_turn_(longest_turn) {
-  stats_.slots = slots;
   if (slots_ > 0) timer_ = std::thread([this] { TimerLoop(); });
 }
 
@@ -142,6 +141,7 @@ void ComputeTurns::TimerLoop() {
 ComputeTurns::Stats ComputeTurns::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats s = stats_;
+  s.slots = slots_;
   s.jobs = joined_.size();
   s.computing = holding_.size();
   s.waiting = waiting_.size();

@@ -60,7 +60,7 @@ class ComputeTurns {
   void Shutdown();
 
   struct Stats {
-    unsigned slots = 0;
+    unsigned slots = 0;      // the mount's (constant)
     uint64_t jobs = 0;       // joined now
     uint64_t computing = 0;  // holding a turn now
     uint64_t waiting = 0;    // answers waiting for a turn now
