@@ -230,6 +230,16 @@ class LpScheduler {
     // An LP's size is the smallest partition size of the jobs it serves, and at most this (0: no
     // cap). The volume sets a quarter of the window, so several LPs pipeline.
     uint64_t max_lp_bytes = 0;
+    // What an LP's plans read from the disks (ChunkReadPlan::disk_bytes; a chunk in memory as the
+    // jobs read it, SetResident, costs none) is at most this (0: no cap); an LP takes its first
+    // chunk whatever it costs. The partition budget counts what an LP holds, and a sparse
+    // iteration over a permuted graph's compressed column holds a few bytes of every chunk while
+    // reading every frame: one LP was a whole pass of the disks for the jobs that had asked
+    // when it was planned, and a job that asked a moment later waited for a pass of its own
+    // beside it (R-MAT's W4 tail at scale 24: one LP per job and iteration, each ~1,200 chunks;
+    // docs/memory-as-cache.md, thirtieth part). Cut into LPs of this much reading, the pass is
+    // a stream of LPs the later jobs join at the next one. The volume sets its LP window.
+    uint64_t max_lp_disk_bytes = 0;
     // Among chunks of equal priority and partition order, diagonal blocks' first.
     bool diagonal_first = false;
     // Whole chunks, or vertex-granular: the runs of active sources' edges of the file's
@@ -381,6 +391,7 @@ class LpScheduler {
     std::vector<uint64_t> ids;           // ascending
     std::vector<ChunkReadPlan> plans;    // per id: what of it to read
     uint64_t bytes = 0;
+    uint64_t disk_bytes = 0;             // what its plans read from the disks (Options::max_lp_disk_bytes)
     uint64_t deferred = 0;               // chunks left for a later LP by the disk balance
     uint64_t busiest_disk_bytes = 0;     // planned, of the busiest disk
   };
@@ -427,6 +438,14 @@ class LpScheduler {
   // the next selections.
   void Remember(uint64_t c, std::span<const Taker> takers, ChunkReadPlan plan) const;  // mu_ held
   ChunkReadPlan WholePlan(uint64_t c) const;  // the whole chunk, one request
+  // What reading chunk c by `plan` costs the disks (Options::max_lp_disk_bytes): none for a
+  // chunk in memory as the jobs read it (SetResident), else the plan's disk bytes; MinDiskCost
+  // a lower bound of it before the plan is made (a compressed chunk costs its frame).
+  uint64_t DiskCost(uint64_t c, const ChunkReadPlan& plan) const { return Resident(c) ? 0 : plan.disk_bytes; }
+  uint64_t MinDiskCost(uint64_t c, uint64_t least_bytes) const {
+    return Resident(c) ? 0 : chunks_[c].stored_length > 0 ? chunks_[c].stored_length : least_bytes;
+  }
+  bool Resident(uint64_t c) const { return c < resident_.size() && resident_[c]; }
   // Chunk c can be loaded as runs of sources (vertex granularity, and it is source-sorted).
   bool LoadsAsRuns(uint64_t c) const {
     return options_.granularity == Options::Granularity::kVertex && options_.runs != nullptr && options_.runs->sorted(c);

@@ -137,9 +137,16 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
     return fits;
   };
 
+  // The disks' part of the LP (Options::max_lp_disk_bytes): a chunk that would take it past the
+  // cap does not fit, like one past the budget.
+  const uint64_t disk_budget = options_.max_lp_disk_bytes > 0 ? options_.max_lp_disk_bytes : UINT64_MAX;
+  auto fits = [&](uint64_t bytes, uint64_t disk) {
+    return s.bytes + bytes <= budget && s.disk_bytes + disk <= disk_budget;
+  };
   std::vector<std::pair<uint64_t, ChunkReadPlan>> picked;
   auto take = [&](uint64_t c, ChunkReadPlan plan) {
     s.bytes += plan.bytes;
+    s.disk_bytes += DiskCost(c, plan);
     if (balance) for_each_disk(c, plan.bytes, [&](uint32_t d, uint64_t b) { on_disk[d] += b; });
     picked.emplace_back(c, std::move(plan));
   };
@@ -156,7 +163,7 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
   for (const Candidate& c : candidates) {
     if (c.id == first_id) continue;
     const uint64_t least = std::min(chunks_[c.id].length, MinPlanBytes(c.id, takers));
-    if (s.bytes + least > budget) {
+    if (!fits(least, MinDiskCost(c.id, least))) {
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;
     }
@@ -166,7 +173,7 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
       continue;
     }
     ChunkReadPlan plan = Plan(c.id, takers);
-    if (s.bytes + plan.bytes > budget) {  // a smaller one may still fit
+    if (!fits(plan.bytes, DiskCost(c.id, plan))) {  // a smaller one may still fit
       Remember(c.id, takers, std::move(plan));
       if (++misfits >= kMisfitsBeforeFull) break;
       continue;
@@ -186,14 +193,15 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
       ++s.deferred;
       continue;
     }
-    if (!d.planned && s.bytes + std::min(chunks_[d.id].length, MinPlanBytes(d.id, takers)) > budget) {
+    const uint64_t least = d.planned ? 0 : std::min(chunks_[d.id].length, MinPlanBytes(d.id, takers));
+    if (!d.planned && !fits(least, MinDiskCost(d.id, least))) {
       ++misfits;
       ++s.deferred;
       continue;
     }
     if (!d.planned) d.plan = Plan(d.id, takers);
     d.planned = true;
-    if (s.bytes + d.plan.bytes > budget) {
+    if (!fits(d.plan.bytes, DiskCost(d.id, d.plan))) {
       ++misfits;
       ++s.deferred;
       continue;
@@ -245,7 +253,7 @@ bool LpScheduler::Dense(uint64_t c, uint64_t active) const {
   if (per_run == 0) return false;
   if (active * per_run >= edges) return true;
   const uint64_t resident_per_run = options_.resident_scan_edges_per_run;
-  if (resident_per_run > per_run && c < resident_.size() && resident_[c] && active * resident_per_run >= edges) {
+  if (resident_per_run > per_run && Resident(c) && active * resident_per_run >= edges) {
     ++stats_.resident_whole;
     return true;
   }

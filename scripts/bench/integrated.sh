@@ -137,12 +137,17 @@ bench_graph "$FAMILY" "$SCALE" "$GRID" "$GEN_DIR" "$CHUNK"
 BUDGET=$(cache_budget "$COLUMN" "$FRACTION")
 
 # 2. Four striped disks and one plain disk with the same total bandwidth, with room for the
-# jobs' vertex state next to the graph.
-stage_graph "$G" "$BPS" 8192
+# jobs' vertex state next to the graph: the largest mix's (jobs_disk_room, graphs.sh).
+ROOM_MIB=0
+for mix in $MIXES; do
+  room=$(jobs_disk_room "$(mix_jobs "$mix")")
+  if ((room > ROOM_MIB)); then ROOM_MIB=$room; fi
+done
+stage_graph "$G" "$BPS" "$ROOM_MIB"
 # The btrfs copy (plain-btrfs), only when some configuration reads it.
 BTRFS_DISK=""
 if [[ " $CONFIGS " == *" plain-btrfs "* ]]; then
-  make_btrfs_disk "$G" "$BPS" 8192
+  make_btrfs_disk "$G" "$BPS" "$ROOM_MIB"
   echo "# plain-btrfs: the plain copy on btrfs (compress-force=zstd:1) takes $((BTRFS_DATA_BYTES >> 20)) MiB of data on its disk ($((GRAPH_BYTES >> 20)) MiB raw)"
 fi
 for v in "${VARIANTS[@]:1}"; do

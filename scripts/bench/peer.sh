@@ -175,11 +175,12 @@ if [[ -z $LLC_MB ]]; then
 fi
 
 # 3. Disks: 4 x BPS striped (graphfs), one plain copy on a disk of 4 x BPS (GraphSO, plain).
-stage_graph "$G" "$BPS" 2048
+ROOM_MIB=$(jobs_disk_room "$JOBS")   # the jobs' vertex state beside the graph (graphs.sh)
+stage_graph "$G" "$BPS" "$ROOM_MIB"
 PLAIN=${DISK_DIRS[4]}/g
 BTRFS_DISK=""
 if [[ " $SIDES " == *" plain-btrfs "* ]]; then
-  make_btrfs_disk "$G" "$BPS" 2048
+  make_btrfs_disk "$G" "$BPS" "$ROOM_MIB"
   echo "# plain-btrfs: the plain copy on btrfs (compress-force=zstd:1) takes $((BTRFS_DATA_BYTES >> 20)) MiB of data on its disk"
 fi
 COST_OPTS=""

@@ -1132,6 +1132,104 @@ TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
   EXPECT_EQ(lps, 4u);
 }
 
+// Options::max_lp_disk_bytes: a sparse pass over compressed chunks holds a run of each (40 bytes
+// of 800) but reads each frame (300 bytes); the partition budget alone puts the whole pass in one
+// LP, the cap cuts it into LPs of at most that much reading. A chunk in memory as the jobs read
+// it (SetResident) costs no reading.
+std::shared_ptr<std::vector<uint64_t>> OneSourcePerChunk(uint64_t chunks, uint64_t source) {
+  auto bits = std::make_shared<std::vector<uint64_t>>((100 * chunks + 63) / 64, 0);
+  for (uint64_t c = 0; c < chunks; ++c) (*bits)[(100 * c + source) / 64] |= uint64_t{1} << ((100 * c + source) % 64);
+  return bits;
+}
+std::vector<ActiveChunk> EveryChunk(uint64_t chunks) {
+  std::vector<ActiveChunk> active;
+  for (uint64_t c = 0; c < chunks; ++c) active.push_back({c, 1, 1});
+  return active;
+}
+
+TEST(LpSchedulerVertexGranular, AnLpReadsAtMostItsDiskCapOfFrames) {
+  for (const uint64_t cap : {uint64_t{0}, uint64_t{600}, uint64_t{700}}) {
+    SortedCatalog cat(8);
+    for (ChunkInfo& c : cat.chunks) c.stored_length = 300;
+    LpScheduler::Options options = cat.Options();
+    options.max_lp_disk_bytes = cap;
+    DrivenScheduler s(cat.chunks, cat.Loader(), options);
+    s.SetResident({false, false, false, false, false, false, true, true});  // chunks 6 and 7 in memory
+    ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
+    ASSERT_TRUE(s.SetActive(1, EveryChunk(8), 0, OneSourcePerChunk(8, 3)).ok());
+    std::vector<std::set<uint64_t>> lps;
+    uint64_t pieces = 0;
+    for (;;) {
+      auto g = AskNow(s, 1);
+      ASSERT_TRUE(g.ok()) << g.error().message();
+      if (g->end) break;
+      lps.push_back(AllIds(*g->held.lp));
+      for (const Piece& p : Pieces(g->held)) {
+        EXPECT_EQ(std::get<1>(p), std::get<0>(p) * 800 + 3 * 40);
+        ++pieces;
+      }
+    }
+    EXPECT_EQ(pieces, 8u) << "cap " << cap;
+    EXPECT_EQ(s.Stats().planned_disk_bytes, 8u * 300) << "cap " << cap;
+    if (cap == 0) {
+      EXPECT_EQ(lps.size(), 1u);  // the whole pass in one LP
+      continue;
+    }
+    // Two frames a LP (600 or 700 bytes), the two chunks in memory beside any of them: 3 LPs.
+    EXPECT_EQ(lps.size(), 3u) << "cap " << cap;
+    for (const std::set<uint64_t>& ids : lps) {
+      uint64_t read = 0;
+      for (uint64_t c : ids) read += c < 6 ? 300 : 0;
+      EXPECT_LE(read, cap);
+    }
+  }
+}
+
+// With the cap, a job that starts its sparse pass while another's is under way joins it at its
+// next LP: the chunks both still need are read once for both, and only what the first had
+// already read is read again for the second. Without it, the first job's one LP is the whole
+// pass and the second job's is another.
+TEST(LpSchedulerVertexGranular, AJobStartingItsPassLateJoinsTheNextLpUnderTheDiskCap) {
+  for (const uint64_t cap : {uint64_t{0}, uint64_t{600}}) {
+    SortedCatalog cat(8);
+    for (ChunkInfo& c : cat.chunks) c.stored_length = 300;
+    LpScheduler::Options options = cat.Options();
+    options.max_lp_disk_bytes = cap;
+    DrivenScheduler s(cat.chunks, cat.Loader(), options);
+    ASSERT_TRUE(s.AddJob(1, 1 << 20).ok());
+    ASSERT_TRUE(s.AddJob(2, 1 << 20).ok());
+    ASSERT_TRUE(s.SetActive(1, EveryChunk(8), 0, OneSourcePerChunk(8, 3)).ok());
+    auto first = AskNow(s, 1);
+    ASSERT_TRUE(first.ok()) << first.error().message();
+    ASSERT_FALSE(first->end);
+    // Job 2 starts its pass while job 1 reads its first LP.
+    ASSERT_TRUE(s.SetActive(2, EveryChunk(8), 0, OneSourcePerChunk(8, 5)).ok());
+    uint64_t pieces[3] = {0, Pieces(first->held).size(), 0};
+    bool ended[3] = {false, false, false};
+    for (int round = 0; round < 40 && !(ended[1] && ended[2]); ++round) {
+      for (uint64_t job : {uint64_t{2}, uint64_t{1}}) {
+        if (ended[job]) continue;
+        auto g = AskNow(s, job);
+        ASSERT_TRUE(g.ok()) << g.error().message();
+        if (g->end) {
+          ended[job] = true;
+          continue;
+        }
+        for (const Piece& p : Pieces(g->held)) {
+          EXPECT_EQ(std::get<1>(p), std::get<0>(p) * 800 + (job == 1 ? 3 : 5) * 40);
+          ++pieces[job];
+        }
+      }
+    }
+    ASSERT_TRUE(ended[1] && ended[2]);
+    EXPECT_EQ(pieces[1], 8u);
+    EXPECT_EQ(pieces[2], 8u);
+    // Without the cap: 8 frames for job 1's LP and 8 for job 2's. With it: job 1's first LP (2
+    // frames), the 6 both need once, and job 2's 2 that job 1's first LP held.
+    EXPECT_EQ(s.Stats().planned_disk_bytes, (cap == 0 ? 16u : 10u) * 300) << "cap " << cap;
+  }
+}
+
 // A selection plans every candidate until the LP is full, and most of them do not fit when LPs
 // are small beside the chunks; the next selection takes those plans from the memo instead of
 // cutting the same runs again — but only for the same active sets: a new one plans anew.
