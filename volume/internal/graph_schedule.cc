@@ -249,7 +249,7 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
   // An LP reads at most the window from the disks: a sparse pass over a compressed column that
   // needs a run of every frame is a stream of LPs the jobs join as they start their pass, not
   // one whole pass per job (chunkindex/lp_scheduler.h, Options::max_lp_disk_bytes). A dense
-  // LP's whole chunks read less than they hold, so the cap leaves those as they were.
+  // LP's whole chunks read no more than they hold, so the cap leaves those as they were.
   options.max_lp_disk_bytes = core.options().lp_memory;
   options.disks = disks;
   options.chunk_disks = std::move(chunk_disks);
