@@ -193,14 +193,16 @@ LpScheduler::Selection LpScheduler::Select(const Job* first_for, bool guess) con
       ++s.deferred;
       continue;
     }
-    const uint64_t least = d.planned ? 0 : std::min(chunks_[d.id].length, MinPlanBytes(d.id, takers));
-    if (!d.planned && !fits(least, MinDiskCost(d.id, least))) {
-      ++misfits;
-      ++s.deferred;
-      continue;
+    if (!d.planned) {
+      const uint64_t least = std::min(chunks_[d.id].length, MinPlanBytes(d.id, takers));
+      if (!fits(least, MinDiskCost(d.id, least))) {
+        ++misfits;
+        ++s.deferred;
+        continue;
+      }
+      d.plan = Plan(d.id, takers);
+      d.planned = true;
     }
-    if (!d.planned) d.plan = Plan(d.id, takers);
-    d.planned = true;
     if (!fits(d.plan.bytes, DiskCost(d.id, d.plan))) {
       ++misfits;
       ++s.deferred;

@@ -1103,18 +1103,24 @@ TEST(LpSchedulerVertexGranular, EachViewHoldsOnlyItsJobsActiveSources) {
 }
 
 
+// A SortedCatalog's every chunk active with one source each (chunk c's source 100 c + `source`).
+std::shared_ptr<std::vector<uint64_t>> OneSourcePerChunk(uint64_t chunks, uint64_t source) {
+  auto bits = std::make_shared<std::vector<uint64_t>>((100 * chunks + 63) / 64, 0);
+  for (uint64_t c = 0; c < chunks; ++c) (*bits)[(100 * c + source) / 64] |= uint64_t{1} << ((100 * c + source) % 64);
+  return bits;
+}
+std::vector<ActiveChunk> EveryChunk(uint64_t chunks) {
+  std::vector<ActiveChunk> active;
+  for (uint64_t c = 0; c < chunks; ++c) active.push_back({c, 1, 1});
+  return active;
+}
+
 TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
   // 40 chunks with one active source each (40 bytes): a 400-byte partition holds ten of them.
   SortedCatalog cat(40);
   DrivenScheduler s(cat.chunks, cat.Loader(), cat.Options());
   ASSERT_TRUE(s.AddJob(1, 400).ok());
-  std::vector<ActiveChunk> active;
-  auto bits = std::make_shared<std::vector<uint64_t>>((4000 + 63) / 64, 0);
-  for (uint64_t c = 0; c < 40; ++c) {
-    active.push_back({c, 1, 1});
-    (*bits)[(100 * c + 3) / 64] |= uint64_t{1} << ((100 * c + 3) % 64);
-  }
-  ASSERT_TRUE(s.SetActive(1, active, 0, bits).ok());
+  ASSERT_TRUE(s.SetActive(1, EveryChunk(40), 0, OneSourcePerChunk(40, 3)).ok());
   uint64_t lps = 0, pieces = 0;
   for (;;) {
     auto g = AskNow(s, 1);
@@ -1136,17 +1142,6 @@ TEST(LpSchedulerVertexGranular, ThePartitionBudgetCountsWhatTheLpHolds) {
 // of 800) but reads each frame (300 bytes); the partition budget alone puts the whole pass in one
 // LP, the cap cuts it into LPs of at most that much reading. A chunk in memory as the jobs read
 // it (SetResident) costs no reading.
-std::shared_ptr<std::vector<uint64_t>> OneSourcePerChunk(uint64_t chunks, uint64_t source) {
-  auto bits = std::make_shared<std::vector<uint64_t>>((100 * chunks + 63) / 64, 0);
-  for (uint64_t c = 0; c < chunks; ++c) (*bits)[(100 * c + source) / 64] |= uint64_t{1} << ((100 * c + source) % 64);
-  return bits;
-}
-std::vector<ActiveChunk> EveryChunk(uint64_t chunks) {
-  std::vector<ActiveChunk> active;
-  for (uint64_t c = 0; c < chunks; ++c) active.push_back({c, 1, 1});
-  return active;
-}
-
 TEST(LpSchedulerVertexGranular, AnLpReadsAtMostItsDiskCapOfFrames) {
   for (const uint64_t cap : {uint64_t{0}, uint64_t{600}, uint64_t{700}}) {
     SortedCatalog cat(8);
