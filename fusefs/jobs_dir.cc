@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <dirent.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <ctime>
 #include <optional>
+#include <thread>
 
 #include "fusefs/control_dir.h"
 #include "fusefs/control_parse.h"
@@ -62,8 +64,22 @@ JobsDir::JobsDir() : root_(std::make_unique<Inode>()) {
 
 JobsDir::~JobsDir() { Shutdown(); }
 
-void JobsDir::StartTurns(unsigned slots) {
-  if (slots > 0 && !turns_) turns_ = std::make_unique<volume::ComputeTurns>(slots);
+void JobsDir::StartTurns(std::optional<unsigned> slots) {
+  if (turns_) return;
+  if (slots) {
+    if (*slots > 0) turns_ = std::make_unique<volume::ComputeTurns>(*slots);
+    return;
+  }
+  // auto: a turn per CPU the daemon may run on, handed out only when more than twice as many jobs
+  // take turns — where their vertex state no longer shares the caches (docs/memory-as-cache.md,
+  // thirty-first part).
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const unsigned cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0
+                             ? static_cast<unsigned>(CPU_COUNT(&cpus))
+                             : std::max(1u, std::thread::hardware_concurrency());
+  turns_ = std::make_unique<volume::ComputeTurns>(std::max(1u, cores), volume::ComputeTurns::kLongestTurn,
+                                                  2 * std::max(1u, cores));
 }
 
 std::shared_ptr<ControlJob> JobsDir::Find(const std::string& name) {

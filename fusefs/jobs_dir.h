@@ -135,9 +135,10 @@ class JobsDir {
   nlohmann::json StatsJson(GraphFs& fs);
   // Removes every job (unmount), answering waiting readers.
   void Shutdown();
-  // Turns at the cores for jobs that yield: at most `slots` compute at once (0: no turns).
-  // Called once the daemon serves (its timer thread starts after the fork), before any job.
-  void StartTurns(unsigned slots);
+  // Turns at the cores for jobs that yield: at most `slots` compute at once (0: no turns; unset:
+  // the daemon's CPUs, once more than twice as many jobs take turns). Called once the daemon
+  // serves (its timer thread starts after the fork), before any job.
+  void StartTurns(std::optional<unsigned> slots);
 
  private:
   // A read of `next` not answered yet.

@@ -51,7 +51,8 @@ json JobsDir::StatsJson(GraphFs& fs) {
   json turns = {{"slots", 0}};
   if (turns_) {
     const volume::ComputeTurns::Stats t = turns_->stats();
-    turns = {{"slots", t.slots},         {"jobs", t.jobs},
+    turns = {{"slots", t.slots},         {"engage_above", t.engage_above},
+             {"jobs", t.jobs},
              {"computing", t.computing}, {"waiting", t.waiting},
              {"turns", t.turns},         {"free", t.free},
              {"waited", t.waited},       {"wait_seconds", t.wait_seconds},

@@ -73,14 +73,26 @@ const std::vector<OptionSpec>& Table() {
        "so the disks do not idle while the jobs fill the cores (needs root or CAP_SYS_NICE; otherwise logged and left "
        "as inherited); `0`: as inherited",
        Whole<int>(Own(&MountOptions::nice), -20, 19)},
-      {"compute_slots", "N", "",
+      {"compute_slots", "auto|N", "",
        "integrated jobs that compute on their LPs at once, at most: when more of them run, an LP's answer waits for "
        "a turn (the job says when it is done with the LP), so that the jobs computing keep their vertex state in the "
-       "CPU's caches. `0`: every job computes as soon as its LP is ready. Measured with 2 on 2 cores "
-       "(docs/memory-as-cache.md, twenty-ninth part): 16 jobs at scale 24 took 6% less of the jobs' CPU at the same "
-       "wall time, the short ones slower; 4 jobs at scale 20 ran ~5% slower — worth trying with many more jobs than "
-       "cores on a CPU with a small last-level cache",
-       Whole<unsigned>(Own(&MountOptions::compute_slots), 0, 4096)},
+       "CPU's caches. `auto`: as many as the daemon's CPUs, handed out only while more than twice that many jobs "
+       "take turns (with a few jobs a turn's round trips cost as much as or more than their caches lose: 4 jobs on 2 "
+       "cores ran as fast or ~5% slower with turns; 16 jobs 8.5% faster with a 32 MiB L3, as fast with 260 MiB: "
+       "docs/memory-as-cache.md, twenty-ninth and thirty-first parts). `N`: N turns whenever more than N jobs "
+       "take them; `0`: every job computes as soon as its LP is ready",
+       Custom(
+           [](MountOptions& o, const std::string& key, const std::string& value) -> Status {
+             if (value == "auto") {
+               o.compute_slots.reset();
+               return Status::Ok();
+             }
+             auto v = ParseWhole<unsigned>(key, value, 0, 4096);
+             if (!v.ok()) return Expected(key, value, "auto or a whole number from 0 to 4096");
+             o.compute_slots = *v;
+             return Status::Ok();
+           },
+           [](MountOptions& o) { return Literal(o.compute_slots ? std::to_string(*o.compute_slots) : "auto"); })},
       {"readahead", "N", "each disk's depth (`ReadAhead`, `volume/read_ahead.h`)",
        "stripe units' worth of bytes read ahead of a sequential reader; `0` disables. By default a stream's window "
        "grows with what it has read, up to what keeps each disk busy for a reaction time (the rule: "

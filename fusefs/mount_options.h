@@ -43,8 +43,9 @@ struct MountOptions {
   unsigned threads = kDefaultThreads;  // FUSE worker threads at most
   PassthroughMode passthrough = PassthroughMode::kAuto;
   int nice = kDefaultNice;        // the daemon's CPU priority (0: as inherited)
-  // Jobs that compute on LPs at once, at most (volume/compute_turns.h); 0 (default): no turns.
-  unsigned compute_slots = 0;
+  // Jobs that compute on LPs at once, at most (volume/compute_turns.h); 0: no turns; unset
+  // (default, `auto`): the daemon's CPUs, once more than twice that many jobs take turns.
+  std::optional<unsigned> compute_slots;
   uint64_t kernel_readahead = 0;  // the kernel's read-ahead window on this mount; 0 = its own (128K)
   std::string log_file;
   double timeout = 1.0;           // attribute/entry cache seconds

@@ -4,7 +4,8 @@
 
 namespace graphfs::volume {
 
-ComputeTurns::ComputeTurns(unsigned slots, Clock::duration longest_turn) : slots_(slots), longest_turn_(longest_turn) {
+ComputeTurns::ComputeTurns(unsigned slots, Clock::duration longest_turn, unsigned engage_above)
+    : slots_(slots), longest_turn_(longest_turn), engage_above_(engage_above) {
   if (slots_ > 0) timer_ = std::thread([this] { TimerLoop(); });
 }
 
@@ -21,11 +22,19 @@ void ComputeTurns::Join(uint64_t job) {
 }
 
 void ComputeTurns::FillLocked(std::vector<Ready>* out, Clock::time_point now) {
-  for (auto it = waiting_.begin(); it != waiting_.end() && holding_.size() < slots_;) {
+  const bool engaged = EngagedLocked();
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (holding_.count(it->job) != 0) {  // it yields its turn first
       ++it;
       continue;
     }
+    if (!engaged) {  // jobs left: too few take turns for anyone to wait
+      ++stats_.free;
+      out->push_back(Ready{std::move(it->deliver), false});
+      it = waiting_.erase(it);
+      continue;
+    }
+    if (holding_.size() >= slots_) break;
     holding_[it->job] = now;
     ++stats_.turns;
     if (it->since != now) {
@@ -43,9 +52,8 @@ void ComputeTurns::Offer(uint64_t job, Deliver deliver) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const Clock::time_point now = Clock::now();
-    if (stopped_ || slots_ == 0 || joined_.count(job) == 0 ||
-        (joined_.size() <= slots_ && holding_.count(job) == 0)) {
-      // Off, not a job that yields, or no more jobs than turns: nobody needs to wait.
+    if (stopped_ || slots_ == 0 || joined_.count(job) == 0 || (!EngagedLocked() && holding_.count(job) == 0)) {
+      // Off, not a job that yields, or too few jobs take turns: nobody needs to wait.
       ++stats_.free;
       ready.push_back(Ready{std::move(deliver), false});
     } else {
@@ -142,6 +150,7 @@ ComputeTurns::Stats ComputeTurns::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats s = stats_;
   s.slots = slots_;
+  s.engage_above = std::max(slots_, engage_above_);
   s.jobs = joined_.size();
   s.computing = holding_.size();
   s.waiting = waiting_.size();

@@ -7,11 +7,14 @@
 // graphfs is the one layer that sees every job, so it can hand out the turns: a job that opted
 // in (it writes `yield` when it is done computing on an LP) gets its LP's answer only when a turn
 // is free.
-// Off by default (`compute_slots=`): on P16 at scale 24 the turns cut the jobs' CPU by 6% at the
-// same wall time, and slowed a 4-job mix by ~5% (the twenty-ninth part).
+// `compute_slots=auto` (the default) gives a turn per core, handed out only while more than twice
+// as many jobs take turns (`engage_above`): on P16 at scale 24 (16 jobs, 2 cores) two turns cut
+// the wall by 8.5% on a CPU with a 32 MiB L3 (thirty-first part) and left it as it was with a
+// 260 MiB L3, where a 4-job mix ran ~5% slower with them (twenty-ninth part).
 //
 // A job holds a turn from the delivery of an answer marked as a turn until it yields. With no
-// more opted-in jobs than slots nobody waits and no answer is marked (no yield round trips).
+// more opted-in jobs than max(slots, engage_above) nobody waits and no answer is marked (no
+// yield round trips).
 // A job's answer that comes while it still holds a turn (it asks for LP k+1 while it computes on
 // LP k) waits for its own yield. Waiting answers get free turns oldest first. A turn held longer
 // than `longest_turn` is taken back (a hung or slow job holds nobody long); a job that leaves
@@ -24,6 +27,7 @@
 //   turns.Leave(7);
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -45,8 +49,12 @@ class ComputeTurns {
   // a turn and must yield when it is done with what it was answered.
   using Deliver = std::function<void(bool turn)>;
 
-  // slots 0: off (every answer is delivered at once, unmarked).
-  explicit ComputeTurns(unsigned slots, Clock::duration longest_turn = std::chrono::seconds(5));
+  // slots 0: off (every answer is delivered at once, unmarked). Turns are handed out only while
+  // more than max(slots, engage_above) jobs take them; with fewer, every answer goes at once —
+  // `compute_slots=auto` sets engage_above to twice the cores (fusefs/jobs_dir.cc).
+  static constexpr Clock::duration kLongestTurn = std::chrono::seconds(5);
+  explicit ComputeTurns(unsigned slots, Clock::duration longest_turn = kLongestTurn,
+                        unsigned engage_above = 0);
   ~ComputeTurns();  // Shutdown()
   ComputeTurns(const ComputeTurns&) = delete;
   ComputeTurns& operator=(const ComputeTurns&) = delete;
@@ -61,6 +69,7 @@ class ComputeTurns {
 
   struct Stats {
     unsigned slots = 0;      // the mount's (constant)
+    unsigned engage_above = 0;  // turns only while more jobs than this (and than slots) take them
     uint64_t jobs = 0;       // joined now
     uint64_t computing = 0;  // holding a turn now
     uint64_t waiting = 0;    // answers waiting for a turn now
@@ -83,13 +92,17 @@ class ComputeTurns {
     Deliver deliver;
     bool turn = false;
   };
-  // Gives free turns to waiting answers, oldest first (a job holding one waits for its yield).
+  // Whether more jobs take turns than the turns are handed out for.
+  bool EngagedLocked() const { return joined_.size() > std::max<size_t>(slots_, engage_above_); }
+  // Gives free turns to waiting answers, oldest first (a job holding one waits for its yield);
+  // when too few jobs take turns, delivers them unmarked instead.
   void FillLocked(std::vector<Ready>* out, Clock::time_point now);
   void TimerLoop();
   static void Run(std::vector<Ready>& ready);
 
   const unsigned slots_;
   const Clock::duration longest_turn_;
+  const unsigned engage_above_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopped_ = false;

@@ -10,6 +10,7 @@
 #                               [--chunk-size 2M] [--readahead-mem 256M] [--gen-dir DIR] [--skip "W4:plain ..."]
 #                               [--reentry N] [--diagonal-first] [--tag TAG] [--compress "CODEC ..."] [--repeat N]
 #                               [--base-bin DIR] [--mount-opts OPTS] [--memory SIZE]
+#                               [--base-same-opts 0|1] [--base-mount-opts OPTS]
 #
 # A weighted graph (generated once into --gen-dir, preprocessed with --sort-sources, indexed with
 # --chunk-size), striped over 4 loop disks of BPS bytes/s each (unit: STRIPE_UNIT, else graphfs-stripe's
@@ -60,7 +61,9 @@
 # indexes) instead of cache_size = FRACTION x column (not the base configuration's daemon).
 # --mount-opts OPTS adds graphfs mount options to every mount configuration but the base one
 # (e.g. lp_memory=256M). --base-same-opts 1 gives the base one --memory and --mount-opts too
-# (an A/B of two builds that both know them).
+# (an A/B of two builds that both know them). --base-mount-opts OPTS gives it --memory and OPTS
+# instead (an A/B of two mount options: --base-bin the same build, e.g. compute_slots=0 against
+# --mount-opts compute_slots=2).
 # --mem-gb G gives every configuration's apps G GiB (run-jobs --mem-gb) instead of 0.25 on the mount
 # and, plain, their cgroup limit less 64 MiB. Below the plain limit the plain rows' engines are told
 # less than they have: below the graph's edge bytes they read O_DIRECT (a weaker baseline, named as
@@ -117,6 +120,7 @@ bench_options "$@" <<'EOF'
 --mount-opts      MOUNT_OPTS     ""
 --memory          MEMORY         ""
 --base-same-opts  BASE_SAME_OPTS 0
+--base-mount-opts BASE_MOUNT_OPTS ""
 EOF
 TAG=${TAG:+-$TAG}
 # The striped copies: the first codec's is $SRC/g (as before), the others' $SRC/g-CODEC.
@@ -278,8 +282,10 @@ for mix in $MIXES; do
           name=$config
           ((${#VARIANTS[@]} > 1)) && name=$config@$v
           extra=""
-          current_opts=$([[ -z $daemon_bin || $BASE_SAME_OPTS == 1 ]] && echo 1)
-          [[ -n $MOUNT_OPTS && -n $current_opts ]] && extra=",$MOUNT_OPTS"
+          current_opts=$([[ -z $daemon_bin || $BASE_SAME_OPTS == 1 || -n $BASE_MOUNT_OPTS ]] && echo 1)
+          opts=$MOUNT_OPTS
+          [[ -n $daemon_bin && -n $BASE_MOUNT_OPTS ]] && opts=$BASE_MOUNT_OPTS
+          [[ -n $opts && -n $current_opts ]] && extra=",$opts"
           cache_opt="cache_size=$BUDGET"
           [[ -n $MEMORY && -n $current_opts ]] && cache_opt="memory=$MEMORY"
           DAEMON_BIN=$daemon_bin mount_graphfs "$SRC" "$BENCH_ROOT/mnt" "$cache_opt,readahead_mem=$READAHEAD_MEM,lp=$lp$COST_OPTS$extra"

@@ -25,9 +25,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-ORDER = ["integrated", "unmodified", "plain", "plain-btrfs"]
+ORDER = ["integrated", "integrated-alt", "unmodified", "plain", "plain-btrfs"]
 PLAIN = ("plain", "plain-btrfs")
 LABEL = {"integrated": "graphfs integrated", "unmodified": "graphfs unmodified",
+         "integrated-alt": "graphfs integ. alt",
          "plain": "plain ext4", "plain-btrfs": "plain btrfs zstd:1"}
 
 ap = argparse.ArgumentParser()

@@ -9,6 +9,7 @@
 #                          [--configs "integrated unmodified plain plain-btrfs"] [--repeat 3]
 #                          [--bps 100000000] [--partition 256M] [--chunk-size 2M] [--mount-mem-gb G]
 #                          [--margin 64M] [--compress auto|none|CODEC] [--stripe-memory f|SIZE] [--mount-opts OPTS]
+#                          [--alt-mount-opts OPTS]
 #                          [--request-us N] [--plain-limit SIZE] [--max-wall SECONDS]
 #                          [--gen-dir DIR] [--tag TAG]
 #
@@ -33,6 +34,8 @@
 #                 read buffered where the active edges fit in it (GridGraph's rule) and the page
 #                 cache keeps what fits
 #   plain-btrfs   the same on the btrfs copy (zstd level 1): the plain row for compressed storage
+#   integrated-alt  integrated, its mount given --alt-mount-opts instead of --mount-opts: a mount
+#                 option measured against the default in the same sweep (e.g. compute_slots=2)
 # --plain-limit SIZE: the plain configurations' LIMIT where no graphfs configuration of this sweep
 # measured one (a graphfs TOTAL from an earlier sweep of the same graph and mix): then --configs may
 # hold plain rows only.
@@ -79,6 +82,7 @@ bench_options "$@" <<'EOF'
 --compress      COMPRESS      auto
 --stripe-memory STRIPE_MEMORY ""
 --mount-opts    MOUNT_OPTS    ""
+--alt-mount-opts ALT_MOUNT_OPTS ""
 --request-us    REQUEST_US    ""
 --plain-limit   PLAIN_LIMIT   ""  bytes
 --max-wall      MAX_WALL      ""
@@ -87,9 +91,13 @@ bench_options "$@" <<'EOF'
 EOF
 [[ $(id -u) == 0 ]] || { echo "sweep.sh: run as root (loop disks, cgroups, drop_caches)" >&2; exit 2; }
 for c in $CONFIGS; do
-  case $c in integrated | unmodified | plain | plain-btrfs) ;; *) echo "sweep.sh: unknown config $c" >&2; exit 2 ;; esac
+  case $c in integrated | integrated-alt | unmodified | plain | plain-btrfs) ;; *) echo "sweep.sh: unknown config $c" >&2; exit 2 ;; esac
 done
-if [[ " $CONFIGS " =~ \ plain && ! " $CONFIGS " =~ \ (integrated|unmodified)\  && -z $PLAIN_LIMIT ]]; then
+if [[ " $CONFIGS " == *" integrated-alt "* && -z $ALT_MOUNT_OPTS ]]; then
+  echo "sweep.sh: integrated-alt is the integrated run with --alt-mount-opts: give them" >&2
+  exit 2
+fi
+if [[ " $CONFIGS " =~ \ plain && ! " $CONFIGS " =~ \ (integrated|integrated-alt|unmodified)\  && -z $PLAIN_LIMIT ]]; then
   echo "sweep.sh: the plain configurations get the memory a graphfs configuration measured at the same f: add integrated or unmodified, or give --plain-limit" >&2
   exit 2
 fi
@@ -167,16 +175,18 @@ sweep_run() {
   local -a loops
   log=$RESULTS/sweep-$STAMP-f${f//\//_}-$config-r$round.log
   case $config in
-    integrated | unmodified)
+    integrated | integrated-alt | unmodified)
       memory=$(cache_budget "$RAW" "$f")
-      mount_graphfs "$SRC" "$MNT" "memory=$memory,lp=vertex$COST_OPTS${MOUNT_OPTS:+,$MOUNT_OPTS}"
+      local opts=$MOUNT_OPTS
+      [[ $config == integrated-alt ]] && opts=$ALT_MOUNT_OPTS
+      mount_graphfs "$SRC" "$MNT" "memory=$memory,lp=vertex$COST_OPTS${opts:+,$opts}"
       mounted=1
       dcpu0=$(daemon_cpu_seconds "$GRAPHFS_PID")
       dir=$MNT/g
       loops=("${LOOPS[@]:0:4}")
       limit=$(mix_work "$MIX")
       memgb=$MOUNT_MEM_GB
-      [[ $config == integrated ]] && flags="--integrated --partition $PARTITION" ;;
+      [[ $config == integrated* ]] && flags="--integrated --partition $PARTITION" ;;
     plain | plain-btrfs)
       limit=${TOTAL[$f]:-$PLAIN_LIMIT}
       memgb=$(told_mem_gb "$limit")
@@ -246,13 +256,13 @@ for ((ROUND = 1; ROUND <= REPEAT; ROUND++)); do
     if [[ -z ${TOTAL[$f]:-} ]]; then
       first=() rest=()
       for config in "${order[@]}"; do
-        if [[ $config == integrated || $config == unmodified ]]; then first+=("$config"); else rest+=("$config"); fi
+        if [[ $config == integrated* || $config == unmodified ]]; then first+=("$config"); else rest+=("$config"); fi
       done
       order=("${first[@]}" "${rest[@]}")
     fi
     for config in "${order[@]}"; do
       sweep_run "$ROUND" "$f" "$config"
-      if [[ $config == integrated || $config == unmodified ]] && ((LAST_TOTAL > ${TOTAL[$f]:-0})); then
+      if [[ $config == integrated* || $config == unmodified ]] && ((LAST_TOTAL > ${TOTAL[$f]:-0})); then
         TOTAL[$f]=$LAST_TOTAL
       fi
     done

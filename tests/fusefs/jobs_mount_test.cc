@@ -4,6 +4,7 @@
 // job is removed and never waited on.
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -373,7 +374,11 @@ TEST_F(JobsMount, AJobRemovedWhileItsAnswerWaitsForATurnGetsEnoent) {
 }
 
 TEST_F(JobsMount, WithoutSlotsOrWithFewJobsNobodyWaitsForATurn) {
-  for (const char* option : {"compute_slots=0", "compute_slots=2"}) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  const int cores = CPU_COUNT(&cpus);
+  for (const char* option : {"compute_slots=0", "compute_slots=2", "compute_slots=auto"}) {
     SCOPED_TRACE(option);
     DoMount({option});
     int fd[2];
@@ -391,7 +396,12 @@ TEST_F(JobsMount, WithoutSlotsOrWithFewJobsNobodyWaitsForATurn) {
       }
     }
     const nlohmann::json turns = nlohmann::json::parse(ReadFile(mnt + "/.graphfs/stats"))["compute_turns"];
-    EXPECT_EQ(turns["slots"], std::string(option) == "compute_slots=0" ? 0 : 2) << turns.dump();
+    const std::string given = option;
+    EXPECT_EQ(turns["slots"], given == "compute_slots=0" ? 0 : given == "compute_slots=2" ? 2 : cores) << turns.dump();
+    // auto: turns only once more than twice the cores' jobs take them (two jobs here never do).
+    if (given == "compute_slots=auto") {
+      EXPECT_EQ(turns["engage_above"], 2 * cores) << turns.dump();
+    }
     EXPECT_EQ(turns.value("turns", 0), 0) << turns.dump();
     for (int i = 0; i < 2; ++i) ::close(fd[i]);
     ASSERT_EQ(::rmdir((jobs + "/a").c_str()), 0);

@@ -28,7 +28,7 @@ const std::vector<std::string> kNonDefaults = {
     "lp_diagonal=0",     "lp_memory=64M",      "readahead=0",          "readahead_mem=32M",  "direct=0",
     "disks=/a:/b",       "cache_policy=lru",   "cache_window=30",      "disk_bandwidth=200M", "request_cost_us=250",
     "threads=9",         "passthrough=off",    "nice=3",               "timeout=5",          "kernel_readahead=1M",
-    "log=/tmp/x.log"};
+    "log=/tmp/x.log",    "compute_slots=3"};
 
 TEST(MountOptions, EachLandsInTheFieldThatUsesIt) {
   MountOptions o = Parsed(kNonDefaults);
@@ -54,6 +54,20 @@ TEST(MountOptions, EachLandsInTheFieldThatUsesIt) {
   EXPECT_EQ(o.timeout, 5.0);
   EXPECT_EQ(o.kernel_readahead, 1ull << 20);
   EXPECT_EQ(o.log_file, "/tmp/x.log");
+  EXPECT_EQ(o.compute_slots, std::optional<unsigned>(3));
+}
+
+TEST(MountOptions, ComputeSlotsAreAutoUnlessANumberIsGiven) {
+  MountOptions o;
+  EXPECT_FALSE(o.compute_slots.has_value()) << "auto by default";
+  EXPECT_EQ(MountOptionValue(o, "compute_slots"), "`auto`");
+  ASSERT_TRUE(ApplyMountOption(o, "compute_slots=0").ok());
+  EXPECT_EQ(o.compute_slots, std::optional<unsigned>(0));
+  ASSERT_TRUE(ApplyMountOption(o, "compute_slots=auto").ok());
+  EXPECT_FALSE(o.compute_slots.has_value());
+  auto r = ApplyMountOption(o, "compute_slots=many");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("auto or a whole number"), std::string::npos) << r.error().message();
 }
 
 TEST(MountOptions, DefaultsAreTheVolumesOwn) {
@@ -139,7 +153,8 @@ TEST(MountOptions, BudgetsResolveAgainstRamOnce) {
 
 TEST(MountOptions, BadValuesAreRefusedWithTheOptionsName) {
   for (const char* bad : {"io=fast", "lp=edge", "cache_policy=fifo", "threads=0", "nice=-21", "lp_memory=1K",
-                          "cache_size=101%", "memory=0", "disks=/a::/b", "direct=maybe", "timeout=-1", "lp"}) {
+                          "cache_size=101%", "memory=0", "disks=/a::/b", "direct=maybe", "timeout=-1", "lp",
+                          "compute_slots=-1", "compute_slots=4097"}) {
     MountOptions o;
     auto r = ApplyMountOption(o, bad);
     ASSERT_FALSE(r.ok()) << bad;

@@ -46,6 +46,43 @@ TEST(ComputeTurnsTest, NoMoreJobsThanSlotsNobodyWaits) {
   EXPECT_EQ(turns.stats().computing, 0u);
 }
 
+// compute_slots=auto: 2 turns, handed out only while more than 4 jobs take them.
+TEST(ComputeTurnsTest, NoTurnsUntilMoreJobsThanTheThreshold) {
+  ComputeTurns turns(2, ComputeTurns::kLongestTurn, 4);
+  for (uint64_t job = 1; job <= 4; ++job) turns.Join(job);
+  Seen few[4];
+  for (int i = 0; i < 4; ++i) turns.Offer(static_cast<uint64_t>(i + 1), few[i].Callback());
+  for (Seen& s : few) EXPECT_EQ(s.value, 0);
+  EXPECT_EQ(turns.stats().engage_above, 4u);
+  turns.Join(5);  // five jobs: now two compute at a time
+  Seen many[3];
+  for (int i = 0; i < 3; ++i) turns.Offer(static_cast<uint64_t>(i + 1), many[i].Callback());
+  EXPECT_EQ(many[0].value, 1);
+  EXPECT_EQ(many[1].value, 1);
+  EXPECT_EQ(many[2].value, -1);
+  EXPECT_EQ(turns.stats().computing, 2u);
+}
+
+// Jobs leaving below the threshold release what waits, unmarked; a job holding a turn still
+// yields it before its own next answer goes.
+TEST(ComputeTurnsTest, JobsLeavingBelowTheThresholdReleaseWhatWaits) {
+  ComputeTurns turns(1, ComputeTurns::kLongestTurn, 2);
+  for (uint64_t job = 1; job <= 3; ++job) turns.Join(job);
+  Seen one, one_ahead, two;
+  turns.Offer(1, one.Callback());
+  turns.Offer(1, one_ahead.Callback());
+  turns.Offer(2, two.Callback());
+  EXPECT_EQ(one.value, 1);
+  EXPECT_EQ(two.value, -1);
+  turns.Leave(3);  // two jobs left: no turns any more
+  EXPECT_EQ(two.value, 0);
+  EXPECT_EQ(one_ahead.value, -1) << "job 1 still computes on its turn";
+  turns.Yield(1);
+  EXPECT_EQ(one_ahead.value, 0);
+  EXPECT_EQ(turns.stats().computing, 0u);
+  EXPECT_EQ(turns.stats().waiting, 0u);
+}
+
 TEST(ComputeTurnsTest, JobsThatDoNotYieldAreNeverHeld) {
   ComputeTurns turns(1);
   turns.Join(1);
