@@ -75,11 +75,10 @@ void JobsDir::StartTurns(std::optional<unsigned> slots) {
   // thirty-first part).
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
-  const unsigned cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0
-                             ? static_cast<unsigned>(CPU_COUNT(&cpus))
-                             : std::max(1u, std::thread::hardware_concurrency());
-  turns_ = std::make_unique<volume::ComputeTurns>(std::max(1u, cores), volume::ComputeTurns::kLongestTurn,
-                                                  2 * std::max(1u, cores));
+  const unsigned cores = std::max(1u, sched_getaffinity(0, sizeof cpus, &cpus) == 0
+                                          ? static_cast<unsigned>(CPU_COUNT(&cpus))
+                                          : std::thread::hardware_concurrency());
+  turns_ = std::make_unique<volume::ComputeTurns>(cores, volume::ComputeTurns::kLongestTurn, 2 * cores);
 }
 
 std::shared_ptr<ControlJob> JobsDir::Find(const std::string& name) {

@@ -5,7 +5,7 @@
 namespace graphfs::volume {
 
 ComputeTurns::ComputeTurns(unsigned slots, Clock::duration longest_turn, unsigned engage_above)
-    : slots_(slots), longest_turn_(longest_turn), engage_above_(engage_above) {
+    : slots_(slots), longest_turn_(longest_turn), engage_above_(std::max(slots, engage_above)) {
   if (slots_ > 0) timer_ = std::thread([this] { TimerLoop(); });
 }
 
@@ -150,7 +150,7 @@ ComputeTurns::Stats ComputeTurns::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats s = stats_;
   s.slots = slots_;
-  s.engage_above = std::max(slots_, engage_above_);
+  s.engage_above = engage_above_;
   s.jobs = joined_.size();
   s.computing = holding_.size();
   s.waiting = waiting_.size();

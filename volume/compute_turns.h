@@ -27,7 +27,6 @@
 //   turns.Leave(7);
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -93,7 +92,7 @@ class ComputeTurns {
     bool turn = false;
   };
   // Whether more jobs take turns than the turns are handed out for.
-  bool EngagedLocked() const { return joined_.size() > std::max<size_t>(slots_, engage_above_); }
+  bool EngagedLocked() const { return joined_.size() > engage_above_; }
   // Gives free turns to waiting answers, oldest first (a job holding one waits for its yield);
   // when too few jobs take turns, delivers them unmarked instead.
   void FillLocked(std::vector<Ready>* out, Clock::time_point now);
@@ -102,7 +101,7 @@ class ComputeTurns {
 
   const unsigned slots_;
   const Clock::duration longest_turn_;
-  const unsigned engage_above_;
+  const unsigned engage_above_;  // max(slots, the constructor's engage_above)
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopped_ = false;
