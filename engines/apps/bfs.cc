@@ -44,14 +44,16 @@ Result<AppResult> RunBfs(const AppConfig& config, int64_t start) {
     std::swap(frontier, next);
     next.Clear();
     options.active = &frontier;
-    auto found = ctx.stream().Stream<uint64_t>(options, [&](VertexId s, VertexId t, float) -> uint64_t {
-      const uint32_t candidate = AtomicLoad(level[s]) + 1;  // s is reached: at most n - 1 + 1
-      if (candidate < AtomicLoad(level[t]) && WriteMin(level[t], candidate)) {
-        next.Set(t);
-        return 1;
-      }
-      return 0;
-    });
+    auto found = ctx.stream().Stream<uint64_t>(options, WithPrefetch(
+        [&](VertexId s, VertexId t, float) -> uint64_t {
+          const uint32_t candidate = AtomicLoad(level[s]) + 1;  // s is reached: at most n - 1 + 1
+          if (candidate < AtomicLoad(level[t]) && WriteMin(level[t], candidate)) {
+            next.Set(t);
+            return 1;
+          }
+          return 0;
+        },
+        [&](int, VertexId t) { __builtin_prefetch(&level[t], 1); }));
     if (!found.ok()) return found.error();
     active = *found;
     ctx.Progress("bfs", iterations, active);

@@ -43,10 +43,12 @@ Result<AppResult> RunPageRank(const AppConfig& config, int64_t iterations) {
   TargetSums sums(sum, ctx.layout().ranges(), ctx.stream().threads());
   double total = 0;
   for (int64_t iter = 0; iter < iterations; ++iter) {
-    auto streamed = ctx.stream().Stream<uint64_t>(options, [&](int worker, VertexId s, VertexId t, float) -> uint64_t {
-      sums.Add(worker, t, rank[s]);
-      return 0;
-    });
+    auto streamed = ctx.stream().Stream<uint64_t>(options, WithPrefetch(
+        [&](int worker, VertexId s, VertexId t, float) -> uint64_t {
+          sums.Add(worker, t, rank[s]);
+          return 0;
+        },
+        [&](int worker, VertexId t) { sums.Prefetch(worker, t); }));
     sums.FlushAll();
     if (!streamed.ok()) return streamed.error();
     const bool last = iter + 1 == iterations;

@@ -215,12 +215,14 @@ Result<AppResult> RunPageRankDelta(const AppConfig& config, double epsilon) {
       return 0;
     });
     options.active = &active_in;
-    auto push_edge = [&](int worker, VertexId s, VertexId t, float) -> uint64_t {
-      double amount = push[s];
-      if (owed != nullptr && owed[s] != 0 && !state.SamePartition(s, t)) amount += owed[s];
-      if (amount != 0) sums.Add(worker, t, amount);
-      return 0;
-    };
+    auto push_edge = WithPrefetch(
+        [&](int worker, VertexId s, VertexId t, float) -> uint64_t {
+          double amount = push[s];
+          if (owed != nullptr && owed[s] != 0 && !state.SamePartition(s, t)) amount += owed[s];
+          if (amount != 0) sums.Add(worker, t, amount);
+          return 0;
+        },
+        [&](int worker, VertexId t) { sums.Prefetch(worker, t); });
     // Reentry reads the residuals the buffer's own edges just added to: the worker's window is
     // flushed first.
     auto streamed = reentry == 0 ? ctx.stream().Stream<uint64_t>(options, push_edge)

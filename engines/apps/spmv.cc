@@ -36,10 +36,12 @@ Result<AppResult> RunSpmv(const AppConfig& config) {
 
   StreamOptions options = ctx.ColumnOptions(n * sizeof(double));
   TargetSums sums(y, ctx.layout().ranges(), ctx.stream().threads());  // no atomic add per edge
-  auto streamed = ctx.stream().Stream<uint64_t>(options, [&](int worker, VertexId s, VertexId t, float w) -> uint64_t {
-    sums.Add(worker, t, x[s] * static_cast<double>(w));
-    return 0;
-  });
+  auto streamed = ctx.stream().Stream<uint64_t>(options, WithPrefetch(
+      [&](int worker, VertexId s, VertexId t, float w) -> uint64_t {
+        sums.Add(worker, t, x[s] * static_cast<double>(w));
+        return 0;
+      },
+      [&](int worker, VertexId t) { sums.Prefetch(worker, t); }));
   sums.FlushAll();
   if (!streamed.ok()) return streamed.error();
   GRAPHFS_RETURN_IF_ERROR(output_file->Sync());

@@ -48,18 +48,20 @@ Result<AppResult> RunSssp(const AppConfig& config, int64_t start) {
     std::swap(active_in, active_out);
     active_out.Clear();
     options.active = &active_in;
-    auto relaxed = ctx.stream().Stream<uint64_t>(options, [&](VertexId s, VertexId t, float w) -> uint64_t {
-      if (!(w >= 0)) {  // negative or NaN: Bellman-Ford would not settle
-        negative_weights.store(true, std::memory_order_relaxed);
-        return 0;
-      }
-      const float candidate = AtomicLoad(dist[s]) + w;
-      if (candidate < AtomicLoad(dist[t]) && WriteMin(dist[t], candidate)) {
-        active_out.Set(t);
-        return 1;
-      }
-      return 0;
-    });
+    auto relaxed = ctx.stream().Stream<uint64_t>(options, WithPrefetch(
+        [&](VertexId s, VertexId t, float w) -> uint64_t {
+          if (!(w >= 0)) {  // negative or NaN: Bellman-Ford would not settle
+            negative_weights.store(true, std::memory_order_relaxed);
+            return 0;
+          }
+          const float candidate = AtomicLoad(dist[s]) + w;
+          if (candidate < AtomicLoad(dist[t]) && WriteMin(dist[t], candidate)) {
+            active_out.Set(t);
+            return 1;
+          }
+          return 0;
+        },
+        [&](int, VertexId t) { __builtin_prefetch(&dist[t], 1); }));
     if (!relaxed.ok()) return relaxed.error();
     if (negative_weights.load()) {
       return Error(EINVAL, config.graph_dir + " has negative or NaN edge weights; sssp needs weights >= 0");

@@ -35,14 +35,16 @@ Result<AppResult> RunWcc(const AppConfig& config) {
     std::swap(active_in, active_out);
     active_out.Clear();
     options.active = &active_in;
-    auto changed = ctx.stream().Stream<uint64_t>(options, [&](VertexId s, VertexId t, float) -> uint64_t {
-      const int32_t candidate = AtomicLoad(label[s]);
-      if (candidate < AtomicLoad(label[t]) && WriteMin(label[t], candidate)) {
-        active_out.Set(t);
-        return 1;
-      }
-      return 0;
-    });
+    auto changed = ctx.stream().Stream<uint64_t>(options, WithPrefetch(
+        [&](VertexId s, VertexId t, float) -> uint64_t {
+          const int32_t candidate = AtomicLoad(label[s]);
+          if (candidate < AtomicLoad(label[t]) && WriteMin(label[t], candidate)) {
+            active_out.Set(t);
+            return 1;
+          }
+          return 0;
+        },
+        [&](int, VertexId t) { __builtin_prefetch(&label[t], 1); }));
     if (!changed.ok()) return changed.error();
     active = *changed;
     ctx.Progress("wcc", iterations, active);

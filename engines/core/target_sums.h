@@ -61,6 +61,15 @@ class TargetSums {
     w.acc[i] += value;
   }
 
+  // Starts loading the worker's slot for `target` into the cache, for an Add a few edges later
+  // (EdgeStream's prefetch): the slots are random within a window of 8 MiB at scale 24, and the
+  // add's load missing the caches was 87% of pagerank-delta's samples.
+  void Prefetch(int worker, uint32_t target) const {
+    const Window& w = windows_[static_cast<size_t>(worker)];
+    const uint64_t i = uint64_t{target} - w.begin;
+    if (i < w.size) __builtin_prefetch(&w.acc[i], 1);
+  }
+
   // Moves the worker's pending sums into `sums` (e.g. before it reads them again itself).
   void Flush(int worker) { Flush(windows_[static_cast<size_t>(worker)]); }
   // Every worker's: call after the stream, before reading `sums`.

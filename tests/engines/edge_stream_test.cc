@@ -241,6 +241,50 @@ TEST(EdgeStream, CountsEdgesReadAndEdgesOfActiveSources) {
   EXPECT_FALSE(stream.integrated());
 }
 
+// WithPrefetch: fn sees the same edges; prefetch is called ahead with the targets of active
+// sources only (a record of an inactive source repeats the last one), and covers them.
+TEST(EdgeStream, PrefetchesTheTargetsOfActiveSourcesAhead) {
+  TempDir tmp;
+  TestGraph g = testing::RandomGraph(3000, 3000, 60000, false, 11);
+  auto layout = GridLayout::Open(BuildGrid(tmp, g, 4));
+  ASSERT_TRUE(layout.ok());
+  Bitmap active(g.vertices);
+  for (uint32_t v = 0; v < g.vertices; v += 5) active.SetUnsynchronized(v);
+  std::set<VertexId> active_targets, other_targets;
+  uint64_t expect_active = 0;
+  for (const auto& e : g.edges) {
+    if (e.source % 5 == 0) {
+      ++expect_active;
+      active_targets.insert(static_cast<VertexId>(e.target));
+    }
+  }
+  for (const auto& e : g.edges) {
+    if (!active_targets.contains(static_cast<VertexId>(e.target))) other_targets.insert(static_cast<VertexId>(e.target));
+  }
+  ASSERT_FALSE(other_targets.empty()) << "the graph should have targets only inactive sources reach";
+  for (EdgeOrder order : {EdgeOrder::kColumn, EdgeOrder::kRow}) {
+    EdgeStream stream(*layout, 8ull << 30, 2);
+    std::vector<std::set<VertexId>> prefetched(2);  // per worker: each calls only its own
+    StreamOptions options;
+    options.order = order;
+    options.active = &active;
+    auto n = stream.Stream<uint64_t>(options, WithPrefetch([](VertexId, VertexId, float) -> uint64_t { return 1; },
+                                                           [&](int worker, VertexId t) { prefetched[static_cast<size_t>(worker)].insert(t); }));
+    ASSERT_TRUE(n.ok()) << n.error().message();
+    EXPECT_EQ(*n, expect_active);
+    std::set<VertexId> all = prefetched[0];
+    all.insert(prefetched[1].begin(), prefetched[1].end());
+    all.erase(0);  // before the first active record ahead, the last target prefetched is 0
+    size_t covered = 0;
+    for (VertexId t : all) {
+      EXPECT_FALSE(other_targets.contains(t)) << "target " << t << " of inactive sources only was prefetched";
+      covered += active_targets.contains(t);
+    }
+    // Only the last kPrefetchDistance records of each buffer are not looked at ahead.
+    EXPECT_GE(covered, active_targets.size() * 9 / 10);
+  }
+}
+
 TEST(PlanPartitionReads, CoversTheLpInWholePagesForEveryThread) {
   struct Case {
     uint64_t bytes;
