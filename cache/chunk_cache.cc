@@ -575,11 +575,15 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
   // until the next admission (the daemon's RSS overshot its budget early in a run, when the
   // frames came in and the LPs held units: docs/memory-as-cache.md). Idle buffers go first (they
   // cost a fresh mapping later, not a decode); units, the lowest priority first, only when the
-  // admitted and held ones alone are over.
+  // admitted and held ones alone are over — with the idle memory kept for them outside
+  // (CacheOptions::outside_idle_bytes), which the cache cannot give back itself: the slices of
+  // the units it evicts for it go there, and what that memory keeps beyond its own bound is
+  // punched.
   // Pinned ones stay: evicting them would only move their bytes to `held`. (An evicted unit's
   // buffer becomes idle, so the idle buffers are trimmed after the units.)
   if (used_ + OutsideLocked() <= counters_.capacity) return;
-  for (auto it = order_.begin(); it != order_.end() && used_ + held_bytes_ > counters_.capacity;) {
+  const uint64_t kept_outside = options_.outside_idle_bytes ? options_.outside_idle_bytes() : 0;
+  for (auto it = order_.begin(); it != order_.end() && used_ + held_bytes_ + kept_outside > counters_.capacity;) {
     const std::shared_ptr<Entry> v = units_.at(std::get<2>(*it)).entry;
     ++it;  // Evict erases v's key from order_
     if (v->pins == 0) {
@@ -587,7 +591,7 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
       CountCapacityEviction(*v);
     }
   }
-  const uint64_t resident = used_ + held_bytes_;
+  const uint64_t resident = used_ + held_bytes_ + kept_outside;
   buffers_->TrimTo(counters_.capacity > resident ? counters_.capacity - resident : 0);
 }
 
@@ -612,7 +616,9 @@ uint64_t ChunkCache::held() const {
   return held_bytes_;
 }
 
-uint64_t ChunkCache::OutsideLocked() const { return held_bytes_ + buffers_->stats().idle_bytes; }
+uint64_t ChunkCache::OutsideLocked() const {
+  return held_bytes_ + buffers_->stats().idle_bytes + (options_.outside_idle_bytes ? options_.outside_idle_bytes() : 0);
+}
 
 uint64_t ChunkCache::capacity() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -144,6 +144,13 @@ struct CacheOptions {
   // before its bytes are read into it. The mount's budget charges staging what it holds rather
   // than its ceiling, and makes room for more at once (volume/internal/memory_budget.h).
   std::function<void(uint64_t staged_bytes)> on_staged;
+  // Resident bytes that units freed and someone else keeps for the next loads — the graphs'
+  // shared memory keeps the slices of evicted units (common/shared_arena.h) — counted with the
+  // held units and idle buffers, inside the capacity. Called with the cache's lock held; null:
+  // none. (Charged elsewhere, to the LPs' reservation, every unit evicted into that memory shrank
+  // the cache by its size, which evicted more: the decoded tier's capacity swung by 12-19 MiB
+  // every ~50 ms at the demo's f = 1/2, and the shared memory populated and punched 1 GB.)
+  std::function<uint64_t()> outside_idle_bytes;
 };
 
 struct ProcessStats {

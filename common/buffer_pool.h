@@ -7,9 +7,10 @@
 // Slices of a graph's shared memory (common/shared_arena.h) are kept the same way, each for
 // requests of its own arena: given back to the arena, a slice beyond the arena's idle allowance
 // is punched and the next unit populates fresh pages. (Measured in the demo's W1 at
-// memory=192M: 18.9k unit loads reused a slice, but most of the 1.4 GB populated and punched
-// there is the LPs' own blocks, which do not come through here: docs/memory-as-cache.md.)
-// Both kinds share the one limit.
+// memory=192M: 18.9k unit loads reused a slice, and still 1.1 GB was populated and punched:
+// the arena's idle bytes were charged beside the cache, so every unit evicted into them shrank
+// the cache and evicted more; they are charged inside it now, CacheOptions::outside_idle_bytes,
+// docs/memory-as-cache.md, thirty-fifth part.) Both kinds share the one limit.
 #pragma once
 
 #include <cstddef>

@@ -13,6 +13,7 @@ namespace {
 
 std::atomic<uint64_t> next_arena_id{1};
 std::atomic<uint64_t> process_populated{0};
+std::atomic<uint64_t> process_populated_budgeted{0};
 std::atomic<uint64_t> process_punched{0};
 
 #ifndef MADV_POPULATE_WRITE
@@ -46,7 +47,21 @@ SharedArena::SharedArena(UniqueFd fd, char* base, const Options& options)
   stats_.virtual_bytes = options_.virtual_bytes;
 }
 
-SharedArena::~SharedArena() { ::munmap(base_, options_.virtual_bytes); }
+SharedArena::~SharedArena() {
+  if (options_.idle_counter) options_.idle_counter->fetch_sub(reported_idle_, std::memory_order_relaxed);
+  ::munmap(base_, options_.virtual_bytes);
+}
+
+void SharedArena::ReportIdle() {
+  if (!options_.idle_counter) return;
+  const uint64_t idle = stats_.resident_bytes - std::min(stats_.resident_bytes, stats_.used_bytes);
+  if (idle >= reported_idle_) {
+    options_.idle_counter->fetch_add(idle - reported_idle_, std::memory_order_relaxed);
+  } else {
+    options_.idle_counter->fetch_sub(reported_idle_ - idle, std::memory_order_relaxed);
+  }
+  reported_idle_ = idle;
+}
 
 uint64_t SharedArena::CountResident(uint64_t first, uint64_t count) const {
   uint64_t n = 0;
@@ -71,20 +86,48 @@ Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes, Use use) {
   uint64_t fresh = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = std::find_if(free_.begin(), free_.end(), [&](const auto& f) { return f.second >= length; });
+    // The window of `length` bytes, granule-aligned inside a free range, that has the most
+    // resident granules (the lowest of those): a fresh page costs a zeroing fault now and,
+    // once the idle bytes are over their allowance, a punch later. First-fit took a hole
+    // punched below a kept slice (a free range whose low part was punched before its high
+    // part was freed and kept) and left the kept bytes idle. Past resident_end_ every granule
+    // is fresh: one window there. The scan covers free bytes below resident_end_ at most.
+    const uint64_t count = length / kGranule;
+    auto it = free_.end();
+    uint64_t at = 0, least_fresh = UINT64_MAX;
+    for (auto f = free_.begin(); f != free_.end() && least_fresh > 0; ++f) {
+      if (f->second < length) continue;
+      const uint64_t first = f->first / kGranule;
+      const uint64_t last_start = first + (f->second - length) / kGranule;  // the last window's first granule
+      const uint64_t scan_end = std::min(last_start, std::max(first, resident_end_ / kGranule));
+      // Windows starting at first .. scan_end, their resident count kept as the window slides.
+      uint64_t resident = CountResident(first, count);
+      for (uint64_t g = first;; ++g) {
+        if (count - resident < least_fresh) {
+          least_fresh = count - resident;
+          it = f;
+          at = g * kGranule;
+          if (least_fresh == 0) break;
+        }
+        if (g >= scan_end) break;
+        resident -= (resident_[g / 64] >> (g % 64)) & 1;
+        resident += (resident_[(g + count) / 64] >> ((g + count) % 64)) & 1;
+      }
+    }
     if (it == free_.end()) {
       ++stats_.take_failures;
       return Error(ENOMEM, "shared memory: no free " + std::to_string(length) + "-byte slice in " +
                                std::to_string(options_.virtual_bytes) + " bytes (" + std::to_string(stats_.used_bytes) +
                                " in use)");
     }
-    slice.offset = it->first;
+    slice.offset = at;
     slice.length = length;
     slice.data = base_ + slice.offset;
-    const uint64_t rest = it->second - length;
+    const uint64_t range = it->first, range_length = it->second;
     free_.erase(it);
-    if (rest > 0) free_[slice.offset + length] = rest;
-    const uint64_t first = slice.offset / kGranule, count = length / kGranule;
+    if (at > range) free_[range] = at - range;
+    if (range + range_length > at + length) free_[at + length] = range + range_length - (at + length);
+    const uint64_t first = slice.offset / kGranule;
     fresh = (count - CountResident(first, count)) * kGranule;
     SetResident(first, count, true);
     resident_end_ = std::max(resident_end_, slice.offset + length);
@@ -98,12 +141,14 @@ Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes, Use use) {
       // Budgeted bytes in use leave less room for idle ones.
       if (stats_.resident_bytes > stats_.used_bytes + IdleAllowed()) TrimResident();
     }
+    ReportIdle();
   }
   // Fault the fresh pages in with one call rather than one trap per 4 KiB page as the
   // writer touches them (best effort: older kernels say EINVAL, and the writer faults).
   if (fresh > 0) {
     (void)::madvise(slice.data, slice.length, MADV_POPULATE_WRITE);
     process_populated.fetch_add(fresh, std::memory_order_relaxed);
+    if (slice.budgeted) process_populated_budgeted.fetch_add(fresh, std::memory_order_relaxed);
   }
   return slice;
 }
@@ -130,6 +175,7 @@ void SharedArena::Give(const Slice& slice) {
   }
   free_[offset] = length;
   if (stats_.resident_bytes > stats_.used_bytes + IdleAllowed()) TrimResident();
+  ReportIdle();
 }
 
 uint64_t SharedArena::IdleAllowed() const {
@@ -173,7 +219,8 @@ SharedArena::Stats SharedArena::stats() const {
 }
 
 SharedArena::Churn SharedArena::ProcessChurn() {
-  return {process_populated.load(std::memory_order_relaxed), process_punched.load(std::memory_order_relaxed)};
+  return {process_populated.load(std::memory_order_relaxed), process_populated_budgeted.load(std::memory_order_relaxed),
+          process_punched.load(std::memory_order_relaxed)};
 }
 
 SharedBytes SharedBytes::Allocate(const std::shared_ptr<SharedArena>& arena, uint64_t bytes, SharedArena::Use use) {

@@ -13,10 +13,12 @@
 // daemon's bound never depends on what jobs do. A punched page a job touches again reads as
 // zeros.
 //
-// Thread-safe. Slices are granule-aligned (64 KiB), handed out first-fit from low offsets so
-// that the resident ones are reused first.
+// Thread-safe. Slices are granule-aligned (64 KiB), handed out where the most of their granules
+// are resident (the lowest such place): the resident ones are reused first, and punching takes
+// the highest.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -39,6 +41,11 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
                                  // owner's (the volume's SharedLpMemoryBytes, volume/volume_options.h)
     uint64_t idle_limit = 0;  // freed bytes kept resident at least up to this (0: none)
     uint64_t budget = 0;      // kBudgeted slices + idle bytes kept within this (0: idle_limit alone)
+    // Where the arena adds the freed bytes it keeps resident (and takes them out again as they
+    // are reused or punched): the owner charges them where the memory came from — the volume to
+    // its cache's decoded units, which most of it is (volume/internal/volume_core.cc). Shared by
+    // several arenas; null: none.
+    std::shared_ptr<std::atomic<uint64_t>> idle_counter;
   };
   // What a slice is for: kBudgeted slices count against Options::budget.
   enum class Use { kOther, kBudgeted };
@@ -82,6 +89,7 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
   // when it cannot reuse a resident slice.
   struct Churn {
     uint64_t populated_bytes = 0;
+    uint64_t populated_budgeted_bytes = 0;  // of them for Use::kBudgeted slices (LPs' own blocks)
     uint64_t punched_bytes = 0;
   };
   static Churn ProcessChurn();
@@ -93,6 +101,7 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
   void SetResident(uint64_t first, uint64_t count, bool resident);
   uint64_t IdleAllowed() const;  // under mu_
   void TrimResident();  // punches free resident bytes beyond IdleAllowed(), highest first
+  void ReportIdle();    // tells Options::idle_counter what changed of resident - used; under mu_
 
   UniqueFd fd_;
   char* base_ = nullptr;
@@ -103,6 +112,7 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
   std::vector<uint64_t> resident_;     // one bit per granule
   uint64_t resident_end_ = 0;          // no granule at or past this offset was ever resident
   Stats stats_;
+  uint64_t reported_idle_ = 0;  // what idle_counter holds of this arena's
 };
 
 // Bytes of a shared arena, or of the heap where there is no arena (or it is full): freed

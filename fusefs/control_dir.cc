@@ -155,7 +155,9 @@ static json MemoryJson(const json& stats) {
   const SharedArena::Churn churn = SharedArena::ProcessChurn();
   memory.update({{"rss", process.rss},
                  // The graphs' shared memory since the mount: fresh pages faulted in, pages punched out.
-                 {"shared_churn", {{"populated_bytes", churn.populated_bytes}, {"punched_bytes", churn.punched_bytes}}},
+                 {"shared_churn", {{"populated_bytes", churn.populated_bytes},
+                                   {"populated_lp_blocks_bytes", churn.populated_budgeted_bytes},
+                                   {"punched_bytes", churn.punched_bytes}}},
                  {"heap", {{"in_use_bytes", heap.uordblks + heap.hblkhd},
                            {"free_kept_bytes", heap.fordblks},
                            {"mmapped_bytes", heap.hblkhd}}},

@@ -924,6 +924,30 @@ TEST(ChunkCache, HeldUnitsTakeTheirRoomFromAdmittedOnes) {
   EXPECT_TRUE(Resident(c, Unit(src, 6))) << "admitted beside the others, nothing evicted";
 }
 
+// Memory someone else keeps idle for the cache's next loads (the graphs' shared memory keeps
+// the slices of evicted units) is inside the capacity, like the cache's own idle buffers:
+// admitted units get what it leaves, and a change of it moves no capacity elsewhere.
+TEST(ChunkCache, IdleMemoryKeptOutsideTakesItsRoomFromAdmittedUnits) {
+  auto src = std::make_shared<FakeSource>(16 * kUnit);
+  std::atomic<uint64_t> outside{2 * kUnit};
+  CacheOptions o = Options(4, "lru");
+  o.recycle_bytes = 0;  // no idle buffers of its own
+  o.outside_idle_bytes = [&outside] { return outside.load(); };
+  ChunkCache c(o);
+  for (uint64_t i : {0, 1, 2, 3}) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1));
+  EXPECT_EQ(c.Stats().used, 2 * kUnit) << "two units' room is idle outside";
+  EXPECT_TRUE(Resident(c, Unit(src, 3)));
+  EXPECT_FALSE(Resident(c, Unit(src, 1)));
+  outside = 0;  // reused by the next loads
+  for (uint64_t i : {4, 5}) ASSERT_TRUE(ReadWhole(c, Unit(src, i), 1));
+  EXPECT_EQ(c.Stats().used, 4 * kUnit);
+  EXPECT_TRUE(Resident(c, Unit(src, 2)) && Resident(c, Unit(src, 3))) << "admitted beside them, nothing evicted";
+  outside = 3 * kUnit;
+  c.SetCapacity(4 * kUnit);  // the owner's resize: admitted units make room for it at once
+  EXPECT_EQ(c.Stats().used, kUnit);
+  EXPECT_TRUE(Resident(c, Unit(src, 5))) << "the most recent stays";
+}
+
 // A capacity that shrinks makes room for what is resident beside the admitted units at once, not
 // at the next admission: idle buffers are released first, unpinned units leave only when the
 // admitted and held ones alone are over, and pinned admitted units stay.

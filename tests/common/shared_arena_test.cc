@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -162,6 +163,61 @@ TEST(SharedArena, IdleBytesFillWhatTheBudgetedSlicesLeave) {
   arena->Give(*c);
   EXPECT_EQ(arena->stats().resident_bytes, 16 * kMiB);
   EXPECT_EQ(arena->stats().used_bytes, 0u);
+}
+
+// A take reuses resident free bytes wherever they lie in a free range, not the lowest bytes
+// that fit: a hole punched below a freed slice that was kept used to be taken (and faulted in
+// fresh) while the kept slice stayed idle above it.
+TEST(SharedArena, ATakeReusesKeptBytesAboveAPunchedHole) {
+  auto made = SharedArena::Create("graphfs-test", {64 * kMiB, 0, 1 * kMiB});
+  ASSERT_TRUE(made.ok());
+  auto arena = *made;
+  using Use = SharedArena::Use;
+  auto low = arena->Take(kMiB);
+  auto lp = arena->Take(kMiB, Use::kBudgeted);  // the budget's whole 1 MiB: nothing idle allowed
+  auto high = arena->Take(kMiB);                // bounds the free range below
+  ASSERT_TRUE(low.ok() && lp.ok() && high.ok());
+  arena->Give(*low);  // idle beyond the allowance: punched
+  EXPECT_EQ(arena->stats().punched_bytes, kMiB);
+  std::memset(lp->data, 7, lp->length);
+  arena->Give(*lp);  // nothing budgeted now: 1 MiB idle allowed, kept; free [0, 2 MiB)
+  EXPECT_EQ(arena->stats().resident_bytes, 2 * kMiB);
+  const uint64_t populated = SharedArena::ProcessChurn().populated_bytes;
+  auto again = arena->Take(kMiB);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->offset, kMiB) << "the kept slice, not the punched hole below it";
+  EXPECT_EQ(again->data[0], 7);
+  EXPECT_EQ(SharedArena::ProcessChurn().populated_bytes, populated) << "no fresh page";
+  // The hole is still free and is used next (fresh: nothing else is).
+  auto hole = arena->Take(kMiB);
+  ASSERT_TRUE(hole.ok());
+  EXPECT_EQ(hole->offset, 0u);
+  EXPECT_EQ(SharedArena::ProcessChurn().populated_bytes, populated + kMiB);
+}
+
+// The idle bytes an arena keeps are added to its counter as they change, and taken out again as
+// they are reused, punched, or the arena goes: the volume charges them to the decoded units.
+TEST(SharedArena, ItsIdleBytesAreReportedToTheCounterAsTheyChange) {
+  auto idle = std::make_shared<std::atomic<uint64_t>>(5);  // another arena's 5 bytes
+  SharedArena::Options o{64 * kMiB, 4 * kMiB, 0, idle};
+  {
+    auto made = SharedArena::Create("graphfs-test", o);
+    ASSERT_TRUE(made.ok());
+    auto arena = *made;
+    auto a = arena->Take(2 * kMiB);
+    auto b = arena->Take(4 * kMiB);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(idle->load(), 5u);
+    arena->Give(*a);
+    EXPECT_EQ(idle->load(), 5 + 2 * kMiB);
+    arena->Give(*b);  // 6 idle, 4 allowed: 2 punched
+    EXPECT_EQ(idle->load(), 5 + 4 * kMiB);
+    auto c = arena->Take(kMiB);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(idle->load(), 5 + 3 * kMiB) << "reused";
+    EXPECT_EQ(idle->load() - 5, arena->stats().resident_bytes - arena->stats().used_bytes);
+  }
+  EXPECT_EQ(idle->load(), 5u) << "the arena took its own out when it went";
 }
 
 TEST(SharedArena, AnotherProcessMappingTheMemfdSeesTheDaemonsBytesReadOnly) {

@@ -207,14 +207,19 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
   // The LPs' memory (and, while the graph has jobs, its cached units'): sparse, far larger than
   // the window and the cache so that it never fragments into refusals; what is in use is bounded
   // by them. Freed slices stay resident for reuse within what the LPs' own blocks leave of half
-  // the window, and at least kIdleFloor (what the cache recycled of its own before its units
-  // moved here); the rest is punched. Half, not all: LPs made of borrowed units own few blocks,
-  // and with the whole window as the bound a compressed W5 kept 454–466 MiB idle at the
-  // daemon's peak (raw LPs own most of theirs, and keep little idle either way).
+  // the window, and at least a floor up to kIdleFloor; the rest is punched. Half, not all, as the
+  // bound: LPs made of borrowed units own few blocks, and with the whole window a compressed W5
+  // kept 454–466 MiB idle at the daemon's peak (raw LPs own most of theirs, and keep little idle
+  // either way). Under a budget the floor is the whole window, and the idle bytes count as the
+  // decoded units' idle memory (volume_core.h, shared_idle), not as the window's (owned_bytes):
+  // an LP gone frees up to its size at once beside the units evicted meanwhile, and with half a
+  // window kept the demo's f = 1/2 punched and populated again 0.41 GB, with the window 0.07
+  // (docs/memory-as-cache.md, thirty-fifth part).
   constexpr uint64_t kIdleFloor = 64ull << 20;
   SharedArena::Options arena;
   arena.budget = core.options().lp_memory / 2;
-  arena.idle_limit = std::min(kIdleFloor, core.options().lp_memory / 2);
+  arena.idle_limit = std::min(kIdleFloor, core.options().lp_memory / (core.budget().enabled() ? 1 : 2));
+  arena.idle_counter = core.shared_idle();
   // Without memory= the cache is cache_size alone, and at cache_size=0 every LP read its frames
   // from the disks again: a BFS over a 512 x 512 grid (11 MB of column) read 5.1 GB in 1,456
   // LPs. Half of what the window would keep idle holds cached units instead (MemoryBudget::Lend).
@@ -267,10 +272,12 @@ Result<std::shared_ptr<GraphSchedule>> GraphSchedule::Open(VolumeCore& core, con
 
 uint64_t GraphSchedule::owned_bytes() const {
   if (!memory_) return 0;
-  // The LPs' own blocks and the freed memory kept resident for the next ones; the cached units
-  // LPs borrow are in the arena too, but the cache counts those.
+  // The LPs' own blocks; the cached units LPs borrow are in the arena too, but the cache counts
+  // those. Its freed bytes kept resident for the next loads are the decoded units' idle memory
+  // (VolumeCore::shared_idle): charged here as well, a unit the cache evicted into them shrank the
+  // cache by its size — which evicted more — until the next load took them back.
   const SharedArena::Stats a = memory_->stats();
-  return a.budgeted_bytes + (a.resident_bytes > a.used_bytes ? a.resident_bytes - a.used_bytes : 0);
+  return a.budgeted_bytes;
 }
 
 void GraphSchedule::Recharge() { reservation_.Resize(index_bytes() + owned_bytes() + loading_reserved_.load()); }

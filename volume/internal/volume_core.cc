@@ -244,6 +244,13 @@ Status VolumeCore::Start() {
   co.on_left = [frames = frames_](const cache::UnitKey& unit) { frames->DecodedLeft(unit); };
   // Staging is charged what it holds: past its charge, the frames make room before the unit is read.
   if (budget_.enabled()) co.on_staged = [this](uint64_t staged) { budget_.StagingGrew(staged); };
+  // The slices that units (and LPs' blocks) freed in the graphs' shared memory and that it keeps
+  // for the next loads are the decoded units' idle memory: counted inside their capacity, as the
+  // cache's own idle buffers are, not beside it.
+  if (budget_.enabled()) {
+    shared_idle_ = std::make_shared<std::atomic<uint64_t>>(0);
+    co.outside_idle_bytes = [idle = shared_idle_] { return idle->load(std::memory_order_relaxed); };
+  }
   cache_ = std::make_unique<cache::ChunkCache>(co);
   budget_.Attach(cache_.get(), &frames_->cache());
   extents_ = std::make_unique<ExtentReads>(*cache_, io_options_->disks, read_ahead_.InFlightDepth());

@@ -11,6 +11,7 @@
 // Not a public header: it names the lower libraries' types (as LevelDB's db_impl.h does).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -154,6 +155,10 @@ class VolumeCore {
 
   // The one memory budget (memory=): a graph's schedule reserves its LP window and index.
   MemoryBudget& budget() { return budget_; }
+  // Under a budget, where the graphs' shared memory adds the freed bytes it keeps resident
+  // (SharedArena::Options::idle_counter): the decoded units' cache counts them as its own idle
+  // memory. Null without a budget (the window lends the cache part of its idle memory instead).
+  const std::shared_ptr<std::atomic<uint64_t>>& shared_idle() const { return shared_idle_; }
   const ReadAhead& read_ahead() const { return read_ahead_; }
 
   // For `.graphfs/stats` (stats.cc): disks, read path, compressed reads, cache, frames, memory
@@ -237,6 +242,7 @@ class VolumeCore {
 
   const VolumeOptions options_;  // with memory_bytes, what the budget made of them (Budgeted)
   MemoryBudget budget_;           // before the schedules: their reservations refer to it
+  std::shared_ptr<std::atomic<uint64_t>> shared_idle_;  // shared_idle()
   std::unique_ptr<DegradedShare> degraded_share_;  // charged to budget_
   std::unique_ptr<ReadCostModel> read_cost_;
   std::unique_ptr<IoEngineOptions> io_options_;
