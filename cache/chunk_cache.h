@@ -148,8 +148,8 @@ struct CacheOptions {
   // shared memory keeps the slices of evicted units (common/shared_arena.h) — counted with the
   // held units and idle buffers, inside the capacity. Called with the cache's lock held; null:
   // none. (Charged elsewhere, to the LPs' reservation, every unit evicted into that memory shrank
-  // the cache by its size, which evicted more: the decoded tier's capacity swung by 12-19 MiB
-  // every ~50 ms at the demo's f = 1/2, and the shared memory populated and punched 1 GB.)
+  // the cache by its size, which evicted more: the decoded tier's capacity swung between 19 and
+  // 39 MiB every ~50 ms at the demo's f = 1/2, and the shared memory populated and punched 1 GB.)
   std::function<uint64_t()> outside_idle_bytes;
 };
 
