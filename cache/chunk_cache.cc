@@ -582,7 +582,7 @@ void ChunkCache::SetCapacity(uint64_t capacity) {
   // Pinned ones stay: evicting them would only move their bytes to `held`. (An evicted unit's
   // buffer becomes idle, so the idle buffers are trimmed after the units.)
   if (used_ + OutsideLocked() <= counters_.capacity) return;
-  const uint64_t kept_outside = options_.outside_idle_bytes ? options_.outside_idle_bytes() : 0;
+  const uint64_t kept_outside = KeptOutside();
   for (auto it = order_.begin(); it != order_.end() && used_ + held_bytes_ + kept_outside > counters_.capacity;) {
     const std::shared_ptr<Entry> v = units_.at(std::get<2>(*it)).entry;
     ++it;  // Evict erases v's key from order_
@@ -616,9 +616,9 @@ uint64_t ChunkCache::held() const {
   return held_bytes_;
 }
 
-uint64_t ChunkCache::OutsideLocked() const {
-  return held_bytes_ + buffers_->stats().idle_bytes + (options_.outside_idle_bytes ? options_.outside_idle_bytes() : 0);
-}
+uint64_t ChunkCache::OutsideLocked() const { return held_bytes_ + buffers_->stats().idle_bytes + KeptOutside(); }
+
+uint64_t ChunkCache::KeptOutside() const { return options_.outside_idle_bytes ? options_.outside_idle_bytes() : 0; }
 
 uint64_t ChunkCache::capacity() const {
   std::lock_guard<std::mutex> lock(mu_);

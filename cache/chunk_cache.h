@@ -397,8 +397,10 @@ class ChunkCache {
   void Evict(const std::shared_ptr<Entry>& e);                     // mu_ held
   void CountCapacityEviction(const Entry& e);                      // mu_ held; after Evict
   // mu_ held: resident bytes within the capacity that are not admitted units — units let go
-  // that pins keep (CacheStats::held) and the idle recycled buffers. Admitted units get the rest.
+  // that pins keep (CacheStats::held), the idle recycled buffers and the idle memory kept for the
+  // cache outside it (KeptOutside). Admitted units get the rest.
   uint64_t OutsideLocked() const;
+  uint64_t KeptOutside() const;  // CacheOptions::outside_idle_bytes, 0 without it
   CacheMemory MemoryLocked(const BufferPool::Stats& buffers) const;  // mu_ held; the pool's stats now
   // Admitted bytes change by `delta` (a unit of `file` admitted or gone): used_ and its
   // by-file split together.

@@ -65,7 +65,7 @@ void SharedArena::ReportIdle() {
 
 uint64_t SharedArena::CountResident(uint64_t first, uint64_t count) const {
   uint64_t n = 0;
-  for (uint64_t g = first; g < first + count; ++g) n += (resident_[g / 64] >> (g % 64)) & 1;
+  for (uint64_t g = first; g < first + count; ++g) n += Resident(g);
   return n;
 }
 
@@ -110,8 +110,8 @@ Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes, Use use) {
           if (least_fresh == 0) break;
         }
         if (g >= scan_end) break;
-        resident -= (resident_[g / 64] >> (g % 64)) & 1;
-        resident += (resident_[(g + count) / 64] >> ((g + count) % 64)) & 1;
+        resident -= Resident(g);
+        resident += Resident(g + count);
       }
     }
     if (it == free_.end()) {
@@ -127,9 +127,8 @@ Result<SharedArena::Slice> SharedArena::Take(uint64_t bytes, Use use) {
     free_.erase(it);
     if (at > range) free_[range] = at - range;
     if (range + range_length > at + length) free_[at + length] = range + range_length - (at + length);
-    const uint64_t first = slice.offset / kGranule;
-    fresh = (count - CountResident(first, count)) * kGranule;
-    SetResident(first, count, true);
+    fresh = least_fresh * kGranule;
+    SetResident(slice.offset / kGranule, count, true);
     resident_end_ = std::max(resident_end_, slice.offset + length);
     stats_.resident_bytes += fresh;
     stats_.used_bytes += length;
@@ -195,9 +194,9 @@ void SharedArena::TrimResident() {
     uint64_t g = std::min(it->first + it->second, resident_end_) / kGranule;
     while (g > first && stats_.resident_bytes > limit) {
       // The highest run of resident granules below g.
-      while (g > first && !((resident_[(g - 1) / 64] >> ((g - 1) % 64)) & 1)) --g;
+      while (g > first && !Resident(g - 1)) --g;
       uint64_t from = g;
-      while (from > first && ((resident_[(from - 1) / 64] >> ((from - 1) % 64)) & 1) &&
+      while (from > first && Resident(from - 1) &&
              stats_.resident_bytes - (g - from) * kGranule > limit)
         --from;
       if (from == g) break;

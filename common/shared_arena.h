@@ -97,6 +97,7 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
  private:
   SharedArena(UniqueFd fd, char* base, const Options& options);
   // Granules [first, first + count): resident bits, under mu_.
+  bool Resident(uint64_t granule) const { return (resident_[granule / 64] >> (granule % 64)) & 1; }
   uint64_t CountResident(uint64_t first, uint64_t count) const;
   void SetResident(uint64_t first, uint64_t count, bool resident);
   uint64_t IdleAllowed() const;  // under mu_
