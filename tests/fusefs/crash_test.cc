@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "striping/manifest.h"
@@ -32,9 +33,36 @@ bool IsDeadMount(const std::string& path) {
   return ::statfs(path.c_str(), &s) != 0 && errno == ENOTCONN;
 }
 
+// The file's bytes through the mount; an open or read that fails is a test failure that says
+// why (errno, and the daemon's threads and log: a daemon that hangs after a remount is
+// otherwise a file that reads as empty).
+// `backing`: what the failure message adds about the file under the mount (its stub, parts).
+std::string ReadThroughMount(const std::string& path, const GraphfsMount& mount, const std::string& backing = "") {
+  std::string bytes;
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) {
+    ADD_FAILURE() << "open " << path << ": " << std::strerror(errno) << "\n" << backing << mount.Diagnostics();
+    return bytes;
+  }
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      ADD_FAILURE() << "read " << path << " at " << bytes.size() << ": " << std::strerror(errno) << "\n"
+                    << mount.Diagnostics();
+      break;
+    }
+    if (n == 0) break;
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
 class DaemonCrash : public StripedMount {
  protected:
   void CompressedWritesRounds(uint32_t parity);
+  std::string DescribeBacking(const std::string& name);
   void KilledUnpackRounds(uint32_t parity);
 };
 
@@ -80,8 +108,8 @@ TEST_F(DaemonCrash, FsyncedWritesSurviveKillNine) {
     // Mounting again detaches the dead mount by itself.
     DoMount({"readahead=0"});
     EXPECT_NE(ReadFile(mnt + ".out").find("stale mount"), std::string::npos) << ReadFile(mnt + ".out");
-    ExpectSurvived("striped column", ReadFile(mnt + "/graph/column"), striped);
-    ExpectSurvived("plain log", ReadFile(mnt + "/graph/log"), plain);
+    ExpectSurvived("striped column", ReadThroughMount(mnt + "/graph/column", mount), striped);
+    ExpectSurvived("plain log", ReadThroughMount(mnt + "/graph/log", mount), plain);
     {
       std::lock_guard<std::mutex> lock(created_mu);
       for (size_t i = 0; i < created.size(); ++i)
@@ -110,6 +138,33 @@ std::vector<std::string> ListDir(const std::string& dir) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) names.push_back(e.path().filename());
   return names;
+}
+
+// The stub of `name` (its size and manifest) and the parts on the disks, for a failure message.
+std::string DaemonCrash::DescribeBacking(const std::string& name) {
+  std::ostringstream out;
+  const std::string stub = graph + "/" + name;
+  struct stat st;
+  if (::stat(stub.c_str(), &st) != 0) {
+    out << "stub " << stub << ": " << std::strerror(errno) << "\n";
+  } else {
+    auto m = ReadManifest(stub);
+    out << "stub " << stub << ": " << st.st_size << " bytes, manifest "
+        << (!m.ok() ? "unreadable: " + m.error().message()
+                    : !m->has_value() ? std::string("none")
+                                      : (*m)->file_id + ((*m)->packed ? " (compressed)" : " (plain)") + ", size " +
+                                            std::to_string((*m)->size))
+        << "\n";
+  }
+  out << "graph dir: ";
+  for (const std::string& n : ListDir(graph)) out << n << " ";
+  out << "\n";
+  for (const std::string& disk : disks) {
+    out << disk << "/parts: ";
+    for (const std::string& n : ListDir(disk + "/parts")) out << n << " ";
+    out << "\n";
+  }
+  return out.str();
 }
 
 // With `parity` parity units per row; the unpacked copy keeps them (and its sums).
@@ -145,7 +200,7 @@ void DaemonCrash::CompressedWritesRounds(uint32_t parity) {
     stop = true;
     writer.join();
     DoMount({"readahead=0"});
-    ExpectSurvived("compressed " + name, ReadFile(mnt + "/graph/" + name), log);
+    ExpectSurvived("compressed " + name, ReadThroughMount(mnt + "/graph/" + name, mount, DescribeBacking(name)), log);
     mount.Unmount();
     auto m = ReadManifest(graph + "/" + name);
     ASSERT_TRUE(m.ok() && m->has_value()) << "the manifest of " << name << " is damaged";

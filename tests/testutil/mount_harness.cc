@@ -1,6 +1,7 @@
 #include "tests/testutil/mount_harness.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -88,9 +90,13 @@ bool GraphfsMount::Mount(const std::string& source, const std::string& mountpoin
   ::close(out);
   for (int i = 0; i < 200; ++i) {
     // A dead mount left at the mountpoint (a killed daemon) answers statfs with ENOTCONN
-    // until the daemon detaches it and mounts anew.
+    // until the daemon detaches it and mounts anew. Between the two the directory under it
+    // answers: a FUSE file system's magic is what says the new mount is there (read after the
+    // mount table, the detach in between, statfs alone let a test read the empty directory
+    // under the mountpoint while the daemon was still starting: the flake of the crash tests).
     struct statfs sfs;
-    if (IsMountPoint(mountpoint) && ::statfs(mountpoint.c_str(), &sfs) == 0) return true;
+    if (IsMountPoint(mountpoint) && ::statfs(mountpoint.c_str(), &sfs) == 0 && sfs.f_type == FUSE_SUPER_MAGIC)
+      return true;
     int status;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
@@ -99,7 +105,7 @@ bool GraphfsMount::Mount(const std::string& source, const std::string& mountpoin
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  error_ = "mount did not come up in 5 s: " + ReadFile(out_path);
+  error_ = "mount did not come up in 5 s:\n" + Diagnostics();
   Unmount();
   return false;
 }
@@ -141,6 +147,44 @@ bool GraphfsMount::WaitForExit(int timeout_ms, int exit_status) {
 
 namespace {
 
+// The last `n` bytes of the file at `path`.
+std::string Tail(const std::string& path, size_t n) {
+  const std::string all = ReadFile(path);
+  return all.size() <= n ? all : "[...]" + all.substr(all.size() - n);
+}
+
+// One line per thread of `pid`: its name, state and wait channel, then its kernel stack
+// (readable as root), which says where a stuck thread waits (a FUSE request, a lock, the disk).
+std::string ThreadStates(int pid) {
+  std::ostringstream out;
+  std::error_code ec;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& t : std::filesystem::directory_iterator(task, ec)) {
+    const std::string dir = t.path().string();
+    std::string stat = ReadFile(dir + "/stat");
+    // "TID (name) S ...": the name may hold spaces, the state follows its last ')'.
+    const size_t close = stat.rfind(')');
+    const std::string name = stat.substr(0, close == std::string::npos ? 0 : close + 1);
+    const char state = close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '?';
+    out << "  " << name << " " << state << " wchan=" << ReadFile(dir + "/wchan") << "\n";
+    std::istringstream stack(ReadFile(dir + "/stack"));
+    for (std::string frame; std::getline(stack, frame);) out << "      " << frame << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::string GraphfsMount::Diagnostics() const {
+  std::ostringstream out;
+  if (pid_ > 0) out << "daemon " << pid_ << "'s threads:\n" << ThreadStates(pid_);
+  out << "its output (" << mountpoint_ << ".out):\n" << Tail(mountpoint_ + ".out", 4096) << "\n";
+  out << "its log (" << log_path_ << "):\n" << Tail(log_path_, 8192) << "\n";
+  return out.str();
+}
+
+namespace {
+
 // Detaches whatever is mounted at `mountpoint`, stacked mounts included: fusermount3 -u first
 // (a live daemon sees its unmount and exits), then lazily — umount2(MNT_DETACH) where we may (as
 // root), fusermount3 -u -z otherwise — for a mount still busy or one whose daemon is dead.
@@ -162,7 +206,8 @@ void GraphfsMount::Unmount() {
   DetachMount(mountpoint_);
   // The daemon leaves its loop once unmounted; make sure it is gone either way.
   if (pid_ > 0 && !WaitForExit(5000)) {
-    ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " did not exit within 5 s of the unmount";
+    ADD_FAILURE() << "the graphfs daemon of " << mountpoint_ << " did not exit within 5 s of the unmount\n"
+                  << Diagnostics();
     Kill();
   }
   // Every path ends with nothing mounted: a daemon can mount after the detach above — one slow

@@ -51,6 +51,10 @@ class GraphfsMount {
   int pid() const { return pid_; }
   const std::string& error() const { return error_; }
   const std::string& log() const { return log_path_; }
+  // What a failure message needs to explain a daemon that hangs or answers with errors: each of
+  // its threads' name, state, wait channel and kernel stack (while it runs), and the tails of its
+  // output and log (the temp dir that holds them is gone after the test).
+  std::string Diagnostics() const;
 
  private:
   // Fails the running test if the daemon's wait status or output shows a crash or a
