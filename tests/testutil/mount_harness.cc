@@ -161,7 +161,7 @@ std::string ThreadStates(int pid) {
   const std::string task = "/proc/" + std::to_string(pid) + "/task";
   for (const auto& t : std::filesystem::directory_iterator(task, ec)) {
     const std::string dir = t.path().string();
-    std::string stat = ReadFile(dir + "/stat");
+    const std::string stat = ReadFile(dir + "/stat");
     // "TID (name) S ...": the name may hold spaces, the state follows its last ')'.
     const size_t close = stat.rfind(')');
     const std::string name = stat.substr(0, close == std::string::npos ? 0 : close + 1);
@@ -172,18 +172,6 @@ std::string ThreadStates(int pid) {
   }
   return out.str();
 }
-
-}  // namespace
-
-std::string GraphfsMount::Diagnostics() const {
-  std::ostringstream out;
-  if (pid_ > 0) out << "daemon " << pid_ << "'s threads:\n" << ThreadStates(pid_);
-  out << "its output (" << mountpoint_ << ".out):\n" << Tail(mountpoint_ + ".out", 4096) << "\n";
-  out << "its log (" << log_path_ << "):\n" << Tail(log_path_, 8192) << "\n";
-  return out.str();
-}
-
-namespace {
 
 // Detaches whatever is mounted at `mountpoint`, stacked mounts included: fusermount3 -u first
 // (a live daemon sees its unmount and exits), then lazily — umount2(MNT_DETACH) where we may (as
@@ -199,6 +187,14 @@ bool DetachMount(const std::string& mountpoint) {
 }
 
 }  // namespace
+
+std::string GraphfsMount::Diagnostics() const {
+  std::ostringstream out;
+  if (pid_ > 0) out << "daemon " << pid_ << "'s threads:\n" << ThreadStates(pid_);
+  out << "its output (" << mountpoint_ << ".out):\n" << Tail(mountpoint_ + ".out", 4096) << "\n";
+  out << "its log (" << log_path_ << "):\n" << Tail(log_path_, 8192) << "\n";
+  return out.str();
+}
 
 void GraphfsMount::Unmount() {
   if (mountpoint_.empty()) return;
